@@ -1,0 +1,71 @@
+package model
+
+// ParamType is the declared type of a parameter. Maestro accepts the names
+// case-insensitively ("lonG", "string_array"); ParseParamType normalises them.
+type ParamType string
+
+// The ten parameter types of Maestro's ParamDefinition.
+const (
+	TypeString       ParamType = "STRING"
+	TypeLong         ParamType = "LONG"
+	TypeDouble       ParamType = "DOUBLE"
+	TypeBoolean      ParamType = "BOOLEAN"
+	TypeStringMap    ParamType = "STRING_MAP"
+	TypeStringArray  ParamType = "STRING_ARRAY"
+	TypeLongArray    ParamType = "LONG_ARRAY"
+	TypeDoubleArray  ParamType = "DOUBLE_ARRAY"
+	TypeBooleanArray ParamType = "BOOLEAN_ARRAY"
+	TypeMap          ParamType = "MAP"
+)
+
+// ParamTypes lists every parameter type in declaration order.
+var ParamTypes = []ParamType{
+	TypeString, TypeLong, TypeDouble, TypeBoolean, TypeStringMap,
+	TypeStringArray, TypeLongArray, TypeDoubleArray, TypeBooleanArray, TypeMap,
+}
+
+// ParamMode says when a parameter may be changed by run or restart params.
+type ParamMode string
+
+// Parameter modes; MUTABLE is the default.
+const (
+	ModeConstant              ParamMode = "CONSTANT"
+	ModeImmutable             ParamMode = "IMMUTABLE"
+	ModeMutable               ParamMode = "MUTABLE"
+	ModeMutableOnStart        ParamMode = "MUTABLE_ON_START"
+	ModeMutableOnStartRestart ParamMode = "MUTABLE_ON_START_RESTART"
+)
+
+// ParamDefinition is one parameter as written in a definition or in run params.
+//
+// Exactly one of Value (HasValue true) or Expression is set in a valid definition.
+// The Go type of Value depends on Type:
+//
+//	STRING        string
+//	LONG          int64
+//	DOUBLE        float64 (the literal text is kept in Raw for an exact round trip)
+//	BOOLEAN       bool
+//	STRING_MAP    map[string]string
+//	STRING_ARRAY  []string
+//	LONG_ARRAY    []int64
+//	DOUBLE_ARRAY  []float64
+//	BOOLEAN_ARRAY []bool
+//	MAP           map[string]*ParamDefinition (nested definitions)
+//
+// A literal whose JSON shape does not fit Type is kept as decoded JSON (any) so
+// that validation, not decoding, reports it with its path.
+type ParamDefinition struct {
+	Type       ParamType
+	Value      any
+	HasValue   bool
+	Expression string
+	Validator  string
+	Mode       ParamMode // empty means the default, MUTABLE
+	Tags       TagList
+	// Meta holds every key Maestro does not model (e.g. "source",
+	// "internal_mode"), kept verbatim for the round trip.
+	Meta map[string]RawJSON
+	// Raw is the literal JSON text of Value as it was read, used to write
+	// numbers back exactly (e.g. DOUBLE 10.229999999999).
+	Raw RawJSON
+}

@@ -1,0 +1,172 @@
+package model
+
+// Definition is a workflow definition as pushed (Maestro's WorkflowCreateRequest)
+// or as stored (WorkflowDefinition, whose properties key is "properties_snapshot").
+type Definition struct {
+	Properties *Properties
+	Workflow   *Workflow
+	// IsActive is the is_active flag; nil means the default, true.
+	IsActive *bool
+	GitInfo  map[string]RawJSON
+	// Extra holds every other top-level key (metadata, source, dsl_* ...), verbatim.
+	Extra map[string]RawJSON
+}
+
+// Properties are the workflow-level settings versioned apart from the definition.
+type Properties struct {
+	Owner                 *User
+	AccessControl         RawJSON
+	RunStrategy           *RunStrategy
+	StepConcurrency       *int64
+	Alerting              RawJSON
+	AlertingDisabled      *bool
+	SignalTriggerDisabled *bool
+	TimeTriggerDisabled   *bool
+	Description           string
+	Tags                  TagList
+	Extra                 map[string]RawJSON
+}
+
+// User is an owner: a bare name in JSON, or an object {"name", ...}.
+type User struct {
+	Name  string
+	Plain bool
+	Extra map[string]RawJSON
+}
+
+// RunStrategyRule names how new instances of a workflow are admitted.
+type RunStrategyRule string
+
+// Run strategy rules.
+const (
+	RunSequential       RunStrategyRule = "SEQUENTIAL"
+	RunStrictSequential RunStrategyRule = "STRICT_SEQUENTIAL"
+	RunFirstOnly        RunStrategyRule = "FIRST_ONLY"
+	RunLastOnly         RunStrategyRule = "LAST_ONLY"
+	RunParallel         RunStrategyRule = "PARALLEL"
+	RunSerialLatestOnly RunStrategyRule = "SERIAL_LATEST_ONLY"
+)
+
+// RunStrategy is a rule and its concurrency. JSON accepts "rule", a number N
+// (PARALLEL with concurrency N) or {"rule", "workflow_concurrency"}.
+type RunStrategy struct {
+	Rule                RunStrategyRule
+	WorkflowConcurrency int64 // 0 means the rule's default (PARALLEL 20, others 1)
+	// Shape records which JSON form was read ("string", "number", "object").
+	Shape string
+}
+
+// Criticality of a workflow.
+type Criticality string
+
+// Workflow is the DAG definition itself.
+type Workflow struct {
+	ID                      string
+	Name                    string
+	Description             string
+	Tags                    TagList
+	Timeout                 *ParsableDuration
+	TimeTriggers            []TimeTrigger
+	SignalTriggers          []SignalTrigger
+	Criticality             Criticality
+	InstanceStepConcurrency *int64
+	Params                  Params
+	Steps                   []Step
+	Extra                   map[string]RawJSON
+}
+
+// Params is an ordered set of named parameter definitions; order is the
+// definition's, so evaluation and output are deterministic.
+type Params struct {
+	Names []string
+	Defs  map[string]*ParamDefinition
+}
+
+// StepKind is the wrapper key of a step in JSON.
+type StepKind string
+
+// Step kinds.
+const (
+	KindStep        StepKind = "step"
+	KindSubworkflow StepKind = "subworkflow"
+	KindForeach     StepKind = "foreach"
+	KindWhile       StepKind = "while"
+	KindTemplate    StepKind = "template"
+)
+
+// StepType is the type of a typed ("step") step.
+type StepType string
+
+// Step types; names are case-insensitive in JSON.
+const (
+	StepNoOp       StepType = "NoOp"
+	StepSleep      StepType = "Sleep"
+	StepTitus      StepType = "Titus"
+	StepNotebook   StepType = "Notebook"
+	StepKubernetes StepType = "Kubernetes"
+	StepHTTP       StepType = "Http"
+	StepJoin       StepType = "Join"
+)
+
+// FailureMode says what a step failure does to the rest of the instance.
+type FailureMode string
+
+// Failure modes; FAIL_AFTER_RUNNING is the default.
+const (
+	FailImmediately  FailureMode = "FAIL_IMMEDIATELY"
+	FailAfterRunning FailureMode = "FAIL_AFTER_RUNNING"
+	IgnoreFailure    FailureMode = "IGNORE_FAILURE"
+)
+
+// Step is one element of a steps list. Kind selects which kind-specific
+// fields apply; the common fields are shared by all kinds.
+type Step struct {
+	Kind StepKind
+
+	ID                 string
+	Name               string
+	Description        string
+	Transition         Transition
+	FailureMode        FailureMode // empty = default
+	Tags               TagList
+	Timeout            *ParsableDuration
+	SignalDependencies []SignalDependency
+	SignalOutputs      []SignalOutput
+	Params             Params
+
+	// KindStep
+	Type           StepType
+	SubType        string
+	SubTypeVersion string
+	RetryPolicy    *RetryPolicy
+
+	// KindSubworkflow
+	Sync           *bool
+	ExplicitParams *bool
+
+	// KindForeach
+	Concurrency    *int64
+	StrictOrdering *bool
+
+	// KindWhile
+	Condition string
+
+	// KindForeach and KindWhile: the loop body.
+	Steps []Step
+
+	Extra map[string]RawJSON
+}
+
+// Transition lists a step's outgoing edges in definition order.
+type Transition struct {
+	Successors []Successor
+	// Predecessors, when given, must equal the computed set.
+	Predecessors []string
+}
+
+// Successor is one outgoing edge and its condition expression
+// ("true" when written as JSON true).
+type Successor struct {
+	StepID    string
+	Condition string
+}
