@@ -65,7 +65,12 @@ type ParamDefinition struct {
 	// Meta holds every key Maestro does not model (e.g. "source",
 	// "internal_mode"), kept verbatim for the round trip.
 	Meta map[string]RawJSON
-	// Raw is the literal JSON text of Value as it was read, used to write
-	// numbers back exactly (e.g. DOUBLE 10.229999999999).
+	// Raw is the literal JSON text of a numeric Value (LONG, DOUBLE,
+	// LONG_ARRAY, DOUBLE_ARRAY) as it was read, used to write numbers back
+	// exactly (e.g. DOUBLE 10.229999999999, or "12.3" written as a string).
+	// Encoding uses it only while it still decodes to Value.
 	Raw RawJSON
+	// Keys lists the keys of a STRING_MAP or MAP literal in definition order
+	// (Go maps have none); encoding writes keys missing from it sorted, after it.
+	Keys []string
 }

@@ -34,6 +34,8 @@ type RetryPolicy struct {
 	PlatformRetryLimit *ParsableLong
 	TimeoutRetryLimit  *ParsableLong
 	Backoff            *Backoff
+	// Extra holds unmodelled keys, kept for the round trip.
+	Extra map[string]RawJSON
 }
 
 // Backoff configures retry delays; which fields apply depends on Type.
@@ -49,6 +51,9 @@ type Backoff struct {
 	TimeoutRetryBackoffInSecs  *ParsableLong
 	TimeoutRetryExponent       *ParsableLong
 	TimeoutRetryLimitInSecs    *ParsableLong
+
+	// Extra holds unmodelled keys, kept for the round trip.
+	Extra map[string]RawJSON
 }
 
 // TimeTriggerType names a time trigger's form.
@@ -90,6 +95,8 @@ type SignalTriggerDef struct {
 	// MatchNames keeps MatchParams' keys in definition order.
 	MatchNames []string
 	JoinKeys   []string
+	// Extra holds unmodelled keys, kept for the round trip.
+	Extra map[string]RawJSON
 }
 
 // SignalOperator compares a signal param with a match value.
@@ -110,6 +117,8 @@ type SignalMatchParam struct {
 	Value    any
 	Param    *ParamDefinition
 	Operator SignalOperator
+	// Extra holds unmodelled keys, kept for the round trip.
+	Extra map[string]RawJSON
 }
 
 // SignalDependency gates a step until a matching signal exists.

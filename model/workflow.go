@@ -5,6 +5,10 @@ package model
 type Definition struct {
 	Properties *Properties
 	Workflow   *Workflow
+	// PropertiesSnapshot is true when the properties were read from the stored
+	// WorkflowDefinition key "properties_snapshot" rather than the create
+	// request's "properties"; encoding writes them back under the same key.
+	PropertiesSnapshot bool
 	// IsActive is the is_active flag; nil means the default, true.
 	IsActive *bool
 	GitInfo  map[string]RawJSON
@@ -54,6 +58,8 @@ type RunStrategy struct {
 	WorkflowConcurrency int64 // 0 means the rule's default (PARALLEL 20, others 1)
 	// Shape records which JSON form was read ("string", "number", "object").
 	Shape string
+	// Extra holds unmodelled keys of the object form, kept for the round trip.
+	Extra map[string]RawJSON
 }
 
 // Criticality of a workflow.
@@ -162,6 +168,8 @@ type Transition struct {
 	Successors []Successor
 	// Predecessors, when given, must equal the computed set.
 	Predecessors []string
+	// Extra holds unmodelled keys of the transition object, kept for the round trip.
+	Extra map[string]RawJSON
 }
 
 // Successor is one outgoing edge and its condition expression

@@ -1,0 +1,14 @@
+// Command api is the API Lambda behind API Gateway (REST API, proxy integration).
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/maestro-serverless/maestro/lambdas/api"
+	"github.com/maestro-serverless/maestro/lambdas/wiring"
+)
+
+func main() {
+	deps := wiring.MustBuildFromEnv(wiring.EnvTable)
+	lambda.Start(api.LambdaHandler(api.NewHandler(deps.Orchestrator, api.Options{Logger: deps.Logger})))
+}

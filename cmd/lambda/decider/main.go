@@ -1,0 +1,13 @@
+// Command decider is the decision-worker Lambda: FIFO decision queue -> engine -> DynamoDB.
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/maestro-serverless/maestro/lambdas/wiring"
+)
+
+func main() {
+	deps := wiring.MustBuildFromEnv(wiring.EnvTable)
+	lambda.Start(deps.Decider.Handle)
+}

@@ -1,0 +1,14 @@
+// Command router is the stream-router Lambda: DynamoDB stream -> SQS / Scheduler.
+package main
+
+import (
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/maestro-serverless/maestro/lambdas/wiring"
+)
+
+func main() {
+	deps := wiring.MustBuildFromEnv(wiring.EnvDecisionQueueURL, wiring.EnvWorkQueueURL, wiring.EnvWorkQueueARN,
+		wiring.EnvScheduleGroup, wiring.EnvSchedulerRoleARN)
+	lambda.Start(deps.Router.Handle)
+}

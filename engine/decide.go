@@ -1,0 +1,727 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/maestro-serverless/maestro/model"
+)
+
+// Decide is the engine's decider: given a compiled graph, an instance's state,
+// an event and the current time it returns the instance's new state, the
+// commands the change causes, and the timeline and transitions describing it.
+//
+// Decide is pure and deterministic: it never modifies st, reads no clock but
+// now, uses no randomness and iterates in definition order, so the same
+// (graph, state, event, now) always gives the same decision. It is eager: every
+// step that can progress without waiting (NoOp steps, unsatisfied steps, their
+// successors) is advanced within the same decision.
+//
+// Events that do not apply to the current state (a second StartRun, a
+// StepFinished or TimerFired for an attempt that is not the current RUNNING
+// one, anything after the instance ended) yield a decision without commands,
+// timeline or transitions whose State equals st. Errors are reserved for
+// misuse: nil arguments, a state that does not belong to the graph, unknown
+// steps, outcomes or timer purposes.
+//
+// Options bound the work of one decision (see WithMaxStarts); a decision cut
+// short says so in Decision.Continue, and a Continue event resumes it.
+func Decide(ctx context.Context, g *Graph, st *Instance, ev Event, now time.Time, opts ...Option) (*Decision, error) {
+	if g == nil {
+		return nil, errors.New("decide: nil graph")
+	}
+	if st == nil {
+		return nil, errors.New("decide: nil instance state")
+	}
+	if ev == nil {
+		return nil, errors.New("decide: nil event")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("decide: %w", err)
+	}
+	if !st.Status.Valid() {
+		return nil, fmt.Errorf("decide: instance status %q is not a workflow status", st.Status)
+	}
+	d := newDecider(ctx, g, st.Clone(), now)
+	for _, o := range opts {
+		o(d)
+	}
+	var err error
+	switch e := ev.(type) {
+	case StartRun:
+		err = d.startRun(e)
+	case *StartRun:
+		err = d.startRun(*e)
+	case StepFinished:
+		err = d.stepFinished(e)
+	case *StepFinished:
+		err = d.stepFinished(*e)
+	case TimerFired:
+		err = d.timerFired(e)
+	case *TimerFired:
+		err = d.timerFired(*e)
+	case Continue, *Continue:
+		err = d.resume()
+	default:
+		err = fmt.Errorf("unsupported event %T", ev)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decide %s for %s instance %d run %d: %w", ev.Kind(), st.WorkflowID, st.InstanceID, st.RunID, err)
+	}
+	return d.out, nil
+}
+
+// decider holds the working state of one Decide call.
+type decider struct {
+	ctx context.Context
+	g   *Graph
+	st  *Instance // the new state, changed in place
+	now int64     // unix ms
+	out *Decision
+
+	// remaining counts each step's non-terminal predecessors; valid once
+	// counting is true, after which every step reaching a terminal status
+	// decrements its successors.
+	remaining []int
+	counting  bool
+	queue     []int
+
+	// condVars caches, per step, the variables its edge conditions see
+	// (workflow params overridden by the step's params).
+	condVars map[int]map[string]any
+	// instance holds the fields params.getFromInstance reads; built on first
+	// use.
+	instance map[string]any
+	// stepFn is d.getFromStep as a func value, allocated once.
+	stepFn func(context.Context, string, string) (any, error)
+
+	// maxStarts bounds the steps started in this decision (0 = no bound);
+	// starts counts them.
+	maxStarts, starts int
+}
+
+// Option tunes one Decide call.
+type Option func(*decider)
+
+// WithMaxStarts bounds how many steps one decision starts. Eager execution
+// can otherwise start every step of a large NoOp DAG at once; the runtime
+// bounds it so that a decision's writes fit in one DynamoDB transaction.
+// When the bound stops a decision, Decision.Continue is set and the caller
+// feeds a Continue event to go on.
+func WithMaxStarts(n int) Option { return func(d *decider) { d.maxStarts = n } }
+
+// resume continues a decision that WithMaxStarts cut short.
+func (d *decider) resume() error {
+	if d.st.Status != model.WorkflowInProgress {
+		return nil
+	}
+	if err := d.checkSteps(); err != nil {
+		return err
+	}
+	d.startCounting()
+	return d.advance()
+}
+
+func newDecider(ctx context.Context, g *Graph, st *Instance, now time.Time) *decider {
+	d := &decider{ctx: ctx, g: g, st: st, now: now.UnixMilli()}
+	d.out = &Decision{State: st}
+	d.stepFn = d.getFromStep
+	return d
+}
+
+// startRun evaluates the workflow params and starts the root steps.
+func (d *decider) startRun(e StartRun) error {
+	if d.st.Status != model.WorkflowCreated {
+		return nil // duplicate or late start
+	}
+	if len(d.st.Steps) != 0 {
+		return fmt.Errorf("created instance already has %d step states", len(d.st.Steps))
+	}
+	ini := e.Initiator
+	ini.Type = strings.ToUpper(ini.Type)
+	if ini.Type == "" {
+		ini.Type = "MANUAL"
+	}
+	d.st.Initiator = ini
+	params, err := d.workflowParams(e)
+	if err != nil {
+		msg := fmt.Sprintf("evaluating workflow params: %v", err)
+		d.st.Message = msg
+		d.setInstanceStatus(model.WorkflowFailed, msg)
+		d.out.Commands = append(d.out.Commands, InstanceDone{Status: model.WorkflowFailed})
+		return nil
+	}
+	d.st.Params = params
+	d.st.Steps = make([]StepState, len(d.g.nodes))
+	for i := range d.g.nodes {
+		d.st.Steps[i] = StepState{StepID: d.g.nodes[i].step.ID, Status: model.StepNotCreated}
+	}
+	// Room for the eager case: every step walks its seven statuses.
+	n := 2 + 7*len(d.g.nodes)
+	d.out.Transitions = make([]Transition, 0, n)
+	d.out.Timeline = make([]TimelineEntry, 0, n)
+	d.setInstanceStatus(model.WorkflowInProgress, "")
+	d.startCounting()
+	return d.advance()
+}
+
+// stepFinished applies a worker's report for the current RUNNING attempt.
+func (d *decider) stepFinished(e StepFinished) error {
+	i, ok, err := d.current(e.StepID, e.Attempt)
+	if err != nil || !ok {
+		return err
+	}
+	var to model.StepStatus
+	switch e.Outcome {
+	case OutcomeSucceeded:
+		to = model.StepSucceeded
+	case OutcomeUserError:
+		to = model.StepUserFailed
+	case OutcomePlatformError:
+		to = model.StepPlatformFailed
+	case OutcomeFatalError:
+		to = model.StepFatallyFailed
+	default:
+		return fmt.Errorf("step %q: unknown outcome %q", e.StepID, e.Outcome)
+	}
+	d.startCounting()
+	s := &d.st.Steps[i]
+	if to != model.StepSucceeded {
+		d.endStep(i, to, e.Message)
+		return d.advance()
+	}
+	outputs, err := normalizeOutputs(e.Outputs)
+	if err != nil {
+		d.endStep(i, model.StepFatallyFailed, fmt.Sprintf("invalid outputs: %v", err))
+		return d.advance()
+	}
+	if outputs != nil {
+		s.Outputs = outputs
+		params := s.Params.Clone()
+		if params == nil {
+			params = Values{}
+		}
+		for k, v := range outputs {
+			params[k] = cloneValue(v)
+		}
+		s.Params = params
+		d.noteStepParams(i)
+	}
+	d.setStepStatus(i, model.StepFinishing, "")
+	d.endStep(i, model.StepSucceeded, e.Message)
+	return d.advance()
+}
+
+// timerFired ends a Sleep step whose timer is due.
+func (d *decider) timerFired(e TimerFired) error {
+	if e.Purpose != PurposeSleep {
+		return fmt.Errorf("step %q: unknown timer purpose %q", e.StepID, e.Purpose)
+	}
+	i, ok, err := d.current(e.StepID, e.Attempt)
+	if err != nil || !ok {
+		return err
+	}
+	if !isSleep(d.g.nodes[i].step) {
+		return nil // not a timer this engine started
+	}
+	d.startCounting()
+	d.setStepStatus(i, model.StepFinishing, "")
+	d.endStep(i, model.StepSucceeded, "")
+	return d.advance()
+}
+
+// current returns the index of stepID when the instance is running and the
+// step's current attempt is attempt and RUNNING; ok is false otherwise (the
+// event is a duplicate or late).
+func (d *decider) current(stepID string, attempt int64) (idx int, ok bool, err error) {
+	i, known := d.g.index[stepID]
+	if !known {
+		return 0, false, fmt.Errorf("unknown step %q", stepID)
+	}
+	if d.st.Status != model.WorkflowInProgress {
+		return 0, false, nil
+	}
+	if err := d.checkSteps(); err != nil {
+		return 0, false, err
+	}
+	s := &d.st.Steps[i]
+	if s.Attempt != attempt || s.Status != model.StepRunning {
+		return 0, false, nil
+	}
+	return i, true, nil
+}
+
+// checkSteps verifies that the state's steps are the graph's.
+func (d *decider) checkSteps() error {
+	if len(d.st.Steps) != len(d.g.nodes) {
+		return fmt.Errorf("state has %d steps, the definition %d", len(d.st.Steps), len(d.g.nodes))
+	}
+	for i := range d.g.nodes {
+		if d.st.Steps[i].StepID != d.g.nodes[i].step.ID {
+			return fmt.Errorf("state step %d is %q, the definition's is %q", i, d.st.Steps[i].StepID, d.g.nodes[i].step.ID)
+		}
+	}
+	return nil
+}
+
+// startCounting computes the remaining-predecessor counts from the state.
+func (d *decider) startCounting() {
+	d.remaining = make([]int, len(d.g.nodes))
+	for i := range d.g.nodes {
+		for _, k := range d.g.nodes[i].preds {
+			if !isStepTerminal(d.st.Steps[d.g.edges[k].from].Status) {
+				d.remaining[i]++
+			}
+		}
+	}
+	d.counting = true
+}
+
+// advance considers every step whose predecessors are all terminal, in
+// definition order and then in the order they become ready, until nothing can
+// progress without waiting; then it ends the instance if every step is
+// terminal.
+func (d *decider) advance() error {
+	for i := range d.g.nodes {
+		if d.remaining[i] == 0 && d.st.Steps[i].Status == model.StepNotCreated {
+			d.queue = append(d.queue, i)
+		}
+	}
+	for head := 0; head < len(d.queue); head++ {
+		i := d.queue[head]
+		if d.st.Steps[i].Status != model.StepNotCreated {
+			continue
+		}
+		if err := d.ctx.Err(); err != nil {
+			return err
+		}
+		if d.maxStarts > 0 && d.starts >= d.maxStarts {
+			d.out.Continue = true
+			break
+		}
+		d.consider(i)
+	}
+	d.queue = d.queue[:0]
+	d.finish()
+	return nil
+}
+
+// consider runs step i if it is satisfied, else ends it UNSATISFIED.
+func (d *decider) consider(i int) {
+	ok, why, err := d.satisfied(i)
+	s := &d.st.Steps[i]
+	if s.Attempt == 0 {
+		s.Attempt = 1
+	}
+	if err != nil {
+		s.CreateTime = d.now
+		d.setStepStatus(i, model.StepCreated, "")
+		d.endStep(i, model.StepFatallyFailed, err.Error())
+		return
+	}
+	if !ok {
+		d.endStep(i, model.StepUnsatisfied, why)
+		return
+	}
+	d.start(i)
+}
+
+// satisfied reports whether step i may run: it has no predecessors, or a
+// predecessor that ran to a successful terminal status has a true edge
+// condition. why explains a false result.
+func (d *decider) satisfied(i int) (ok bool, why string, err error) {
+	preds := d.g.nodes[i].preds
+	if len(preds) == 0 {
+		return true, "", nil
+	}
+	var notes []string
+	for _, k := range preds {
+		e := &d.g.edges[k]
+		p := &d.st.Steps[e.from]
+		if !stepRanOK(p.Status) {
+			notes = append(notes, fmt.Sprintf("%s ended %s", p.StepID, p.Status))
+			continue
+		}
+		if e.cond == nil {
+			return true, "", nil
+		}
+		ok, err := e.cond.Eval(d.ctx, d.conditionEnv(e.from))
+		if err != nil {
+			return false, "", fmt.Errorf("evaluating condition %q of edge %s -> %s: %w", e.src, p.StepID, d.g.nodes[i].step.ID, err)
+		}
+		if ok {
+			return true, "", nil
+		}
+		notes = append(notes, fmt.Sprintf("%s -> %s condition %q is false", p.StepID, d.g.nodes[i].step.ID, e.src))
+	}
+	return false, "not satisfied: " + strings.Join(notes, "; "), nil
+}
+
+// start walks a satisfied step through CREATED .. RUNNING and, for steps with
+// no external work, on to their terminal status.
+func (d *decider) start(i int) {
+	d.starts++
+	s := &d.st.Steps[i]
+	s.CreateTime = d.now
+	d.setStepStatus(i, model.StepCreated, "")
+	d.setStepStatus(i, model.StepInitialized, "")
+	d.setStepStatus(i, model.StepEvaluatingParams, "")
+	params, err := d.stepParams(i)
+	if err != nil {
+		d.endStep(i, model.StepFatallyFailed, fmt.Sprintf("evaluating params: %v", err))
+		return
+	}
+	s.Params = params
+	d.noteStepParams(i)
+	d.setStepStatus(i, model.StepStarting, "")
+	step := d.g.nodes[i].step
+	var sleep time.Duration
+	if isSleep(step) {
+		sleep, err = sleepDuration(params)
+		if err != nil {
+			d.endStep(i, model.StepFatallyFailed, err.Error())
+			return
+		}
+	}
+	s.StartTime = d.now
+	d.setStepStatus(i, model.StepRunning, "")
+	switch {
+	case isNoWork(step):
+		d.setStepStatus(i, model.StepFinishing, "")
+		d.endStep(i, model.StepSucceeded, "")
+	case isSleep(step):
+		d.out.Commands = append(d.out.Commands, StartTimer{
+			StepID:  s.StepID,
+			Attempt: s.Attempt,
+			Purpose: PurposeSleep,
+			FireAt:  time.UnixMilli(d.now + sleep.Milliseconds()).UTC(),
+		})
+	default:
+		kind := step.Kind
+		if kind == "" {
+			kind = model.KindStep
+		}
+		rs := RunStep{StepID: s.StepID, Attempt: s.Attempt, StepKind: kind, SubType: step.SubType, Params: params.Clone()}
+		if kind == model.KindStep {
+			rs.StepType = step.Type
+		}
+		d.out.Commands = append(d.out.Commands, rs)
+	}
+}
+
+// endStep moves step i to a terminal status: a failure makes the steps
+// downstream of it UNSATISFIED (FAIL_AFTER_RUNNING), then the successors'
+// counts drop and ready successors are queued.
+func (d *decider) endStep(i int, to model.StepStatus, msg string) {
+	d.st.Steps[i].Message = msg
+	d.setStepStatus(i, to, msg)
+	if isStepFailure(to) {
+		d.failDownstream(i)
+	}
+	d.releaseSuccessors(i)
+}
+
+func (d *decider) releaseSuccessors(i int) {
+	if !d.counting {
+		return
+	}
+	for _, k := range d.g.nodes[i].succs {
+		to := d.g.edges[k].to
+		d.remaining[to]--
+		if d.remaining[to] == 0 && d.st.Steps[to].Status == model.StepNotCreated {
+			d.queue = append(d.queue, to)
+		}
+	}
+}
+
+// failDownstream ends every not-yet-created step reachable from the failed
+// step i UNSATISFIED, in breadth-first definition order. Branches not
+// downstream of the failure keep running.
+func (d *decider) failDownstream(i int) {
+	failed := &d.st.Steps[i]
+	msg := fmt.Sprintf("not run: upstream step %q ended %s", failed.StepID, failed.Status)
+	var todo []int
+	for _, k := range d.g.nodes[i].succs {
+		todo = append(todo, d.g.edges[k].to)
+	}
+	for head := 0; head < len(todo); head++ {
+		j := todo[head]
+		s := &d.st.Steps[j]
+		if s.Status != model.StepNotCreated {
+			continue
+		}
+		if s.Attempt == 0 {
+			s.Attempt = 1
+		}
+		s.Message = msg
+		d.setStepStatus(j, model.StepUnsatisfied, msg)
+		d.releaseSuccessors(j)
+		for _, k := range d.g.nodes[j].succs {
+			todo = append(todo, d.g.edges[k].to)
+		}
+	}
+}
+
+// finish ends a running instance once every step is terminal: FAILED when a
+// step failed, SUCCEEDED otherwise.
+func (d *decider) finish() {
+	if d.st.Status != model.WorkflowInProgress {
+		return
+	}
+	var failed *StepState
+	for i := range d.st.Steps {
+		s := &d.st.Steps[i]
+		if !isStepTerminal(s.Status) {
+			return
+		}
+		if failed == nil && isStepFailure(s.Status) {
+			failed = s
+		}
+	}
+	status, msg := model.WorkflowSucceeded, ""
+	if failed != nil {
+		status = model.WorkflowFailed
+		msg = fmt.Sprintf("step %q ended %s", failed.StepID, failed.Status)
+		d.st.Message = msg
+	}
+	d.setInstanceStatus(status, msg)
+	d.out.Commands = append(d.out.Commands, InstanceDone{Status: status})
+}
+
+// setStepStatus records a status change of step i.
+func (d *decider) setStepStatus(i int, to model.StepStatus, msg string) {
+	s := &d.st.Steps[i]
+	from := s.Status
+	s.Status = to
+	if isStepTerminal(to) {
+		s.EndTime = d.now
+	}
+	d.st.Seq++
+	d.out.Transitions = append(d.out.Transitions, Transition{
+		Seq: d.st.Seq, StepID: s.StepID, Attempt: s.Attempt, From: string(from), To: string(to), Time: d.now,
+	})
+	d.out.Timeline = append(d.out.Timeline, TimelineEntry{
+		Time: d.now, StepID: s.StepID, Attempt: s.Attempt, Status: string(to), Message: msg,
+	})
+}
+
+// setInstanceStatus records a status change of the instance.
+func (d *decider) setInstanceStatus(to model.WorkflowStatus, msg string) {
+	from := d.st.Status
+	d.st.Status = to
+	switch {
+	case to == model.WorkflowInProgress:
+		d.st.StartTime = d.now
+	case isWorkflowTerminal(to):
+		d.st.EndTime = d.now
+	}
+	d.st.Seq++
+	d.out.Transitions = append(d.out.Transitions, Transition{
+		Seq: d.st.Seq, From: string(from), To: string(to), Time: d.now,
+	})
+	d.out.Timeline = append(d.out.Timeline, TimelineEntry{Time: d.now, Status: string(to), Message: msg})
+}
+
+// workflowParams evaluates the workflow params of a run: system defaults <
+// definition params < run params.
+func (d *decider) workflowParams(e StartRun) (Values, error) {
+	wf := d.g.workflow
+	sys, err := systemParams(wf, d.st, d.st.Initiator, time.UnixMilli(d.now))
+	if err != nil {
+		return nil, err
+	}
+	set, err := d.g.wfParams, d.g.wfParamsErr
+	defs := wf.Params
+	if len(e.RunParams.Names) > 0 {
+		defs = mergeParamDefs(wf.Params, e.RunParams)
+		set, err = d.g.eval.CompileParams(defs, d.g.systemScope())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if set == nil {
+		return sys, nil
+	}
+	env := &Env{Vars: sys, Instance: d.instanceFields(), Seed: d.st.UUID + "/workflow-params"}
+	res, err := set.Eval(d.ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	out := make(Values, len(sys)+len(defs.Names))
+	for k, v := range sys {
+		out[k] = v
+	}
+	if err := mergeResults(out, defs.Names, res); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// stepParams evaluates step i's params: default step params < definition
+// params.
+func (d *decider) stepParams(i int) (Values, error) {
+	s := &d.st.Steps[i]
+	defaults := defaultStepParams(d.st, s.StepID, s.Attempt)
+	n := &d.g.nodes[i]
+	if n.paramsErr != nil {
+		return nil, n.paramsErr
+	}
+	if n.params == nil {
+		return defaults, nil
+	}
+	env := &Env{
+		Vars:       overlay(d.st.Params, defaults),
+		Step:       d.stepFn,
+		StepFields: defaults,
+		Instance:   d.instanceFields(),
+		Seed:       defaults[ParamStepInstanceUUID].(string),
+	}
+	res, err := n.params.Eval(d.ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	out := make(Values, len(defaults)+len(n.step.Params.Names))
+	for k, v := range defaults {
+		out[k] = v
+	}
+	if err := mergeResults(out, n.step.Params.Names, res); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// mergeResults stores evaluated results in out, normalised, in names order.
+func mergeResults(out Values, names []string, res map[string]any) error {
+	for _, n := range names {
+		v, ok := res[n]
+		if !ok {
+			continue
+		}
+		nv, err := Normalize(v)
+		if err != nil {
+			return fmt.Errorf("param %q: %w", n, err)
+		}
+		out[n] = nv
+	}
+	return nil
+}
+
+// conditionEnv is the environment of an edge condition leaving step from.
+func (d *decider) conditionEnv(from int) *Env {
+	p := &d.st.Steps[from]
+	if d.condVars == nil {
+		d.condVars = make(map[int]map[string]any)
+	}
+	vars, ok := d.condVars[from]
+	if !ok {
+		vars = overlay(d.st.Params, p.Params)
+		d.condVars[from] = vars
+	}
+	return &Env{
+		Vars:       vars,
+		Step:       d.stepFn,
+		StepFields: p.Params,
+		Instance:   d.instanceFields(),
+		Seed:       stepUUID(d.st.UUID, p.StepID, p.Attempt) + "/conditions",
+	}
+}
+
+// overlay returns base's entries overridden by top's, in a new map.
+func overlay(base, top Values) map[string]any {
+	out := make(map[string]any, len(base)+len(top))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range top {
+		out[k] = v
+	}
+	return out
+}
+
+// noteStepParams drops cached variables after step i's params changed.
+func (d *decider) noteStepParams(i int) {
+	delete(d.condVars, i)
+}
+
+// getFromStep resolves params.getFromStep(stepID, name) and
+// <stepid>__<name> references.
+func (d *decider) getFromStep(_ context.Context, stepID, name string) (any, error) {
+	i, ok := d.g.index[stepID]
+	if !ok {
+		return nil, fmt.Errorf("params.getFromStep: unknown step %q", stepID)
+	}
+	s := &d.st.Steps[i]
+	if s.Params == nil {
+		return nil, fmt.Errorf("params.getFromStep: step %q has not evaluated its params (status %s)", stepID, s.Status)
+	}
+	v, ok := s.Params[name]
+	if !ok {
+		return nil, fmt.Errorf("params.getFromStep: step %q has no param %q", stepID, name)
+	}
+	return v, nil
+}
+
+// instanceFields returns the fields params.getFromInstance reads.
+func (d *decider) instanceFields() map[string]any {
+	if d.instance != nil {
+		return d.instance
+	}
+	st := d.st
+	f := map[string]any{
+		"workflow_id":          st.WorkflowID,
+		"workflow_instance_id": st.InstanceID,
+		"workflow_run_id":      st.RunID,
+		"workflow_uuid":        st.UUID,
+		"workflow_version_id":  st.WorkflowVersion,
+		"owner":                st.Owner,
+		"RUN_POLICY":           RunPolicyFreshRun,
+		"INITIATOR_TYPE":       st.Initiator.Type,
+	}
+	if st.Initiator.Timezone != "" {
+		f["INITIATOR_TIMEZONE"] = st.Initiator.Timezone
+	}
+	if tt := d.g.workflow.TimeTriggers; len(tt) > 0 && tt[0].Timezone != "" {
+		f["FIRST_TIME_TRIGGER_TIMEZONE"] = tt[0].Timezone
+	}
+	d.instance = f
+	return f
+}
+
+// normalizeOutputs converts worker outputs to canonical values (nil when
+// empty), reporting the first bad one in name order.
+func normalizeOutputs(in map[string]any) (Values, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	names := make([]string, 0, len(in))
+	for k := range in {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := make(Values, len(in))
+	for _, k := range names {
+		v, err := Normalize(in[k])
+		if err != nil {
+			return nil, fmt.Errorf("output %q: %w", k, err)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func isSleep(s *model.Step) bool {
+	return isTyped(s) && strings.EqualFold(string(s.Type), string(model.StepSleep))
+}
+
+// isNoWork reports whether a step has no external work: NoOp, and Join (a
+// synchronisation point that does nothing itself).
+func isNoWork(s *model.Step) bool {
+	return isTyped(s) && (strings.EqualFold(string(s.Type), string(model.StepNoOp)) ||
+		strings.EqualFold(string(s.Type), string(model.StepJoin)))
+}
+
+func isTyped(s *model.Step) bool { return s.Kind == model.KindStep || s.Kind == "" }

@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/maestro-serverless/maestro/model"
+)
+
+// EventKind tags the JSON form of an Event.
+type EventKind string
+
+// Event kinds.
+const (
+	KindStartRun     EventKind = "start_run"
+	KindStepFinished EventKind = "step_finished"
+	KindTimerFired   EventKind = "timer_fired"
+	KindContinue     EventKind = "continue"
+)
+
+// Event is something that happened to an instance: one of StartRun,
+// StepFinished or TimerFired (values, not pointers). Its JSON form is the
+// event's fields plus "kind"; decode it with UnmarshalEvent.
+type Event interface {
+	// Kind returns the event's tag.
+	Kind() EventKind
+	isEvent()
+}
+
+// StartRun starts a created instance: it evaluates the workflow params and
+// starts the root steps.
+type StartRun struct {
+	// RunParams override the definition's workflow params (and system
+	// defaults) by name.
+	RunParams model.Params `json:"run_params"`
+	Initiator Initiator    `json:"initiator"`
+}
+
+// Outcome is how a step's work ended, as reported by its worker.
+type Outcome string
+
+// Step outcomes.
+const (
+	OutcomeSucceeded     Outcome = "SUCCEEDED"
+	OutcomeUserError     Outcome = "USER_ERROR"
+	OutcomePlatformError Outcome = "PLATFORM_ERROR"
+	OutcomeFatalError    Outcome = "FATAL_ERROR"
+)
+
+// StepFinished reports the end of a step attempt's work (a RunStep command).
+type StepFinished struct {
+	StepID  string  `json:"step_id"`
+	Attempt int64   `json:"step_attempt_id"`
+	Outcome Outcome `json:"outcome"`
+	// Outputs are output params; on success they override the step's params
+	// of the same name.
+	Outputs map[string]any `json:"outputs,omitempty"`
+	Message string         `json:"message,omitempty"`
+}
+
+// TimerPurpose says what a timer is for.
+type TimerPurpose string
+
+// Timer purposes.
+const (
+	// PurposeSleep ends a Sleep step.
+	PurposeSleep TimerPurpose = "sleep"
+)
+
+// TimerFired reports that a timer started by a StartTimer command is due.
+type TimerFired struct {
+	StepID  string       `json:"step_id"`
+	Attempt int64        `json:"step_attempt_id"`
+	Purpose TimerPurpose `json:"purpose"`
+}
+
+// Kind returns KindStartRun.
+func (StartRun) Kind() EventKind { return KindStartRun }
+
+// Kind returns KindStepFinished.
+func (StepFinished) Kind() EventKind { return KindStepFinished }
+
+// Kind returns KindTimerFired.
+func (TimerFired) Kind() EventKind { return KindTimerFired }
+
+// Continue resumes a decision that WithMaxStarts cut short.
+type Continue struct{}
+
+// Kind returns KindContinue.
+func (Continue) Kind() EventKind { return KindContinue }
+
+// MarshalJSON writes the event with its "kind".
+func (e Continue) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Kind EventKind `json:"kind"`
+	}{e.Kind()})
+}
+
+func (Continue) isEvent()     {}
+func (StartRun) isEvent()     {}
+func (StepFinished) isEvent() {}
+func (TimerFired) isEvent()   {}
+
+// MarshalJSON writes the event with its "kind".
+func (e StartRun) MarshalJSON() ([]byte, error) {
+	type plain StartRun
+	return json.Marshal(struct {
+		Kind EventKind `json:"kind"`
+		plain
+	}{e.Kind(), plain(e)})
+}
+
+// MarshalJSON writes the event with its "kind".
+func (e StepFinished) MarshalJSON() ([]byte, error) {
+	type plain StepFinished
+	return json.Marshal(struct {
+		Kind EventKind `json:"kind"`
+		plain
+	}{e.Kind(), plain(e)})
+}
+
+// MarshalJSON writes the event with its "kind".
+func (e TimerFired) MarshalJSON() ([]byte, error) {
+	type plain TimerFired
+	return json.Marshal(struct {
+		Kind EventKind `json:"kind"`
+		plain
+	}{e.Kind(), plain(e)})
+}
+
+// UnmarshalEvent decodes an event written by json.Marshal. Numbers in
+// StepFinished outputs decode as json.Number; Decide normalises them (whole
+// numbers become LONG).
+func UnmarshalEvent(data []byte) (Event, error) {
+	kind, err := peekKind(data)
+	if err != nil {
+		return nil, fmt.Errorf("decode event: %w", err)
+	}
+	switch EventKind(kind) {
+	case KindStartRun:
+		var e StartRun
+		if err := decodeUseNumber(data, &e); err != nil {
+			return nil, fmt.Errorf("decode %s event: %w", kind, err)
+		}
+		return e, nil
+	case KindStepFinished:
+		var e StepFinished
+		if err := decodeUseNumber(data, &e); err != nil {
+			return nil, fmt.Errorf("decode %s event: %w", kind, err)
+		}
+		return e, nil
+	case KindTimerFired:
+		var e TimerFired
+		if err := decodeUseNumber(data, &e); err != nil {
+			return nil, fmt.Errorf("decode %s event: %w", kind, err)
+		}
+		return e, nil
+	case KindContinue:
+		return Continue{}, nil
+	default:
+		return nil, fmt.Errorf("decode event: unknown kind %q", kind)
+	}
+}
+
+func peekKind(data []byte) (string, error) {
+	var head struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return "", err
+	}
+	if head.Kind == "" {
+		return "", fmt.Errorf("missing \"kind\"")
+	}
+	return head.Kind, nil
+}
+
+// decodeUseNumber decodes data into v keeping numbers as json.Number.
+func decodeUseNumber(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
+}

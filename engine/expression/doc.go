@@ -1,0 +1,86 @@
+// Package expression is Maestro's expression language on expr
+// (github.com/expr-lang/expr): the language of parameter expressions, edge
+// (successor) conditions, while conditions, signal trigger conditions and
+// dedup expressions.
+//
+// Maestro writes these in SEL, a Java-syntax language. A Language accepts
+// the SEL forms that differ from expr only cosmetically and rejects Java
+// object syntax and statements with an error that quotes the expression:
+//
+//	accepted                         as
+//	1 > 0;                           1 > 0            (trailing ; dropped)
+//	return 100;                      100              (leading return dropped)
+//	"bar" / 'bar'                    string literals
+//	== != && || ! ?:                 as in Java
+//	null                             nil
+//	123L, 1.5d, 2f                   123, 1.5, 2.0
+//	x.toString(), x.size()/length()  helpers (see below)
+//
+//	rejected (ErrUnsupported)
+//	new Map(), new DateTime(..), new int[]{..}, casts ((int) x),
+//	assignments (m = ..), several statements (a; b), if/else/for/while/
+//	throw/..., declarations (DateTime dt), ++/--, lambdas, and method
+//	calls on values (.split(..), .put(..), .get(..), .withZone(..)).
+//
+// Semantics follow Java where the Maestro corpus relies on them: + with a
+// string operand concatenates (sleep_seconds + '1' is "161" for 16), longs
+// stay int64, / and % on two longs are integer operations (division by zero
+// is an error), doubles print as Java's Double.toString (1.0, 1.0E7).
+//
+// Identifiers are parameters by bare name, including cross-step references
+// "<stepId>__<param>"; the model.Scope passed to Compile lists them with
+// their types (type "" means known only at run time). An identifier not in
+// scope is a compile error: unknown parameter "foo".
+//
+// # Functions
+//
+//	function                                        result
+//	params.get(name), params[name], params.name     the parameter's value (any name, e.g. 'job.2__param1')
+//	params.getFromStep(stepId, name)                param of another step (Env.Step)
+//	params.getFromStep(field)                       current step's runtime field, e.g. MAESTRO_STEP_ERROR_RETRIES (Env.StepFields)
+//	params.getFromSignal(name)                      param of the triggering signal (Env.SignalParams)
+//	params.getFromSignal(signalName, name)          param of a named triggering signal (Env.Signals)
+//	params.getFromSignalOrDefault(sig, name, def)   as above, def when missing
+//	params.getFromSignalDependency(index, name)     param of the signal matching the step's index-th dependency; index may be '0' (Env.SignalDependencies)
+//	params.getFromForeach(foreachId, stepId, name)  array of the param over the foreach iterations (Env.Foreach)
+//	params.getFromSubworkflow(subId, stepId, name)  param of a step of the subworkflow instance (Env.Subworkflow)
+//	params.getFromInstance(field)                   instance field, e.g. RUN_POLICY, owner (Env.Instance)
+//	Util.dateIntsBetween(from, to, step)            []int64 of dateInts (yyyyMMdd) from..to END-EXCLUSIVE, step in days (negative step: bounds swapped and result reversed, as in Maestro)
+//	Util.intsBetween(from, to, step)                []int64 from..to END-EXCLUSIVE
+//	Util.dateIntToTs(dateInt[, tz])                 epoch millis of the day's midnight (tz default UTC)
+//	Util.dateIntHourToTs(dateInt, hour, tz, dayOffset, hourOffset)  epoch millis of that hour minus the offsets
+//	Util.incrementDateInt(dateInt, days)            dateInt string days later
+//	Util.tsToDateInt(tsMillis[, tz])                dateInt string of the instant (tz default UTC)
+//	UUID.randomUUID(), UUID.randomUUID().toString() a UUID string derived from Env.Seed and a per-evaluation counter (deterministic)
+//	Math.min(a, b), Math.max(a, b), Math.abs(a)     long for longs, double otherwise
+//	x.toString()                                    x as Java prints it (arrays and maps as JSON)
+//	x.size(), x.length()                            length of a string (UTF-16 units), array or map
+//
+// These are implemented by an expr AST patch (expr.Patch) that rewrites the
+// calls into registered functions whose names contain a dot, so a user
+// parameter named get, min or Util can never collide with them. A subset of
+// expr's own builtins stays available (len, map, filter, all, any, upper,
+// ...); those that could build unbounded strings or read the clock (repeat,
+// join, replace, string, toJSON, now, date, reduce, ...) are disabled.
+//
+// # Types
+//
+// Compile checks the static result type against the wanted model.ParamType:
+// LONG takes integers; DOUBLE integers and doubles; STRING any scalar (Maestro
+// prints longs, doubles and booleans); BOOLEAN booleans; arrays arrays whose
+// elements fit; STRING_MAP maps of strings; MAP maps. Results whose type is
+// known only at run time are converted after evaluation by Coerce.
+//
+// # Limits
+//
+// Limits cap the source length, AST nodes, every string built and the
+// result, helper array sizes (Util.intsBetween(0, 2000000000, 1) fails at
+// once) and the memory of one evaluation; see Limits. expr has no loops, so
+// every evaluation terminates.
+//
+// # Parameter sets and interpolation
+//
+// Interpolate expands $name, ${name} and $$ in literal strings. EvalParams
+// (or CompileParams and ParamSet.Eval) evaluates a set of definitions that
+// reference each other, in dependency order, and names any reference cycle.
+package expression

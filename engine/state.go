@@ -1,0 +1,103 @@
+package engine
+
+import "github.com/maestro-serverless/maestro/model"
+
+// Instance is the state of one workflow instance run, as the decider reads and
+// writes it. It is small on purpose: the timeline and the transitions of a
+// decision are returned beside the state, never accumulated inside it, so the
+// item stays far below DynamoDB's item size limit.
+type Instance struct {
+	WorkflowID string `json:"workflow_id"`
+	// WorkflowVersion is the definition version the instance runs.
+	WorkflowVersion int64 `json:"workflow_version_id"`
+	InstanceID      int64 `json:"workflow_instance_id"`
+	RunID           int64 `json:"workflow_run_id"`
+	// UUID is the instance's unique id; step uuids are derived from it.
+	UUID string `json:"workflow_uuid"`
+	// Owner is the workflow owner (the "owner" system param).
+	Owner  string               `json:"owner,omitempty"`
+	Status model.WorkflowStatus `json:"status"`
+	// Initiator is set from the StartRun event.
+	Initiator Initiator `json:"initiator"`
+	// Params are the evaluated workflow params (system defaults, definition
+	// params, run params).
+	Params Values `json:"params,omitempty"`
+	// Steps holds one entry per top-level step, in definition order, once the
+	// run has started.
+	Steps []StepState `json:"steps,omitempty"`
+	// Message says why the instance failed, when it did.
+	Message string `json:"message,omitempty"`
+	// CreateTime, StartTime and EndTime are unix milliseconds (0 = not yet).
+	CreateTime int64 `json:"create_time,omitempty"`
+	StartTime  int64 `json:"start_time,omitempty"`
+	EndTime    int64 `json:"end_time,omitempty"`
+	// Seq is the sequence number of the last emitted Transition; every status
+	// change of the instance or of a step increments it.
+	Seq int64 `json:"seq"`
+	// Version is the optimistic-concurrency token of the stored item. The store
+	// bumps it; the engine copies it unchanged.
+	Version int64 `json:"version"`
+}
+
+// StepState is the state of one step's current attempt.
+type StepState struct {
+	StepID string `json:"step_id"`
+	// Attempt is the step attempt id, 1 for the first attempt, 0 before the
+	// step is created.
+	Attempt int64            `json:"step_attempt_id"`
+	Status  model.StepStatus `json:"status"`
+	// Params are the step's evaluated params (step default params, then the
+	// definition's step params), with successful outputs applied over them.
+	Params Values `json:"params,omitempty"`
+	// Outputs are the output params reported by the step's worker.
+	Outputs Values `json:"outputs,omitempty"`
+	// Message is the last error or explanation (unsatisfied condition,
+	// evaluation error, worker failure message).
+	Message string `json:"message,omitempty"`
+	// CreateTime, StartTime (RUNNING) and EndTime (terminal) are unix ms.
+	CreateTime int64 `json:"create_time,omitempty"`
+	StartTime  int64 `json:"start_time,omitempty"`
+	EndTime    int64 `json:"end_time,omitempty"`
+}
+
+// Initiator says who or what started a run.
+type Initiator struct {
+	// Type is MANUAL, TIME, SIGNAL, SUBWORKFLOW, FOREACH, WHILE or TEMPLATE
+	// (upper case; empty is treated as MANUAL).
+	Type string `json:"type,omitempty"`
+	// Timezone is the timezone of the time trigger that started the run
+	// (INITIATOR_TIMEZONE), empty otherwise.
+	Timezone string `json:"timezone,omitempty"`
+}
+
+// Clone returns a deep copy of the instance; nil for nil.
+func (in *Instance) Clone() *Instance {
+	if in == nil {
+		return nil
+	}
+	out := *in
+	out.Params = in.Params.Clone()
+	if in.Steps != nil {
+		out.Steps = make([]StepState, len(in.Steps))
+		for i := range in.Steps {
+			out.Steps[i] = in.Steps[i].clone()
+		}
+	}
+	return &out
+}
+
+func (s StepState) clone() StepState {
+	s.Params = s.Params.Clone()
+	s.Outputs = s.Outputs.Clone()
+	return s
+}
+
+// Step returns the state of the step with the given id, or nil.
+func (in *Instance) Step(id string) *StepState {
+	for i := range in.Steps {
+		if in.Steps[i].StepID == id {
+			return &in.Steps[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,177 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/maestro-serverless/maestro/orchestrator"
+)
+
+// call is one recorded call of the fake service: the method name and its
+// arguments after the context (bodies as strings).
+type call struct {
+	Method string
+	Args   []any
+}
+
+// fakeService is an orchestrator.Service that records its calls and
+// answers with canned views, or with err, a panic, or nil results when
+// set.
+type fakeService struct {
+	mu    sync.Mutex
+	calls []call
+
+	err       error // returned by every method when non-nil
+	panicWith any   // every method panics with it when non-nil
+	nilResult bool  // every method returns a nil result and a nil error
+}
+
+var _ orchestrator.Service = (*fakeService)(nil)
+
+// record notes a call and returns what the call should do.
+func (f *fakeService) record(method string, args ...any) (nilResult bool, err error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, call{Method: method, Args: args})
+	err, nilResult, p := f.err, f.nilResult, f.panicWith
+	f.mu.Unlock()
+	if p != nil {
+		panic(p)
+	}
+	return nilResult, err
+}
+
+// recorded returns the calls made so far.
+func (f *fakeService) recorded() []call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]call(nil), f.calls...)
+}
+
+// reset forgets the recorded calls.
+func (f *fakeService) reset() {
+	f.mu.Lock()
+	f.calls = nil
+	f.mu.Unlock()
+}
+
+func cannedDefinition() *orchestrator.DefinitionView {
+	return &orchestrator.DefinitionView{
+		Metadata: orchestrator.DefinitionMeta{WorkflowID: "sample-wf", WorkflowVersionID: 3, CreateTime: 1763776800000},
+		Workflow: json.RawMessage(`{"id":"sample-wf","steps":[]}`),
+		IsActive: true,
+		IsLatest: true,
+	}
+}
+
+func cannedInstance(workflowID string, instanceID, runID int64) *orchestrator.InstanceView {
+	return &orchestrator.InstanceView{
+		WorkflowID:         workflowID,
+		WorkflowInstanceID: instanceID,
+		WorkflowRunID:      runID,
+		WorkflowUUID:       "5e4f1c2a-0000-4000-8000-000000000001",
+		WorkflowVersionID:  3,
+		Status:             "IN_PROGRESS",
+		CreateTime:         1763776800000,
+		StepStatuses:       map[string]string{"job1": "RUNNING"},
+	}
+}
+
+func cannedStep(workflowID string, instanceID, runID int64, stepID string, attempt int64) *orchestrator.StepView {
+	return &orchestrator.StepView{
+		WorkflowID:         workflowID,
+		WorkflowInstanceID: instanceID,
+		WorkflowRunID:      runID,
+		StepID:             stepID,
+		StepAttemptID:      attempt,
+		RuntimeState:       orchestrator.StepRuntimeView{Status: "RUNNING"},
+	}
+}
+
+func (f *fakeService) CreateWorkflow(_ context.Context, body []byte, format orchestrator.Format) (*orchestrator.DefinitionView, error) {
+	if nilResult, err := f.record("CreateWorkflow", string(body), format); err != nil || nilResult {
+		return nil, err
+	}
+	return cannedDefinition(), nil
+}
+
+func (f *fakeService) ValidateWorkflow(_ context.Context, body []byte, format orchestrator.Format) error {
+	_, err := f.record("ValidateWorkflow", string(body), format)
+	return err
+}
+
+func (f *fakeService) GetWorkflowVersion(_ context.Context, workflowID, selector string) (*orchestrator.DefinitionView, error) {
+	if nilResult, err := f.record("GetWorkflowVersion", workflowID, selector); err != nil || nilResult {
+		return nil, err
+	}
+	return cannedDefinition(), nil
+}
+
+func (f *fakeService) StartWorkflow(_ context.Context, workflowID, selector string, req orchestrator.StartRequest) (*orchestrator.StartResponse, error) {
+	if nilResult, err := f.record("StartWorkflow", workflowID, selector, req); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.StartResponse{
+		WorkflowID:         workflowID,
+		WorkflowVersionID:  3,
+		WorkflowInstanceID: 7,
+		WorkflowRunID:      1,
+		WorkflowUUID:       "5e4f1c2a-0000-4000-8000-000000000001",
+		Status:             "CREATED",
+		Created:            true,
+	}, nil
+}
+
+func (f *fakeService) GetInstance(_ context.Context, workflowID string, instanceID int64) (*orchestrator.InstanceView, error) {
+	if nilResult, err := f.record("GetInstance", workflowID, instanceID); err != nil || nilResult {
+		return nil, err
+	}
+	return cannedInstance(workflowID, instanceID, 1), nil
+}
+
+func (f *fakeService) GetRun(_ context.Context, workflowID string, instanceID, runID int64) (*orchestrator.InstanceView, error) {
+	if nilResult, err := f.record("GetRun", workflowID, instanceID, runID); err != nil || nilResult {
+		return nil, err
+	}
+	return cannedInstance(workflowID, instanceID, runID), nil
+}
+
+func (f *fakeService) ListSteps(_ context.Context, workflowID string, instanceID int64) ([]*orchestrator.StepView, error) {
+	if nilResult, err := f.record("ListSteps", workflowID, instanceID); err != nil || nilResult {
+		return nil, err
+	}
+	return []*orchestrator.StepView{
+		cannedStep(workflowID, instanceID, 1, "job1", 1),
+		cannedStep(workflowID, instanceID, 1, "job2", 2),
+	}, nil
+}
+
+func (f *fakeService) GetStepAttempt(_ context.Context, workflowID string, instanceID, runID int64, stepID string, attempt int64) (*orchestrator.StepView, error) {
+	if nilResult, err := f.record("GetStepAttempt", workflowID, instanceID, runID, stepID, attempt); err != nil || nilResult {
+		return nil, err
+	}
+	if attempt == 0 {
+		attempt = 4 // the latest attempt of the canned step
+	}
+	return cannedStep(workflowID, instanceID, runID, stepID, attempt), nil
+}
+
+func (f *fakeService) ListInstances(_ context.Context, workflowID string, cursor string, limit int) (*orchestrator.InstanceList, error) {
+	if nilResult, err := f.record("ListInstances", workflowID, cursor, limit); err != nil || nilResult {
+		return nil, err
+	}
+	if cursor == "empty" {
+		return &orchestrator.InstanceList{}, nil
+	}
+	return &orchestrator.InstanceList{
+		Instances:  []*orchestrator.InstanceView{cannedInstance(workflowID, 2, 1), cannedInstance(workflowID, 1, 1)},
+		NextCursor: "next-page",
+	}, nil
+}
+
+func (f *fakeService) Health(context.Context) (*orchestrator.HealthView, error) {
+	if nilResult, err := f.record("Health"); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.HealthView{Status: "ok", Endpoint: "http://127.0.0.1:5000", Emulator: "moto"}, nil
+}

@@ -1,0 +1,175 @@
+// Package api is the HTTP front door of the orchestrator: Maestro's REST
+// endpoints (the subset this runtime serves) over net/http, and an adapter
+// that runs the same handler behind an API Gateway REST API proxy
+// integration.
+//
+// The handlers only parse requests, call orchestrator.Service and write
+// JSON. Every failure is answered as
+//
+//	{"status": <int>, "message": "...", "errors": ["path: rule", ...]}
+//
+// with the status of the orchestrator.Error behind it; errors of any other
+// type become 500 "internal error" and their cause is logged, never sent.
+package api
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/maestro-serverless/maestro/orchestrator"
+)
+
+// MaxBodyBytes is the largest request body the API reads: Maestro's
+// WORKFLOW_CREATE_REQUEST_DATA_SIZE_LIMIT (256 KiB). Larger bodies are
+// answered with 413.
+const MaxBodyBytes = 256 << 10
+
+// Options configures NewHandler.
+type Options struct {
+	// Logger receives one access log line per request and the causes of
+	// 5xx answers. Request bodies and headers are never logged. Nil
+	// discards everything.
+	Logger *slog.Logger
+	// ExtraRoutes, when set, registers more routes on the handler's mux
+	// after the API's own ones (the local stack adds /local/... routes).
+	// They get the same middleware and JSON 404/405 answers. A pattern
+	// that conflicts with an API route makes NewHandler panic, as
+	// http.ServeMux.Handle does.
+	ExtraRoutes func(*http.ServeMux)
+}
+
+// server holds what the route handlers share.
+type server struct {
+	svc orchestrator.Service
+	log *slog.Logger
+}
+
+// NewHandler returns the API's http.Handler over svc. It serves
+//
+//	GET  /health
+//	POST /api/v3/workflows                  JSON definition -> {"workflow_definition": view}
+//	POST /api/v3/workflows/yaml             YAML definition -> {"workflow_definition": view}
+//	PUT  /api/v3/workflows/actions/validate (JSON; YAML with ?format=yaml or a YAML Content-Type) -> {"status":"valid"}
+//	PUT  /api/v3/workflows/actions/validate/yaml
+//	GET  /api/v3/workflows/{id}/versions/{version}             version: active|latest|default|N
+//	POST /api/v3/workflows/{id}/versions/{version}/actions/start  body: WorkflowStartRequest (see below), 200
+//	GET  /api/v3/workflows/{id}/instances                      ?cursor=&limit=1..100 (20)
+//	GET  /api/v3/workflows/{id}/instances/{instanceId}
+//	GET  /api/v3/workflows/{id}/instances/{instanceId}/runs/{runId}
+//	GET  /api/v3/workflows/{id}/instances/{instanceId}/steps   -> [StepView]
+//	GET  /api/v3/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/attempts/{attempt}  attempt: N|latest
+//
+// Numeric path parameters must be positive int64s. Unknown paths get a
+// JSON 404, known paths with another method a JSON 405 with Allow. Bodies
+// over MaxBodyBytes get 413. A start body is checked strictly: no unknown
+// or duplicate fields, only MANUAL initiators, request_id a UUID,
+// run_params at most 128 entries with no reserved names; an empty body is
+// a manual start. Every answer carries an X-Request-Id header.
+//
+// NewHandler panics if svc is nil, since no request could be served.
+func NewHandler(svc orchestrator.Service, opts Options) http.Handler {
+	if svc == nil {
+		panic("api: NewHandler needs a non-nil orchestrator.Service")
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &server{svc: svc, log: logger}
+
+	mux := http.NewServeMux()
+	s.register(mux)
+	if opts.ExtraRoutes != nil {
+		opts.ExtraRoutes(mux)
+	}
+
+	// Outermost first: request id, access log, panic recovery, body
+	// limit, then routing.
+	var h http.Handler = &router{mux: mux, srv: s}
+	h = s.limitBody(h)
+	h = s.recoverPanics(h)
+	h = s.accessLog(h)
+	h = s.requestID(h)
+	return h
+}
+
+// workflowsPath is the prefix of Maestro's workflow endpoints.
+const workflowsPath = "/api/v3/workflows"
+
+// register adds the API's routes to mux.
+func (s *server) register(mux *http.ServeMux) {
+	route := func(pattern string, fn apiFunc) {
+		mux.Handle(pattern, s.api(fn))
+	}
+	route("GET /health", s.health)
+	route("POST "+workflowsPath, s.createWorkflow(orchestrator.FormatJSON))
+	route("POST "+workflowsPath+"/yaml", s.createWorkflow(orchestrator.FormatYAML))
+	route("PUT "+workflowsPath+"/actions/validate", s.validateWorkflow(""))
+	route("PUT "+workflowsPath+"/actions/validate/yaml", s.validateWorkflow(orchestrator.FormatYAML))
+	route("GET "+workflowsPath+"/{id}/versions/{version}", s.getWorkflowVersion)
+	route("POST "+workflowsPath+"/{id}/versions/{version}/actions/start", s.startWorkflow)
+	route("GET "+workflowsPath+"/{id}/instances", s.listInstances)
+	route("GET "+workflowsPath+"/{id}/instances/{instanceId}", s.getInstance)
+	route("GET "+workflowsPath+"/{id}/instances/{instanceId}/runs/{runId}", s.getRun)
+	route("GET "+workflowsPath+"/{id}/instances/{instanceId}/steps", s.listSteps)
+	route("GET "+workflowsPath+"/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/attempts/{attempt}", s.getStepAttempt)
+}
+
+// router answers requests no route matches with JSON 404 and 405 bodies
+// (http.ServeMux writes plain text) and passes the rest to the mux.
+type router struct {
+	mux *http.ServeMux
+	srv *server
+}
+
+func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h, pattern := rt.mux.Handler(r)
+	if pattern != "" {
+		rt.mux.ServeHTTP(w, r)
+		return
+	}
+	// No pattern: the mux's answer is its 404 or 405 handler. Run it into
+	// a scratch writer to learn which, and the Allow header of a 405.
+	probe := &probeWriter{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	if probe.status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", probe.header.Get("Allow"))
+		rt.srv.fail(w, r, &orchestrator.Error{
+			Status:  http.StatusMethodNotAllowed,
+			Message: fmt.Sprintf("method %s is not allowed on %s", clip(r.Method), clip(r.URL.Path)),
+		})
+		return
+	}
+	rt.srv.fail(w, r, orchestrator.NotFound("no endpoint %s %s", clip(r.Method), clip(r.URL.Path)))
+}
+
+// probeWriter records the status and headers a handler writes and drops
+// the body.
+type probeWriter struct {
+	header http.Header
+	status int
+}
+
+func (p *probeWriter) Header() http.Header { return p.header }
+
+func (p *probeWriter) WriteHeader(code int) {
+	if p.status == 0 {
+		p.status = code
+	}
+}
+
+func (p *probeWriter) Write(b []byte) (int, error) {
+	p.WriteHeader(http.StatusOK)
+	return len(b), nil
+}
+
+// clip shortens user-supplied text echoed in messages.
+func clip(s string) string {
+	const limit = 200
+	if len(s) <= limit {
+		return s
+	}
+	return strings.ToValidUTF8(s[:limit], "") + "..."
+}

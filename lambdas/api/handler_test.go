@@ -1,0 +1,462 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// manual is the initiator the handler passes on for a manual start.
+func manual(user string) *orchestrator.Initiator {
+	return &orchestrator.Initiator{Type: "MANUAL", User: user}
+}
+
+// decodeError decodes an error answer and checks its shape: exactly
+// status, message and errors, with status matching the HTTP status.
+func decodeError(t *testing.T, status int, body []byte) errorBody {
+	t.Helper()
+	var shape map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(body, &shape), "error body is not JSON: %s", body)
+	assert.Len(t, shape, 3, "error body keys: %s", body)
+	for _, k := range []string{"status", "message", "errors"} {
+		assert.Contains(t, shape, k)
+	}
+	var e errorBody
+	require.NoError(t, json.Unmarshal(body, &e))
+	assert.Equal(t, status, e.Status)
+	assert.NotEmpty(t, e.Message)
+	assert.NotNil(t, e.Errors, "errors must be an array, not null")
+	return e
+}
+
+func TestRoutes(t *testing.T) {
+	const wf = "/api/v3/workflows"
+	defJSON := `{"workflow_definition":{"metadata":{"workflow_id":"sample-wf","workflow_version_id":3,"create_time":1763776800000},
+		"workflow":{"id":"sample-wf","steps":[]},"is_active":true,"is_latest":true,"is_default":false}}`
+	viewJSON := `{"metadata":{"workflow_id":"sample-wf","workflow_version_id":3,"create_time":1763776800000},
+		"workflow":{"id":"sample-wf","steps":[]},"is_active":true,"is_latest":true,"is_default":false}`
+	instJSON := func(inst, run int) string {
+		return fmt.Sprintf(`{"workflow_id":"sample-wf","workflow_instance_id":%d,"workflow_run_id":%d,
+			"workflow_uuid":"5e4f1c2a-0000-4000-8000-000000000001","workflow_version_id":3,"status":"IN_PROGRESS",
+			"create_time":1763776800000,"step_statuses":{"job1":"RUNNING"}}`, inst, run)
+	}
+	stepJSON := func(run int, step string, attempt int) string {
+		return fmt.Sprintf(`{"workflow_id":"sample-wf","workflow_instance_id":7,"workflow_run_id":%d,"step_id":%q,
+			"step_attempt_id":%d,"runtime_state":{"status":"RUNNING"}}`, run, step, attempt)
+	}
+	startJSON := `{"workflow_id":"sample-wf","workflow_version_id":3,"workflow_instance_id":7,"workflow_run_id":1,
+		"workflow_uuid":"5e4f1c2a-0000-4000-8000-000000000001","status":"CREATED","created":true}`
+
+	tests := []struct {
+		name        string
+		method      string
+		target      string
+		body        string
+		contentType string
+		svcErr      error
+		nilResult   bool
+
+		wantStatus int
+		wantCall   *call  // nil: the service must not be called
+		wantBody   string // compared with JSONEq when set
+		wantError  string // for errors: a substring of the message or of one detail
+		wantAllow  string
+	}{
+		// health
+		{name: "health", method: "GET", target: "/health", wantStatus: 200, wantCall: &call{"Health", nil},
+			wantBody: `{"status":"ok","aws_endpoint":"http://127.0.0.1:5000","emulator":"moto"}`},
+		{name: "health HEAD", method: "HEAD", target: "/health", wantStatus: 200, wantCall: &call{"Health", nil}},
+		{name: "health failing", method: "GET", target: "/health", svcErr: errors.New("dynamodb down"),
+			wantStatus: 500, wantCall: &call{"Health", nil}, wantError: "internal error"},
+
+		// create
+		{name: "create json", method: "POST", target: wf, body: `{"id":"sample-wf"}`, wantStatus: 200,
+			wantCall: &call{"CreateWorkflow", []any{`{"id":"sample-wf"}`, orchestrator.FormatJSON}}, wantBody: defJSON},
+		{name: "create yaml", method: "POST", target: wf + "/yaml", body: "id: sample-wf\n", wantStatus: 200,
+			wantCall: &call{"CreateWorkflow", []any{"id: sample-wf\n", orchestrator.FormatYAML}}, wantBody: defJSON},
+		{name: "create empty body", method: "POST", target: wf, wantStatus: 400, wantError: "request body: must not be empty"},
+		{name: "create rejected", method: "POST", target: wf, body: `{}`,
+			svcErr:     orchestrator.Invalid("invalid workflow definition", "workflow.id: is required"),
+			wantStatus: 400, wantCall: &call{"CreateWorkflow", []any{`{}`, orchestrator.FormatJSON}}, wantError: "workflow.id: is required"},
+		{name: "create conflict", method: "POST", target: wf, body: `{}`, svcErr: orchestrator.Conflict("busy"),
+			wantStatus: 409, wantCall: &call{"CreateWorkflow", []any{`{}`, orchestrator.FormatJSON}}, wantError: "busy"},
+		{name: "create internal", method: "POST", target: wf, body: `{}`, svcErr: fmt.Errorf("put item: %w", io.ErrUnexpectedEOF),
+			wantStatus: 500, wantCall: &call{"CreateWorkflow", []any{`{}`, orchestrator.FormatJSON}}, wantError: "internal error"},
+		{name: "create nil result", method: "POST", target: wf, body: `{}`, nilResult: true,
+			wantStatus: 500, wantCall: &call{"CreateWorkflow", []any{`{}`, orchestrator.FormatJSON}}, wantError: "internal error"},
+		{name: "create wrapped Error keeps status", method: "POST", target: wf, body: `{}`,
+			svcErr:     fmt.Errorf("create: %w", orchestrator.NotFound("no such template")),
+			wantStatus: 404, wantCall: &call{"CreateWorkflow", []any{`{}`, orchestrator.FormatJSON}}, wantError: "no such template"},
+		{name: "create Error with a non-error status", method: "POST", target: wf, body: `{}`,
+			svcErr:     &orchestrator.Error{Status: 302, Message: "moved"},
+			wantStatus: 500, wantCall: &call{"CreateWorkflow", []any{`{}`, orchestrator.FormatJSON}}, wantError: "internal error"},
+
+		// validate
+		{name: "validate json", method: "PUT", target: wf + "/actions/validate", body: `{"id":"x"}`, wantStatus: 200,
+			wantCall: &call{"ValidateWorkflow", []any{`{"id":"x"}`, orchestrator.FormatJSON}}, wantBody: `{"status":"valid"}`},
+		{name: "validate format=yaml", method: "PUT", target: wf + "/actions/validate?format=YAML", body: "id: x", wantStatus: 200,
+			wantCall: &call{"ValidateWorkflow", []any{"id: x", orchestrator.FormatYAML}}, wantBody: `{"status":"valid"}`},
+		{name: "validate content type yaml", method: "PUT", target: wf + "/actions/validate", body: "id: x",
+			contentType: "application/yaml; charset=utf-8", wantStatus: 200,
+			wantCall: &call{"ValidateWorkflow", []any{"id: x", orchestrator.FormatYAML}}, wantBody: `{"status":"valid"}`},
+		{name: "validate format=json wins over content type", method: "PUT", target: wf + "/actions/validate?format=json",
+			body: `{}`, contentType: "text/yaml", wantStatus: 200,
+			wantCall: &call{"ValidateWorkflow", []any{`{}`, orchestrator.FormatJSON}}},
+		{name: "validate yaml path", method: "PUT", target: wf + "/actions/validate/yaml", body: "id: x", wantStatus: 200,
+			wantCall: &call{"ValidateWorkflow", []any{"id: x", orchestrator.FormatYAML}}},
+		{name: "validate bad format", method: "PUT", target: wf + "/actions/validate?format=xml", body: "<x/>",
+			wantStatus: 400, wantError: "format: must be json or yaml"},
+		{name: "validate invalid", method: "PUT", target: wf + "/actions/validate", body: `{"id":""}`,
+			svcErr:     orchestrator.Invalid("invalid workflow definition", "workflow.id: must not be empty"),
+			wantStatus: 400, wantCall: &call{"ValidateWorkflow", []any{`{"id":""}`, orchestrator.FormatJSON}},
+			wantError: "workflow.id: must not be empty"},
+
+		// get version
+		{name: "version active", method: "GET", target: wf + "/sample-wf/versions/active", wantStatus: 200,
+			wantCall: &call{"GetWorkflowVersion", []any{"sample-wf", "active"}}, wantBody: viewJSON},
+		{name: "version LATEST", method: "GET", target: wf + "/sample-wf/versions/LATEST", wantStatus: 200,
+			wantCall: &call{"GetWorkflowVersion", []any{"sample-wf", "latest"}}},
+		{name: "version default", method: "GET", target: wf + "/sample-wf/versions/default", wantStatus: 200,
+			wantCall: &call{"GetWorkflowVersion", []any{"sample-wf", "default"}}},
+		{name: "version number", method: "GET", target: wf + "/sample-wf/versions/012", wantStatus: 200,
+			wantCall: &call{"GetWorkflowVersion", []any{"sample-wf", "12"}}},
+		{name: "version escaped id", method: "GET", target: wf + "/a%20b.c/versions/1", wantStatus: 200,
+			wantCall: &call{"GetWorkflowVersion", []any{"a b.c", "1"}}},
+		{name: "version zero", method: "GET", target: wf + "/sample-wf/versions/0", wantStatus: 400, wantError: "version: must be"},
+		{name: "version negative", method: "GET", target: wf + "/sample-wf/versions/-1", wantStatus: 400, wantError: "version: must be"},
+		{name: "version word", method: "GET", target: wf + "/sample-wf/versions/newest", wantStatus: 400, wantError: "version: must be"},
+		{name: "version overflow", method: "GET", target: wf + "/sample-wf/versions/9223372036854775808", wantStatus: 400, wantError: "version: must be"},
+		{name: "version not found", method: "GET", target: wf + "/nope/versions/active", svcErr: orchestrator.NotFound("workflow nope not found"),
+			wantStatus: 404, wantCall: &call{"GetWorkflowVersion", []any{"nope", "active"}}, wantError: "workflow nope not found"},
+
+		// start
+		{name: "start empty body", method: "POST", target: wf + "/sample-wf/versions/active/actions/start", wantStatus: 200,
+			wantCall: &call{"StartWorkflow", []any{"sample-wf", "active", orchestrator.StartRequest{Initiator: manual("")}}},
+			wantBody: startJSON},
+		{name: "start full body", method: "POST", target: wf + "/sample-wf/versions/3/actions/start",
+			body: `{"initiator":{"type":"Manual","user":"alice"},"request_time":1763776800000,
+				"request_id":"97A57978-803F-403E-9F9B-376D34689723","run_params":{"foo":{"value":"bar","type":"STRING"}},
+				"runtime_tags":["t1",{"name":"t2"}],"artifacts":{"a":{"k":1}},"persist_failed_run":false}`,
+			wantStatus: 200,
+			wantCall: &call{"StartWorkflow", []any{"sample-wf", "3", orchestrator.StartRequest{
+				Initiator:   manual("alice"),
+				RequestTime: 1763776800000,
+				RequestID:   "97a57978-803f-403e-9f9b-376d34689723",
+				RunParams:   map[string]json.RawMessage{"foo": json.RawMessage(`{"value":"bar","type":"STRING"}`)},
+				RuntimeTags: []json.RawMessage{json.RawMessage(`"t1"`), json.RawMessage(`{"name":"t2"}`)},
+				Artifacts:   map[string]json.RawMessage{"a": json.RawMessage(`{"k":1}`)},
+			}}},
+			wantBody: startJSON},
+		{name: "start unknown field", method: "POST", target: wf + "/sample-wf/versions/active/actions/start",
+			body: `{"initiator":{"type":"manual"},"run_parms":{}}`, wantStatus: 400, wantError: "run_parms: unknown field"},
+		{name: "start time initiator", method: "POST", target: wf + "/sample-wf/versions/active/actions/start",
+			body: `{"initiator":{"type":"time"}}`, wantStatus: 400,
+			wantError: "initiator.type: only manual starts are accepted over the API"},
+		{name: "start reserved param", method: "POST", target: wf + "/sample-wf/versions/active/actions/start",
+			body: `{"run_params":{"Util":{"value":1}}}`, wantStatus: 400, wantError: "run_params.Util: reserved param name"},
+		{name: "start bad version", method: "POST", target: wf + "/sample-wf/versions/first/actions/start",
+			body: `{}`, wantStatus: 400, wantError: "version: must be"},
+		{name: "start not JSON", method: "POST", target: wf + "/sample-wf/versions/active/actions/start",
+			body: `initiator=manual`, wantStatus: 400, wantError: "request body: malformed JSON"},
+		{name: "start conflict", method: "POST", target: wf + "/sample-wf/versions/active/actions/start", body: `{}`,
+			svcErr:     orchestrator.Conflict("workflow sample-wf has no active version"),
+			wantStatus: 409, wantCall: &call{"StartWorkflow", []any{"sample-wf", "active", orchestrator.StartRequest{Initiator: manual("")}}},
+			wantError: "no active version"},
+
+		// list instances
+		{name: "instances default limit", method: "GET", target: wf + "/sample-wf/instances", wantStatus: 200,
+			wantCall: &call{"ListInstances", []any{"sample-wf", "", 20}},
+			wantBody: `{"workflow_instances":[` + instJSON(2, 1) + `,` + instJSON(1, 1) + `],"next_cursor":"next-page"}`},
+		{name: "instances cursor and limit", method: "GET", target: wf + "/sample-wf/instances?cursor=abc%3D%3D&limit=100", wantStatus: 200,
+			wantCall: &call{"ListInstances", []any{"sample-wf", "abc==", 100}}},
+		{name: "instances empty page", method: "GET", target: wf + "/sample-wf/instances?cursor=empty&limit=1", wantStatus: 200,
+			wantCall: &call{"ListInstances", []any{"sample-wf", "empty", 1}}, wantBody: `{"workflow_instances":[]}`},
+		{name: "instances limit zero", method: "GET", target: wf + "/sample-wf/instances?limit=0", wantStatus: 400, wantError: "limit: must be"},
+		{name: "instances limit 101", method: "GET", target: wf + "/sample-wf/instances?limit=101", wantStatus: 400, wantError: "limit: must be"},
+		{name: "instances limit word", method: "GET", target: wf + "/sample-wf/instances?limit=all", wantStatus: 400, wantError: "limit: must be"},
+
+		// instance, run
+		{name: "instance", method: "GET", target: wf + "/sample-wf/instances/7", wantStatus: 200,
+			wantCall: &call{"GetInstance", []any{"sample-wf", int64(7)}}, wantBody: instJSON(7, 1)},
+		{name: "instance zero", method: "GET", target: wf + "/sample-wf/instances/0", wantStatus: 400, wantError: "instanceId: must be a positive integer"},
+		{name: "instance word", method: "GET", target: wf + "/sample-wf/instances/latest", wantStatus: 400, wantError: "instanceId: must be a positive integer"},
+		{name: "instance plus sign", method: "GET", target: wf + "/sample-wf/instances/+7", wantStatus: 400, wantError: "instanceId: must be a positive integer"},
+		{name: "instance overflow", method: "GET", target: wf + "/sample-wf/instances/99999999999999999999", wantStatus: 400, wantError: "instanceId"},
+		{name: "instance not found", method: "GET", target: wf + "/sample-wf/instances/8", svcErr: orchestrator.NotFound("instance 8 not found"),
+			wantStatus: 404, wantCall: &call{"GetInstance", []any{"sample-wf", int64(8)}}, wantError: "instance 8 not found"},
+		{name: "run", method: "GET", target: wf + "/sample-wf/instances/7/runs/2", wantStatus: 200,
+			wantCall: &call{"GetRun", []any{"sample-wf", int64(7), int64(2)}}, wantBody: instJSON(7, 2)},
+		{name: "run bad run id", method: "GET", target: wf + "/sample-wf/instances/7/runs/1.5", wantStatus: 400, wantError: "runId: must be a positive integer"},
+		{name: "run bad instance id", method: "GET", target: wf + "/sample-wf/instances/x/runs/1", wantStatus: 400, wantError: "instanceId: must be a positive integer"},
+
+		// steps
+		{name: "steps", method: "GET", target: wf + "/sample-wf/instances/7/steps", wantStatus: 200,
+			wantCall: &call{"ListSteps", []any{"sample-wf", int64(7)}}, wantBody: `[` + stepJSON(1, "job1", 1) + `,` + stepJSON(1, "job2", 2) + `]`},
+		{name: "steps none", method: "GET", target: wf + "/sample-wf/instances/7/steps", nilResult: true, wantStatus: 200,
+			wantCall: &call{"ListSteps", []any{"sample-wf", int64(7)}}, wantBody: `[]`},
+		{name: "steps bad instance", method: "GET", target: wf + "/sample-wf/instances/-3/steps", wantStatus: 400, wantError: "instanceId"},
+		{name: "attempt number", method: "GET", target: wf + "/sample-wf/instances/7/runs/1/steps/job1/attempts/2", wantStatus: 200,
+			wantCall: &call{"GetStepAttempt", []any{"sample-wf", int64(7), int64(1), "job1", int64(2)}}, wantBody: stepJSON(1, "job1", 2)},
+		{name: "attempt latest", method: "GET", target: wf + "/sample-wf/instances/7/runs/1/steps/job1/attempts/latest", wantStatus: 200,
+			wantCall: &call{"GetStepAttempt", []any{"sample-wf", int64(7), int64(1), "job1", int64(0)}}, wantBody: stepJSON(1, "job1", 4)},
+		{name: "attempt zero", method: "GET", target: wf + "/sample-wf/instances/7/runs/1/steps/job1/attempts/0", wantStatus: 400,
+			wantError: "attempt: must be latest or a positive integer"},
+		{name: "attempt word", method: "GET", target: wf + "/sample-wf/instances/7/runs/1/steps/job1/attempts/first", wantStatus: 400,
+			wantError: "attempt: must be latest or a positive integer"},
+		{name: "attempt bad run", method: "GET", target: wf + "/sample-wf/instances/7/runs/0/steps/job1/attempts/1", wantStatus: 400,
+			wantError: "runId: must be a positive integer"},
+
+		// unknown paths and wrong methods
+		{name: "unknown path", method: "GET", target: "/nope", wantStatus: 404, wantError: "no endpoint GET /nope"},
+		{name: "trailing slash", method: "GET", target: wf + "/", wantStatus: 404, wantError: "no endpoint"},
+		{name: "unknown deeper path", method: "GET", target: wf + "/sample-wf/instances/7/runs/1/steps", wantStatus: 404, wantError: "no endpoint"},
+		{name: "delete workflows", method: "DELETE", target: wf, wantStatus: 405, wantAllow: "POST", wantError: "method DELETE is not allowed"},
+		{name: "get validate", method: "GET", target: wf + "/actions/validate", wantStatus: 405, wantAllow: "PUT"},
+		{name: "post health", method: "POST", target: "/health", wantStatus: 405, wantAllow: "GET, HEAD"},
+		{name: "get start", method: "GET", target: wf + "/sample-wf/versions/active/actions/start", wantStatus: 405, wantAllow: "POST"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := &fakeService{err: tc.svcErr, nilResult: tc.nilResult}
+			h := NewHandler(svc, Options{})
+			req := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
+			if tc.contentType != "" {
+				req.Header.Set("Content-Type", tc.contentType)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+
+			assert.Equal(t, tc.wantStatus, rec.Code, "body: %s", rec.Body)
+			assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+			if tc.wantCall == nil {
+				assert.Empty(t, svc.recorded(), "the service must not be called")
+			} else {
+				assert.Equal(t, []call{*tc.wantCall}, svc.recorded())
+			}
+			if tc.wantAllow != "" {
+				assert.Equal(t, tc.wantAllow, rec.Header().Get("Allow"))
+			}
+			if tc.wantBody != "" {
+				assert.JSONEq(t, tc.wantBody, rec.Body.String())
+			}
+			if tc.wantStatus >= 400 {
+				e := decodeError(t, tc.wantStatus, rec.Body.Bytes())
+				if tc.wantError != "" {
+					all := append([]string{e.Message}, e.Errors...)
+					assert.Contains(t, strings.Join(all, "\n"), tc.wantError)
+				}
+			}
+		})
+	}
+}
+
+func TestInternalErrorsAreLoggedNotSent(t *testing.T) {
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logs, nil))
+	cause := errors.New("dynamodb: ProvisionedThroughputExceeded on table maestro")
+	for _, svcErr := range []error{cause, orchestrator.Internal(cause), fmt.Errorf("start: %w", cause)} {
+		t.Run(svcErr.Error(), func(t *testing.T) {
+			logs.Reset()
+			h := NewHandler(&fakeService{err: svcErr}, Options{Logger: logger})
+			req := httptest.NewRequest("POST", "/api/v3/workflows/wf/versions/active/actions/start",
+				strings.NewReader(`{"run_params":{"password":{"value":"hunter2-secret"}}}`))
+			req.Header.Set("Authorization", "Bearer token-secret-xyz")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+
+			require.Equal(t, 500, rec.Code)
+			e := decodeError(t, 500, rec.Body.Bytes())
+			assert.Equal(t, "internal error", e.Message)
+			assert.NotContains(t, rec.Body.String(), "dynamodb", "the cause must not reach the client")
+
+			assert.Contains(t, logs.String(), "ProvisionedThroughputExceeded", "the cause must be logged")
+			assert.NotContains(t, logs.String(), "hunter2-secret", "request bodies must not be logged")
+			assert.NotContains(t, logs.String(), "token-secret-xyz", "request headers must not be logged")
+		})
+	}
+}
+
+func TestBodyLimit(t *testing.T) {
+	tests := []struct {
+		name          string
+		size          int
+		unknownLength bool // chunked: no Content-Length, so only the reader cap can catch it
+		wantStatus    int
+	}{
+		{name: "at the limit", size: MaxBodyBytes, wantStatus: 200},
+		{name: "over the limit, declared", size: MaxBodyBytes + 1, wantStatus: 413},
+		{name: "at the limit, chunked", size: MaxBodyBytes, unknownLength: true, wantStatus: 200},
+		{name: "over the limit, chunked", size: MaxBodyBytes + 1, unknownLength: true, wantStatus: 413},
+		{name: "far over the limit, chunked", size: 4 * MaxBodyBytes, unknownLength: true, wantStatus: 413},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := &fakeService{}
+			srv := httptest.NewServer(NewHandler(svc, Options{}))
+			defer srv.Close()
+
+			body := bytes.Repeat([]byte("a"), tc.size)
+			var reader io.Reader = bytes.NewReader(body)
+			if tc.unknownLength {
+				reader = io.MultiReader(bytes.NewReader(body)) // hides the length
+			}
+			req, err := http.NewRequest("POST", srv.URL+"/api/v3/workflows", reader)
+			require.NoError(t, err)
+			if tc.unknownLength {
+				req.ContentLength = -1
+			}
+			resp, err := srv.Client().Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			got, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+
+			assert.Equal(t, tc.wantStatus, resp.StatusCode, "body: %s", got)
+			if tc.wantStatus == 413 {
+				e := decodeError(t, 413, got)
+				assert.Contains(t, e.Message, "262144 bytes")
+				assert.Empty(t, svc.recorded(), "nothing reaches the service")
+			} else {
+				require.Len(t, svc.recorded(), 1)
+				assert.Len(t, svc.recorded()[0].Args[0], tc.size)
+			}
+		})
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	tests := []struct {
+		name     string
+		incoming string
+		echoed   bool
+	}{
+		{name: "echoed", incoming: "req-123:abc", echoed: true},
+		{name: "uuid echoed", incoming: "97a57978-803f-403e-9f9b-376d34689723", echoed: true},
+		{name: "missing", incoming: ""},
+		{name: "unsafe characters", incoming: "abc\" injected=1"},
+		{name: "too long", incoming: strings.Repeat("x", 129)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen string
+			h := NewHandler(&fakeService{}, Options{ExtraRoutes: func(mux *http.ServeMux) {
+				mux.HandleFunc("GET /local/id", func(w http.ResponseWriter, r *http.Request) {
+					seen = RequestIDFromContext(r.Context())
+				})
+			}})
+			req := httptest.NewRequest("GET", "/local/id", nil)
+			if tc.incoming != "" {
+				req.Header.Set(RequestIDHeader, tc.incoming)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+
+			got := rec.Header().Get(RequestIDHeader)
+			assert.Equal(t, got, seen, "the context carries the id sent back")
+			if tc.echoed {
+				assert.Equal(t, tc.incoming, got)
+			} else {
+				_, err := uuid.Parse(got)
+				assert.NoError(t, err, "generated id %q is a UUID", got)
+			}
+		})
+	}
+}
+
+func TestAccessLog(t *testing.T) {
+	var logs bytes.Buffer
+	h := NewHandler(&fakeService{}, Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	for _, target := range []string{"/api/v3/workflows/wf/instances/7?cursor=secret-cursor", "/nope"} {
+		req := httptest.NewRequest("GET", target, nil)
+		req.Header.Set(RequestIDHeader, "log-test")
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
+		lines = append(lines, m)
+	}
+	require.Len(t, lines, 2)
+	want := []struct {
+		path   string
+		status float64
+	}{{"/api/v3/workflows/wf/instances/7", 200}, {"/nope", 404}}
+	for i, w := range want {
+		assert.Equal(t, "http request", lines[i]["msg"])
+		assert.Equal(t, "GET", lines[i]["method"])
+		assert.Equal(t, w.path, lines[i]["path"])
+		assert.Equal(t, w.status, lines[i]["status"])
+		assert.Equal(t, "log-test", lines[i]["request_id"])
+		assert.Contains(t, lines[i], "duration")
+		assert.Greater(t, lines[i]["bytes"], float64(0))
+	}
+	assert.NotContains(t, logs.String(), "secret-cursor", "query strings are not logged")
+}
+
+func TestPanicRecovery(t *testing.T) {
+	var logs bytes.Buffer
+	svc := &fakeService{panicWith: "boom in service"}
+	h := NewHandler(svc, Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v3/workflows/wf/instances/7", nil))
+
+	assert.Equal(t, 500, rec.Code)
+	e := decodeError(t, 500, rec.Body.Bytes())
+	assert.Equal(t, "internal error", e.Message)
+	assert.NotContains(t, rec.Body.String(), "boom")
+	assert.Contains(t, logs.String(), "panic serving request")
+	assert.Contains(t, logs.String(), "boom in service")
+	assert.Contains(t, logs.String(), `"status":500`, "the access log records the 500")
+}
+
+func TestPanicAfterWriteKeepsStatus(t *testing.T) {
+	h := NewHandler(&fakeService{}, Options{ExtraRoutes: func(mux *http.ServeMux) {
+		mux.HandleFunc("GET /local/half", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusAccepted)
+			panic("after the header")
+		})
+	}})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/local/half", nil))
+	assert.Equal(t, http.StatusAccepted, rec.Code)
+	assert.Empty(t, rec.Body.String(), "no error body is appended to a started answer")
+}
+
+func TestExtraRoutes(t *testing.T) {
+	h := NewHandler(&fakeService{}, Options{ExtraRoutes: func(mux *http.ServeMux) {
+		mux.HandleFunc("POST /local/advance", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusNoContent)
+		})
+	}})
+	tests := []struct {
+		method     string
+		wantStatus int
+	}{{"POST", 204}, {"GET", 405}}
+	for _, tc := range tests {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(tc.method, "/local/advance", nil))
+		assert.Equal(t, tc.wantStatus, rec.Code, tc.method)
+		if tc.wantStatus == 405 {
+			assert.Equal(t, "POST", rec.Header().Get("Allow"))
+			decodeError(t, 405, rec.Body.Bytes())
+		}
+	}
+}
+
+func TestNewHandlerNeedsService(t *testing.T) {
+	assert.Panics(t, func() { NewHandler(nil, Options{}) })
+}

@@ -1,0 +1,87 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/maestro-serverless/maestro/orchestrator"
+)
+
+// Paging bounds of GET /api/v3/workflows/{id}/instances.
+const (
+	defaultPageLimit = 20
+	maxPageLimit     = 100
+)
+
+// invalidParam is the 400 answer naming a path or query parameter.
+func invalidParam(name, rule string) *orchestrator.Error {
+	return orchestrator.Invalid("invalid parameter "+name, name+": "+rule)
+}
+
+// versionSelector reads the {version} path parameter: "active",
+// "latest", "default" (any case, passed on in lower case) or a positive
+// version number (passed on in canonical decimal form).
+func versionSelector(r *http.Request) (string, error) {
+	raw := r.PathValue("version")
+	switch v := strings.ToLower(raw); v {
+	case "active", "latest", "default":
+		return v, nil
+	}
+	n, err := parsePositive(raw)
+	if err != nil {
+		return "", invalidParam("version", "must be active, latest, default or a positive version number")
+	}
+	return strconv.FormatInt(n, 10), nil
+}
+
+// positiveInt reads a numeric path parameter that must be a positive int64.
+func positiveInt(r *http.Request, name string) (int64, error) {
+	n, err := parsePositive(r.PathValue(name))
+	if err != nil {
+		return 0, invalidParam(name, "must be a positive integer")
+	}
+	return n, nil
+}
+
+// attemptSelector reads {attempt}: a positive attempt number, or "latest"
+// (any case), which the service takes as 0.
+func attemptSelector(r *http.Request) (int64, error) {
+	raw := r.PathValue("attempt")
+	if strings.EqualFold(raw, "latest") {
+		return 0, nil
+	}
+	n, err := parsePositive(raw)
+	if err != nil {
+		return 0, invalidParam("attempt", "must be latest or a positive integer")
+	}
+	return n, nil
+}
+
+// pageLimit reads the limit query parameter: 1..100, 20 when absent.
+func pageLimit(raw string) (int, error) {
+	if raw == "" {
+		return defaultPageLimit, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > maxPageLimit {
+		return 0, invalidParam("limit", "must be an integer from 1 to 100")
+	}
+	return n, nil
+}
+
+// parsePositive parses a decimal int64 greater than zero. Signs are not
+// accepted, so "+1" and "-1" are both rejected.
+func parsePositive(s string) (int64, error) {
+	if s == "" || s[0] == '+' || s[0] == '-' {
+		return 0, strconv.ErrSyntax
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	if n <= 0 {
+		return 0, strconv.ErrRange
+	}
+	return n, nil
+}

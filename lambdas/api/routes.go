@@ -1,0 +1,279 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/maestro-serverless/maestro/orchestrator"
+)
+
+// apiFunc is a route handler: it writes a successful answer itself and
+// returns the error to answer otherwise.
+type apiFunc func(w http.ResponseWriter, r *http.Request) error
+
+// api turns an apiFunc into an http.Handler that answers its errors.
+func (s *server) api(fn apiFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			s.fail(w, r, err)
+		}
+	})
+}
+
+func (s *server) health(w http.ResponseWriter, r *http.Request) error {
+	view, err := s.svc.Health(r.Context())
+	if err != nil {
+		return err
+	}
+	if err := present(view, "Health"); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, view)
+}
+
+// definitionResponse is Maestro's wrapper around a stored definition.
+type definitionResponse struct {
+	WorkflowDefinition *orchestrator.DefinitionView `json:"workflow_definition"`
+}
+
+func (s *server) createWorkflow(f orchestrator.Format) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		body, err := readBody(r)
+		if err != nil {
+			return err
+		}
+		if len(body) == 0 {
+			return orchestrator.Invalid("invalid workflow definition", "request body: must not be empty")
+		}
+		view, err := s.svc.CreateWorkflow(r.Context(), body, f)
+		if err != nil {
+			return err
+		}
+		if err := present(view, "CreateWorkflow"); err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, definitionResponse{WorkflowDefinition: view})
+	}
+}
+
+// validResponse is the body of a successful validation.
+type validResponse struct {
+	Status string `json:"status"`
+}
+
+// validateWorkflow checks a definition. A fixed format wins; with none
+// the format comes from ?format= or else the Content-Type (YAML media
+// types mean YAML, anything else JSON).
+func (s *server) validateWorkflow(fixed orchestrator.Format) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		f := fixed
+		if f == "" {
+			var err error
+			if f, err = requestFormat(r); err != nil {
+				return err
+			}
+		}
+		body, err := readBody(r)
+		if err != nil {
+			return err
+		}
+		if len(body) == 0 {
+			return orchestrator.Invalid("invalid workflow definition", "request body: must not be empty")
+		}
+		if err := s.svc.ValidateWorkflow(r.Context(), body, f); err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, validResponse{Status: "valid"})
+	}
+}
+
+func (s *server) getWorkflowVersion(w http.ResponseWriter, r *http.Request) error {
+	version, err := versionSelector(r)
+	if err != nil {
+		return err
+	}
+	view, err := s.svc.GetWorkflowVersion(r.Context(), r.PathValue("id"), version)
+	if err != nil {
+		return err
+	}
+	if err := present(view, "GetWorkflowVersion"); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, view)
+}
+
+func (s *server) startWorkflow(w http.ResponseWriter, r *http.Request) error {
+	version, err := versionSelector(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	req, err := parseStartRequest(body)
+	if err != nil {
+		return err
+	}
+	resp, err := s.svc.StartWorkflow(r.Context(), r.PathValue("id"), version, req)
+	if err != nil {
+		return err
+	}
+	if err := present(resp, "StartWorkflow"); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *server) listInstances(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	limit, err := pageLimit(q.Get("limit"))
+	if err != nil {
+		return err
+	}
+	list, err := s.svc.ListInstances(r.Context(), r.PathValue("id"), q.Get("cursor"), limit)
+	if err != nil {
+		return err
+	}
+	if err := present(list, "ListInstances"); err != nil {
+		return err
+	}
+	page := *list
+	if page.Instances == nil {
+		page.Instances = []*orchestrator.InstanceView{}
+	}
+	return writeJSON(w, http.StatusOK, page)
+}
+
+func (s *server) getInstance(w http.ResponseWriter, r *http.Request) error {
+	instanceID, err := positiveInt(r, "instanceId")
+	if err != nil {
+		return err
+	}
+	view, err := s.svc.GetInstance(r.Context(), r.PathValue("id"), instanceID)
+	if err != nil {
+		return err
+	}
+	if err := present(view, "GetInstance"); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, view)
+}
+
+func (s *server) getRun(w http.ResponseWriter, r *http.Request) error {
+	instanceID, err := positiveInt(r, "instanceId")
+	if err != nil {
+		return err
+	}
+	runID, err := positiveInt(r, "runId")
+	if err != nil {
+		return err
+	}
+	view, err := s.svc.GetRun(r.Context(), r.PathValue("id"), instanceID, runID)
+	if err != nil {
+		return err
+	}
+	if err := present(view, "GetRun"); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, view)
+}
+
+func (s *server) listSteps(w http.ResponseWriter, r *http.Request) error {
+	instanceID, err := positiveInt(r, "instanceId")
+	if err != nil {
+		return err
+	}
+	steps, err := s.svc.ListSteps(r.Context(), r.PathValue("id"), instanceID)
+	if err != nil {
+		return err
+	}
+	if steps == nil {
+		steps = []*orchestrator.StepView{}
+	}
+	return writeJSON(w, http.StatusOK, steps)
+}
+
+func (s *server) getStepAttempt(w http.ResponseWriter, r *http.Request) error {
+	instanceID, err := positiveInt(r, "instanceId")
+	if err != nil {
+		return err
+	}
+	runID, err := positiveInt(r, "runId")
+	if err != nil {
+		return err
+	}
+	attempt, err := attemptSelector(r)
+	if err != nil {
+		return err
+	}
+	view, err := s.svc.GetStepAttempt(r.Context(), r.PathValue("id"), instanceID, runID, r.PathValue("stepId"), attempt)
+	if err != nil {
+		return err
+	}
+	if err := present(view, "GetStepAttempt"); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, view)
+}
+
+// readBody reads the whole request body. The limitBody middleware caps it
+// at MaxBodyBytes; going past the cap is answered with 413.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, bodyTooLarge()
+		}
+		return nil, orchestrator.Invalid("cannot read the request body")
+	}
+	return body, nil
+}
+
+// bodyTooLarge is the 413 answer to a body over MaxBodyBytes.
+func bodyTooLarge() *orchestrator.Error {
+	return &orchestrator.Error{
+		Status:  http.StatusRequestEntityTooLarge,
+		Message: fmt.Sprintf("request body is larger than %d bytes (256 KiB)", MaxBodyBytes),
+	}
+}
+
+// requestFormat picks the definition format of a validate request from
+// ?format=json|yaml, else from the Content-Type.
+func requestFormat(r *http.Request) (orchestrator.Format, error) {
+	switch strings.ToLower(r.URL.Query().Get("format")) {
+	case "json":
+		return orchestrator.FormatJSON, nil
+	case "yaml", "yml":
+		return orchestrator.FormatYAML, nil
+	case "":
+	default:
+		return "", orchestrator.Invalid("invalid query parameter format", "format: must be json or yaml")
+	}
+	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return orchestrator.FormatJSON, nil
+	}
+	switch mediaType {
+	case "application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml":
+		return orchestrator.FormatYAML, nil
+	}
+	return orchestrator.FormatJSON, nil
+}
+
+// present turns a nil result returned with a nil error into an internal
+// error, so a faulty service never produces a "null" 200.
+func present[T any](v *T, op string) error {
+	if v == nil {
+		return orchestrator.Internal(fmt.Errorf("orchestrator.Service.%s returned neither a result nor an error", op))
+	}
+	return nil
+}

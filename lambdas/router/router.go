@@ -1,0 +1,179 @@
+// Package router is the stream router: it reads the table's DynamoDB stream
+// and forwards every outbox message a committed change carries to its queue.
+// Messages due more than 15 minutes ahead become one-time EventBridge
+// Scheduler schedules that deliver to the work queue when due.
+package router
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	schedtypes "github.com/aws/aws-sdk-go-v2/service/scheduler/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// SQS is the subset of the SQS client the router uses.
+type SQS interface {
+	SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, opts ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
+}
+
+// Scheduler is the subset of the EventBridge Scheduler client the router uses.
+type Scheduler interface {
+	CreateSchedule(ctx context.Context, in *scheduler.CreateScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.CreateScheduleOutput, error)
+}
+
+// Config wires the router.
+type Config struct {
+	SQS       SQS
+	Scheduler Scheduler
+	// QueueURLs maps the store's logical queue names to URLs.
+	QueueURLs map[string]string
+	// WorkQueueARN is the target of long-timer schedules.
+	WorkQueueARN string
+	// ScheduleGroup holds the one-time schedules; SchedulerRoleARN is the
+	// role Scheduler assumes to send to the work queue.
+	ScheduleGroup    string
+	SchedulerRoleARN string
+	Now              func() time.Time
+	Logger           *slog.Logger
+}
+
+// Router forwards outbox messages.
+type Router struct{ cfg Config }
+
+// New returns a Router.
+func New(cfg Config) *Router {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Router{cfg: cfg}
+}
+
+// Handle processes a batch of stream records in order. On a failure it
+// reports that record and every later one as failed, so Lambda retries from
+// the failed record on (ReportBatchItemFailures semantics) and no message is
+// lost; messages already sent may be sent again, which every consumer tolerates.
+func (r *Router) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	var resp events.DynamoDBEventResponse
+	for i, rec := range ev.Records {
+		if err := r.forward(ctx, rec); err != nil {
+			r.cfg.Logger.Error("router: forwarding failed; the batch is retried from this record",
+				"sequence_number", rec.Change.SequenceNumber, "error", err)
+			for _, later := range ev.Records[i:] {
+				resp.BatchItemFailures = append(resp.BatchItemFailures,
+					events.DynamoDBBatchItemFailure{ItemIdentifier: later.Change.SequenceNumber})
+			}
+			return resp, nil
+		}
+	}
+	return resp, nil
+}
+
+func (r *Router) forward(ctx context.Context, rec events.DynamoDBEventRecord) error {
+	if rec.EventName == string(events.DynamoDBOperationTypeRemove) {
+		return nil
+	}
+	msgs, err := store.OutboxFromImage(rec.Change.NewImage)
+	if err != nil {
+		// A record that cannot be decoded never will be: log it and move on
+		// rather than blocking the shard.
+		r.cfg.Logger.Error("router: undecodable outbox dropped", "sequence_number", rec.Change.SequenceNumber, "error", err)
+		return nil
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	now := r.cfg.Now()
+	byQueue := map[string][]sqstypes.SendMessageBatchRequestEntry{}
+	var queues []string
+	for i, m := range msgs {
+		// The id is stable across retries of this record, so SQS FIFO drops
+		// a resend within its deduplication window.
+		id := dedupID(rec, i)
+		if m.At > 0 && time.UnixMilli(m.At).Sub(now) > 15*time.Minute {
+			if err := r.schedule(ctx, id, m); err != nil {
+				return err
+			}
+			continue
+		}
+		url, ok := r.cfg.QueueURLs[m.Queue]
+		if !ok {
+			return fmt.Errorf("router: no URL for queue %q", m.Queue)
+		}
+		e := sqstypes.SendMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), MessageBody: aws.String(m.Body)}
+		if m.GroupID != "" {
+			e.MessageGroupId = aws.String(m.GroupID)
+			e.MessageDeduplicationId = aws.String(id)
+		} else if m.DelaySeconds > 0 {
+			e.DelaySeconds = m.DelaySeconds
+		}
+		if _, seen := byQueue[url]; !seen {
+			queues = append(queues, url)
+		}
+		byQueue[url] = append(byQueue[url], e)
+	}
+	for _, url := range queues {
+		entries := byQueue[url]
+		for len(entries) > 0 {
+			n := min(10, len(entries))
+			out, err := r.cfg.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: entries[:n]})
+			if err != nil {
+				return fmt.Errorf("router: send to %s: %w", url, err)
+			}
+			if len(out.Failed) > 0 {
+				f := out.Failed[0]
+				return fmt.Errorf("router: send to %s: %d failed, first %s: %s", url, len(out.Failed), aws.ToString(f.Code), aws.ToString(f.Message))
+			}
+			entries = entries[n:]
+		}
+	}
+	return nil
+}
+
+// schedule hands a long timer to EventBridge Scheduler as a one-time
+// schedule that deletes itself after delivering to the work queue.
+func (r *Router) schedule(ctx context.Context, id string, m store.Message) error {
+	if r.cfg.Scheduler == nil {
+		return errors.New("router: a timer beyond 15 minutes needs EventBridge Scheduler, which is not configured")
+	}
+	at := time.UnixMilli(m.At).UTC()
+	name := "t-" + id[:48]
+	_, err := r.cfg.Scheduler.CreateSchedule(ctx, &scheduler.CreateScheduleInput{
+		Name:                       aws.String(name),
+		GroupName:                  aws.String(r.cfg.ScheduleGroup),
+		ScheduleExpression:         aws.String("at(" + at.Format("2006-01-02T15:04:05") + ")"),
+		ScheduleExpressionTimezone: aws.String("UTC"),
+		FlexibleTimeWindow:         &schedtypes.FlexibleTimeWindow{Mode: schedtypes.FlexibleTimeWindowModeOff},
+		ActionAfterCompletion:      schedtypes.ActionAfterCompletionDelete,
+		Target: &schedtypes.Target{
+			Arn:     aws.String(r.cfg.WorkQueueARN),
+			RoleArn: aws.String(r.cfg.SchedulerRoleARN),
+			Input:   aws.String(m.Body),
+		},
+	})
+	var conflict *schedtypes.ConflictException
+	if err != nil && !errors.As(err, &conflict) { // conflict: created by an earlier try
+		return fmt.Errorf("router: create schedule %s: %w", name, err)
+	}
+	return nil
+}
+
+func dedupID(rec events.DynamoDBEventRecord, i int) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s|%s|%d", rec.EventSourceArn, rec.Change.SequenceNumber, i)
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,141 @@
+// Package wiring builds the orchestrator and its handlers from one
+// configuration. The Lambda entry points read the configuration from the
+// environment; the local stack passes what it provisioned. Both run the very
+// same handlers.
+package wiring
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/maestro-serverless/maestro/definition"
+	"github.com/maestro-serverless/maestro/lambdas/decider"
+	"github.com/maestro-serverless/maestro/lambdas/router"
+	"github.com/maestro-serverless/maestro/lambdas/worker"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// Config names the resources the handlers use.
+type Config struct {
+	Table            string
+	DecisionQueueURL string
+	WorkQueueURL     string
+	WorkQueueARN     string
+	ScheduleGroup    string
+	SchedulerRoleARN string
+}
+
+// Environment variable names read by ConfigFromEnv.
+const (
+	EnvTable            = "MAESTRO_TABLE"
+	EnvDecisionQueueURL = "MAESTRO_DECISION_QUEUE_URL"
+	EnvWorkQueueURL     = "MAESTRO_WORK_QUEUE_URL"
+	EnvWorkQueueARN     = "MAESTRO_WORK_QUEUE_ARN"
+	EnvScheduleGroup    = "MAESTRO_SCHEDULE_GROUP"
+	EnvSchedulerRoleARN = "MAESTRO_SCHEDULER_ROLE_ARN"
+)
+
+// ConfigFromEnv reads Config from the environment; every variable named in
+// required must be set.
+func ConfigFromEnv(required ...string) (Config, error) {
+	c := Config{
+		Table:            os.Getenv(EnvTable),
+		DecisionQueueURL: os.Getenv(EnvDecisionQueueURL),
+		WorkQueueURL:     os.Getenv(EnvWorkQueueURL),
+		WorkQueueARN:     os.Getenv(EnvWorkQueueARN),
+		ScheduleGroup:    os.Getenv(EnvScheduleGroup),
+		SchedulerRoleARN: os.Getenv(EnvSchedulerRoleARN),
+	}
+	for _, name := range required {
+		if os.Getenv(name) == "" {
+			return c, fmt.Errorf("wiring: environment variable %s is not set", name)
+		}
+	}
+	return c, nil
+}
+
+// Options are optional parts of the build.
+type Options struct {
+	Now        func() time.Time
+	Logger     *slog.Logger
+	HealthInfo orchestrator.HealthView
+	// Runners execute step types that need a worker (none are required).
+	Runners map[model.StepType]orchestrator.StepRunner
+}
+
+// Deps is everything built.
+type Deps struct {
+	Orchestrator *orchestrator.Orchestrator
+	Router       *router.Router
+	Decider      *decider.Handler
+	Worker       *worker.Handler
+	Logger       *slog.Logger
+}
+
+// Build creates the orchestrator and the handlers over AWS clients made from awsCfg.
+func Build(cfg Config, awsCfg aws.Config, opts Options) *Deps {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	ddb := dynamodb.NewFromConfig(awsCfg)
+	sqsClient := sqs.NewFromConfig(awsCfg)
+	sched := scheduler.NewFromConfig(awsCfg)
+	orch := orchestrator.New(orchestrator.Config{
+		Store:      store.New(ddb, cfg.Table),
+		Checker:    definition.NewChecker(definition.WithClock(opts.Now)),
+		Now:        opts.Now,
+		Logger:     opts.Logger,
+		HealthInfo: opts.HealthInfo,
+	})
+	return &Deps{
+		Orchestrator: orch,
+		Logger:       opts.Logger,
+		Router: router.New(router.Config{
+			SQS:       sqsClient,
+			Scheduler: sched,
+			QueueURLs: map[string]string{
+				store.QueueDecision: cfg.DecisionQueueURL,
+				store.QueueWork:     cfg.WorkQueueURL,
+			},
+			WorkQueueARN:     cfg.WorkQueueARN,
+			ScheduleGroup:    cfg.ScheduleGroup,
+			SchedulerRoleARN: cfg.SchedulerRoleARN,
+			Now:              opts.Now,
+			Logger:           opts.Logger,
+		}),
+		Decider: decider.New(orch, opts.Logger),
+		Worker: worker.New(worker.Config{
+			Processor: orch, SQS: sqsClient, WorkQueueURL: cfg.WorkQueueURL,
+			Runners: opts.Runners, Logger: opts.Logger,
+		}),
+	}
+}
+
+// MustBuildFromEnv is the start of every Lambda entry point: it reads the
+// configuration from the environment and the AWS configuration from the
+// Lambda runtime, logs JSON to stdout, and exits on a missing setting.
+func MustBuildFromEnv(required ...string) *Deps {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	cfg, err := ConfigFromEnv(required...)
+	if err != nil {
+		log.Error("bad configuration", "error", err)
+		os.Exit(1)
+	}
+	awsCfg, err := config.LoadDefaultConfig(context.Background())
+	if err != nil {
+		log.Error("load AWS configuration", "error", err)
+		os.Exit(1)
+	}
+	return Build(cfg, awsCfg, Options{Logger: log})
+}

@@ -1,0 +1,104 @@
+// Package worker is the step worker: it consumes the standard work queue
+// (step work and timers), runs the step, and records the outcome as an event
+// of the step's run.
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/orchestrator"
+)
+
+// Processor handles one work message; orchestrator.Orchestrator implements it.
+type Processor interface {
+	HandleWork(ctx context.Context, body []byte, runners map[model.StepType]orchestrator.StepRunner) (time.Duration, error)
+}
+
+// SQS is the subset of the SQS client the worker uses to re-queue timers.
+type SQS interface {
+	SendMessage(ctx context.Context, in *sqs.SendMessageInput, opts ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+}
+
+// Config wires the worker.
+type Config struct {
+	Processor Processor
+	SQS       SQS
+	// WorkQueueURL is where not-yet-due timers are re-queued.
+	WorkQueueURL string
+	Runners      map[model.StepType]orchestrator.StepRunner
+	// Parallelism bounds concurrently processed messages of one batch (default 10).
+	Parallelism int
+	Logger      *slog.Logger
+}
+
+// Handler consumes work-queue batches.
+type Handler struct{ cfg Config }
+
+// New returns a Handler.
+func New(cfg Config) *Handler {
+	if cfg.Parallelism <= 0 {
+		cfg.Parallelism = 10
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Handler{cfg: cfg}
+}
+
+// Handle processes a batch concurrently and reports the failed messages.
+func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	var (
+		mu   sync.Mutex
+		resp events.SQSEventResponse
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, h.cfg.Parallelism)
+	)
+	for _, m := range ev.Records {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(m events.SQSMessage) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := h.one(ctx, m); err != nil {
+				h.cfg.Logger.Error("worker: message failed; SQS will redeliver it", "message_id", m.MessageId, "error", err)
+				mu.Lock()
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+				mu.Unlock()
+			}
+		}(m)
+	}
+	wg.Wait()
+	return resp, nil
+}
+
+func (h *Handler) one(ctx context.Context, m events.SQSMessage) error {
+	wait, err := h.cfg.Processor.HandleWork(ctx, []byte(m.Body), h.cfg.Runners)
+	if err != nil {
+		return err
+	}
+	if wait <= 0 {
+		return nil
+	}
+	// Not due yet: send it again with the remaining delay; this copy is
+	// then acknowledged. A crash between the two leaves a duplicate, which
+	// is harmless: a timer for a step that moved on is ignored.
+	delay := min(wait, orchestrator.MaxSQSDelay)
+	_, err = h.cfg.SQS.SendMessage(ctx, &sqs.SendMessageInput{
+		QueueUrl:     aws.String(h.cfg.WorkQueueURL),
+		MessageBody:  aws.String(m.Body),
+		DelaySeconds: int32((delay + time.Second - 1) / time.Second),
+	})
+	if err != nil {
+		return fmt.Errorf("worker: re-queue timer: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,303 @@
+// Package localstack runs Maestro's AWS side on one machine.
+//
+// It finds or starts an AWS emulator (LocalStack when it runs, else a
+// moto_server child process), provisions the resources of a
+// resources.Spec in it, and plays the part of Lambda's event source
+// mappings and of EventBridge Scheduler: pumps poll the table's stream and
+// the queues and call the same handler functions that run in Lambda, and a
+// schedule pump fires due schedules against an injectable clock.
+package localstack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// Kind names the sort of emulator behind an endpoint.
+type Kind string
+
+// The kinds of emulator Discover finds.
+const (
+	// KindCustom is an endpoint given by AWS_ENDPOINT_URL.
+	KindCustom Kind = "custom"
+	// KindLocalStack is a LocalStack instance answering on its edge port.
+	KindLocalStack Kind = "localstack"
+	// KindMoto is a moto_server child process started by Discover.
+	KindMoto Kind = "moto"
+)
+
+// Defaults of DiscoverOptions and Emulator.
+const (
+	// DefaultLocalStackURL is LocalStack's edge endpoint.
+	DefaultLocalStackURL = "http://127.0.0.1:4566"
+	// DefaultRegion is the region used when AWS_REGION is not set.
+	DefaultRegion = "us-east-1"
+	// DefaultStartTimeout bounds the wait for a started moto_server.
+	DefaultStartTimeout = 20 * time.Second
+	// DummyAccessKey is the access key id (and secret) emulators accept.
+	DummyAccessKey = "test"
+)
+
+// ErrNoEmulator is returned by Discover when no emulator can be found or started.
+var ErrNoEmulator = errors.New("no AWS emulator: set AWS_ENDPOINT_URL, run LocalStack (localstack/docker-compose.yml) or install moto (moto_server)")
+
+// DiscoverOptions tunes Discover. The zero value is ready to use.
+type DiscoverOptions struct {
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv func(string) string
+	// LocalStackURL is where LocalStack is probed; empty means DefaultLocalStackURL.
+	LocalStackURL string
+	// MotoServer is the moto_server program to start; empty means
+	// "moto_server" looked up on PATH.
+	MotoServer string
+	// StartTimeout bounds the wait for a started moto_server to answer;
+	// zero means DefaultStartTimeout.
+	StartTimeout time.Duration
+	// LogDir receives moto_server's log file; empty means os.TempDir().
+	LogDir string
+	// HTTPClient probes endpoints; nil means a client with a 1 s timeout.
+	HTTPClient *http.Client
+	// Logger reports what Discover found; nil discards.
+	Logger *slog.Logger
+}
+
+// Emulator is an AWS endpoint that speaks the services' wire protocols.
+type Emulator struct {
+	// Endpoint is the base URL every service client uses.
+	Endpoint string `json:"endpoint"`
+	// Kind is the sort of emulator.
+	Kind Kind `json:"kind"`
+	// Region is the AWS region clients sign for.
+	Region string `json:"region"`
+	// LogFile is moto_server's log when Discover started it, else empty.
+	LogFile string `json:"logFile,omitempty"`
+
+	proc      *childProcess
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Discover finds an AWS emulator, in order: the endpoint in AWS_ENDPOINT_URL;
+// LocalStack answering its health check on 127.0.0.1:4566; a moto_server
+// child process started on a free loopback port. It returns ErrNoEmulator
+// (wrapped) when none of these is available. Close the Emulator to stop a
+// started child.
+func Discover(ctx context.Context, opts DiscoverOptions) (*Emulator, error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	client := opts.HTTPClient
+	if client == nil {
+		client = &http.Client{Timeout: time.Second}
+	}
+	region := getenv("AWS_REGION")
+	if region == "" {
+		region = getenv("AWS_DEFAULT_REGION")
+	}
+	if region == "" {
+		region = DefaultRegion
+	}
+
+	if ep := strings.TrimRight(getenv("AWS_ENDPOINT_URL"), "/"); ep != "" {
+		logger.Info("using AWS_ENDPOINT_URL", "endpoint", ep)
+		return &Emulator{Endpoint: ep, Kind: KindCustom, Region: region}, nil
+	}
+
+	lsURL := strings.TrimRight(opts.LocalStackURL, "/")
+	if lsURL == "" {
+		lsURL = DefaultLocalStackURL
+	}
+	if localStackHealthy(ctx, client, lsURL) {
+		logger.Info("using LocalStack", "endpoint", lsURL)
+		return &Emulator{Endpoint: lsURL, Kind: KindLocalStack, Region: region}, nil
+	}
+
+	prog := opts.MotoServer
+	if prog == "" {
+		prog = "moto_server"
+	}
+	path, err := exec.LookPath(prog)
+	if err != nil {
+		return nil, fmt.Errorf("%w (looking for %s: %v)", ErrNoEmulator, prog, err)
+	}
+	timeout := opts.StartTimeout
+	if timeout <= 0 {
+		timeout = DefaultStartTimeout
+	}
+	logDir := opts.LogDir
+	if logDir == "" {
+		logDir = os.TempDir()
+	}
+	em, err := startMoto(ctx, path, logDir, timeout, client)
+	if err != nil {
+		return nil, err
+	}
+	em.Region = region
+	logger.Info("started moto_server", "endpoint", em.Endpoint, "pid", em.proc.cmd.Process.Pid, "log", em.LogFile)
+	return em, nil
+}
+
+// localStackHealthy reports whether LocalStack's health endpoint at base
+// answers with its JSON document.
+func localStackHealthy(ctx context.Context, client *http.Client, base string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/_localstack/health", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false
+	}
+	var health struct {
+		Services map[string]string `json:"services"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&health); err != nil {
+		return false
+	}
+	return health.Services != nil
+}
+
+// startMoto starts moto_server on a free loopback port and waits until it
+// answers. A port taken between choosing and binding makes the child exit;
+// then it tries again on another port.
+func startMoto(ctx context.Context, path, logDir string, timeout time.Duration, client *http.Client) (*Emulator, error) {
+	var errs []error
+	for attempt := 0; attempt < 3; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return nil, fmt.Errorf("start moto_server: %w", err)
+		}
+		logFile, err := os.CreateTemp(logDir, "moto-server-*.log")
+		if err != nil {
+			return nil, fmt.Errorf("start moto_server: log file: %w", err)
+		}
+		cmd := exec.Command(path, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+		cmd.Stdout = logFile
+		cmd.Stderr = logFile
+		proc, err := startChild(cmd)
+		logFile.Close() // the child holds its own descriptor
+		if err != nil {
+			return nil, fmt.Errorf("start moto_server: %w", err)
+		}
+		endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
+		err = waitReady(ctx, client, endpoint+"/moto-api/", timeout, proc.exited)
+		if err == nil {
+			return &Emulator{Endpoint: endpoint, Kind: KindMoto, LogFile: logFile.Name(), proc: proc}, nil
+		}
+		if stopErr := proc.stop(); stopErr != nil {
+			err = errors.Join(err, stopErr)
+		}
+		errs = append(errs, fmt.Errorf("port %d: %w (log %s)", port, err, logFile.Name()))
+		if ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-proc.exited:
+			continue // most likely the port was taken: try another
+		default:
+			return nil, fmt.Errorf("start moto_server: %w", errors.Join(errs...))
+		}
+	}
+	return nil, fmt.Errorf("start moto_server: %w", errors.Join(errs...))
+}
+
+// freePort asks the kernel for a free loopback TCP port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitReady polls url until it answers 200, the child exits, ctx ends or
+// timeout passes.
+func waitReady(ctx context.Context, client *http.Client, url string, timeout time.Duration, exited <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return fmt.Errorf("probe %s: %w", url, err)
+		}
+		if resp, err := client.Do(req); err == nil {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-exited:
+			return errors.New("moto_server exited before answering")
+		case <-ctx.Done():
+			return fmt.Errorf("moto_server did not answer within %v: %w", timeout, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// Close stops the moto_server child that Discover started, if any. It is
+// safe to call more than once.
+func (e *Emulator) Close() error {
+	e.closeOnce.Do(func() {
+		if e.proc != nil {
+			e.closeErr = e.proc.stop()
+		}
+	})
+	return e.closeErr
+}
+
+// AWSConfig returns an SDK configuration for the emulator: static dummy
+// credentials, the emulator's region, and the emulator as the base endpoint
+// of every service client. optFns are applied after these and may override
+// them (add config.WithAPIOptions for a RequestCounter, for example).
+// Per-service AWS_ENDPOINT_URL_<SERVICE> variables still take precedence, as
+// the SDK defines. S3 clients should also use UsePathStyle.
+func (e *Emulator) AWSConfig(ctx context.Context, optFns ...func(*config.LoadOptions) error) (aws.Config, error) {
+	opts := []func(*config.LoadOptions) error{
+		config.WithRegion(e.Region),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(DummyAccessKey, DummyAccessKey, "")),
+		config.WithBaseEndpoint(e.Endpoint),
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, append(opts, optFns...)...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("load AWS config for %s emulator at %s: %w", e.Kind, e.Endpoint, err)
+	}
+	return cfg, nil
+}
+
+// UsePathStyle is an s3.Options function that addresses buckets in the path
+// (http://host/bucket/key) as emulators need, rather than in the host name:
+//
+//	s3.NewFromConfig(cfg, localstack.UsePathStyle)
+func UsePathStyle(o *s3.Options) { o.UsePathStyle = true }

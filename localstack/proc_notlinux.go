@@ -1,0 +1,13 @@
+//go:build unix && !linux
+
+package localstack
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// setProcessGroup puts the child in its own process group.
+func setProcessGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}

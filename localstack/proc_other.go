@@ -1,0 +1,17 @@
+//go:build !unix
+
+package localstack
+
+import (
+	"os"
+	"os/exec"
+)
+
+// setProcessGroup does nothing where process groups do not exist.
+func setProcessGroup(*exec.Cmd) {}
+
+// terminateGroup kills p; without process groups there is no gentler way.
+func terminateGroup(p *os.Process) error { return p.Kill() }
+
+// killGroup kills p.
+func killGroup(p *os.Process) error { return p.Kill() }

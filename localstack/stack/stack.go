@@ -1,0 +1,245 @@
+// Package stack runs the whole orchestrator on one machine: it finds or
+// starts an AWS emulator, provisions the stage's resources from
+// resources.Spec, builds the same handlers the Lambda functions run, and
+// drives them with pumps that play Lambda's event source mappings (the
+// DynamoDB stream at Lambda's 250 ms cadence, the SQS queues, and
+// EventBridge Scheduler's schedule firing). The API is served over HTTP.
+package stack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/maestro-serverless/maestro/lambdas/api"
+	"github.com/maestro-serverless/maestro/lambdas/wiring"
+	"github.com/maestro-serverless/maestro/localstack"
+	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/resources"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// Options configures a local stack. The zero value serves on 127.0.0.1:8080.
+type Options struct {
+	// Addr is the API's listen address; "" means 127.0.0.1:8080 and
+	// "127.0.0.1:0" picks a free port.
+	Addr string
+	// Stage names the resources (default "local").
+	Stage string
+	// Emulator, when set, is used instead of discovering one; the stack
+	// does not close it.
+	Emulator *localstack.Emulator
+	// StreamInterval is the stream poll period (default 250 ms, Lambda's).
+	StreamInterval time.Duration
+	// Clock is the stack's notion of now (default the system clock).
+	Clock localstack.Clock
+	// Counter, when set, counts every AWS request the stack makes.
+	Counter *localstack.RequestCounter
+	// Faults inject failures into the SQS pumps (tests only).
+	Faults Faults
+	// WorkPollers and DecisionPollers size the SQS pumps (defaults 4 and 2).
+	WorkPollers, DecisionPollers int
+	Logger                       *slog.Logger
+}
+
+// Faults are failure injections for the decision and work pumps.
+type Faults struct {
+	// DuplicateDelivery hands every SQS batch to its handler twice.
+	DuplicateDelivery bool
+	// CrashAfterHandler skips the delete of chosen messages after the
+	// handler succeeded, as if the worker died after its commit.
+	CrashAfterHandler func(queue string, msgBody string) bool
+}
+
+// Stack is a running local system.
+type Stack struct {
+	// URL is the API's base URL, e.g. http://127.0.0.1:8080.
+	URL       string
+	Emulator  *localstack.Emulator
+	Resources *localstack.Resources
+	Deps      *wiring.Deps
+
+	ownEmulator bool
+	server      *http.Server
+	cancel      context.CancelFunc
+	wg          sync.WaitGroup
+	log         *slog.Logger
+}
+
+// Start brings the stack up and returns once the API answers /health.
+func Start(ctx context.Context, opts Options) (*Stack, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Stage == "" {
+		opts.Stage = "local"
+	}
+	if _, err := resources.ParseStage(opts.Stage); err != nil {
+		return nil, err
+	}
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:8080"
+	}
+	if opts.Clock == nil {
+		opts.Clock = localstack.SystemClock{}
+	}
+	if opts.WorkPollers <= 0 {
+		opts.WorkPollers = 4
+	}
+	if opts.DecisionPollers <= 0 {
+		opts.DecisionPollers = 2
+	}
+	s := &Stack{Emulator: opts.Emulator, log: opts.Logger}
+	if s.Emulator == nil {
+		em, err := localstack.Discover(ctx, localstack.DiscoverOptions{Logger: opts.Logger})
+		if err != nil {
+			return nil, err
+		}
+		s.Emulator, s.ownEmulator = em, true
+	}
+	fail := func(err error) (*Stack, error) {
+		s.Close()
+		return nil, err
+	}
+	var cfgOpts []func(*config.LoadOptions) error
+	if opts.Counter != nil {
+		cfgOpts = append(cfgOpts, config.WithAPIOptions([]func(*middleware.Stack) error{opts.Counter.Middleware()}))
+	}
+	awsCfg, err := s.Emulator.AWSConfig(ctx, cfgOpts...)
+	if err != nil {
+		return fail(err)
+	}
+	spec := resources.ForStage(opts.Stage)
+	res, err := localstack.Provision(ctx, awsCfg, spec)
+	if err != nil {
+		return fail(fmt.Errorf("provision stage %s: %w", opts.Stage, err))
+	}
+	s.Resources = res
+	resJSON, err := json.Marshal(res)
+	if err != nil {
+		return fail(err)
+	}
+	s.Deps = wiring.Build(wiring.Config{
+		Table:            res.Table.Name,
+		DecisionQueueURL: res.Queues.Decision.URL,
+		WorkQueueURL:     res.Queues.Work.URL,
+		WorkQueueARN:     res.Queues.Work.ARN,
+		ScheduleGroup:    res.SchedulerGroup.Name,
+		// The emulator does not check roles; in AWS the CDK app passes the
+		// role Scheduler assumes to send to the work queue.
+		SchedulerRoleARN: "arn:aws:iam::000000000000:role/maestro-" + opts.Stage + "-scheduler",
+	}, awsCfg, wiring.Options{
+		Now:    opts.Clock.Now,
+		Logger: opts.Logger,
+		HealthInfo: orchestrator.HealthView{
+			Endpoint: s.Emulator.Endpoint, Emulator: string(s.Emulator.Kind), Resources: resJSON,
+		},
+	})
+
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return fail(fmt.Errorf("listen on %s: %w", opts.Addr, err))
+	}
+	s.URL = "http://" + ln.Addr().String()
+	s.server = &http.Server{
+		Handler:           api.NewHandler(s.Deps.Orchestrator, api.Options{Logger: opts.Logger}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	sqsClient := sqs.NewFromConfig(awsCfg)
+	crash := func(queue string) func(m events.SQSMessage) bool {
+		if opts.Faults.CrashAfterHandler == nil {
+			return nil
+		}
+		return func(m events.SQSMessage) bool { return opts.Faults.CrashAfterHandler(queue, m.Body) }
+	}
+	pumps := []interface{ Run(context.Context) error }{
+		localstack.NewStreamPump(dynamodbstreams.NewFromConfig(awsCfg), res.Table.StreamARN, s.Deps.Router.Handle,
+			localstack.StreamPumpOptions{
+				Interval: opts.StreamInterval, Filter: localstack.NewImageHas(store.OutboxAttribute),
+				Region: s.Emulator.Region, Logger: opts.Logger, StartAtLatest: true,
+			}),
+		localstack.NewSQSPump(sqsClient, res.Queues.Decision.URL, s.Deps.Decider.Handle, localstack.SQSPumpOptions{
+			Pollers: opts.DecisionPollers, QueueARN: res.Queues.Decision.ARN, Region: s.Emulator.Region, Logger: opts.Logger,
+			WaitTime: time.Second, DuplicateDelivery: opts.Faults.DuplicateDelivery, CrashAfterHandler: crash(store.QueueDecision),
+		}),
+		localstack.NewSQSPump(sqsClient, res.Queues.Work.URL, s.Deps.Worker.Handle, localstack.SQSPumpOptions{
+			Pollers: opts.WorkPollers, QueueARN: res.Queues.Work.ARN, Region: s.Emulator.Region, Logger: opts.Logger,
+			WaitTime: time.Second, DuplicateDelivery: opts.Faults.DuplicateDelivery, CrashAfterHandler: crash(store.QueueWork),
+		}),
+		localstack.NewSchedulePump(scheduler.NewFromConfig(awsCfg), sqsClient, res.SchedulerGroup.Name,
+			localstack.SchedulePumpOptions{Clock: opts.Clock, Logger: opts.Logger}),
+	}
+	for _, p := range pumps {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := p.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
+				opts.Logger.Error("pump stopped", "error", err)
+			}
+		}()
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			opts.Logger.Error("API server stopped", "error", err)
+		}
+	}()
+	if err := waitHealthy(ctx, s.URL); err != nil {
+		return fail(err)
+	}
+	return s, nil
+}
+
+func waitHealthy(ctx context.Context, url string) error {
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/health", nil)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("API at %s did not become healthy within 10s", url)
+}
+
+// Close stops the API, the pumps and (if the stack started it) the emulator.
+func (s *Stack) Close() error {
+	if s.server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = s.server.Shutdown(ctx)
+		cancel()
+	}
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+	if s.ownEmulator && s.Emulator != nil {
+		return s.Emulator.Close()
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package localstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+)
+
+// recorder collects handler calls.
+type recorder struct {
+	mu    sync.Mutex
+	calls [][]string // per call, the sk of each record
+	recs  []events.DynamoDBEventRecord
+}
+
+func (r *recorder) add(ev events.DynamoDBEvent) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var keys []string
+	for _, rec := range ev.Records {
+		keys = append(keys, rec.Change.Keys["sk"].String())
+	}
+	r.calls = append(r.calls, keys)
+	r.recs = append(r.recs, ev.Records...)
+	return len(r.calls)
+}
+
+func (r *recorder) snapshot() ([][]string, []events.DynamoDBEventRecord) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.calls), slices.Clone(r.recs)
+}
+
+func (r *recorder) seen(sk string) bool {
+	_, recs := r.snapshot()
+	for _, rec := range recs {
+		if rec.Change.Keys["sk"].String() == sk {
+			return true
+		}
+	}
+	return false
+}
+
+func putItem(t *testing.T, ddb *dynamodb.Client, table, sk string, extra map[string]ddbtypes.AttributeValue) {
+	t.Helper()
+	item := map[string]ddbtypes.AttributeValue{
+		"pk": &ddbtypes.AttributeValueMemberS{Value: "wf#1"},
+		"sk": &ddbtypes.AttributeValueMemberS{Value: sk},
+	}
+	for k, v := range extra {
+		item[k] = v
+	}
+	if _, err := ddb.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
+		t.Fatalf("PutItem %s: %v", sk, err)
+	}
+}
+
+// outbox is an item attribute the stream filter passes.
+var outbox = map[string]ddbtypes.AttributeValue{
+	"ob": &ddbtypes.AttributeValueMemberL{Value: []ddbtypes.AttributeValue{
+		&ddbtypes.AttributeValueMemberM{Value: map[string]ddbtypes.AttributeValue{
+			"kind": &ddbtypes.AttributeValueMemberS{Value: "decide"},
+			"n":    &ddbtypes.AttributeValueMemberN{Value: "3"},
+			"blob": &ddbtypes.AttributeValueMemberB{Value: []byte("hi")},
+		}},
+	}},
+}
+
+func TestStreamPumpDeliversFilteredRecords(t *testing.T) {
+	cfg := testConfig(t)
+	res, spec := provisionStage(t, cfg)
+	ddb := dynamodb.NewFromConfig(cfg)
+	var rec recorder
+	pump := NewStreamPump(dynamodbstreams.NewFromConfig(cfg), res.Table.StreamARN,
+		func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			rec.add(ev)
+			return events.DynamoDBEventResponse{}, nil
+		},
+		StreamPumpOptions{Filter: NewImageHas(spec.StreamFilterAttribute), Region: cfg.Region, Logger: testLogger(t)})
+	runPump(t, pump.Run)
+
+	putItem(t, ddb, res.Table.Name, "with-outbox", outbox)
+	putItem(t, ddb, res.Table.Name, "plain", nil)
+	putItem(t, ddb, res.Table.Name, "later", outbox)
+	eventually(t, 10*time.Second, "the later item", func() bool { return rec.seen("later") })
+
+	_, recs := rec.snapshot()
+	var keys []string
+	for _, r := range recs {
+		keys = append(keys, r.Change.Keys["sk"].String())
+	}
+	if strings.Join(keys, ",") != "with-outbox,later" {
+		t.Fatalf("delivered %v, want [with-outbox later] (plain filtered out, order kept)", keys)
+	}
+	r := recs[0]
+	if r.EventName != "INSERT" || r.EventSourceArn != res.Table.StreamARN || r.EventSource != "aws:dynamodb" || r.Change.SequenceNumber == "" {
+		t.Errorf("record envelope = %+v", r)
+	}
+	ob := r.Change.NewImage["ob"].List()
+	if len(ob) != 1 {
+		t.Fatalf("ob = %+v", r.Change.NewImage["ob"])
+	}
+	m := ob[0].Map()
+	if m["kind"].String() != "decide" || m["n"].Number() != "3" || string(m["blob"].Binary()) != "hi" {
+		t.Errorf("converted outbox entry = %+v", m)
+	}
+}
+
+func TestStreamPumpRetriesFromFirstFailedRecord(t *testing.T) {
+	cfg := testConfig(t)
+	res, _ := provisionStage(t, cfg)
+	ddb := dynamodb.NewFromConfig(cfg)
+	for _, sk := range []string{"k1", "k2", "k3"} {
+		putItem(t, ddb, res.Table.Name, sk, outbox)
+	}
+
+	var rec recorder
+	pump := NewStreamPump(dynamodbstreams.NewFromConfig(cfg), res.Table.StreamARN,
+		func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			if rec.add(ev) == 1 {
+				// Fail the second record: Lambda retries from it.
+				return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{
+					{ItemIdentifier: ev.Records[1].Change.SequenceNumber},
+				}}, nil
+			}
+			return events.DynamoDBEventResponse{}, nil
+		},
+		StreamPumpOptions{Interval: 50 * time.Millisecond, RetryBackoff: 20 * time.Millisecond, Logger: testLogger(t)})
+	runPump(t, pump.Run)
+
+	eventually(t, 10*time.Second, "the retry", func() bool { calls, _ := rec.snapshot(); return len(calls) >= 2 })
+	putItem(t, ddb, res.Table.Name, "k4", outbox)
+	eventually(t, 10*time.Second, "k4", func() bool { return rec.seen("k4") })
+	calls, _ := rec.snapshot()
+	want := [][]string{{"k1", "k2", "k3"}, {"k2", "k3"}, {"k4"}}
+	if fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("handler calls = %v, want %v", calls, want)
+	}
+}
+
+func TestStreamPumpRetriesWholeBatchOnError(t *testing.T) {
+	cfg := testConfig(t)
+	res, _ := provisionStage(t, cfg)
+	ddb := dynamodb.NewFromConfig(cfg)
+	putItem(t, ddb, res.Table.Name, "e1", outbox)
+	putItem(t, ddb, res.Table.Name, "e2", outbox)
+
+	var rec recorder
+	pump := NewStreamPump(dynamodbstreams.NewFromConfig(cfg), res.Table.StreamARN,
+		func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			if n := rec.add(ev); n <= 2 {
+				return events.DynamoDBEventResponse{}, errors.New("transient")
+			}
+			return events.DynamoDBEventResponse{}, nil
+		},
+		StreamPumpOptions{Interval: 50 * time.Millisecond, RetryBackoff: 20 * time.Millisecond, Logger: testLogger(t)})
+	runPump(t, pump.Run)
+
+	eventually(t, 10*time.Second, "three calls", func() bool { calls, _ := rec.snapshot(); return len(calls) >= 3 })
+	time.Sleep(300 * time.Millisecond) // no fourth call: the batch succeeded
+	calls, _ := rec.snapshot()
+	want := [][]string{{"e1", "e2"}, {"e1", "e2"}, {"e1", "e2"}}
+	if fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("handler calls = %v, want %v", calls, want)
+	}
+}
+
+func TestStreamPumpSkipsAfterMaxRetries(t *testing.T) {
+	cfg := testConfig(t)
+	res, _ := provisionStage(t, cfg)
+	ddb := dynamodb.NewFromConfig(cfg)
+	putItem(t, ddb, res.Table.Name, "poison", outbox)
+
+	var rec recorder
+	pump := NewStreamPump(dynamodbstreams.NewFromConfig(cfg), res.Table.StreamARN,
+		func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			rec.add(ev)
+			if ev.Records[0].Change.Keys["sk"].String() == "poison" {
+				return events.DynamoDBEventResponse{}, errors.New("always fails")
+			}
+			return events.DynamoDBEventResponse{}, nil
+		},
+		StreamPumpOptions{Interval: 50 * time.Millisecond, RetryBackoff: 10 * time.Millisecond, MaxRetryAttempts: 2, Logger: testLogger(t)})
+	runPump(t, pump.Run)
+
+	eventually(t, 10*time.Second, "the poison record's attempts", func() bool { calls, _ := rec.snapshot(); return len(calls) >= 3 })
+	putItem(t, ddb, res.Table.Name, "next", outbox)
+	eventually(t, 10*time.Second, "the next record", func() bool { return rec.seen("next") })
+	calls, _ := rec.snapshot()
+	want := [][]string{{"poison"}, {"poison"}, {"poison"}, {"next"}}
+	if fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("handler calls = %v, want %v", calls, want)
+	}
+}

@@ -1,0 +1,55 @@
+package orchestrator
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Error is an error with an HTTP status, a message and optional per-field
+// details. The API writes it as {"status", "message", "errors": [...]}.
+type Error struct {
+	Status  int      `json:"status"`
+	Message string   `json:"message"`
+	Errors  []string `json:"errors,omitempty"`
+	cause   error
+}
+
+func (e *Error) Error() string {
+	if len(e.Errors) == 0 {
+		return e.Message
+	}
+	return fmt.Sprintf("%s: %v", e.Message, e.Errors)
+}
+
+// Unwrap returns the underlying cause, if any.
+func (e *Error) Unwrap() error { return e.cause }
+
+// NotFound builds a 404 error.
+func NotFound(format string, args ...any) *Error {
+	return &Error{Status: http.StatusNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalid builds a 400 error listing field errors (each "path: rule").
+func Invalid(msg string, details ...string) *Error {
+	return &Error{Status: http.StatusBadRequest, Message: msg, Errors: details}
+}
+
+// Conflict builds a 409 error.
+func Conflict(format string, args ...any) *Error {
+	return &Error{Status: http.StatusConflict, Message: fmt.Sprintf(format, args...)}
+}
+
+// Internal wraps an unexpected error as a 500 without leaking its text to callers.
+func Internal(cause error) *Error {
+	return &Error{Status: http.StatusInternalServerError, Message: "internal error", cause: cause}
+}
+
+// AsError converts any error to an *Error, treating unknown errors as internal.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return Internal(err)
+}

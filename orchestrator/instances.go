@@ -1,0 +1,374 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// startEventID sorts before every other event id of a run.
+const startEventID = "0-start"
+
+// StartWorkflow creates an instance of the selected version and decides its
+// start inline (eager execution): by the time it returns, the root steps have
+// started unless another decider holds the run. The stream-delivered wake for
+// the same start then finds nothing pending and is dropped.
+func (o *Orchestrator) StartWorkflow(ctx context.Context, wf, selector string, req StartRequest) (*StartResponse, error) {
+	head, err := o.head(ctx, wf)
+	if err != nil {
+		return nil, err
+	}
+	version, err := resolveVersion(head, selector)
+	if err != nil {
+		return nil, err
+	}
+	_, def, err := o.graph(ctx, wf, version)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	runParams, err := decodeRunParams(req.RunParams)
+	if err != nil {
+		return nil, err
+	}
+	initiator := engine.Initiator{Type: "MANUAL"}
+	if req.Initiator != nil && req.Initiator.Type != "" {
+		initiator.Type = strings.ToUpper(req.Initiator.Type)
+	}
+	now := o.now()
+	id := o.newUUID()
+	st := &engine.Instance{
+		WorkflowID: wf, WorkflowVersion: version, RunID: 1, UUID: id,
+		Owner: ownerOf(def, head), Status: model.WorkflowCreated, CreateTime: now.UnixMilli(),
+	}
+	startEv, err := json.Marshal(engine.StartRun{RunParams: runParams, Initiator: initiator})
+	if err != nil {
+		return nil, Internal(fmt.Errorf("encode start event: %w", err))
+	}
+	rec, created, err := o.store.CreateInstance(ctx, store.NewInstance{
+		WorkflowID: wf, Version: version, UUID: id, RequestID: req.RequestID,
+		Initiator: mustJSON(initiator), Status: string(st.Status),
+		State: func(instanceID int64) ([]byte, error) {
+			st.InstanceID = instanceID
+			return json.Marshal(st)
+		},
+		FirstEvent: store.Event{ID: startEventID, Body: startEv},
+		Now:        now,
+	})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	resp := &StartResponse{
+		WorkflowID: wf, WorkflowVersionID: rec.Version, WorkflowInstanceID: rec.InstanceID,
+		WorkflowRunID: rec.RunID, WorkflowUUID: rec.UUID, Status: rec.Status, Created: created,
+	}
+	if !created {
+		return resp, nil
+	}
+	after, err := o.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: rec.InstanceID, RunID: rec.RunID})
+	if err != nil {
+		// The start is durable; the stream-driven decider will finish it.
+		o.log.Warn("inline start decision failed; the decision queue will retry", "workflow_id", wf, "instance_id", rec.InstanceID, "error", err)
+		return resp, nil
+	}
+	resp.Status = string(after.Status)
+	return resp, nil
+}
+
+// ownerOf returns the workflow owner from the stored properties snapshot.
+func ownerOf(def *model.Definition, head *store.WorkflowHead) string {
+	if def.Properties != nil && def.Properties.Owner != nil {
+		return def.Properties.Owner.Name
+	}
+	var props struct {
+		Owner json.RawMessage `json:"owner"`
+	}
+	if json.Unmarshal(head.Properties, &props) == nil && len(props.Owner) > 0 {
+		var name string
+		if json.Unmarshal(props.Owner, &name) == nil {
+			return name
+		}
+		var obj struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(props.Owner, &obj) == nil {
+			return obj.Name
+		}
+	}
+	return ""
+}
+
+// decodeRunParams reads run_params as Maestro param definitions.
+func decodeRunParams(raw map[string]json.RawMessage) (model.Params, error) {
+	if len(raw) == 0 {
+		return model.Params{}, nil
+	}
+	data, err := json.Marshal(raw)
+	if err != nil {
+		return model.Params{}, Invalid("invalid run_params", err.Error())
+	}
+	var p model.Params
+	if err := json.Unmarshal(data, &p); err != nil {
+		var list model.Errors
+		if errors.As(err, &list) {
+			details := make([]string, len(list))
+			for i, e := range list {
+				details[i] = e.Error()
+			}
+			return model.Params{}, Invalid("invalid run_params", details...)
+		}
+		return model.Params{}, Invalid("invalid run_params", err.Error())
+	}
+	return p, nil
+}
+
+// GetInstance returns an instance's latest run.
+func (o *Orchestrator) GetInstance(ctx context.Context, wf string, inst int64) (*InstanceView, error) {
+	rec, err := o.instance(ctx, wf, inst)
+	if err != nil {
+		return nil, err
+	}
+	return o.runView(ctx, rec, rec.RunID)
+}
+
+// GetRun returns one run of an instance.
+func (o *Orchestrator) GetRun(ctx context.Context, wf string, inst, run int64) (*InstanceView, error) {
+	rec, err := o.instance(ctx, wf, inst)
+	if err != nil {
+		return nil, err
+	}
+	if run > rec.RunID {
+		return nil, NotFound("workflow %s instance %d has no run %d", wf, inst, run)
+	}
+	return o.runView(ctx, rec, run)
+}
+
+func (o *Orchestrator) instance(ctx context.Context, wf string, inst int64) (*store.InstanceRecord, error) {
+	rec, err := o.store.GetInstance(ctx, wf, inst)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, NotFound("workflow %s instance %d not found", wf, inst)
+	}
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return rec, nil
+}
+
+func (o *Orchestrator) runView(ctx context.Context, rec *store.InstanceRecord, run int64) (*InstanceView, error) {
+	rr, _, err := o.store.LoadRun(ctx, rec.WorkflowID, rec.InstanceID, run)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	var st engine.Instance
+	if err := json.Unmarshal(rr.State, &st); err != nil {
+		return nil, Internal(fmt.Errorf("decode state: %w", err))
+	}
+	tl, err := o.store.ListTimeline(ctx, rec.WorkflowID, rec.InstanceID, run)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	view := &InstanceView{
+		WorkflowID: st.WorkflowID, WorkflowInstanceID: st.InstanceID, WorkflowRunID: st.RunID,
+		WorkflowUUID: st.UUID, WorkflowVersionID: st.WorkflowVersion, Status: string(st.Status),
+		Initiator: &Initiator{Type: st.Initiator.Type}, Params: st.Params,
+		CreateTime: st.CreateTime, StartTime: st.StartTime, EndTime: st.EndTime, ModifyTime: rec.ModifyTime,
+		StepStatuses: map[string]string{},
+	}
+	if st.Initiator.Type == "" {
+		view.Initiator = nil
+	}
+	overview := &RuntimeOverview{StepOverview: map[string]int64{}, RunStatus: string(st.Status)}
+	for _, s := range st.Steps {
+		status := string(s.Status)
+		if status == "" {
+			status = string(model.StepNotCreated)
+		}
+		view.StepStatuses[s.StepID] = status
+		overview.StepOverview[status]++
+		overview.TotalStepCount++
+	}
+	view.RuntimeOverview = overview
+	for _, t := range tl {
+		var e TimelineEntry
+		if json.Unmarshal(t.Body, &e) == nil {
+			view.Timeline = append(view.Timeline, e)
+		}
+	}
+	return view, nil
+}
+
+// ListSteps returns the latest attempt of each step of the latest run.
+func (o *Orchestrator) ListSteps(ctx context.Context, wf string, inst int64) ([]*StepView, error) {
+	rec, err := o.instance(ctx, wf, inst)
+	if err != nil {
+		return nil, err
+	}
+	attempts, err := o.store.ListAttempts(ctx, wf, inst, rec.RunID)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	latest := map[string]store.Attempt{}
+	var order []string
+	for _, a := range attempts {
+		if _, ok := latest[a.StepID]; !ok {
+			order = append(order, a.StepID)
+		}
+		if a.Attempt >= latest[a.StepID].Attempt {
+			latest[a.StepID] = a
+		}
+	}
+	// Steps that ended without starting (unsatisfied) have no item; their
+	// view comes from the state.
+	rr, _, err := o.store.LoadRun(ctx, wf, inst, rec.RunID)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	var st engine.Instance
+	if err := json.Unmarshal(rr.State, &st); err != nil {
+		return nil, Internal(fmt.Errorf("decode state: %w", err))
+	}
+	synth := map[string]*StepView{}
+	for i := range st.Steps {
+		ss := &st.Steps[i]
+		if _, ok := latest[ss.StepID]; ok || ss.Status == model.StepNotCreated || ss.Status == "" || !neverStarted(ss) {
+			continue
+		}
+		synth[ss.StepID] = unstartedView(&st, ss)
+		order = append(order, ss.StepID)
+	}
+	sort.Strings(order)
+	out := make([]*StepView, 0, len(order))
+	for _, id := range order {
+		if v, ok := synth[id]; ok {
+			out = append(out, v)
+			continue
+		}
+		v, err := attemptView(latest[id])
+		if err != nil {
+			return nil, Internal(err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// GetStepAttempt returns one attempt; attempt 0 is the latest.
+func (o *Orchestrator) GetStepAttempt(ctx context.Context, wf string, inst, run int64, step string, attempt int64) (*StepView, error) {
+	if _, err := o.instance(ctx, wf, inst); err != nil {
+		return nil, err
+	}
+	a, err := o.store.GetAttempt(ctx, wf, inst, run, step, attempt)
+	if errors.Is(err, store.ErrNotFound) && attempt <= 1 {
+		if v := o.unstartedStep(ctx, wf, inst, run, step); v != nil {
+			return v, nil
+		}
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, NotFound("workflow %s instance %d run %d has no attempt of step %s", wf, inst, run, step)
+	}
+	if err != nil {
+		return nil, Internal(err)
+	}
+	v, err := attemptView(*a)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return v, nil
+}
+
+// ListInstances pages through a workflow's instances, newest first.
+func (o *Orchestrator) ListInstances(ctx context.Context, wf, cursor string, limit int) (*InstanceList, error) {
+	if _, err := o.head(ctx, wf); err != nil {
+		return nil, err
+	}
+	recs, next, err := o.store.ListInstances(ctx, wf, cursor, limit)
+	if err != nil {
+		if strings.Contains(err.Error(), "bad cursor") {
+			return nil, Invalid("bad cursor", "cursor: "+err.Error())
+		}
+		return nil, Internal(err)
+	}
+	out := &InstanceList{NextCursor: next, Instances: make([]*InstanceView, 0, len(recs))}
+	for _, r := range recs {
+		out.Instances = append(out.Instances, &InstanceView{
+			WorkflowID: r.WorkflowID, WorkflowInstanceID: r.InstanceID, WorkflowRunID: r.RunID,
+			WorkflowUUID: r.UUID, WorkflowVersionID: r.Version, Status: r.Status,
+			CreateTime: r.CreateTime, StartTime: r.StartTime, EndTime: r.EndTime, ModifyTime: r.ModifyTime,
+		})
+	}
+	return out, nil
+}
+
+// stepView is the stored body of a step attempt item.
+func stepView(st *engine.Instance, s *engine.StepState) *StepView {
+	return &StepView{
+		WorkflowID: st.WorkflowID, WorkflowInstanceID: st.InstanceID, WorkflowRunID: st.RunID,
+		StepID: s.StepID, StepAttemptID: s.Attempt, Params: s.Params, Outputs: s.Outputs,
+		RuntimeState: StepRuntimeView{
+			Status: string(s.Status), CreateTime: s.CreateTime, StartTime: s.StartTime, EndTime: s.EndTime,
+		},
+	}
+}
+
+func attemptView(a store.Attempt) (*StepView, error) {
+	var v StepView
+	if err := json.Unmarshal(a.Body, &v); err != nil {
+		return nil, fmt.Errorf("decode attempt %s/%d: %w", a.StepID, a.Attempt, err)
+	}
+	for _, raw := range a.Timeline {
+		var e TimelineEntry
+		if err := json.Unmarshal(raw, &e); err == nil {
+			v.Timeline = append(v.Timeline, e)
+		}
+	}
+	return &v, nil
+}
+
+func timelineView(e engine.TimelineEntry) TimelineEntry {
+	msg := e.Message
+	if msg == "" {
+		if e.StepID != "" {
+			msg = fmt.Sprintf("step %s attempt %d is %s", e.StepID, e.Attempt, e.Status)
+		} else {
+			msg = "workflow instance is " + e.Status
+		}
+	}
+	return TimelineEntry{Time: e.Time, Status: e.Status, Message: msg}
+}
+
+// neverStarted reports whether a step reached its status without being
+// created (NOT_CREATED or ended UNSATISFIED straight away).
+func neverStarted(s *engine.StepState) bool {
+	return s.CreateTime == 0 && s.StartTime == 0
+}
+
+// unstartedView describes a step that ended without starting.
+func unstartedView(st *engine.Instance, ss *engine.StepState) *StepView {
+	v := stepView(st, ss)
+	v.Timeline = []TimelineEntry{{Time: ss.EndTime, Status: string(ss.Status), Message: ss.Message}}
+	return v
+}
+
+// unstartedStep returns the synthesised view of a step of run that ended
+// without starting, or nil.
+func (o *Orchestrator) unstartedStep(ctx context.Context, wf string, inst, run int64, step string) *StepView {
+	rr, _, err := o.store.LoadRun(ctx, wf, inst, run)
+	if err != nil {
+		return nil
+	}
+	var st engine.Instance
+	if json.Unmarshal(rr.State, &st) != nil {
+		return nil
+	}
+	ss := st.Step(step)
+	if ss == nil || ss.Status == model.StepNotCreated || ss.Status == "" || !neverStarted(ss) {
+		return nil
+	}
+	return unstartedView(&st, ss)
+}

@@ -1,0 +1,139 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/maestro-serverless/maestro/definition"
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// Config wires an Orchestrator's dependencies.
+type Config struct {
+	Store   *store.Store
+	Checker *definition.Checker
+	// Now is the clock (default time.Now). The engine receives it explicitly.
+	Now func() time.Time
+	// NewUUID returns instance uuids (default random v4).
+	NewUUID func() string
+	Logger  *slog.Logger
+	// HealthInfo is what GET /health reports besides "ok".
+	HealthInfo HealthView
+	// MaxConflictRetries bounds reload-and-decide retries (default 25).
+	MaxConflictRetries int
+}
+
+// Orchestrator implements Service and the decision and work processing the
+// Lambda handlers call.
+type Orchestrator struct {
+	store   *store.Store
+	checker *definition.Checker
+	eval    engine.Evaluator
+	now     func() time.Time
+	newUUID func() string
+	log     *slog.Logger
+	health  HealthView
+	retries int
+
+	mu     sync.Mutex
+	graphs map[graphKey]compiled // compiled immutable versions
+}
+
+type graphKey struct {
+	workflowID string
+	version    int64
+}
+
+var _ Service = (*Orchestrator)(nil)
+
+// New returns an Orchestrator.
+func New(cfg Config) *Orchestrator {
+	o := &Orchestrator{
+		store:   cfg.Store,
+		checker: cfg.Checker,
+		now:     cfg.Now,
+		newUUID: cfg.NewUUID,
+		log:     cfg.Logger,
+		health:  cfg.HealthInfo,
+		retries: cfg.MaxConflictRetries,
+		graphs:  make(map[graphKey]compiled),
+	}
+	if o.checker == nil {
+		o.checker = definition.NewChecker()
+	}
+	if o.now == nil {
+		o.now = time.Now
+	}
+	if o.newUUID == nil {
+		o.newUUID = func() string { return uuid.NewString() }
+	}
+	if o.log == nil {
+		o.log = slog.Default()
+	}
+	if o.retries <= 0 {
+		o.retries = 25
+	}
+	o.eval = engine.NewEvaluator(o.checker.Language())
+	return o
+}
+
+// Health reports readiness.
+func (o *Orchestrator) Health(ctx context.Context) (*HealthView, error) {
+	h := o.health
+	h.Status = "ok"
+	return &h, nil
+}
+
+// compiled is a stored version ready to run.
+type compiled struct {
+	graph *engine.Graph
+	def   *model.Definition
+}
+
+// graph returns the compiled graph of a stored version, loading and compiling
+// it once. Versions are immutable, so the cache needs no invalidation; it is
+// cleared when it grows past 1024 versions to bound memory.
+func (o *Orchestrator) graph(ctx context.Context, wf string, version int64) (*engine.Graph, *model.Definition, error) {
+	k := graphKey{wf, version}
+	o.mu.Lock()
+	c, ok := o.graphs[k]
+	o.mu.Unlock()
+	if ok {
+		return c.graph, c.def, nil
+	}
+	rec, err := o.store.GetVersion(ctx, wf, version)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load %s version %d: %w", wf, version, err)
+	}
+	def, err := model.ParseDefinition(rec.Definition)
+	if err != nil {
+		return nil, nil, fmt.Errorf("decode stored %s version %d: %w", wf, version, err)
+	}
+	g, err := engine.Compile(def.Workflow, o.eval)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compile %s version %d: %w", wf, version, err)
+	}
+	o.mu.Lock()
+	if len(o.graphs) >= 1024 {
+		clear(o.graphs)
+	}
+	o.graphs[k] = compiled{graph: g, def: def}
+	o.mu.Unlock()
+	return g, def, nil
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("orchestrator: marshal %T: %v", v, err))
+	}
+	return b
+}

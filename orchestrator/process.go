@@ -1,0 +1,302 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// WorkKind tags a work-queue message.
+type WorkKind string
+
+// Work message kinds.
+const (
+	// WorkRunStep asks the step worker to execute a step attempt.
+	WorkRunStep WorkKind = "run_step"
+	// WorkTimer delivers a due timer; it may arrive early when the wait was
+	// longer than one SQS delay, in which case it is delayed again.
+	WorkTimer WorkKind = "timer"
+)
+
+// WorkMessage is the body of a work-queue message.
+type WorkMessage struct {
+	Kind       WorkKind            `json:"kind"`
+	WorkflowID string              `json:"workflow_id"`
+	InstanceID int64               `json:"workflow_instance_id"`
+	RunID      int64               `json:"workflow_run_id"`
+	StepID     string              `json:"step_id"`
+	Attempt    int64               `json:"step_attempt_id"`
+	StepKind   model.StepKind      `json:"step_kind,omitempty"`
+	StepType   model.StepType      `json:"step_type,omitempty"`
+	Params     engine.Values       `json:"params,omitempty"`
+	Purpose    engine.TimerPurpose `json:"purpose,omitempty"`
+	FireAt     time.Time           `json:"fire_at,omitempty"`
+}
+
+// MaxSQSDelay is the longest delay SQS supports on one message.
+const MaxSQSDelay = 15 * time.Minute
+
+// Limits that keep one commit inside DynamoDB's 100-item transaction.
+const (
+	// maxStartsPerDecision bounds the steps one engine decision starts.
+	maxStartsPerDecision = 40
+	// maxCommitItems is the item budget of one commit, leaving headroom
+	// under store.MaxTransactItems for the run item and the summary.
+	maxCommitItems = 90
+)
+
+// Process applies a run's pending events through the engine and commits the
+// result in one conditional transaction, retrying from a fresh read when
+// another decider won the race. A run with more pending work than one
+// transaction holds is committed in several rounds, each durable. It returns
+// the run's state afterwards. A run with no pending events (a duplicate
+// wake) is a no-op.
+func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Instance, error) {
+	conflicts := 0
+	for {
+		st, more, err := o.processOnce(ctx, w)
+		switch {
+		case err == nil && !more:
+			return st, nil
+		case err == nil:
+			continue // next round of the same run
+		case !errors.Is(err, store.ErrConflict):
+			return nil, err
+		}
+		conflicts++
+		if conflicts >= o.retries {
+			return nil, fmt.Errorf("process %s/%d/%d: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
+		}
+		// Jittered backoff keeps concurrent deciders from colliding again.
+		d := time.Duration(1+rand.IntN(5*conflicts)) * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(d):
+		}
+	}
+}
+
+// processOnce runs one round: load, decide pending events up to the commit
+// budget, commit. more reports that pending work remains.
+func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engine.Instance, more bool, err error) {
+	rec, pending, err := o.store.LoadRun(ctx, w.WorkflowID, w.InstanceID, w.RunID)
+	if err != nil {
+		return nil, false, err
+	}
+	var before engine.Instance
+	if err := json.Unmarshal(rec.State, &before); err != nil {
+		return nil, false, fmt.Errorf("decode state of %s/%d/%d: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
+	}
+	if len(pending) == 0 {
+		return &before, false, nil
+	}
+	g, _, err := o.graph(ctx, w.WorkflowID, before.WorkflowVersion)
+	if err != nil {
+		return nil, false, err
+	}
+	now := o.now()
+	acc := decisionSet{}
+	cur := &before
+	var consumed []string
+	cont := false
+	for n, p := range pending {
+		ev, err := engine.UnmarshalEvent(p.Body)
+		if err != nil {
+			// A malformed event can never apply; dropping it (and saying so)
+			// keeps it from blocking the run forever.
+			o.log.Error("dropping undecodable event", "workflow_id", w.WorkflowID, "instance_id", w.InstanceID, "event_id", p.ID, "error", err)
+			consumed = append(consumed, p.ID)
+			continue
+		}
+		d, err := engine.Decide(ctx, g, cur, ev, now, engine.WithMaxStarts(maxStartsPerDecision))
+		if err != nil {
+			o.log.Error("dropping event the engine rejected", "workflow_id", w.WorkflowID, "instance_id", w.InstanceID, "event_id", p.ID, "error", err)
+			consumed = append(consumed, p.ID)
+			continue
+		}
+		if n > 0 && acc.items(len(consumed))+decisionItems(d)+1 > maxCommitItems {
+			more = true // this event waits for the next round
+			break
+		}
+		consumed = append(consumed, p.ID)
+		acc.add(d)
+		cur = d.State
+		if d.Continue {
+			cont = true
+			if n+1 < len(pending) {
+				more = true
+			}
+			break
+		}
+	}
+	commit, err := o.buildCommit(rec, &before, cur, &acc, consumed, now)
+	if err != nil {
+		return nil, false, err
+	}
+	if cont {
+		commit.NewEvents = append(commit.NewEvents, store.Event{
+			ID: fmt.Sprintf("c-%012d", cur.Seq), Body: mustJSON(engine.Continue{}),
+		})
+		more = true
+	}
+	if err := o.store.CommitRun(ctx, commit); err != nil {
+		return nil, false, err
+	}
+	return cur, more, nil
+}
+
+// decisionItems estimates the transaction items one decision needs: one per
+// touched step attempt and one per instance timeline entry.
+func decisionItems(d *engine.Decision) int {
+	n := 0
+	seen := map[attemptKey]bool{}
+	for _, t := range d.Transitions {
+		k := attemptKey{t.StepID, t.Attempt}
+		if t.StepID == "" {
+			n++
+		} else if !seen[k] {
+			seen[k] = true
+			n++
+		}
+	}
+	return n
+}
+
+// decisionSet accumulates the decisions of one commit.
+type decisionSet struct {
+	commands    []engine.Command
+	timeline    []engine.TimelineEntry
+	transitions []engine.Transition
+}
+
+// items estimates the transaction items of the accumulated decisions plus
+// consumed inbox events, the run item and the instance summary.
+func (a *decisionSet) items(consumed int) int {
+	return decisionItems(&engine.Decision{Transitions: a.transitions}) + consumed + 2
+}
+
+func (a *decisionSet) add(d *engine.Decision) {
+	a.commands = append(a.commands, d.Commands...)
+	a.timeline = append(a.timeline, d.Timeline...)
+	a.transitions = append(a.transitions, d.Transitions...)
+}
+
+type attemptKey struct {
+	step    string
+	attempt int64
+}
+
+// buildCommit turns accumulated decisions into the store's transaction:
+// the new state with its outbox, the touched step attempts with their new
+// timeline entries, instance timeline entries and the consumed events.
+func (o *Orchestrator) buildCommit(rec *store.RunRecord, before, after *engine.Instance, acc *decisionSet, consumed []string, now time.Time) (store.Commit, error) {
+	state, err := json.Marshal(after)
+	if err != nil {
+		return store.Commit{}, fmt.Errorf("encode state: %w", err)
+	}
+	c := store.Commit{
+		WorkflowID: rec.WorkflowID, InstanceID: rec.InstanceID, RunID: rec.RunID,
+		ExpectV: rec.V, Status: string(after.Status), State: state, Consumed: consumed,
+	}
+	// Step attempts touched by this commit, in first-touch order.
+	var order []attemptKey
+	stepTL := map[attemptKey][][]byte{}
+	touch := func(k attemptKey) {
+		if _, ok := stepTL[k]; !ok {
+			stepTL[k] = nil
+			order = append(order, k)
+		}
+	}
+	for _, t := range acc.transitions {
+		if t.StepID != "" {
+			touch(attemptKey{t.StepID, t.Attempt})
+		}
+	}
+	seq := after.Seq * 1000
+	for _, e := range acc.timeline {
+		if e.StepID == "" {
+			seq++
+			c.Timeline = append(c.Timeline, store.TimelineItem{Seq: seq, Body: mustJSON(timelineView(e))})
+			continue
+		}
+		k := attemptKey{e.StepID, e.Attempt}
+		touch(k)
+		stepTL[k] = append(stepTL[k], mustJSON(timelineView(e)))
+	}
+	for _, k := range order {
+		ss := after.Step(k.step)
+		if ss == nil || ss.Attempt != k.attempt {
+			// An older attempt's last transition; its item already holds it.
+			continue
+		}
+		if neverStarted(ss) {
+			// Unsatisfied without running: the state alone describes it, so
+			// no item is written (readers synthesise its view).
+			continue
+		}
+		view := stepView(after, ss)
+		c.Attempts = append(c.Attempts, store.Attempt{
+			StepID: ss.StepID, Attempt: ss.Attempt, Status: string(ss.Status),
+			Body: mustJSON(view), Timeline: stepTL[k],
+		})
+	}
+	for _, cmd := range acc.commands {
+		m, ok, err := o.outboxMessage(after, cmd, now)
+		if err != nil {
+			return store.Commit{}, err
+		}
+		if ok {
+			c.Outbox = append(c.Outbox, m)
+		}
+	}
+	if before.Status != after.Status || before.StartTime != after.StartTime || before.EndTime != after.EndTime {
+		c.Instance = &store.InstanceUpdate{
+			RunID: after.RunID, Status: string(after.Status), StartTime: after.StartTime,
+			EndTime: after.EndTime, ModifyTime: now.UnixMilli(),
+		}
+	}
+	return c, nil
+}
+
+// outboxMessage maps an engine command to the queue message that carries it.
+func (o *Orchestrator) outboxMessage(st *engine.Instance, cmd engine.Command, now time.Time) (store.Message, bool, error) {
+	base := WorkMessage{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID}
+	switch c := cmd.(type) {
+	case engine.RunStep:
+		m := base
+		m.Kind, m.StepID, m.Attempt = WorkRunStep, c.StepID, c.Attempt
+		m.StepKind, m.StepType, m.Params = c.StepKind, c.StepType, c.Params
+		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m))}, true, nil
+	case engine.StartTimer:
+		m := base
+		m.Kind, m.StepID, m.Attempt, m.Purpose, m.FireAt = WorkTimer, c.StepID, c.Attempt, c.Purpose, c.FireAt
+		return store.Message{
+			Queue: store.QueueWork, Body: string(mustJSON(m)),
+			DelaySeconds: delaySeconds(c.FireAt.Sub(now)), At: c.FireAt.UnixMilli(),
+		}, true, nil
+	case engine.InstanceDone:
+		// Nothing to send: status changes reach subscribers from the stream.
+		return store.Message{}, false, nil
+	default:
+		return store.Message{}, false, fmt.Errorf("orchestrator: unknown command %T", cmd)
+	}
+}
+
+// delaySeconds converts a wait into an SQS delay: rounded up, at most 15 minutes.
+func delaySeconds(d time.Duration) int32 {
+	if d <= 0 {
+		return 0
+	}
+	if d > MaxSQSDelay {
+		d = MaxSQSDelay
+	}
+	return int32((d + time.Second - 1) / time.Second)
+}

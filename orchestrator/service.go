@@ -1,0 +1,166 @@
+// Package orchestrator provides the operations of the orchestrator — push and
+// read definitions, start and inspect instances, apply decisions — over the
+// store, the engine and the definition checker. The API handler, the stream
+// router and the workers are thin adapters over it.
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Format is the encoding of a pushed definition.
+type Format string
+
+// Definition encodings accepted by the API.
+const (
+	FormatJSON Format = "json"
+	FormatYAML Format = "yaml"
+)
+
+// Service is what the HTTP API needs from the orchestrator. Every method
+// returns *Error for failures a caller can act on (4xx) and wraps others.
+type Service interface {
+	// CreateWorkflow validates and stores a new version of a definition.
+	// A rejected definition stores nothing.
+	CreateWorkflow(ctx context.Context, body []byte, f Format) (*DefinitionView, error)
+	// ValidateWorkflow checks a definition without storing it.
+	ValidateWorkflow(ctx context.Context, body []byte, f Format) error
+	// GetWorkflowVersion returns a version chosen by selector:
+	// "active", "latest", "default" (active, else latest) or a number.
+	GetWorkflowVersion(ctx context.Context, workflowID, selector string) (*DefinitionView, error)
+	// StartWorkflow starts an instance of the selected version; a repeated
+	// request_id returns the instance the first request created.
+	StartWorkflow(ctx context.Context, workflowID, selector string, req StartRequest) (*StartResponse, error)
+	// GetInstance returns an instance's latest run with aggregated step statuses.
+	GetInstance(ctx context.Context, workflowID string, instanceID int64) (*InstanceView, error)
+	// GetRun returns one run of an instance.
+	GetRun(ctx context.Context, workflowID string, instanceID, runID int64) (*InstanceView, error)
+	// ListSteps returns the latest attempt of every step of an instance's latest run.
+	ListSteps(ctx context.Context, workflowID string, instanceID int64) ([]*StepView, error)
+	// GetStepAttempt returns one attempt; attempt 0 means the latest.
+	GetStepAttempt(ctx context.Context, workflowID string, instanceID, runID int64, stepID string, attempt int64) (*StepView, error)
+	// ListInstances pages through a workflow's instances, newest first.
+	ListInstances(ctx context.Context, workflowID string, cursor string, limit int) (*InstanceList, error)
+	// Health reports readiness and the resources in use.
+	Health(ctx context.Context) (*HealthView, error)
+}
+
+// StartRequest is Maestro's WorkflowStartRequest.
+type StartRequest struct {
+	Initiator   *Initiator                 `json:"initiator,omitempty"`
+	RequestTime int64                      `json:"request_time,omitempty"`
+	RequestID   string                     `json:"request_id,omitempty"`
+	RunParams   map[string]json.RawMessage `json:"run_params,omitempty"`
+	RuntimeTags []json.RawMessage          `json:"runtime_tags,omitempty"`
+	Artifacts   map[string]json.RawMessage `json:"artifacts,omitempty"`
+}
+
+// Initiator says who or what started an instance (type MANUAL, TIME, SIGNAL, ...).
+type Initiator struct {
+	Type string `json:"type"`
+	User string `json:"user,omitempty"`
+}
+
+// StartResponse is Maestro's RunResponse for a start.
+type StartResponse struct {
+	WorkflowID         string `json:"workflow_id"`
+	WorkflowVersionID  int64  `json:"workflow_version_id"`
+	WorkflowInstanceID int64  `json:"workflow_instance_id"`
+	WorkflowRunID      int64  `json:"workflow_run_id"`
+	WorkflowUUID       string `json:"workflow_uuid"`
+	Status             string `json:"status"`
+	// Created is false when the request_id matched an earlier start.
+	Created bool `json:"created"`
+}
+
+// DefinitionView is Maestro's WorkflowDefinition as returned by the API.
+type DefinitionView struct {
+	PropertiesSnapshot json.RawMessage `json:"properties_snapshot,omitempty"`
+	Metadata           DefinitionMeta  `json:"metadata"`
+	Workflow           json.RawMessage `json:"workflow"`
+	IsActive           bool            `json:"is_active"`
+	IsLatest           bool            `json:"is_latest"`
+	IsDefault          bool            `json:"is_default"`
+	ActivateTime       int64           `json:"activate_time,omitempty"`
+}
+
+// DefinitionMeta is the metadata of a stored version.
+type DefinitionMeta struct {
+	WorkflowID        string          `json:"workflow_id"`
+	WorkflowVersionID int64           `json:"workflow_version_id"`
+	CreateTime        int64           `json:"create_time"`
+	GitInfo           json.RawMessage `json:"git_info,omitempty"`
+}
+
+// InstanceView is a workflow instance run (Maestro's WorkflowInstance, the
+// fields this runtime fills).
+type InstanceView struct {
+	WorkflowID         string            `json:"workflow_id"`
+	WorkflowInstanceID int64             `json:"workflow_instance_id"`
+	WorkflowRunID      int64             `json:"workflow_run_id"`
+	WorkflowUUID       string            `json:"workflow_uuid"`
+	WorkflowVersionID  int64             `json:"workflow_version_id"`
+	Status             string            `json:"status"`
+	Initiator          *Initiator        `json:"initiator,omitempty"`
+	Params             map[string]any    `json:"params,omitempty"`
+	CreateTime         int64             `json:"create_time"`
+	StartTime          int64             `json:"start_time,omitempty"`
+	EndTime            int64             `json:"end_time,omitempty"`
+	ModifyTime         int64             `json:"modify_time,omitempty"`
+	RuntimeOverview    *RuntimeOverview  `json:"runtime_overview,omitempty"`
+	Timeline           []TimelineEntry   `json:"timeline,omitempty"`
+	StepStatuses       map[string]string `json:"step_statuses,omitempty"`
+}
+
+// RuntimeOverview summarises step statuses of a run.
+type RuntimeOverview struct {
+	TotalStepCount int64            `json:"total_step_count"`
+	StepOverview   map[string]int64 `json:"step_overview"`
+	RunStatus      string           `json:"run_status"`
+}
+
+// StepView is a step attempt (Maestro's StepInstance, the fields this runtime fills).
+type StepView struct {
+	WorkflowID         string          `json:"workflow_id"`
+	WorkflowInstanceID int64           `json:"workflow_instance_id"`
+	WorkflowRunID      int64           `json:"workflow_run_id"`
+	StepID             string          `json:"step_id"`
+	StepAttemptID      int64           `json:"step_attempt_id"`
+	StepUUID           string          `json:"step_uuid,omitempty"`
+	StepType           string          `json:"step_type,omitempty"`
+	Params             map[string]any  `json:"params,omitempty"`
+	Outputs            map[string]any  `json:"outputs,omitempty"`
+	RuntimeState       StepRuntimeView `json:"runtime_state"`
+	Timeline           []TimelineEntry `json:"timeline,omitempty"`
+}
+
+// StepRuntimeView is a step attempt's status and times (unix ms).
+type StepRuntimeView struct {
+	Status     string `json:"status"`
+	CreateTime int64  `json:"create_time,omitempty"`
+	StartTime  int64  `json:"start_time,omitempty"`
+	EndTime    int64  `json:"end_time,omitempty"`
+	ModifyTime int64  `json:"modify_time,omitempty"`
+}
+
+// TimelineEntry is one line of an instance's or a step's timeline.
+type TimelineEntry struct {
+	Time    int64  `json:"timestamp"`
+	Status  string `json:"status,omitempty"`
+	Message string `json:"message"`
+}
+
+// InstanceList is one page of instances.
+type InstanceList struct {
+	Instances  []*InstanceView `json:"workflow_instances"`
+	NextCursor string          `json:"next_cursor,omitempty"`
+}
+
+// HealthView is the body of GET /health.
+type HealthView struct {
+	Status    string          `json:"status"`
+	Endpoint  string          `json:"aws_endpoint,omitempty"`
+	Emulator  string          `json:"emulator,omitempty"`
+	Resources json.RawMessage `json:"resources,omitempty"`
+}

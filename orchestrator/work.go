@@ -1,0 +1,106 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// StepRunner executes the work of one step type. It returns the outcome as
+// an engine event; it must be safe to call twice for the same attempt
+// (messages may be delivered twice).
+type StepRunner interface {
+	RunStep(ctx context.Context, m WorkMessage) (engine.StepFinished, error)
+}
+
+// HandleWork processes one work-queue message. When a timer is not yet due
+// (waits longer than one SQS delay arrive in several hops) it returns the
+// remaining wait and the caller re-queues the message with that delay.
+func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[model.StepType]StepRunner) (redelay time.Duration, err error) {
+	var m WorkMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return 0, fmt.Errorf("%w: decode work message: %v", ErrPoison, err)
+	}
+	var ev store.Event
+	switch m.Kind {
+	case WorkTimer:
+		if wait := m.FireAt.Sub(o.now()); wait > 500*time.Millisecond {
+			return wait, nil
+		}
+		ev = store.Event{
+			ID:   fmt.Sprintf("t-%s-%06d-%s", m.StepID, m.Attempt, m.Purpose),
+			Body: mustJSON(engine.TimerFired{StepID: m.StepID, Attempt: m.Attempt, Purpose: m.Purpose}),
+		}
+	case WorkRunStep:
+		res := o.runStep(ctx, m, runners)
+		ev = store.Event{ID: fmt.Sprintf("f-%s-%06d", m.StepID, m.Attempt), Body: mustJSON(res)}
+	default:
+		return 0, fmt.Errorf("%w: unknown work kind %q", ErrPoison, m.Kind)
+	}
+	if err := o.store.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev); err != nil {
+		return 0, err
+	}
+	// Eager: try to decide now. Losing the race is fine — the event's wake
+	// reaches the decision queue through the stream either way.
+	wake := store.Wake{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID}
+	_, more, err := o.processOnce(ctx, wake)
+	if err == nil && more {
+		_, err = o.Process(ctx, wake)
+	}
+	if err != nil && !errors.Is(err, store.ErrConflict) {
+		o.log.Warn("inline decision after work failed; the decision queue will retry", "workflow_id", m.WorkflowID, "instance_id", m.InstanceID, "error", err)
+	}
+	return 0, nil
+}
+
+func (o *Orchestrator) runStep(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) engine.StepFinished {
+	r, ok := runners[m.StepType]
+	if !ok || m.StepKind != model.KindStep {
+		what := string(m.StepType)
+		if m.StepKind != model.KindStep {
+			what = string(m.StepKind)
+		}
+		return engine.StepFinished{
+			StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError,
+			Message: fmt.Sprintf("step type %s is not supported by this runtime", what),
+		}
+	}
+	res, err := r.RunStep(ctx, m)
+	if err != nil {
+		return engine.StepFinished{
+			StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomePlatformError, Message: err.Error(),
+		}
+	}
+	res.StepID, res.Attempt = m.StepID, m.Attempt
+	return res
+}
+
+// ErrPoison marks a message that can never be processed; handlers send it to
+// the dead-letter queue instead of retrying.
+var ErrPoison = errors.New("unprocessable message")
+
+// HandleWake processes a decision-queue message.
+func (o *Orchestrator) HandleWake(ctx context.Context, body []byte) error {
+	var w store.Wake
+	if err := json.Unmarshal(body, &w); err != nil || w.WorkflowID == "" || w.InstanceID <= 0 || w.RunID <= 0 {
+		return fmt.Errorf("%w: bad wake message %q", ErrPoison, truncate(string(body), 200))
+	}
+	_, err := o.Process(ctx, w)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: run %s/%d/%d does not exist", ErrPoison, w.WorkflowID, w.InstanceID, w.RunID)
+	}
+	return err
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

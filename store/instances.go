@@ -1,0 +1,627 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Message is one outbox entry: work a committed change causes. The stream
+// router sends it to the named queue.
+type Message struct {
+	// Queue is a logical queue name: QueueDecision or QueueWork.
+	Queue string `json:"q"`
+	Body  string `json:"b"`
+	// GroupID is the FIFO message group (the instance, for the decision queue).
+	GroupID      string `json:"g,omitempty"`
+	DelaySeconds int32  `json:"s,omitempty"`
+	// At, when set, is when the message is due (unix ms). The router sends a
+	// message due within SQS's 15-minute delay limit with a delay and hands a
+	// later one to EventBridge Scheduler as a one-time schedule.
+	At int64 `json:"at,omitempty"`
+}
+
+// Logical queue names used in outbox messages.
+const (
+	QueueDecision = "decision"
+	QueueWork     = "work"
+)
+
+// InstanceRecord is the summary item of a workflow instance.
+type InstanceRecord struct {
+	WorkflowID string
+	InstanceID int64
+	Version    int64
+	RunID      int64
+	UUID       string
+	Status     string
+	RequestID  string
+	// Initiator is JSON.
+	Initiator  []byte
+	CreateTime int64
+	StartTime  int64
+	EndTime    int64
+	ModifyTime int64
+}
+
+func instanceItem(r *InstanceRecord) map[string]types.AttributeValue {
+	item := merge(key(wfPK(r.WorkflowID), instanceSK(r.InstanceID)), map[string]types.AttributeValue{
+		"version":     num(r.Version),
+		"run":         num(r.RunID),
+		"uuid":        str(r.UUID),
+		attrStatus:    str(r.Status),
+		"create_time": num(r.CreateTime),
+		"start_time":  num(r.StartTime),
+		"end_time":    num(r.EndTime),
+		"modify_time": num(r.ModifyTime),
+	})
+	if r.RequestID != "" {
+		item["request_id"] = str(r.RequestID)
+	}
+	if len(r.Initiator) > 0 {
+		item["initiator"] = str(string(r.Initiator))
+	}
+	return item
+}
+
+func instanceFromItem(item map[string]types.AttributeValue) (*InstanceRecord, error) {
+	id, err := parseInstanceSK(getS(item, attrSK))
+	if err != nil {
+		return nil, err
+	}
+	return &InstanceRecord{
+		WorkflowID: strings.TrimPrefix(getS(item, attrPK), "WF#"),
+		InstanceID: id,
+		Version:    getN(item, "version"),
+		RunID:      getN(item, "run"),
+		UUID:       getS(item, "uuid"),
+		Status:     getS(item, attrStatus),
+		RequestID:  getS(item, "request_id"),
+		Initiator:  []byte(getS(item, "initiator")),
+		CreateTime: getN(item, "create_time"),
+		StartTime:  getN(item, "start_time"),
+		EndTime:    getN(item, "end_time"),
+		ModifyTime: getN(item, "modify_time"),
+	}, nil
+}
+
+// NewInstance describes an instance to create with its first run.
+type NewInstance struct {
+	WorkflowID string
+	Version    int64
+	UUID       string
+	// RequestID, when set, makes the start idempotent.
+	RequestID string
+	Initiator []byte
+	Status    string
+	// State builds the initial run state (JSON) once the instance id is
+	// known; it is written with version 1.
+	State func(instanceID int64) ([]byte, error)
+	// FirstEvent is put into the run's inbox, waking the decider.
+	FirstEvent Event
+	Now        time.Time
+}
+
+// requestTTL is how long a start request id is remembered.
+const requestTTL = 30 * 24 * time.Hour
+
+// CreateInstance allocates the next instance id and writes the instance
+// summary, its first run and the run's first event in one transaction. With a
+// RequestID already used it returns the earlier instance and created=false.
+func (s *Store) CreateInstance(ctx context.Context, ni NewInstance) (rec *InstanceRecord, created bool, err error) {
+	for attempt := 0; attempt < 50; attempt++ {
+		if ni.RequestID != "" {
+			if rec, err := s.instanceForRequest(ctx, ni.WorkflowID, ni.RequestID); err == nil {
+				return rec, false, nil
+			} else if !errors.Is(err, ErrNotFound) {
+				return nil, false, err
+			}
+		}
+		head, err := s.GetHead(ctx, ni.WorkflowID)
+		if err != nil {
+			return nil, false, err
+		}
+		rec := &InstanceRecord{
+			WorkflowID: ni.WorkflowID,
+			InstanceID: head.NextInstance,
+			Version:    ni.Version,
+			RunID:      1,
+			UUID:       ni.UUID,
+			Status:     ni.Status,
+			RequestID:  ni.RequestID,
+			Initiator:  ni.Initiator,
+			CreateTime: millis(ni.Now),
+			ModifyTime: millis(ni.Now),
+		}
+		state, err := ni.State(rec.InstanceID)
+		if err != nil {
+			return nil, false, fmt.Errorf("store: initial state: %w", err)
+		}
+		runItem, err := s.runItem(ni.WorkflowID, rec.InstanceID, 1, 1, ni.Status, state, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		evItem, err := s.eventItem(ni.WorkflowID, rec.InstanceID, 1, ni.FirstEvent)
+		if err != nil {
+			return nil, false, err
+		}
+		items := []types.TransactWriteItem{
+			{Update: &types.Update{
+				TableName:                 aws.String(s.table),
+				Key:                       key(wfPK(ni.WorkflowID), headSK),
+				UpdateExpression:          aws.String("SET next_instance = :next"),
+				ConditionExpression:       aws.String("next_instance = :cur"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":next": num(head.NextInstance + 1), ":cur": num(head.NextInstance)},
+			}},
+			{Put: &types.Put{TableName: aws.String(s.table), Item: instanceItem(rec), ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+			{Put: &types.Put{TableName: aws.String(s.table), Item: runItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+			{Put: &types.Put{TableName: aws.String(s.table), Item: evItem}},
+		}
+		if ni.RequestID != "" {
+			items = append(items, types.TransactWriteItem{Put: &types.Put{
+				TableName: aws.String(s.table),
+				Item: merge(key(wfPK(ni.WorkflowID), requestSK(ni.RequestID)), map[string]types.AttributeValue{
+					"instance": num(rec.InstanceID),
+					attrTTL:    num(ni.Now.Add(requestTTL).Unix()),
+				}),
+				ConditionExpression: aws.String("attribute_not_exists(pk)"),
+			}})
+		}
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		if err == nil {
+			return rec, true, nil
+		}
+		if !isConflict(err) {
+			return nil, false, fmt.Errorf("store: create instance of %s: %w", ni.WorkflowID, err)
+		}
+		// Lost a race on the counter or on the request id: loop re-reads both.
+	}
+	return nil, false, fmt.Errorf("store: create instance of %s: %w after 50 attempts", ni.WorkflowID, ErrConflict)
+}
+
+func (s *Store) instanceForRequest(ctx context.Context, wf, requestID string) (*InstanceRecord, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            key(wfPK(wf), requestSK(requestID)),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: get request %s: %w", requestID, err)
+	}
+	if out.Item == nil {
+		return nil, ErrNotFound
+	}
+	return s.GetInstance(ctx, wf, getN(out.Item, "instance"))
+}
+
+// GetInstance returns an instance summary.
+func (s *Store) GetInstance(ctx context.Context, wf string, inst int64) (*InstanceRecord, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            key(wfPK(wf), instanceSK(inst)),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: get instance %s/%d: %w", wf, inst, err)
+	}
+	if out.Item == nil {
+		return nil, ErrNotFound
+	}
+	return instanceFromItem(out.Item)
+}
+
+// ListInstances pages through a workflow's instances, newest first. cursor is
+// the opaque value a previous page returned ("" for the first page).
+func (s *Store) ListInstances(ctx context.Context, wf string, cursor string, limit int) ([]*InstanceRecord, string, error) {
+	in := &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(wfPK(wf)), ":p": str("I#"),
+		},
+		ScanIndexForward: aws.Bool(false),
+		Limit:            aws.Int32(int32(limit)),
+	}
+	if cursor != "" {
+		var id int64
+		if _, err := fmt.Sscanf(cursor, "%d", &id); err != nil || id <= 0 {
+			return nil, "", fmt.Errorf("store: bad cursor %q", cursor)
+		}
+		in.ExclusiveStartKey = key(wfPK(wf), instanceSK(id))
+	}
+	out, err := s.db.Query(ctx, in)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list instances of %s: %w", wf, err)
+	}
+	recs := make([]*InstanceRecord, 0, len(out.Items))
+	for _, item := range out.Items {
+		r, err := instanceFromItem(item)
+		if err != nil {
+			return nil, "", err
+		}
+		recs = append(recs, r)
+	}
+	next := ""
+	if out.LastEvaluatedKey != nil {
+		id, err := parseInstanceSK(getS(out.LastEvaluatedKey, attrSK))
+		if err == nil {
+			next = fmt.Sprint(id)
+		}
+	}
+	return recs, next, nil
+}
+
+// Event is an engine event waiting in a run's inbox.
+type Event struct {
+	// ID orders and dedupes events: the same ID is stored once.
+	ID   string
+	Body []byte
+}
+
+// RunRecord is a run's state item as loaded.
+type RunRecord struct {
+	WorkflowID string
+	InstanceID int64
+	RunID      int64
+	// V is the optimistic-concurrency version the state was read at.
+	V      int64
+	Status string
+	State  []byte
+}
+
+func (s *Store) runItem(wf string, inst, run, v int64, status string, state []byte, outbox []Message) (map[string]types.AttributeValue, error) {
+	item := merge(key(runPK(wf, inst), runSK(run)), map[string]types.AttributeValue{
+		attrVersion: num(v),
+		attrStatus:  str(status),
+	})
+	body, err := s.encodeBody(state)
+	if err != nil {
+		return nil, err
+	}
+	merge(item, body)
+	if len(outbox) > 0 {
+		ob, err := json.Marshal(outbox)
+		if err != nil {
+			return nil, fmt.Errorf("store: outbox: %w", err)
+		}
+		item[attrOutbox] = str(string(ob))
+	}
+	return item, nil
+}
+
+func (s *Store) eventItem(wf string, inst, run int64, ev Event) (map[string]types.AttributeValue, error) {
+	wake, err := json.Marshal([]Message{{
+		Queue:   QueueDecision,
+		Body:    WakeBody(wf, inst, run),
+		GroupID: fmt.Sprintf("%s#%d", wf, inst),
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("store: outbox: %w", err)
+	}
+	item := merge(key(runPK(wf, inst), eventSK(run, ev.ID)), map[string]types.AttributeValue{
+		attrOutbox: str(string(wake)),
+	})
+	body, err := s.encodeBody(ev.Body)
+	if err != nil {
+		return nil, err
+	}
+	return merge(item, body), nil
+}
+
+// Wake is the body of a decision-queue message: "decide this run".
+type Wake struct {
+	WorkflowID string `json:"workflow_id"`
+	InstanceID int64  `json:"workflow_instance_id"`
+	RunID      int64  `json:"workflow_run_id"`
+}
+
+// WakeBody encodes a Wake message.
+func WakeBody(wf string, inst, run int64) string {
+	b, _ := json.Marshal(Wake{WorkflowID: wf, InstanceID: inst, RunID: run})
+	return string(b)
+}
+
+// PutEvent adds an event to a run's inbox. Putting the same event id twice
+// stores it once; the decider deletes events as it applies them.
+func (s *Store) PutEvent(ctx context.Context, wf string, inst, run int64, ev Event) error {
+	item, err := s.eventItem(wf, inst, run, ev)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           aws.String(s.table),
+		Item:                item,
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	if err != nil && !isConflict(err) {
+		return fmt.Errorf("store: put event %s: %w", ev.ID, err)
+	}
+	return nil
+}
+
+// LoadRun reads a run's state and its pending events (oldest first) with one
+// strongly consistent query.
+func (s *Store) LoadRun(ctx context.Context, wf string, inst, run int64) (*RunRecord, []Event, error) {
+	in := &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(runPK(wf, inst)), ":from": str(eventPrefix(run)), ":to": str(runSK(run)),
+		},
+		ConsistentRead: aws.Bool(true),
+	}
+	var rec *RunRecord
+	var events []Event
+	prefix := eventPrefix(run)
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, nil, fmt.Errorf("store: load run %s/%d/%d: %w", wf, inst, run, err)
+		}
+		for _, item := range out.Items {
+			sk := getS(item, attrSK)
+			body, err := decodeBody(item)
+			if err != nil {
+				return nil, nil, err
+			}
+			switch {
+			case sk == runSK(run):
+				rec = &RunRecord{WorkflowID: wf, InstanceID: inst, RunID: run,
+					V: getN(item, attrVersion), Status: getS(item, attrStatus), State: body}
+			case strings.HasPrefix(sk, prefix):
+				events = append(events, Event{ID: strings.TrimPrefix(sk, prefix), Body: body})
+			}
+		}
+		if out.LastEvaluatedKey == nil {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+	if rec == nil {
+		return nil, nil, ErrNotFound
+	}
+	sort.Slice(events, func(i, j int) bool { return events[i].ID < events[j].ID })
+	return rec, events, nil
+}
+
+// Attempt is a step attempt item.
+type Attempt struct {
+	StepID  string
+	Attempt int64
+	Status  string
+	// Body is the attempt's JSON (params, outputs, times...).
+	Body []byte
+	// Timeline holds the attempt's timeline entries (JSON each). On commit
+	// they are appended to the entries earlier commits wrote; on read they
+	// are all of them, oldest first.
+	Timeline [][]byte
+}
+
+// InstanceUpdate changes the mutable fields of an instance summary.
+type InstanceUpdate struct {
+	RunID      int64
+	Status     string
+	StartTime  int64
+	EndTime    int64
+	ModifyTime int64
+}
+
+// TimelineItem is one instance-level timeline entry.
+type TimelineItem struct {
+	Seq  int64
+	Body []byte
+}
+
+// Commit is one decision's writes for a run.
+type Commit struct {
+	WorkflowID string
+	InstanceID int64
+	RunID      int64
+	// ExpectV is the version the state was loaded at; the commit fails with
+	// ErrConflict when the item moved on.
+	ExpectV int64
+	Status  string
+	State   []byte
+	// Outbox is the work the decision causes, sent by the stream router.
+	Outbox   []Message
+	Attempts []Attempt
+	Timeline []TimelineItem
+	// Consumed lists applied inbox event ids, deleted in the same transaction.
+	Consumed []string
+	// Instance, when set, updates the instance summary.
+	Instance *InstanceUpdate
+	// NewEvents are put in the inbox (e.g. "continue" for a long decision).
+	NewEvents []Event
+}
+
+// CommitRun writes a decision in one transaction conditioned on ExpectV.
+func (s *Store) CommitRun(ctx context.Context, c Commit) error {
+	runItem, err := s.runItem(c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV+1, c.Status, c.State, c.Outbox)
+	if err != nil {
+		return err
+	}
+	items := []types.TransactWriteItem{{Put: &types.Put{
+		TableName:                 aws.String(s.table),
+		Item:                      runItem,
+		ConditionExpression:       aws.String("#v = :v"),
+		ExpressionAttributeNames:  map[string]string{"#v": attrVersion},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":v": num(c.ExpectV)},
+	}}}
+	pk := runPK(c.WorkflowID, c.InstanceID)
+	for _, a := range c.Attempts {
+		body, err := s.encodeBody(a.Body)
+		if err != nil {
+			return err
+		}
+		tl := make([]types.AttributeValue, len(a.Timeline))
+		for i, e := range a.Timeline {
+			tl[i] = str(string(e))
+		}
+		items = append(items, types.TransactWriteItem{Update: &types.Update{
+			TableName:        aws.String(s.table),
+			Key:              key(pk, attemptSK(c.RunID, a.StepID, a.Attempt)),
+			UpdateExpression: aws.String("SET #st = :st, #b = :b, #e = :e, #tl = list_append(if_not_exists(#tl, :none), :tl)"),
+			ExpressionAttributeNames: map[string]string{
+				"#st": attrStatus, "#b": attrBody, "#e": attrEnc, "#tl": attrTimeline,
+			},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":st": str(a.Status), ":b": body[attrBody], ":e": body[attrEnc],
+				":tl": &types.AttributeValueMemberL{Value: tl}, ":none": &types.AttributeValueMemberL{Value: []types.AttributeValue{}},
+			},
+		}})
+	}
+	for _, t := range c.Timeline {
+		items = append(items, types.TransactWriteItem{Put: &types.Put{
+			TableName: aws.String(s.table),
+			Item:      merge(key(pk, timelineSK(c.RunID, t.Seq)), map[string]types.AttributeValue{attrBody: bin(t.Body), attrEnc: str("raw")}),
+		}})
+	}
+	for _, id := range c.Consumed {
+		items = append(items, types.TransactWriteItem{Delete: &types.Delete{
+			TableName: aws.String(s.table), Key: key(pk, eventSK(c.RunID, id)),
+		}})
+	}
+	for _, ev := range c.NewEvents {
+		item, err := s.eventItem(c.WorkflowID, c.InstanceID, c.RunID, ev)
+		if err != nil {
+			return err
+		}
+		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}})
+	}
+	if u := c.Instance; u != nil {
+		items = append(items, types.TransactWriteItem{Update: &types.Update{
+			TableName:                aws.String(s.table),
+			Key:                      key(wfPK(c.WorkflowID), instanceSK(c.InstanceID)),
+			UpdateExpression:         aws.String("SET #run = :run, #st = :st, start_time = :start, end_time = :end, modify_time = :mod"),
+			ConditionExpression:      aws.String("attribute_exists(pk)"),
+			ExpressionAttributeNames: map[string]string{"#run": "run", "#st": attrStatus},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":run": num(u.RunID), ":st": str(u.Status), ":start": num(u.StartTime),
+				":end": num(u.EndTime), ":mod": num(u.ModifyTime),
+			},
+		}})
+	}
+	if len(items) > MaxTransactItems {
+		return fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction",
+			c.WorkflowID, c.InstanceID, len(items), MaxTransactItems)
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if err != nil {
+		if isConflict(err) {
+			return fmt.Errorf("store: commit %s/%d/%d at v%d: %w (%v)", c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV, ErrConflict, cancelReasons(err))
+		}
+		return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, err)
+	}
+	return nil
+}
+
+// ListAttempts returns every step attempt of a run, ordered by step id then attempt.
+func (s *Store) ListAttempts(ctx context.Context, wf string, inst, run int64) ([]Attempt, error) {
+	return s.queryAttempts(ctx, wf, inst, attemptPrefix(run), true, 0)
+}
+
+// GetAttempt returns one attempt of a step; attempt 0 means the latest.
+func (s *Store) GetAttempt(ctx context.Context, wf string, inst, run int64, step string, attempt int64) (*Attempt, error) {
+	var list []Attempt
+	var err error
+	if attempt > 0 {
+		list, err = s.queryAttempts(ctx, wf, inst, attemptSK(run, step, attempt), true, 1)
+	} else {
+		list, err = s.queryAttempts(ctx, wf, inst, attemptPrefix(run)+step+"#", false, 1)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 || list[0].StepID != step {
+		return nil, ErrNotFound
+	}
+	return &list[0], nil
+}
+
+func (s *Store) queryAttempts(ctx context.Context, wf string, inst int64, prefix string, forward bool, limit int32) ([]Attempt, error) {
+	in := &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(runPK(wf, inst)), ":p": str(prefix),
+		},
+		ScanIndexForward: aws.Bool(forward),
+		ConsistentRead:   aws.Bool(true),
+	}
+	if limit > 0 {
+		in.Limit = aws.Int32(limit)
+	}
+	var out []Attempt
+	for {
+		res, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("store: list attempts %s/%d: %w", wf, inst, err)
+		}
+		for _, item := range res.Items {
+			body, err := decodeBody(item)
+			if err != nil {
+				return nil, err
+			}
+			// sk = S#<run>#<step>#<attempt>
+			sk := getS(item, attrSK)
+			rest := sk[len("S#000000#"):]
+			i := strings.LastIndexByte(rest, '#')
+			var n int64
+			fmt.Sscanf(rest[i+1:], "%d", &n)
+			a := Attempt{StepID: rest[:i], Attempt: n, Status: getS(item, attrStatus), Body: body}
+			if l, ok := item[attrTimeline].(*types.AttributeValueMemberL); ok {
+				for _, e := range l.Value {
+					if sv, ok := e.(*types.AttributeValueMemberS); ok {
+						a.Timeline = append(a.Timeline, []byte(sv.Value))
+					}
+				}
+			}
+			out = append(out, a)
+		}
+		if res.LastEvaluatedKey == nil || (limit > 0 && int32(len(out)) >= limit) {
+			break
+		}
+		in.ExclusiveStartKey = res.LastEvaluatedKey
+	}
+	return out, nil
+}
+
+// ListTimeline returns a run's instance-level timeline in order.
+func (s *Store) ListTimeline(ctx context.Context, wf string, inst, run int64) ([]TimelineItem, error) {
+	in := &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(runPK(wf, inst)), ":p": str(timelinePrefix(run)),
+		},
+	}
+	var out []TimelineItem
+	for {
+		res, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("store: timeline %s/%d: %w", wf, inst, err)
+		}
+		for _, item := range res.Items {
+			body, err := decodeBody(item)
+			if err != nil {
+				return nil, err
+			}
+			var seq int64
+			fmt.Sscanf(strings.TrimPrefix(getS(item, attrSK), timelinePrefix(run)), "%d", &seq)
+			out = append(out, TimelineItem{Seq: seq, Body: body})
+		}
+		if res.LastEvaluatedKey == nil {
+			break
+		}
+		in.ExclusiveStartKey = res.LastEvaluatedKey
+	}
+	return out, nil
+}

@@ -1,0 +1,66 @@
+// Package store owns the DynamoDB table layout: it is the only package that
+// builds keys or issues DynamoDB calls. One table holds every item:
+//
+//	pk                 sk                          item
+//	WF#<wf>            HEAD                        workflow head: latest/active version, instance counter, properties
+//	WF#<wf>            V#<version:10>              a definition version (gzip JSON when large)
+//	WF#<wf>            I#<instance:12>             instance summary: status, latest run, times
+//	WF#<wf>            REQ#<request id>            start dedup record -> instance id (expires via ttl)
+//	R#<wf>#<instance>  E#<run:6>#<event id>        pending engine event (inbox); deleted when applied
+//	R#<wf>#<instance>  RUN#<run:6>                 run state (engine state, versioned by "v"), outbox in "ob"
+//	R#<wf>#<instance>  S#<run:6>#<step>#<attempt:4> step attempt: status, params, outputs, timeline
+//	R#<wf>#<instance>  T#<run:6>#<seq:10>          instance timeline entry
+//
+// Items that cause work carry an "ob" attribute (the transactional outbox):
+// the stream router forwards it to SQS. Step ids and workflow ids cannot
+// contain '#', so the delimiters are unambiguous.
+package store
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Attribute names. They match resources.Spec; the table's key schema is pk/sk.
+const (
+	attrPK      = "pk"
+	attrSK      = "sk"
+	attrVersion = "v"
+	attrOutbox  = "ob"
+	attrTTL     = "ttl"
+	attrBody    = "body"
+	attrEnc     = "enc"
+	attrStatus  = "status"
+	// attrTimeline is a step attempt's list of timeline entries.
+	attrTimeline = "tl"
+)
+
+func wfPK(wf string) string              { return "WF#" + wf }
+func runPK(wf string, inst int64) string { return fmt.Sprintf("R#%s#%d", wf, inst) }
+
+const headSK = "HEAD"
+
+func versionSK(v int64) string     { return fmt.Sprintf("V#%010d", v) }
+func instanceSK(i int64) string    { return fmt.Sprintf("I#%012d", i) }
+func requestSK(id string) string   { return "REQ#" + id }
+func runSK(run int64) string       { return fmt.Sprintf("RUN#%06d", run) }
+func eventPrefix(run int64) string { return fmt.Sprintf("E#%06d#", run) }
+func eventSK(run int64, id string) string {
+	return eventPrefix(run) + id
+}
+func attemptPrefix(run int64) string { return fmt.Sprintf("S#%06d#", run) }
+func attemptSK(run int64, step string, attempt int64) string {
+	return fmt.Sprintf("%s%s#%04d", attemptPrefix(run), step, attempt)
+}
+func timelinePrefix(run int64) string { return fmt.Sprintf("T#%06d#", run) }
+func timelineSK(run, seq int64) string {
+	return fmt.Sprintf("%s%010d", timelinePrefix(run), seq)
+}
+
+// parseInstanceSK reads the instance id out of an I# sort key.
+func parseInstanceSK(sk string) (int64, error) {
+	if len(sk) < 3 || sk[:2] != "I#" {
+		return 0, fmt.Errorf("store: not an instance key: %q", sk)
+	}
+	return strconv.ParseInt(sk[2:], 10, 64)
+}

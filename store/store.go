@@ -1,0 +1,157 @@
+package store
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// ErrNotFound is returned when an item does not exist.
+var ErrNotFound = errors.New("store: not found")
+
+// ErrConflict is returned when a conditional write lost a race: the caller
+// must reload and decide again.
+var ErrConflict = errors.New("store: version conflict")
+
+// DynamoDB is the subset of the DynamoDB client the store uses.
+type DynamoDB interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+}
+
+// Store reads and writes the orchestrator's items in one table.
+type Store struct {
+	db    DynamoDB
+	table string
+	// compressAbove is the body size in bytes above which bodies are gzipped.
+	compressAbove int
+}
+
+// New returns a Store over table.
+func New(db DynamoDB, table string) *Store {
+	return &Store{db: db, table: table, compressAbove: 2048}
+}
+
+// Table returns the table name.
+func (s *Store) Table() string { return s.table }
+
+// MaxTransactItems is DynamoDB's limit on items in one TransactWriteItems.
+const MaxTransactItems = 100
+
+// --- attribute helpers ---
+
+func str(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func num(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+func bin(v []byte) types.AttributeValue { return &types.AttributeValueMemberB{Value: v} }
+func key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: str(pk), attrSK: str(sk)}
+}
+
+func getS(item map[string]types.AttributeValue, name string) string {
+	if v, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+func getN(item map[string]types.AttributeValue, name string) int64 {
+	if v, ok := item[name].(*types.AttributeValueMemberN); ok {
+		n, _ := strconv.ParseInt(v.Value, 10, 64)
+		return n
+	}
+	return 0
+}
+
+// encodeBody stores b as a binary attribute, gzipped when large, and returns
+// the attributes to merge into an item.
+func (s *Store) encodeBody(b []byte) (map[string]types.AttributeValue, error) {
+	if len(b) <= s.compressAbove {
+		return map[string]types.AttributeValue{attrBody: bin(b), attrEnc: str("raw")}, nil
+	}
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		return nil, fmt.Errorf("store: gzip: %w", err)
+	}
+	if _, err := zw.Write(b); err != nil {
+		return nil, fmt.Errorf("store: gzip: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("store: gzip: %w", err)
+	}
+	return map[string]types.AttributeValue{attrBody: bin(buf.Bytes()), attrEnc: str("gz")}, nil
+}
+
+func decodeBody(item map[string]types.AttributeValue) ([]byte, error) {
+	v, ok := item[attrBody].(*types.AttributeValueMemberB)
+	if !ok {
+		return nil, nil
+	}
+	if getS(item, attrEnc) != "gz" {
+		return v.Value, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(v.Value))
+	if err != nil {
+		return nil, fmt.Errorf("store: gunzip: %w", err)
+	}
+	defer zr.Close()
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("store: gunzip: %w", err)
+	}
+	return out, nil
+}
+
+func merge(dst map[string]types.AttributeValue, src map[string]types.AttributeValue) map[string]types.AttributeValue {
+	for k, v := range src {
+		dst[k] = v
+	}
+	return dst
+}
+
+// isConflict reports whether err is a lost conditional write or a
+// transaction conflict, either of which means "reload and retry".
+func isConflict(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return true
+	}
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) {
+		for _, r := range tce.CancellationReasons {
+			if c := aws.ToString(r.Code); c == "ConditionalCheckFailed" || c == "TransactionConflict" {
+				return true
+			}
+		}
+	}
+	var tc *types.TransactionConflictException
+	return errors.As(err, &tc)
+}
+
+// cancelReasons returns the per-item cancellation codes of a cancelled transaction.
+func cancelReasons(err error) []string {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return nil
+	}
+	out := make([]string, len(tce.CancellationReasons))
+	for i, r := range tce.CancellationReasons {
+		out[i] = aws.ToString(r.Code)
+	}
+	return out
+}
+
+func millis(t time.Time) int64 { return t.UnixMilli() }

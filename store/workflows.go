@@ -1,0 +1,168 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// WorkflowHead is the per-workflow summary item.
+type WorkflowHead struct {
+	WorkflowID string
+	// Latest is the newest version number; Active the active one (0 = none).
+	Latest, Active int64
+	// NextInstance is the id the next started instance gets.
+	NextInstance int64
+	// Properties is the current properties snapshot (JSON), kept across versions.
+	Properties []byte
+	CreateTime int64
+	ModifyTime int64
+	v          int64
+}
+
+// VersionRecord is one stored definition version.
+type VersionRecord struct {
+	WorkflowID string
+	Version    int64
+	// Definition is the whole definition document as JSON.
+	Definition []byte
+	CreateTime int64
+}
+
+// GetHead returns a workflow's head item, ErrNotFound when the workflow does not exist.
+func (s *Store) GetHead(ctx context.Context, workflowID string) (*WorkflowHead, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            key(wfPK(workflowID), headSK),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: get workflow %s: %w", workflowID, err)
+	}
+	if out.Item == nil {
+		return nil, ErrNotFound
+	}
+	props, err := decodeBody(out.Item)
+	if err != nil {
+		return nil, err
+	}
+	return &WorkflowHead{
+		WorkflowID:   workflowID,
+		Latest:       getN(out.Item, "latest"),
+		Active:       getN(out.Item, "active"),
+		NextInstance: getN(out.Item, "next_instance"),
+		Properties:   props,
+		CreateTime:   getN(out.Item, "create_time"),
+		ModifyTime:   getN(out.Item, "modify_time"),
+		v:            getN(out.Item, attrVersion),
+	}, nil
+}
+
+// NewVersion is a definition version to store.
+type NewVersion struct {
+	WorkflowID string
+	Definition []byte // JSON
+	// Properties, when non-nil, replaces the properties snapshot (JSON).
+	Properties []byte
+	Activate   bool
+	Now        time.Time
+}
+
+// CreateVersion stores the next version of a workflow and, if asked, makes it
+// active, in one transaction conditioned on the head it read. It retries on
+// conflict with concurrent pushes and returns the new version number.
+func (s *Store) CreateVersion(ctx context.Context, nv NewVersion) (int64, error) {
+	for attempt := 0; attempt < 20; attempt++ {
+		head, err := s.GetHead(ctx, nv.WorkflowID)
+		if err != nil && err != ErrNotFound {
+			return 0, err
+		}
+		exists := err == nil
+		if !exists {
+			head = &WorkflowHead{WorkflowID: nv.WorkflowID, NextInstance: 1, CreateTime: millis(nv.Now)}
+		}
+		version := head.Latest + 1
+		active := head.Active
+		if nv.Activate {
+			active = version
+		}
+		props := head.Properties
+		if nv.Properties != nil {
+			props = nv.Properties
+		}
+		headItem := merge(key(wfPK(nv.WorkflowID), headSK), map[string]types.AttributeValue{
+			"latest":        num(version),
+			"active":        num(active),
+			"next_instance": num(head.NextInstance),
+			"create_time":   num(head.CreateTime),
+			"modify_time":   num(millis(nv.Now)),
+			attrVersion:     num(head.v + 1),
+		})
+		body, err := s.encodeBody(props)
+		if err != nil {
+			return 0, err
+		}
+		merge(headItem, body)
+		headPut := &types.Put{TableName: aws.String(s.table), Item: headItem}
+		if exists {
+			headPut.ConditionExpression = aws.String("#v = :v")
+			headPut.ExpressionAttributeNames = map[string]string{"#v": attrVersion}
+			headPut.ExpressionAttributeValues = map[string]types.AttributeValue{":v": num(head.v)}
+		} else {
+			headPut.ConditionExpression = aws.String("attribute_not_exists(pk)")
+		}
+		defBody, err := s.encodeBody(nv.Definition)
+		if err != nil {
+			return 0, err
+		}
+		verItem := merge(key(wfPK(nv.WorkflowID), versionSK(version)), map[string]types.AttributeValue{
+			"create_time": num(millis(nv.Now)),
+		})
+		merge(verItem, defBody)
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+			TransactItems: []types.TransactWriteItem{
+				{Put: headPut},
+				{Put: &types.Put{
+					TableName:           aws.String(s.table),
+					Item:                verItem,
+					ConditionExpression: aws.String("attribute_not_exists(pk)"),
+				}},
+			},
+		})
+		if err == nil {
+			return version, nil
+		}
+		if !isConflict(err) {
+			return 0, fmt.Errorf("store: create version of %s: %w", nv.WorkflowID, err)
+		}
+	}
+	return 0, fmt.Errorf("store: create version of %s: %w after 20 attempts", nv.WorkflowID, ErrConflict)
+}
+
+// GetVersion returns one stored version, ErrNotFound if it does not exist.
+func (s *Store) GetVersion(ctx context.Context, workflowID string, version int64) (*VersionRecord, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table),
+		Key:       key(wfPK(workflowID), versionSK(version)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: get %s version %d: %w", workflowID, version, err)
+	}
+	if out.Item == nil {
+		return nil, ErrNotFound
+	}
+	def, err := decodeBody(out.Item)
+	if err != nil {
+		return nil, err
+	}
+	return &VersionRecord{
+		WorkflowID: workflowID,
+		Version:    version,
+		Definition: def,
+		CreateTime: getN(out.Item, "create_time"),
+	}, nil
+}
