@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -150,7 +151,15 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Emulator, error) {
 	if logDir == "" {
 		logDir = os.TempDir()
 	}
-	em, err := startMoto(ctx, path, logDir, timeout, client)
+	argv := []string{path}
+	if opts.MotoServer == "" {
+		if shim, err := motoShim(ctx, logDir); err == nil {
+			argv = shim
+		} else {
+			logger.Warn("starting moto_server without the transaction fix; long runs will slow down", "reason", err)
+		}
+	}
+	em, err := startMoto(ctx, argv, logDir, timeout, client)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +195,7 @@ func localStackHealthy(ctx context.Context, client *http.Client, base string) bo
 // startMoto starts moto_server on a free loopback port and waits until it
 // answers. A port taken between choosing and binding makes the child exit;
 // then it tries again on another port.
-func startMoto(ctx context.Context, path, logDir string, timeout time.Duration, client *http.Client) (*Emulator, error) {
+func startMoto(ctx context.Context, argv []string, logDir string, timeout time.Duration, client *http.Client) (*Emulator, error) {
 	var errs []error
 	for attempt := 0; attempt < 3; attempt++ {
 		port, err := freePort()
@@ -197,7 +206,8 @@ func startMoto(ctx context.Context, path, logDir string, timeout time.Duration, 
 		if err != nil {
 			return nil, fmt.Errorf("start moto_server: log file: %w", err)
 		}
-		cmd := exec.Command(path, "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+		args := append(append([]string{}, argv[1:]...), "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+		cmd := exec.Command(argv[0], args...)
 		cmd.Stdout = logFile
 		cmd.Stderr = logFile
 		proc, err := startChild(cmd)
@@ -288,6 +298,13 @@ func (e *Emulator) AWSConfig(ctx context.Context, optFns ...func(*config.LoadOpt
 		config.WithRegion(e.Region),
 		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(DummyAccessKey, DummyAccessKey, "")),
 		config.WithBaseEndpoint(e.Endpoint),
+		// Every pump, handler and test shares one endpoint; keep enough idle
+		// connections to reuse them. moto's server starts a thread per new
+		// connection, which dominates its cost under load otherwise.
+		config.WithHTTPClient(awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+			t.MaxIdleConns = 512
+			t.MaxIdleConnsPerHost = 512
+		})),
 	}
 	cfg, err := config.LoadDefaultConfig(ctx, append(opts, optFns...)...)
 	if err != nil {

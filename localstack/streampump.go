@@ -151,16 +151,36 @@ func NewStreamPump(client StreamsAPI, streamARN string, handler StreamHandler, o
 	}
 }
 
+// Prime lists the stream's shards and, with StartAtLatest, positions their
+// iterators at the newest record, so that every record written after Prime
+// returns is delivered once Run runs. Calling it is optional (Run primes
+// itself); it must not be called concurrently with Run.
+func (p *StreamPump) Prime(ctx context.Context) error {
+	if err := p.refreshShards(ctx); err != nil {
+		return err
+	}
+	for _, s := range p.shards {
+		if s.latest && s.iterator == "" && !s.closed {
+			if err := p.acquireIterator(ctx, s); err != nil {
+				return fmt.Errorf("prime shard %s: %w", s.id, err)
+			}
+		}
+	}
+	return nil
+}
+
 // Run polls the stream every Interval until ctx is done, then returns nil
 // once the handler calls in progress have returned. Errors of single polls
 // are logged and retried; Run itself fails only when ctx is not done and the
 // stream cannot be described at all on the first poll.
 func (p *StreamPump) Run(ctx context.Context) error {
-	if err := p.refreshShards(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
+	if !p.started {
+		if err := p.refreshShards(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
 		}
-		return err
 	}
 	ticker := time.NewTicker(p.opts.Interval)
 	defer ticker.Stop()
@@ -285,30 +305,11 @@ func (p *StreamPump) pollShard(ctx context.Context, s *shardState) {
 // ones the filter passes. It returns how many records it read.
 func (p *StreamPump) read(ctx context.Context, s *shardState) (int, error) {
 	if s.iterator == "" {
-		in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(p.streamARN), ShardId: aws.String(s.id)}
-		switch {
-		case s.lastSeq != "":
-			in.ShardIteratorType = types.ShardIteratorTypeAfterSequenceNumber
-			in.SequenceNumber = aws.String(s.lastSeq)
-		case s.latest:
-			in.ShardIteratorType = types.ShardIteratorTypeLatest
-		default:
-			in.ShardIteratorType = types.ShardIteratorTypeTrimHorizon
+		if err := p.acquireIterator(ctx, s); err != nil {
+			return 0, err
 		}
-		out, err := p.client.GetShardIterator(ctx, in)
-		if err != nil {
-			var gone *types.ResourceNotFoundException
-			if errors.As(err, &gone) {
-				s.closed = true // trimmed away: nothing left to read
-				return 0, nil
-			}
-			return 0, fmt.Errorf("get %s iterator: %w", in.ShardIteratorType, err)
-		}
-		s.iterator = aws.ToString(out.ShardIterator)
-		s.latest = false
 		if s.iterator == "" {
-			s.closed = true
-			return 0, nil
+			return 0, nil // the shard is gone or closed
 		}
 	}
 	out, err := p.client.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{
@@ -347,6 +348,36 @@ func (p *StreamPump) read(ctx context.Context, s *shardState) (int, error) {
 		}
 	}
 	return len(out.Records), nil
+}
+
+// acquireIterator gets the shard's next iterator: after the last record
+// read, else at LATEST or TRIM_HORIZON. A shard without one is closed.
+func (p *StreamPump) acquireIterator(ctx context.Context, s *shardState) error {
+	in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(p.streamARN), ShardId: aws.String(s.id)}
+	switch {
+	case s.lastSeq != "":
+		in.ShardIteratorType = types.ShardIteratorTypeAfterSequenceNumber
+		in.SequenceNumber = aws.String(s.lastSeq)
+	case s.latest:
+		in.ShardIteratorType = types.ShardIteratorTypeLatest
+	default:
+		in.ShardIteratorType = types.ShardIteratorTypeTrimHorizon
+	}
+	out, err := p.client.GetShardIterator(ctx, in)
+	if err != nil {
+		var gone *types.ResourceNotFoundException
+		if errors.As(err, &gone) {
+			s.closed = true // trimmed away: nothing left to read
+			return nil
+		}
+		return fmt.Errorf("get %s iterator: %w", in.ShardIteratorType, err)
+	}
+	s.iterator = aws.ToString(out.ShardIterator)
+	s.latest = false
+	if s.iterator == "" {
+		s.closed = true
+	}
+	return nil
 }
 
 // deliver calls the handler with the shard's pending records and applies

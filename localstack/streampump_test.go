@@ -203,3 +203,27 @@ func TestStreamPumpSkipsAfterMaxRetries(t *testing.T) {
 		t.Errorf("handler calls = %v, want %v", calls, want)
 	}
 }
+
+func TestStreamPumpPrimedAtLatest(t *testing.T) {
+	cfg := testConfig(t)
+	res, _ := provisionStage(t, cfg)
+	ddb := dynamodb.NewFromConfig(cfg)
+	putItem(t, ddb, res.Table.Name, "before", outbox)
+
+	var rec recorder
+	pump := NewStreamPump(dynamodbstreams.NewFromConfig(cfg), res.Table.StreamARN,
+		func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			rec.add(ev)
+			return events.DynamoDBEventResponse{}, nil
+		},
+		StreamPumpOptions{StartAtLatest: true, Logger: testLogger(t)})
+	if err := pump.Prime(context.Background()); err != nil {
+		t.Fatalf("Prime: %v", err)
+	}
+	putItem(t, ddb, res.Table.Name, "after", outbox)
+	runPump(t, pump.Run)
+	eventually(t, 10*time.Second, "the record written after Prime", func() bool { return rec.seen("after") })
+	if calls, _ := rec.snapshot(); fmt.Sprint(calls) != "[[after]]" {
+		t.Errorf("calls = %v, want only the record written after Prime", calls)
+	}
+}

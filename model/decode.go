@@ -340,7 +340,6 @@ func (d *decoder) tag(n *node, p loc) (Tag, bool) {
 		return Tag{Name: n.s, Plain: true}, true
 	case kindObject:
 		t := Tag{}
-		p = p.fix()
 		for _, m := range n.members {
 			mp := p.key(m.key)
 			switch m.key {
@@ -430,18 +429,19 @@ func (d *decoder) paramDef(n *node, p loc) *ParamDefinition {
 		return nil
 	}
 	def := &ParamDefinition{}
-	p = p.fix()
 	var value *node
 	sawType := false
 	for _, m := range n.members {
 		mp := p.key(m.key)
 		switch m.key {
 		case "type":
-			if isNull(m.val) {
-				continue
+			// An empty type is as good as none: both are reported as required.
+			if tn := d.str(m.val, mp); tn != "" {
+				sawType = true
+				def.Type, _ = ParseParamType(tn)
+			} else if !isNull(m.val) && m.val.kind != kindString {
+				sawType = true // reported as a wrong type already
 			}
-			sawType = true
-			def.Type, _ = ParseParamType(d.str(m.val, mp))
 		case "value":
 			if !isNull(m.val) {
 				value = m.val
@@ -484,11 +484,17 @@ func (d *decoder) paramValue(def *ParamDefinition, n *node, p loc) {
 		}
 	case TypeLong:
 		if v, good := longLiteral(n); good {
-			def.Value, def.Raw, ok = v, n.raw(), true
+			def.Value, ok = v, true
+			if !canonicalInt(n, v) {
+				def.Raw = n.raw()
+			}
 		}
 	case TypeDouble:
 		if v, good := doubleLiteral(n); good {
-			def.Value, def.Raw, ok = v, n.raw(), true
+			def.Value, ok = v, true
+			if !canonicalFloat(n, v) {
+				def.Raw = n.raw()
+			}
 		}
 	case TypeStringMap:
 		if n.kind == kindObject {
@@ -497,12 +503,26 @@ func (d *decoder) paramValue(def *ParamDefinition, n *node, p loc) {
 	case TypeStringArray:
 		def.Value, ok = arrayLiteral(n, func(e *node) (string, bool) { return e.s, e.kind == kindString })
 	case TypeLongArray:
-		if def.Value, ok = arrayLiteral(n, longLiteral); ok {
-			def.Raw = n.raw()
+		var vs []int64
+		if vs, ok = arrayLiteral(n, longLiteral); ok {
+			def.Value = vs
+			for i, e := range n.elems {
+				if !canonicalInt(e, vs[i]) {
+					def.Raw = n.raw()
+					break
+				}
+			}
 		}
 	case TypeDoubleArray:
-		if def.Value, ok = arrayLiteral(n, doubleLiteral); ok {
-			def.Raw = n.raw()
+		var vs []float64
+		if vs, ok = arrayLiteral(n, doubleLiteral); ok {
+			def.Value = vs
+			for i, e := range n.elems {
+				if !canonicalFloat(e, vs[i]) {
+					def.Raw = n.raw()
+					break
+				}
+			}
 		}
 	case TypeBooleanArray:
 		def.Value, ok = arrayLiteral(n, func(e *node) (bool, bool) { return e.b, e.kind == kindBool })
@@ -570,6 +590,19 @@ func doubleLiteral(n *node) (float64, bool) {
 	return v, true
 }
 
+// canonicalInt reports whether n is the number v written as the encoder
+// writes it, so that no Raw copy is needed to write it back.
+func canonicalInt(n *node, v int64) bool {
+	var buf [24]byte
+	return n.kind == kindNumber && string(strconv.AppendInt(buf[:0], v, 10)) == n.s
+}
+
+// canonicalFloat is canonicalInt for DOUBLE values.
+func canonicalFloat(n *node, v float64) bool {
+	var buf [32]byte
+	return n.kind == kindNumber && string(strconv.AppendFloat(buf[:0], v, 'g', -1, 64)) == n.s
+}
+
 // isJSONNumber reports whether s is a number in JSON syntax.
 func isJSONNumber(s string) bool {
 	if s == "" || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
@@ -630,21 +663,21 @@ func parsableDurationFrom(n *node) (*ParsableDuration, error) {
 		if !ok {
 			return nil, fmt.Errorf("must be a whole number of seconds or a duration string, got %s", n.s)
 		}
-		return &ParsableDuration{Seconds: v, Raw: n.raw()}, nil
+		pd := &ParsableDuration{Seconds: v}
+		if !canonicalInt(n, v) {
+			pd.Raw = n.raw()
+		}
+		return pd, nil
 	case kindString:
-		pd := &ParsableDuration{Raw: n.raw()}
 		if strings.Contains(n.s, "$") {
-			pd.Expr = n.s
-			return pd, nil
+			return &ParsableDuration{Expr: n.s}, nil
 		}
 		dur, err := ParseDuration(n.s)
 		if err != nil {
 			// Kept unresolved: validation reports it with the rule that applies.
-			pd.Expr = n.s
-			return pd, nil
+			return &ParsableDuration{Expr: n.s}, nil
 		}
-		pd.Seconds = ceilSeconds(dur)
-		return pd, nil
+		return &ParsableDuration{Seconds: ceilSeconds(dur), Raw: n.raw()}, nil
 	}
 	return nil, fmt.Errorf("must be a number of seconds or a duration string, got %s", n.kind)
 }
@@ -671,23 +704,23 @@ func parsableLongFrom(n *node) (*ParsableLong, error) {
 		if !ok {
 			return nil, fmt.Errorf("must be a whole number, got %s", n.s)
 		}
-		return &ParsableLong{Value: v, Raw: n.raw()}, nil
+		pl := &ParsableLong{Value: v}
+		if !canonicalInt(n, v) {
+			pl.Raw = n.raw()
+		}
+		return pl, nil
 	case kindString:
-		pl := &ParsableLong{Raw: n.raw()}
 		if v, ok := parseInteger(strings.TrimSpace(n.s)); ok {
-			pl.Value = v
-			return pl, nil
+			return &ParsableLong{Value: v, Raw: n.raw()}, nil
 		}
 		if !strings.Contains(n.s, "$") {
 			if dur, err := ParseDuration(n.s); err == nil {
-				pl.Value = ceilSeconds(dur)
-				return pl, nil
+				return &ParsableLong{Value: ceilSeconds(dur), Raw: n.raw()}, nil
 			}
 		}
 		// "$param" references, and anything else, stay unresolved; validation
 		// rejects what is neither a number nor a reference.
-		pl.Expr = n.s
-		return pl, nil
+		return &ParsableLong{Expr: n.s}, nil
 	}
 	return nil, fmt.Errorf("must be a whole number or a string, got %s", n.kind)
 }
@@ -717,17 +750,17 @@ func (d *decoder) timeTrigger(n *node, p loc) (TimeTrigger, bool) {
 		return TimeTrigger{}, false
 	}
 	t := TimeTrigger{}
-	p = p.fix()
 	sawType := false
 	for _, m := range n.members {
 		mp := p.key(m.key)
 		switch m.key {
 		case "type":
-			if isNull(m.val) {
-				continue
+			if tn := d.str(m.val, mp); tn != "" {
+				sawType = true
+				t.Type, _ = ParseTimeTriggerType(tn)
+			} else if !isNull(m.val) && m.val.kind != kindString {
+				sawType = true // reported as a wrong type already
 			}
-			sawType = true
-			t.Type, _ = ParseTimeTriggerType(d.str(m.val, mp))
 		case "cron":
 			t.Cron = d.str(m.val, mp)
 		case "expression":
@@ -1033,7 +1066,6 @@ func (d *decoder) transition(n *node, p loc) Transition {
 	if isNull(n) || !d.object(n, p) {
 		return t
 	}
-	p = p.fix()
 	for _, m := range n.members {
 		mp := p.key(m.key)
 		switch m.key {
@@ -1042,7 +1074,6 @@ func (d *decoder) transition(n *node, p loc) Transition {
 				continue
 			}
 			t.Successors = make([]Successor, 0, len(m.val.members))
-			mp = mp.fix()
 			for _, sm := range m.val.members {
 				switch sm.val.kind {
 				case kindString:
@@ -1068,7 +1099,6 @@ func (d *decoder) retryPolicy(n *node, p loc) *RetryPolicy {
 		return nil
 	}
 	rp := &RetryPolicy{}
-	p = p.fix()
 	for _, m := range n.members {
 		mp := p.key(m.key)
 		switch m.key {
@@ -1093,7 +1123,6 @@ func (d *decoder) backoff(n *node, p loc) *Backoff {
 		return nil
 	}
 	b := &Backoff{}
-	p = p.fix()
 	for _, m := range n.members {
 		mp := p.key(m.key)
 		if f := b.field(m.key); f != nil {

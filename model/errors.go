@@ -111,49 +111,63 @@ func (p *path) at(i int) *path {
 	return q
 }
 
-// loc is a path that is only built when an error needs it: a base path, or
-// a member or element of it. Walks pass locs to the fields they check so
-// that fields without errors cost no allocation.
+// loc is a path that is only built when an error needs it: a built base
+// path followed by up to three pending segments. Walks pass locs to the
+// fields they check, so that fields without errors cost no allocation.
 type loc struct {
-	base  *path
-	name  string
-	index int
-	kind  uint8 // locSelf, locKey or locIndex
+	base *path
+	n    int // pending segments in seg
+	seg  [3]segment
 }
 
-const (
-	locSelf = iota
-	locKey
-	locIndex
-)
+// segment is one pending step of a loc: an object key, or an array index
+// when index >= 0.
+type segment struct {
+	key   string
+	index int
+}
 
 // here returns p as a loc.
 func (p *path) here() loc { return loc{base: p} }
 
 // get builds the path.
 func (l loc) get() *path {
-	switch l.kind {
-	case locKey:
-		return l.base.key(l.name)
-	case locIndex:
-		return l.base.at(l.index)
+	p := l.base
+	for _, s := range l.seg[:l.n] {
+		if s.index >= 0 {
+			p = p.at(s.index)
+		} else {
+			p = p.key(s.key)
+		}
 	}
-	return l.base
+	return p
 }
 
-// fix builds the path once, so that the locs of its children are cheap.
+// fix builds the path once, so that the locs of its children stay cheap.
 func (l loc) fix() loc {
-	if l.kind == locSelf {
+	if l.n == 0 {
 		return l
 	}
 	return loc{base: l.get()}
 }
 
+// push returns l extended by s, building the oldest pending segment when
+// all three are in use.
+func (l loc) push(s segment) loc {
+	if l.n == len(l.seg) {
+		first := loc{base: l.base, n: 1, seg: [3]segment{l.seg[0]}}
+		l = loc{base: first.get(), n: 2, seg: [3]segment{l.seg[1], l.seg[2]}}
+	}
+	l.seg[l.n] = s
+	l.n++
+	return l
+}
+
 // key returns the loc of member k.
-func (l loc) key(k string) loc { return loc{base: l.get(), name: k, kind: locKey} }
+func (l loc) key(k string) loc { return l.push(segment{key: k, index: -1}) }
 
 // at returns the loc of element i.
-func (l loc) at(i int) loc { return loc{base: l.get(), index: i, kind: locIndex} }
+func (l loc) at(i int) loc { return l.push(segment{index: i}) }
 
 // String renders the path: keys joined by dots, indexes in brackets, and keys
 // that would be ambiguous after a dot (containing '.', brackets, quotes, spaces

@@ -110,12 +110,6 @@ type treeReader struct {
 	elems   []*node
 }
 
-// segment is one step of the path of the value being read.
-type segment struct {
-	key   string
-	index int // -1 for an object key
-}
-
 // pathString renders the current path as errors show it.
 func (r *treeReader) pathString(last string) string {
 	p := newRoot()

@@ -45,15 +45,18 @@ const (
 //	LONG          int64
 //	DOUBLE        float64 (the literal text is kept in Raw for an exact round trip)
 //	BOOLEAN       bool
-//	STRING_MAP    map[string]string
+//	STRING_MAP    map[string]string (key order in Keys)
 //	STRING_ARRAY  []string
 //	LONG_ARRAY    []int64
 //	DOUBLE_ARRAY  []float64
 //	BOOLEAN_ARRAY []bool
-//	MAP           map[string]*ParamDefinition (nested definitions)
+//	MAP           map[string]*ParamDefinition (nested definitions; key order in Keys)
 //
-// A literal whose JSON shape does not fit Type is kept as decoded JSON (any) so
-// that validation, not decoding, reports it with its path.
+// LONG and DOUBLE literals (and their array elements) may also be written as
+// JSON strings holding a number ("10.229999999999"), as Jackson accepts them.
+// A literal whose JSON shape does not fit Type, or whose Type is unknown, is
+// kept as decoded JSON (nil, bool, json.Number, string, []any or
+// map[string]any) so that validation, not decoding, reports it with its path.
 type ParamDefinition struct {
 	Type       ParamType
 	Value      any
@@ -66,8 +69,8 @@ type ParamDefinition struct {
 	// "internal_mode"), kept verbatim for the round trip.
 	Meta map[string]RawJSON
 	// Raw is the literal JSON text of a numeric Value (LONG, DOUBLE,
-	// LONG_ARRAY, DOUBLE_ARRAY) as it was read, used to write numbers back
-	// exactly (e.g. DOUBLE 10.229999999999, or "12.3" written as a string).
+	// LONG_ARRAY, DOUBLE_ARRAY) as it was read, when writing Value would not
+	// give the same text back (a number written as a string, "12.30", 1E3).
 	// Encoding uses it only while it still decodes to Value.
 	Raw RawJSON
 	// Keys lists the keys of a STRING_MAP or MAP literal in definition order

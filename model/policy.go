@@ -8,15 +8,21 @@ type ParsableDuration struct {
 	Seconds int64
 	// Expr is the unresolved string form, empty when Seconds is final.
 	Expr string
-	Raw  RawJSON
+	// Raw is the JSON text as read when Seconds alone would not write it back
+	// ("100s", "3600"); encoding uses it while it still decodes to Seconds.
+	Raw RawJSON
 }
 
 // ParsableLong is a number, or a "$param"/"${param}" string resolved at run time
 // (retry limits and backoff fields).
 type ParsableLong struct {
+	// Value is the number when it is known without evaluation.
 	Value int64
-	Expr  string
-	Raw   RawJSON
+	// Expr is the unresolved string form, empty when Value is final.
+	Expr string
+	// Raw is the JSON text as read when Value alone would not write it back
+	// ("3", "1 min 40 s"); encoding uses it while it still decodes to Value.
+	Raw RawJSON
 }
 
 // BackoffType selects how retry delays grow.

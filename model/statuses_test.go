@@ -58,9 +58,9 @@ func TestStepStatuses(t *testing.T) {
 		rst    = StepActionRestart
 	)
 	tests := []struct {
-		status                                   StepStatus
+		status                                  StepStatus
 		terminal, complete, overview, retryable bool
-		actions                                  []StepAction
+		actions                                 []StepAction
 	}{
 		{StepNotCreated, false, false, false, false, nil},
 		{StepCreated, false, false, false, false, []StepAction{pause, stop, kill}},

@@ -506,7 +506,6 @@ func literalLen(def *ParamDefinition) (int64, bool) {
 }
 
 func (v *validator) retryPolicy(r *RetryPolicy, p loc) {
-	p = p.fix()
 	v.parsableLong(r.ErrorRetryLimit, 0, MaxRetryLimit, p.key("error_retry_limit"), "error_retry_limit")
 	v.parsableLong(r.PlatformRetryLimit, 0, MaxRetryLimit, p.key("platform_retry_limit"), "platform_retry_limit")
 	v.parsableLong(r.TimeoutRetryLimit, 0, MaxRetryLimit, p.key("timeout_retry_limit"), "timeout_retry_limit")
@@ -761,7 +760,6 @@ func describe(val any) string {
 
 // timeTrigger checks one time trigger.
 func (v *validator) timeTrigger(t *TimeTrigger, p loc) {
-	p = p.fix()
 	v.timeout(t.FuzzyMaxDelay, p.key("fuzzy_max_delay"), "fuzzy_max_delay")
 	switch t.Type {
 	case TriggerCron, TriggerPredefined:

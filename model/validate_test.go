@@ -109,7 +109,9 @@ func TestValidateRules(t *testing.T) {
 		{"number form needs 1..1000", func(t *testing.T, d *Definition) {
 			d.Properties.RunStrategy = &RunStrategy{Rule: RunParallel, Shape: "number"}
 		}, []string{"properties.run_strategy: workflow_concurrency 0 is out of range 1..1000"}},
-		{"unknown rule", func(t *testing.T, d *Definition) { d.Properties.RunStrategy = &RunStrategy{Rule: "RANDOM", Shape: "string"} },
+		{"unknown rule", func(t *testing.T, d *Definition) {
+			d.Properties.RunStrategy = &RunStrategy{Rule: "RANDOM", Shape: "string"}
+		},
 			[]string{`properties.run_strategy: unknown run strategy rule "RANDOM" (want SEQUENTIAL, STRICT_SEQUENTIAL, FIRST_ONLY, LAST_ONLY, PARALLEL or SERIAL_LATEST_ONLY)`}},
 		{"step_concurrency", func(t *testing.T, d *Definition) { d.Properties.StepConcurrency = ptr(int64(1001)) },
 			[]string{"properties.step_concurrency: step_concurrency 1001 is out of range 1..1000"}},
@@ -141,13 +143,26 @@ func TestValidateRules(t *testing.T) {
 				`workflow.steps[1].step.transition.successors: unknown step "c"`,
 				`workflow.steps[2].step.id: step id "1c" is invalid: it must match [_a-zA-Z][.\-_a-zA-Z0-9]*`,
 			}},
-		{"step id separator", func(t *testing.T, d *Definition) { d.Workflow.Steps[2].ID = "c__d"; d.Workflow.Steps[1].Transition.Successors = nil; d.Workflow.Steps[0].Transition.Successors = d.Workflow.Steps[0].Transition.Successors[:1] },
+		{"step id separator", func(t *testing.T, d *Definition) {
+			d.Workflow.Steps[2].ID = "c__d"
+			d.Workflow.Steps[1].Transition.Successors = nil
+			d.Workflow.Steps[0].Transition.Successors = d.Workflow.Steps[0].Transition.Successors[:1]
+		},
 			[]string{`workflow.steps[2].step.id: step id "c__d" must not contain "__" (the step param separator)`}},
-		{"step id reserved", func(t *testing.T, d *Definition) { d.Workflow.Steps = d.Workflow.Steps[2:]; d.Workflow.Steps[0].ID = "maestro_c" },
+		{"step id reserved", func(t *testing.T, d *Definition) {
+			d.Workflow.Steps = d.Workflow.Steps[2:]
+			d.Workflow.Steps[0].ID = "maestro_c"
+		},
 			[]string{`workflow.steps[0].step.id: step id "maestro_c" must not start with "maestro_" (reserved)`}},
-		{"step id length", func(t *testing.T, d *Definition) { d.Workflow.Steps = d.Workflow.Steps[2:]; d.Workflow.Steps[0].ID = long(129) },
+		{"step id length", func(t *testing.T, d *Definition) {
+			d.Workflow.Steps = d.Workflow.Steps[2:]
+			d.Workflow.Steps[0].ID = long(129)
+		},
 			[]string{"workflow.steps[0].step.id: step id is 129 characters long; the limit is 128"}},
-		{"step id required", func(t *testing.T, d *Definition) { d.Workflow.Steps = d.Workflow.Steps[2:]; d.Workflow.Steps[0].ID = "" },
+		{"step id required", func(t *testing.T, d *Definition) {
+			d.Workflow.Steps = d.Workflow.Steps[2:]
+			d.Workflow.Steps[0].ID = ""
+		},
 			[]string{"workflow.steps[0].step.id: required"}},
 		{"duplicate step id at the same level", func(t *testing.T, d *Definition) { d.Workflow.Steps[2].ID = "b" },
 			[]string{
@@ -269,16 +284,24 @@ func TestValidateRules(t *testing.T) {
 		}, []string{`workflow.params.x.type: unknown param type "INTEGER" (want STRING, LONG, DOUBLE, BOOLEAN, STRING_MAP, STRING_ARRAY, LONG_ARRAY, DOUBLE_ARRAY, BOOLEAN_ARRAY or MAP)`}},
 		{"param mode", func(t *testing.T, d *Definition) { d.Workflow.Params.Defs["x"].Mode = "SOMETIMES" },
 			[]string{`workflow.params.x.mode: unknown param mode "SOMETIMES" (want CONSTANT, IMMUTABLE, MUTABLE, MUTABLE_ON_START or MUTABLE_ON_START_RESTART)`}},
-		{"LONG literal", func(t *testing.T, d *Definition) { d.Workflow.Params.Defs["x"] = mustParam(t, `{"value":1.5,"type":"LONG"}`) },
+		{"LONG literal", func(t *testing.T, d *Definition) {
+			d.Workflow.Params.Defs["x"] = mustParam(t, `{"value":1.5,"type":"LONG"}`)
+		},
 			[]string{"workflow.params.x.value: LONG value must be a whole number (64-bit), got the number 1.5"}},
 		{"LONG out of range", func(t *testing.T, d *Definition) {
 			d.Workflow.Params.Defs["x"] = mustParam(t, `{"value":9223372036854775808,"type":"LONG"}`)
 		}, []string{"workflow.params.x.value: LONG value must be a whole number (64-bit), got the number 9223372036854775808"}},
-		{"STRING literal", func(t *testing.T, d *Definition) { d.Workflow.Params.Defs["x"] = mustParam(t, `{"value":15,"type":"STRING"}`) },
+		{"STRING literal", func(t *testing.T, d *Definition) {
+			d.Workflow.Params.Defs["x"] = mustParam(t, `{"value":15,"type":"STRING"}`)
+		},
 			[]string{"workflow.params.x.value: STRING value must be a string, got the number 15"}},
-		{"BOOLEAN literal", func(t *testing.T, d *Definition) { d.Workflow.Params.Defs["x"] = mustParam(t, `{"value":"true","type":"BOOLEAN"}`) },
+		{"BOOLEAN literal", func(t *testing.T, d *Definition) {
+			d.Workflow.Params.Defs["x"] = mustParam(t, `{"value":"true","type":"BOOLEAN"}`)
+		},
 			[]string{`workflow.params.x.value: BOOLEAN value must be a boolean, got the string "true"`}},
-		{"DOUBLE literal", func(t *testing.T, d *Definition) { d.Workflow.Params.Defs["x"] = mustParam(t, `{"value":"1.2.3","type":"DOUBLE"}`) },
+		{"DOUBLE literal", func(t *testing.T, d *Definition) {
+			d.Workflow.Params.Defs["x"] = mustParam(t, `{"value":"1.2.3","type":"DOUBLE"}`)
+		},
 			[]string{`workflow.params.x.value: DOUBLE value must be a number, got the string "1.2.3"`}},
 		{"array element", func(t *testing.T, d *Definition) {
 			d.Workflow.Params.Defs["x"] = mustParam(t, `{"value":[1,"2","x"],"type":"LONG_ARRAY"}`)
@@ -295,7 +318,9 @@ func TestValidateRules(t *testing.T) {
 		{"nested MAP entries", func(t *testing.T, d *Definition) {
 			d.Workflow.Params.Defs["x"] = mustParam(t, `{"value":{"ok":{"value":"s","type":"STRING"},"bad":{"value":"s","expression":"t","type":"STRING"}},"type":"MAP"}`)
 		}, []string{"workflow.params.x.value.bad: must be defined with either a literal value or an expression, not both"}},
-		{"MAP literal", func(t *testing.T, d *Definition) { d.Workflow.Params.Defs["x"] = mustParam(t, `{"value":[],"type":"MAP"}`) },
+		{"MAP literal", func(t *testing.T, d *Definition) {
+			d.Workflow.Params.Defs["x"] = mustParam(t, `{"value":[],"type":"MAP"}`)
+		},
 			[]string{"workflow.params.x.value: MAP value must be an object of param definitions, got an array"}},
 		{"param names", func(t *testing.T, d *Definition) {
 			d.Workflow.Params.Defs["bad name"] = mustParam(t, `{"value":1,"type":"LONG"}`)
@@ -305,7 +330,9 @@ func TestValidateRules(t *testing.T) {
 			`workflow.params.a__b: param name "a__b" must not contain "__" (the step param separator)`,
 			`workflow.params["bad name"]: param name "bad name" is invalid: it must match [_a-zA-Z][.\-_a-zA-Z0-9]*`,
 		}},
-		{"param tags", func(t *testing.T, d *Definition) { d.Workflow.Params.Defs["x"].Tags = TagList{{Name: "a", Plain: true}, {Name: "a", Plain: true}} },
+		{"param tags", func(t *testing.T, d *Definition) {
+			d.Workflow.Params.Defs["x"].Tags = TagList{{Name: "a", Plain: true}, {Name: "a", Plain: true}}
+		},
 			[]string{`workflow.params.x.tags[1]: duplicate tag "a"`}},
 
 		// Retries and timeouts.

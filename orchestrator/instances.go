@@ -195,8 +195,7 @@ func (o *Orchestrator) runView(ctx context.Context, rec *store.InstanceRecord, r
 	}
 	view.RuntimeOverview = overview
 	for _, t := range tl {
-		var e TimelineEntry
-		if json.Unmarshal(t.Body, &e) == nil {
+		if e, err := readEntry(t.Body, "", 0); err == nil {
 			view.Timeline = append(view.Timeline, e)
 		}
 	}
@@ -322,24 +321,41 @@ func attemptView(a store.Attempt) (*StepView, error) {
 		return nil, fmt.Errorf("decode attempt %s/%d: %w", a.StepID, a.Attempt, err)
 	}
 	for _, raw := range a.Timeline {
-		var e TimelineEntry
-		if err := json.Unmarshal(raw, &e); err == nil {
+		if e, err := readEntry(raw, a.StepID, a.Attempt); err == nil {
 			v.Timeline = append(v.Timeline, e)
 		}
 	}
 	return &v, nil
 }
 
-func timelineView(e engine.TimelineEntry) TimelineEntry {
-	msg := e.Message
+// storedEntry is the compact stored form of a timeline entry: every step
+// attempt carries several, and DynamoDB bills writes per KB.
+type storedEntry struct {
+	Time    int64  `json:"t"`
+	Status  string `json:"s,omitempty"`
+	Message string `json:"m,omitempty"`
+}
+
+func storeEntry(e engine.TimelineEntry) []byte {
+	return mustJSON(storedEntry{Time: e.Time, Status: e.Status, Message: e.Message})
+}
+
+// readEntry decodes a stored entry, writing the default message for entries
+// that carry none. stepID is empty for instance entries.
+func readEntry(raw []byte, stepID string, attempt int64) (TimelineEntry, error) {
+	var se storedEntry
+	if err := json.Unmarshal(raw, &se); err != nil {
+		return TimelineEntry{}, err
+	}
+	msg := se.Message
 	if msg == "" {
-		if e.StepID != "" {
-			msg = fmt.Sprintf("step %s attempt %d is %s", e.StepID, e.Attempt, e.Status)
+		if stepID != "" {
+			msg = fmt.Sprintf("step %s attempt %d is %s", stepID, attempt, se.Status)
 		} else {
-			msg = "workflow instance is " + e.Status
+			msg = "workflow instance is " + se.Status
 		}
 	}
-	return TimelineEntry{Time: e.Time, Status: e.Status, Message: msg}
+	return TimelineEntry{Time: se.Time, Status: se.Status, Message: msg}, nil
 }
 
 // neverStarted reports whether a step reached its status without being

@@ -224,12 +224,12 @@ func (o *Orchestrator) buildCommit(rec *store.RunRecord, before, after *engine.I
 	for _, e := range acc.timeline {
 		if e.StepID == "" {
 			seq++
-			c.Timeline = append(c.Timeline, store.TimelineItem{Seq: seq, Body: mustJSON(timelineView(e))})
+			c.Timeline = append(c.Timeline, store.TimelineItem{Seq: seq, Body: storeEntry(e)})
 			continue
 		}
 		k := attemptKey{e.StepID, e.Attempt}
 		touch(k)
-		stepTL[k] = append(stepTL[k], mustJSON(timelineView(e)))
+		stepTL[k] = append(stepTL[k], storeEntry(e))
 	}
 	for _, k := range order {
 		ss := after.Step(k.step)

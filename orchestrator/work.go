@@ -46,16 +46,10 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 	if err := o.store.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev); err != nil {
 		return 0, err
 	}
-	// Eager: try to decide now. Losing the race is fine — the event's wake
-	// reaches the decision queue through the stream either way.
-	wake := store.Wake{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID}
-	_, more, err := o.processOnce(ctx, wake)
-	if err == nil && more {
-		_, err = o.Process(ctx, wake)
-	}
-	if err != nil && !errors.Is(err, store.ErrConflict) {
-		o.log.Warn("inline decision after work failed; the decision queue will retry", "workflow_id", m.WorkflowID, "instance_id", m.InstanceID, "error", err)
-	}
+	// The decision is left to the decider: the event's wake reaches the
+	// FIFO decision queue through the stream, and the decider applies every
+	// pending event of the run in one commit. Deciding here as well would
+	// make N finishing siblings of a fan-in race for the same run item.
 	return 0, nil
 }
 

@@ -116,75 +116,91 @@ const requestTTL = 30 * 24 * time.Hour
 // CreateInstance allocates the next instance id and writes the instance
 // summary, its first run and the run's first event in one transaction. With a
 // RequestID already used it returns the earlier instance and created=false.
+//
+// The id comes from an unconditional atomic counter increment, so concurrent
+// starts never contend on the workflow's head item; an id whose transaction
+// then fails (a racing duplicate request_id) is left unused.
 func (s *Store) CreateInstance(ctx context.Context, ni NewInstance) (rec *InstanceRecord, created bool, err error) {
-	for attempt := 0; attempt < 50; attempt++ {
-		if ni.RequestID != "" {
-			if rec, err := s.instanceForRequest(ctx, ni.WorkflowID, ni.RequestID); err == nil {
-				return rec, false, nil
-			} else if !errors.Is(err, ErrNotFound) {
-				return nil, false, err
-			}
-		}
-		head, err := s.GetHead(ctx, ni.WorkflowID)
-		if err != nil {
+	if ni.RequestID != "" {
+		if rec, err := s.instanceForRequest(ctx, ni.WorkflowID, ni.RequestID); err == nil {
+			return rec, false, nil
+		} else if !errors.Is(err, ErrNotFound) {
 			return nil, false, err
 		}
-		rec := &InstanceRecord{
-			WorkflowID: ni.WorkflowID,
-			InstanceID: head.NextInstance,
-			Version:    ni.Version,
-			RunID:      1,
-			UUID:       ni.UUID,
-			Status:     ni.Status,
-			RequestID:  ni.RequestID,
-			Initiator:  ni.Initiator,
-			CreateTime: millis(ni.Now),
-			ModifyTime: millis(ni.Now),
-		}
-		state, err := ni.State(rec.InstanceID)
-		if err != nil {
-			return nil, false, fmt.Errorf("store: initial state: %w", err)
-		}
-		runItem, err := s.runItem(ni.WorkflowID, rec.InstanceID, 1, 1, ni.Status, state, nil)
-		if err != nil {
-			return nil, false, err
-		}
-		evItem, err := s.eventItem(ni.WorkflowID, rec.InstanceID, 1, ni.FirstEvent)
-		if err != nil {
-			return nil, false, err
-		}
-		items := []types.TransactWriteItem{
-			{Update: &types.Update{
-				TableName:                 aws.String(s.table),
-				Key:                       key(wfPK(ni.WorkflowID), headSK),
-				UpdateExpression:          aws.String("SET next_instance = :next"),
-				ConditionExpression:       aws.String("next_instance = :cur"),
-				ExpressionAttributeValues: map[string]types.AttributeValue{":next": num(head.NextInstance + 1), ":cur": num(head.NextInstance)},
-			}},
-			{Put: &types.Put{TableName: aws.String(s.table), Item: instanceItem(rec), ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-			{Put: &types.Put{TableName: aws.String(s.table), Item: runItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-			{Put: &types.Put{TableName: aws.String(s.table), Item: evItem}},
-		}
-		if ni.RequestID != "" {
-			items = append(items, types.TransactWriteItem{Put: &types.Put{
-				TableName: aws.String(s.table),
-				Item: merge(key(wfPK(ni.WorkflowID), requestSK(ni.RequestID)), map[string]types.AttributeValue{
-					"instance": num(rec.InstanceID),
-					attrTTL:    num(ni.Now.Add(requestTTL).Unix()),
-				}),
-				ConditionExpression: aws.String("attribute_not_exists(pk)"),
-			}})
-		}
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		if err == nil {
-			return rec, true, nil
-		}
-		if !isConflict(err) {
-			return nil, false, fmt.Errorf("store: create instance of %s: %w", ni.WorkflowID, err)
-		}
-		// Lost a race on the counter or on the request id: loop re-reads both.
 	}
-	return nil, false, fmt.Errorf("store: create instance of %s: %w after 50 attempts", ni.WorkflowID, ErrConflict)
+	id, err := s.nextInstanceID(ctx, ni.WorkflowID)
+	if err != nil {
+		return nil, false, err
+	}
+	rec = &InstanceRecord{
+		WorkflowID: ni.WorkflowID,
+		InstanceID: id,
+		Version:    ni.Version,
+		RunID:      1,
+		UUID:       ni.UUID,
+		Status:     ni.Status,
+		RequestID:  ni.RequestID,
+		Initiator:  ni.Initiator,
+		CreateTime: millis(ni.Now),
+		ModifyTime: millis(ni.Now),
+	}
+	state, err := ni.State(id)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: initial state: %w", err)
+	}
+	runItem, err := s.runItem(ni.WorkflowID, id, 1, 1, ni.Status, state, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	evItem, err := s.eventItem(ni.WorkflowID, id, 1, ni.FirstEvent)
+	if err != nil {
+		return nil, false, err
+	}
+	items := []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String(s.table), Item: instanceItem(rec), ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+		{Put: &types.Put{TableName: aws.String(s.table), Item: runItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+		{Put: &types.Put{TableName: aws.String(s.table), Item: evItem}},
+	}
+	if ni.RequestID != "" {
+		items = append(items, types.TransactWriteItem{Put: &types.Put{
+			TableName: aws.String(s.table),
+			Item: merge(key(wfPK(ni.WorkflowID), requestSK(ni.RequestID)), map[string]types.AttributeValue{
+				"instance": num(id),
+				attrTTL:    num(ni.Now.Add(requestTTL).Unix()),
+			}),
+			ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		}})
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if err == nil {
+		return rec, true, nil
+	}
+	if ni.RequestID != "" && isConflict(err) {
+		// A concurrent start with the same request_id won.
+		if rec, rerr := s.instanceForRequest(ctx, ni.WorkflowID, ni.RequestID); rerr == nil {
+			return rec, false, nil
+		}
+	}
+	return nil, false, fmt.Errorf("store: create instance %s/%d: %w", ni.WorkflowID, id, err)
+}
+
+// nextInstanceID atomically takes the workflow's next instance id.
+func (s *Store) nextInstanceID(ctx context.Context, wf string) (int64, error) {
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       key(wfPK(wf), headSK),
+		UpdateExpression:          aws.String("ADD next_instance :one"),
+		ConditionExpression:       aws.String("attribute_exists(pk)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1)},
+		ReturnValues:              types.ReturnValueUpdatedOld,
+	})
+	if err != nil {
+		if isConflict(err) {
+			return 0, fmt.Errorf("store: workflow %s: %w", wf, ErrNotFound)
+		}
+		return 0, fmt.Errorf("store: allocate instance id of %s: %w", wf, err)
+	}
+	return getN(out.Attributes, "next_instance"), nil
 }
 
 func (s *Store) instanceForRequest(ctx context.Context, wf, requestID string) (*InstanceRecord, error) {

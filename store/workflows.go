@@ -94,26 +94,36 @@ func (s *Store) CreateVersion(ctx context.Context, nv NewVersion) (int64, error)
 		if nv.Properties != nil {
 			props = nv.Properties
 		}
-		headItem := merge(key(wfPK(nv.WorkflowID), headSK), map[string]types.AttributeValue{
-			"latest":        num(version),
-			"active":        num(active),
-			"next_instance": num(head.NextInstance),
-			"create_time":   num(head.CreateTime),
-			"modify_time":   num(millis(nv.Now)),
-			attrVersion:     num(head.v + 1),
-		})
 		body, err := s.encodeBody(props)
 		if err != nil {
 			return 0, err
 		}
-		merge(headItem, body)
-		headPut := &types.Put{TableName: aws.String(s.table), Item: headItem}
+		// Field-wise update: next_instance is owned by the atomic counter
+		// of CreateInstance and must never be overwritten here.
+		set := "SET latest = :latest, active = :active, modify_time = :now, " +
+			"create_time = if_not_exists(create_time, :now), next_instance = if_not_exists(next_instance, :one), #v = :nv"
+		names := map[string]string{"#v": attrVersion}
+		values := map[string]types.AttributeValue{
+			":latest": num(version), ":active": num(active), ":now": num(millis(nv.Now)), ":one": num(1),
+			":nv": num(head.v + 1),
+		}
+		if len(props) > 0 {
+			set += ", #b = :b, #e = :e"
+			names["#b"], names["#e"] = attrBody, attrEnc
+			values[":b"], values[":e"] = body[attrBody], body[attrEnc]
+		}
+		headUpdate := &types.Update{
+			TableName:                 aws.String(s.table),
+			Key:                       key(wfPK(nv.WorkflowID), headSK),
+			UpdateExpression:          aws.String(set),
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: values,
+		}
 		if exists {
-			headPut.ConditionExpression = aws.String("#v = :v")
-			headPut.ExpressionAttributeNames = map[string]string{"#v": attrVersion}
-			headPut.ExpressionAttributeValues = map[string]types.AttributeValue{":v": num(head.v)}
+			headUpdate.ConditionExpression = aws.String("#v = :v")
+			headUpdate.ExpressionAttributeValues[":v"] = num(head.v)
 		} else {
-			headPut.ConditionExpression = aws.String("attribute_not_exists(pk)")
+			headUpdate.ConditionExpression = aws.String("attribute_not_exists(pk)")
 		}
 		defBody, err := s.encodeBody(nv.Definition)
 		if err != nil {
@@ -125,7 +135,7 @@ func (s *Store) CreateVersion(ctx context.Context, nv NewVersion) (int64, error)
 		merge(verItem, defBody)
 		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
 			TransactItems: []types.TransactWriteItem{
-				{Put: headPut},
+				{Update: headUpdate},
 				{Put: &types.Put{
 					TableName:           aws.String(s.table),
 					Item:                verItem,
@@ -138,6 +148,9 @@ func (s *Store) CreateVersion(ctx context.Context, nv NewVersion) (int64, error)
 		}
 		if !isConflict(err) {
 			return 0, fmt.Errorf("store: create version of %s: %w", nv.WorkflowID, err)
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return 0, err
 		}
 	}
 	return 0, fmt.Errorf("store: create version of %s: %w after 20 attempts", nv.WorkflowID, ErrConflict)

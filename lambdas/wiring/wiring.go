@@ -72,6 +72,9 @@ type Options struct {
 	HealthInfo orchestrator.HealthView
 	// Runners execute step types that need a worker (none are required).
 	Runners map[model.StepType]orchestrator.StepRunner
+	// Emulator relaxes client checks emulators fail: moto computes the
+	// DynamoDB response CRC32 differently from AWS for binary attributes.
+	Emulator bool
 }
 
 // Deps is everything built.
@@ -88,7 +91,9 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) *Deps {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	ddb := dynamodb.NewFromConfig(awsCfg)
+	ddb := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		o.DisableValidateResponseChecksum = opts.Emulator
+	})
 	sqsClient := sqs.NewFromConfig(awsCfg)
 	sched := scheduler.NewFromConfig(awsCfg)
 	orch := orchestrator.New(orchestrator.Config{

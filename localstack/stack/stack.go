@@ -48,11 +48,33 @@ type Options struct {
 	Clock localstack.Clock
 	// Counter, when set, counts every AWS request the stack makes.
 	Counter *localstack.RequestCounter
+	// APIOptions are extra SDK middleware for every AWS client (metering).
+	APIOptions []func(*middleware.Stack) error
+	// Hooks wrap the handlers, e.g. to count invocations as Lambda would.
+	Hooks Hooks
 	// Faults inject failures into the SQS pumps (tests only).
 	Faults Faults
+	// VisibilityTimeout, when set, overrides every queue's visibility
+	// timeout, so tests see crashed messages again within seconds.
+	VisibilityTimeout time.Duration
 	// WorkPollers and DecisionPollers size the SQS pumps (defaults 4 and 2).
 	WorkPollers, DecisionPollers int
 	Logger                       *slog.Logger
+}
+
+// Hooks wrap the handlers the stack runs; nil hooks leave them as they are.
+type Hooks struct {
+	HTTP    func(http.Handler) http.Handler
+	Router  func(localstack.StreamHandler) localstack.StreamHandler
+	Decider func(localstack.SQSHandler) localstack.SQSHandler
+	Worker  func(localstack.SQSHandler) localstack.SQSHandler
+}
+
+func wrap[H any](hook func(H) H, h H) H {
+	if hook == nil {
+		return h
+	}
+	return hook(h)
 }
 
 // Faults are failure injections for the decision and work pumps.
@@ -114,15 +136,20 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		s.Close()
 		return nil, err
 	}
-	var cfgOpts []func(*config.LoadOptions) error
+	apiOpts := append([]func(*middleware.Stack) error{}, opts.APIOptions...)
 	if opts.Counter != nil {
-		cfgOpts = append(cfgOpts, config.WithAPIOptions([]func(*middleware.Stack) error{opts.Counter.Middleware()}))
+		apiOpts = append(apiOpts, opts.Counter.Middleware())
 	}
-	awsCfg, err := s.Emulator.AWSConfig(ctx, cfgOpts...)
+	awsCfg, err := s.Emulator.AWSConfig(ctx, config.WithAPIOptions(apiOpts))
 	if err != nil {
 		return fail(err)
 	}
 	spec := resources.ForStage(opts.Stage)
+	if v := opts.VisibilityTimeout; v > 0 {
+		for _, q := range []*resources.Queue{&spec.Queues.Decision, &spec.Queues.Work, &spec.Queues.SignalIngest} {
+			q.VisibilityTimeout = v
+		}
+	}
 	res, err := localstack.Provision(ctx, awsCfg, spec)
 	if err != nil {
 		return fail(fmt.Errorf("provision stage %s: %w", opts.Stage, err))
@@ -142,8 +169,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		// role Scheduler assumes to send to the work queue.
 		SchedulerRoleARN: "arn:aws:iam::000000000000:role/maestro-" + opts.Stage + "-scheduler",
 	}, awsCfg, wiring.Options{
-		Now:    opts.Clock.Now,
-		Logger: opts.Logger,
+		Now:      opts.Clock.Now,
+		Logger:   opts.Logger,
+		Emulator: true,
 		HealthInfo: orchestrator.HealthView{
 			Endpoint: s.Emulator.Endpoint, Emulator: string(s.Emulator.Kind), Resources: resJSON,
 		},
@@ -155,7 +183,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 	s.URL = "http://" + ln.Addr().String()
 	s.server = &http.Server{
-		Handler:           api.NewHandler(s.Deps.Orchestrator, api.Options{Logger: opts.Logger}),
+		Handler:           wrap(opts.Hooks.HTTP, api.NewHandler(s.Deps.Orchestrator, api.Options{Logger: opts.Logger})),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 
@@ -168,17 +196,24 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		}
 		return func(m events.SQSMessage) bool { return opts.Faults.CrashAfterHandler(queue, m.Body) }
 	}
+	streamPump := localstack.NewStreamPump(dynamodbstreams.NewFromConfig(awsCfg), res.Table.StreamARN, wrap(opts.Hooks.Router, s.Deps.Router.Handle),
+		localstack.StreamPumpOptions{
+			Interval: opts.StreamInterval, Filter: localstack.NewImageHas(store.OutboxAttribute),
+			Region: s.Emulator.Region, Logger: opts.Logger, StartAtLatest: true,
+		})
+	// Take the stream's positions before the API accepts writes, so no
+	// record written from here on is skipped; older records (a reused
+	// LocalStack table) are not replayed.
+	if err := streamPump.Prime(ctx); err != nil {
+		return fail(fmt.Errorf("prime stream pump: %w", err))
+	}
 	pumps := []interface{ Run(context.Context) error }{
-		localstack.NewStreamPump(dynamodbstreams.NewFromConfig(awsCfg), res.Table.StreamARN, s.Deps.Router.Handle,
-			localstack.StreamPumpOptions{
-				Interval: opts.StreamInterval, Filter: localstack.NewImageHas(store.OutboxAttribute),
-				Region: s.Emulator.Region, Logger: opts.Logger, StartAtLatest: true,
-			}),
-		localstack.NewSQSPump(sqsClient, res.Queues.Decision.URL, s.Deps.Decider.Handle, localstack.SQSPumpOptions{
+		streamPump,
+		localstack.NewSQSPump(sqsClient, res.Queues.Decision.URL, wrap(opts.Hooks.Decider, s.Deps.Decider.Handle), localstack.SQSPumpOptions{
 			Pollers: opts.DecisionPollers, QueueARN: res.Queues.Decision.ARN, Region: s.Emulator.Region, Logger: opts.Logger,
 			WaitTime: time.Second, DuplicateDelivery: opts.Faults.DuplicateDelivery, CrashAfterHandler: crash(store.QueueDecision),
 		}),
-		localstack.NewSQSPump(sqsClient, res.Queues.Work.URL, s.Deps.Worker.Handle, localstack.SQSPumpOptions{
+		localstack.NewSQSPump(sqsClient, res.Queues.Work.URL, wrap(opts.Hooks.Worker, s.Deps.Worker.Handle), localstack.SQSPumpOptions{
 			Pollers: opts.WorkPollers, QueueARN: res.Queues.Work.ARN, Region: s.Emulator.Region, Logger: opts.Logger,
 			WaitTime: time.Second, DuplicateDelivery: opts.Faults.DuplicateDelivery, CrashAfterHandler: crash(store.QueueWork),
 		}),

@@ -1,0 +1,59 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRunOnLocalStack runs the whole benchmark, small, against a real local
+// stack. It needs an emulator (AWS_ENDPOINT_URL, LocalStack or moto_server
+// on PATH) and fails without one.
+func TestRunOnLocalStack(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	rep, err := Run(ctx, Config{Runs: 1, Steps: 10, Stage: "benchtest", Timeout: 20 * time.Second})
+	require.NoError(t, err)
+	t.Logf("benchmark took %v", time.Since(start))
+
+	require.Empty(t, rep.Overall.Failures)
+	require.False(t, rep.Failed())
+	require.Len(t, rep.Workloads, 2)
+	chain, fan := rep.Workloads[0], rep.Workloads[1]
+	assert.Equal(t, "chain", chain.Name)
+	assert.Equal(t, int64(10), chain.StepsCompleted)
+	assert.Equal(t, 9, chain.StepLaunch.Count)
+	assert.Equal(t, "fanout", fan.Name)
+	assert.Equal(t, int64(12), fan.StepsCompleted)
+	assert.Equal(t, 11, fan.StepLaunch.Count)
+	assert.Equal(t, int64(22), rep.Overall.StepsCompleted)
+
+	for _, w := range rep.Workloads {
+		assert.Equal(t, 1, w.StartOverhead.Count, w.Name)
+		assert.GreaterOrEqual(t, w.StepLaunch.P50, 0.0, w.Name)
+		assert.Greater(t, w.StartOverhead.P50, 0.0, "%s: the first step runs after the request was sent", w.Name)
+		assert.Greater(t, w.StepsPerSecond, 0.0, w.Name)
+		assert.Positive(t, w.AWS.Requests["DynamoDB.TransactWriteItems"], w.Name)
+		assert.Greater(t, w.AWS.DynamoDBWriteUnits, 0.0, w.Name)
+		assert.Equal(t, int64(1), w.Lambda[FunctionAPI].Invocations, "%s: one start request, reads not counted", w.Name)
+		assert.Greater(t, w.Cost.Total, 0.0, w.Name)
+	}
+
+	var text bytes.Buffer
+	require.NoError(t, rep.WriteText(&text))
+	for _, want := range []string{"chain", "fanout", "overall", "DynamoDB.TransactWriteItems", "Estimated AWS cost", "Assumptions"} {
+		assert.Contains(t, text.String(), want)
+	}
+	var js bytes.Buffer
+	require.NoError(t, rep.WriteJSON(&js))
+	var back Report
+	require.NoError(t, json.Unmarshal(js.Bytes(), &back))
+	assert.Equal(t, rep.Overall.StepsCompleted, back.Overall.StepsCompleted)
+	assert.Equal(t, rep.Overall.StepLaunch, back.Overall.StepLaunch)
+}

@@ -1,0 +1,481 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go/middleware"
+)
+
+// Billing granularities.
+const (
+	// writeUnitBytes is the item size one DynamoDB write request unit covers.
+	writeUnitBytes = 1024
+	// readUnitBytes is the data size one strongly consistent DynamoDB read
+	// request unit covers.
+	readUnitBytes = 4096
+	// sqsChunkBytes is the payload size one billed SQS request covers.
+	sqsChunkBytes = 64 * 1024
+)
+
+// Usage is what a Meter measured.
+type Usage struct {
+	// Requests counts SDK calls by "Service.Operation", for example
+	// "DynamoDB.TransactWriteItems". A call counts once whatever its retries.
+	Requests map[string]int64 `json:"requests"`
+	// RequestMillis sums the calls' durations by "Service.Operation",
+	// retries and backoff included.
+	RequestMillis map[string]float64 `json:"request_ms"`
+	// DynamoDBWriteUnits are the write request units of every write,
+	// computed from the request: ceil(item bytes / 1 KB) per item, doubled
+	// inside TransactWriteItems. Puts carry the whole item and are exact;
+	// an Update or Delete is sized from its key and expression values, a
+	// lower bound of the stored item's size.
+	DynamoDBWriteUnits float64 `json:"dynamodb_write_units"`
+	// FailedWriteUnits is the part of DynamoDBWriteUnits spent by writes
+	// that failed (a false condition, a cancelled transaction): DynamoDB
+	// charges a failed conditional write as if it had been made.
+	FailedWriteUnits float64 `json:"dynamodb_failed_write_units"`
+	// WriteUnitsByKind splits DynamoDBWriteUnits by the kind of item
+	// written: the sort key's prefix (RUN state, S step attempt, T
+	// timeline, E inbox event, I instance summary, ...).
+	WriteUnitsByKind map[string]float64 `json:"dynamodb_write_units_by_kind"`
+	// DynamoDBReadUnits are the read request units of every read, computed
+	// from the response: ceil(bytes returned / 4 KB), at least 1, per
+	// GetItem, Query or Scan page, halved for eventually consistent reads
+	// and doubled for TransactGetItems.
+	DynamoDBReadUnits float64 `json:"dynamodb_read_units"`
+	// SQSBilledRequests are SQS requests as billed (one per 64 KB of
+	// payload), leaving out receives that returned no message.
+	SQSBilledRequests int64 `json:"sqs_billed_requests"`
+	// SQSFIFOBilledRequests is the part of SQSBilledRequests that went to
+	// FIFO queues (billed at a higher price).
+	SQSFIFOBilledRequests int64 `json:"sqs_fifo_billed_requests"`
+	// SQSEmptyReceives counts receives that returned no message: idle
+	// polling, whose cost depends on time, not on steps.
+	SQSEmptyReceives int64 `json:"sqs_empty_receives"`
+	// StreamRecords counts records returned by DynamoDB Streams GetRecords.
+	StreamRecords int64 `json:"stream_records"`
+}
+
+// Meter is an AWS SDK middleware that counts the requests a system makes
+// and the billing units they consume. It is safe for concurrent use. Calls
+// made with a context from withoutMetering (the benchmark's own reads) are
+// not counted.
+type Meter struct {
+	mu    sync.Mutex
+	u     Usage
+	trace io.Writer
+}
+
+// NewMeter returns a meter at zero.
+func NewMeter() *Meter {
+	return &Meter{u: newUsage()}
+}
+
+// NewTracingMeter returns a meter at zero that also writes one line per
+// metered call to trace: when it ended, how long it took, the operation,
+// the items a transaction held and its write units.
+func NewTracingMeter(trace io.Writer) *Meter {
+	return &Meter{u: newUsage(), trace: trace}
+}
+
+// meterID names the meter's middleware in a client's stack.
+const meterID = "maestro.bench.Meter"
+
+// Middleware returns an API option that adds the meter to a client's
+// stack; pass it with config.WithAPIOptions or in aws.Config.APIOptions.
+// The meter sits in the initialize step, so it sees each call once, with
+// its typed input and output.
+func (m *Meter) Middleware() func(*middleware.Stack) error {
+	return func(stack *middleware.Stack) error {
+		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc(meterID,
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				start := time.Now()
+				out, md, err := next.HandleInitialize(ctx, in)
+				if !unmetered(ctx) {
+					m.record(awsmiddleware.GetServiceID(ctx), awsmiddleware.GetOperationName(ctx), time.Since(start), in.Parameters, out.Result, err)
+				}
+				return out, md, err
+			}), middleware.After)
+	}
+}
+
+// Usage returns a copy of what was measured since the last Reset.
+func (m *Meter) Usage() Usage {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	u := m.u
+	u.Requests = maps.Clone(m.u.Requests)
+	u.RequestMillis = maps.Clone(m.u.RequestMillis)
+	u.WriteUnitsByKind = maps.Clone(m.u.WriteUnitsByKind)
+	return u
+}
+
+// Reset sets every figure back to zero.
+func (m *Meter) Reset() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.u = newUsage()
+}
+
+func newUsage() Usage {
+	return Usage{Requests: map[string]int64{}, RequestMillis: map[string]float64{}, WriteUnitsByKind: map[string]float64{}}
+}
+
+// record adds one call. Writes are charged whether or not they succeed, as
+// DynamoDB charges failed conditional writes and cancelled transactions.
+func (m *Meter) record(service, op string, took time.Duration, params, result any, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.u.Requests[service+"."+op]++
+	m.u.RequestMillis[service+"."+op] += float64(took.Microseconds()) / 1000
+	var items, units int64
+	eachWrite(params, func(kind string, n int64) {
+		items++
+		units += n
+		m.u.DynamoDBWriteUnits += float64(n)
+		m.u.WriteUnitsByKind[kind] += float64(n)
+		if err != nil {
+			m.u.FailedWriteUnits += float64(n)
+		}
+	})
+	if m.trace != nil {
+		errText := ""
+		if err != nil {
+			errText = " error=" + strconv.Quote(err.Error())
+		}
+		fmt.Fprintf(m.trace, "%s %8.1fms %s.%s items=%d wru=%d%s\n",
+			time.Now().Format("15:04:05.000"), float64(took.Microseconds())/1000, service, op, items, units, errText)
+	}
+	if err == nil {
+		m.u.DynamoDBReadUnits += readUnits(params, result)
+	}
+	switch in := params.(type) {
+	case *sqs.ReceiveMessageInput:
+		out, _ := result.(*sqs.ReceiveMessageOutput)
+		if err == nil && (out == nil || len(out.Messages) == 0) {
+			m.u.SQSEmptyReceives++
+			return
+		}
+		var payload int
+		if out != nil {
+			for _, msg := range out.Messages {
+				payload += messageBytes(msg)
+			}
+		}
+		m.addSQS(in.QueueUrl, chunks(payload))
+	case *sqs.SendMessageInput:
+		m.addSQS(in.QueueUrl, chunks(len(deref(in.MessageBody))+attributeBytes(in.MessageAttributes)))
+	case *sqs.SendMessageBatchInput:
+		var payload int
+		for _, e := range in.Entries {
+			payload += len(deref(e.MessageBody)) + attributeBytes(e.MessageAttributes)
+		}
+		m.addSQS(in.QueueUrl, chunks(payload))
+	case *sqs.DeleteMessageInput:
+		m.addSQS(in.QueueUrl, 1)
+	case *sqs.DeleteMessageBatchInput:
+		m.addSQS(in.QueueUrl, 1)
+	case *sqs.ChangeMessageVisibilityInput:
+		m.addSQS(in.QueueUrl, 1)
+	case *sqs.ChangeMessageVisibilityBatchInput:
+		m.addSQS(in.QueueUrl, 1)
+	case *dynamodbstreams.GetRecordsInput:
+		if out, ok := result.(*dynamodbstreams.GetRecordsOutput); ok && out != nil {
+			m.u.StreamRecords += int64(len(out.Records))
+		}
+	}
+}
+
+func (m *Meter) addSQS(queueURL *string, n int64) {
+	m.u.SQSBilledRequests += n
+	if strings.HasSuffix(deref(queueURL), ".fifo") {
+		m.u.SQSFIFOBilledRequests += n
+	}
+}
+
+// chunks is the number of 64 KB chunks a payload is billed as, at least 1.
+func chunks(payload int) int64 {
+	return max(1, int64((payload+sqsChunkBytes-1)/sqsChunkBytes))
+}
+
+func messageBytes(msg sqstypes.Message) int {
+	return len(deref(msg.Body)) + attributeBytes(msg.MessageAttributes)
+}
+
+// attributeBytes sizes SQS message attributes as SQS counts them towards
+// the payload: name, type and value.
+func attributeBytes(attrs map[string]sqstypes.MessageAttributeValue) int {
+	n := 0
+	for name, v := range attrs {
+		n += len(name) + len(deref(v.DataType)) + len(deref(v.StringValue)) + len(v.BinaryValue)
+	}
+	return n
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// writeUnits returns the DynamoDB write request units of a request, or 0
+// for anything that is not a DynamoDB write.
+func writeUnits(params any) float64 {
+	var n int64
+	eachWrite(params, func(_ string, units int64) { n += units })
+	return float64(n)
+}
+
+// eachWrite calls add with the kind (see itemKind) and write units of
+// every item a DynamoDB write request writes.
+func eachWrite(params any, add func(kind string, units int64)) {
+	one := func(key map[string]ddbtypes.AttributeValue, size int, factor int64) {
+		add(itemKind(key), factor*itemWriteUnits(size))
+	}
+	switch in := params.(type) {
+	case *dynamodb.PutItemInput:
+		one(in.Item, ItemSize(in.Item), 1)
+	case *dynamodb.UpdateItemInput:
+		one(in.Key, updateSize(in.Key, in.ExpressionAttributeNames, in.ExpressionAttributeValues), 1)
+	case *dynamodb.DeleteItemInput:
+		one(in.Key, ItemSize(in.Key), 1)
+	case *dynamodb.BatchWriteItemInput:
+		for _, reqs := range in.RequestItems {
+			for _, r := range reqs {
+				switch {
+				case r.PutRequest != nil:
+					one(r.PutRequest.Item, ItemSize(r.PutRequest.Item), 1)
+				case r.DeleteRequest != nil:
+					one(r.DeleteRequest.Key, ItemSize(r.DeleteRequest.Key), 1)
+				}
+			}
+		}
+	case *dynamodb.TransactWriteItemsInput:
+		for _, it := range in.TransactItems {
+			key, size := transactItem(it)
+			one(key, size, 2)
+		}
+	}
+}
+
+// sortKeyAttribute is the sort key of the orchestrator's table; its value's
+// prefix up to the first '#' names the kind of item (RUN, S, T, E, I, ...).
+const sortKeyAttribute = "sk"
+
+// itemKind returns the kind of item a key or item belongs to, from its sort
+// key's prefix, or "other".
+func itemKind(item map[string]ddbtypes.AttributeValue) string {
+	sk, ok := item[sortKeyAttribute].(*ddbtypes.AttributeValueMemberS)
+	if !ok || sk.Value == "" {
+		return "other"
+	}
+	kind, _, _ := strings.Cut(sk.Value, "#")
+	return kind
+}
+
+// transactItem returns the key (or item) and the size of one action of a
+// transaction, sized as eachWrite does.
+func transactItem(it ddbtypes.TransactWriteItem) (map[string]ddbtypes.AttributeValue, int) {
+	switch {
+	case it.Put != nil:
+		return it.Put.Item, ItemSize(it.Put.Item)
+	case it.Update != nil:
+		return it.Update.Key, updateSize(it.Update.Key, it.Update.ExpressionAttributeNames, it.Update.ExpressionAttributeValues)
+	case it.Delete != nil:
+		return it.Delete.Key, ItemSize(it.Delete.Key)
+	case it.ConditionCheck != nil:
+		return it.ConditionCheck.Key, ItemSize(it.ConditionCheck.Key)
+	}
+	return nil, 0
+}
+
+// updateSize is what an update request says about the item's size: its
+// key, the attribute names it sets and the values it uses.
+func updateSize(key map[string]ddbtypes.AttributeValue, names map[string]string, values map[string]ddbtypes.AttributeValue) int {
+	n := ItemSize(key)
+	for _, name := range names {
+		n += len(name)
+	}
+	for _, v := range values {
+		n += AttributeValueSize(v)
+	}
+	return n
+}
+
+// itemWriteUnits is ceil(size / 1 KB), at least 1.
+func itemWriteUnits(size int) int64 {
+	return max(1, int64((size+writeUnitBytes-1)/writeUnitBytes))
+}
+
+// readUnits returns the DynamoDB read request units a successful read
+// consumed, from the items it returned, or 0 for anything else.
+func readUnits(params, result any) float64 {
+	scale := func(consistent *bool) float64 {
+		if consistent != nil && *consistent {
+			return 1
+		}
+		return 0.5
+	}
+	switch in := params.(type) {
+	case *dynamodb.GetItemInput:
+		out, _ := result.(*dynamodb.GetItemOutput)
+		size := 0
+		if out != nil {
+			size = ItemSize(out.Item)
+		}
+		return float64(readUnitsFor(size)) * scale(in.ConsistentRead)
+	case *dynamodb.QueryInput:
+		out, _ := result.(*dynamodb.QueryOutput)
+		return float64(readUnitsFor(itemsSize(out))) * scale(in.ConsistentRead)
+	case *dynamodb.ScanInput:
+		out, _ := result.(*dynamodb.ScanOutput)
+		size := 0
+		if out != nil {
+			for _, it := range out.Items {
+				size += ItemSize(it)
+			}
+		}
+		return float64(readUnitsFor(size)) * scale(in.ConsistentRead)
+	case *dynamodb.BatchGetItemInput:
+		out, _ := result.(*dynamodb.BatchGetItemOutput)
+		var units float64
+		if out != nil {
+			for table, items := range out.Responses {
+				ka := in.RequestItems[table]
+				for _, it := range items {
+					units += float64(readUnitsFor(ItemSize(it))) * scale(ka.ConsistentRead)
+				}
+			}
+		}
+		return units
+	case *dynamodb.TransactGetItemsInput:
+		out, _ := result.(*dynamodb.TransactGetItemsOutput)
+		var units float64
+		if out != nil {
+			for _, r := range out.Responses {
+				units += 2 * float64(readUnitsFor(ItemSize(r.Item)))
+			}
+		}
+		return units
+	}
+	return 0
+}
+
+func itemsSize(out *dynamodb.QueryOutput) int {
+	if out == nil {
+		return 0
+	}
+	n := 0
+	for _, it := range out.Items {
+		n += ItemSize(it)
+	}
+	return n
+}
+
+// readUnitsFor is ceil(size / 4 KB), at least 1.
+func readUnitsFor(size int) int64 {
+	return max(1, int64((size+readUnitBytes-1)/readUnitBytes))
+}
+
+// ItemSize returns a DynamoDB item's size in bytes as DynamoDB bills it:
+// the sum of each attribute's name length and value size.
+func ItemSize(item map[string]ddbtypes.AttributeValue) int {
+	n := 0
+	for name, v := range item {
+		n += len(name) + AttributeValueSize(v)
+	}
+	return n
+}
+
+// AttributeValueSize returns the billed size of one value: strings and
+// binaries their length; numbers 1 byte per two significant digits plus
+// one; booleans and nulls 1 byte; sets the sum of their members; lists and
+// maps 3 bytes plus 1 byte and the size (and, in maps, the key) of each
+// element.
+func AttributeValueSize(v ddbtypes.AttributeValue) int {
+	switch v := v.(type) {
+	case *ddbtypes.AttributeValueMemberS:
+		return len(v.Value)
+	case *ddbtypes.AttributeValueMemberN:
+		return numberSize(v.Value)
+	case *ddbtypes.AttributeValueMemberB:
+		return len(v.Value)
+	case *ddbtypes.AttributeValueMemberBOOL, *ddbtypes.AttributeValueMemberNULL:
+		return 1
+	case *ddbtypes.AttributeValueMemberSS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)
+		}
+		return n
+	case *ddbtypes.AttributeValueMemberNS:
+		n := 0
+		for _, s := range v.Value {
+			n += numberSize(s)
+		}
+		return n
+	case *ddbtypes.AttributeValueMemberBS:
+		n := 0
+		for _, b := range v.Value {
+			n += len(b)
+		}
+		return n
+	case *ddbtypes.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + AttributeValueSize(e)
+		}
+		return n
+	case *ddbtypes.AttributeValueMemberM:
+		n := 3
+		for k, e := range v.Value {
+			n += 1 + len(k) + AttributeValueSize(e)
+		}
+		return n
+	}
+	return 0
+}
+
+// numberSize sizes a DynamoDB number: 1 byte per two significant digits
+// (leading and trailing zeros trimmed) plus 1 byte.
+func numberSize(s string) int {
+	s = strings.TrimLeft(s, "+-")
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		s = s[:i]
+	}
+	digits := strings.Replace(s, ".", "", 1)
+	digits = strings.Trim(digits, "0")
+	if digits == "" {
+		return 1
+	}
+	return (len(digits)+1)/2 + 1
+}
+
+// unmeteredKey marks a context whose AWS calls the meter ignores.
+type unmeteredKey struct{}
+
+// withoutMetering returns a context whose AWS calls are not metered: the
+// benchmark's own observation reads are not work of the system under test.
+func withoutMetering(ctx context.Context) context.Context {
+	return context.WithValue(ctx, unmeteredKey{}, true)
+}
+
+func unmetered(ctx context.Context) bool {
+	v, _ := ctx.Value(unmeteredKey{}).(bool)
+	return v
+}

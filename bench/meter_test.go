@@ -1,0 +1,263 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go/middleware"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAttributeValueSize(t *testing.T) {
+	tests := []struct {
+		name string
+		v    ddbtypes.AttributeValue
+		want int
+	}{
+		{"string", &ddbtypes.AttributeValueMemberS{Value: "héllo"}, 6},
+		{"binary", &ddbtypes.AttributeValueMemberB{Value: make([]byte, 10)}, 10},
+		{"bool", &ddbtypes.AttributeValueMemberBOOL{Value: true}, 1},
+		{"null", &ddbtypes.AttributeValueMemberNULL{Value: true}, 1},
+		{"number one digit", &ddbtypes.AttributeValueMemberN{Value: "7"}, 2},
+		{"number two digits", &ddbtypes.AttributeValueMemberN{Value: "42"}, 2},
+		{"number three digits", &ddbtypes.AttributeValueMemberN{Value: "-123"}, 3},
+		{"number trailing zeros trimmed", &ddbtypes.AttributeValueMemberN{Value: "1000000"}, 2},
+		{"number decimal", &ddbtypes.AttributeValueMemberN{Value: "0.0012345"}, 4},
+		{"number zero", &ddbtypes.AttributeValueMemberN{Value: "0"}, 1},
+		{"number exponent", &ddbtypes.AttributeValueMemberN{Value: "1.5E+10"}, 2},
+		{"string set", &ddbtypes.AttributeValueMemberSS{Value: []string{"ab", "cde"}}, 5},
+		{"number set", &ddbtypes.AttributeValueMemberNS{Value: []string{"1", "123"}}, 5},
+		{"empty list", &ddbtypes.AttributeValueMemberL{}, 3},
+		{"list", &ddbtypes.AttributeValueMemberL{Value: []ddbtypes.AttributeValue{
+			&ddbtypes.AttributeValueMemberS{Value: "abcd"}, &ddbtypes.AttributeValueMemberBOOL{},
+		}}, 3 + (1 + 4) + (1 + 1)},
+		{"map", &ddbtypes.AttributeValueMemberM{Value: map[string]ddbtypes.AttributeValue{
+			"k": &ddbtypes.AttributeValueMemberS{Value: "vv"},
+		}}, 3 + 1 + 1 + 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, AttributeValueSize(tt.v))
+		})
+	}
+}
+
+func TestItemSize(t *testing.T) {
+	item := map[string]ddbtypes.AttributeValue{
+		"pk": &ddbtypes.AttributeValueMemberS{Value: "R#wf#1"},   // 2+6
+		"sk": &ddbtypes.AttributeValueMemberS{Value: "RUN#0001"}, // 2+8
+		"v":  &ddbtypes.AttributeValueMemberN{Value: "12"},       // 1+2
+	}
+	assert.Equal(t, 21, ItemSize(item))
+}
+
+// bigItem returns an item of exactly n bytes.
+func bigItem(n int) map[string]ddbtypes.AttributeValue {
+	return map[string]ddbtypes.AttributeValue{"b": &ddbtypes.AttributeValueMemberB{Value: make([]byte, n-1)}}
+}
+
+func TestWriteUnits(t *testing.T) {
+	key := map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "k"}} // 3 bytes
+	tests := []struct {
+		name   string
+		params any
+		want   float64
+	}{
+		{"small put", &dynamodb.PutItemInput{Item: bigItem(10)}, 1},
+		{"exactly 1 KB", &dynamodb.PutItemInput{Item: bigItem(1024)}, 1},
+		{"just over 1 KB", &dynamodb.PutItemInput{Item: bigItem(1025)}, 2},
+		{"delete", &dynamodb.DeleteItemInput{Key: key}, 1},
+		{"update sized from key, names and values", &dynamodb.UpdateItemInput{
+			Key:                       key,
+			ExpressionAttributeNames:  map[string]string{"#b": "body"},
+			ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":b": &ddbtypes.AttributeValueMemberB{Value: make([]byte, 2048)}},
+		}, 3},
+		{"transaction doubles every action", &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+			{Put: &ddbtypes.Put{Item: bigItem(3000)}},            // 3 -> 6
+			{Delete: &ddbtypes.Delete{Key: key}},                 // 1 -> 2
+			{Update: &ddbtypes.Update{Key: key}},                 // 1 -> 2
+			{ConditionCheck: &ddbtypes.ConditionCheck{Key: key}}, // 1 -> 2
+		}}, 12},
+		{"batch write", &dynamodb.BatchWriteItemInput{RequestItems: map[string][]ddbtypes.WriteRequest{
+			"t": {{PutRequest: &ddbtypes.PutRequest{Item: bigItem(2000)}}, {DeleteRequest: &ddbtypes.DeleteRequest{Key: key}}},
+		}}, 3},
+		{"a read writes nothing", &dynamodb.GetItemInput{Key: key}, 0},
+		{"not DynamoDB", &sqs.SendMessageInput{}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, writeUnits(tt.params))
+		})
+	}
+}
+
+func TestEachWriteSplitsByItemKind(t *testing.T) {
+	key := func(sk string) map[string]ddbtypes.AttributeValue {
+		return map[string]ddbtypes.AttributeValue{
+			"pk": &ddbtypes.AttributeValueMemberS{Value: "R#wf#1"}, "sk": &ddbtypes.AttributeValueMemberS{Value: sk},
+		}
+	}
+	run := key("RUN#000001")
+	run["state"] = &ddbtypes.AttributeValueMemberB{Value: make([]byte, 1500)}
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		{Put: &ddbtypes.Put{Item: run}},
+		{Update: &ddbtypes.Update{Key: key("S#000001#s1#0001")}},
+		{Update: &ddbtypes.Update{Key: key("S#000001#s2#0001")}},
+		{Delete: &ddbtypes.Delete{Key: key("E#000001#f-s1-1")}},
+		{Put: &ddbtypes.Put{Item: map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "x"}}}},
+	}}
+	got := map[string]int64{}
+	eachWrite(in, func(kind string, units int64) { got[kind] += units })
+	assert.Equal(t, map[string]int64{"RUN": 4, "S": 4, "E": 2, "other": 2}, got)
+}
+
+func TestReadUnits(t *testing.T) {
+	strong := aws.Bool(true)
+	items := func(sizes ...int) []map[string]ddbtypes.AttributeValue {
+		var out []map[string]ddbtypes.AttributeValue
+		for _, n := range sizes {
+			out = append(out, bigItem(n))
+		}
+		return out
+	}
+	tests := []struct {
+		name           string
+		params, result any
+		want           float64
+	}{
+		{"strong get of a small item", &dynamodb.GetItemInput{ConsistentRead: strong}, &dynamodb.GetItemOutput{Item: bigItem(100)}, 1},
+		{"get of a missing item still costs", &dynamodb.GetItemInput{ConsistentRead: strong}, &dynamodb.GetItemOutput{}, 1},
+		{"eventually consistent get", &dynamodb.GetItemInput{}, &dynamodb.GetItemOutput{Item: bigItem(5000)}, 1},
+		{"strong query sums the page", &dynamodb.QueryInput{ConsistentRead: strong}, &dynamodb.QueryOutput{Items: items(3000, 3000, 3000)}, 3},
+		{"empty query", &dynamodb.QueryInput{}, &dynamodb.QueryOutput{}, 0.5},
+		{"transactional get doubles", &dynamodb.TransactGetItemsInput{}, &dynamodb.TransactGetItemsOutput{
+			Responses: []ddbtypes.ItemResponse{{Item: bigItem(10)}, {Item: bigItem(5000)}},
+		}, 2 + 4},
+		{"a write reads nothing", &dynamodb.PutItemInput{}, &dynamodb.PutItemOutput{}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, readUnits(tt.params, tt.result))
+		})
+	}
+}
+
+// cannedTransport answers every request with the body answer returns.
+type cannedTransport struct {
+	answer func(target string) string
+}
+
+func (c cannedTransport) Do(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}
+	body := c.answer(r.Header.Get("X-Amz-Target"))
+	return &http.Response{
+		StatusCode: http.StatusOK, Request: r,
+		Header: http.Header{"Content-Type": []string{"application/x-amz-json-1.0"}},
+		Body:   io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)),
+	}, nil
+}
+
+func meteredConfig(m *Meter, answer func(string) string) aws.Config {
+	return aws.Config{
+		Region:       "us-east-1",
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+		HTTPClient:   cannedTransport{answer: answer},
+		BaseEndpoint: aws.String("http://127.0.0.1:1"),
+		APIOptions:   []func(*middleware.Stack) error{m.Middleware()},
+	}
+}
+
+func TestMeterMiddleware(t *testing.T) {
+	m := NewMeter()
+	cfg := meteredConfig(m, func(target string) string {
+		switch {
+		case strings.HasSuffix(target, ".Query"):
+			return `{"Count":1,"Items":[{"pk":{"S":"abc"}}]}`
+		case strings.HasSuffix(target, ".ReceiveMessage"):
+			return `{"Messages":[{"MessageId":"1","ReceiptHandle":"r","Body":"hello"}]}`
+		}
+		return `{}`
+	})
+	ctx := context.Background()
+	db := dynamodb.NewFromConfig(cfg)
+	q := sqs.NewFromConfig(cfg)
+
+	_, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		{Put: &ddbtypes.Put{TableName: aws.String("t"), Item: bigItem(1500)}},
+	}})
+	require.NoError(t, err)
+	_, err = db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("t"), ConsistentRead: aws.Bool(true)})
+	require.NoError(t, err)
+	_, err = q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String("http://q/decision.fifo")})
+	require.NoError(t, err)
+	_, err = q.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String("http://q/work"), MessageBody: aws.String(strings.Repeat("x", 70*1024))})
+	require.NoError(t, err)
+	// The benchmark's own reads are not metered.
+	_, err = db.Query(withoutMetering(ctx), &dynamodb.QueryInput{TableName: aws.String("t")})
+	require.NoError(t, err)
+
+	u := m.Usage()
+	assert.Equal(t, map[string]int64{
+		"DynamoDB.TransactWriteItems": 1, "DynamoDB.Query": 1, "SQS.ReceiveMessage": 1, "SQS.SendMessage": 1,
+	}, u.Requests)
+	assert.Equal(t, 4.0, u.DynamoDBWriteUnits, "a 1.5 KB item in a transaction is 2 units, doubled")
+	assert.Equal(t, 1.0, u.DynamoDBReadUnits)
+	assert.Equal(t, int64(1+2), u.SQSBilledRequests, "a 70 KB message is two 64 KB chunks")
+	assert.Equal(t, int64(1), u.SQSFIFOBilledRequests)
+	assert.Zero(t, u.SQSEmptyReceives)
+	assert.Len(t, u.RequestMillis, 4)
+	assert.Equal(t, map[string]float64{"other": 4}, u.WriteUnitsByKind)
+	assert.Zero(t, u.FailedWriteUnits)
+
+	m.Reset()
+	assert.Equal(t, newUsage(), m.Usage())
+}
+
+func TestMeterChargesFailedWrites(t *testing.T) {
+	m := NewMeter()
+	cfg := meteredConfig(m, func(string) string { return `{}` })
+	cfg.HTTPClient = failingTransport{}
+	cfg.RetryMaxAttempts = 1
+	_, err := dynamodb.NewFromConfig(cfg).PutItem(context.Background(), &dynamodb.PutItemInput{
+		TableName: aws.String("t"), Item: bigItem(2000), ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	require.Error(t, err)
+	u := m.Usage()
+	assert.Equal(t, 2.0, u.DynamoDBWriteUnits)
+	assert.Equal(t, 2.0, u.FailedWriteUnits)
+}
+
+// failingTransport answers every request with DynamoDB's conditional
+// check failure.
+type failingTransport struct{}
+
+func (failingTransport) Do(r *http.Request) (*http.Response, error) {
+	body := `{"__type":"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException","message":"The conditional request failed"}`
+	return &http.Response{
+		StatusCode: http.StatusBadRequest, Request: r,
+		Header: http.Header{"Content-Type": []string{"application/x-amz-json-1.0"}},
+		Body:   io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)),
+	}, nil
+}
+
+func TestMeterEmptyReceiveIsNotBilled(t *testing.T) {
+	m := NewMeter()
+	q := sqs.NewFromConfig(meteredConfig(m, func(string) string { return `{}` }))
+	_, err := q.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String("http://q/work")})
+	require.NoError(t, err)
+	u := m.Usage()
+	assert.Equal(t, int64(1), u.Requests["SQS.ReceiveMessage"])
+	assert.Equal(t, int64(1), u.SQSEmptyReceives)
+	assert.Zero(t, u.SQSBilledRequests)
+}

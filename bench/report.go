@@ -1,0 +1,253 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// Report is the benchmark's result.
+type Report struct {
+	Runs           int               `json:"runs"`
+	Steps          int               `json:"steps"`
+	StreamInterval string            `json:"stream_interval"`
+	Emulator       string            `json:"emulator"`
+	Workloads      []*WorkloadResult `json:"workloads"`
+	// Overall combines the workloads: samples pooled, usage summed, wall
+	// time the sum of the workloads' wall times.
+	Overall     *WorkloadResult `json:"overall"`
+	Assumptions []string        `json:"assumptions"`
+	// Notes say what may have skewed the figures.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// WorkloadResult holds the figures of one workload (or of all).
+type WorkloadResult struct {
+	Name           string `json:"name"`
+	WorkflowID     string `json:"workflow_id,omitempty"`
+	StepsPerRun    int    `json:"steps_per_run,omitempty"`
+	Runs           int    `json:"runs"`
+	Succeeded      int    `json:"succeeded"`
+	StepsCompleted int64  `json:"steps_completed"`
+	// StepLaunch is upstream SUCCEEDED -> downstream RUNNING per edge
+	// (for a fan-in, from the last upstream).
+	StepLaunch Summary `json:"step_launch_overhead"`
+	// StartOverhead is start request sent -> first step RUNNING.
+	StartOverhead Summary `json:"start_overhead"`
+	// StartRequest is the start request's round trip as the client saw it.
+	StartRequest Summary `json:"start_request"`
+	// Makespan is start request sent -> instance end time.
+	Makespan Summary `json:"makespan"`
+	// WallSeconds runs from the first start request to the last instance end.
+	WallSeconds    float64                  `json:"wall_seconds"`
+	StepsPerSecond float64                  `json:"steps_per_second"`
+	AWS            Usage                    `json:"aws"`
+	Lambda         map[string]FunctionUsage `json:"lambda"`
+	Cost           Cost                     `json:"cost_per_million_steps_usd"`
+	Failures       []string                 `json:"failures,omitempty"`
+
+	launch, start, startReq, makespan []float64
+}
+
+// summarize computes the summaries and the throughput from the samples.
+func (r *WorkloadResult) summarize() {
+	r.StepLaunch = Summarize(r.launch)
+	r.StartOverhead = Summarize(r.start)
+	r.StartRequest = Summarize(r.startReq)
+	r.Makespan = Summarize(r.makespan)
+	if r.WallSeconds > 0 {
+		r.StepsPerSecond = float64(r.StepsCompleted) / r.WallSeconds
+	}
+}
+
+// Failed reports whether any run of any workload did not succeed.
+func (r *Report) Failed() bool {
+	for _, w := range r.Workloads {
+		if w.Succeeded < w.Runs {
+			return true
+		}
+	}
+	return false
+}
+
+// combine pools the workloads into the overall result.
+func combine(ws []*WorkloadResult) *WorkloadResult {
+	all := &WorkloadResult{Name: "overall", AWS: newUsage(), Lambda: map[string]FunctionUsage{}}
+	for _, w := range ws {
+		all.Runs += w.Runs
+		all.Succeeded += w.Succeeded
+		all.StepsCompleted += w.StepsCompleted
+		all.WallSeconds += w.WallSeconds
+		all.launch = append(all.launch, w.launch...)
+		all.start = append(all.start, w.start...)
+		all.startReq = append(all.startReq, w.startReq...)
+		all.makespan = append(all.makespan, w.makespan...)
+		for k, v := range w.AWS.Requests {
+			all.AWS.Requests[k] += v
+		}
+		for k, v := range w.AWS.RequestMillis {
+			all.AWS.RequestMillis[k] += v
+		}
+		for k, v := range w.AWS.WriteUnitsByKind {
+			all.AWS.WriteUnitsByKind[k] += v
+		}
+		all.AWS.DynamoDBWriteUnits += w.AWS.DynamoDBWriteUnits
+		all.AWS.FailedWriteUnits += w.AWS.FailedWriteUnits
+		all.AWS.DynamoDBReadUnits += w.AWS.DynamoDBReadUnits
+		all.AWS.SQSBilledRequests += w.AWS.SQSBilledRequests
+		all.AWS.SQSFIFOBilledRequests += w.AWS.SQSFIFOBilledRequests
+		all.AWS.SQSEmptyReceives += w.AWS.SQSEmptyReceives
+		all.AWS.StreamRecords += w.AWS.StreamRecords
+		for k, v := range w.Lambda {
+			f := all.Lambda[k]
+			f.Invocations += v.Invocations
+			f.Records += v.Records
+			f.BilledMillis += v.BilledMillis
+			all.Lambda[k] = f
+		}
+		for _, f := range w.Failures {
+			all.Failures = append(all.Failures, w.Name+" "+f)
+		}
+	}
+	all.summarize()
+	all.Cost = EstimateCost(all.AWS, all.Lambda, FunctionAPI, all.StepsCompleted)
+	return all
+}
+
+// Assumptions lists how the figures are obtained and what they leave out.
+func Assumptions() []string {
+	return []string{
+		"Instances run one at a time; step-launch and start overheads come from the step timelines' millisecond timestamps (the deciding handler's clock, the same machine as the client).",
+		"Lambda invocations: one per API start request plus one per non-empty handler batch the local pumps deliver (stream: up to 100 records per poll; SQS: up to 10 messages per receive, 4 work and 2 decision pollers). AWS event source mappings batch differently.",
+		"Lambda duration: the measured local handler durations (against the emulator), rounded up to 1 ms per invocation, at 128 MB arm64.",
+		"DynamoDB write units from the requests: ceil(item bytes / 1 KB), x2 inside TransactWriteItems; a Put carries the whole item (exact), an Update or Delete only its key and expression values (a lower bound of the stored item). Failed writes (false conditions, cancelled transactions) are charged too and shown apart.",
+		"DynamoDB read units from the responses: ceil(bytes returned / 4 KB), at least 1 per GetItem or Query page, halved when eventually consistent.",
+		"SQS: one billed request per 64 KB of payload; FIFO queues at their own price; receives that return nothing (idle long polling, a cost of time, not of steps) are left out.",
+		"Free or not per step: DynamoDB Streams reads by Lambda triggers are free; ListSchedules calls are the local schedule pump emulating EventBridge Scheduler; the benchmark's own status and timeline reads are not metered.",
+		"API Gateway (HTTP API) is charged per start request.",
+	}
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("bench: write JSON report: %w", err)
+	}
+	return nil
+}
+
+// WriteText writes the report as readable tables.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "maestro bench: %d runs per workload, %d steps, stream poll every %s, emulator %s\n\n",
+		r.Runs, r.Steps, r.StreamInterval, r.Emulator)
+
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\truns ok\tsteps\tlaunch p50\tp99\tmax\tedges\tstart p50\tp99\tstart req p50\tmakespan p50\tsteps/s\t")
+	rows := append(slices.Clone(r.Workloads), r.Overall)
+	for _, res := range rows {
+		fmt.Fprintf(tw, "%s\t%d/%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%.1f\t\n",
+			res.Name, res.Succeeded, res.Runs, res.StepsCompleted,
+			ms(res.StepLaunch.P50), ms(res.StepLaunch.P99), ms(res.StepLaunch.Max), res.StepLaunch.Count,
+			ms(res.StartOverhead.P50), ms(res.StartOverhead.P99), ms(res.StartRequest.P50), ms(res.Makespan.P50),
+			res.StepsPerSecond)
+	}
+	tw.Flush()
+	b.WriteString("(ms; launch = upstream SUCCEEDED -> downstream RUNNING, start = start request sent -> first step RUNNING)\n\n")
+
+	steps := float64(max(r.Overall.StepsCompleted, 1))
+	b.WriteString("AWS requests made by the system (benchmark's own reads excluded)\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := "operation\t"
+	for _, res := range r.Workloads {
+		header += res.Name + "\t"
+	}
+	fmt.Fprintln(tw, header+"total\tper step\tms/call\t")
+	for _, op := range slices.Sorted(maps.Keys(r.Overall.AWS.Requests)) {
+		line := op + "\t"
+		for _, res := range r.Workloads {
+			line += fmt.Sprintf("%d\t", res.AWS.Requests[op])
+		}
+		n := r.Overall.AWS.Requests[op]
+		fmt.Fprintf(tw, "%s%d\t%.3f\t%.1f\t\n", line, n, float64(n)/steps, r.Overall.AWS.RequestMillis[op]/float64(max(n, 1)))
+	}
+	tw.Flush()
+	u := r.Overall.AWS
+	fmt.Fprintf(&b, "DynamoDB: %.0f write units (%.2f per step, %.2f of them by failed writes), %.1f read units (%.3f per step); SQS: %d billed requests (%.3f per step, %d FIFO), %d empty receives not billed; stream records read: %d\n",
+		u.DynamoDBWriteUnits, u.DynamoDBWriteUnits/steps, u.FailedWriteUnits/steps, u.DynamoDBReadUnits, u.DynamoDBReadUnits/steps,
+		u.SQSBilledRequests, float64(u.SQSBilledRequests)/steps, u.SQSFIFOBilledRequests, u.SQSEmptyReceives, u.StreamRecords)
+	b.WriteString("DynamoDB write units per step by item kind (sort key prefix):")
+	for _, kind := range slices.Sorted(maps.Keys(u.WriteUnitsByKind)) {
+		fmt.Fprintf(&b, " %s %.2f", kind, u.WriteUnitsByKind[kind]/steps)
+	}
+	b.WriteString("\n\n")
+
+	b.WriteString("Lambda functions (local stand-ins)\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "function\tinvocations\trecords\tbilled ms\tms/invocation\tinvocations per step\t")
+	for _, name := range slices.Sorted(maps.Keys(r.Overall.Lambda)) {
+		f := r.Overall.Lambda[name]
+		per := 0.0
+		if f.Invocations > 0 {
+			per = float64(f.BilledMillis) / float64(f.Invocations)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t%.3f\t\n", name, f.Invocations, f.Records, f.BilledMillis, per, float64(f.Invocations)/steps)
+	}
+	tw.Flush()
+
+	b.WriteString("\nEstimated AWS cost per million NoOp steps (USD, us-east-1 list prices)\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header = "item\t"
+	for _, res := range rows {
+		header += res.Name + "\t"
+	}
+	fmt.Fprintln(tw, header)
+	costRow := func(name string, f func(Cost) float64) {
+		line := name + "\t"
+		for _, res := range rows {
+			line += fmt.Sprintf("%.3f\t", f(res.Cost))
+		}
+		fmt.Fprintln(tw, line)
+	}
+	costRow("DynamoDB writes", func(c Cost) float64 { return c.DynamoDBWrites })
+	costRow("DynamoDB reads", func(c Cost) float64 { return c.DynamoDBReads })
+	costRow("SQS", func(c Cost) float64 { return c.SQS })
+	costRow("Lambda requests", func(c Cost) float64 { return c.LambdaRequests })
+	costRow("Lambda duration", func(c Cost) float64 { return c.LambdaDuration })
+	costRow("API Gateway", func(c Cost) float64 { return c.APIGateway })
+	costRow("DynamoDB Streams", func(c Cost) float64 { return c.Streams })
+	costRow("total", func(c Cost) float64 { return c.Total })
+	tw.Flush()
+
+	b.WriteString("\nAssumptions\n")
+	for _, a := range r.Assumptions {
+		b.WriteString("  - " + a + "\n")
+	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\nNotes\n")
+		for _, n := range r.Notes {
+			b.WriteString("  - " + n + "\n")
+		}
+	}
+	if len(r.Overall.Failures) > 0 {
+		b.WriteString("\nFailures\n")
+		for _, f := range r.Overall.Failures {
+			b.WriteString("  - " + f + "\n")
+		}
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("bench: write report: %w", err)
+	}
+	return nil
+}
+
+// ms formats milliseconds with one decimal.
+func ms(v float64) string {
+	return fmt.Sprintf("%.1f", v)
+}

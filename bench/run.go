@@ -1,0 +1,279 @@
+// Package bench measures the orchestrator on the local stack: a sequential
+// chain and a wide fan-out of NoOp steps are pushed and started over the
+// HTTP API, and the step timelines, the AWS requests the system makes and
+// the Lambda invocations it would take give the step-launch and start
+// overheads, the throughput and an estimate of the AWS cost per step.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/maestro-serverless/maestro/localstack"
+	"github.com/maestro-serverless/maestro/localstack/stack"
+	"github.com/maestro-serverless/maestro/model"
+)
+
+// Defaults of Config.
+const (
+	DefaultRuns           = 5
+	DefaultSteps          = 100
+	DefaultStreamInterval = 250 * time.Millisecond
+	DefaultTimeout        = 2 * time.Minute
+	DefaultPollInterval   = 100 * time.Millisecond
+	// settleLimit bounds the wait for the system to fall quiet after a
+	// workload.
+	settleLimit = 30 * time.Second
+)
+
+// Config sets what the benchmark runs. Zero fields take the defaults.
+type Config struct {
+	// Runs is how many instances of each workload are started, one after
+	// the other.
+	Runs int
+	// Steps is the chain's length and the fan-out's width.
+	Steps int
+	// StreamInterval is the DynamoDB stream poll period (Lambda's is 250 ms).
+	StreamInterval time.Duration
+	// Timeout bounds each instance, from its start request to its end.
+	Timeout time.Duration
+	// PollInterval is the period of the instance status reads.
+	PollInterval time.Duration
+	// Stage names the provisioned resources (default "bench").
+	Stage string
+	// Emulator, when set, is used instead of discovering one; Run does not
+	// close it.
+	Emulator *localstack.Emulator
+	// Logger receives the system's logs; nil discards them.
+	Logger *slog.Logger
+	// Trace, when set, receives one line per AWS call the system makes
+	// (see NewTracingMeter), for finding where time goes.
+	Trace io.Writer
+}
+
+func (c *Config) defaults() {
+	if c.Runs <= 0 {
+		c.Runs = DefaultRuns
+	}
+	if c.Steps <= 0 {
+		c.Steps = DefaultSteps
+	}
+	if c.StreamInterval <= 0 {
+		c.StreamInterval = DefaultStreamInterval
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.Stage == "" {
+		c.Stage = "bench"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Run starts a local stack, runs the chain and the fan-out workloads and
+// returns their figures. An error means the benchmark could not run; runs
+// that did not succeed are listed in the report's failures instead.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg.defaults()
+	chain, err := Chain(fmt.Sprintf("bench-chain-%d", cfg.Steps), cfg.Steps)
+	if err != nil {
+		return nil, err
+	}
+	fan, err := FanOut(fmt.Sprintf("bench-fanout-%d", cfg.Steps), cfg.Steps)
+	if err != nil {
+		return nil, err
+	}
+	meter, calls := NewTracingMeter(cfg.Trace), NewInvocations()
+	// The same stack as `maestro local`, with every AWS client metered and
+	// every handler counted as the Lambda function it is in AWS.
+	st, err := stack.Start(ctx, stack.Options{
+		Addr: "127.0.0.1:0", Stage: cfg.Stage, StreamInterval: cfg.StreamInterval, Emulator: cfg.Emulator,
+		Logger: cfg.Logger, APIOptions: []func(*middleware.Stack) error{meter.Middleware()},
+		Hooks: stack.Hooks{
+			HTTP:    func(h http.Handler) http.Handler { return calls.HTTP(FunctionAPI, h) },
+			Router:  func(h localstack.StreamHandler) localstack.StreamHandler { return calls.Stream(FunctionRouter, h) },
+			Decider: func(h localstack.SQSHandler) localstack.SQSHandler { return calls.SQS(FunctionDecider, h) },
+			Worker:  func(h localstack.SQSHandler) localstack.SQSHandler { return calls.SQS(FunctionWorker, h) },
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bench: start the local stack: %w", err)
+	}
+	defer st.Close()
+
+	c := &client{base: st.URL, http: &http.Client{}}
+	rep := &Report{
+		Runs: cfg.Runs, Steps: cfg.Steps, StreamInterval: cfg.StreamInterval.String(),
+		Emulator: fmt.Sprintf("%s %s", st.Emulator.Kind, st.Emulator.Endpoint), Assumptions: Assumptions(),
+	}
+	for _, w := range []*Workload{chain, fan} {
+		version, err := c.push(ctx, w.Definition)
+		if err != nil {
+			return nil, fmt.Errorf("bench: push the %s definition: %w", w.Name, err)
+		}
+		if err := settle(ctx, meter, calls, cfg.StreamInterval); err != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("before %s: %v; its figures include earlier work", w.Name, err))
+		}
+		meter.Reset()
+		calls.Reset()
+		res := runWorkload(ctx, c, w, version, cfg)
+		if err := settle(ctx, meter, calls, cfg.StreamInterval); err != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("after %s: %v; work after that is not counted", w.Name, err))
+		}
+		res.AWS = meter.Usage()
+		res.Lambda = calls.Usage()
+		res.Cost = EstimateCost(res.AWS, res.Lambda, FunctionAPI, res.StepsCompleted)
+		rep.Workloads = append(rep.Workloads, res)
+	}
+	rep.Overall = combine(rep.Workloads)
+	return rep, nil
+}
+
+// runWorkload starts cfg.Runs instances of w one after the other and
+// measures each.
+func runWorkload(ctx context.Context, c *client, w *Workload, version int64, cfg Config) *WorkloadResult {
+	res := &WorkloadResult{Name: w.Name, WorkflowID: w.WorkflowID, StepsPerRun: w.Steps, Runs: cfg.Runs}
+	var firstSent time.Time
+	var lastEnd int64
+	for i := range cfg.Runs {
+		if ctx.Err() != nil {
+			res.Failures = append(res.Failures, fmt.Sprintf("run %d: %v", i+1, ctx.Err()))
+			continue
+		}
+		sent := time.Now()
+		if i == 0 {
+			firstSent = sent
+		}
+		m, err := runInstance(ctx, c, w, version, sent, cfg)
+		if err != nil {
+			res.Failures = append(res.Failures, fmt.Sprintf("run %d: %v", i+1, err))
+			continue
+		}
+		res.Succeeded++
+		res.StepsCompleted += int64(w.Steps)
+		res.launch = append(res.launch, m.launch...)
+		res.start = append(res.start, m.start)
+		res.startReq = append(res.startReq, m.startRequest)
+		res.makespan = append(res.makespan, m.makespan)
+		lastEnd = max(lastEnd, m.end)
+	}
+	if res.Succeeded > 0 {
+		res.WallSeconds = (float64(lastEnd) - float64(firstSent.UnixMicro())/1000) / 1000
+	}
+	res.summarize()
+	return res
+}
+
+// instanceFigures are one instance's measurements, in milliseconds.
+type instanceFigures struct {
+	launch       []float64
+	start        float64
+	startRequest float64
+	makespan     float64
+	end          int64
+}
+
+// runInstance starts one instance, waits for it to end and measures it.
+func runInstance(ctx context.Context, c *client, w *Workload, version int64, sent time.Time, cfg Config) (*instanceFigures, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	resp, err := c.start(ctx, w.WorkflowID, version)
+	if err != nil {
+		return nil, err
+	}
+	startRequest := msSince(sent)
+	var status model.WorkflowStatus
+	var end int64
+	for {
+		inst, err := c.instance(ctx, w.WorkflowID, resp.WorkflowInstanceID)
+		if err != nil {
+			return nil, fmt.Errorf("instance %d: %w", resp.WorkflowInstanceID, err)
+		}
+		status, end = model.WorkflowStatus(inst.Status), inst.EndTime
+		if status.IsTerminal() {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("instance %d still %s after %v: %w", resp.WorkflowInstanceID, status, cfg.Timeout, ctx.Err())
+		case <-time.After(cfg.PollInterval):
+		}
+	}
+	if status != model.WorkflowSucceeded {
+		return nil, fmt.Errorf("instance %d ended %s", resp.WorkflowInstanceID, status)
+	}
+	steps, err := c.steps(ctx, w.WorkflowID, resp.WorkflowInstanceID)
+	if err != nil {
+		return nil, fmt.Errorf("instance %d: %w", resp.WorkflowInstanceID, err)
+	}
+	if len(steps) != w.Steps {
+		return nil, fmt.Errorf("instance %d has %d steps, want %d", resp.WorkflowInstanceID, len(steps), w.Steps)
+	}
+	times, err := TimesFromSteps(steps)
+	if err != nil {
+		return nil, fmt.Errorf("instance %d: %w", resp.WorkflowInstanceID, err)
+	}
+	launch, err := LaunchOverheads(times, w.Upstreams)
+	if err != nil {
+		return nil, fmt.Errorf("instance %d: %w", resp.WorkflowInstanceID, err)
+	}
+	start, err := StartOverhead(sent, times)
+	if err != nil {
+		return nil, fmt.Errorf("instance %d: %w", resp.WorkflowInstanceID, err)
+	}
+	return &instanceFigures{
+		launch: launch, start: start, startRequest: startRequest, end: end,
+		makespan: float64(end) - float64(sent.UnixMicro())/1000,
+	}, nil
+}
+
+func msSince(t time.Time) float64 {
+	return float64(time.Since(t).Microseconds()) / 1000
+}
+
+// errNotQuiet is returned by settle when the system keeps working.
+var errNotQuiet = errors.New("the system did not fall quiet within " + settleLimit.String())
+
+// settle waits until the system has done no billable work (DynamoDB
+// writes, SQS requests other than empty receives, handler invocations)
+// for a while, so that the work an instance causes after it ends (the
+// stream copies of its last writes) is counted with it.
+func settle(ctx context.Context, m *Meter, calls *Invocations, streamInterval time.Duration) error {
+	quiet := 2*streamInterval + sqsWaitTime + 500*time.Millisecond
+	sig := func() float64 {
+		u := m.Usage()
+		s := u.DynamoDBWriteUnits + float64(u.SQSBilledRequests)
+		for _, f := range calls.Usage() {
+			s += float64(f.Invocations)
+		}
+		return s
+	}
+	deadline := time.Now().Add(settleLimit)
+	last, changed := sig(), time.Now()
+	for time.Since(changed) < quiet {
+		if time.Now().After(deadline) {
+			return errNotQuiet
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for the system to fall quiet: %w", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if s := sig(); s != last {
+			last, changed = s, time.Now()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+package bench
+
+import (
+	"math"
+	"slices"
+)
+
+// Summary describes a sample of durations in milliseconds.
+type Summary struct {
+	Count int     `json:"count"`
+	P50   float64 `json:"p50_ms"`
+	P99   float64 `json:"p99_ms"`
+	Max   float64 `json:"max_ms"`
+	Mean  float64 `json:"mean_ms"`
+}
+
+// Percentile returns the nearest-rank p-th percentile (0 < p <= 100) of
+// values: the smallest value such that at least p percent of the sample
+// is less than or equal to it. values need not be sorted; an empty sample
+// gives NaN.
+func Percentile(values []float64, p float64) float64 {
+	if len(values) == 0 || p <= 0 || p > 100 || math.IsNaN(p) {
+		return math.NaN()
+	}
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	return nearestRank(sorted, p)
+}
+
+func nearestRank(sorted []float64, p float64) float64 {
+	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	rank = max(rank, 1)
+	return sorted[min(rank, len(sorted))-1]
+}
+
+// Summarize returns the count, p50, p99, max and mean of values. An empty
+// sample gives a zero Summary.
+func Summarize(values []float64) Summary {
+	if len(values) == 0 {
+		return Summary{}
+	}
+	sorted := slices.Clone(values)
+	slices.Sort(sorted)
+	sum := 0.0
+	for _, v := range sorted {
+		sum += v
+	}
+	return Summary{
+		Count: len(sorted),
+		P50:   nearestRank(sorted, 50),
+		P99:   nearestRank(sorted, 99),
+		Max:   sorted[len(sorted)-1],
+		Mean:  sum / float64(len(sorted)),
+	}
+}

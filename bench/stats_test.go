@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestPercentile(t *testing.T) {
+	hundred := make([]float64, 100)
+	for i := range hundred {
+		hundred[i] = float64(100 - i) // 100..1, unsorted on purpose
+	}
+	tests := []struct {
+		name   string
+		values []float64
+		p      float64
+		want   float64
+	}{
+		{"single", []float64{7}, 50, 7},
+		{"single p99", []float64{7}, 99, 7},
+		{"even count p50 is lower middle", []float64{4, 1, 3, 2}, 50, 2},
+		{"odd count p50 is middle", []float64{5, 1, 3}, 50, 3},
+		{"p100 is max", []float64{5, 1, 3}, 100, 5},
+		{"tiny p is min", []float64{5, 1, 3}, 1, 1},
+		{"1..100 p50", hundred, 50, 50},
+		{"1..100 p99", hundred, 99, 99},
+		{"1..100 p99.5", hundred, 99.5, 100},
+		{"ten values p99 is max", []float64{0, 0, 0, 0, 0, 0, 0, 0, 0, 9}, 99, 9},
+		{"ten values p90", []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 90, 9},
+		{"negative values", []float64{-3, -1, -2}, 50, -2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Percentile(tt.values, tt.p))
+		})
+	}
+}
+
+func TestPercentileRejects(t *testing.T) {
+	for _, p := range []float64{0, -1, 101, math.NaN()} {
+		assert.True(t, math.IsNaN(Percentile([]float64{1, 2}, p)), "p=%v", p)
+	}
+	assert.True(t, math.IsNaN(Percentile(nil, 50)))
+}
+
+func TestPercentileLeavesInputAlone(t *testing.T) {
+	in := []float64{3, 1, 2}
+	Percentile(in, 50)
+	assert.Equal(t, []float64{3, 1, 2}, in)
+}
+
+func TestSummarize(t *testing.T) {
+	tests := []struct {
+		name   string
+		values []float64
+		want   Summary
+	}{
+		{"empty", nil, Summary{}},
+		{"one", []float64{4}, Summary{Count: 1, P50: 4, P99: 4, Max: 4, Mean: 4}},
+		{"several", []float64{10, 0, 2, 4}, Summary{Count: 4, P50: 2, P99: 10, Max: 10, Mean: 4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Summarize(tt.values))
+		})
+	}
+}

@@ -1,0 +1,112 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Workload is one benchmarked workflow: its Maestro definition and the
+// edges of its DAG, which the step-launch overhead is measured over.
+type Workload struct {
+	// Name labels the workload in reports ("chain", "fanout").
+	Name string
+	// WorkflowID is the definition's workflow id.
+	WorkflowID string
+	// Definition is the JSON body pushed to POST /api/v3/workflows.
+	Definition []byte
+	// Upstreams maps each step to the steps that must finish before it
+	// starts; root steps are absent.
+	Upstreams map[string][]string
+	// Steps is the number of steps in one instance.
+	Steps int
+}
+
+// defStep, defTransition, defWorkflow and defDocument are the subset of
+// Maestro's definition JSON the generated workloads use.
+type defStep struct {
+	ID         string         `json:"id"`
+	Type       string         `json:"type"`
+	Transition *defTransition `json:"transition,omitempty"`
+}
+
+type defTransition struct {
+	Successors map[string]string `json:"successors"`
+}
+
+type defWrapped struct {
+	Step defStep `json:"step"`
+}
+
+type defWorkflow struct {
+	ID    string       `json:"id"`
+	Name  string       `json:"name"`
+	Steps []defWrapped `json:"steps"`
+}
+
+type defDocument struct {
+	Properties map[string]string `json:"properties"`
+	Workflow   defWorkflow       `json:"workflow"`
+}
+
+// Chain returns a sequential chain of n NoOp steps, s1 -> s2 -> ... -> sn.
+func Chain(workflowID string, n int) (*Workload, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("bench: chain needs at least 1 step, got %d", n)
+	}
+	ups := map[string][]string{}
+	steps := make([]defWrapped, 0, n)
+	for i := 1; i <= n; i++ {
+		s := defStep{ID: chainStep(i), Type: "NoOp"}
+		if i < n {
+			s.Transition = &defTransition{Successors: map[string]string{chainStep(i + 1): "true"}}
+		}
+		if i > 1 {
+			ups[s.ID] = []string{chainStep(i - 1)}
+		}
+		steps = append(steps, defWrapped{Step: s})
+	}
+	return newWorkload("chain", workflowID, fmt.Sprintf("bench: %d-step NoOp chain", n), steps, ups)
+}
+
+// FanOut returns a fan-out of width NoOp steps between a root and a join:
+// root -> f1..fwidth -> join (width+2 steps).
+func FanOut(workflowID string, width int) (*Workload, error) {
+	if width < 1 {
+		return nil, fmt.Errorf("bench: fan-out needs a width of at least 1, got %d", width)
+	}
+	ups := map[string][]string{}
+	rootNext := make(map[string]string, width)
+	branches := make([]defWrapped, 0, width)
+	joinUps := make([]string, 0, width)
+	for i := 1; i <= width; i++ {
+		id := fmt.Sprintf("f%d", i)
+		rootNext[id] = "true"
+		ups[id] = []string{"root"}
+		joinUps = append(joinUps, id)
+		branches = append(branches, defWrapped{Step: defStep{
+			ID: id, Type: "NoOp", Transition: &defTransition{Successors: map[string]string{"join": "true"}},
+		}})
+	}
+	ups["join"] = joinUps
+	steps := make([]defWrapped, 0, width+2)
+	steps = append(steps, defWrapped{Step: defStep{ID: "root", Type: "NoOp", Transition: &defTransition{Successors: rootNext}}})
+	steps = append(steps, branches...)
+	steps = append(steps, defWrapped{Step: defStep{ID: "join", Type: "NoOp"}})
+	return newWorkload("fanout", workflowID, fmt.Sprintf("bench: %d-wide NoOp fan-out", width), steps, ups)
+}
+
+func chainStep(i int) string { return fmt.Sprintf("s%d", i) }
+
+func newWorkload(name, workflowID, title string, steps []defWrapped, ups map[string][]string) (*Workload, error) {
+	doc := defDocument{
+		// A definition without properties is valid Maestro, but the owner
+		// keeps the pushed properties snapshot non-empty.
+		Properties: map[string]string{"owner": "maestro-bench"},
+		Workflow:   defWorkflow{ID: workflowID, Name: title, Steps: steps},
+	}
+	body, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("bench: encode %s definition: %w", name, err)
+	}
+	return &Workload{Name: name, WorkflowID: workflowID, Definition: body, Upstreams: ups, Steps: len(steps)}, nil
+}

@@ -1,0 +1,55 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maestro-serverless/maestro/definition"
+)
+
+func TestChain(t *testing.T) {
+	w, err := Chain("bench-chain", 4)
+	require.NoError(t, err)
+	assert.Equal(t, 4, w.Steps)
+	assert.Equal(t, map[string][]string{"s2": {"s1"}, "s3": {"s2"}, "s4": {"s3"}}, w.Upstreams)
+
+	def, err := definition.NewChecker().Check(w.Definition, definition.JSON)
+	require.NoError(t, err, "the generated chain must be a valid definition")
+	require.Len(t, def.Workflow.Steps, 4)
+	assert.Equal(t, "bench-chain", def.Workflow.ID)
+}
+
+func TestFanOut(t *testing.T) {
+	w, err := FanOut("bench-fan", 3)
+	require.NoError(t, err)
+	assert.Equal(t, 5, w.Steps)
+	assert.Equal(t, map[string][]string{
+		"f1": {"root"}, "f2": {"root"}, "f3": {"root"}, "join": {"f1", "f2", "f3"},
+	}, w.Upstreams)
+
+	def, err := definition.NewChecker().Check(w.Definition, definition.JSON)
+	require.NoError(t, err, "the generated fan-out must be a valid definition")
+	require.Len(t, def.Workflow.Steps, 5)
+}
+
+func TestWorkloadsAtFullSizeAreValid(t *testing.T) {
+	chain, err := Chain("c", DefaultSteps)
+	require.NoError(t, err)
+	fan, err := FanOut("f", DefaultSteps)
+	require.NoError(t, err)
+	for _, w := range []*Workload{chain, fan} {
+		_, err := definition.NewChecker().Check(w.Definition, definition.JSON)
+		require.NoError(t, err, w.Name)
+	}
+	assert.Len(t, chain.Upstreams, DefaultSteps-1)
+	assert.Len(t, fan.Upstreams, DefaultSteps+1)
+}
+
+func TestWorkloadSizeMustBePositive(t *testing.T) {
+	_, err := Chain("c", 0)
+	require.Error(t, err)
+	_, err = FanOut("f", 0)
+	require.Error(t, err)
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/maestro-serverless/maestro/bench"
+)
+
+// runBench runs the step benchmark on a local stack and prints its figures:
+// exit 0 when every instance succeeded, 1 otherwise, 2 on usage errors.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	runs := fs.Int("runs", bench.DefaultRuns, "instances of each workload, started one after the other")
+	steps := fs.Int("steps", bench.DefaultSteps, "length of the chain and width of the fan-out")
+	streamEvery := fs.Duration("stream-interval", bench.DefaultStreamInterval, "DynamoDB stream poll period (Lambda polls every 250ms)")
+	asJSON := fs.Bool("json", false, "print the figures as JSON")
+	timeout := fs.Duration("timeout", bench.DefaultTimeout, "limit for each instance, from its start request to its end")
+	verbose := fs.Bool("v", false, "log the system's warnings and errors to stderr")
+	trace := fs.Bool("trace", false, "write one line per AWS call the system makes to stderr")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 || *runs < 1 || *steps < 1 || *streamEvery <= 0 || *timeout <= 0 {
+		fmt.Fprintln(stderr, "usage: maestro bench [-runs N>=1] [-steps N>=1] [-stream-interval D>0] [-timeout D>0] [-json] [-v] [-trace]")
+		return exitUsage
+	}
+	logger := slog.New(slog.DiscardHandler)
+	if *verbose {
+		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	cfg := bench.Config{Runs: *runs, Steps: *steps, StreamInterval: *streamEvery, Timeout: *timeout, Logger: logger}
+	if *trace {
+		cfg.Trace = stderr
+	}
+	started := time.Now()
+	rep, err := bench.Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "maestro bench: %v\n", err)
+		return exitInvalid
+	}
+	if *asJSON {
+		err = rep.WriteJSON(stdout)
+	} else {
+		err = rep.WriteText(stdout)
+		if err == nil {
+			_, err = fmt.Fprintf(stdout, "\nbenchmark took %s\n", time.Since(started).Round(time.Second))
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "maestro bench: %v\n", err)
+		return exitInvalid
+	}
+	if rep.Failed() {
+		fmt.Fprintln(stderr, "maestro bench: some instances did not succeed")
+		return exitInvalid
+	}
+	return exitOK
+}

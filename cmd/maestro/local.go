@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/maestro-serverless/maestro/localstack/stack"
+)
+
+// runLocal runs the whole system in the foreground until interrupted.
+func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("local", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", envOr("MAESTRO_ADDR", "127.0.0.1:8080"), "API listen address (env MAESTRO_ADDR)")
+	stage := fs.String("stage", "local", "stage name prefixing every resource")
+	streamEvery := fs.Duration("stream-interval", 250*time.Millisecond, "DynamoDB stream poll period (Lambda polls every 250ms)")
+	verbose := fs.Bool("v", false, "debug logging")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	st, err := stack.Start(ctx, stack.Options{Addr: *addr, Stage: *stage, StreamInterval: *streamEvery, Logger: log})
+	if err != nil {
+		fmt.Fprintf(stderr, "maestro local: %v\n", err)
+		return exitInvalid
+	}
+	fmt.Fprintf(stdout, "maestro is running\n  API:          %s   (GET %s/health)\n  AWS endpoint: %s (%s)\n  table:        %s\nPress Ctrl-C to stop.\n",
+		st.URL, st.URL, st.Emulator.Endpoint, st.Emulator.Kind, st.Resources.Table.Name)
+	<-ctx.Done()
+	fmt.Fprintln(stdout, "shutting down")
+	if err := st.Close(); err != nil {
+		fmt.Fprintf(stderr, "maestro local: shutdown: %v\n", err)
+		return exitInvalid
+	}
+	return exitOK
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

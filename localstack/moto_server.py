@@ -1,0 +1,126 @@
+"""Start moto's server with two fixes to its DynamoDB TransactWriteItems.
+
+moto (5.x) makes a transaction atomic by deep-copying every table the
+transaction names -- once per item, including the table's whole stream
+history -- and, when the transaction is cancelled, putting those copies back.
+That costs O(items x all writes ever made) per transaction, which makes a
+long-running local stack slower with every write, and restoring whole tables
+also discards writes that other requests made meanwhile.
+
+This launcher keeps moto's own transaction code and condition evaluation and
+changes only how a cancelled transaction is undone:
+
+* before the transaction, it records the current value of each key the
+  transaction touches and the length of each touched table's stream;
+* moto's whole-table copies are skipped (the copy step returns the live
+  table, so moto's own restore is a no-op);
+* when the transaction is cancelled, it writes back exactly those keys and
+  truncates each stream to its recorded length, so a cancelled transaction
+  leaves neither item changes nor stream records behind.
+
+DynamoDB and DynamoDB Streams requests are serialised with one lock, so a
+transaction is atomic with respect to every other request, as in DynamoDB,
+and read-modify-write responses (ReturnValues) are consistent.
+
+Usage: python3 moto_server.py [moto_server arguments...]
+"""
+
+import copy
+import sys
+import threading
+
+from moto.dynamodb import models as ddb_models
+from moto.dynamodb.models import DynamoDBBackend
+from moto.dynamodb.models.table import Table
+
+_lock = threading.RLock()
+
+
+class _CopyWithoutTables:
+    """Stands in for the copy module inside moto's DynamoDB models."""
+
+    def deepcopy(self, obj, memo=None):
+        if isinstance(obj, Table):
+            return obj  # skip the whole-table snapshot; we undo by key
+        return copy.deepcopy(obj, memo)
+
+    def __getattr__(self, name):
+        return getattr(copy, name)
+
+
+ddb_models.copy = _CopyWithoutTables()
+
+_original_transact = DynamoDBBackend.transact_write_items
+
+
+def _key_of(table, op_type, op):
+    if op_type == "Put":
+        attrs = op["Item"]
+        key = {table.hash_key_attr: attrs[table.hash_key_attr]}
+        if table.range_key_attr is not None:
+            key[table.range_key_attr] = attrs[table.range_key_attr]
+        return key
+    return op.get("Key")
+
+
+def _transact_write_items(self, transact_items):
+    with _lock:
+        before = []  # (table name, key, original attributes or None)
+        stream_len = {}
+        for item in transact_items:
+            try:
+                op_type, op = next(iter(item.items()))
+                name = op.get("TableName")
+                table = self.tables.get(name)
+                if table is None:
+                    continue
+                key = _key_of(table, op_type, op)
+                if key is None:
+                    continue
+                current = self.get_item(name, key)
+            except Exception:  # moto's own code reports malformed input
+                continue
+            original = copy.deepcopy(current.to_json()["Attributes"]) if current else None
+            before.append((name, key, original))
+            shard = getattr(table, "stream_shard", None)
+            if shard is not None and name not in stream_len:
+                stream_len[name] = len(shard.items)
+        try:
+            return _original_transact(self, transact_items)
+        except Exception:
+            for name, key, original in reversed(before):
+                if original is None:
+                    if self.get_item(name, key) is not None:
+                        self.delete_item(name, key)
+                else:
+                    self.put_item(name, original)
+            for name, n in stream_len.items():
+                shard = self.tables[name].stream_shard
+                if shard is not None:
+                    del shard.items[n:]
+            raise
+
+
+DynamoDBBackend.transact_write_items = _transact_write_items
+
+# Serialise whole DynamoDB and DynamoDB Streams requests. moto's response
+# layer reads items outside the backend calls (for ReturnValues, for
+# example), so locking backend methods alone would still let two
+# concurrent "ADD n :1 ... UPDATED_OLD" calls return the same old value;
+# and stream readers must not see a transaction that is being cancelled.
+from moto.dynamodb.responses import DynamoHandler  # noqa: E402
+from moto.dynamodbstreams.responses import DynamoDBStreamsHandler  # noqa: E402
+
+for _handler in (DynamoHandler, DynamoDBStreamsHandler):
+
+    def _locked_call(self, __call=_handler.call_action):
+        with _lock:
+            return __call(self)
+
+    _handler.call_action = _locked_call
+
+
+if __name__ == "__main__":
+    from moto.server import main
+
+    main(sys.argv[1:])

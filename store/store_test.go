@@ -1,0 +1,213 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/maestro-serverless/maestro/localstack"
+	"github.com/maestro-serverless/maestro/resources"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+var emulator *localstack.Emulator
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	em, err := localstack.Discover(ctx, localstack.DiscoverOptions{})
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "store tests need an AWS emulator: %v\n", err)
+		os.Exit(1)
+	}
+	emulator = em
+	code := m.Run()
+	em.Close()
+	os.Exit(code)
+}
+
+var stages sync.Map
+
+func newStore(t *testing.T) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := emulator.AWSConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stage := fmt.Sprintf("st%d-%d", os.Getpid()%10000, len(t.Name())+int(time.Now().UnixNano()%100000))
+	if _, dup := stages.LoadOrStore(stage, true); dup {
+		t.Fatalf("stage %s reused", stage)
+	}
+	res, err := localstack.Provision(ctx, cfg, resources.ForStage(stage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
+	return store.New(db, res.Table.Name)
+}
+
+func state(id int64) ([]byte, error) { return []byte(fmt.Sprintf(`{"instance":%d}`, id)), nil }
+
+func TestVersionsAndHead(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.UnixMilli(1_700_000_000_000)
+	if _, err := s.GetHead(ctx, "wf"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("head of a new workflow: %v", err)
+	}
+	for i := 1; i <= 3; i++ {
+		v, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(fmt.Sprintf(`{"v":%d}`, i)), Activate: i != 3, Now: now})
+		if err != nil || v != int64(i) {
+			t.Fatalf("version %d: got %d, %v", i, v, err)
+		}
+	}
+	h, err := s.GetHead(ctx, "wf")
+	if err != nil || h.Latest != 3 || h.Active != 2 || h.NextInstance != 1 {
+		t.Fatalf("head %+v, %v", h, err)
+	}
+	rec, err := s.GetVersion(ctx, "wf", 2)
+	if err != nil || string(rec.Definition) != `{"v":2}` {
+		t.Fatalf("version 2: %+v %v", rec, err)
+	}
+	// A large definition is compressed and read back intact.
+	big := make([]byte, 50_000)
+	for i := range big {
+		big[i] = byte('a' + i%26)
+	}
+	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: big, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err = s.GetVersion(ctx, "wf", 4)
+	if err != nil || string(rec.Definition) != string(big) {
+		t.Fatalf("large version did not round-trip: %v", err)
+	}
+}
+
+func TestConcurrentStartsGetDistinctIDsAndPushesKeepTheCounter(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 16
+	ids := make(chan int64, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec, created, err := s.CreateInstance(ctx, store.NewInstance{
+				WorkflowID: "wf", Version: 1, UUID: fmt.Sprint(i), Status: "CREATED", State: state,
+				FirstEvent: store.Event{ID: "0-start", Body: []byte(`{}`)}, Now: now,
+			})
+			if err != nil || !created {
+				t.Errorf("start %d: created=%v err=%v", i, created, err)
+				return
+			}
+			ids <- rec.InstanceID
+		}()
+		if i == n/2 {
+			// A push in the middle must not reset the instance counter.
+			if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Now: now}); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	wg.Wait()
+	close(ids)
+	seen := map[int64]bool{}
+	for id := range ids {
+		if seen[id] {
+			t.Errorf("instance id %d handed out twice", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != n {
+		t.Errorf("%d distinct ids, want %d", len(seen), n)
+	}
+}
+
+func TestRequestIDDedupes(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	ni := store.NewInstance{WorkflowID: "wf", Version: 1, UUID: "u", RequestID: "req-1", Status: "CREATED", State: state,
+		FirstEvent: store.Event{ID: "0-start", Body: []byte(`{}`)}, Now: now}
+	a, created, err := s.CreateInstance(ctx, ni)
+	if err != nil || !created {
+		t.Fatalf("first: %v %v", created, err)
+	}
+	b, created, err := s.CreateInstance(ctx, ni)
+	if err != nil || created || b.InstanceID != a.InstanceID {
+		t.Fatalf("second with the same request id: %+v created=%v err=%v", b, created, err)
+	}
+}
+
+func TestCommitIsConditionalAndConsumesEvents(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, UUID: "u", Status: "CREATED", State: state,
+		FirstEvent: store.Event{ID: "0-start", Body: []byte(`{"kind":"start"}`)}, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two more events, one of them put twice: stored once.
+	for _, id := range []string{"f-b", "f-a", "f-a"} {
+		if err := s.PutEvent(ctx, "wf", rec.InstanceID, 1, store.Event{ID: id, Body: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run, events, err := s.LoadRun(ctx, "wf", rec.InstanceID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range events {
+		ids = append(ids, e.ID)
+	}
+	if fmt.Sprint(ids) != "[0-start f-a f-b]" || run.V != 1 {
+		t.Fatalf("events %v at v%d", ids, run.V)
+	}
+	commit := store.Commit{
+		WorkflowID: "wf", InstanceID: rec.InstanceID, RunID: 1, ExpectV: run.V, Status: "IN_PROGRESS",
+		State: []byte(`{"n":2}`), Consumed: ids,
+		Attempts: []store.Attempt{{StepID: "a", Attempt: 1, Status: "RUNNING", Body: []byte(`{}`), Timeline: [][]byte{[]byte(`{"t":1}`)}}},
+		Outbox:   []store.Message{{Queue: store.QueueWork, Body: "w"}},
+	}
+	if err := s.CommitRun(ctx, commit); err != nil {
+		t.Fatal(err)
+	}
+	// The same commit again was decided on a stale version: a conflict.
+	if err := s.CommitRun(ctx, commit); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("stale commit: %v, want ErrConflict", err)
+	}
+	run, events, err = s.LoadRun(ctx, "wf", rec.InstanceID, 1)
+	if err != nil || run.V != 2 || len(events) != 0 || string(run.State) != `{"n":2}` {
+		t.Fatalf("after commit: v%d events %d state %s err %v", run.V, len(events), run.State, err)
+	}
+	// A second commit appends to the attempt's timeline.
+	commit2 := store.Commit{WorkflowID: "wf", InstanceID: rec.InstanceID, RunID: 1, ExpectV: 2, Status: "IN_PROGRESS", State: []byte(`{}`),
+		Attempts: []store.Attempt{{StepID: "a", Attempt: 1, Status: "SUCCEEDED", Body: []byte(`{"done":true}`), Timeline: [][]byte{[]byte(`{"t":2}`)}}}}
+	if err := s.CommitRun(ctx, commit2); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.GetAttempt(ctx, "wf", rec.InstanceID, 1, "a", 0)
+	if err != nil || a.Status != "SUCCEEDED" || len(a.Timeline) != 2 || string(a.Body) != `{"done":true}` {
+		t.Fatalf("attempt %+v %v", a, err)
+	}
+}

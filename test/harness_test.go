@@ -1,0 +1,192 @@
+// Package e2e holds end-to-end tests: each test starts the whole system on the
+// local stack (the real handlers, pumps and an AWS emulator) and talks to it
+// over HTTP, as a user would.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/maestro-serverless/maestro/localstack"
+	"github.com/maestro-serverless/maestro/localstack/stack"
+	"github.com/maestro-serverless/maestro/orchestrator"
+)
+
+// emulator is shared by every test of the package; each test provisions its
+// own stage on it.
+var emulator *localstack.Emulator
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	em, err := localstack.Discover(ctx, localstack.DiscoverOptions{})
+	cancel()
+	if err != nil {
+		// An integration dependency is missing: fail, never skip.
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		os.Exit(1)
+	}
+	emulator = em
+	code := m.Run()
+	em.Close()
+	os.Exit(code)
+}
+
+var stageSeq atomic.Int64
+
+// system is one running local stack and an HTTP client for it.
+type system struct {
+	t      *testing.T
+	st     *stack.Stack
+	client *http.Client
+}
+
+func startSystem(t *testing.T, opts stack.Options) *system {
+	t.Helper()
+	opts.Emulator = emulator
+	opts.Addr = "127.0.0.1:0"
+	opts.Stage = fmt.Sprintf("e2e%d-%d", os.Getpid()%100000, stageSeq.Add(1))
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		if testing.Verbose() {
+			opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := stack.Start(ctx, opts)
+	if err != nil {
+		t.Fatalf("start local stack: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &system{t: t, st: st, client: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// do sends a request and decodes a JSON answer into out (when non-nil).
+func (s *system) do(method, path string, body []byte, out any) int {
+	s.t.Helper()
+	req, err := http.NewRequest(method, s.st.URL+path, bytes.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if out != nil && len(data) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			s.t.Fatalf("%s %s: decode %q: %v", method, path, data, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+func (s *system) push(def []byte) string {
+	s.t.Helper()
+	var out struct {
+		WorkflowDefinition orchestrator.DefinitionView `json:"workflow_definition"`
+	}
+	var errBody map[string]any
+	if code := s.do("POST", "/api/v3/workflows", def, &out); code != http.StatusOK {
+		s.do("POST", "/api/v3/workflows", def, &errBody)
+		s.t.Fatalf("push: status %d: %v", code, errBody)
+	}
+	return out.WorkflowDefinition.Metadata.WorkflowID
+}
+
+func (s *system) start(wf string, body string) orchestrator.StartResponse {
+	s.t.Helper()
+	var out orchestrator.StartResponse
+	if code := s.do("POST", "/api/v3/workflows/"+wf+"/versions/latest/actions/start", []byte(body), &out); code != http.StatusOK {
+		s.t.Fatalf("start %s: status %d", wf, code)
+	}
+	return out
+}
+
+func (s *system) instance(wf string, id int64) orchestrator.InstanceView {
+	s.t.Helper()
+	var v orchestrator.InstanceView
+	if code := s.do("GET", fmt.Sprintf("/api/v3/workflows/%s/instances/%d", wf, id), nil, &v); code != http.StatusOK {
+		s.t.Fatalf("get instance %s/%d: status %d", wf, id, code)
+	}
+	return v
+}
+
+func (s *system) steps(wf string, id int64) map[string]orchestrator.StepView {
+	s.t.Helper()
+	var list []orchestrator.StepView
+	if code := s.do("GET", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/steps", wf, id), nil, &list); code != http.StatusOK {
+		s.t.Fatalf("get steps %s/%d: status %d", wf, id, code)
+	}
+	out := map[string]orchestrator.StepView{}
+	for _, v := range list {
+		out[v.StepID] = v
+	}
+	return out
+}
+
+// wait polls an instance until it is terminal or the timeout passes.
+func (s *system) wait(wf string, id int64, timeout time.Duration) orchestrator.InstanceView {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		v := s.instance(wf, id)
+		switch v.Status {
+		case "SUCCEEDED", "FAILED", "STOPPED", "TIMED_OUT":
+			return v
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("instance %s/%d still %s after %s: steps %v", wf, id, v.Status, timeout, v.StepStatuses)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// ranOnce asserts that a step has one attempt whose timeline enters RUNNING
+// exactly once and a terminal status exactly once.
+func ranOnce(t *testing.T, v orchestrator.StepView) {
+	t.Helper()
+	if v.StepAttemptID != 1 {
+		t.Errorf("step %s: attempt %d, want 1", v.StepID, v.StepAttemptID)
+	}
+	running, terminal := 0, 0
+	for _, e := range v.Timeline {
+		switch e.Status {
+		case "RUNNING":
+			running++
+		case "SUCCEEDED", "FAILED", "FATALLY_FAILED", "USER_FAILED", "PLATFORM_FAILED", "UNSATISFIED":
+			terminal++
+		}
+	}
+	if running != 1 || terminal != 1 {
+		var b strings.Builder
+		for _, e := range v.Timeline {
+			fmt.Fprintf(&b, " %s", e.Status)
+		}
+		t.Errorf("step %s: RUNNING %d times and terminal %d times, want 1 each; timeline:%s", v.StepID, running, terminal, b.String())
+	}
+}
