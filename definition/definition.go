@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v2"
+
 	"github.com/maestro-serverless/maestro/engine/expression"
 	"github.com/maestro-serverless/maestro/model"
 )
@@ -47,6 +49,25 @@ const MaxSize = 256 * 1024
 
 // Errors is the list of problems found in a definition, each naming a JSON path.
 type Errors = model.Errors
+
+// isMaestroDSL reports whether a YAML document uses Maestro's YAML DSL: a
+// top-level "Workflow" key, or a "workflow" whose steps are "jobs".
+func isMaestroDSL(data []byte) bool {
+	var doc map[string]any
+	if yaml.Unmarshal(data, &doc) != nil {
+		return false
+	}
+	if _, ok := doc["Workflow"]; ok {
+		return true
+	}
+	wf, ok := doc["workflow"].(map[any]any)
+	if !ok {
+		return false
+	}
+	_, jobs := wf["jobs"]
+	_, steps := wf["steps"]
+	return jobs && !steps
+}
 
 // Checker decodes and validates definitions.
 type Checker struct {
@@ -90,6 +111,10 @@ func (c *Checker) Check(data []byte, f Format) (*model.Definition, error) {
 	if len(data) > MaxSize {
 		return nil, Errors{{Path: "$", Msg: fmt.Sprintf("definition is %d bytes, more than the %d-byte limit", len(data), MaxSize)}}
 	}
+	if f == YAML && isMaestroDSL(data) {
+		return nil, Errors{{Path: "$", Msg: "Maestro's YAML DSL (Workflow/workflow with jobs:) is not supported; " +
+			"write the definition's JSON structure in YAML (properties:, workflow: {id, steps: [...]})"}}
+	}
 	var def *model.Definition
 	var err error
 	if f == YAML {
@@ -99,10 +124,10 @@ func (c *Checker) Check(data []byte, f Format) (*model.Definition, error) {
 	}
 	if err != nil {
 		var list model.Errors
-		if errors.As(err, &list) {
-			return nil, list
+		if !errors.As(err, &list) {
+			list = Errors{{Path: "$", Msg: err.Error()}}
 		}
-		return nil, Errors{{Path: "$", Msg: err.Error()}}
+		return nil, list
 	}
 	if errs := model.Validate(def, model.ValidateOptions{Expressions: c.lang, Now: c.now}); len(errs) > 0 {
 		return nil, errs
