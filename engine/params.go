@@ -195,14 +195,11 @@ func stepScope(base map[string]model.ParamType, s *model.Step) model.Scope {
 	if len(s.Params.Names) == 0 {
 		return model.Scope{Vars: base}
 	}
-	vars := make(map[string]model.ParamType, len(base)+len(s.Params.Names))
-	for n, t := range base {
-		vars[n] = t
-	}
+	vars := make(map[string]model.ParamType, len(s.Params.Names))
 	for _, n := range s.Params.Names {
 		vars[n] = paramType(s.Params.Defs[n])
 	}
-	return model.Scope{Vars: vars}
+	return model.Scope{Vars: vars, Outer: []map[string]model.ParamType{base}}
 }
 
 func paramType(d *model.ParamDefinition) model.ParamType {

@@ -68,6 +68,11 @@ func elementType(t ParamType) ParamType {
 // newScope returns a scope holding every variable of the given maps; later
 // maps win on name clashes.
 func newScope(parts ...map[string]ParamType) Scope {
+	return Scope{Outer: parts}
+}
+
+// flatten merges maps into one; later maps win.
+func flatten(parts ...map[string]ParamType) map[string]ParamType {
 	n := 0
 	for _, p := range parts {
 		n += len(p)
@@ -78,7 +83,7 @@ func newScope(parts ...map[string]ParamType) Scope {
 			vars[k] = t
 		}
 	}
-	return Scope{Vars: vars}
+	return vars
 }
 
 // paramTypes returns name -> type for a param set.

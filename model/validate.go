@@ -181,7 +181,7 @@ func (v *validator) workflow(w *Workflow, p loc) {
 		wfScope = newScope(SystemParams(), wfParams)
 		refs := make(map[string]ParamType)
 		collectStepRefs(w.Steps, refs)
-		v.stepBase = newScope(SystemParams(), wfParams, refs).Vars
+		v.stepBase = flatten(SystemParams(), wfParams, refs)
 	}
 	v.params(&w.Params, p.key("params"), wfScope, true)
 	for i := range w.TimeTriggers {
@@ -472,9 +472,9 @@ func (v *validator) loop(s *Step, p loc, ctx stepCtx, sc Scope) {
 		}
 	}
 	if v.checking() {
-		inner.loopVars = newScope(ctx.loopVars, paramTypes(&s.Params), entries, map[string]ParamType{"loop_index": TypeLong}).Vars
+		inner.loopVars = flatten(ctx.loopVars, paramTypes(&s.Params), entries, map[string]ParamType{"loop_index": TypeLong})
 		if !foreach {
-			v.expr(s.Condition, TypeBoolean, newScope(sc.Vars, entries), p.key("condition"))
+			v.expr(s.Condition, TypeBoolean, sc.With(entries), p.key("condition"))
 		}
 	}
 	if inner.depth == WorkflowDepthLimit+1 {
@@ -639,7 +639,7 @@ func (v *validator) literal(def *ParamDefinition, p loc, sc Scope) {
 						siblings[k] = e.Type
 					}
 				}
-				inner = newScope(sc.Vars, siblings)
+				inner = sc.With(siblings)
 			}
 			for _, k := range MapKeys(def.Keys, m) {
 				if m[k] == nil {
@@ -858,7 +858,7 @@ func (v *validator) signalTrigger(t *SignalTrigger, p loc, wfScope Scope) {
 	}
 	var sc Scope
 	if v.checking() {
-		sc = newScope(wfScope.Vars, paramTypes(&t.Params))
+		sc = wfScope.With(paramTypes(&t.Params))
 	}
 	v.params(&t.Params, p.key("params"), sc, true)
 	v.expr(t.Condition, TypeBoolean, sc, p.key("condition"))

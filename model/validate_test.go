@@ -585,12 +585,12 @@ func TestExpressionChecks(t *testing.T) {
 			t.Errorf("%q checked for %q, want %q", tt.src, cl.want, tt.want)
 		}
 		for name, typ := range tt.sees {
-			if got, ok := cl.scope.Vars[name]; !ok || got != typ {
+			if got, ok := cl.scope.Lookup(name); !ok || got != typ {
 				t.Errorf("%q: scope[%q] = %q (present %v), want %q", tt.src, name, got, ok, typ)
 			}
 		}
 		for _, name := range tt.notSees {
-			if _, ok := cl.scope.Vars[name]; ok {
+			if _, ok := cl.scope.Lookup(name); ok {
 				t.Errorf("%q: scope must not hold %q", tt.src, name)
 			}
 		}

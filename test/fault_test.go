@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/maestro-serverless/maestro/localstack/stack"
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/store"
@@ -63,10 +65,10 @@ func TestCrashAfterCommitBeforeDelete(t *testing.T) {
 	crashes := map[string]int{}
 	s := startSystem(t, stack.Options{
 		VisibilityTimeout: 2 * time.Second,
-		Faults: stack.Faults{CrashAfterHandler: func(queue, body string) bool {
+		Faults: stack.Faults{CrashAfterHandler: func(queue string, m events.SQSMessage) bool {
 			mu.Lock()
 			defer mu.Unlock()
-			k := queue + "|" + body
+			k := queue + "|" + m.MessageId
 			if seen[k] {
 				return false
 			}

@@ -39,12 +39,13 @@ type Language struct {
 	options []expr.Option
 	// varTypes maps each ParamType to the expr type of its Go value.
 	varTypes map[model.ParamType]types.Type
+	cache    *compileCache
 }
 
 // New returns a Language with the given limits; zero fields take their
 // defaults (see DefaultLimits).
 func New(limits Limits) *Language {
-	l := &Language{limits: limits.withDefaults(), helpers: helpers(), varTypes: map[model.ParamType]types.Type{}}
+	l := &Language{limits: limits.withDefaults(), helpers: helpers(), varTypes: map[model.ParamType]types.Type{}, cache: newCompileCache()}
 	for _, t := range model.ParamTypes {
 		l.varTypes[t] = types.TypeOf(sampleValue(t))
 	}
@@ -128,6 +129,21 @@ func (l *Language) Compile(src string, want model.ParamType, scope model.Scope) 
 	if err != nil {
 		return nil, newError(src, ErrType, err, "%v", err)
 	}
+	key := cacheKey(src, want)
+	if prog := l.cache.get(key, scope); prog != nil {
+		return prog, nil
+	}
+	rec := &recordingScope{scope: scope}
+	prog, err := l.compile(src, want, rec)
+	if err != nil {
+		return nil, err
+	}
+	l.cache.put(key, rec.seen, prog)
+	return prog, nil
+}
+
+// compile compiles src without the cache; every scope lookup goes through scope.
+func (l *Language) compile(src string, want model.ParamType, scope *recordingScope) (*Program, error) {
 	norm, idents, err := normalize(src)
 	if err != nil {
 		return nil, err
@@ -136,13 +152,13 @@ func (l *Language) Compile(src string, want model.ParamType, scope model.Scope) 
 	// The type environment holds only the scope variables the source names.
 	env := make(types.Map, len(idents)+1)
 	for _, name := range idents {
-		if t, ok := scope.Vars[name]; ok {
+		if t, ok := scope.Lookup(name); ok {
 			env[name] = l.varType(t)
 		}
 	}
 	env[stateVar] = types.TypeOf((*evalState)(nil))
 
-	p := newPatcher(l.helpers, scope.Vars, src)
+	p := newPatcher(l.helpers, scope, src)
 	opts := make([]expr.Option, 0, len(l.options)+2)
 	opts = append(opts, expr.Env(env))
 	opts = append(opts, l.options...)

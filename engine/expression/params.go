@@ -76,10 +76,7 @@ func (l *Language) compileParams(params model.Params, scope model.Scope, path st
 	if len(names) == 0 && len(params.Defs) > 0 {
 		names = sortedKeys(params.Defs)
 	}
-	combined := make(map[string]model.ParamType, len(scope.Vars)+len(names))
-	for name, t := range scope.Vars {
-		combined[name] = t
-	}
+	own := make(map[string]model.ParamType, len(names))
 	for _, name := range names {
 		def := params.Defs[name]
 		if def == nil {
@@ -89,8 +86,9 @@ func (l *Language) compileParams(params model.Params, scope model.Scope, path st
 		if err != nil || t == "" {
 			return nil, fmt.Errorf("parameter %q: %w: invalid type %q", path+name, ErrType, string(def.Type))
 		}
-		combined[name] = t
+		own[name] = t
 	}
+	combined := scope.With(own)
 	set := &ParamSet{lang: l, params: make(map[string]*compiledParam, len(names))}
 	index := make(map[string]int, len(names))
 	for i, name := range names {
@@ -121,24 +119,20 @@ func (l *Language) compileParams(params model.Params, scope model.Scope, path st
 
 // compileParam compiles one definition and returns the names it reads.
 func (l *Language) compileParam(name string, def *model.ParamDefinition, outer model.Scope,
-	combined map[string]model.ParamType, path string) (*compiledParam, []string, error) {
-	typ := combined[name]
+	combined model.Scope, path string) (*compiledParam, []string, error) {
+	typ, _ := combined.Lookup(name)
 	cp := &compiledParam{name: name, typ: typ}
-	outerType, shadows := outer.Vars[name]
+	outerType, shadows := outer.Lookup(name)
 	cp.shadows = shadows
 	scope := combined
 	if shadows {
 		// A self-reference reads the outer value, so type it as that.
-		scope = make(map[string]model.ParamType, len(combined))
-		for k, v := range combined {
-			scope[k] = v
-		}
-		scope[name] = outerType
+		scope = combined.With(map[string]model.ParamType{name: outerType})
 	}
 	full := path + name
 	switch {
 	case def.Expression != "":
-		prog, err := l.Compile(def.Expression, typ, model.Scope{Vars: scope})
+		prog, err := l.Compile(def.Expression, typ, scope)
 		if err != nil {
 			return nil, nil, fmt.Errorf("parameter %q: %w", full, err)
 		}
@@ -153,12 +147,12 @@ func (l *Language) compileParam(name string, def *model.ParamDefinition, outer m
 
 // compileLiteral checks a literal value and collects its interpolation
 // references; a MAP of nested definitions compiles into a nested set.
-func (l *Language) compileLiteral(cp *compiledParam, value any, scope map[string]model.ParamType,
+func (l *Language) compileLiteral(cp *compiledParam, value any, scope model.Scope,
 	full string) (*compiledParam, []string, error) {
 	if cp.typ == model.TypeMap {
 		if defs, ok := value.(map[string]*model.ParamDefinition); ok {
 			nested, err := l.compileParams(model.Params{Names: sortedKeys(defs), Defs: defs},
-				model.Scope{Vars: scope}, full+".")
+				scope, full+".")
 			if err != nil {
 				return nil, nil, err
 			}
@@ -193,7 +187,7 @@ func (l *Language) compileLiteral(cp *compiledParam, value any, scope map[string
 		}
 	}
 	for _, r := range refs {
-		if _, ok := scope[r]; !ok {
+		if _, ok := scope.Lookup(r); !ok {
 			return nil, nil, fmt.Errorf("parameter %q: %w", full,
 				failf(ErrUnknownParam, "cannot interpolate %q: unknown parameter %q", truncate(fmt.Sprint(v), quoteLimit), r))
 		}

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/expr-lang/expr/ast"
-
-	"github.com/maestro-serverless/maestro/model"
 )
 
 // stateVar is the hidden variable that carries the *evalState into helper
@@ -28,7 +26,7 @@ var namespaces = map[string]bool{"params": true, "Util": true, "UUID": true, "Ma
 // identifiers are therefore judged only after the walk, in finish.
 type patcher struct {
 	helpers map[string]*helper
-	scope   map[string]model.ParamType
+	scope   *recordingScope
 	src     string
 
 	idents   []*ast.IdentifierNode
@@ -42,7 +40,7 @@ type patcher struct {
 	err     error
 }
 
-func newPatcher(h map[string]*helper, scope map[string]model.ParamType, src string) *patcher {
+func newPatcher(h map[string]*helper, scope *recordingScope, src string) *patcher {
 	return &patcher{helpers: h, scope: scope, src: src, consumed: map[*ast.IdentifierNode]bool{}}
 }
 
@@ -124,7 +122,7 @@ func (p *patcher) noteParamName(arg ast.Node) {
 		p.dynamic = true
 		return
 	}
-	if _, ok := p.scope[s.Value]; !ok {
+	if _, ok := p.scope.Lookup(s.Value); !ok {
 		p.fail(ErrUnknownParam, "unknown parameter %q", s.Value)
 		return
 	}
@@ -219,7 +217,7 @@ func (p *patcher) finish() (identRefs []string) {
 		if p.consumed[id] || id.Value == stateVar || strings.Contains(id.Value, ".") {
 			continue
 		}
-		if _, ok := p.scope[id.Value]; !ok {
+		if _, ok := p.scope.Lookup(id.Value); !ok {
 			if namespaces[id.Value] {
 				p.fail(ErrUnsupported, "%s is not a value; call one of its functions, e.g. %s", id.Value, p.example(id.Value))
 			} else {

@@ -83,7 +83,7 @@ type Faults struct {
 	DuplicateDelivery bool
 	// CrashAfterHandler skips the delete of chosen messages after the
 	// handler succeeded, as if the worker died after its commit.
-	CrashAfterHandler func(queue string, msgBody string) bool
+	CrashAfterHandler func(queue string, m events.SQSMessage) bool
 }
 
 // Stack is a running local system.
@@ -194,7 +194,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		if opts.Faults.CrashAfterHandler == nil {
 			return nil
 		}
-		return func(m events.SQSMessage) bool { return opts.Faults.CrashAfterHandler(queue, m.Body) }
+		return func(m events.SQSMessage) bool { return opts.Faults.CrashAfterHandler(queue, m) }
 	}
 	streamPump := localstack.NewStreamPump(dynamodbstreams.NewFromConfig(awsCfg), res.Table.StreamARN, wrap(opts.Hooks.Router, s.Deps.Router.Handle),
 		localstack.StreamPumpOptions{
