@@ -1,0 +1,74 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+
+	"github.com/maestro-serverless/maestro/localstack"
+	"github.com/maestro-serverless/maestro/localstack/stack"
+)
+
+// TestLongSleepUsesAOneTimeSchedule: a 20-minute Sleep is longer than SQS's
+// 15-minute delay, so its timer becomes an EventBridge Scheduler at()
+// schedule; moving the local clock past it completes the step.
+func TestLongSleepUsesAOneTimeSchedule(t *testing.T) {
+	clock := localstack.NewManualClock()
+	s := startSystem(t, stack.Options{Clock: clock})
+	wf := s.push([]byte(`{"properties":{"owner":"timers"},"workflow":{"id":"long-sleep","steps":[
+	  {"step":{"id":"nap","type":"Sleep","params":{"sleep_seconds":{"value":1200,"type":"LONG"}},"transition":{"successors":{"after":"true"}}}},
+	  {"step":{"id":"after","type":"NoOp"}}]}}`))
+	r := s.start(wf, "")
+
+	ctx := context.Background()
+	cfg, err := s.st.Emulator.AWSConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched := scheduler.NewFromConfig(cfg)
+	group := s.st.Resources.SchedulerGroup.Name
+	var name string
+	deadline := time.Now().Add(15 * time.Second)
+	for name == "" && time.Now().Before(deadline) {
+		out, err := sched.ListSchedules(ctx, &scheduler.ListSchedulesInput{GroupName: aws.String(group)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range out.Schedules {
+			name = aws.ToString(sc.Name)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if name == "" {
+		t.Fatal("no one-time schedule was created for the 20-minute timer")
+	}
+	got, err := sched.GetSchedule(ctx, &scheduler.GetScheduleInput{Name: aws.String(name), GroupName: aws.String(group)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expr := aws.ToString(got.ScheduleExpression)
+	if !strings.HasPrefix(expr, "at(") || got.ActionAfterCompletion != "DELETE" || aws.ToString(got.Target.Arn) != s.st.Resources.Queues.Work.ARN {
+		t.Fatalf("schedule %s: expression %s, after completion %s, target %s", name, expr, got.ActionAfterCompletion, aws.ToString(got.Target.Arn))
+	}
+	if v := s.instance(wf, r.WorkflowInstanceID); v.StepStatuses["nap"] != "RUNNING" {
+		t.Fatalf("nap is %s before the clock moves", v.StepStatuses["nap"])
+	}
+
+	clock.Advance(21 * time.Minute)
+	v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+	if v.Status != "SUCCEEDED" || v.StepStatuses["after"] != "SUCCEEDED" {
+		t.Fatalf("after the clock moved: %s %v", v.Status, v.StepStatuses)
+	}
+	// The schedule deleted itself after firing.
+	out, err := sched.ListSchedules(ctx, &scheduler.ListSchedulesInput{GroupName: aws.String(group)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Schedules) != 0 {
+		t.Errorf("%d schedules left after firing", len(out.Schedules))
+	}
+}
