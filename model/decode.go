@@ -725,23 +725,29 @@ func parsableLongFrom(n *node) (*ParsableLong, error) {
 	return nil, fmt.Errorf("must be a whole number or a string, got %s", n.kind)
 }
 
-// timeTriggers decodes the time trigger list.
-func (d *decoder) timeTriggers(n *node, p loc) []TimeTrigger {
+// list decodes an array whose elements one decodes, reporting a non-array
+// as "must be <what>"; elements one rejects are left out (one reports them).
+func list[T any](d *decoder, n *node, p loc, what string, one func(*node, loc) (T, bool)) []T {
 	if isNull(n) {
 		return nil
 	}
 	if n.kind != kindArray {
-		d.wrongType(n, p, "an array of time triggers")
+		d.wrongType(n, p, what)
 		return nil
 	}
 	p = p.fix()
-	out := make([]TimeTrigger, 0, len(n.elems))
+	out := make([]T, 0, len(n.elems))
 	for i, e := range n.elems {
-		if t, ok := d.timeTrigger(e, p.at(i)); ok {
-			out = append(out, t)
+		if v, ok := one(e, p.at(i)); ok {
+			out = append(out, v)
 		}
 	}
 	return out
+}
+
+// timeTriggers decodes the time trigger list.
+func (d *decoder) timeTriggers(n *node, p loc) []TimeTrigger {
+	return list(d, n, p, "an array of time triggers", d.timeTrigger)
 }
 
 // timeTrigger decodes one time trigger; "type" selects its form.
@@ -785,21 +791,7 @@ func (d *decoder) timeTrigger(n *node, p loc) (TimeTrigger, bool) {
 
 // signalTriggers decodes the signal trigger list.
 func (d *decoder) signalTriggers(n *node, p loc) []SignalTrigger {
-	if isNull(n) {
-		return nil
-	}
-	if n.kind != kindArray {
-		d.wrongType(n, p, "an array of signal triggers")
-		return nil
-	}
-	p = p.fix()
-	out := make([]SignalTrigger, 0, len(n.elems))
-	for i, e := range n.elems {
-		if t, ok := d.signalTrigger(e, p.at(i)); ok {
-			out = append(out, t)
-		}
-	}
-	return out
+	return list(d, n, p, "an array of signal triggers", d.signalTrigger)
 }
 
 // signalTrigger decodes one signal trigger.
@@ -918,21 +910,7 @@ func matchLiteral(n *node) any {
 
 // steps decodes a list of step wrappers.
 func (d *decoder) steps(n *node, p loc) []Step {
-	if isNull(n) {
-		return nil
-	}
-	if n.kind != kindArray {
-		d.wrongType(n, p, "an array of steps")
-		return nil
-	}
-	p = p.fix()
-	out := make([]Step, 0, len(n.elems))
-	for i, e := range n.elems {
-		if s, ok := d.stepWrapper(e, p.at(i)); ok {
-			out = append(out, s)
-		}
-	}
-	return out
+	return list(d, n, p, "an array of steps", d.stepWrapper)
 }
 
 // stepWrapper decodes {"<kind>": {...}}.
@@ -1175,21 +1153,7 @@ func (b *Backoff) field(k string) **ParsableLong {
 
 // signalDependencies decodes a step's signal dependency list.
 func (d *decoder) signalDependencies(n *node, p loc) []SignalDependency {
-	if isNull(n) {
-		return nil
-	}
-	if n.kind != kindArray {
-		d.wrongType(n, p, "an array of signal dependencies")
-		return nil
-	}
-	p = p.fix()
-	out := make([]SignalDependency, 0, len(n.elems))
-	for i, e := range n.elems {
-		if sd, ok := d.signalDependency(e, p.at(i)); ok {
-			out = append(out, sd)
-		}
-	}
-	return out
+	return list(d, n, p, "an array of signal dependencies", d.signalDependency)
 }
 
 // signalDependency decodes one signal dependency.
@@ -1215,21 +1179,7 @@ func (d *decoder) signalDependency(n *node, p loc) (SignalDependency, bool) {
 
 // signalOutputs decodes a step's signal output list.
 func (d *decoder) signalOutputs(n *node, p loc) []SignalOutput {
-	if isNull(n) {
-		return nil
-	}
-	if n.kind != kindArray {
-		d.wrongType(n, p, "an array of signal outputs")
-		return nil
-	}
-	p = p.fix()
-	out := make([]SignalOutput, 0, len(n.elems))
-	for i, e := range n.elems {
-		if so, ok := d.signalOutput(e, p.at(i)); ok {
-			out = append(out, so)
-		}
-	}
-	return out
+	return list(d, n, p, "an array of signal outputs", d.signalOutput)
 }
 
 // signalOutput decodes one signal output.
