@@ -288,8 +288,8 @@ func (o *Orchestrator) ListInstances(ctx context.Context, wf, cursor string, lim
 	}
 	recs, next, err := o.store.ListInstances(ctx, wf, cursor, limit)
 	if err != nil {
-		if strings.Contains(err.Error(), "bad cursor") {
-			return nil, Invalid("bad cursor", "cursor: "+err.Error())
+		if errors.Is(err, store.ErrBadCursor) {
+			return nil, Invalid("bad cursor", fmt.Sprintf("cursor: %q is not a cursor this API returned", cursor))
 		}
 		return nil, Internal(err)
 	}

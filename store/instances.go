@@ -249,7 +249,7 @@ func (s *Store) ListInstances(ctx context.Context, wf string, cursor string, lim
 	if cursor != "" {
 		var id int64
 		if _, err := fmt.Sscanf(cursor, "%d", &id); err != nil || id <= 0 {
-			return nil, "", fmt.Errorf("store: bad cursor %q", cursor)
+			return nil, "", fmt.Errorf("%w %q", ErrBadCursor, cursor)
 		}
 		in.ExclusiveStartKey = key(wfPK(wf), instanceSK(id))
 	}

@@ -19,6 +19,9 @@ import (
 // ErrNotFound is returned when an item does not exist.
 var ErrNotFound = errors.New("store: not found")
 
+// ErrBadCursor is returned for a page cursor the store did not hand out.
+var ErrBadCursor = errors.New("store: bad cursor")
+
 // ErrConflict is returned when a conditional write lost a race: the caller
 // must reload and decide again.
 var ErrConflict = errors.New("store: version conflict")
