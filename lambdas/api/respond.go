@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,12 +22,25 @@ type errorBody struct {
 // be encoded nothing has been written yet, and the error is returned for
 // the caller to answer.
 func writeJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return orchestrator.Internal(fmt.Errorf("encode %T response: %w", v, err))
 	}
-	writeRaw(w, status, append(b, '\n'))
+	writeRaw(w, status, b)
 	return nil
+}
+
+// marshal encodes v followed by a newline, without HTML escaping: answers
+// are JSON for programs and people, and messages such as "a -> b" should
+// read as written (Content-Type and nosniff keep browsers from sniffing).
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // fail answers err: an *orchestrator.Error with its own status and text,
@@ -59,12 +73,12 @@ func encodeError(status int, message string, details []string) []byte {
 	if details == nil {
 		details = []string{}
 	}
-	b, err := json.Marshal(errorBody{Status: status, Message: message, Errors: details})
+	b, err := marshal(errorBody{Status: status, Message: message, Errors: details})
 	if err != nil {
 		// Unreachable: strings and ints always encode.
 		return []byte(`{"status":500,"message":"internal error","errors":[]}` + "\n")
 	}
-	return append(b, '\n')
+	return b
 }
 
 // writeRaw writes an already encoded JSON body.
