@@ -191,7 +191,7 @@ func (d *decider) stepFinished(e StepFinished) error {
 	d.startCounting()
 	s := &d.st.Steps[i]
 	if to != model.StepSucceeded {
-		d.endStep(i, to, e.Message)
+		d.fail(i, to, e.Message)
 		return d.advance()
 	}
 	outputs, err := normalizeOutputs(e.Outputs)
@@ -218,6 +218,9 @@ func (d *decider) stepFinished(e StepFinished) error {
 
 // timerFired ends a Sleep step whose timer is due.
 func (d *decider) timerFired(e TimerFired) error {
+	if e.Purpose == PurposeRetry {
+		return d.retryDue(e)
+	}
 	if e.Purpose != PurposeSleep {
 		return fmt.Errorf("step %q: unknown timer purpose %q", e.StepID, e.Purpose)
 	}
@@ -273,7 +276,7 @@ func (d *decider) startCounting() {
 	d.remaining = make([]int, len(d.g.nodes))
 	for i := range d.g.nodes {
 		for _, k := range d.g.nodes[i].preds {
-			if !isStepTerminal(d.st.Steps[d.g.edges[k].from].Status) {
+			if !d.st.Steps[d.g.edges[k].from].settled() {
 				d.remaining[i]++
 			}
 		}
@@ -286,6 +289,10 @@ func (d *decider) startCounting() {
 // progress without waiting; then it ends the instance if every step is
 // terminal.
 func (d *decider) advance() error {
+	if d.st.Status != model.WorkflowInProgress {
+		d.queue = d.queue[:0] // the run ended (FAIL_IMMEDIATELY): nothing more starts
+		return nil
+	}
 	for i := range d.g.nodes {
 		if d.remaining[i] == 0 && d.st.Steps[i].Status == model.StepNotCreated {
 			d.queue = append(d.queue, i)
@@ -475,7 +482,7 @@ func (d *decider) finish() {
 	var failed *StepState
 	for i := range d.st.Steps {
 		s := &d.st.Steps[i]
-		if !isStepTerminal(s.Status) {
+		if !s.settled() {
 			return
 		}
 		if failed == nil && isStepFailure(s.Status) {

@@ -423,7 +423,8 @@ func TestSleep(t *testing.T) {
 // failing builds a -> b -> c, a -> d (Http steps), plus e (Http, independent).
 func failing() *model.Workflow {
 	step := func(id string, succ ...string) model.Step {
-		s := model.Step{Kind: model.KindStep, ID: id, Type: model.StepHTTP}
+		// No retries: these tests are about what a final failure does.
+		s := model.Step{Kind: model.KindStep, ID: id, Type: model.StepHTTP, RetryPolicy: noRetries()}
 		for _, to := range succ {
 			s.Transition.Successors = append(s.Transition.Successors, model.Successor{StepID: to, Condition: "true"})
 		}
@@ -434,13 +435,16 @@ func failing() *model.Workflow {
 
 func TestFailAfterRunning(t *testing.T) {
 	ctx := context.Background()
+	// Without retries left, user and platform errors end the step
+	// FATALLY_FAILED too (issue 4: "retries exhausted -> FATALLY_FAILED").
 	outcomes := []struct {
 		outcome Outcome
 		status  model.StepStatus
+		msg     string
 	}{
-		{OutcomeUserError, model.StepUserFailed},
-		{OutcomePlatformError, model.StepPlatformFailed},
-		{OutcomeFatalError, model.StepFatallyFailed},
+		{OutcomeUserError, model.StepFatallyFailed, "boom (retries exhausted: 0 error, 0 platform)"},
+		{OutcomePlatformError, model.StepFatallyFailed, "boom (retries exhausted: 0 error, 0 platform)"},
+		{OutcomeFatalError, model.StepFatallyFailed, "boom"},
 	}
 	for _, tc := range outcomes {
 		t.Run(string(tc.outcome), func(t *testing.T) {
@@ -457,7 +461,7 @@ func TestFailAfterRunning(t *testing.T) {
 			require.NoError(t, err)
 			st := d.State
 			assert.Equal(t, tc.status, st.Step("a").Status)
-			assert.Equal(t, "boom", st.Step("a").Message)
+			assert.Equal(t, tc.msg, st.Step("a").Message)
 			for _, id := range []string{"b", "c", "d"} {
 				assert.Equal(t, unsatisfied, st.Step(id).Status, id)
 				assert.Equal(t, fmt.Sprintf("not run: upstream step \"a\" ended %s", tc.status), st.Step(id).Message)
@@ -482,7 +486,7 @@ func TestFailureBlocksJoinWithSucceededPredecessor(t *testing.T) {
 	// a (Http) and b (NoOp) both lead to c: a's failure makes c UNSATISFIED
 	// although b succeeded.
 	wf := &model.Workflow{ID: "join", Steps: []model.Step{
-		{Kind: model.KindStep, ID: "a", Type: model.StepHTTP, Transition: model.Transition{Successors: []model.Successor{{StepID: "c", Condition: "true"}}}},
+		{Kind: model.KindStep, ID: "a", Type: model.StepHTTP, RetryPolicy: noRetries(), Transition: model.Transition{Successors: []model.Successor{{StepID: "c", Condition: "true"}}}},
 		{Kind: model.KindStep, ID: "b", Type: model.StepNoOp, Transition: model.Transition{Successors: []model.Successor{{StepID: "c", Condition: "true"}}}},
 		{Kind: model.KindStep, ID: "c", Type: model.StepNoOp},
 	}}
@@ -491,7 +495,7 @@ func TestFailureBlocksJoinWithSucceededPredecessor(t *testing.T) {
 	r := drive(t, g, newInstance(g), StartRun{}, func(c RunStep) StepFinished {
 		return StepFinished{StepID: c.StepID, Attempt: c.Attempt, Outcome: OutcomeUserError}
 	})
-	assert.Equal(t, map[string]model.StepStatus{"a": model.StepUserFailed, "b": succeeded, "c": unsatisfied}, r.statuses())
+	assert.Equal(t, map[string]model.StepStatus{"a": model.StepFatallyFailed, "b": succeeded, "c": unsatisfied}, r.statuses())
 	assert.Equal(t, model.WorkflowFailed, r.state.Status)
 }
 

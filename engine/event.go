@@ -66,6 +66,8 @@ type TimerPurpose string
 const (
 	// PurposeSleep ends a Sleep step.
 	PurposeSleep TimerPurpose = "sleep"
+	// PurposeRetry starts the next attempt of a step that failed retryably.
+	PurposeRetry TimerPurpose = "retry"
 )
 
 // TimerFired reports that a timer started by a StartTimer command is due.

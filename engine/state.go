@@ -58,7 +58,19 @@ type StepState struct {
 	CreateTime int64 `json:"create_time,omitempty"`
 	StartTime  int64 `json:"start_time,omitempty"`
 	EndTime    int64 `json:"end_time,omitempty"`
+	// ErrorRetries and PlatformRetries count the retries already taken for
+	// user and platform errors.
+	ErrorRetries    int64 `json:"error_retries,omitempty"`
+	PlatformRetries int64 `json:"platform_retries,omitempty"`
+	// RetryAt, when set, is when the next attempt starts (unix ms): the
+	// step failed retryably and waits on a retry timer. A step waiting to
+	// retry is not settled, so its successors keep waiting.
+	RetryAt int64 `json:"retry_at,omitempty"`
 }
+
+// settled reports whether a step has reached its final status for the run:
+// terminal and not waiting to retry.
+func (s *StepState) settled() bool { return s.Status.IsTerminal() && s.RetryAt == 0 }
 
 // Initiator says who or what started a run.
 type Initiator struct {

@@ -317,9 +317,14 @@ func stepView(st *engine.Instance, s *engine.StepState) *StepView {
 
 func attemptView(a store.Attempt) (*StepView, error) {
 	var v StepView
-	if err := json.Unmarshal(a.Body, &v); err != nil {
+	if len(a.Body) == 0 {
+		// Only a status was recorded (an attempt that ended in the commit
+		// that started its retry).
+		v = StepView{StepID: a.StepID, StepAttemptID: a.Attempt, RuntimeState: StepRuntimeView{Status: a.Status}}
+	} else if err := json.Unmarshal(a.Body, &v); err != nil {
 		return nil, fmt.Errorf("decode attempt %s/%d: %w", a.StepID, a.Attempt, err)
 	}
+	v.RuntimeState.Status = a.Status
 	for _, raw := range a.Timeline {
 		if e, err := readEntry(raw, a.StepID, a.Attempt); err == nil {
 			v.Timeline = append(v.Timeline, e)

@@ -209,6 +209,7 @@ func (o *Orchestrator) buildCommit(rec *store.RunRecord, before, after *engine.I
 	// Step attempts touched by this commit, in first-touch order.
 	var order []attemptKey
 	stepTL := map[attemptKey][][]byte{}
+	lastTo := map[attemptKey]string{}
 	touch := func(k attemptKey) {
 		if _, ok := stepTL[k]; !ok {
 			stepTL[k] = nil
@@ -218,6 +219,7 @@ func (o *Orchestrator) buildCommit(rec *store.RunRecord, before, after *engine.I
 	for _, t := range acc.transitions {
 		if t.StepID != "" {
 			touch(attemptKey{t.StepID, t.Attempt})
+			lastTo[attemptKey{t.StepID, t.Attempt}] = t.To
 		}
 	}
 	seq := after.Seq * 1000
@@ -233,8 +235,15 @@ func (o *Orchestrator) buildCommit(rec *store.RunRecord, before, after *engine.I
 	}
 	for _, k := range order {
 		ss := after.Step(k.step)
-		if ss == nil || ss.Attempt != k.attempt {
-			// An older attempt's last transition; its item already holds it.
+		if ss == nil {
+			continue
+		}
+		if ss.Attempt != k.attempt {
+			// An older attempt ended in this commit and a retry started:
+			// record its final status on its own item, keeping its body.
+			c.Attempts = append(c.Attempts, store.Attempt{
+				StepID: k.step, Attempt: k.attempt, Status: lastTo[k], Timeline: stepTL[k],
+			})
 			continue
 		}
 		if neverStarted(ss) {

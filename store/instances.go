@@ -413,7 +413,8 @@ type Attempt struct {
 	StepID  string
 	Attempt int64
 	Status  string
-	// Body is the attempt's JSON (params, outputs, times...).
+	// Body is the attempt's JSON (params, outputs, times...); nil on commit
+	// leaves the stored body as it is.
 	Body []byte
 	// Timeline holds the attempt's timeline entries (JSON each). On commit
 	// they are appended to the entries earlier commits wrote; on read they
@@ -473,25 +474,31 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 	}}}
 	pk := runPK(c.WorkflowID, c.InstanceID)
 	for _, a := range c.Attempts {
-		body, err := s.encodeBody(a.Body)
-		if err != nil {
-			return err
-		}
 		tl := make([]types.AttributeValue, len(a.Timeline))
 		for i, e := range a.Timeline {
 			tl[i] = str(string(e))
 		}
+		set := "SET #st = :st, #tl = list_append(if_not_exists(#tl, :none), :tl)"
+		names := map[string]string{"#st": attrStatus, "#tl": attrTimeline}
+		values := map[string]types.AttributeValue{
+			":st": str(a.Status), ":tl": &types.AttributeValueMemberL{Value: tl},
+			":none": &types.AttributeValueMemberL{Value: []types.AttributeValue{}},
+		}
+		if a.Body != nil { // nil: a status-only update that keeps the stored body
+			body, err := s.encodeBody(a.Body)
+			if err != nil {
+				return err
+			}
+			set += ", #b = :b, #e = :e"
+			names["#b"], names["#e"] = attrBody, attrEnc
+			values[":b"], values[":e"] = body[attrBody], body[attrEnc]
+		}
 		items = append(items, types.TransactWriteItem{Update: &types.Update{
-			TableName:        aws.String(s.table),
-			Key:              key(pk, attemptSK(c.RunID, a.StepID, a.Attempt)),
-			UpdateExpression: aws.String("SET #st = :st, #b = :b, #e = :e, #tl = list_append(if_not_exists(#tl, :none), :tl)"),
-			ExpressionAttributeNames: map[string]string{
-				"#st": attrStatus, "#b": attrBody, "#e": attrEnc, "#tl": attrTimeline,
-			},
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":st": str(a.Status), ":b": body[attrBody], ":e": body[attrEnc],
-				":tl": &types.AttributeValueMemberL{Value: tl}, ":none": &types.AttributeValueMemberL{Value: []types.AttributeValue{}},
-			},
+			TableName:                 aws.String(s.table),
+			Key:                       key(pk, attemptSK(c.RunID, a.StepID, a.Attempt)),
+			UpdateExpression:          aws.String(set),
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: values,
 		}})
 	}
 	for _, t := range c.Timeline {

@@ -1,0 +1,586 @@
+// Package httpstep runs Maestro's Http step: one HTTP call described by the
+// step's `http` MAP param (url, method, headers, body, state_expr), whose
+// status and response decide the step's outcome and whose JSON response
+// fields become the step's output params.
+//
+// Calls go only to hosts on an allow-list (Config.AllowHosts, empty by
+// default), checked on the URL before connecting, on every redirect and,
+// for hosts admitted by the "loopback" entry, on the address actually
+// dialed. A response larger than Config.MaxResponseBytes fails the step.
+package httpstep
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/engine/expression"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/orchestrator"
+)
+
+// Defaults of Config.
+const (
+	DefaultConnectTimeout   = 10 * time.Second
+	DefaultRequestTimeout   = 30 * time.Second // Maestro's http step timeout
+	DefaultMaxResponseBytes = 1 << 20          // 1 MiB, Maestro's max-response-size
+	// MaxRedirects is the most redirects one call follows.
+	MaxRedirects = 5
+	// MaxResponseBodyOutput is the longest response_body output, in bytes.
+	MaxResponseBodyOutput = 64 << 10
+)
+
+// Names of the step params and outputs this runner reads and writes.
+const (
+	ParamHTTP          = "http"
+	ParamStateExpr     = "state_expr"
+	OutputStatusCode   = "status_code"
+	OutputResponseBody = "response_body"
+)
+
+// Results a state_expr may return.
+const (
+	StateDone          = "DONE"
+	StateUserError     = "USER_ERROR"
+	StatePlatformError = "PLATFORM_ERROR"
+	StateFatalError    = "FATAL_ERROR"
+)
+
+// Config configures a Runner. The zero value allows no host at all.
+type Config struct {
+	// AllowHosts lists the hosts a step may call: exact host names or IP
+	// literals, "*.example.com" (any subdomain of example.com), and the
+	// special entry "loopback", which allows 127.0.0.0/8, ::1 and
+	// "localhost" (a name it admits must dial a loopback address).
+	AllowHosts []string
+	// ConnectTimeout bounds establishing one connection (TCP and TLS);
+	// DefaultConnectTimeout when zero.
+	ConnectTimeout time.Duration
+	// RequestTimeout bounds a whole call, redirects and reading the
+	// response included; DefaultRequestTimeout when zero.
+	RequestTimeout time.Duration
+	// MaxResponseBytes caps the response body; DefaultMaxResponseBytes when
+	// zero.
+	MaxResponseBytes int64
+	// Language compiles state_expr; a Language with default limits when nil.
+	Language *expression.Language
+	// Client, when set, replaces the client the Runner builds (tests). The
+	// Runner uses a copy with its own CheckRedirect; the dialed-address
+	// check of the "loopback" rule is then up to Client's transport.
+	Client *http.Client
+}
+
+// Runner executes Http steps. It implements orchestrator.StepRunner and is
+// safe for concurrent use.
+type Runner struct {
+	allow          *allowList
+	connectTimeout time.Duration
+	requestTimeout time.Duration
+	maxBytes       int64
+	lang           *expression.Language
+	client         *http.Client
+}
+
+var _ orchestrator.StepRunner = (*Runner)(nil)
+
+// New returns a Runner for cfg, filling in defaults.
+func New(cfg Config) *Runner {
+	r := &Runner{
+		allow:          newAllowList(cfg.AllowHosts),
+		connectTimeout: cfg.ConnectTimeout,
+		requestTimeout: cfg.RequestTimeout,
+		maxBytes:       cfg.MaxResponseBytes,
+		lang:           cfg.Language,
+	}
+	if r.connectTimeout <= 0 {
+		r.connectTimeout = DefaultConnectTimeout
+	}
+	if r.requestTimeout <= 0 {
+		r.requestTimeout = DefaultRequestTimeout
+	}
+	if r.maxBytes <= 0 {
+		r.maxBytes = DefaultMaxResponseBytes
+	}
+	if r.lang == nil {
+		r.lang = expression.New(expression.DefaultLimits())
+	}
+	var c http.Client
+	if cfg.Client != nil {
+		c = *cfg.Client
+	} else {
+		c.Transport = &http.Transport{
+			Proxy:                 nil, // a proxy would bypass the dial check
+			DialContext:           r.dialContext,
+			TLSHandshakeTimeout:   r.connectTimeout,
+			ResponseHeaderTimeout: r.requestTimeout,
+			MaxIdleConns:          16,
+			IdleConnTimeout:       90 * time.Second,
+			ForceAttemptHTTP2:     true,
+		}
+	}
+	c.CheckRedirect = r.checkRedirect
+	r.client = &c
+	return r
+}
+
+// request is the call described by a step's params.
+type request struct {
+	method    string
+	url       *url.URL
+	headers   map[string]string
+	body      string
+	stateExpr string
+}
+
+// RunStep performs the step's HTTP call and reports its outcome. Step
+// failures are outcomes, never errors: the returned error is always nil.
+func (r *Runner) RunStep(ctx context.Context, m orchestrator.WorkMessage) (engine.StepFinished, error) {
+	res := engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt}
+	req, err := parseRequest(m.Params)
+	if err != nil {
+		return finish(res, engine.OutcomeFatalError, err.Error()), nil
+	}
+	host := req.url.Hostname()
+	if r.allow.match(host) == matchNone {
+		return finish(res, engine.OutcomeFatalError, r.notAllowed(host)), nil
+	}
+	// Compile before calling, so a bad expression costs no request.
+	var prog *expression.Program
+	if req.stateExpr != "" {
+		prog, err = r.compileStateExpr(req.stateExpr, m.Params)
+		if err != nil {
+			return finish(res, engine.OutcomeFatalError, fmt.Sprintf("state_expr: %v", err)), nil
+		}
+	}
+
+	status, body, outcome, msg := r.call(ctx, req)
+	if outcome != "" {
+		return finish(res, outcome, msg), nil
+	}
+	res.Outputs = outputs(status, body)
+	if prog != nil {
+		res.Outcome, res.Message = r.evalState(ctx, prog, m.Params, status, body)
+	} else if status >= 200 && status <= 299 {
+		res.Outcome = engine.OutcomeSucceeded
+	} else {
+		res.Outcome = engine.OutcomeUserError
+		res.Message = fmt.Sprintf("HTTP %d from %s", status, host)
+	}
+	if res.Outcome != engine.OutcomeSucceeded {
+		res.Outputs = nil // outputs only count on success
+	}
+	return res, nil
+}
+
+func finish(res engine.StepFinished, o engine.Outcome, msg string) engine.StepFinished {
+	res.Outcome, res.Message = o, msg
+	return res
+}
+
+func (r *Runner) notAllowed(host string) string {
+	return fmt.Sprintf("host %q is not on the http step allow-list (AllowHosts %s); add it to the allow-list setting to call it", host, r.allow)
+}
+
+// parseRequest reads the `http` MAP param (and a step-level state_expr, where
+// Maestro's YAML samples put it).
+func parseRequest(params engine.Values) (*request, error) {
+	raw, ok := params[ParamHTTP]
+	if !ok {
+		return nil, fmt.Errorf("param %q is missing", ParamHTTP)
+	}
+	h, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("param %q must be a MAP, not %T", ParamHTTP, raw)
+	}
+	str := func(name string) (string, error) {
+		v, ok := h[name]
+		if !ok || v == nil {
+			return "", nil
+		}
+		s, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf("param %s.%s must be a STRING, not %T", ParamHTTP, name, v)
+		}
+		return s, nil
+	}
+	req := &request{}
+	rawURL, err := str("url")
+	if err != nil {
+		return nil, err
+	}
+	if rawURL == "" {
+		return nil, fmt.Errorf("param %s.url is missing", ParamHTTP)
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("param %s.url is not a valid URL", ParamHTTP)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("param %s.url: scheme %q is not supported (only http and https)", ParamHTTP, u.Scheme)
+	}
+	if u.Hostname() == "" {
+		return nil, fmt.Errorf("param %s.url has no host", ParamHTTP)
+	}
+	req.url = u
+	if req.method, err = str("method"); err != nil {
+		return nil, err
+	}
+	req.method = strings.ToUpper(strings.TrimSpace(req.method))
+	if req.method == "" {
+		req.method = http.MethodGet
+	}
+	if !validMethod(req.method) {
+		return nil, fmt.Errorf("param %s.method %q is not a valid HTTP method", ParamHTTP, req.method)
+	}
+	if req.body, err = str("body"); err != nil {
+		return nil, err
+	}
+	if req.headers, err = headers(h["headers"]); err != nil {
+		return nil, err
+	}
+	if req.stateExpr, err = str(ParamStateExpr); err != nil {
+		return nil, err
+	}
+	if req.stateExpr == "" {
+		if v, ok := params[ParamStateExpr]; ok {
+			s, ok := v.(string)
+			if !ok {
+				return nil, fmt.Errorf("param %s must be a STRING, not %T", ParamStateExpr, v)
+			}
+			req.stateExpr = s
+		}
+	}
+	req.stateExpr = strings.TrimSpace(req.stateExpr)
+	return req, nil
+}
+
+// headers reads http.headers: a STRING_MAP, or a MAP whose values are strings.
+// Messages name header keys, never values.
+func headers(v any) (map[string]string, error) {
+	switch h := v.(type) {
+	case nil:
+		return nil, nil
+	case map[string]string:
+		for k := range h {
+			if err := checkHeaderName(k); err != nil {
+				return nil, err
+			}
+		}
+		return h, nil
+	case map[string]any:
+		out := make(map[string]string, len(h))
+		for k, x := range h {
+			if err := checkHeaderName(k); err != nil {
+				return nil, err
+			}
+			s, ok := x.(string)
+			if !ok {
+				return nil, fmt.Errorf("param %s.headers.%s must be a STRING, not %T", ParamHTTP, k, x)
+			}
+			out[k] = s
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("param %s.headers must be a STRING_MAP, not %T", ParamHTTP, v)
+	}
+}
+
+func checkHeaderName(k string) error {
+	if !validMethod(k) { // header names are tokens, as methods are
+		return fmt.Errorf("param %s.headers: %q is not a valid header name", ParamHTTP, k)
+	}
+	return nil
+}
+
+// validMethod reports whether s is an RFC 9110 token.
+func validMethod(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// call performs the request. It returns the status and body, or a failure
+// outcome and its message.
+func (r *Runner) call(ctx context.Context, req *request) (status int, body []byte, outcome engine.Outcome, msg string) {
+	ctx, cancel := context.WithTimeout(ctx, r.requestTimeout)
+	defer cancel()
+	var rd io.Reader
+	if req.body != "" {
+		rd = strings.NewReader(req.body)
+	}
+	hr, err := http.NewRequestWithContext(ctx, req.method, req.url.String(), rd)
+	if err != nil {
+		return 0, nil, engine.OutcomeFatalError, fmt.Sprintf("cannot build request for %s: invalid request", redact(req.url))
+	}
+	for k, v := range req.headers {
+		if http.CanonicalHeaderKey(k) == "Host" {
+			hr.Host = v
+			continue
+		}
+		hr.Header.Set(k, v)
+	}
+	resp, err := r.client.Do(hr)
+	if err != nil {
+		o, m := r.classify(err, req)
+		return 0, nil, o, m
+	}
+	defer resp.Body.Close()
+	body, err = io.ReadAll(io.LimitReader(resp.Body, r.maxBytes+1))
+	if err != nil {
+		o, m := r.classify(err, req)
+		return 0, nil, o, "reading response: " + m
+	}
+	if int64(len(body)) > r.maxBytes {
+		return 0, nil, engine.OutcomeUserError, fmt.Sprintf("response larger than %s from %s", formatBytes(r.maxBytes), resp.Request.URL.Hostname())
+	}
+	return resp.StatusCode, body, "", ""
+}
+
+// redirectError refuses a redirect; it ends the step USER_ERROR.
+type redirectError struct{ msg string }
+
+func (e *redirectError) Error() string { return e.msg }
+
+// dialRefusedError refuses a connection the allow-list does not admit; it
+// ends the step FATAL_ERROR.
+type dialRefusedError struct{ msg string }
+
+func (e *dialRefusedError) Error() string { return e.msg }
+
+// checkRedirect follows at most MaxRedirects redirects, each to an allowed
+// http(s) host.
+func (r *Runner) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= MaxRedirects {
+		return &redirectError{fmt.Sprintf("stopped after %d redirects", MaxRedirects)}
+	}
+	if s := req.URL.Scheme; s != "http" && s != "https" {
+		return &redirectError{fmt.Sprintf("redirect to scheme %q not allowed", s)}
+	}
+	if host := req.URL.Hostname(); r.allow.match(host) == matchNone {
+		return &redirectError{fmt.Sprintf("redirect to host %s not allowed (AllowHosts %s)", host, r.allow)}
+	}
+	return nil
+}
+
+// dialContext connects to an allowed host within ConnectTimeout. For a host
+// admitted only by the "loopback" entry, the address dialed must be a
+// loopback address.
+func (r *Runner) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	m := r.allow.match(host)
+	if m == matchNone {
+		return nil, &dialRefusedError{r.notAllowed(host)}
+	}
+	d := net.Dialer{Timeout: r.connectTimeout}
+	if m == matchLoopback {
+		d.Control = func(_, address string, _ syscall.RawConn) error {
+			return checkLoopbackDial(host, address)
+		}
+	}
+	conn, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	return conn, nil
+}
+
+// checkLoopbackDial refuses to connect to address (ip:port, as resolved for
+// host) unless it is a loopback address.
+func checkLoopbackDial(host, address string) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil || !ap.Addr().Unmap().IsLoopback() {
+		return &dialRefusedError{fmt.Sprintf("host %q resolved to %s, which is not a loopback address: the allow-list entry %q admits only loopback addresses", host, address, loopbackEntry)}
+	}
+	return nil
+}
+
+// classify maps a transport error to an outcome and a message that holds no
+// header values, body or URL query.
+func (r *Runner) classify(err error, req *request) (engine.Outcome, string) {
+	var re *redirectError
+	if errors.As(err, &re) {
+		return engine.OutcomeUserError, re.msg
+	}
+	var de *dialRefusedError
+	if errors.As(err, &de) {
+		return engine.OutcomeFatalError, de.msg
+	}
+	inner := err
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		inner = ue.Err
+	}
+	where := req.method + " " + redact(req.url)
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return engine.OutcomePlatformError, fmt.Sprintf("%s: timed out (request timeout %s, connect timeout %s): %v", where, r.requestTimeout, r.connectTimeout, inner)
+	}
+	return engine.OutcomePlatformError, fmt.Sprintf("%s: %v", where, inner)
+}
+
+// redact prints u without user info, query or fragment.
+func redact(u *url.URL) string {
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+}
+
+func formatBytes(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	if n%(1<<10) == 0 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// outputs returns status_code, response_body (truncated) and, for a JSON
+// object body, its top-level fields. A field whose value cannot be a
+// parameter (null, nested arrays, mixed arrays) or that would replace the
+// step's request (http, state_expr) is left out.
+func outputs(status int, body []byte) map[string]any {
+	out := map[string]any{}
+	if fields := jsonFields(body); fields != nil {
+		for k, v := range fields {
+			if k == "" || k == ParamHTTP || k == ParamStateExpr {
+				continue
+			}
+			v = convertJSON(v)
+			if _, err := engine.Normalize(v); err != nil {
+				continue
+			}
+			out[k] = v
+		}
+	}
+	out[OutputStatusCode] = int64(status)
+	out[OutputResponseBody] = truncateUTF8(body, MaxResponseBodyOutput)
+	return out
+}
+
+// jsonFields decodes body when it is exactly one JSON object.
+func jsonFields(body []byte) map[string]any {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.UseNumber()
+	var fields map[string]any
+	if err := dec.Decode(&fields); err != nil {
+		return nil
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil // trailing data: not one JSON object
+	}
+	return fields
+}
+
+// convertJSON converts a decoded JSON value: whole numbers to int64, other
+// numbers to float64, objects and arrays recursively.
+func convertJSON(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+		f, _ := x.Float64() // JSON numbers always parse; out of range gives ±Inf, rejected later
+		return f
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = convertJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = convertJSON(e)
+		}
+		return out
+	default:
+		return v
+	}
+}
+
+// truncateUTF8 returns at most max bytes of b as a string, not splitting a
+// UTF-8 sequence.
+func truncateUTF8(b []byte, max int) string {
+	if len(b) <= max {
+		return string(b)
+	}
+	b = b[:max]
+	for i := 0; i < utf8.UTFMax && len(b) > 0; i++ {
+		if r, size := utf8.DecodeLastRune(b); r != utf8.RuneError || size != 1 {
+			break
+		}
+		b = b[:len(b)-1]
+	}
+	return string(b)
+}
+
+// compileStateExpr compiles src over status_code, response_body and the
+// step's params.
+func (r *Runner) compileStateExpr(src string, params engine.Values) (*expression.Program, error) {
+	vars := make(map[string]model.ParamType, len(params)+2)
+	for k := range params {
+		vars[k] = ""
+	}
+	vars[OutputStatusCode] = model.TypeLong
+	vars[OutputResponseBody] = model.TypeString
+	prog, err := r.lang.Compile(src, model.TypeString, model.Scope{Vars: vars})
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	return prog, nil
+}
+
+// evalState evaluates state_expr and maps its result to an outcome.
+func (r *Runner) evalState(ctx context.Context, prog *expression.Program, params engine.Values, status int, body []byte) (engine.Outcome, string) {
+	vars := make(map[string]any, len(params)+2)
+	for k, v := range params {
+		vars[k] = v
+	}
+	vars[OutputStatusCode] = int64(status)
+	vars[OutputResponseBody] = string(body)
+	v, err := prog.Eval(ctx, &expression.Env{Vars: vars})
+	if err != nil {
+		return engine.OutcomeFatalError, fmt.Sprintf("state_expr: %v", err)
+	}
+	s, _ := v.(string)
+	switch s {
+	case StateDone:
+		return engine.OutcomeSucceeded, ""
+	case StateUserError:
+		return engine.OutcomeUserError, fmt.Sprintf("state_expr returned %s for HTTP %d", s, status)
+	case StatePlatformError:
+		return engine.OutcomePlatformError, fmt.Sprintf("state_expr returned %s for HTTP %d", s, status)
+	case StateFatalError:
+		return engine.OutcomeFatalError, fmt.Sprintf("state_expr returned %s for HTTP %d", s, status)
+	default:
+		return engine.OutcomeFatalError, fmt.Sprintf("state_expr returned %q; it must return one of DONE, USER_ERROR, PLATFORM_ERROR, FATAL_ERROR", truncateUTF8([]byte(s), 100))
+	}
+}
