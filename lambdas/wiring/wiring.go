@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -23,6 +24,7 @@ import (
 	"github.com/maestro-serverless/maestro/lambdas/worker"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/steps/httpstep"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -44,6 +46,10 @@ const (
 	EnvWorkQueueARN     = "MAESTRO_WORK_QUEUE_ARN"
 	EnvScheduleGroup    = "MAESTRO_SCHEDULE_GROUP"
 	EnvSchedulerRoleARN = "MAESTRO_SCHEDULER_ROLE_ARN"
+	// EnvHTTPAllow lists the hosts Http steps may call, comma-separated
+	// (exact names or IPs, "*.example.com", or "loopback"); unset or
+	// empty allows none.
+	EnvHTTPAllow = "MAESTRO_HTTP_ALLOW"
 )
 
 // ConfigFromEnv reads Config from the environment; every variable named in
@@ -70,8 +76,11 @@ type Options struct {
 	Now        func() time.Time
 	Logger     *slog.Logger
 	HealthInfo orchestrator.HealthView
-	// Runners execute step types that need a worker (none are required).
+	// Runners execute step types that need a worker; nil means the
+	// built-in ones (Http, limited to HTTPAllow).
 	Runners map[model.StepType]orchestrator.StepRunner
+	// HTTPAllow is the Http step allow-list (see EnvHTTPAllow).
+	HTTPAllow []string
 	// Emulator relaxes client checks emulators fail: moto computes the
 	// DynamoDB response CRC32 differently from AWS for binary attributes.
 	Emulator bool
@@ -96,9 +105,15 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) *Deps {
 	})
 	sqsClient := sqs.NewFromConfig(awsCfg)
 	sched := scheduler.NewFromConfig(awsCfg)
+	checker := definition.NewChecker(definition.WithClock(opts.Now))
+	if opts.Runners == nil {
+		opts.Runners = map[model.StepType]orchestrator.StepRunner{
+			model.StepHTTP: httpstep.New(httpstep.Config{AllowHosts: opts.HTTPAllow, Language: checker.Language()}),
+		}
+	}
 	orch := orchestrator.New(orchestrator.Config{
 		Store:      store.New(ddb, cfg.Table),
-		Checker:    definition.NewChecker(definition.WithClock(opts.Now)),
+		Checker:    checker,
 		Now:        opts.Now,
 		Logger:     opts.Logger,
 		HealthInfo: opts.HealthInfo,
@@ -142,5 +157,11 @@ func MustBuildFromEnv(required ...string) *Deps {
 		log.Error("load AWS configuration", "error", err)
 		os.Exit(1)
 	}
-	return Build(cfg, awsCfg, Options{Logger: log})
+	var allow []string
+	for _, h := range strings.Split(os.Getenv(EnvHTTPAllow), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			allow = append(allow, h)
+		}
+	}
+	return Build(cfg, awsCfg, Options{Logger: log, HTTPAllow: allow})
 }

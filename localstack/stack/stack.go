@@ -57,6 +57,8 @@ type Options struct {
 	// VisibilityTimeout, when set, overrides every queue's visibility
 	// timeout, so tests see crashed messages again within seconds.
 	VisibilityTimeout time.Duration
+	// HTTPAllow is the Http step allow-list; nil means loopback only.
+	HTTPAllow []string
 	// WorkPollers and DecisionPollers size the SQS pumps (defaults 4 and 2).
 	WorkPollers, DecisionPollers int
 	Logger                       *slog.Logger
@@ -118,6 +120,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if opts.Clock == nil {
 		opts.Clock = localstack.SystemClock{}
 	}
+	if opts.HTTPAllow == nil {
+		opts.HTTPAllow = []string{"loopback"}
+	}
 	if opts.WorkPollers <= 0 {
 		opts.WorkPollers = 4
 	}
@@ -169,9 +174,10 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		// role Scheduler assumes to send to the work queue.
 		SchedulerRoleARN: "arn:aws:iam::000000000000:role/maestro-" + opts.Stage + "-scheduler",
 	}, awsCfg, wiring.Options{
-		Now:      opts.Clock.Now,
-		Logger:   opts.Logger,
-		Emulator: true,
+		Now:       opts.Clock.Now,
+		Logger:    opts.Logger,
+		Emulator:  true,
+		HTTPAllow: opts.HTTPAllow,
 		HealthInfo: orchestrator.HealthView{
 			Endpoint: s.Emulator.Endpoint, Emulator: string(s.Emulator.Kind), Resources: resJSON,
 		},

@@ -396,17 +396,23 @@ func (r *Runner) dialContext(ctx context.Context, network, addr string) (net.Con
 	if m == matchNone {
 		return nil, &dialRefusedError{r.notAllowed(host)}
 	}
-	d := net.Dialer{Timeout: r.connectTimeout}
+	conn, err := r.dialer(host, m).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	return conn, nil
+}
+
+// dialer returns the dialer for host, admitted by m: it bounds the connect
+// time and, for matchLoopback, checks every address it connects to.
+func (r *Runner) dialer(host string, m match) *net.Dialer {
+	d := &net.Dialer{Timeout: r.connectTimeout}
 	if m == matchLoopback {
 		d.Control = func(_, address string, _ syscall.RawConn) error {
 			return checkLoopbackDial(host, address)
 		}
 	}
-	conn, err := d.DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", addr, err)
-	}
-	return conn, nil
+	return d
 }
 
 // checkLoopbackDial refuses to connect to address (ip:port, as resolved for

@@ -468,6 +468,15 @@ func TestDialChecks(t *testing.T) {
 		}
 	}
 
+	// The dialer for a loopback-rule host runs that check on every address;
+	// one for an explicitly listed host does not.
+	d := r.dialer("localhost", matchLoopback)
+	require.NotNil(t, d.Control)
+	require.ErrorAs(t, d.Control("tcp", "10.0.0.5:80", nil), &de)
+	require.NoError(t, d.Control("tcp", "127.0.0.1:80", nil))
+	assert.Nil(t, r.dialer("api.example.com", matchExplicit).Control)
+	assert.Equal(t, 200*time.Millisecond, d.Timeout)
+
 	// Dialing localhost through the check connects to a loopback server.
 	s := newServer(t, status(200, ""))
 	_, port, err := net.SplitHostPort(s.Listener.Addr().String())

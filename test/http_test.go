@@ -1,0 +1,129 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/maestro-serverless/maestro/localstack/stack"
+)
+
+// flaky answers 500 for the first failures calls, then 200 with a JSON body.
+type flaky struct {
+	failures int64
+	calls    atomic.Int64
+}
+
+func (f *flaky) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := f.calls.Add(1)
+	if n <= f.failures {
+		http.Error(w, "try again", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"answer": 42, "call": %d}`, n)
+}
+
+// httpWorkflow has an Http step "call" (the given retry policy and failure
+// mode) followed by "after", and a Sleep(sleep) step "nap" beside them.
+func httpWorkflow(id, url, retry, mode string, sleep int) []byte {
+	if mode != "" {
+		mode = fmt.Sprintf(`"failure_mode": %q,`, mode)
+	}
+	return []byte(fmt.Sprintf(`{"properties":{"owner":"http-e2e","run_strategy":"parallel"},"workflow":{"id":%q,"steps":[
+	  {"step":{"id":"call","type":"Http",%s "retry_policy": %s,
+	    "params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":%q},"method":{"type":"STRING","value":"GET"}}}},
+	    "transition":{"successors":{"after":"true"}}}},
+	  {"step":{"id":"after","type":"NoOp"}},
+	  {"step":{"id":"nap","type":"Sleep","params":{"sleep_seconds":{"value":%d,"type":"LONG"}}}}]}}`, id, mode, retry, url, sleep))
+}
+
+const fastRetries = `{"error_retry_limit": %d, "platform_retry_limit": 0, "backoff": {"type": "FIXED_BACKOFF", "error_retry_backoff_in_secs": 1}}`
+
+func TestHttpRetriesAndFailureModes(t *testing.T) {
+	s := startSystem(t, stack.Options{})
+
+	t.Run("fails twice then succeeds on attempt 3", func(t *testing.T) {
+		srv := httptest.NewServer(&flaky{failures: 2})
+		defer srv.Close()
+		wf := s.push(httpWorkflow("http-flaky", srv.URL, fmt.Sprintf(fastRetries, 3), "", 1))
+		r := s.start(wf, "")
+		v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
+		if v.Status != "SUCCEEDED" {
+			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
+		}
+		call := s.steps(wf, r.WorkflowInstanceID)["call"]
+		if call.StepAttemptID != 3 || call.RuntimeState.Status != "SUCCEEDED" {
+			t.Fatalf("call: attempt %d %s, want attempt 3 SUCCEEDED", call.StepAttemptID, call.RuntimeState.Status)
+		}
+		if fmt.Sprint(call.Outputs["answer"]) != "42" || fmt.Sprint(call.Outputs["status_code"]) != "200" {
+			t.Errorf("outputs %v", call.Outputs)
+		}
+		// The earlier attempts stay readable.
+		for a := 1; a <= 2; a++ {
+			var att struct {
+				StepAttemptID int64 `json:"step_attempt_id"`
+				RuntimeState  struct {
+					Status string `json:"status"`
+				} `json:"runtime_state"`
+			}
+			path := fmt.Sprintf("/api/v3/workflows/%s/instances/%d/runs/1/steps/call/attempts/%d", wf, r.WorkflowInstanceID, a)
+			if code := s.do("GET", path, nil, &att); code != 200 || att.RuntimeState.Status != "USER_FAILED" || att.StepAttemptID != int64(a) {
+				t.Errorf("attempt %d: HTTP %d %+v", a, code, att)
+			}
+		}
+	})
+
+	t.Run("retries exhausted", func(t *testing.T) {
+		srv := httptest.NewServer(&flaky{failures: 1000})
+		defer srv.Close()
+		wf := s.push(httpWorkflow("http-exhausted", srv.URL, fmt.Sprintf(fastRetries, 1), "", 1))
+		r := s.start(wf, "")
+		v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
+		if v.Status != "FAILED" || v.StepStatuses["call"] != "FATALLY_FAILED" || v.StepStatuses["after"] != "UNSATISFIED" {
+			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
+		}
+		if s.steps(wf, r.WorkflowInstanceID)["call"].StepAttemptID != 2 {
+			t.Errorf("want 2 attempts (1 retry)")
+		}
+	})
+
+	t.Run("IGNORE_FAILURE", func(t *testing.T) {
+		srv := httptest.NewServer(&flaky{failures: 1000})
+		defer srv.Close()
+		wf := s.push(httpWorkflow("http-ignore", srv.URL, fmt.Sprintf(fastRetries, 0), "ignore_failure", 1))
+		r := s.start(wf, "")
+		v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
+		if v.Status != "SUCCEEDED" || v.StepStatuses["call"] != "COMPLETED_WITH_ERROR" || v.StepStatuses["after"] != "SUCCEEDED" {
+			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
+		}
+	})
+
+	t.Run("FAIL_IMMEDIATELY stops a sleeping sibling at once", func(t *testing.T) {
+		srv := httptest.NewServer(&flaky{failures: 1000})
+		defer srv.Close()
+		wf := s.push(httpWorkflow("http-immediate", srv.URL, fmt.Sprintf(fastRetries, 0), "fail_immediately", 3600))
+		t0 := time.Now()
+		r := s.start(wf, "")
+		v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
+		if v.Status != "FAILED" || v.StepStatuses["nap"] != "STOPPED" || v.StepStatuses["call"] != "FATALLY_FAILED" {
+			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
+		}
+		if d := time.Since(t0); d > 30*time.Second {
+			t.Errorf("took %s: the hour-long sleep was not stopped at once", d)
+		}
+	})
+
+	t.Run("host not on the allow-list", func(t *testing.T) {
+		wf := s.push(httpWorkflow("http-denied", "http://example.com/", fmt.Sprintf(fastRetries, 3), "", 1))
+		r := s.start(wf, "")
+		v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
+		call := s.steps(wf, r.WorkflowInstanceID)["call"]
+		if v.Status != "FAILED" || call.RuntimeState.Status != "FATALLY_FAILED" || call.StepAttemptID != 1 {
+			t.Fatalf("instance %s, call attempt %d %s", v.Status, call.StepAttemptID, call.RuntimeState.Status)
+		}
+	})
+}
