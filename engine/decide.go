@@ -165,6 +165,13 @@ func (d *decider) startRun(e StartRun) error {
 	d.out.Transitions = make([]Transition, 0, n)
 	d.out.Timeline = make([]TimelineEntry, 0, n)
 	d.setInstanceStatus(model.WorkflowInProgress, "")
+	if err := d.startWorkflowTimeout(); err != nil {
+		msg := fmt.Sprintf("workflow timeout: %v", err)
+		d.st.Message = msg
+		d.setInstanceStatus(model.WorkflowFailed, msg)
+		d.out.Commands = append(d.out.Commands, InstanceDone{Status: model.WorkflowFailed})
+		return nil
+	}
 	d.startCounting()
 	return d.advance()
 }
@@ -218,8 +225,13 @@ func (d *decider) stepFinished(e StepFinished) error {
 
 // timerFired ends a Sleep step whose timer is due.
 func (d *decider) timerFired(e TimerFired) error {
-	if e.Purpose == PurposeRetry {
+	switch e.Purpose {
+	case PurposeRetry:
 		return d.retryDue(e)
+	case PurposeTimeout:
+		return d.stepTimedOut(e)
+	case PurposeWorkflowTimeout:
+		return d.workflowTimedOut()
 	}
 	if e.Purpose != PurposeSleep {
 		return fmt.Errorf("step %q: unknown timer purpose %q", e.StepID, e.Purpose)
@@ -396,6 +408,9 @@ func (d *decider) start(i int) {
 	}
 	s.StartTime = d.now
 	d.setStepStatus(i, model.StepRunning, "")
+	if !isNoWork(step) && !d.startStepTimeout(i) {
+		return
+	}
 	switch {
 	case isNoWork(step):
 		d.setStepStatus(i, model.StepFinishing, "")

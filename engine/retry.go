@@ -26,6 +26,7 @@ type retryKind int
 const (
 	retryError retryKind = iota
 	retryPlatform
+	retryTimeout
 )
 
 // fail handles a failed attempt of step i: a user or platform error within
@@ -41,18 +42,20 @@ func (d *decider) fail(i int, to model.StepStatus, msg string) {
 	case model.StepPlatformFailed:
 		kind = retryPlatform
 		retryable = s.PlatformRetries < d.retryLimit(i, retryPlatform)
+	case model.StepTimeoutFailed:
+		kind = retryTimeout
+		retryable = s.TimeoutRetries < d.retryLimit(i, retryTimeout)
 	}
 	if retryable {
-		taken := s.ErrorRetries
-		if kind == retryPlatform {
-			taken = s.PlatformRetries
+		counter := &s.ErrorRetries
+		switch kind {
+		case retryPlatform:
+			counter = &s.PlatformRetries
+		case retryTimeout:
+			counter = &s.TimeoutRetries
 		}
-		delay := d.retryDelay(i, kind, taken)
-		if kind == retryPlatform {
-			s.PlatformRetries++
-		} else {
-			s.ErrorRetries++
-		}
+		delay := d.retryDelay(i, kind, *counter)
+		*counter++
 		s.Message = msg
 		s.RetryAt = d.now + delay.Milliseconds()
 		d.setStepStatus(i, to, fmt.Sprintf("%s; retrying in %s", orDefault(msg, string(to)), delay))
@@ -63,9 +66,13 @@ func (d *decider) fail(i int, to model.StepStatus, msg string) {
 		return
 	}
 	final := to
-	if to == model.StepUserFailed || to == model.StepPlatformFailed {
+	switch to {
+	case model.StepUserFailed, model.StepPlatformFailed:
 		final = model.StepFatallyFailed
 		msg = fmt.Sprintf("%s (retries exhausted: %d error, %d platform)", orDefault(msg, string(to)), s.ErrorRetries, s.PlatformRetries)
+	case model.StepTimeoutFailed:
+		final = model.StepTimedOut
+		msg = fmt.Sprintf("%s (timeout retries exhausted: %d)", orDefault(msg, string(to)), s.TimeoutRetries)
 	}
 	switch d.g.nodes[i].step.FailureMode {
 	case model.IgnoreFailure:
@@ -126,6 +133,12 @@ func (d *decider) retryDue(e TimerFired) error {
 // retryLimit returns step i's retry limit for kind.
 func (d *decider) retryLimit(i int, kind retryKind) int64 {
 	rp := d.g.nodes[i].step.RetryPolicy
+	if kind == retryTimeout {
+		if rp == nil {
+			return DefaultTimeoutRetryLimit
+		}
+		return d.parsable(i, rp.TimeoutRetryLimit, DefaultTimeoutRetryLimit)
+	}
 	if kind == retryPlatform {
 		if rp == nil {
 			return DefaultPlatformRetryLimit
@@ -151,8 +164,12 @@ func (d *decider) retryDelay(i int, kind retryKind, n int64) time.Duration {
 	}
 	base, exp, limit := b.ErrorRetryBackoffInSecs, b.ErrorRetryExponent, b.ErrorRetryLimitInSecs
 	defLimit := int64(defaultErrorLimitSecs)
-	if kind == retryPlatform {
+	switch kind {
+	case retryPlatform:
 		base, exp, limit = b.PlatformRetryBackoffInSecs, b.PlatformRetryExponent, b.PlatformRetryLimitInSecs
+		defLimit = defaultPlatformLimitSecs
+	case retryTimeout:
+		base, exp, limit = b.TimeoutRetryBackoffInSecs, b.TimeoutRetryExponent, b.TimeoutRetryLimitInSecs
 		defLimit = defaultPlatformLimitSecs
 	}
 	secs := d.parsable(i, base, defaultBackoffSecs)

@@ -62,6 +62,7 @@ type StepState struct {
 	// user and platform errors.
 	ErrorRetries    int64 `json:"error_retries,omitempty"`
 	PlatformRetries int64 `json:"platform_retries,omitempty"`
+	TimeoutRetries  int64 `json:"timeout_retries,omitempty"`
 	// RetryAt, when set, is when the next attempt starts (unix ms): the
 	// step failed retryably and waits on a retry timer. A step waiting to
 	// retry is not settled, so its successors keep waiting.

@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/maestro-serverless/maestro/engine/expression"
+	"github.com/maestro-serverless/maestro/model"
+)
+
+// Timer purposes of timeouts.
+const (
+	// PurposeTimeout ends a step attempt that ran longer than its timeout.
+	PurposeTimeout TimerPurpose = "timeout"
+	// PurposeWorkflowTimeout ends a run that ran longer than the
+	// workflow's timeout; its TimerFired has an empty StepID.
+	PurposeWorkflowTimeout TimerPurpose = "workflow_timeout"
+)
+
+// DefaultTimeoutRetryLimit is Maestro's default timeout_retry_limit.
+const DefaultTimeoutRetryLimit = 0
+
+// timeoutOf resolves a timeout: its seconds, or its string form after
+// interpolating params ("${base_workflow_timeout}", "${bar}s") and parsing
+// it as a duration. ok is false when none is set; err reports a timeout
+// that does not resolve to a duration in (0, 120 days].
+func (d *decider) timeoutOf(pd *model.ParsableDuration, lookup func(string) (any, bool)) (time.Duration, bool, error) {
+	if pd == nil {
+		return 0, false, nil
+	}
+	t := time.Duration(pd.Seconds) * time.Second
+	if pd.Expr != "" {
+		s, err := expression.Interpolate(pd.Expr, lookup)
+		if err != nil {
+			return 0, true, fmt.Errorf("timeout %q: %w", pd.Expr, err)
+		}
+		if t, err = model.ParseDuration(s); err != nil {
+			return 0, true, fmt.Errorf("timeout %q = %q: %w", pd.Expr, s, err)
+		}
+	}
+	if t <= 0 || t > model.MaxTimeout {
+		return 0, true, fmt.Errorf("timeout %s is outside (0, %s]", t, model.MaxTimeout)
+	}
+	return t, true, nil
+}
+
+// startStepTimeout arms step i's timeout, if it has one, as it starts
+// running. It reports false when the timeout cannot be resolved (the step
+// has then failed).
+func (d *decider) startStepTimeout(i int) bool {
+	s := &d.st.Steps[i]
+	t, ok, err := d.timeoutOf(d.g.nodes[i].step.Timeout, func(name string) (any, bool) {
+		if v, ok := s.Params[name]; ok {
+			return v, true
+		}
+		v, ok := d.st.Params[name]
+		return v, ok
+	})
+	if err != nil {
+		d.endStep(i, model.StepFatallyFailed, err.Error())
+		return false
+	}
+	if ok {
+		d.out.Commands = append(d.out.Commands, StartTimer{
+			StepID: s.StepID, Attempt: s.Attempt, Purpose: PurposeTimeout,
+			FireAt: time.UnixMilli(d.now + t.Milliseconds()).UTC(),
+		})
+	}
+	return true
+}
+
+// startWorkflowTimeout arms the workflow's timeout, if it has one.
+func (d *decider) startWorkflowTimeout() error {
+	t, ok, err := d.timeoutOf(d.g.workflow.Timeout, func(name string) (any, bool) {
+		v, ok := d.st.Params[name]
+		return v, ok
+	})
+	if err != nil || !ok {
+		return err
+	}
+	d.out.Commands = append(d.out.Commands, StartTimer{
+		Purpose: PurposeWorkflowTimeout, FireAt: time.UnixMilli(d.now + t.Milliseconds()).UTC(),
+	})
+	return nil
+}
+
+// stepTimedOut fails a step attempt still running when its timeout fires:
+// TIMEOUT_FAILED, retried per timeout_retry_limit, then TIMED_OUT.
+func (d *decider) stepTimedOut(e TimerFired) error {
+	i, ok, err := d.current(e.StepID, e.Attempt)
+	if err != nil || !ok {
+		return err
+	}
+	d.startCounting()
+	d.fail(i, model.StepTimeoutFailed, "step timed out")
+	return d.advance()
+}
+
+// workflowTimedOut ends a run still in progress when the workflow's timeout
+// fires: every step in flight is STOPPED and the instance is TIMED_OUT.
+func (d *decider) workflowTimedOut() error {
+	if d.st.Status != model.WorkflowInProgress {
+		return nil
+	}
+	msg := "workflow instance timed out"
+	for j := range d.st.Steps {
+		s := &d.st.Steps[j]
+		if s.Status == model.StepNotCreated || s.Status == "" || s.settled() {
+			continue
+		}
+		s.RetryAt = 0
+		s.Message = "stopped: " + msg
+		d.setStepStatus(j, model.StepStopped, s.Message)
+	}
+	d.st.Message = msg
+	d.setInstanceStatus(model.WorkflowTimedOut, msg)
+	d.out.Commands = append(d.out.Commands, InstanceDone{Status: model.WorkflowTimedOut})
+	return nil
+}

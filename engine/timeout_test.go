@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maestro-serverless/maestro/model"
+)
+
+func sleepy(id string, secs int64, timeout *model.ParsableDuration, rp *model.RetryPolicy) model.Step {
+	return model.Step{Kind: model.KindStep, ID: id, Type: model.StepSleep, Timeout: timeout, RetryPolicy: rp,
+		Params: params("sleep_seconds", literal(model.TypeLong, secs))}
+}
+
+func TestStepTimeoutRetriesThenTimesOut(t *testing.T) {
+	ctx := context.Background()
+	rp := &model.RetryPolicy{TimeoutRetryLimit: pl(1), Backoff: &model.Backoff{Type: model.FixedBackoff, TimeoutRetryBackoffInSecs: pl(5)}}
+	wf := &model.Workflow{ID: "to", Steps: []model.Step{sleepy("a", 600, &model.ParsableDuration{Expr: "${limit}s"}, rp)}}
+	wf.Params = params("limit", literal(model.TypeLong, int64(30)))
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	// The sleep timer and the timeout timer ("${limit}s" = 30s).
+	require.Len(t, d.Commands, 2)
+	assert.Equal(t, StartTimer{StepID: "a", Attempt: 1, Purpose: PurposeTimeout, FireAt: t0.Add(30 * time.Second).UTC()}, d.Commands[0])
+
+	d, err = Decide(ctx, g, d.State, TimerFired{StepID: "a", Attempt: 1, Purpose: PurposeTimeout}, t0.Add(30*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, model.StepTimeoutFailed, d.State.Step("a").Status)
+	retry := d.Commands[0].(StartTimer)
+	assert.Equal(t, PurposeRetry, retry.Purpose)
+	assert.Equal(t, t0.Add(35*time.Second).UTC(), retry.FireAt)
+	// The first attempt's own sleep timer arriving later changes nothing.
+	late, err := Decide(ctx, g, d.State, TimerFired{StepID: "a", Attempt: 1, Purpose: PurposeSleep}, t0.Add(time.Hour))
+	require.NoError(t, err)
+	assert.False(t, late.Changed())
+
+	d, err = Decide(ctx, g, d.State, TimerFired{StepID: "a", Attempt: 1, Purpose: PurposeRetry}, retry.FireAt)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), d.State.Step("a").Attempt)
+	d, err = Decide(ctx, g, d.State, TimerFired{StepID: "a", Attempt: 2, Purpose: PurposeTimeout}, retry.FireAt.Add(30*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, model.StepTimedOut, d.State.Step("a").Status)
+	assert.Equal(t, model.WorkflowFailed, d.State.Status)
+}
+
+func TestTimeoutAfterSuccessIsIgnored(t *testing.T) {
+	ctx := context.Background()
+	wf := &model.Workflow{ID: "to", Steps: []model.Step{sleepy("a", 1, &model.ParsableDuration{Seconds: 10}, nil)}}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	d, err = Decide(ctx, g, d.State, TimerFired{StepID: "a", Attempt: 1, Purpose: PurposeSleep}, t0.Add(time.Second))
+	require.NoError(t, err)
+	require.Equal(t, model.WorkflowSucceeded, d.State.Status)
+	late, err := Decide(ctx, g, d.State, TimerFired{StepID: "a", Attempt: 1, Purpose: PurposeTimeout}, t0.Add(10*time.Second))
+	require.NoError(t, err)
+	assert.False(t, late.Changed())
+}
+
+func TestWorkflowTimeout(t *testing.T) {
+	ctx := context.Background()
+	wf := &model.Workflow{ID: "wto", Timeout: &model.ParsableDuration{Seconds: 100}, Steps: []model.Step{
+		sleepy("a", 600, nil, nil),
+		{Kind: model.KindStep, ID: "b", Type: model.StepNoOp},
+	}}
+	wf.Steps[0].Transition.Successors = []model.Successor{{StepID: "c", Condition: "true"}}
+	wf.Steps = append(wf.Steps, model.Step{Kind: model.KindStep, ID: "c", Type: model.StepNoOp})
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	assert.Contains(t, d.Commands, Command(StartTimer{Purpose: PurposeWorkflowTimeout, FireAt: t0.Add(100 * time.Second).UTC()}))
+	d, err = Decide(ctx, g, d.State, TimerFired{Purpose: PurposeWorkflowTimeout}, t0.Add(100*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, model.WorkflowTimedOut, d.State.Status)
+	assert.Equal(t, model.StepStopped, d.State.Step("a").Status)
+	assert.Equal(t, model.StepSucceeded, d.State.Step("b").Status)
+	assert.Equal(t, model.StepNotCreated, d.State.Step("c").Status)
+	assert.Equal(t, []Command{InstanceDone{Status: model.WorkflowTimedOut}}, d.Commands)
+	// Firing again (a duplicate delivery) changes nothing.
+	dup, err := Decide(ctx, g, d.State, TimerFired{Purpose: PurposeWorkflowTimeout}, t0.Add(101*time.Second))
+	require.NoError(t, err)
+	assert.False(t, dup.Changed())
+}
+
+func TestBadTimeoutFailsTheStep(t *testing.T) {
+	ctx := context.Background()
+	wf := &model.Workflow{ID: "to", Steps: []model.Step{sleepy("a", 1, &model.ParsableDuration{Expr: "${missing}"}, nil)}}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	assert.Equal(t, model.StepFatallyFailed, d.State.Step("a").Status)
+	assert.Contains(t, d.State.Step("a").Message, "missing")
+}
