@@ -66,6 +66,10 @@ func Decide(ctx context.Context, g *Graph, st *Instance, ev Event, now time.Time
 		err = d.timerFired(*e)
 	case Continue, *Continue:
 		err = d.resume()
+	case Action:
+		err = d.act(e)
+	case *Action:
+		err = d.act(*e)
 	default:
 		err = fmt.Errorf("unsupported event %T", ev)
 	}
@@ -494,20 +498,32 @@ func (d *decider) finish() {
 	if d.st.Status != model.WorkflowInProgress {
 		return
 	}
-	var failed *StepState
+	// A run whose only unsuccessful steps were stopped by a user ends
+	// STOPPED; any other failure makes it FAILED.
+	var failed, stopped *StepState
 	for i := range d.st.Steps {
 		s := &d.st.Steps[i]
 		if !s.settled() {
 			return
 		}
-		if failed == nil && isStepFailure(s.Status) {
+		switch {
+		case s.Status == model.StepStopped:
+			if stopped == nil {
+				stopped = s
+			}
+		case failed == nil && isStepFailure(s.Status):
 			failed = s
 		}
 	}
 	status, msg := model.WorkflowSucceeded, ""
-	if failed != nil {
+	switch {
+	case failed != nil:
 		status = model.WorkflowFailed
 		msg = fmt.Sprintf("step %q ended %s", failed.StepID, failed.Status)
+		d.st.Message = msg
+	case stopped != nil:
+		status = model.WorkflowStopped
+		msg = fmt.Sprintf("step %q was stopped", stopped.StepID)
 		d.st.Message = msg
 	}
 	d.setInstanceStatus(status, msg)

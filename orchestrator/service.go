@@ -40,6 +40,13 @@ type Service interface {
 	ListSteps(ctx context.Context, workflowID string, instanceID int64) ([]*StepView, error)
 	// GetStepAttempt returns one attempt; attempt 0 means the latest.
 	GetStepAttempt(ctx context.Context, workflowID string, instanceID, runID int64, stepID string, attempt int64) (*StepView, error)
+	// ActOnInstance applies a workflow action (stop, kill) to run runID of
+	// an instance (0: its latest run) and returns the run afterwards. An
+	// action the run's status does not allow is a 409 naming the status.
+	ActOnInstance(ctx context.Context, workflowID string, instanceID, runID int64, action string) (*InstanceView, error)
+	// ActOnStep applies a step action (stop, kill, skip) to a step's current
+	// attempt in the instance's latest run and returns the run afterwards.
+	ActOnStep(ctx context.Context, workflowID string, instanceID int64, stepID, action string) (*InstanceView, error)
 	// ListInstances pages through a workflow's instances, newest first.
 	ListInstances(ctx context.Context, workflowID string, cursor string, limit int) (*InstanceList, error)
 	// Health reports readiness and the resources in use.

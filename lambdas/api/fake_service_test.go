@@ -175,3 +175,17 @@ func (f *fakeService) Health(context.Context) (*orchestrator.HealthView, error) 
 	}
 	return &orchestrator.HealthView{Status: "ok", Endpoint: "http://127.0.0.1:5000", Emulator: "moto"}, nil
 }
+
+func (f *fakeService) ActOnInstance(_ context.Context, workflowID string, instanceID, runID int64, action string) (*orchestrator.InstanceView, error) {
+	if nilResult, err := f.record("ActOnInstance", workflowID, instanceID, runID, action); err != nil || nilResult {
+		return nil, err
+	}
+	return cannedInstance(workflowID, instanceID, max(runID, 1)), nil
+}
+
+func (f *fakeService) ActOnStep(_ context.Context, workflowID string, instanceID int64, stepID, action string) (*orchestrator.InstanceView, error) {
+	if nilResult, err := f.record("ActOnStep", workflowID, instanceID, stepID, action); err != nil || nilResult {
+		return nil, err
+	}
+	return cannedInstance(workflowID, instanceID, 1), nil
+}

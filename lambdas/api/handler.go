@@ -115,6 +115,9 @@ func (s *server) register(mux *http.ServeMux) {
 	route("GET "+workflowsPath+"/{id}/instances/{instanceId}/runs/{runId}", s.getRun)
 	route("GET "+workflowsPath+"/{id}/instances/{instanceId}/steps", s.listSteps)
 	route("GET "+workflowsPath+"/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/attempts/{attempt}", s.getStepAttempt)
+	route("PUT "+workflowsPath+"/{id}/instances/{instanceId}/actions/{action}", s.actOnInstance)
+	route("PUT "+workflowsPath+"/{id}/instances/{instanceId}/runs/{runId}/actions/{action}", s.actOnInstance)
+	route("PUT "+workflowsPath+"/{id}/instances/{instanceId}/steps/{stepId}/actions/{action}", s.actOnStep)
 }
 
 // router answers requests no route matches with JSON 404 and 405 bodies

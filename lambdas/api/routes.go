@@ -277,3 +277,53 @@ func present[T any](v *T, op string) error {
 	}
 	return nil
 }
+
+// actOnInstance serves PUT .../instances/{instanceId}[/runs/{runId}]/actions/{stop|kill}.
+func (s *server) actOnInstance(w http.ResponseWriter, r *http.Request) error {
+	instanceID, err := positiveInt(r, "instanceId")
+	if err != nil {
+		return err
+	}
+	var runID int64
+	if r.PathValue("runId") != "" {
+		if runID, err = positiveInt(r, "runId"); err != nil {
+			return err
+		}
+	}
+	action := r.PathValue("action")
+	switch action {
+	case "stop", "kill":
+	default:
+		return orchestrator.Invalid("bad action", fmt.Sprintf("action: %q is not an instance action (stop, kill)", action))
+	}
+	view, err := s.svc.ActOnInstance(r.Context(), r.PathValue("id"), instanceID, runID, action)
+	if err != nil {
+		return err
+	}
+	if err := present(view, "ActOnInstance"); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, view)
+}
+
+// actOnStep serves PUT .../instances/{instanceId}/steps/{stepId}/actions/{stop|kill|skip}.
+func (s *server) actOnStep(w http.ResponseWriter, r *http.Request) error {
+	instanceID, err := positiveInt(r, "instanceId")
+	if err != nil {
+		return err
+	}
+	action := r.PathValue("action")
+	switch action {
+	case "stop", "kill", "skip":
+	default:
+		return orchestrator.Invalid("bad action", fmt.Sprintf("action: %q is not a step action (stop, kill, skip)", action))
+	}
+	view, err := s.svc.ActOnStep(r.Context(), r.PathValue("id"), instanceID, r.PathValue("stepId"), action)
+	if err != nil {
+		return err
+	}
+	if err := present(view, "ActOnStep"); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, view)
+}

@@ -1,0 +1,182 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/maestro-serverless/maestro/model"
+)
+
+// KindAction tags the JSON form of an Action event.
+const KindAction EventKind = "action"
+
+// Action is a user's action on the run (StepID empty: a model.WorkflowAction)
+// or on a step's current attempt (a model.StepAction).
+type Action struct {
+	StepID string `json:"step_id,omitempty"`
+	Action string `json:"action"`
+}
+
+// Kind returns KindAction.
+func (Action) Kind() EventKind { return KindAction }
+
+func (Action) isEvent() {}
+
+// MarshalJSON writes the event with its "kind".
+func (e Action) MarshalJSON() ([]byte, error) {
+	type plain Action
+	return json.Marshal(struct {
+		Kind EventKind `json:"kind"`
+		plain
+	}{e.Kind(), plain(e)})
+}
+
+// ErrActionNotAllowed is wrapped by the *ActionError of an action that the
+// current status does not allow (Maestro's status -> action table).
+var ErrActionNotAllowed = errors.New("action not allowed")
+
+// ErrActionNotSupported is wrapped by the *ActionError of an action the
+// table allows but this runtime does not carry out yet.
+var ErrActionNotSupported = errors.New("action not supported")
+
+// ActionError says why an action cannot be applied.
+type ActionError struct {
+	Action string
+	// StepID is empty for an action on the instance.
+	StepID  string
+	Status  string
+	Allowed []string
+	err     error
+}
+
+func (e *ActionError) Error() string {
+	target := "workflow instance"
+	if e.StepID != "" {
+		target = fmt.Sprintf("step %q", e.StepID)
+	}
+	if errors.Is(e.err, ErrActionNotSupported) {
+		return fmt.Sprintf("action %s on %s (status %s) is not supported by this runtime yet", e.Action, target, e.Status)
+	}
+	allowed := "none"
+	if len(e.Allowed) > 0 {
+		allowed = strings.Join(e.Allowed, ", ")
+	}
+	return fmt.Sprintf("action %s is not allowed on %s in status %s (allowed: %s)", e.Action, target, e.Status, allowed)
+}
+
+// Unwrap returns ErrActionNotAllowed or ErrActionNotSupported.
+func (e *ActionError) Unwrap() error { return e.err }
+
+// Actions this runtime carries out.
+var (
+	supportedWorkflowActions = []model.WorkflowAction{model.WorkflowActionStop, model.WorkflowActionKill}
+	supportedStepActions     = []model.StepAction{model.StepActionStop, model.StepActionKill, model.StepActionSkip}
+)
+
+// CheckAction reports whether action may be applied to the run (stepID
+// empty) or to step stepID's current attempt in state st: nil, an
+// *ActionError wrapping ErrActionNotAllowed (the status does not allow it)
+// or ErrActionNotSupported, or another error for an unknown step or action.
+func CheckAction(st *Instance, stepID, action string) error {
+	if stepID == "" {
+		a, ok := model.ParseWorkflowAction(action)
+		if !ok {
+			return fmt.Errorf("unknown workflow action %q", action)
+		}
+		allowed := model.AllowedWorkflowActions(st.Status)
+		if !slices.Contains(allowed, a) {
+			return &ActionError{Action: string(a), Status: string(st.Status), Allowed: names(allowed), err: ErrActionNotAllowed}
+		}
+		if !slices.Contains(supportedWorkflowActions, a) {
+			return &ActionError{Action: string(a), Status: string(st.Status), err: ErrActionNotSupported}
+		}
+		return nil
+	}
+	a, ok := model.ParseStepAction(action)
+	if !ok || a == model.StepActionTimeOut {
+		return fmt.Errorf("unknown step action %q", action)
+	}
+	s := st.Step(stepID)
+	if s == nil {
+		return fmt.Errorf("unknown step %q", stepID)
+	}
+	status := s.Status
+	if status == "" {
+		status = model.StepNotCreated
+	}
+	allowed := model.AllowedStepActions(status)
+	if !slices.Contains(allowed, a) {
+		return &ActionError{Action: string(a), StepID: stepID, Status: string(status), Allowed: names(allowed), err: ErrActionNotAllowed}
+	}
+	// On a step that already ended, Maestro restarts it first; without
+	// step restart that is not supported yet.
+	if !slices.Contains(supportedStepActions, a) || st.Status != model.WorkflowInProgress || s.settled() {
+		return &ActionError{Action: string(a), StepID: stepID, Status: string(status), err: ErrActionNotSupported}
+	}
+	return nil
+}
+
+func names[T ~string](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = string(x)
+	}
+	return out
+}
+
+// act applies an Action. An action the state no longer allows (a race with
+// the run moving on) changes nothing.
+func (d *decider) act(e Action) error {
+	if err := CheckAction(d.st, e.StepID, e.Action); err != nil {
+		var ae *ActionError
+		if errors.As(err, &ae) {
+			return nil
+		}
+		return err
+	}
+	if e.StepID == "" {
+		return d.actOnInstance(model.WorkflowAction(strings.ToUpper(e.Action)))
+	}
+	if err := d.checkSteps(); err != nil {
+		return err
+	}
+	i := d.g.index[e.StepID]
+	s := &d.st.Steps[i]
+	d.startCounting()
+	s.RetryAt = 0
+	switch model.StepAction(strings.ToUpper(e.Action)) {
+	case model.StepActionStop:
+		d.endStep(i, model.StepStopped, "stopped by a user action")
+	case model.StepActionKill:
+		d.endStep(i, model.StepFatallyFailed, "killed by a user action")
+	case model.StepActionSkip:
+		d.endStep(i, model.StepSkipped, "skipped by a user action")
+	}
+	return d.advance()
+}
+
+// actOnInstance stops (STOPPED) or kills (FAILED) the run: every step in
+// flight ends with the action's step status.
+func (d *decider) actOnInstance(a model.WorkflowAction) error {
+	stepStatus, runStatus := model.StepStopped, model.WorkflowStopped
+	if a == model.WorkflowActionKill {
+		stepStatus, runStatus = model.StepFatallyFailed, model.WorkflowFailed
+	}
+	msg := fmt.Sprintf("workflow instance %s by a user action", strings.ToLower(string(runStatus)))
+	for j := range d.st.Steps {
+		s := &d.st.Steps[j]
+		if s.Status == model.StepNotCreated || s.Status == "" || s.settled() {
+			continue
+		}
+		s.RetryAt = 0
+		s.Message = msg
+		d.setStepStatus(j, stepStatus, msg)
+	}
+	d.st.Message = msg
+	d.setInstanceStatus(runStatus, msg)
+	d.out.Commands = append(d.out.Commands, InstanceDone{Status: runStatus})
+	return nil
+}

@@ -1,0 +1,66 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// ActOnInstance applies a workflow action to a run.
+func (o *Orchestrator) ActOnInstance(ctx context.Context, wf string, inst, run int64, action string) (*InstanceView, error) {
+	return o.act(ctx, wf, inst, run, "", action)
+}
+
+// ActOnStep applies a step action to a step's current attempt.
+func (o *Orchestrator) ActOnStep(ctx context.Context, wf string, inst int64, step, action string) (*InstanceView, error) {
+	return o.act(ctx, wf, inst, 0, step, action)
+}
+
+// act checks the action against the run's current state (so a disallowed
+// one is refused at once, naming the status), records it as an event of
+// the run and decides it inline. The engine checks it again when it
+// applies it: a run that moved on in between simply ignores it.
+func (o *Orchestrator) act(ctx context.Context, wf string, inst, run int64, step, action string) (*InstanceView, error) {
+	rec, err := o.instance(ctx, wf, inst)
+	if err != nil {
+		return nil, err
+	}
+	if run == 0 {
+		run = rec.RunID
+	}
+	if run > rec.RunID {
+		return nil, NotFound("workflow %s instance %d has no run %d", wf, inst, run)
+	}
+	rr, _, err := o.store.LoadRun(ctx, wf, inst, run)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	var st engine.Instance
+	if err := json.Unmarshal(rr.State, &st); err != nil {
+		return nil, Internal(fmt.Errorf("decode state: %w", err))
+	}
+	if err := engine.CheckAction(&st, step, action); err != nil {
+		var ae *engine.ActionError
+		switch {
+		case errors.As(err, &ae):
+			return nil, &Error{Status: http.StatusConflict, Message: err.Error()}
+		case step != "" && st.Step(step) == nil:
+			return nil, NotFound("workflow %s instance %d has no step %s", wf, inst, step)
+		default:
+			return nil, Invalid("bad action", "action: "+err.Error())
+		}
+	}
+	ev := store.Event{ID: "a-" + o.newUUID(), Body: mustJSON(engine.Action{StepID: step, Action: action})}
+	if err := o.store.PutEvent(ctx, wf, inst, run, ev); err != nil {
+		return nil, Internal(err)
+	}
+	if _, err := o.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: inst, RunID: run}); err != nil {
+		o.log.Warn("inline decision of an action failed; the decision queue will retry", "workflow_id", wf, "instance_id", inst, "error", err)
+	}
+	return o.runView(ctx, rec, run)
+}
