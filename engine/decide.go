@@ -142,8 +142,11 @@ func (d *decider) startRun(e StartRun) error {
 	if d.st.Status != model.WorkflowCreated {
 		return nil // duplicate or late start
 	}
-	if len(d.st.Steps) != 0 {
-		return fmt.Errorf("created instance already has %d step states", len(d.st.Steps))
+	restart := len(d.st.Steps) != 0 // steps carried over by RestartState
+	if restart {
+		if err := d.checkSteps(); err != nil {
+			return err
+		}
 	}
 	ini := e.Initiator
 	ini.Type = strings.ToUpper(ini.Type)
@@ -160,9 +163,11 @@ func (d *decider) startRun(e StartRun) error {
 		return nil
 	}
 	d.st.Params = params
-	d.st.Steps = make([]StepState, len(d.g.nodes))
-	for i := range d.g.nodes {
-		d.st.Steps[i] = StepState{StepID: d.g.nodes[i].step.ID, Status: model.StepNotCreated}
+	if !restart {
+		d.st.Steps = make([]StepState, len(d.g.nodes))
+		for i := range d.g.nodes {
+			d.st.Steps[i] = StepState{StepID: d.g.nodes[i].step.ID, Status: model.StepNotCreated}
+		}
 	}
 	// Room for the eager case: every step walks its seven statuses.
 	n := 2 + 7*len(d.g.nodes)
@@ -716,7 +721,7 @@ func (d *decider) instanceFields() map[string]any {
 		"workflow_uuid":        st.UUID,
 		"workflow_version_id":  st.WorkflowVersion,
 		"owner":                st.Owner,
-		"RUN_POLICY":           RunPolicyFreshRun,
+		"RUN_POLICY":           runPolicy(st),
 		"INITIATOR_TYPE":       st.Initiator.Type,
 	}
 	if st.Initiator.Timezone != "" {

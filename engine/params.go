@@ -77,7 +77,7 @@ func systemParams(wf *model.Workflow, st *Instance, ini Initiator, now time.Time
 		"LOCAL_RUN_DATE":              local.Format(day),
 		"owner":                       st.Owner,
 		"workflow_id":                 st.WorkflowID,
-		"RUN_POLICY":                  RunPolicyFreshRun,
+		"RUN_POLICY":                  runPolicy(st),
 		"INITIATOR_TYPE":              ini.Type,
 	}
 	if ini.Timezone != "" {

@@ -25,6 +25,9 @@ type Instance struct {
 	// Steps holds one entry per top-level step, in definition order, once the
 	// run has started.
 	Steps []StepState `json:"steps,omitempty"`
+	// RunPolicy is the run's RUN_POLICY: START_FRESH_NEW_RUN (empty) or a
+	// restart policy.
+	RunPolicy string `json:"run_policy,omitempty"`
 	// Message says why the instance failed, when it did.
 	Message string `json:"message,omitempty"`
 	// CreateTime, StartTime and EndTime are unix milliseconds (0 = not yet).
@@ -67,6 +70,9 @@ type StepState struct {
 	// step failed retryably and waits on a retry timer. A step waiting to
 	// retry is not settled, so its successors keep waiting.
 	RetryAt int64 `json:"retry_at,omitempty"`
+	// FromRun is set on a step carried over by a restart: the run whose
+	// attempt it is (its attempt items live under that run).
+	FromRun int64 `json:"from_run,omitempty"`
 }
 
 // settled reports whether a step has reached its final status for the run:

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -63,4 +66,63 @@ func (o *Orchestrator) act(ctx context.Context, wf string, inst, run int64, step
 		o.log.Warn("inline decision of an action failed; the decision queue will retry", "workflow_id", wf, "instance_id", inst, "error", err)
 	}
 	return o.runView(ctx, rec, run)
+}
+
+// RestartInstance starts run r+1 of an instance whose latest run r has
+// ended. RESTART_FROM_INCOMPLETE (the default) carries over the steps that
+// finished, which are not run again; RESTART_FROM_BEGINNING runs them all.
+func (o *Orchestrator) RestartInstance(ctx context.Context, wf string, inst int64, req RestartRequest) (*InstanceView, error) {
+	rec, err := o.instance(ctx, wf, inst)
+	if err != nil {
+		return nil, err
+	}
+	rr, _, err := o.store.LoadRun(ctx, wf, inst, rec.RunID)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	var st engine.Instance
+	if err := json.Unmarshal(rr.State, &st); err != nil {
+		return nil, Internal(fmt.Errorf("decode state: %w", err))
+	}
+	if !slices.Contains(model.AllowedWorkflowActions(st.Status), model.WorkflowActionRestart) {
+		return nil, &Error{Status: http.StatusConflict, Message: fmt.Sprintf(
+			"action RESTART is not allowed on workflow instance in status %s (allowed: %s)",
+			st.Status, joinActions(model.AllowedWorkflowActions(st.Status)))}
+	}
+	policy := strings.ToUpper(req.RestartPolicy)
+	next, err := engine.RestartState(&st, policy, o.now())
+	if err != nil {
+		return nil, Invalid("bad restart request", "restart_policy: "+err.Error())
+	}
+	runParams, err := decodeRunParams(req.RunParams)
+	if err != nil {
+		return nil, err
+	}
+	startEv := mustJSON(engine.StartRun{RunParams: runParams, Initiator: st.Initiator})
+	err = o.store.CreateRun(ctx, store.NewRun{
+		WorkflowID: wf, InstanceID: inst, PrevRun: st.RunID, Status: string(next.Status),
+		State: mustJSON(next), FirstEvent: store.Event{ID: startEventID, Body: startEv}, Now: o.now(),
+	})
+	if errors.Is(err, store.ErrConflict) {
+		return nil, Conflict("workflow %s instance %d was restarted concurrently", wf, inst)
+	}
+	if err != nil {
+		return nil, Internal(err)
+	}
+	if _, err := o.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: inst, RunID: next.RunID}); err != nil {
+		o.log.Warn("inline decision of a restart failed; the decision queue will retry", "workflow_id", wf, "instance_id", inst, "error", err)
+	}
+	rec.RunID = next.RunID
+	return o.runView(ctx, rec, next.RunID)
+}
+
+func joinActions(as []model.WorkflowAction) string {
+	if len(as) == 0 {
+		return "none"
+	}
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = string(a)
+	}
+	return strings.Join(out, ", ")
 }

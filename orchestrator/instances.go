@@ -235,7 +235,23 @@ func (o *Orchestrator) ListSteps(ctx context.Context, wf string, inst int64) ([]
 	synth := map[string]*StepView{}
 	for i := range st.Steps {
 		ss := &st.Steps[i]
-		if _, ok := latest[ss.StepID]; ok || ss.Status == model.StepNotCreated || ss.Status == "" || !neverStarted(ss) {
+		if _, ok := latest[ss.StepID]; ok {
+			continue
+		}
+		if ss.FromRun != 0 && ss.FromRun != rec.RunID {
+			// Carried over by a restart: its attempt lives under the run
+			// it ran in (Maestro's aggregated view).
+			a, err := o.store.GetAttempt(ctx, wf, inst, ss.FromRun, ss.StepID, 0)
+			if err == nil {
+				latest[ss.StepID] = *a
+				order = append(order, ss.StepID)
+				continue
+			}
+			if !errors.Is(err, store.ErrNotFound) {
+				return nil, Internal(err)
+			}
+		}
+		if ss.Status == model.StepNotCreated || ss.Status == "" || !neverStarted(ss) {
 			continue
 		}
 		synth[ss.StepID] = unstartedView(&st, ss)

@@ -47,6 +47,8 @@ type Service interface {
 	// ActOnStep applies a step action (stop, kill, skip) to a step's current
 	// attempt in the instance's latest run and returns the run afterwards.
 	ActOnStep(ctx context.Context, workflowID string, instanceID int64, stepID, action string) (*InstanceView, error)
+	// RestartInstance starts a new run of an ended instance.
+	RestartInstance(ctx context.Context, workflowID string, instanceID int64, req RestartRequest) (*InstanceView, error)
 	// ListInstances pages through a workflow's instances, newest first.
 	ListInstances(ctx context.Context, workflowID string, cursor string, limit int) (*InstanceList, error)
 	// Health reports readiness and the resources in use.
@@ -67,6 +69,15 @@ type StartRequest struct {
 type Initiator struct {
 	Type string `json:"type"`
 	User string `json:"user,omitempty"`
+}
+
+// RestartRequest is Maestro's WorkflowInstanceRestartRequest.
+type RestartRequest struct {
+	// RestartPolicy is RESTART_FROM_INCOMPLETE (default) or RESTART_FROM_BEGINNING.
+	RestartPolicy string                     `json:"restart_policy,omitempty"`
+	RunParams     map[string]json.RawMessage `json:"run_params,omitempty"`
+	RequestID     string                     `json:"request_id,omitempty"`
+	RequestTime   int64                      `json:"request_time,omitempty"`
 }
 
 // StartResponse is Maestro's RunResponse for a start.

@@ -648,3 +648,52 @@ func (s *Store) ListTimeline(ctx context.Context, wf string, inst, run int64) ([
 	}
 	return out, nil
 }
+
+// NewRun is a run to add to an existing instance (a restart).
+type NewRun struct {
+	WorkflowID string
+	InstanceID int64
+	// PrevRun is the instance's latest run, which the new run follows.
+	PrevRun    int64
+	Status     string
+	State      []byte
+	FirstEvent Event
+	Now        time.Time
+}
+
+// CreateRun adds run PrevRun+1 to an instance in one transaction: the run's
+// state item, its first event, and the instance summary's latest run and
+// status, conditioned on the latest run still being PrevRun, so that two
+// concurrent restarts create one run (the other gets ErrConflict).
+func (s *Store) CreateRun(ctx context.Context, nr NewRun) error {
+	run := nr.PrevRun + 1
+	runItem, err := s.runItem(nr.WorkflowID, nr.InstanceID, run, 1, nr.Status, nr.State, nil)
+	if err != nil {
+		return err
+	}
+	evItem, err := s.eventItem(nr.WorkflowID, nr.InstanceID, run, nr.FirstEvent)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Update: &types.Update{
+			TableName:                aws.String(s.table),
+			Key:                      key(wfPK(nr.WorkflowID), instanceSK(nr.InstanceID)),
+			UpdateExpression:         aws.String("SET #run = :run, #st = :st, start_time = :zero, end_time = :zero, modify_time = :now"),
+			ConditionExpression:      aws.String("#run = :prev"),
+			ExpressionAttributeNames: map[string]string{"#run": "run", "#st": attrStatus},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":run": num(run), ":prev": num(nr.PrevRun), ":st": str(nr.Status), ":zero": num(0), ":now": num(millis(nr.Now)),
+			},
+		}},
+		{Put: &types.Put{TableName: aws.String(s.table), Item: runItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+		{Put: &types.Put{TableName: aws.String(s.table), Item: evItem}},
+	}})
+	if err != nil {
+		if isConflict(err) {
+			return fmt.Errorf("store: restart %s/%d after run %d: %w", nr.WorkflowID, nr.InstanceID, nr.PrevRun, ErrConflict)
+		}
+		return fmt.Errorf("store: restart %s/%d: %w", nr.WorkflowID, nr.InstanceID, err)
+	}
+	return nil
+}

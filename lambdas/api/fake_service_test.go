@@ -189,3 +189,10 @@ func (f *fakeService) ActOnStep(_ context.Context, workflowID string, instanceID
 	}
 	return cannedInstance(workflowID, instanceID, 1), nil
 }
+
+func (f *fakeService) RestartInstance(_ context.Context, workflowID string, instanceID int64, req orchestrator.RestartRequest) (*orchestrator.InstanceView, error) {
+	if nilResult, err := f.record("RestartInstance", workflowID, instanceID, req); err != nil || nilResult {
+		return nil, err
+	}
+	return cannedInstance(workflowID, instanceID, 2), nil
+}

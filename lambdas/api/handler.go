@@ -116,6 +116,7 @@ func (s *server) register(mux *http.ServeMux) {
 	route("GET "+workflowsPath+"/{id}/instances/{instanceId}/steps", s.listSteps)
 	route("GET "+workflowsPath+"/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/attempts/{attempt}", s.getStepAttempt)
 	route("PUT "+workflowsPath+"/{id}/instances/{instanceId}/actions/{action}", s.actOnInstance)
+	route("POST "+workflowsPath+"/{id}/instances/{instanceId}/actions/restart", s.restartInstance)
 	route("PUT "+workflowsPath+"/{id}/instances/{instanceId}/runs/{runId}/actions/{action}", s.actOnInstance)
 	route("PUT "+workflowsPath+"/{id}/instances/{instanceId}/steps/{stepId}/actions/{action}", s.actOnStep)
 }

@@ -1,0 +1,93 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/maestro-serverless/maestro/orchestrator"
+)
+
+// parseRestartRequest checks a WorkflowInstanceRestartRequest body strictly,
+// as parseStartRequest does a start body; an empty body restarts from the
+// incomplete steps.
+func parseRestartRequest(body []byte) (orchestrator.RestartRequest, error) {
+	var req orchestrator.RestartRequest
+	if len(bytes.TrimSpace(body)) == 0 {
+		return req, nil
+	}
+	fields, err := decodeObject(body)
+	if err != nil {
+		return req, orchestrator.Invalid("invalid restart request", "request body: "+err.Error())
+	}
+	var errs []string
+	for _, f := range fields {
+		if isNull(f.value) {
+			continue
+		}
+		switch f.name {
+		case "restart_policy":
+			var p string
+			if err := json.Unmarshal(f.value, &p); err != nil {
+				errs = append(errs, "restart_policy: must be a string")
+				continue
+			}
+			switch strings.ToUpper(p) {
+			case "RESTART_FROM_INCOMPLETE", "RESTART_FROM_BEGINNING":
+				req.RestartPolicy = strings.ToUpper(p)
+			default:
+				errs = append(errs, fmt.Sprintf("restart_policy: %q is not RESTART_FROM_INCOMPLETE or RESTART_FROM_BEGINNING", p))
+			}
+		case "request_id":
+			id, err := parseRequestID(f.value)
+			if err != nil {
+				errs = append(errs, "request_id: "+err.Error())
+				continue
+			}
+			req.RequestID = id
+		case "request_time":
+			var t int64
+			if err := json.Unmarshal(f.value, &t); err != nil || t < 0 {
+				errs = append(errs, "request_time: must be a non-negative integer (epoch milliseconds)")
+				continue
+			}
+			req.RequestTime = t
+		case "run_params":
+			params, perrs := parseRunParams(f.value)
+			errs = append(errs, perrs...)
+			req.RunParams = params
+		default:
+			errs = append(errs, fieldName(f.name)+": unknown field")
+		}
+	}
+	if len(errs) > 0 {
+		return orchestrator.RestartRequest{}, orchestrator.Invalid("invalid restart request", errs...)
+	}
+	return req, nil
+}
+
+// restartInstance serves POST .../instances/{instanceId}/actions/restart.
+func (s *server) restartInstance(w http.ResponseWriter, r *http.Request) error {
+	instanceID, err := positiveInt(r, "instanceId")
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	req, err := parseRestartRequest(body)
+	if err != nil {
+		return err
+	}
+	view, err := s.svc.RestartInstance(r.Context(), r.PathValue("id"), instanceID, req)
+	if err != nil {
+		return err
+	}
+	if err := present(view, "RestartInstance"); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, view)
+}

@@ -1,0 +1,72 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/maestro-serverless/maestro/localstack/stack"
+	"github.com/maestro-serverless/maestro/orchestrator"
+)
+
+func TestRestartFromIncomplete(t *testing.T) {
+	s := startSystem(t, stack.Options{})
+	first := &flaky{}              // always succeeds; counts calls
+	second := &flaky{failures: 1} // fails once, then succeeds
+	a, b := httptest.NewServer(first), httptest.NewServer(second)
+	defer a.Close()
+	defer b.Close()
+	noRetry := `{"error_retry_limit": 0, "platform_retry_limit": 0}`
+	wf := s.push([]byte(fmt.Sprintf(`{"properties":{"owner":"restart"},"workflow":{"id":"restart-wf","steps":[
+	  {"step":{"id":"first","type":"Http","retry_policy":%s,"params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":%q}}}},
+	    "transition":{"successors":{"second":"true"}}}},
+	  {"step":{"id":"second","type":"Http","retry_policy":%s,"params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":%q}}}},
+	    "transition":{"successors":{"last":"true"}}}},
+	  {"step":{"id":"last","type":"NoOp"}}]}}`, noRetry, a.URL, noRetry, b.URL)))
+	r := s.start(wf, "")
+	if v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "FAILED" || v.StepStatuses["second"] != "FATALLY_FAILED" {
+		t.Fatalf("run 1: %s %v", v.Status, v.StepStatuses)
+	}
+
+	// Restarting a running or succeeded instance is refused; this one failed.
+	var v orchestrator.InstanceView
+	code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, r.WorkflowInstanceID),
+		[]byte(`{"restart_policy": "restart_from_incomplete"}`), &v)
+	if code != http.StatusOK || v.WorkflowRunID != 2 {
+		t.Fatalf("restart: HTTP %d run %d", code, v.WorkflowRunID)
+	}
+	v = s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+	if v.Status != "SUCCEEDED" || v.WorkflowRunID != 2 {
+		t.Fatalf("run 2: %s (run %d) %v", v.Status, v.WorkflowRunID, v.StepStatuses)
+	}
+	if n := first.calls.Load(); n != 1 {
+		t.Errorf("the first step was called %d times, want 1 (restart from incomplete must not call it again)", n)
+	}
+	if n := second.calls.Load(); n != 2 {
+		t.Errorf("the failed step was called %d times, want 2", n)
+	}
+	// Aggregated view: the carried-over step shows its run-1 attempt.
+	steps := s.steps(wf, r.WorkflowInstanceID)
+	if st := steps["first"]; st.RuntimeState.Status != "SUCCEEDED" || st.WorkflowRunID != 1 {
+		t.Errorf("first: %s from run %d, want SUCCEEDED from run 1", st.RuntimeState.Status, st.WorkflowRunID)
+	}
+	if st := steps["second"]; st.RuntimeState.Status != "SUCCEEDED" || st.WorkflowRunID != 2 {
+		t.Errorf("second: %s from run %d, want SUCCEEDED from run 2", st.RuntimeState.Status, st.WorkflowRunID)
+	}
+	// Run 1 is still readable as it ended.
+	var run1 orchestrator.InstanceView
+	s.do("GET", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/runs/1", wf, r.WorkflowInstanceID), nil, &run1)
+	if run1.Status != "FAILED" {
+		t.Errorf("run 1 now reads %s", run1.Status)
+	}
+	// A succeeded instance can be restarted; a bad policy names the field.
+	var body map[string]any
+	code = s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, r.WorkflowInstanceID),
+		[]byte(`{"restart_policy": "sometimes"}`), &body)
+	if code != http.StatusBadRequest || !strings.Contains(fmt.Sprint(body["errors"]), "restart_policy") {
+		t.Errorf("bad policy: HTTP %d %v", code, body)
+	}
+}
