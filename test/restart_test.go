@@ -14,7 +14,7 @@ import (
 
 func TestRestartFromIncomplete(t *testing.T) {
 	s := startSystem(t, stack.Options{})
-	first := &flaky{}              // always succeeds; counts calls
+	first := &flaky{}             // always succeeds; counts calls
 	second := &flaky{failures: 1} // fails once, then succeeds
 	a, b := httptest.NewServer(first), httptest.NewServer(second)
 	defer a.Close()
