@@ -29,6 +29,12 @@ type Service interface {
 	// GetWorkflowVersion returns a version chosen by selector:
 	// "active", "latest", "default" (active, else latest) or a number.
 	GetWorkflowVersion(ctx context.Context, workflowID, selector string) (*DefinitionView, error)
+	// ActivateVersion makes a version the active one; DeactivateWorkflow
+	// leaves none active.
+	ActivateVersion(ctx context.Context, workflowID, selector string) (*DefinitionView, error)
+	DeactivateWorkflow(ctx context.Context, workflowID string) (*DefinitionView, error)
+	// UpdateProperties changes the properties shared by every version.
+	UpdateProperties(ctx context.Context, workflowID string, body []byte) (json.RawMessage, error)
 	// StartWorkflow starts an instance of the selected version; a repeated
 	// request_id returns the instance the first request created.
 	StartWorkflow(ctx context.Context, workflowID, selector string, req StartRequest) (*StartResponse, error)

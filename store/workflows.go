@@ -179,3 +179,54 @@ func (s *Store) GetVersion(ctx context.Context, workflowID string, version int64
 		CreateTime: getN(out.Item, "create_time"),
 	}, nil
 }
+
+// SetActive makes version the active one (0: none active). It fails with
+// ErrNotFound when the workflow or the version does not exist.
+func (s *Store) SetActive(ctx context.Context, workflowID string, version int64, now time.Time) error {
+	cond := "attribute_exists(pk)"
+	values := map[string]types.AttributeValue{":a": num(version), ":now": num(millis(now))}
+	if version > 0 {
+		cond += " AND latest >= :a"
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       key(wfPK(workflowID), headSK),
+		UpdateExpression:          aws.String("SET active = :a, modify_time = :now ADD #v :one"),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  map[string]string{"#v": attrVersion},
+		ExpressionAttributeValues: merge(values, map[string]types.AttributeValue{":one": num(1)}),
+	})
+	if isConflict(err) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("store: set active version of %s: %w", workflowID, err)
+	}
+	return nil
+}
+
+// UpdateProperties replaces a workflow's properties snapshot, conditioned on
+// the head version the caller read (ErrConflict when it moved on).
+func (s *Store) UpdateProperties(ctx context.Context, head *WorkflowHead, props []byte, now time.Time) error {
+	body, err := s.encodeBody(props)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(s.table),
+		Key:                      key(wfPK(head.WorkflowID), headSK),
+		UpdateExpression:         aws.String("SET #b = :b, #e = :e, modify_time = :now, #v = :nv"),
+		ConditionExpression:      aws.String("#v = :v"),
+		ExpressionAttributeNames: map[string]string{"#b": attrBody, "#e": attrEnc, "#v": attrVersion},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":b": body[attrBody], ":e": body[attrEnc], ":now": num(millis(now)), ":v": num(head.v), ":nv": num(head.v + 1),
+		},
+	})
+	if isConflict(err) {
+		return fmt.Errorf("store: properties of %s: %w", head.WorkflowID, ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("store: properties of %s: %w", head.WorkflowID, err)
+	}
+	return nil
+}

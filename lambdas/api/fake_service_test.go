@@ -196,3 +196,24 @@ func (f *fakeService) RestartInstance(_ context.Context, workflowID string, inst
 	}
 	return cannedInstance(workflowID, instanceID, 2), nil
 }
+
+func (f *fakeService) ActivateVersion(_ context.Context, workflowID, selector string) (*orchestrator.DefinitionView, error) {
+	if nilResult, err := f.record("ActivateVersion", workflowID, selector); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.DefinitionView{Metadata: orchestrator.DefinitionMeta{WorkflowID: workflowID}, IsActive: true}, nil
+}
+
+func (f *fakeService) DeactivateWorkflow(_ context.Context, workflowID string) (*orchestrator.DefinitionView, error) {
+	if nilResult, err := f.record("DeactivateWorkflow", workflowID); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.DefinitionView{Metadata: orchestrator.DefinitionMeta{WorkflowID: workflowID}}, nil
+}
+
+func (f *fakeService) UpdateProperties(_ context.Context, workflowID string, body []byte) (json.RawMessage, error) {
+	if _, err := f.record("UpdateProperties", workflowID, string(body)); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(`{"owner":"x"}`), nil
+}

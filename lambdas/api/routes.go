@@ -327,3 +327,44 @@ func (s *server) actOnStep(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, http.StatusOK, view)
 }
+
+// activateVersion serves PUT .../{id}/versions/{version}/actions/activate.
+func (s *server) activateVersion(w http.ResponseWriter, r *http.Request) error {
+	version, err := versionSelector(r)
+	if err != nil {
+		return err
+	}
+	view, err := s.svc.ActivateVersion(r.Context(), r.PathValue("id"), version)
+	if err != nil {
+		return err
+	}
+	if err := present(view, "ActivateVersion"); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"workflow_definition": view})
+}
+
+// deactivateWorkflow serves PUT .../{id}/actions/deactivate.
+func (s *server) deactivateWorkflow(w http.ResponseWriter, r *http.Request) error {
+	view, err := s.svc.DeactivateWorkflow(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if err := present(view, "DeactivateWorkflow"); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"workflow_definition": view})
+}
+
+// updateProperties serves POST .../{id}/properties.
+func (s *server) updateProperties(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	props, err := s.svc.UpdateProperties(r.Context(), r.PathValue("id"), body)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"workflow_id": r.PathValue("id"), "properties_snapshot": props})
+}
