@@ -98,6 +98,13 @@ func (o *Orchestrator) RestartInstance(ctx context.Context, wf string, inst int6
 	if err != nil {
 		return nil, err
 	}
+	_, def, err := o.graph(ctx, wf, st.WorkflowVersion)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	if problems := engine.CheckRunParamModes(def.Workflow.Params, runParams, true); len(problems) > 0 {
+		return nil, Invalid("restart params override params their mode protects", problems...)
+	}
 	startEv := mustJSON(engine.StartRun{RunParams: runParams, Initiator: st.Initiator})
 	err = o.store.CreateRun(ctx, store.NewRun{
 		WorkflowID: wf, InstanceID: inst, PrevRun: st.RunID, Status: string(next.Status),

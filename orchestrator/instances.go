@@ -37,6 +37,9 @@ func (o *Orchestrator) StartWorkflow(ctx context.Context, wf, selector string, r
 	if err != nil {
 		return nil, err
 	}
+	if problems := engine.CheckRunParamModes(def.Workflow.Params, runParams, false); len(problems) > 0 {
+		return nil, Invalid("run params override params their mode protects", problems...)
+	}
 	initiator := engine.Initiator{Type: "MANUAL"}
 	if req.Initiator != nil && req.Initiator.Type != "" {
 		initiator.Type = strings.ToUpper(req.Initiator.Type)

@@ -230,3 +230,28 @@ func TestStartIsIdempotentOnRequestID(t *testing.T) {
 		t.Errorf("%d instances, want 1", len(list.Instances))
 	}
 }
+
+// TestRunParamModes: run params may not override CONSTANT or IMMUTABLE
+// params; a MUTABLE one is overridden and the step sees the new value.
+func TestRunParamModes(t *testing.T) {
+	s := startSystem(t, stack.Options{})
+	wf := s.push([]byte(`{"properties":{"owner":"modes"},"workflow":{"id":"modes","params":{
+	  "fixed":{"value":1,"type":"LONG","mode":"constant"},
+	  "frozen":{"value":2,"type":"LONG","mode":"IMMUTABLE"},
+	  "free":{"value":3,"type":"LONG"}},
+	  "steps":[{"step":{"id":"a","type":"NoOp","params":{"sum":{"expression":"fixed + frozen + free","type":"LONG"}}}}]}}`))
+	var body struct {
+		Errors []string `json:"errors"`
+	}
+	code := s.do("POST", "/api/v3/workflows/modes/versions/latest/actions/start",
+		[]byte(`{"run_params":{"fixed":{"value":10,"type":"LONG"},"frozen":{"value":20,"type":"LONG"}}}`), &body)
+	joined := strings.Join(body.Errors, "\n")
+	if code != http.StatusBadRequest || !strings.Contains(joined, "run_params.fixed") || !strings.Contains(joined, "IMMUTABLE") {
+		t.Fatalf("HTTP %d %q", code, joined)
+	}
+	r := s.start(wf, `{"run_params":{"free":{"value":30,"type":"LONG"}}}`)
+	s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+	if got := s.steps(wf, r.WorkflowInstanceID)["a"].Params["sum"]; fmt.Sprint(got) != "33" {
+		t.Errorf("sum = %v, want 33", got)
+	}
+}
