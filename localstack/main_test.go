@@ -22,22 +22,7 @@ var emulator *Emulator
 // TestMain finds or starts an emulator. With none available the tests fail:
 // they are the package's proof that it works against real wire protocols.
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	em, err := Discover(ctx, DiscoverOptions{})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL: localstack tests need an AWS emulator:", err)
-		os.Exit(1)
-	}
-	emulator = em
-	code := m.Run()
-	if err := em.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, "close emulator:", err)
-		if code == 0 {
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(RunWithEmulator(m, func(e *Emulator) { emulator = e }))
 }
 
 // testLogger sends pump logs to the test log.

@@ -644,15 +644,20 @@ func arrayLiteral[T any](n *node, elem func(*node) (T, bool)) ([]T, bool) {
 // duration decodes a ParsableDuration: whole seconds, a duration string, or a
 // string with "$" references resolved at run time.
 func (d *decoder) duration(n *node, p loc) *ParsableDuration {
+	return parsable(d, n, p, parsableDurationFrom)
+}
+
+// parsable decodes an optional value with from, reporting its error at p.
+func parsable[T any](d *decoder, n *node, p loc, from func(*node) (*T, error)) *T {
 	if isNull(n) {
 		return nil
 	}
-	pd, err := parsableDurationFrom(n)
+	v, err := from(n)
 	if err != nil {
 		d.fail(p, err.Error())
 		return nil
 	}
-	return pd
+	return v
 }
 
 // parsableDurationFrom reads a ParsableDuration from a node.
@@ -685,15 +690,7 @@ func parsableDurationFrom(n *node) (*ParsableDuration, error) {
 // long decodes a ParsableLong: a whole number, a string holding one or a
 // duration (backoff fields), or a "$param" string resolved at run time.
 func (d *decoder) long(n *node, p loc) *ParsableLong {
-	if isNull(n) {
-		return nil
-	}
-	pl, err := parsableLongFrom(n)
-	if err != nil {
-		d.fail(p, err.Error())
-		return nil
-	}
-	return pl
+	return parsable(d, n, p, parsableLongFrom)
 }
 
 // parsableLongFrom reads a ParsableLong from a node.

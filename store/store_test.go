@@ -19,17 +19,7 @@ import (
 var emulator *localstack.Emulator
 
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	em, err := localstack.Discover(ctx, localstack.DiscoverOptions{})
-	cancel()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "store tests need an AWS emulator: %v\n", err)
-		os.Exit(1)
-	}
-	emulator = em
-	code := m.Run()
-	em.Close()
-	os.Exit(code)
+	os.Exit(localstack.RunWithEmulator(m, func(e *localstack.Emulator) { emulator = e }))
 }
 
 var stages sync.Map

@@ -27,18 +27,7 @@ import (
 var emulator *localstack.Emulator
 
 func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	em, err := localstack.Discover(ctx, localstack.DiscoverOptions{})
-	cancel()
-	if err != nil {
-		// An integration dependency is missing: fail, never skip.
-		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
-		os.Exit(1)
-	}
-	emulator = em
-	code := m.Run()
-	em.Close()
-	os.Exit(code)
+	os.Exit(localstack.RunWithEmulator(m, func(e *localstack.Emulator) { emulator = e }))
 }
 
 var stageSeq atomic.Int64

@@ -35,10 +35,16 @@ func New(p Processor, log *slog.Logger) *Handler {
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	var resp events.SQSEventResponse
 	failedGroups := map[string]bool{}
+	done := map[string]bool{} // wake bodies already applied in this batch
 	for _, m := range ev.Records {
 		group := m.Attributes["MessageGroupId"]
 		if group != "" && failedGroups[group] {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+			continue
+		}
+		if done[m.Body] {
+			// The same wake again: the run's pending events were all
+			// applied by the first one, and any added since carry their own.
 			continue
 		}
 		if err := h.p.HandleWake(ctx, []byte(m.Body)); err != nil {
@@ -47,7 +53,9 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 			if group != "" {
 				failedGroups[group] = true
 			}
+			continue
 		}
+		done[m.Body] = true
 	}
 	return resp, nil
 }

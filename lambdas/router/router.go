@@ -67,10 +67,17 @@ func New(cfg Config) *Router {
 // reports that record and every later one as failed, so Lambda retries from
 // the failed record on (ReportBatchItemFailures semantics) and no message is
 // lost; messages already sent may be sent again, which every consumer tolerates.
+//
+// Wakes are coalesced: a FIFO message (a decider wake) that a later record
+// of the same batch repeats is sent only with that later record. A wake
+// means "apply this run's pending events", and the decider applies all of
+// them at once, so one wake after the batch's events is enough; a fan-in
+// of N finishing steps costs one decision instead of N.
 func (r *Router) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	var resp events.DynamoDBEventResponse
+	last := r.lastWakes(ev.Records)
 	for i, rec := range ev.Records {
-		if err := r.forward(ctx, rec); err != nil {
+		if err := r.forward(ctx, rec, i, last); err != nil {
 			r.cfg.Logger.Error("router: forwarding failed; the batch is retried from this record",
 				"sequence_number", rec.Change.SequenceNumber, "error", err)
 			for _, later := range ev.Records[i:] {
@@ -83,7 +90,31 @@ func (r *Router) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 	return resp, nil
 }
 
-func (r *Router) forward(ctx context.Context, rec events.DynamoDBEventRecord) error {
+// wakeKey identifies a FIFO message by its group and body.
+type wakeKey struct{ queue, group, body string }
+
+// lastWakes maps each FIFO message of the batch to the index of the last
+// record that carries it.
+func (r *Router) lastWakes(recs []events.DynamoDBEventRecord) map[wakeKey]int {
+	last := map[wakeKey]int{}
+	for i, rec := range recs {
+		if rec.EventName == string(events.DynamoDBOperationTypeRemove) {
+			continue
+		}
+		msgs, err := store.OutboxFromImage(rec.Change.NewImage)
+		if err != nil {
+			continue
+		}
+		for _, m := range msgs {
+			if m.GroupID != "" {
+				last[wakeKey{m.Queue, m.GroupID, m.Body}] = i
+			}
+		}
+	}
+	return last
+}
+
+func (r *Router) forward(ctx context.Context, rec events.DynamoDBEventRecord, index int, last map[wakeKey]int) error {
 	if rec.EventName == string(events.DynamoDBOperationTypeRemove) {
 		return nil
 	}
@@ -101,6 +132,9 @@ func (r *Router) forward(ctx context.Context, rec events.DynamoDBEventRecord) er
 	byQueue := map[string][]sqstypes.SendMessageBatchRequestEntry{}
 	var queues []string
 	for i, m := range msgs {
+		if m.GroupID != "" && last[wakeKey{m.Queue, m.GroupID, m.Body}] > index {
+			continue // a later record of this batch sends the same wake
+		}
 		// The id is stable across retries of this record, so SQS FIFO drops
 		// a resend within its deduplication window.
 		id := dedupID(rec, i)
