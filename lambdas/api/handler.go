@@ -104,6 +104,8 @@ func (s *server) register(mux *http.ServeMux) {
 		mux.Handle(pattern, s.api(fn))
 	}
 	route("GET /health", s.health)
+	route("GET "+workflowsPath+"/instances/action-map", s.workflowActionMap)
+	route("GET "+workflowsPath+"/steps/instances/action-map", s.stepActionMap)
 	route("POST "+workflowsPath, s.createWorkflow(orchestrator.FormatJSON))
 	route("POST "+workflowsPath+"/yaml", s.createWorkflow(orchestrator.FormatYAML))
 	route("PUT "+workflowsPath+"/actions/validate", s.validateWorkflow(""))

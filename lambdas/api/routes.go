@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
@@ -367,4 +368,24 @@ func (s *server) updateProperties(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"workflow_id": r.PathValue("id"), "properties_snapshot": props})
+}
+
+// workflowActionMap serves GET /api/v3/workflows/instances/action-map:
+// each workflow instance status and the actions it allows.
+func (s *server) workflowActionMap(w http.ResponseWriter, r *http.Request) error {
+	out := map[string][]model.WorkflowAction{}
+	for _, st := range model.WorkflowStatuses() {
+		out[string(st)] = append([]model.WorkflowAction{}, model.AllowedWorkflowActions(st)...)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// stepActionMap serves GET /api/v3/workflows/steps/instances/action-map:
+// each step status and the actions it allows.
+func (s *server) stepActionMap(w http.ResponseWriter, r *http.Request) error {
+	out := map[string][]model.StepAction{}
+	for _, st := range model.StepStatuses() {
+		out[string(st)] = append([]model.StepAction{}, model.AllowedStepActions(st)...)
+	}
+	return writeJSON(w, http.StatusOK, out)
 }
