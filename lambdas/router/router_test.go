@@ -1,0 +1,111 @@
+package router_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/maestro-serverless/maestro/lambdas/router"
+	"github.com/maestro-serverless/maestro/localstack"
+	"github.com/maestro-serverless/maestro/resources"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+var emulator *localstack.Emulator
+
+func TestMain(m *testing.M) {
+	os.Exit(localstack.RunWithEmulator(m, func(e *localstack.Emulator) { emulator = e }))
+}
+
+// record builds a stream record whose new image carries msgs as its outbox.
+func record(seq int, msgs ...store.Message) events.DynamoDBEventRecord {
+	ob, _ := json.Marshal(msgs)
+	return events.DynamoDBEventRecord{
+		EventName:      "INSERT",
+		EventSourceArn: "arn:aws:dynamodb:us-east-1:000000000000:table/t/stream/x",
+		Change: events.DynamoDBStreamRecord{
+			SequenceNumber: fmt.Sprint(1000 + seq),
+			NewImage: map[string]events.DynamoDBAttributeValue{
+				store.OutboxAttribute: events.NewStringAttribute(string(ob)),
+			},
+		},
+	}
+}
+
+func drain(t *testing.T, c *sqs.Client, url string) []string {
+	t.Helper()
+	var bodies []string
+	for {
+		out, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+			QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 0,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Messages) == 0 {
+			return bodies
+		}
+		for _, m := range out.Messages {
+			bodies = append(bodies, aws.ToString(m.Body))
+			c.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle})
+		}
+	}
+}
+
+func TestRouterForwardsAndCoalescesWakes(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := emulator.AWSConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := localstack.Provision(ctx, cfg, resources.ForStage(fmt.Sprintf("rt%d", time.Now().UnixNano()%1_000_000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := sqs.NewFromConfig(cfg)
+	r := router.New(router.Config{
+		SQS:       client,
+		QueueURLs: map[string]string{store.QueueDecision: res.Queues.Decision.URL, store.QueueWork: res.Queues.Work.URL},
+	})
+	wakeA := store.Message{Queue: store.QueueDecision, Body: `{"run":"a"}`, GroupID: "wf#1"}
+	wakeB := store.Message{Queue: store.QueueDecision, Body: `{"run":"b"}`, GroupID: "wf#2"}
+	work := store.Message{Queue: store.QueueWork, Body: "step"}
+	resp, err := r.Handle(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
+		record(1, wakeA), record(2, wakeA, work), record(3, wakeB), record(4, wakeA),
+		{EventName: "REMOVE", Change: events.DynamoDBStreamRecord{SequenceNumber: "1005"}},
+	}})
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("handle: %v %v", err, resp.BatchItemFailures)
+	}
+	// Three records wake run a: one message. Work messages are never coalesced.
+	if got := drain(t, client, res.Queues.Decision.URL); len(got) != 2 {
+		t.Errorf("decision queue got %v, want one wake for a and one for b", got)
+	}
+	if got := drain(t, client, res.Queues.Work.URL); len(got) != 1 || got[0] != "step" {
+		t.Errorf("work queue got %v", got)
+	}
+
+	// A send that fails reports that record and every later one.
+	broken := router.New(router.Config{SQS: client, QueueURLs: map[string]string{
+		store.QueueDecision: res.Queues.Decision.URL, store.QueueWork: res.Queues.Work.URL + "-missing"}})
+	resp, err = broken.Handle(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
+		record(1, wakeB), record(2, work), record(3, wakeA),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for _, f := range resp.BatchItemFailures {
+		failed = append(failed, f.ItemIdentifier)
+	}
+	if fmt.Sprint(failed) != "[1002 1003]" {
+		t.Errorf("failures %v, want [1002 1003]", failed)
+	}
+}
