@@ -60,6 +60,7 @@ const (
 // wake) is a no-op.
 func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Instance, error) {
 	conflicts := 0
+	enqueued := false
 	for {
 		st, more, err := o.processOnce(ctx, w)
 		switch {
@@ -67,6 +68,18 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 			return st, nil
 		case err == nil:
 			continue // next round of the same run
+		case errors.Is(err, store.ErrNoSlot):
+			// Every slot of the workflow is taken: the run waits in the
+			// queue. Registering first and then trying once more closes the
+			// race with a run that ended in between (it saw no queue).
+			if enqueued {
+				return st, nil
+			}
+			if err := o.store.Enqueue(ctx, w.WorkflowID, w.InstanceID, w.RunID); err != nil {
+				return nil, err
+			}
+			enqueued = true
+			continue
 		case !errors.Is(err, store.ErrConflict):
 			return nil, err
 		}
@@ -101,6 +114,12 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 	g, _, err := o.graph(ctx, w.WorkflowID, before.WorkflowVersion)
 	if err != nil {
 		return nil, false, err
+	}
+	var strat runStrategy
+	if before.Status == model.WorkflowCreated {
+		if strat, err = o.strategy(ctx, w.WorkflowID); err != nil {
+			return nil, false, err
+		}
 	}
 	now := o.now()
 	acc := decisionSet{}
@@ -147,7 +166,16 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 		})
 		more = true
 	}
+	if err := o.slots(ctx, &commit, &before, cur, strat); err != nil {
+		return nil, false, err
+	}
 	if err := o.store.CommitRun(ctx, commit); err != nil {
+		if errors.Is(err, store.ErrNoSlot) && strat.rule == model.RunFirstOnly {
+			return o.stopNewcomer(ctx, g, rec, &before, pending, now)
+		}
+		if errors.Is(err, store.ErrNoSlot) {
+			return &before, false, err
+		}
 		return nil, false, err
 	}
 	return cur, more, nil

@@ -457,6 +457,23 @@ type Commit struct {
 	Instance *InstanceUpdate
 	// NewEvents are put in the inbox (e.g. "continue" for a long decision).
 	NewEvents []Event
+	// Slots changes the workflow's run-slot count by SlotDelta (+1 admits
+	// this run, -1 releases its slot, 0 with Admit only checks); with Admit
+	// the commit fails with ErrNoSlot when the count is already SlotLimit.
+	SlotDelta int64
+	Admit     bool
+	SlotLimit int64
+	// Dequeue removes this instance's queue item.
+	Dequeue bool
+	// WakeOther puts an event into another run's inbox (the next queued
+	// instance, when this run frees its slot).
+	WakeOther *RunEvent
+}
+
+// RunEvent is an event for a given run.
+type RunEvent struct {
+	InstanceID, RunID int64
+	Event             Event
 }
 
 // CommitRun writes a decision in one transaction conditioned on ExpectV.
@@ -519,6 +536,33 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 		}
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}})
 	}
+	slotIndex := -1
+	if c.Admit || c.SlotDelta != 0 {
+		u := &types.Update{
+			TableName:                 aws.String(s.table),
+			Key:                       key(wfPK(c.WorkflowID), slotSK),
+			UpdateExpression:          aws.String("ADD running :d"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":d": num(c.SlotDelta)},
+		}
+		if c.Admit {
+			u.ConditionExpression = aws.String("attribute_not_exists(running) OR running < :limit")
+			u.ExpressionAttributeValues[":limit"] = num(c.SlotLimit)
+		}
+		slotIndex = len(items)
+		items = append(items, types.TransactWriteItem{Update: u})
+	}
+	if c.Dequeue {
+		items = append(items, types.TransactWriteItem{Delete: &types.Delete{
+			TableName: aws.String(s.table), Key: key(wfPK(c.WorkflowID), queueSK(c.InstanceID)),
+		}})
+	}
+	if o := c.WakeOther; o != nil {
+		item, err := s.eventItem(c.WorkflowID, o.InstanceID, o.RunID, o.Event)
+		if err != nil {
+			return err
+		}
+		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}})
+	}
 	if u := c.Instance; u != nil {
 		items = append(items, types.TransactWriteItem{Update: &types.Update{
 			TableName:                aws.String(s.table),
@@ -538,8 +582,13 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if err != nil {
+		reasons := cancelReasons(err)
+		if slotIndex >= 0 && slotIndex < len(reasons) && reasons[slotIndex] == "ConditionalCheckFailed" &&
+			(len(reasons) == 0 || reasons[0] != "ConditionalCheckFailed") {
+			return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, ErrNoSlot)
+		}
 		if isConflict(err) {
-			return fmt.Errorf("store: commit %s/%d/%d at v%d: %w (%v)", c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV, ErrConflict, cancelReasons(err))
+			return fmt.Errorf("store: commit %s/%d/%d at v%d: %w (%v)", c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV, ErrConflict, reasons)
 		}
 		return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, err)
 	}
@@ -696,4 +745,41 @@ func (s *Store) CreateRun(ctx context.Context, nr NewRun) error {
 		return fmt.Errorf("store: restart %s/%d: %w", nr.WorkflowID, nr.InstanceID, err)
 	}
 	return nil
+}
+
+// Enqueue records that an instance's run waits for a run slot.
+func (s *Store) Enqueue(ctx context.Context, wf string, inst, run int64) error {
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.table),
+		Item:      merge(key(wfPK(wf), queueSK(inst)), map[string]types.AttributeValue{"run": num(run)}),
+	})
+	if err != nil {
+		return fmt.Errorf("store: enqueue %s/%d: %w", wf, inst, err)
+	}
+	return nil
+}
+
+// OldestQueued returns the waiting instance with the lowest id other than
+// except, strongly consistent; ok is false when none waits.
+func (s *Store) OldestQueued(ctx context.Context, wf string, except int64) (inst, run int64, ok bool, err error) {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :q)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(wfPK(wf)), ":q": str("Q#"),
+		},
+		ConsistentRead: aws.Bool(true),
+		Limit:          aws.Int32(2),
+	})
+	if err != nil {
+		return 0, 0, false, fmt.Errorf("store: queue of %s: %w", wf, err)
+	}
+	for _, item := range out.Items {
+		var id int64
+		fmt.Sscanf(strings.TrimPrefix(getS(item, attrSK), "Q#"), "%d", &id)
+		if id != except {
+			return id, getN(item, "run"), true, nil
+		}
+	}
+	return 0, 0, false, nil
 }

@@ -6,6 +6,8 @@
 //	WF#<wf>            V#<version:10>              a definition version (gzip JSON when large)
 //	WF#<wf>            I#<instance:12>             instance summary: status, latest run, times
 //	WF#<wf>            REQ#<request id>            start dedup record -> instance id (expires via ttl)
+//	WF#<wf>            RS                          run-strategy slots: "running" = runs holding a slot
+//	WF#<wf>            Q#<instance:12>             an instance waiting for a slot (its run in "run")
 //	R#<wf>#<instance>  E#<run:6>#<event id>        pending engine event (inbox); deleted when applied
 //	R#<wf>#<instance>  RUN#<run:6>                 run state (engine state, versioned by "v"), outbox in "ob"
 //	R#<wf>#<instance>  S#<run:6>#<step>#<attempt:4> step attempt: status, params, outputs, timeline
@@ -40,9 +42,13 @@ func runPK(wf string, inst int64) string { return fmt.Sprintf("R#%s#%d", wf, ins
 
 const headSK = "HEAD"
 
+// slotSK is the workflow's run-strategy slot item: how many runs hold a slot.
+const slotSK = "RS"
+
 func versionSK(v int64) string     { return fmt.Sprintf("V#%010d", v) }
 func instanceSK(i int64) string    { return fmt.Sprintf("I#%012d", i) }
 func requestSK(id string) string   { return "REQ#" + id }
+func queueSK(i int64) string       { return fmt.Sprintf("Q#%012d", i) }
 func runSK(run int64) string       { return fmt.Sprintf("RUN#%06d", run) }
 func eventPrefix(run int64) string { return fmt.Sprintf("E#%06d#", run) }
 func eventSK(run int64, id string) string {

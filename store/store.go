@@ -22,6 +22,10 @@ var ErrNotFound = errors.New("store: not found")
 // ErrBadCursor is returned for a page cursor the store did not hand out.
 var ErrBadCursor = errors.New("store: bad cursor")
 
+// ErrNoSlot is returned by CommitRun when its admission found every run
+// slot of the workflow taken: nothing was written.
+var ErrNoSlot = errors.New("store: no free run slot")
+
 // ErrConflict is returned when a conditional write lost a race: the caller
 // must reload and decide again.
 var ErrConflict = errors.New("store: version conflict")

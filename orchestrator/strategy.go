@@ -1,0 +1,98 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// runStrategy is a workflow's rule and how many of its runs may be in
+// progress at once.
+type runStrategy struct {
+	rule  model.RunStrategyRule
+	limit int64
+}
+
+// defaultParallelism is Maestro's default workflow_concurrency for PARALLEL.
+const defaultParallelism = 20
+
+// strategy reads the workflow's run strategy from its properties snapshot:
+// SEQUENTIAL by default; only PARALLEL admits more than one run at a time.
+func (o *Orchestrator) strategy(ctx context.Context, wf string) (runStrategy, error) {
+	head, err := o.store.GetHead(ctx, wf)
+	if err != nil {
+		return runStrategy{}, fmt.Errorf("run strategy of %s: %w", wf, err)
+	}
+	rs := runStrategy{rule: model.RunSequential, limit: 1}
+	var props struct {
+		RunStrategy *model.RunStrategy `json:"run_strategy"`
+	}
+	if len(head.Properties) > 0 && json.Unmarshal(head.Properties, &props) == nil && props.RunStrategy != nil {
+		rs.rule = props.RunStrategy.Rule
+		if rs.rule == model.RunParallel {
+			rs.limit = defaultParallelism
+			if props.RunStrategy.WorkflowConcurrency > 0 {
+				rs.limit = props.RunStrategy.WorkflowConcurrency
+			}
+		}
+	}
+	return rs, nil
+}
+
+// slots adds the run-strategy bookkeeping to a commit: a created run that
+// starts takes a slot (and fails the commit with ErrNoSlot when none is
+// free); a run that ends gives its slot back and wakes the oldest queued
+// instance; a run leaving the queue removes its queue item.
+func (o *Orchestrator) slots(ctx context.Context, c *store.Commit, before, after *engine.Instance, rs runStrategy) error {
+	admitted := before.Status == model.WorkflowCreated && after.StartTime != 0
+	held := before.Status == model.WorkflowInProgress || before.Status == model.WorkflowPaused
+	released := (held || admitted) && after.Status.IsTerminal()
+	if admitted {
+		c.Admit, c.SlotLimit = true, rs.limit
+		c.SlotDelta++
+	}
+	if released {
+		c.SlotDelta--
+		inst, run, ok, err := o.store.OldestQueued(ctx, after.WorkflowID, after.InstanceID)
+		if err != nil {
+			return err
+		}
+		if ok {
+			c.WakeOther = &store.RunEvent{InstanceID: inst, RunID: run, Event: store.Event{
+				ID: fmt.Sprintf("q-%013d", o.now().UnixMilli()), Body: mustJSON(engine.Continue{}),
+			}}
+		}
+	}
+	c.Dequeue = before.Status == model.WorkflowCreated && after.Status != model.WorkflowCreated
+	return nil
+}
+
+// stopNewcomer applies FIRST_ONLY: a run that finds another in progress is
+// created STOPPED instead of waiting; its pending events are consumed.
+func (o *Orchestrator) stopNewcomer(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before *engine.Instance,
+	pending []store.Event, now time.Time) (*engine.Instance, bool, error) {
+	d, err := engine.Decide(ctx, g, before, engine.Action{Action: string(model.WorkflowActionStop)}, now)
+	if err != nil {
+		return nil, false, err
+	}
+	acc := decisionSet{}
+	acc.add(d)
+	consumed := make([]string, len(pending))
+	for i, p := range pending {
+		consumed[i] = p.ID
+	}
+	commit, err := o.buildCommit(rec, before, d.State, &acc, consumed, now)
+	if err != nil {
+		return nil, false, err
+	}
+	commit.Dequeue = true
+	if err := o.store.CommitRun(ctx, commit); err != nil {
+		return nil, false, err
+	}
+	return d.State, false, nil
+}

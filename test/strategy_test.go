@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/maestro-serverless/maestro/localstack/stack"
+)
+
+func sleeper(id, strategy string, secs int) []byte {
+	props := `"owner":"rs"`
+	if strategy != "" {
+		props += `,"run_strategy":` + strategy
+	}
+	return []byte(fmt.Sprintf(`{"properties":{%s},"workflow":{"id":%q,"steps":[
+	  {"step":{"id":"s","type":"Sleep","params":{"sleep_seconds":{"value":%d,"type":"LONG"}}}}]}}`, props, id, secs))
+}
+
+// watch starts n instances and samples their statuses until all ended,
+// returning the most seen IN_PROGRESS at once and the final statuses.
+func watch(t *testing.T, s *system, wf string, n int) (maxRunning int, final []string) {
+	t.Helper()
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = s.start(wf, "").WorkflowInstanceID
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		running, ended := 0, 0
+		final = final[:0]
+		for _, id := range ids {
+			v := s.instance(wf, id)
+			final = append(final, v.Status)
+			switch v.Status {
+			case "IN_PROGRESS":
+				running++
+			case "SUCCEEDED", "FAILED", "STOPPED", "TIMED_OUT":
+				ended++
+			}
+		}
+		maxRunning = max(maxRunning, running)
+		if ended == n {
+			return maxRunning, final
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("instances still running: %v", final)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestRunStrategies(t *testing.T) {
+	s := startSystem(t, stack.Options{})
+
+	t.Run("SEQUENTIAL is the default: one run at a time, in order", func(t *testing.T) {
+		wf := s.push(sleeper("rs-seq", "", 1))
+		most, final := watch(t, s, wf, 3)
+		if most != 1 || fmt.Sprint(final) != "[SUCCEEDED SUCCEEDED SUCCEEDED]" {
+			t.Fatalf("at most %d in progress, final %v", most, final)
+		}
+		var prevEnd int64
+		for id := int64(1); id <= 3; id++ {
+			v := s.instance(wf, id)
+			if v.StartTime < prevEnd {
+				t.Errorf("instance %d started at %d before the previous ended at %d", id, v.StartTime, prevEnd)
+			}
+			prevEnd = v.EndTime
+		}
+	})
+
+	t.Run("PARALLEL with workflow_concurrency 2", func(t *testing.T) {
+		wf := s.push(sleeper("rs-par", `{"rule":"parallel","workflow_concurrency":2}`, 2))
+		most, final := watch(t, s, wf, 4)
+		if most != 2 || fmt.Sprint(final) != "[SUCCEEDED SUCCEEDED SUCCEEDED SUCCEEDED]" {
+			t.Fatalf("at most %d in progress, final %v", most, final)
+		}
+	})
+
+	t.Run("FIRST_ONLY stops a newcomer while one runs", func(t *testing.T) {
+		wf := s.push(sleeper("rs-first", `"first_only"`, 2))
+		_, final := watch(t, s, wf, 2)
+		if fmt.Sprint(final) != "[SUCCEEDED STOPPED]" {
+			t.Fatalf("final %v, want [SUCCEEDED STOPPED]", final)
+		}
+	})
+}
