@@ -170,10 +170,16 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 		return nil, false, err
 	}
 	if err := o.store.CommitRun(ctx, commit); err != nil {
-		if errors.Is(err, store.ErrNoSlot) && strat.rule == model.RunFirstOnly {
-			return o.stopNewcomer(ctx, g, rec, &before, pending, now)
-		}
 		if errors.Is(err, store.ErrNoSlot) {
+			// No slot: the run cannot start. Actions on it (a user stopping
+			// the queued run, or FIRST_ONLY stopping a newcomer) still apply.
+			acts := pendingActions(pending)
+			if strat.rule == model.RunFirstOnly {
+				acts = append(acts, pendingAction{ev: engine.Action{Action: string(model.WorkflowActionStop)}})
+			}
+			if len(acts) > 0 {
+				return o.withoutStart(ctx, g, rec, &before, pending, acts, now)
+			}
 			return &before, false, err
 		}
 		return nil, false, err

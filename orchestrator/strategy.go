@@ -72,27 +72,60 @@ func (o *Orchestrator) slots(ctx context.Context, c *store.Commit, before, after
 	return nil
 }
 
-// stopNewcomer applies FIRST_ONLY: a run that finds another in progress is
-// created STOPPED instead of waiting; its pending events are consumed.
-func (o *Orchestrator) stopNewcomer(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before *engine.Instance,
-	pending []store.Event, now time.Time) (*engine.Instance, bool, error) {
-	d, err := engine.Decide(ctx, g, before, engine.Action{Action: string(model.WorkflowActionStop)}, now)
-	if err != nil {
-		return nil, false, err
+// pendingAction is an action to apply to a run that cannot start; id is
+// its inbox event id ("" for one the runtime adds, FIRST_ONLY's stop).
+type pendingAction struct {
+	id string
+	ev engine.Action
+}
+
+// pendingActions returns the Action events among a run's pending events.
+func pendingActions(pending []store.Event) []pendingAction {
+	var out []pendingAction
+	for _, p := range pending {
+		if ev, err := engine.UnmarshalEvent(p.Body); err == nil {
+			if a, ok := ev.(engine.Action); ok {
+				out = append(out, pendingAction{id: p.ID, ev: a})
+			}
+		}
 	}
+	return out
+}
+
+// withoutStart applies actions to a created run that found no free slot.
+// Their events are consumed; if the run ended (stopped or killed), every
+// pending event goes with them and it leaves the queue, else its start stays
+// pending for when a slot frees.
+func (o *Orchestrator) withoutStart(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before *engine.Instance,
+	pending []store.Event, acts []pendingAction, now time.Time) (*engine.Instance, bool, error) {
 	acc := decisionSet{}
-	acc.add(d)
-	consumed := make([]string, len(pending))
-	for i, p := range pending {
-		consumed[i] = p.ID
+	cur := before
+	var consumed []string
+	for _, a := range acts {
+		d, err := engine.Decide(ctx, g, cur, a.ev, now)
+		if err != nil {
+			return nil, false, err
+		}
+		acc.add(d)
+		cur = d.State
+		if a.id != "" {
+			consumed = append(consumed, a.id)
+		}
 	}
-	commit, err := o.buildCommit(rec, before, d.State, &acc, consumed, now)
+	ended := cur.Status.IsTerminal()
+	if ended {
+		consumed = consumed[:0]
+		for _, p := range pending {
+			consumed = append(consumed, p.ID)
+		}
+	}
+	commit, err := o.buildCommit(rec, before, cur, &acc, consumed, now)
 	if err != nil {
 		return nil, false, err
 	}
-	commit.Dequeue = true
+	commit.Dequeue = ended
 	if err := o.store.CommitRun(ctx, commit); err != nil {
 		return nil, false, err
 	}
-	return d.State, false, nil
+	return cur, false, nil
 }

@@ -84,4 +84,22 @@ func TestRunStrategies(t *testing.T) {
 			t.Fatalf("final %v, want [SUCCEEDED STOPPED]", final)
 		}
 	})
+
+	t.Run("a queued instance can be stopped at once", func(t *testing.T) {
+		wf := s.push(sleeper("rs-queued-stop", "", 3))
+		first := s.start(wf, "").WorkflowInstanceID
+		second := s.start(wf, "").WorkflowInstanceID
+		if v := s.instance(wf, second); v.Status != "CREATED" {
+			t.Fatalf("second instance is %s, want CREATED (queued)", v.Status)
+		}
+		var v struct {
+			Status string `json:"status"`
+		}
+		if code := s.do("PUT", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/stop", wf, second), nil, &v); code != 200 || v.Status != "STOPPED" {
+			t.Fatalf("stop queued: HTTP %d status %s", code, v.Status)
+		}
+		if got := s.wait(wf, first, 30*time.Second); got.Status != "SUCCEEDED" {
+			t.Errorf("first instance %s", got.Status)
+		}
+	})
 }
