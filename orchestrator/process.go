@@ -120,6 +120,9 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 		if strat, err = o.strategy(ctx, w.WorkflowID); err != nil {
 			return nil, false, err
 		}
+		if err := o.displace(ctx, w, strat.rule); err != nil {
+			return nil, false, err
+		}
 	}
 	now := o.now()
 	acc := decisionSet{}

@@ -72,6 +72,36 @@ func (o *Orchestrator) slots(ctx context.Context, c *store.Commit, before, after
 	return nil
 }
 
+// displace applies LAST_ONLY (a new run stops every older run, running or
+// queued) and SERIAL_LATEST_ONLY (it stops the older queued ones; the
+// running one goes on) by putting a STOP action into their inboxes. The
+// event id is derived from the newcomer, so retries put each once; a run
+// that has already ended ignores it.
+func (o *Orchestrator) displace(ctx context.Context, w store.Wake, rule model.RunStrategyRule) error {
+	if rule != model.RunLastOnly && rule != model.RunSerialLatestOnly {
+		return nil
+	}
+	holding, queued, err := o.store.ActiveRuns(ctx, w.WorkflowID, w.InstanceID)
+	if err != nil {
+		return err
+	}
+	targets := queued
+	if rule == model.RunLastOnly {
+		targets = append(holding, queued...)
+	}
+	stop := mustJSON(engine.Action{Action: string(model.WorkflowActionStop)})
+	for _, t := range targets {
+		if t.InstanceID > w.InstanceID {
+			continue // only older runs give way to a newer one
+		}
+		ev := store.Event{ID: fmt.Sprintf("l-%012d", w.InstanceID), Body: stop}
+		if err := o.store.PutEvent(ctx, w.WorkflowID, t.InstanceID, t.RunID, ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // pendingAction is an action to apply to a run that cannot start; id is
 // its inbox event id ("" for one the runtime adds, FIRST_ONLY's stop).
 type pendingAction struct {

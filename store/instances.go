@@ -538,11 +538,24 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 	}
 	slotIndex := -1
 	if c.Admit || c.SlotDelta != 0 {
+		// "holders" names the runs holding a slot (instance#run), so that
+		// LAST_ONLY can stop them.
+		holder := &types.AttributeValueMemberSS{Value: []string{fmt.Sprintf("%d#%d", c.InstanceID, c.RunID)}}
+		expr := "ADD running :d"
+		values := map[string]types.AttributeValue{":d": num(c.SlotDelta)}
+		switch {
+		case c.SlotDelta > 0:
+			expr += ", holders :h"
+			values[":h"] = holder
+		case c.SlotDelta < 0:
+			expr += " DELETE holders :h"
+			values[":h"] = holder
+		}
 		u := &types.Update{
 			TableName:                 aws.String(s.table),
 			Key:                       key(wfPK(c.WorkflowID), slotSK),
-			UpdateExpression:          aws.String("ADD running :d"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":d": num(c.SlotDelta)},
+			UpdateExpression:          aws.String(expr),
+			ExpressionAttributeValues: values,
 		}
 		if c.Admit {
 			u.ConditionExpression = aws.String("attribute_not_exists(running) OR running < :limit")
@@ -782,4 +795,51 @@ func (s *Store) OldestQueued(ctx context.Context, wf string, except int64) (inst
 		}
 	}
 	return 0, 0, false, nil
+}
+
+// RunRef names one run of an instance.
+type RunRef struct{ InstanceID, RunID int64 }
+
+// ActiveRuns returns the runs holding a slot and the queued runs of a
+// workflow (strongly consistent), excluding instance except.
+func (s *Store) ActiveRuns(ctx context.Context, wf string, except int64) (holding, queued []RunRef, err error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), Key: key(wfPK(wf), slotSK), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: slots of %s: %w", wf, err)
+	}
+	if ss, ok := out.Item["holders"].(*types.AttributeValueMemberSS); ok {
+		for _, h := range ss.Value {
+			var r RunRef
+			if _, err := fmt.Sscanf(h, "%d#%d", &r.InstanceID, &r.RunID); err == nil && r.InstanceID != except {
+				holding = append(holding, r)
+			}
+		}
+	}
+	in := &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :q)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(wfPK(wf)), ":q": str("Q#"),
+		},
+		ConsistentRead: aws.Bool(true),
+	}
+	for {
+		res, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, nil, fmt.Errorf("store: queue of %s: %w", wf, err)
+		}
+		for _, item := range res.Items {
+			var id int64
+			fmt.Sscanf(strings.TrimPrefix(getS(item, attrSK), "Q#"), "%d", &id)
+			if id != except {
+				queued = append(queued, RunRef{InstanceID: id, RunID: getN(item, "run")})
+			}
+		}
+		if res.LastEvaluatedKey == nil {
+			return holding, queued, nil
+		}
+		in.ExclusiveStartKey = res.LastEvaluatedKey
+	}
 }

@@ -102,4 +102,28 @@ func TestRunStrategies(t *testing.T) {
 			t.Errorf("first instance %s", got.Status)
 		}
 	})
+
+	t.Run("LAST_ONLY: a new run stops the older one", func(t *testing.T) {
+		wf := s.push(sleeper("rs-last", `"last_only"`, 600))
+		first := s.start(wf, "").WorkflowInstanceID
+		second := s.start(wf, "").WorkflowInstanceID
+		if v := s.wait(wf, first, 30*time.Second); v.Status != "STOPPED" {
+			t.Fatalf("older run %s, want STOPPED", v.Status)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for s.instance(wf, second).Status != "IN_PROGRESS" {
+			if time.Now().After(deadline) {
+				t.Fatalf("newer run is %s, want IN_PROGRESS", s.instance(wf, second).Status)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+
+	t.Run("SERIAL_LATEST_ONLY: older queued runs give way, the running one goes on", func(t *testing.T) {
+		wf := s.push(sleeper("rs-serial-latest", `"serial_latest_only"`, 2))
+		_, final := watch(t, s, wf, 3)
+		if fmt.Sprint(final) != "[SUCCEEDED STOPPED SUCCEEDED]" {
+			t.Fatalf("final %v, want [SUCCEEDED STOPPED SUCCEEDED]", final)
+		}
+	})
 }
