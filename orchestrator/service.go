@@ -53,6 +53,9 @@ type Service interface {
 	// ActOnStep applies a step action (stop, kill, skip) to a step's current
 	// attempt in the instance's latest run and returns the run afterwards.
 	ActOnStep(ctx context.Context, workflowID string, instanceID int64, stepID, action string) (*InstanceView, error)
+	// ActOnWorkflow stops or kills every active run (running or queued) of
+	// a workflow and returns how many it acted on.
+	ActOnWorkflow(ctx context.Context, workflowID, action string) (int, error)
 	// RestartInstance starts a new run of an ended instance.
 	RestartInstance(ctx context.Context, workflowID string, instanceID int64, req RestartRequest) (*InstanceView, error)
 	// ListInstances pages through a workflow's instances, newest first.

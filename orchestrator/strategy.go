@@ -159,3 +159,29 @@ func (o *Orchestrator) withoutStart(ctx context.Context, g *engine.Graph, rec *s
 	}
 	return cur, false, nil
 }
+
+// ActOnWorkflow stops or kills every run of a workflow that holds a slot or
+// waits for one, by putting the action into each run's inbox; the runs
+// apply it asynchronously (as Maestro's workflow-wide actions do).
+func (o *Orchestrator) ActOnWorkflow(ctx context.Context, wf, action string) (int, error) {
+	a, ok := model.ParseWorkflowAction(action)
+	if !ok || (a != model.WorkflowActionStop && a != model.WorkflowActionKill) {
+		return 0, Invalid("bad action", fmt.Sprintf("action: %q is not a workflow action (stop, kill)", action))
+	}
+	if _, err := o.head(ctx, wf); err != nil {
+		return 0, err
+	}
+	holding, queued, err := o.store.ActiveRuns(ctx, wf, 0)
+	if err != nil {
+		return 0, Internal(err)
+	}
+	id := "w-" + o.newUUID()
+	body := mustJSON(engine.Action{Action: string(a)})
+	runs := append(holding, queued...)
+	for _, r := range runs {
+		if err := o.store.PutEvent(ctx, wf, r.InstanceID, r.RunID, store.Event{ID: id, Body: body}); err != nil {
+			return 0, Internal(err)
+		}
+	}
+	return len(runs), nil
+}

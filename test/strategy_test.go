@@ -126,4 +126,33 @@ func TestRunStrategies(t *testing.T) {
 			t.Fatalf("final %v, want [SUCCEEDED STOPPED SUCCEEDED]", final)
 		}
 	})
+
+	t.Run("workflow-wide stop reaches running and queued runs", func(t *testing.T) {
+		wf := s.push(sleeper("rs-stop-all", `{"rule":"parallel","workflow_concurrency":2}`, 600))
+		ids := []int64{s.start(wf, "").WorkflowInstanceID, s.start(wf, "").WorkflowInstanceID, s.start(wf, "").WorkflowInstanceID}
+		var out struct {
+			N int `json:"workflow_instances"`
+		}
+		if code := s.do("PUT", "/api/v3/workflows/"+wf+"/actions/stop", nil, &out); code != 202 || out.N != 3 {
+			t.Fatalf("stop all: HTTP %d, %d instances", code, out.N)
+		}
+		for _, id := range ids {
+			if v := s.wait(wf, id, 30*time.Second); v.Status != "STOPPED" {
+				t.Errorf("instance %d: %s", id, v.Status)
+			}
+		}
+	})
+
+	// Maestro's samples with their own strategies (STRICT_SEQUENTIAL,
+	// LAST_ONLY, LAST_ONLY with concurrency 1), three instances each: NoOp
+	// runs finish within their start, so every one succeeds, in order.
+	for _, file := range []string{"sample-dag-test-4.json", "sample-dag-test-6.json", "sample-dag-test-9.json"} {
+		t.Run(file, func(t *testing.T) {
+			wf := s.push(readFile(t, file))
+			_, final := watch(t, s, wf, 3)
+			if fmt.Sprint(final) != "[SUCCEEDED SUCCEEDED SUCCEEDED]" {
+				t.Fatalf("final %v", final)
+			}
+		})
+	}
 }

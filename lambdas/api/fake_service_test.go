@@ -217,3 +217,10 @@ func (f *fakeService) UpdateProperties(_ context.Context, workflowID string, bod
 	}
 	return json.RawMessage(`{"owner":"x"}`), nil
 }
+
+func (f *fakeService) ActOnWorkflow(_ context.Context, workflowID, action string) (int, error) {
+	if _, err := f.record("ActOnWorkflow", workflowID, action); err != nil {
+		return 0, err
+	}
+	return 1, nil
+}

@@ -114,6 +114,7 @@ func (s *server) register(mux *http.ServeMux) {
 	route("POST "+workflowsPath+"/{id}/versions/{version}/actions/start", s.startWorkflow)
 	route("PUT "+workflowsPath+"/{id}/versions/{version}/actions/activate", s.activateVersion)
 	route("PUT "+workflowsPath+"/{id}/actions/deactivate", s.deactivateWorkflow)
+	route("PUT "+workflowsPath+"/{id}/actions/{action}", s.actOnWorkflow)
 	route("POST "+workflowsPath+"/{id}/properties", s.updateProperties)
 	route("GET "+workflowsPath+"/{id}/instances", s.listInstances)
 	route("GET "+workflowsPath+"/{id}/instances/{instanceId}", s.getInstance)

@@ -389,3 +389,21 @@ func (s *server) stepActionMap(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
+
+// actOnWorkflow serves PUT .../{id}/actions/{stop|kill}: every active run of
+// the workflow, asynchronously.
+func (s *server) actOnWorkflow(w http.ResponseWriter, r *http.Request) error {
+	action := r.PathValue("action")
+	switch action {
+	case "stop", "kill":
+	default:
+		return orchestrator.Invalid("bad action", fmt.Sprintf("action: %q is not a workflow action (stop, kill)", action))
+	}
+	n, err := s.svc.ActOnWorkflow(r.Context(), r.PathValue("id"), action)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusAccepted, map[string]any{
+		"workflow_id": r.PathValue("id"), "action": strings.ToUpper(action), "workflow_instances": n,
+	})
+}
