@@ -40,24 +40,8 @@ func parseRestartRequest(body []byte) (orchestrator.RestartRequest, error) {
 			default:
 				errs = append(errs, fmt.Sprintf("restart_policy: %q is not RESTART_FROM_INCOMPLETE or RESTART_FROM_BEGINNING", p))
 			}
-		case "request_id":
-			id, err := parseRequestID(f.value)
-			if err != nil {
-				errs = append(errs, "request_id: "+err.Error())
-				continue
-			}
-			req.RequestID = id
-		case "request_time":
-			var t int64
-			if err := json.Unmarshal(f.value, &t); err != nil || t < 0 {
-				errs = append(errs, "request_time: must be a non-negative integer (epoch milliseconds)")
-				continue
-			}
-			req.RequestTime = t
-		case "run_params":
-			params, perrs := parseRunParams(f.value)
-			errs = append(errs, perrs...)
-			req.RunParams = params
+		case "request_time", "request_id", "run_params":
+			errs = append(errs, parseRunField(f, &req.RequestID, &req.RequestTime, &req.RunParams)...)
 		default:
 			errs = append(errs, fieldName(f.name)+": unknown field")
 		}
@@ -83,11 +67,5 @@ func (s *server) restartInstance(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	view, err := s.svc.RestartInstance(r.Context(), r.PathValue("id"), instanceID, req)
-	if err != nil {
-		return err
-	}
-	if err := present(view, "RestartInstance"); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, view)
+	return answer(w, view, err, "RestartInstance")
 }

@@ -27,13 +27,7 @@ func (s *server) api(fn apiFunc) http.Handler {
 
 func (s *server) health(w http.ResponseWriter, r *http.Request) error {
 	view, err := s.svc.Health(r.Context())
-	if err != nil {
-		return err
-	}
-	if err := present(view, "Health"); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, view)
+	return answer(w, view, err, "Health")
 }
 
 // definitionResponse is Maestro's wrapper around a stored definition.
@@ -98,13 +92,7 @@ func (s *server) getWorkflowVersion(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	view, err := s.svc.GetWorkflowVersion(r.Context(), r.PathValue("id"), version)
-	if err != nil {
-		return err
-	}
-	if err := present(view, "GetWorkflowVersion"); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, view)
+	return answer(w, view, err, "GetWorkflowVersion")
 }
 
 func (s *server) startWorkflow(w http.ResponseWriter, r *http.Request) error {
@@ -121,13 +109,7 @@ func (s *server) startWorkflow(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	resp, err := s.svc.StartWorkflow(r.Context(), r.PathValue("id"), version, req)
-	if err != nil {
-		return err
-	}
-	if err := present(resp, "StartWorkflow"); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, resp)
+	return answer(w, resp, err, "StartWorkflow")
 }
 
 func (s *server) listInstances(w http.ResponseWriter, r *http.Request) error {
@@ -156,13 +138,7 @@ func (s *server) getInstance(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	view, err := s.svc.GetInstance(r.Context(), r.PathValue("id"), instanceID)
-	if err != nil {
-		return err
-	}
-	if err := present(view, "GetInstance"); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, view)
+	return answer(w, view, err, "GetInstance")
 }
 
 func (s *server) getRun(w http.ResponseWriter, r *http.Request) error {
@@ -175,13 +151,7 @@ func (s *server) getRun(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	view, err := s.svc.GetRun(r.Context(), r.PathValue("id"), instanceID, runID)
-	if err != nil {
-		return err
-	}
-	if err := present(view, "GetRun"); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, view)
+	return answer(w, view, err, "GetRun")
 }
 
 func (s *server) listSteps(w http.ResponseWriter, r *http.Request) error {
@@ -213,13 +183,7 @@ func (s *server) getStepAttempt(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	view, err := s.svc.GetStepAttempt(r.Context(), r.PathValue("id"), instanceID, runID, r.PathValue("stepId"), attempt)
-	if err != nil {
-		return err
-	}
-	if err := present(view, "GetStepAttempt"); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, view)
+	return answer(w, view, err, "GetStepAttempt")
 }
 
 // readBody reads the whole request body. The limitBody middleware caps it
@@ -272,6 +236,17 @@ func requestFormat(r *http.Request) (orchestrator.Format, error) {
 
 // present turns a nil result returned with a nil error into an internal
 // error, so a faulty service never produces a "null" 200.
+// answer writes a service call's result: its error, or the view as 200 JSON.
+func answer[T any](w http.ResponseWriter, view *T, err error, op string) error {
+	if err != nil {
+		return err
+	}
+	if err := present(view, op); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, view)
+}
+
 func present[T any](v *T, op string) error {
 	if v == nil {
 		return orchestrator.Internal(fmt.Errorf("orchestrator.Service.%s returned neither a result nor an error", op))
@@ -298,13 +273,7 @@ func (s *server) actOnInstance(w http.ResponseWriter, r *http.Request) error {
 		return orchestrator.Invalid("bad action", fmt.Sprintf("action: %q is not an instance action (stop, kill)", action))
 	}
 	view, err := s.svc.ActOnInstance(r.Context(), r.PathValue("id"), instanceID, runID, action)
-	if err != nil {
-		return err
-	}
-	if err := present(view, "ActOnInstance"); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, view)
+	return answer(w, view, err, "ActOnInstance")
 }
 
 // actOnStep serves PUT .../instances/{instanceId}/steps/{stepId}/actions/{stop|kill|skip}.
@@ -320,13 +289,7 @@ func (s *server) actOnStep(w http.ResponseWriter, r *http.Request) error {
 		return orchestrator.Invalid("bad action", fmt.Sprintf("action: %q is not a step action (stop, kill, skip)", action))
 	}
 	view, err := s.svc.ActOnStep(r.Context(), r.PathValue("id"), instanceID, r.PathValue("stepId"), action)
-	if err != nil {
-		return err
-	}
-	if err := present(view, "ActOnStep"); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, view)
+	return answer(w, view, err, "ActOnStep")
 }
 
 // activateVersion serves PUT .../{id}/versions/{version}/actions/activate.

@@ -69,24 +69,8 @@ func parseStartRequest(body []byte) (orchestrator.StartRequest, error) {
 			if ini != nil {
 				req.Initiator = ini
 			}
-		case "request_time":
-			var t int64
-			if err := json.Unmarshal(f.value, &t); err != nil || t < 0 {
-				errs = append(errs, "request_time: must be a non-negative integer (epoch milliseconds)")
-				continue
-			}
-			req.RequestTime = t
-		case "request_id":
-			id, err := parseRequestID(f.value)
-			if err != nil {
-				errs = append(errs, "request_id: "+err.Error())
-				continue
-			}
-			req.RequestID = id
-		case "run_params":
-			params, perrs := parseRunParams(f.value)
-			errs = append(errs, perrs...)
-			req.RunParams = params
+		case "request_time", "request_id", "run_params":
+			errs = append(errs, parseRunField(f, &req.RequestID, &req.RequestTime, &req.RunParams)...)
 		case "runtime_tags":
 			tags, terrs := parseRuntimeTags(f.value)
 			errs = append(errs, terrs...)
@@ -111,6 +95,30 @@ func parseStartRequest(body []byte) (orchestrator.StartRequest, error) {
 		return orchestrator.StartRequest{}, invalidStart(errs)
 	}
 	return req, nil
+}
+
+// parseRunField reads one of the fields start and restart bodies share
+// (request_id, request_time, run_params) into its destination.
+func parseRunField(f rawField, requestID *string, requestTime *int64, runParams *map[string]json.RawMessage) []string {
+	switch f.name {
+	case "request_time":
+		var t int64
+		if err := json.Unmarshal(f.value, &t); err != nil || t < 0 {
+			return []string{"request_time: must be a non-negative integer (epoch milliseconds)"}
+		}
+		*requestTime = t
+	case "request_id":
+		id, err := parseRequestID(f.value)
+		if err != nil {
+			return []string{"request_id: " + err.Error()}
+		}
+		*requestID = id
+	case "run_params":
+		params, errs := parseRunParams(f.value)
+		*runParams = params
+		return errs
+	}
+	return nil
 }
 
 // invalidStart is the 400 answer listing a start request's field errors,
