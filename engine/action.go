@@ -73,7 +73,7 @@ func (e *ActionError) Unwrap() error { return e.err }
 // Actions this runtime carries out.
 var (
 	supportedWorkflowActions = []model.WorkflowAction{model.WorkflowActionStop, model.WorkflowActionKill}
-	supportedStepActions     = []model.StepAction{model.StepActionStop, model.StepActionKill, model.StepActionSkip}
+	supportedStepActions     = []model.StepAction{model.StepActionStop, model.StepActionKill, model.StepActionSkip, model.StepActionResume}
 )
 
 // CheckAction reports whether action may be applied to the run (stepID
@@ -154,6 +154,8 @@ func (d *decider) act(e Action) error {
 		d.endStep(i, model.StepFatallyFailed, "killed by a user action")
 	case model.StepActionSkip:
 		d.endStep(i, model.StepSkipped, "skipped by a user action")
+	case model.StepActionResume:
+		d.resumePaused(i)
 	}
 	return d.advance()
 }

@@ -59,6 +59,12 @@ func TestEveryStepStatusActionPair(t *testing.T) {
 				require.NoError(t, err, "%s on %s", action, status)
 				d, err := Decide(ctx, g, st, Action{StepID: "a", Action: string(action)}, t0)
 				require.NoError(t, err)
+				if action == model.StepActionResume {
+					// RESUME leads to WAITING_FOR_SIGNALS; a step without
+					// signal dependencies goes straight on and runs.
+					assert.Equal(t, model.StepRunning, d.State.Step("a").Status, "%s on %s", action, status)
+					continue
+				}
 				assert.Equal(t, model.StepActionResult(action), d.State.Step("a").Status, "%s on %s", action, status)
 			}
 		}

@@ -106,6 +106,11 @@ type decider struct {
 	// maxStarts bounds the steps started in this decision (0 = no bound);
 	// starts counts them.
 	maxStarts, starts int
+
+	// breakpoints pause matching attempts; permits bounds steps across
+	// runs (nil: no tag permits).
+	breakpoints []Breakpoint
+	permits     Permits
 }
 
 // Option tunes one Decide call.
@@ -182,7 +187,11 @@ func (d *decider) startRun(e StartRun) error {
 		return nil
 	}
 	d.startCounting()
-	return d.advance()
+	if err := d.advance(); err != nil {
+		return err
+	}
+	d.armWorkflowTimeout()
+	return nil
 }
 
 // stepFinished applies a worker's report for the current RUNNING attempt.
@@ -314,6 +323,7 @@ func (d *decider) advance() error {
 		d.queue = d.queue[:0] // the run ended (FAIL_IMMEDIATELY): nothing more starts
 		return nil
 	}
+	d.retryWaiting()
 	for i := range d.g.nodes {
 		if d.remaining[i] == 0 && d.st.Steps[i].Status == model.StepNotCreated {
 			d.queue = append(d.queue, i)
@@ -389,14 +399,25 @@ func (d *decider) satisfied(i int) (ok bool, why string, err error) {
 	return false, "not satisfied: " + strings.Join(notes, "; "), nil
 }
 
-// start walks a satisfied step through CREATED .. RUNNING and, for steps with
-// no external work, on to their terminal status.
+// start walks a satisfied step through CREATED and INITIALIZED; unless a
+// breakpoint pauses it there, it goes on to evaluate its params.
 func (d *decider) start(i int) {
 	d.starts++
 	s := &d.st.Steps[i]
 	s.CreateTime = d.now
 	d.setStepStatus(i, model.StepCreated, "")
 	d.setStepStatus(i, model.StepInitialized, "")
+	if d.breakpointHolds(i) {
+		d.setStepStatus(i, model.StepPaused, "paused at a breakpoint")
+		return
+	}
+	d.evaluate(i)
+}
+
+// evaluate evaluates step i's params and, once it holds the permits it
+// needs, launches it.
+func (d *decider) evaluate(i int) {
+	s := &d.st.Steps[i]
 	d.setStepStatus(i, model.StepEvaluatingParams, "")
 	params, err := d.stepParams(i)
 	if err != nil {
@@ -405,9 +426,21 @@ func (d *decider) start(i int) {
 	}
 	s.Params = params
 	d.noteStepParams(i)
+	if !d.acquire(i) {
+		return
+	}
+	d.launch(i)
+}
+
+// launch walks step i from STARTING to RUNNING and, for steps with no
+// external work, on to their terminal status.
+func (d *decider) launch(i int) {
+	s := &d.st.Steps[i]
+	params := s.Params
 	d.setStepStatus(i, model.StepStarting, "")
 	step := d.g.nodes[i].step
 	var sleep time.Duration
+	var err error
 	if isSleep(step) {
 		sleep, err = sleepDuration(params)
 		if err != nil {
@@ -542,6 +575,7 @@ func (d *decider) setStepStatus(i int, to model.StepStatus, msg string) {
 	s.Status = to
 	if isStepTerminal(to) {
 		s.EndTime = d.now
+		d.releasePermits(i, from)
 	}
 	d.st.Seq++
 	d.out.Transitions = append(d.out.Transitions, Transition{

@@ -149,7 +149,7 @@ func TestStepLifecycleTransitions(t *testing.T) {
 	require.Len(t, d.Timeline, len(d.Transitions))
 	assert.Equal(t, []Command{StartTimer{
 		StepID: "job1", Attempt: 1, Purpose: PurposeSleep, FireAt: t0.Add(15 * time.Second),
-	}}, d.Commands)
+	}}, stepCommands(d.Commands))
 	job1 := d.State.Step("job1")
 	assert.Equal(t, t0.UnixMilli(), job1.CreateTime)
 	assert.Equal(t, t0.UnixMilli(), job1.StartTime)
@@ -408,7 +408,7 @@ func TestSleep(t *testing.T) {
 				assert.Equal(t, []Command{InstanceDone{Status: model.WorkflowFailed}}, d.Commands)
 				return
 			}
-			require.Equal(t, []Command{StartTimer{StepID: "nap", Attempt: 1, Purpose: PurposeSleep, FireAt: t0.Add(tc.want)}}, d.Commands)
+			require.Equal(t, []Command{StartTimer{StepID: "nap", Attempt: 1, Purpose: PurposeSleep, FireAt: t0.Add(tc.want)}}, stepCommands(d.Commands))
 			require.Equal(t, model.StepRunning, d.State.Step("nap").Status)
 			done, err := Decide(ctx, g, d.State, TimerFired{StepID: "nap", Attempt: 1, Purpose: PurposeSleep}, t0.Add(tc.want))
 			require.NoError(t, err)
@@ -452,9 +452,9 @@ func TestFailAfterRunning(t *testing.T) {
 			require.NoError(t, err)
 			d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
 			require.NoError(t, err)
-			require.Len(t, d.Commands, 2) // a and e run
-			assert.Equal(t, "a", d.Commands[0].(RunStep).StepID)
-			assert.Equal(t, model.StepHTTP, d.Commands[0].(RunStep).StepType)
+			require.Len(t, stepCommands(d.Commands), 2) // a and e run
+			assert.Equal(t, "a", stepCommands(d.Commands)[0].(RunStep).StepID)
+			assert.Equal(t, model.StepHTTP, stepCommands(d.Commands)[0].(RunStep).StepType)
 			assert.Equal(t, "e", d.Commands[1].(RunStep).StepID)
 
 			d, err = Decide(ctx, g, d.State, StepFinished{StepID: "a", Attempt: 1, Outcome: tc.outcome, Message: "boom"}, t0.Add(time.Second))
@@ -614,9 +614,9 @@ func TestStepKindsRunOnWorkers(t *testing.T) {
 	require.NoError(t, err)
 	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0)
 	require.NoError(t, err)
-	require.Len(t, d.Commands, 5)
+	require.Len(t, stepCommands(d.Commands), 5)
 	got := map[string]RunStep{}
-	for _, c := range d.Commands {
+	for _, c := range stepCommands(d.Commands) {
 		rs := c.(RunStep)
 		got[rs.StepID] = rs
 		assert.Equal(t, model.StepRunning, d.State.Step(rs.StepID).Status)

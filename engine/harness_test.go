@@ -188,3 +188,16 @@ func checkEdgeOrder(t *testing.T, g *Graph, r *run) {
 		}
 	}
 }
+
+// stepCommands drops the run's workflow-timeout timer, which every
+// decision starting a run that keeps going carries.
+func stepCommands(cmds []Command) []Command {
+	var out []Command
+	for _, c := range cmds {
+		if t, ok := c.(StartTimer); ok && t.Purpose == PurposeWorkflowTimeout {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}

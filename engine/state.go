@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/maestro-serverless/maestro/model"
+import (
+	"slices"
+
+	"github.com/maestro-serverless/maestro/model"
+)
 
 // Instance is the state of one workflow instance run, as the decider reads and
 // writes it. It is small on purpose: the timeline and the transitions of a
@@ -34,6 +38,9 @@ type Instance struct {
 	CreateTime int64 `json:"create_time,omitempty"`
 	StartTime  int64 `json:"start_time,omitempty"`
 	EndTime    int64 `json:"end_time,omitempty"`
+	// TimeoutAt is when the run times out (unix ms): its start plus the
+	// workflow's timeout or the default.
+	TimeoutAt int64 `json:"timeout_at,omitempty"`
 	// Seq is the sequence number of the last emitted Transition; every status
 	// change of the instance or of a step increments it.
 	Seq int64 `json:"seq"`
@@ -73,6 +80,9 @@ type StepState struct {
 	// FromRun is set on a step carried over by a restart: the run whose
 	// attempt it is (its attempt items live under that run).
 	FromRun int64 `json:"from_run,omitempty"`
+	// Permits are the tag permits the attempt holds (from STARTING until it
+	// ends) or, in WAITING_FOR_PERMITS, the tags it waits on.
+	Permits []string `json:"permits,omitempty"`
 }
 
 // settled reports whether a step has reached its final status for the run:
@@ -108,6 +118,7 @@ func (in *Instance) Clone() *Instance {
 func (s StepState) clone() StepState {
 	s.Params = s.Params.Clone()
 	s.Outputs = s.Outputs.Clone()
+	s.Permits = slices.Clone(s.Permits)
 	return s
 }
 

@@ -44,44 +44,57 @@ func (d *decider) timeoutOf(pd *model.ParsableDuration, lookup func(string) (any
 	return t, true, nil
 }
 
-// startStepTimeout arms step i's timeout, if it has one, as it starts
-// running. It reports false when the timeout cannot be resolved (the step
-// has then failed).
+// startStepTimeout arms step i's timeout as it starts running: its own, or
+// the default (10 days) unless the run's deadline comes first, which then
+// bounds the step too. It reports false when the timeout cannot be resolved
+// (the step has then failed).
 func (d *decider) startStepTimeout(i int) bool {
 	s := &d.st.Steps[i]
-	t, ok, err := d.timeoutOf(d.g.nodes[i].step.Timeout, func(name string) (any, bool) {
-		if v, ok := s.Params[name]; ok {
-			return v, true
-		}
-		v, ok := d.st.Params[name]
-		return v, ok
-	})
+	t, ok, err := d.timeoutOf(d.g.nodes[i].step.Timeout, d.stepLookup(s))
 	if err != nil {
 		d.endStep(i, model.StepFatallyFailed, err.Error())
 		return false
 	}
-	if ok {
-		d.out.Commands = append(d.out.Commands, StartTimer{
-			StepID: s.StepID, Attempt: s.Attempt, Purpose: PurposeTimeout,
-			FireAt: time.UnixMilli(d.now + t.Milliseconds()).UTC(),
-		})
+	if !ok {
+		t = model.DefaultTimeout
+		if d.st.TimeoutAt != 0 && d.now+t.Milliseconds() >= d.st.TimeoutAt {
+			return true
+		}
 	}
+	d.out.Commands = append(d.out.Commands, StartTimer{
+		StepID: s.StepID, Attempt: s.Attempt, Purpose: PurposeTimeout,
+		FireAt: time.UnixMilli(d.now + t.Milliseconds()).UTC(),
+	})
 	return true
 }
 
-// startWorkflowTimeout arms the workflow's timeout, if it has one.
+// startWorkflowTimeout sets the run's deadline: the workflow's timeout, or
+// the default of 10 days. armWorkflowTimeout starts its timer.
 func (d *decider) startWorkflowTimeout() error {
 	t, ok, err := d.timeoutOf(d.g.workflow.Timeout, func(name string) (any, bool) {
 		v, ok := d.st.Params[name]
 		return v, ok
 	})
-	if err != nil || !ok {
+	if err != nil {
 		return err
 	}
-	d.out.Commands = append(d.out.Commands, StartTimer{
-		Purpose: PurposeWorkflowTimeout, FireAt: time.UnixMilli(d.now + t.Milliseconds()).UTC(),
-	})
+	if !ok {
+		t = model.DefaultTimeout
+	}
+	d.st.TimeoutAt = d.now + t.Milliseconds()
 	return nil
+}
+
+// armWorkflowTimeout starts the timer of the run's deadline once the
+// starting decision is done, and only when the run is still going: a run
+// that ended at once needs none.
+func (d *decider) armWorkflowTimeout() {
+	if d.st.Status != model.WorkflowInProgress || d.st.TimeoutAt == 0 {
+		return
+	}
+	d.out.Commands = append(d.out.Commands, StartTimer{
+		Purpose: PurposeWorkflowTimeout, FireAt: time.UnixMilli(d.st.TimeoutAt).UTC(),
+	})
 }
 
 // stepTimedOut fails a step attempt still running when its timeout fires:

@@ -26,8 +26,8 @@ func TestStepTimeoutRetriesThenTimesOut(t *testing.T) {
 	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
 	require.NoError(t, err)
 	// The sleep timer and the timeout timer ("${limit}s" = 30s).
-	require.Len(t, d.Commands, 2)
-	assert.Equal(t, StartTimer{StepID: "a", Attempt: 1, Purpose: PurposeTimeout, FireAt: t0.Add(30 * time.Second).UTC()}, d.Commands[0])
+	require.Len(t, stepCommands(d.Commands), 2)
+	assert.Equal(t, StartTimer{StepID: "a", Attempt: 1, Purpose: PurposeTimeout, FireAt: t0.Add(30 * time.Second).UTC()}, stepCommands(d.Commands)[0])
 
 	d, err = Decide(ctx, g, d.State, TimerFired{StepID: "a", Attempt: 1, Purpose: PurposeTimeout}, t0.Add(30*time.Second))
 	require.NoError(t, err)
@@ -99,4 +99,45 @@ func TestBadTimeoutFailsTheStep(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, model.StepFatallyFailed, d.State.Step("a").Status)
 	assert.Contains(t, d.State.Step("a").Message, "missing")
+}
+
+func TestDefaultTimeouts(t *testing.T) {
+	ctx := context.Background()
+	timers := func(cmds []Command) map[TimerPurpose]time.Time {
+		out := map[TimerPurpose]time.Time{}
+		for _, c := range cmds {
+			if st, ok := c.(StartTimer); ok {
+				out[st.Purpose] = st.FireAt
+			}
+		}
+		return out
+	}
+	httpStep := model.Step{Kind: model.KindStep, ID: "call", Type: model.StepHTTP}
+
+	// No timeouts: the run gets the 10-day default, which bounds the step
+	// too, so the step arms no timer of its own.
+	g, err := Compile(&model.Workflow{ID: "d", Steps: []model.Step{httpStep}}, newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	got := timers(d.Commands)
+	assert.Equal(t, map[TimerPurpose]time.Time{PurposeWorkflowTimeout: t0.Add(model.DefaultTimeout).UTC()}, got)
+	assert.Equal(t, t0.Add(model.DefaultTimeout).UnixMilli(), d.State.TimeoutAt)
+
+	// A 120-day workflow: a step without a timeout times out after 10 days.
+	wf := &model.Workflow{ID: "d", Timeout: &model.ParsableDuration{Seconds: int64(model.MaxTimeout / time.Second)}, Steps: []model.Step{httpStep}}
+	g, err = Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	d, err = Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	got = timers(d.Commands)
+	assert.Equal(t, t0.Add(model.MaxTimeout).UTC(), got[PurposeWorkflowTimeout])
+	assert.Equal(t, t0.Add(model.DefaultTimeout).UTC(), got[PurposeTimeout])
+
+	// A run that ends in its first decision needs no timer at all.
+	g, err = Compile(chain(2, model.StepNoOp), newEvaluator(t))
+	require.NoError(t, err)
+	d, err = Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	assert.Empty(t, timers(d.Commands))
 }

@@ -69,6 +69,11 @@ func (o *Orchestrator) CreateWorkflow(ctx context.Context, body []byte, f Format
 	if err != nil {
 		return nil, Internal(err)
 	}
+	if props != nil {
+		if err := o.syncStepConcurrency(ctx, wf, props); err != nil {
+			return nil, Internal(err)
+		}
+	}
 	return o.GetWorkflowVersion(ctx, wf, strconv.FormatInt(version, 10))
 }
 

@@ -125,6 +125,18 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 		}
 	}
 	now := o.now()
+	opts := []engine.Option{engine.WithMaxStarts(maxStartsPerDecision)}
+	var book *permitBook
+	if hasWork(&before) {
+		bps, err := o.breakpoints(ctx, w.WorkflowID)
+		if err != nil {
+			return nil, false, err
+		}
+		if book, err = o.loadPermits(ctx, g, &before, now); err != nil {
+			return nil, false, err
+		}
+		opts = append(opts, engine.WithBreakpoints(bps), engine.WithPermits(book))
+	}
 	acc := decisionSet{}
 	cur := &before
 	var consumed []string
@@ -138,14 +150,17 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 			consumed = append(consumed, p.ID)
 			continue
 		}
-		d, err := engine.Decide(ctx, g, cur, ev, now, engine.WithMaxStarts(maxStartsPerDecision))
+		mark := book.checkpoint()
+		d, err := engine.Decide(ctx, g, cur, ev, now, opts...)
 		if err != nil {
+			book.rollback(mark)
 			o.log.Error("dropping event the engine rejected", "workflow_id", w.WorkflowID, "instance_id", w.InstanceID, "event_id", p.ID, "error", err)
 			consumed = append(consumed, p.ID)
 			continue
 		}
 		if n > 0 && acc.items(len(consumed))+decisionItems(d)+1 > maxCommitItems {
-			more = true // this event waits for the next round
+			book.rollback(mark) // the decision is dropped, and what it took
+			more = true         // this event waits for the next round
 			break
 		}
 		consumed = append(consumed, p.ID)
@@ -168,6 +183,11 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 			ID: fmt.Sprintf("c-%012d", cur.Seq), Body: mustJSON(engine.Continue{}),
 		})
 		more = true
+	}
+	if book != nil {
+		if commit.Permits, commit.Wakes, err = book.updates(); err != nil {
+			return nil, false, err
+		}
 	}
 	if err := o.slots(ctx, &commit, &before, cur, strat); err != nil {
 		return nil, false, err

@@ -107,6 +107,9 @@ func (o *Orchestrator) UpdateProperties(ctx context.Context, wf string, body []b
 		if err != nil {
 			return nil, Internal(err)
 		}
+		if err := o.syncStepConcurrency(ctx, wf, props); err != nil {
+			return nil, Internal(err)
+		}
 		return props, nil
 	}
 	return nil, Conflict("properties of workflow %s are being changed concurrently; try again", wf)

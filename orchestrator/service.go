@@ -62,6 +62,20 @@ type Service interface {
 	ListInstances(ctx context.Context, workflowID string, cursor string, limit int) (*InstanceList, error)
 	// Health reports readiness and the resources in use.
 	Health(ctx context.Context) (*HealthView, error)
+
+	// AddBreakpoint, ListBreakpoints and RemoveBreakpoints manage step
+	// breakpoints; PausedAttempts lists the attempts they hold and
+	// ResumeAttempt lets one go on.
+	AddBreakpoint(ctx context.Context, b Breakpoint) (*Breakpoint, error)
+	ListBreakpoints(ctx context.Context, workflowID, stepID string) ([]Breakpoint, error)
+	RemoveBreakpoints(ctx context.Context, workflowID, stepID string, resume bool) (int, error)
+	PausedAttempts(ctx context.Context, workflowID, stepID string) ([]PausedAttempt, error)
+	ResumeAttempt(ctx context.Context, workflowID string, instanceID, runID int64, stepID string, attempt int64) (*InstanceView, error)
+
+	// PutTagPermit, GetTagPermit and DeleteTagPermit manage tag permits.
+	PutTagPermit(ctx context.Context, tag string, maxAllowed int64) (*TagPermit, error)
+	GetTagPermit(ctx context.Context, tag string) (*TagPermit, error)
+	DeleteTagPermit(ctx context.Context, tag string) (*TagPermit, error)
 }
 
 // StartRequest is Maestro's WorkflowStartRequest.

@@ -468,6 +468,18 @@ type Commit struct {
 	// WakeOther puts an event into another run's inbox (the next queued
 	// instance, when this run frees its slot).
 	WakeOther *RunEvent
+	// Permits change tag permits (conditioned on the versions read);
+	// Wakes put events into other runs' inboxes, of any workflow (waiters
+	// of a permit this commit frees).
+	Permits []PermitUpdate
+	Wakes   []WakeRun
+}
+
+// WakeRun is an event for a run of any workflow.
+type WakeRun struct {
+	WorkflowID        string
+	InstanceID, RunID int64
+	Event             Event
 }
 
 // RunEvent is an event for a given run.
@@ -571,6 +583,18 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 	}
 	if o := c.WakeOther; o != nil {
 		item, err := s.eventItem(c.WorkflowID, o.InstanceID, o.RunID, o.Event)
+		if err != nil {
+			return err
+		}
+		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}})
+	}
+	for _, p := range c.Permits {
+		if !p.empty() {
+			items = append(items, s.permitItem(p))
+		}
+	}
+	for _, w := range c.Wakes {
+		item, err := s.eventItem(w.WorkflowID, w.InstanceID, w.RunID, w.Event)
 		if err != nil {
 			return err
 		}

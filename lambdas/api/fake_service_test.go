@@ -224,3 +224,60 @@ func (f *fakeService) ActOnWorkflow(_ context.Context, workflowID, action string
 	}
 	return 1, nil
 }
+
+func (f *fakeService) AddBreakpoint(_ context.Context, b orchestrator.Breakpoint) (*orchestrator.Breakpoint, error) {
+	if nilResult, err := f.record("AddBreakpoint", b); err != nil || nilResult {
+		return nil, err
+	}
+	b.CreateTime = 1763776800000
+	return &b, nil
+}
+
+func (f *fakeService) ListBreakpoints(_ context.Context, workflowID, stepID string) ([]orchestrator.Breakpoint, error) {
+	if _, err := f.record("ListBreakpoints", workflowID, stepID); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+func (f *fakeService) RemoveBreakpoints(_ context.Context, workflowID, stepID string, resume bool) (int, error) {
+	if _, err := f.record("RemoveBreakpoints", workflowID, stepID, resume); err != nil {
+		return 0, err
+	}
+	return 2, nil
+}
+
+func (f *fakeService) PausedAttempts(_ context.Context, workflowID, stepID string) ([]orchestrator.PausedAttempt, error) {
+	if _, err := f.record("PausedAttempts", workflowID, stepID); err != nil {
+		return nil, err
+	}
+	return []orchestrator.PausedAttempt{{WorkflowID: workflowID, Instance: 1, Run: 1, StepID: "job1", Attempt: 1}}, nil
+}
+
+func (f *fakeService) ResumeAttempt(_ context.Context, workflowID string, instanceID, runID int64, stepID string, attempt int64) (*orchestrator.InstanceView, error) {
+	if nilResult, err := f.record("ResumeAttempt", workflowID, instanceID, runID, stepID, attempt); err != nil || nilResult {
+		return nil, err
+	}
+	return cannedInstance(workflowID, instanceID, runID), nil
+}
+
+func (f *fakeService) PutTagPermit(_ context.Context, tag string, maxAllowed int64) (*orchestrator.TagPermit, error) {
+	if nilResult, err := f.record("PutTagPermit", tag, maxAllowed); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.TagPermit{Tag: tag, MaxAllowed: maxAllowed}, nil
+}
+
+func (f *fakeService) GetTagPermit(_ context.Context, tag string) (*orchestrator.TagPermit, error) {
+	if nilResult, err := f.record("GetTagPermit", tag); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.TagPermit{Tag: tag, MaxAllowed: 2}, nil
+}
+
+func (f *fakeService) DeleteTagPermit(_ context.Context, tag string) (*orchestrator.TagPermit, error) {
+	if nilResult, err := f.record("DeleteTagPermit", tag); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.TagPermit{Tag: tag, MaxAllowed: 2}, nil
+}

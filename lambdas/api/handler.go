@@ -125,6 +125,7 @@ func (s *server) register(mux *http.ServeMux) {
 	route("POST "+workflowsPath+"/{id}/instances/{instanceId}/actions/restart", s.restartInstance)
 	route("PUT "+workflowsPath+"/{id}/instances/{instanceId}/runs/{runId}/actions/{action}", s.actOnInstance)
 	route("PUT "+workflowsPath+"/{id}/instances/{instanceId}/steps/{stepId}/actions/{action}", s.actOnStep)
+	s.registerGates(route)
 }
 
 // router answers requests no route matches with JSON 404 and 405 bodies

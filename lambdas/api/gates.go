@@ -1,0 +1,273 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/maestro-serverless/maestro/orchestrator"
+)
+
+// Paths of the breakpoint and tag-permit endpoints.
+const (
+	breakpointsPath = workflowsPath + "/steps/breakpoints"
+	tagPermitsPath  = "/api/v3/tag-permits"
+)
+
+// registerGates adds the breakpoint and tag-permit routes.
+func (s *server) registerGates(route func(string, apiFunc)) {
+	route("POST "+breakpointsPath, s.addBreakpoint)
+	route("GET "+breakpointsPath, s.listBreakpoints)
+	route("DELETE "+breakpointsPath, s.removeBreakpoints)
+	route("GET "+breakpointsPath+"/paused-step-attempts", s.pausedAttempts)
+	route("PUT "+breakpointsPath+"/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/attempts/{attempt}/actions/resume", s.resumeAttempt)
+	route("POST "+tagPermitsPath, s.putTagPermit)
+	route("GET "+tagPermitsPath+"/{tag}", s.getTagPermit)
+	route("DELETE "+tagPermitsPath+"/{tag}", s.deleteTagPermit)
+}
+
+// parseBreakpoint checks a StepBreakpointCreateRequest strictly:
+// workflow_id and step_id are required strings, the match fields are
+// non-negative integers (0 or absent matches all), nothing else is allowed.
+func parseBreakpoint(body []byte) (orchestrator.Breakpoint, error) {
+	var b orchestrator.Breakpoint
+	if len(bytes.TrimSpace(body)) == 0 {
+		return b, orchestrator.Invalid("invalid breakpoint", "request body: must not be empty")
+	}
+	fields, err := decodeObject(body)
+	if err != nil {
+		return b, orchestrator.Invalid("invalid breakpoint", "request body: "+err.Error())
+	}
+	var errs []string
+	for _, f := range fields {
+		switch f.name {
+		case "workflow_id":
+			errs = append(errs, requiredString(f, &b.WorkflowID)...)
+		case "step_id":
+			errs = append(errs, requiredString(f, &b.StepID)...)
+		case "workflow_version":
+			errs = append(errs, matchNumber(f, &b.Version)...)
+		case "workflow_instance_id":
+			errs = append(errs, matchNumber(f, &b.Instance)...)
+		case "workflow_run":
+			errs = append(errs, matchNumber(f, &b.Run)...)
+		case "step_attempt_id":
+			errs = append(errs, matchNumber(f, &b.Attempt)...)
+		default:
+			errs = append(errs, fmt.Sprintf("%s: unknown field", fieldName(f.name)))
+		}
+	}
+	if b.WorkflowID == "" && !hasField(fields, "workflow_id") {
+		errs = append(errs, "workflow_id: is required")
+	}
+	if b.StepID == "" && !hasField(fields, "step_id") {
+		errs = append(errs, "step_id: is required")
+	}
+	if len(errs) > 0 {
+		return b, orchestrator.Invalid("invalid breakpoint", errs...)
+	}
+	return b, nil
+}
+
+func hasField(fields []rawField, name string) bool {
+	for _, f := range fields {
+		if f.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func requiredString(f rawField, dst *string) []string {
+	var v string
+	if err := json.Unmarshal(f.value, &v); err != nil || isNull(f.value) {
+		return []string{f.name + ": must be a string"}
+	}
+	if strings.TrimSpace(v) == "" {
+		return []string{f.name + ": must not be empty"}
+	}
+	*dst = v
+	return nil
+}
+
+func matchNumber(f rawField, dst *int64) []string {
+	if isNull(f.value) {
+		return nil
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(f.value)), 10, 64)
+	if err != nil || n < 0 {
+		return []string{f.name + ": must be a non-negative integer (0 matches all)"}
+	}
+	*dst = n
+	return nil
+}
+
+func (s *server) addBreakpoint(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	b, err := parseBreakpoint(body)
+	if err != nil {
+		return err
+	}
+	view, err := s.svc.AddBreakpoint(r.Context(), b)
+	return answer(w, view, err, "AddBreakpoint")
+}
+
+// workflowQuery reads the required workflowId query parameter and the
+// optional stepId.
+func workflowQuery(r *http.Request) (wf, step string, err error) {
+	q := r.URL.Query()
+	wf, step = q.Get("workflowId"), q.Get("stepId")
+	if wf == "" {
+		return "", "", invalidParam("workflowId", "is required")
+	}
+	return wf, step, nil
+}
+
+// breakpointList is the body of GET .../steps/breakpoints.
+type breakpointList struct {
+	Breakpoints []orchestrator.Breakpoint `json:"breakpoints"`
+}
+
+func (s *server) listBreakpoints(w http.ResponseWriter, r *http.Request) error {
+	wf, step, err := workflowQuery(r)
+	if err != nil {
+		return err
+	}
+	list, err := s.svc.ListBreakpoints(r.Context(), wf, step)
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []orchestrator.Breakpoint{}
+	}
+	return writeJSON(w, http.StatusOK, breakpointList{Breakpoints: list})
+}
+
+// removeResponse is the body of DELETE .../steps/breakpoints.
+type removeResponse struct {
+	WorkflowID string `json:"workflow_id"`
+	StepID     string `json:"step_id"`
+	Resumed    int    `json:"resumed_step_attempts"`
+}
+
+func (s *server) removeBreakpoints(w http.ResponseWriter, r *http.Request) error {
+	wf, step, err := workflowQuery(r)
+	if err != nil {
+		return err
+	}
+	if step == "" {
+		return invalidParam("stepId", "is required")
+	}
+	resume := true
+	if raw := r.URL.Query().Get("resume"); raw != "" {
+		if resume, err = strconv.ParseBool(raw); err != nil {
+			return invalidParam("resume", "must be true or false")
+		}
+	}
+	n, err := s.svc.RemoveBreakpoints(r.Context(), wf, step, resume)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, removeResponse{WorkflowID: wf, StepID: step, Resumed: n})
+}
+
+// pausedList is the body of GET .../breakpoints/paused-step-attempts.
+type pausedList struct {
+	Attempts []orchestrator.PausedAttempt `json:"paused_step_attempts"`
+}
+
+func (s *server) pausedAttempts(w http.ResponseWriter, r *http.Request) error {
+	wf, step, err := workflowQuery(r)
+	if err != nil {
+		return err
+	}
+	list, err := s.svc.PausedAttempts(r.Context(), wf, step)
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []orchestrator.PausedAttempt{}
+	}
+	return writeJSON(w, http.StatusOK, pausedList{Attempts: list})
+}
+
+func (s *server) resumeAttempt(w http.ResponseWriter, r *http.Request) error {
+	inst, err := positiveInt(r, "instanceId")
+	if err != nil {
+		return err
+	}
+	run, err := positiveInt(r, "runId")
+	if err != nil {
+		return err
+	}
+	attempt, err := positiveInt(r, "attempt")
+	if err != nil {
+		return err
+	}
+	view, err := s.svc.ResumeAttempt(r.Context(), r.PathValue("id"), inst, run, r.PathValue("stepId"), attempt)
+	return answer(w, view, err, "ResumeAttempt")
+}
+
+// maxTagLength bounds a tag name.
+const maxTagLength = 128
+
+func (s *server) putTagPermit(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	fields, err := decodeObject(body)
+	if err != nil {
+		return orchestrator.Invalid("invalid tag permit", "request body: "+err.Error())
+	}
+	var tag string
+	max := int64(-1)
+	var errs []string
+	for _, f := range fields {
+		switch f.name {
+		case "tag":
+			errs = append(errs, requiredString(f, &tag)...)
+		case "max_allowed":
+			n, err := strconv.ParseInt(string(bytes.TrimSpace(f.value)), 10, 64)
+			if err != nil || n < 0 {
+				errs = append(errs, "max_allowed: must be a non-negative integer")
+				continue
+			}
+			max = n
+		default:
+			// Maestro keeps extra fields of a tag permit; this runtime
+			// does not use them and says so rather than dropping them.
+			errs = append(errs, fmt.Sprintf("%s: unknown field", fieldName(f.name)))
+		}
+	}
+	switch {
+	case tag == "" && !hasField(fields, "tag"):
+		errs = append(errs, "tag: is required")
+	case len(tag) > maxTagLength:
+		errs = append(errs, fmt.Sprintf("tag: must be at most %d characters", maxTagLength))
+	}
+	if max < 0 && !hasField(fields, "max_allowed") {
+		errs = append(errs, "max_allowed: is required")
+	}
+	if len(errs) > 0 {
+		return orchestrator.Invalid("invalid tag permit", errs...)
+	}
+	view, err := s.svc.PutTagPermit(r.Context(), tag, max)
+	return answer(w, view, err, "PutTagPermit")
+}
+
+func (s *server) getTagPermit(w http.ResponseWriter, r *http.Request) error {
+	view, err := s.svc.GetTagPermit(r.Context(), r.PathValue("tag"))
+	return answer(w, view, err, "GetTagPermit")
+}
+
+func (s *server) deleteTagPermit(w http.ResponseWriter, r *http.Request) error {
+	view, err := s.svc.DeleteTagPermit(r.Context(), r.PathValue("tag"))
+	return answer(w, view, err, "DeleteTagPermit")
+}

@@ -1,0 +1,314 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// Breakpoint is a step breakpoint, as Maestro's StepBreakpoint: 0 in a
+// number field matches every value.
+type Breakpoint struct {
+	WorkflowID string `json:"workflow_id"`
+	StepID     string `json:"step_id"`
+	Version    int64  `json:"workflow_version"`
+	Instance   int64  `json:"workflow_instance_id"`
+	Run        int64  `json:"workflow_run"`
+	Attempt    int64  `json:"step_attempt_id"`
+	CreateTime int64  `json:"create_time,omitempty"`
+}
+
+// PausedAttempt is a step attempt a breakpoint holds.
+type PausedAttempt struct {
+	WorkflowID string `json:"workflow_id"`
+	Version    int64  `json:"workflow_version_id"`
+	Instance   int64  `json:"workflow_instance_id"`
+	Run        int64  `json:"workflow_run_id"`
+	StepID     string `json:"step_id"`
+	Attempt    int64  `json:"step_attempt_id"`
+}
+
+// TagPermit is a tag's permit: at most MaxAllowed step attempts carrying
+// the tag run at once.
+type TagPermit struct {
+	Tag        string `json:"tag"`
+	MaxAllowed int64  `json:"max_allowed"`
+	// Held and Waiting count the attempts holding a permit and waiting.
+	Held       int   `json:"held"`
+	Waiting    int   `json:"waiting"`
+	CreateTime int64 `json:"create_time,omitempty"`
+	ModifyTime int64 `json:"modify_time,omitempty"`
+}
+
+// AddBreakpoint stores a breakpoint on a step of a workflow's latest
+// version. Step attempts that start after it pause in PAUSED.
+func (o *Orchestrator) AddBreakpoint(ctx context.Context, b Breakpoint) (*Breakpoint, error) {
+	head, err := o.head(ctx, b.WorkflowID)
+	if err != nil {
+		return nil, err
+	}
+	_, def, err := o.graph(ctx, b.WorkflowID, head.Latest)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	if !hasStep(def.Workflow.Steps, b.StepID) {
+		return nil, NotFound("workflow %s (version %d) has no step %s", b.WorkflowID, head.Latest, b.StepID)
+	}
+	if b.Version > head.Latest {
+		return nil, NotFound("workflow %s has no version %d", b.WorkflowID, b.Version)
+	}
+	b.CreateTime = o.now().UnixMilli()
+	sb := store.Breakpoint{StepID: b.StepID, Version: b.Version, Instance: b.Instance, Run: b.Run, Attempt: b.Attempt, CreateTime: b.CreateTime}
+	if err := o.store.PutBreakpoint(ctx, b.WorkflowID, sb); err != nil {
+		return nil, Internal(err)
+	}
+	return &b, nil
+}
+
+func hasStep(steps []model.Step, id string) bool {
+	for i := range steps {
+		if steps[i].ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// ListBreakpoints returns a workflow's breakpoints, of one step when step
+// is not empty.
+func (o *Orchestrator) ListBreakpoints(ctx context.Context, wf, step string) ([]Breakpoint, error) {
+	if _, err := o.head(ctx, wf); err != nil {
+		return nil, err
+	}
+	list, err := o.store.ListBreakpoints(ctx, wf, step, true)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	out := make([]Breakpoint, len(list))
+	for i, b := range list {
+		out[i] = Breakpoint{WorkflowID: wf, StepID: b.StepID, Version: b.Version, Instance: b.Instance,
+			Run: b.Run, Attempt: b.Attempt, CreateTime: b.CreateTime}
+	}
+	return out, nil
+}
+
+// RemoveBreakpoints deletes every breakpoint of a workflow's step and, with
+// resume, resumes the attempts they paused. It returns how many it resumed.
+func (o *Orchestrator) RemoveBreakpoints(ctx context.Context, wf, step string, resume bool) (int, error) {
+	if _, err := o.head(ctx, wf); err != nil {
+		return 0, err
+	}
+	if _, err := o.store.DeleteBreakpoints(ctx, wf, step); err != nil {
+		return 0, Internal(err)
+	}
+	if !resume {
+		return 0, nil
+	}
+	paused, err := o.pausedAttempts(ctx, wf, step)
+	if err != nil {
+		return 0, Internal(err)
+	}
+	for _, p := range paused {
+		ev := store.Event{ID: "a-" + o.newUUID(), Body: mustJSON(engine.Action{StepID: p.StepID, Action: string(model.StepActionResume)})}
+		if err := o.store.PutEvent(ctx, wf, p.Instance, p.Run, ev); err != nil {
+			return 0, Internal(err)
+		}
+	}
+	return len(paused), nil
+}
+
+// PausedAttempts lists the step attempts of a workflow paused at a
+// breakpoint, of one step when step is not empty.
+func (o *Orchestrator) PausedAttempts(ctx context.Context, wf, step string) ([]PausedAttempt, error) {
+	if _, err := o.head(ctx, wf); err != nil {
+		return nil, err
+	}
+	out, err := o.pausedAttempts(ctx, wf, step)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return out, nil
+}
+
+// pausedAttempts reads the state of every run holding a slot (only running
+// runs have paused steps).
+func (o *Orchestrator) pausedAttempts(ctx context.Context, wf, step string) ([]PausedAttempt, error) {
+	holding, _, err := o.store.ActiveRuns(ctx, wf, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := []PausedAttempt{}
+	for _, r := range holding {
+		rec, _, err := o.store.LoadRun(ctx, wf, r.InstanceID, r.RunID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var st engine.Instance
+		if err := json.Unmarshal(rec.State, &st); err != nil {
+			return nil, fmt.Errorf("decode state of %s/%d/%d: %w", wf, r.InstanceID, r.RunID, err)
+		}
+		for _, s := range st.Steps {
+			if s.Status == model.StepPaused && (step == "" || s.StepID == step) {
+				out = append(out, PausedAttempt{WorkflowID: wf, Version: st.WorkflowVersion, Instance: st.InstanceID,
+					Run: st.RunID, StepID: s.StepID, Attempt: s.Attempt})
+			}
+		}
+	}
+	return out, nil
+}
+
+// ResumeAttempt resumes one paused step attempt. The attempt must be the
+// step's current one and PAUSED.
+func (o *Orchestrator) ResumeAttempt(ctx context.Context, wf string, inst, run int64, step string, attempt int64) (*InstanceView, error) {
+	rec, err := o.instance(ctx, wf, inst)
+	if err != nil {
+		return nil, err
+	}
+	if run > rec.RunID {
+		return nil, NotFound("workflow %s instance %d has no run %d", wf, inst, run)
+	}
+	rr, _, err := o.store.LoadRun(ctx, wf, inst, run)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	var st engine.Instance
+	if err := json.Unmarshal(rr.State, &st); err != nil {
+		return nil, Internal(fmt.Errorf("decode state: %w", err))
+	}
+	s := st.Step(step)
+	if s == nil {
+		return nil, NotFound("workflow %s instance %d has no step %s", wf, inst, step)
+	}
+	if s.Attempt != attempt {
+		return nil, &Error{Status: http.StatusConflict, Message: fmt.Sprintf(
+			"step %s of workflow %s instance %d run %d is at attempt %d, not %d", step, wf, inst, run, s.Attempt, attempt)}
+	}
+	return o.act(ctx, wf, inst, run, step, string(model.StepActionResume))
+}
+
+// PutTagPermit creates a tag permit or changes its limit. Tags starting
+// with "maestro_" are the runtime's own.
+func (o *Orchestrator) PutTagPermit(ctx context.Context, tag string, maxAllowed int64) (*TagPermit, error) {
+	if strings.HasPrefix(tag, InternalTagPrefix) {
+		return nil, Invalid("invalid tag permit", fmt.Sprintf("tag: %q starts with the reserved prefix %q", tag, InternalTagPrefix))
+	}
+	p, err := o.store.PutTagPermit(ctx, tag, maxAllowed, o.now().UnixMilli())
+	if err != nil {
+		return nil, Internal(err)
+	}
+	// A raised limit lets waiting steps start: wake them.
+	if err := o.wakeWaiters(ctx, p); err != nil {
+		return nil, Internal(err)
+	}
+	return o.permitView(p), nil
+}
+
+// GetTagPermit returns a tag permit with its current use.
+func (o *Orchestrator) GetTagPermit(ctx context.Context, tag string) (*TagPermit, error) {
+	p, err := o.store.GetTagPermit(ctx, tag)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, NotFound("no tag permit for tag %q", tag)
+	}
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return o.permitView(p), nil
+}
+
+// DeleteTagPermit removes a tag permit; the steps waiting on it go on.
+func (o *Orchestrator) DeleteTagPermit(ctx context.Context, tag string) (*TagPermit, error) {
+	if strings.HasPrefix(tag, InternalTagPrefix) {
+		return nil, Invalid("invalid tag permit", fmt.Sprintf("tag: %q is managed through the workflow's step_concurrency", tag))
+	}
+	p, err := o.store.DeleteTagPermit(ctx, tag)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, NotFound("no tag permit for tag %q", tag)
+	}
+	if err != nil {
+		return nil, Internal(err)
+	}
+	if err := o.wakeWaiters(ctx, p); err != nil {
+		return nil, Internal(err)
+	}
+	return o.permitView(p), nil
+}
+
+// wakeWaiters puts a continue event into every run waiting on p.
+func (o *Orchestrator) wakeWaiters(ctx context.Context, p *store.TagPermit) error {
+	seen := map[string]bool{}
+	for _, k := range oldestFirst(p.Waiters) {
+		h, err := store.ParsePermitKey(k)
+		if err != nil {
+			return err
+		}
+		rk := fmt.Sprintf("%s#%d#%d", h.WorkflowID, h.InstanceID, h.RunID)
+		if seen[rk] {
+			continue
+		}
+		seen[rk] = true
+		ev := store.Event{ID: fmt.Sprintf("p-%013d", o.now().UnixMilli()), Body: mustJSON(engine.Continue{})}
+		if err := o.store.PutEvent(ctx, h.WorkflowID, h.InstanceID, h.RunID, ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncStepConcurrency keeps the internal permit of a workflow in line with
+// its properties' step_concurrency: set, it is the permit's limit; unset,
+// there is no permit (no limit).
+func (o *Orchestrator) syncStepConcurrency(ctx context.Context, wf string, props []byte) error {
+	var p struct {
+		StepConcurrency *int64 `json:"step_concurrency"`
+	}
+	if len(props) > 0 {
+		if err := json.Unmarshal(props, &p); err != nil {
+			return fmt.Errorf("decode properties of %s: %w", wf, err)
+		}
+	}
+	tag := workflowTag(wf)
+	if p.StepConcurrency == nil {
+		old, err := o.store.DeleteTagPermit(ctx, tag)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return o.wakeWaiters(ctx, old)
+	}
+	cur, err := o.store.GetTagPermit(ctx, tag)
+	if err == nil && cur.MaxAllowed == *p.StepConcurrency {
+		return nil
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	np, err := o.store.PutTagPermit(ctx, tag, *p.StepConcurrency, o.now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	return o.wakeWaiters(ctx, np)
+}
+
+// permitView counts the holders whose lease has not expired.
+func (o *Orchestrator) permitView(p *store.TagPermit) *TagPermit {
+	held, now := 0, o.now().UnixMilli()
+	for _, exp := range p.Holders {
+		if exp >= now {
+			held++
+		}
+	}
+	return &TagPermit{Tag: p.Tag, MaxAllowed: p.MaxAllowed, Held: held, Waiting: len(p.Waiters),
+		CreateTime: p.CreateTime, ModifyTime: p.ModifyTime}
+}

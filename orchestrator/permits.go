@@ -1,0 +1,278 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// InternalTagPrefix starts the tags the runtime manages itself:
+// "maestro_<workflow id>" carries a workflow's step_concurrency.
+const InternalTagPrefix = "maestro_"
+
+// leaseMargin is added to an attempt's timeout to form its permit lease:
+// the timeout ends the attempt (and returns its permits) first; the lease
+// only frees permits whose holder can no longer return them.
+const leaseMargin = time.Hour
+
+// maxPermitWakes bounds the waiting runs one commit wakes, keeping the
+// commit inside one transaction; later releases wake the rest.
+const maxPermitWakes = 10
+
+// workflowTag is the internal tag bounding the running steps of all
+// instances of a workflow (properties.step_concurrency).
+func workflowTag(wf string) string { return InternalTagPrefix + wf }
+
+// permitBook is the engine.Permits of one processing round: it answers
+// from a strongly consistent snapshot of the permits the run's steps can
+// need and turns what the engine took and returned into conditional
+// updates of the commit. A commit that lost a race on a permit fails as a
+// conflict, and the round is decided again from fresh reads.
+type permitBook struct {
+	wf        string
+	inst, run int64
+	now       int64
+	snap      map[string]*store.TagPermit
+	holders   map[string]map[string]int64 // working copies of touched tags
+	waiters   map[string]map[string]int64
+}
+
+var _ engine.Permits = (*permitBook)(nil)
+
+// loadPermits reads the permits the work steps of g can need: their tags
+// and the workflow's internal tag.
+func (o *Orchestrator) loadPermits(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time) (*permitBook, error) {
+	tags := []string{workflowTag(st.WorkflowID)}
+	for _, s := range g.Workflow().Steps {
+		for _, t := range s.Tags {
+			tags = append(tags, t.Name)
+		}
+	}
+	snap, err := o.store.GetTagPermits(ctx, tags)
+	if err != nil {
+		return nil, err
+	}
+	return &permitBook{
+		wf: st.WorkflowID, inst: st.InstanceID, run: st.RunID, now: now.UnixMilli(), snap: snap,
+		holders: map[string]map[string]int64{}, waiters: map[string]map[string]int64{},
+	}, nil
+}
+
+// touch returns the working holders and waiters of tag, copying them from
+// the snapshot on first use without the holders whose lease expired.
+func (b *permitBook) touch(tag string) (h, w map[string]int64) {
+	if h, ok := b.holders[tag]; ok {
+		return h, b.waiters[tag]
+	}
+	p := b.snap[tag]
+	h = make(map[string]int64, len(p.Holders))
+	for k, exp := range p.Holders {
+		if exp >= b.now {
+			h[k] = exp
+		}
+	}
+	w = maps.Clone(p.Waiters)
+	if w == nil {
+		w = map[string]int64{}
+	}
+	b.holders[tag], b.waiters[tag] = h, w
+	return h, w
+}
+
+// limited returns the tags among the step's and the internal one that
+// carry a permit, without duplicates, the internal tag first.
+func (b *permitBook) limited(tags []string) []string {
+	var out []string
+	for _, t := range append([]string{workflowTag(b.wf)}, tags...) {
+		if _, ok := b.snap[t]; ok && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Acquire implements engine.Permits.
+func (b *permitBook) Acquire(req engine.PermitRequest) ([]string, bool) {
+	k := store.PermitKey(b.wf, b.inst, b.run, req.StepID, req.Attempt)
+	tags := b.limited(req.Tags)
+	var full []string
+	for _, t := range tags {
+		h, _ := b.touch(t)
+		if _, held := h[k]; !held && int64(len(h)) >= b.snap[t].MaxAllowed {
+			full = append(full, t)
+		}
+	}
+	if len(full) > 0 {
+		for _, t := range full {
+			_, w := b.touch(t)
+			if _, ok := w[k]; !ok {
+				w[k] = b.now
+			}
+		}
+		return full, false
+	}
+	exp := b.now + (req.Lease + leaseMargin).Milliseconds()
+	for _, t := range tags {
+		h, w := b.touch(t)
+		h[k] = exp
+		delete(w, k)
+	}
+	return tags, true
+}
+
+// Release implements engine.Permits.
+func (b *permitBook) Release(stepID string, attempt int64, tags []string, held bool) {
+	k := store.PermitKey(b.wf, b.inst, b.run, stepID, attempt)
+	for _, t := range tags {
+		if _, ok := b.snap[t]; !ok {
+			continue // the permit was removed: nothing to return
+		}
+		h, w := b.touch(t)
+		if held {
+			delete(h, k)
+		} else {
+			delete(w, k)
+		}
+	}
+}
+
+// updates returns the net change of every touched permit, and the wakes
+// for runs waiting on permits this round freed.
+func (b *permitBook) updates() ([]store.PermitUpdate, []store.WakeRun, error) {
+	var ups []store.PermitUpdate
+	var wakes []store.WakeRun
+	woken := map[string]bool{}
+	n := 0
+	for _, tag := range slices.Sorted(maps.Keys(b.holders)) {
+		p := b.snap[tag]
+		h, w := b.holders[tag], b.waiters[tag]
+		u := store.PermitUpdate{Tag: tag, ExpectV: p.V, Hold: diffAdded(p.Holders, h), Release: diffRemoved(p.Holders, h),
+			Wait: diffAdded(p.Waiters, w), Unwait: diffRemoved(p.Waiters, w)}
+		if len(u.Hold) == 0 && len(u.Release) == 0 && len(u.Wait) == 0 && len(u.Unwait) == 0 {
+			continue
+		}
+		ups = append(ups, u)
+		free := p.MaxAllowed - int64(len(h))
+		if len(u.Release) == 0 || free <= 0 {
+			continue
+		}
+		freed := int64(0)
+		for _, k := range oldestFirst(w) {
+			if freed >= free || n >= maxPermitWakes {
+				break
+			}
+			hk, err := store.ParsePermitKey(k)
+			if err != nil {
+				return nil, nil, err
+			}
+			if hk.WorkflowID == b.wf && hk.InstanceID == b.inst && hk.RunID == b.run {
+				continue // this run retried its own waiting steps already
+			}
+			runKey := fmt.Sprintf("%s#%d#%d", hk.WorkflowID, hk.InstanceID, hk.RunID)
+			freed++
+			if woken[runKey] {
+				continue
+			}
+			n++
+			woken[runKey] = true
+			wakes = append(wakes, store.WakeRun{
+				WorkflowID: hk.WorkflowID, InstanceID: hk.InstanceID, RunID: hk.RunID,
+				Event: store.Event{ID: fmt.Sprintf("p-%013d", b.now), Body: mustJSON(engine.Continue{})},
+			})
+		}
+	}
+	return ups, wakes, nil
+}
+
+// diffAdded returns the entries of after that before lacks or holds with
+// another value.
+func diffAdded(before, after map[string]int64) map[string]int64 {
+	var out map[string]int64
+	for k, v := range after {
+		if old, ok := before[k]; !ok || old != v {
+			if out == nil {
+				out = map[string]int64{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// diffRemoved returns the keys of before that after lacks, sorted.
+func diffRemoved(before, after map[string]int64) []string {
+	var out []string
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// oldestFirst orders waiters by when they started waiting, then by key.
+func oldestFirst(w map[string]int64) []string {
+	keys := slices.Collect(maps.Keys(w))
+	sort.Slice(keys, func(i, j int) bool {
+		if w[keys[i]] != w[keys[j]] {
+			return w[keys[i]] < w[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
+
+// hasWork reports whether a run's steps could need permits this round.
+func hasWork(st *engine.Instance) bool {
+	return st.Status == model.WorkflowCreated || st.Status == model.WorkflowInProgress
+}
+
+// breakpoints returns workflow wf's breakpoints as the engine matches them.
+func (o *Orchestrator) breakpoints(ctx context.Context, wf string) ([]engine.Breakpoint, error) {
+	list, err := o.store.ListBreakpoints(ctx, wf, "", false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.Breakpoint, len(list))
+	for i, b := range list {
+		out[i] = engine.Breakpoint{StepID: b.StepID, Version: b.Version, Instance: b.Instance, Run: b.Run, Attempt: b.Attempt}
+	}
+	return out, nil
+}
+
+// permitMark is a copy of a permitBook's working state.
+type permitMark struct {
+	holders, waiters map[string]map[string]int64
+}
+
+// checkpoint copies the working state, so that a decision the round drops
+// can be undone; nil-safe.
+func (b *permitBook) checkpoint() permitMark {
+	if b == nil {
+		return permitMark{}
+	}
+	cp := func(m map[string]map[string]int64) map[string]map[string]int64 {
+		out := make(map[string]map[string]int64, len(m))
+		for k, v := range m {
+			out[k] = maps.Clone(v)
+		}
+		return out
+	}
+	return permitMark{holders: cp(b.holders), waiters: cp(b.waiters)}
+}
+
+// rollback restores a checkpoint; nil-safe.
+func (b *permitBook) rollback(m permitMark) {
+	if b == nil {
+		return
+	}
+	b.holders, b.waiters = m.holders, m.waiters
+}

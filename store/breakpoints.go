@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Breakpoint items live in the workflow's partition:
+//
+//	WF#<wf>  BP#<step>#<version:10>#<instance:12>#<run:6>#<attempt:4>
+//
+// The key holds every match field, so adding the same breakpoint twice
+// stores it once.
+func breakpointPrefix(step string) string {
+	if step == "" {
+		return "BP#"
+	}
+	return "BP#" + step + "#"
+}
+
+func breakpointSK(b Breakpoint) string {
+	return fmt.Sprintf("BP#%s#%010d#%012d#%06d#%04d", b.StepID, b.Version, b.Instance, b.Run, b.Attempt)
+}
+
+// Breakpoint pauses the matching attempts of a workflow's step; zero
+// fields match all.
+type Breakpoint struct {
+	StepID     string
+	Version    int64
+	Instance   int64
+	Run        int64
+	Attempt    int64
+	CreateTime int64
+}
+
+// PutBreakpoint stores a breakpoint of workflow wf.
+func (s *Store) PutBreakpoint(ctx context.Context, wf string, b Breakpoint) error {
+	item := merge(key(wfPK(wf), breakpointSK(b)), map[string]types.AttributeValue{
+		"step": str(b.StepID), "version": num(b.Version), "instance": num(b.Instance),
+		"run": num(b.Run), "attempt": num(b.Attempt), "create_time": num(b.CreateTime),
+	})
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item}); err != nil {
+		return fmt.Errorf("store: put breakpoint of %s step %s: %w", wf, b.StepID, err)
+	}
+	return nil
+}
+
+// ListBreakpoints returns workflow wf's breakpoints, of step step only
+// when it is not empty, ordered by step. consistent asks for a strongly
+// consistent read.
+func (s *Store) ListBreakpoints(ctx context.Context, wf, step string, consistent bool) ([]Breakpoint, error) {
+	var out []Breakpoint
+	var start map[string]types.AttributeValue
+	for {
+		res, err := s.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:              aws.String(s.table),
+			KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":pk": str(wfPK(wf)), ":p": str(breakpointPrefix(step)),
+			},
+			ConsistentRead:    aws.Bool(consistent),
+			ExclusiveStartKey: start,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("store: list breakpoints of %s: %w", wf, err)
+		}
+		for _, it := range res.Items {
+			out = append(out, Breakpoint{
+				StepID: getS(it, "step"), Version: getN(it, "version"), Instance: getN(it, "instance"),
+				Run: getN(it, "run"), Attempt: getN(it, "attempt"), CreateTime: getN(it, "create_time"),
+			})
+		}
+		if len(res.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		start = res.LastEvaluatedKey
+	}
+}
+
+// DeleteBreakpoints removes every breakpoint of workflow wf's step and
+// returns them.
+func (s *Store) DeleteBreakpoints(ctx context.Context, wf, step string) ([]Breakpoint, error) {
+	bps, err := s.ListBreakpoints(ctx, wf, step, true)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range bps {
+		_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName: aws.String(s.table), Key: key(wfPK(wf), breakpointSK(b)),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("store: delete breakpoint of %s step %s: %w", wf, step, err)
+		}
+	}
+	return bps, nil
+}
