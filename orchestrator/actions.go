@@ -47,6 +47,9 @@ func (o *Orchestrator) act(ctx context.Context, wf string, inst, run int64, step
 	if err := json.Unmarshal(rr.State, &st); err != nil {
 		return nil, Internal(fmt.Errorf("decode state: %w", err))
 	}
+	if step == "" && strings.EqualFold(action, string(model.WorkflowActionUnblock)) {
+		return o.unblock(ctx, rec, &st)
+	}
 	if err := engine.CheckAction(&st, step, action); err != nil {
 		var ae *engine.ActionError
 		switch {
@@ -116,6 +119,15 @@ func (o *Orchestrator) RestartInstance(ctx context.Context, wf string, inst int6
 	if err != nil {
 		return nil, Internal(err)
 	}
+	// A failed STRICT_SEQUENTIAL run still holds its slot: the restart takes
+	// it over (the release wakes the new run, which then takes the slot
+	// before any queued instance is woken).
+	wake := &store.RunEvent{InstanceID: inst, RunID: next.RunID, Event: store.Event{
+		ID: fmt.Sprintf("u-%06d", next.RunID), Body: mustJSON(engine.Continue{}),
+	}}
+	if err := o.store.ReleaseSlot(ctx, wf, inst, st.RunID, wake); err != nil && !errors.Is(err, store.ErrNotHolding) {
+		o.log.Warn("releasing the slot of the restarted run failed; unblock the instance", "workflow_id", wf, "instance_id", inst, "error", err)
+	}
 	if _, err := o.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: inst, RunID: next.RunID}); err != nil {
 		o.log.Warn("inline decision of a restart failed; the decision queue will retry", "workflow_id", wf, "instance_id", inst, "error", err)
 	}
@@ -132,4 +144,66 @@ func joinActions(as []model.WorkflowAction) string {
 		out[i] = string(a)
 	}
 	return strings.Join(out, ", ")
+}
+
+// unblock releases the slot a failed STRICT_SEQUENTIAL run keeps, and wakes
+// the oldest queued instance in the same transaction. The run stays FAILED.
+func (o *Orchestrator) unblock(ctx context.Context, rec *store.InstanceRecord, st *engine.Instance) (*InstanceView, error) {
+	if !slices.Contains(model.AllowedWorkflowActions(st.Status), model.WorkflowActionUnblock) {
+		return nil, &Error{Status: http.StatusConflict, Message: fmt.Sprintf(
+			"action UNBLOCK is not allowed on workflow instance in status %s (allowed: %s)",
+			st.Status, joinActions(model.AllowedWorkflowActions(st.Status)))}
+	}
+	err := o.releaseBlocked(ctx, st.WorkflowID, st.InstanceID, st.RunID)
+	if errors.Is(err, store.ErrNotHolding) {
+		return nil, &Error{Status: http.StatusConflict, Message: fmt.Sprintf(
+			"workflow %s instance %d run %d blocks nothing (only a failed STRICT_SEQUENTIAL run does)", st.WorkflowID, st.InstanceID, st.RunID)}
+	}
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return o.runView(ctx, rec, st.RunID)
+}
+
+// releaseBlocked releases a blocking run's slot and wakes the oldest queued
+// instance.
+func (o *Orchestrator) releaseBlocked(ctx context.Context, wf string, inst, run int64) error {
+	var wake *store.RunEvent
+	qi, qr, ok, err := o.store.OldestQueued(ctx, wf, inst)
+	if err != nil {
+		return err
+	}
+	if ok {
+		wake = &store.RunEvent{InstanceID: qi, RunID: qr, Event: store.Event{
+			ID: fmt.Sprintf("q-%013d", o.now().UnixMilli()), Body: mustJSON(engine.Continue{}),
+		}}
+	}
+	return o.store.ReleaseSlot(ctx, wf, inst, run, wake)
+}
+
+// unblockWorkflow releases every slot held by a failed run of the workflow.
+func (o *Orchestrator) unblockWorkflow(ctx context.Context, wf string) (int, error) {
+	holding, _, err := o.store.ActiveRuns(ctx, wf, 0)
+	if err != nil {
+		return 0, Internal(err)
+	}
+	n := 0
+	for _, r := range holding {
+		rec, err := o.instance(ctx, wf, r.InstanceID)
+		if err != nil {
+			return n, err
+		}
+		if rec.RunID != r.RunID || model.WorkflowStatus(rec.Status) != model.WorkflowFailed {
+			continue
+		}
+		err = o.releaseBlocked(ctx, wf, r.InstanceID, r.RunID)
+		if errors.Is(err, store.ErrNotHolding) {
+			continue
+		}
+		if err != nil {
+			return n, Internal(err)
+		}
+		n++
+	}
+	return n, nil
 }

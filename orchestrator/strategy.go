@@ -56,6 +56,17 @@ func (o *Orchestrator) slots(ctx context.Context, c *store.Commit, before, after
 		c.Admit, c.SlotLimit = true, rs.limit
 		c.SlotDelta++
 	}
+	if released && after.Status == model.WorkflowFailed {
+		if rs.rule == "" {
+			var err error
+			if rs, err = o.strategy(ctx, after.WorkflowID); err != nil {
+				return err
+			}
+		}
+		// A failed STRICT_SEQUENTIAL run keeps its slot: the workflow is
+		// blocked until the run is unblocked or restarted.
+		released = rs.rule != model.RunStrictSequential
+	}
 	if released {
 		c.SlotDelta--
 		inst, run, ok, err := o.store.OldestQueued(ctx, after.WorkflowID, after.InstanceID)
@@ -162,14 +173,18 @@ func (o *Orchestrator) withoutStart(ctx context.Context, g *engine.Graph, rec *s
 
 // ActOnWorkflow stops or kills every run of a workflow that holds a slot or
 // waits for one, by putting the action into each run's inbox; the runs
-// apply it asynchronously (as Maestro's workflow-wide actions do).
+// apply it asynchronously (as Maestro's workflow-wide actions do). UNBLOCK
+// releases the slots that failed STRICT_SEQUENTIAL runs keep.
 func (o *Orchestrator) ActOnWorkflow(ctx context.Context, wf, action string) (int, error) {
 	a, ok := model.ParseWorkflowAction(action)
-	if !ok || (a != model.WorkflowActionStop && a != model.WorkflowActionKill) {
-		return 0, Invalid("bad action", fmt.Sprintf("action: %q is not a workflow action (stop, kill)", action))
+	if !ok || (a != model.WorkflowActionStop && a != model.WorkflowActionKill && a != model.WorkflowActionUnblock) {
+		return 0, Invalid("bad action", fmt.Sprintf("action: %q is not a workflow action (stop, kill, unblock)", action))
 	}
 	if _, err := o.head(ctx, wf); err != nil {
 		return 0, err
+	}
+	if a == model.WorkflowActionUnblock {
+		return o.unblockWorkflow(ctx, wf)
 	}
 	holding, queued, err := o.store.ActiveRuns(ctx, wf, 0)
 	if err != nil {

@@ -867,3 +867,38 @@ func (s *Store) ActiveRuns(ctx context.Context, wf string, except int64) (holdin
 		in.ExclusiveStartKey = res.LastEvaluatedKey
 	}
 }
+
+// ErrNotHolding is returned by ReleaseSlot when the run holds no slot.
+var ErrNotHolding = errors.New("store: run holds no slot")
+
+// ReleaseSlot gives back the run-strategy slot that a run which has ended
+// still holds (a failed STRICT_SEQUENTIAL run blocks its workflow that way)
+// and, in the same transaction, puts wake (when set) into another run's
+// inbox. It fails with ErrNotHolding when the run holds no slot.
+func (s *Store) ReleaseSlot(ctx context.Context, wf string, inst, run int64, wake *RunEvent) error {
+	holder := &types.AttributeValueMemberSS{Value: []string{fmt.Sprintf("%d#%d", inst, run)}}
+	items := []types.TransactWriteItem{{Update: &types.Update{
+		TableName:           aws.String(s.table),
+		Key:                 key(wfPK(wf), slotSK),
+		UpdateExpression:    aws.String("ADD running :d DELETE holders :h"),
+		ConditionExpression: aws.String("contains(holders, :one)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":d": num(-1), ":h": holder, ":one": str(holder.Value[0]),
+		},
+	}}}
+	if wake != nil {
+		item, err := s.eventItem(wf, wake.InstanceID, wake.RunID, wake.Event)
+		if err != nil {
+			return err
+		}
+		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}})
+	}
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if err != nil {
+		if reasons := cancelReasons(err); len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed" {
+			return fmt.Errorf("store: release slot of %s/%d/%d: %w", wf, inst, run, ErrNotHolding)
+		}
+		return fmt.Errorf("store: release slot of %s/%d/%d: %w", wf, inst, run, err)
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -155,4 +156,81 @@ func TestRunStrategies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// strictHTTP is a STRICT_SEQUENTIAL workflow with one Http step that fails
+// on a user error without retries.
+func strictHTTP(id, url string) []byte {
+	return []byte(fmt.Sprintf(`{"properties":{"owner":"rs","run_strategy":"strict_sequential"},"workflow":{"id":%q,"steps":[
+	  {"step":{"id":"call","type":"Http","retry_policy":{"error_retry_limit":0,"platform_retry_limit":0},
+	    "params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":%q},"method":{"type":"STRING","value":"GET"}}}}}}]}}`, id, url))
+}
+
+func TestStrictSequentialBlocksAfterFailure(t *testing.T) {
+	s := startSystem(t, stack.Options{})
+	blocked := func(wf string, id int64) {
+		t.Helper()
+		time.Sleep(time.Second) // time enough for a wrongly admitted run to start
+		if v := s.instance(wf, id); v.Status != "CREATED" {
+			t.Fatalf("instance %d is %s, want CREATED (blocked behind the failed run)", id, v.Status)
+		}
+	}
+
+	t.Run("unblock lets the queue go on", func(t *testing.T) {
+		srv := httptest.NewServer(&flaky{failures: 1})
+		defer srv.Close()
+		wf := s.push(strictHTTP("rs-strict", srv.URL))
+		first := s.start(wf, "").WorkflowInstanceID
+		if v := s.wait(wf, first, 30*time.Second); v.Status != "FAILED" {
+			t.Fatalf("first run %s, want FAILED", v.Status)
+		}
+		second, third := s.start(wf, "").WorkflowInstanceID, s.start(wf, "").WorkflowInstanceID
+		blocked(wf, second)
+		var e map[string]any
+		if code := s.do("PUT", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/unblock", wf, second), nil, &e); code != 409 {
+			t.Fatalf("unblock of a queued instance: HTTP %d %v, want 409", code, e)
+		}
+		var v struct {
+			Status string `json:"status"`
+		}
+		if code := s.do("PUT", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/unblock", wf, first), nil, &v); code != 200 || v.Status != "FAILED" {
+			t.Fatalf("unblock: HTTP %d status %s", code, v.Status)
+		}
+		for _, id := range []int64{second, third} {
+			if got := s.wait(wf, id, 30*time.Second); got.Status != "SUCCEEDED" {
+				t.Fatalf("instance %d %s after unblock", id, got.Status)
+			}
+		}
+		if code := s.do("PUT", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/unblock", wf, first), nil, &e); code != 409 {
+			t.Fatalf("second unblock: HTTP %d %v, want 409", code, e)
+		}
+	})
+
+	t.Run("a restart of the failed run takes its slot", func(t *testing.T) {
+		srv := httptest.NewServer(&flaky{failures: 1})
+		defer srv.Close()
+		wf := s.push(strictHTTP("rs-strict-restart", srv.URL))
+		first := s.start(wf, "").WorkflowInstanceID
+		if v := s.wait(wf, first, 30*time.Second); v.Status != "FAILED" {
+			t.Fatalf("first run %s, want FAILED", v.Status)
+		}
+		second := s.start(wf, "").WorkflowInstanceID
+		blocked(wf, second)
+		var v struct {
+			RunID int64 `json:"workflow_run_id"`
+		}
+		if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, first), []byte(`{}`), &v); code != 200 || v.RunID != 2 {
+			t.Fatalf("restart: HTTP %d run %d", code, v.RunID)
+		}
+		if got := s.wait(wf, first, 30*time.Second); got.Status != "SUCCEEDED" || got.WorkflowRunID != 2 {
+			t.Fatalf("restarted run %d %s", got.WorkflowRunID, got.Status)
+		}
+		if got := s.wait(wf, second, 30*time.Second); got.Status != "SUCCEEDED" {
+			t.Fatalf("queued instance %s after the restart succeeded", got.Status)
+		}
+		a, b := s.instance(wf, first), s.instance(wf, second)
+		if b.StartTime < a.EndTime {
+			t.Errorf("the queued instance started at %d before the restarted run ended at %d", b.StartTime, a.EndTime)
+		}
+	})
 }

@@ -268,9 +268,9 @@ func (s *server) actOnInstance(w http.ResponseWriter, r *http.Request) error {
 	}
 	action := r.PathValue("action")
 	switch action {
-	case "stop", "kill":
+	case "stop", "kill", "unblock":
 	default:
-		return orchestrator.Invalid("bad action", fmt.Sprintf("action: %q is not an instance action (stop, kill)", action))
+		return orchestrator.Invalid("bad action", fmt.Sprintf("action: %q is not an instance action (stop, kill, unblock)", action))
 	}
 	view, err := s.svc.ActOnInstance(r.Context(), r.PathValue("id"), instanceID, runID, action)
 	return answer(w, view, err, "ActOnInstance")
@@ -358,9 +358,9 @@ func (s *server) stepActionMap(w http.ResponseWriter, r *http.Request) error {
 func (s *server) actOnWorkflow(w http.ResponseWriter, r *http.Request) error {
 	action := r.PathValue("action")
 	switch action {
-	case "stop", "kill":
+	case "stop", "kill", "unblock":
 	default:
-		return orchestrator.Invalid("bad action", fmt.Sprintf("action: %q is not a workflow action (stop, kill)", action))
+		return orchestrator.Invalid("bad action", fmt.Sprintf("action: %q is not a workflow action (stop, kill, unblock)", action))
 	}
 	n, err := s.svc.ActOnWorkflow(r.Context(), r.PathValue("id"), action)
 	if err != nil {
