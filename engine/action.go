@@ -49,7 +49,9 @@ type ActionError struct {
 	StepID  string
 	Status  string
 	Allowed []string
-	err     error
+	// Reason, when set, says why an action the table allows cannot apply.
+	Reason string
+	err    error
 }
 
 func (e *ActionError) Error() string {
@@ -59,6 +61,9 @@ func (e *ActionError) Error() string {
 	}
 	if errors.Is(e.err, ErrActionNotSupported) {
 		return fmt.Sprintf("action %s on %s (status %s) is not supported by this runtime yet", e.Action, target, e.Status)
+	}
+	if e.Reason != "" {
+		return fmt.Sprintf("action %s is not allowed on %s in status %s: %s", e.Action, target, e.Status, e.Reason)
 	}
 	allowed := "none"
 	if len(e.Allowed) > 0 {
@@ -73,7 +78,7 @@ func (e *ActionError) Unwrap() error { return e.err }
 // Actions this runtime carries out.
 var (
 	supportedWorkflowActions = []model.WorkflowAction{model.WorkflowActionStop, model.WorkflowActionKill}
-	supportedStepActions     = []model.StepAction{model.StepActionStop, model.StepActionKill, model.StepActionSkip, model.StepActionResume}
+	supportedStepActions     = []model.StepAction{model.StepActionStop, model.StepActionKill, model.StepActionSkip, model.StepActionResume, model.StepActionRestart}
 )
 
 // CheckAction reports whether action may be applied to the run (stepID
@@ -111,9 +116,15 @@ func CheckAction(st *Instance, stepID, action string) error {
 	if !slices.Contains(allowed, a) {
 		return &ActionError{Action: string(a), StepID: stepID, Status: string(status), Allowed: names(allowed), err: ErrActionNotAllowed}
 	}
-	// On a step that already ended, Maestro restarts it first; without
-	// step restart that is not supported yet.
-	if !slices.Contains(supportedStepActions, a) || st.Status != model.WorkflowInProgress || s.settled() {
+	// RESTART applies to a step that has ended, in a run in progress (the
+	// restart of an ended run is a new run: see RestartFromStep). The other
+	// actions apply to a step in flight; on a step that already ended,
+	// Maestro restarts it first, which this runtime does not do.
+	inFlight := st.Status == model.WorkflowInProgress && !s.settled()
+	if a == model.StepActionRestart {
+		inFlight = st.Status == model.WorkflowInProgress && s.settled()
+	}
+	if !slices.Contains(supportedStepActions, a) || !inFlight {
 		return &ActionError{Action: string(a), StepID: stepID, Status: string(status), err: ErrActionNotSupported}
 	}
 	return nil
@@ -145,6 +156,9 @@ func (d *decider) act(e Action) error {
 	}
 	i := d.g.index[e.StepID]
 	s := &d.st.Steps[i]
+	if model.StepAction(strings.ToUpper(e.Action)) == model.StepActionRestart {
+		return d.restartStep(i)
+	}
 	d.startCounting()
 	s.RetryAt = 0
 	switch model.StepAction(strings.ToUpper(e.Action)) {

@@ -46,6 +46,9 @@ func TestEveryStepStatusActionPair(t *testing.T) {
 			err := CheckAction(st, "a", string(action))
 			tableAllows := slices.Contains(model.AllowedStepActions(status), action)
 			supported := slices.Contains(supportedStepActions, action) && !st.Step("a").settled()
+			if action == model.StepActionRestart {
+				supported = st.Step("a").settled()
+			}
 			switch {
 			case !tableAllows:
 				require.ErrorIs(t, err, ErrActionNotAllowed, "%s on %s", action, status)
@@ -59,6 +62,12 @@ func TestEveryStepStatusActionPair(t *testing.T) {
 				require.NoError(t, err, "%s on %s", action, status)
 				d, err := Decide(ctx, g, st, Action{StepID: "a", Action: string(action)}, t0)
 				require.NoError(t, err)
+				if action == model.StepActionRestart {
+					// RESTART leads to CREATED: a new attempt, which runs.
+					assert.Equal(t, model.StepRunning, d.State.Step("a").Status, "%s on %s", action, status)
+					assert.Equal(t, int64(2), d.State.Step("a").Attempt, "%s on %s", action, status)
+					continue
+				}
 				if action == model.StepActionResume {
 					// RESUME leads to WAITING_FOR_SIGNALS; a step without
 					// signal dependencies goes straight on and runs.

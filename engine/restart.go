@@ -61,3 +61,97 @@ func RestartState(prev *Instance, policy string, now time.Time) (*Instance, erro
 	}
 	return next, nil
 }
+
+// RunPolicyRestartFromSpecific is the RUN_POLICY of a run that restarts
+// from one step.
+const RunPolicyRestartFromSpecific = "RESTART_FROM_SPECIFIC"
+
+// RestartFromStep returns the first state of the run that restarts prev, a
+// run that has ended, from step stepID: that step and every step downstream
+// of it start afresh even if they finished; the rest is restarted from
+// incomplete (finished steps carried over, the others afresh).
+func RestartFromStep(g *Graph, prev *Instance, stepID string, now time.Time) (*Instance, error) {
+	i, ok := g.index[stepID]
+	if !ok {
+		return nil, fmt.Errorf("restart: unknown step %q", stepID)
+	}
+	next, err := RestartState(prev, RestartFromIncomplete, now)
+	if err != nil {
+		return nil, err
+	}
+	next.RunPolicy = RunPolicyRestartFromSpecific
+	if len(next.Steps) != len(g.nodes) {
+		return nil, fmt.Errorf("restart: run %d has %d steps, the definition %d", prev.RunID, len(next.Steps), len(g.nodes))
+	}
+	for _, j := range g.downstream(i) {
+		next.Steps[j] = StepState{StepID: next.Steps[j].StepID, Status: model.StepNotCreated}
+	}
+	return next, nil
+}
+
+// downstream returns step i and every step reachable from it, in
+// breadth-first order.
+func (g *Graph) downstream(i int) []int {
+	seen := map[int]bool{i: true}
+	out := []int{i}
+	for head := 0; head < len(out); head++ {
+		for _, k := range g.nodes[out[head]].succs {
+			if j := g.edges[k].to; !seen[j] {
+				seen[j] = true
+				out = append(out, j)
+			}
+		}
+	}
+	return out
+}
+
+// CheckStepRestart reports whether step stepID of a run in progress can be
+// restarted: it has ended for good, and no step downstream of it is in
+// flight (those would run twice).
+func CheckStepRestart(g *Graph, st *Instance, stepID string) error {
+	i, ok := g.index[stepID]
+	if !ok {
+		return fmt.Errorf("unknown step %q", stepID)
+	}
+	if len(st.Steps) != len(g.nodes) {
+		return fmt.Errorf("state has %d steps, the definition %d", len(st.Steps), len(g.nodes))
+	}
+	for _, j := range g.downstream(i)[1:] {
+		s := &st.Steps[j]
+		if s.Status != model.StepNotCreated && s.Status != "" && !s.settled() {
+			return &ActionError{Action: string(model.StepActionRestart), StepID: stepID, Status: string(st.Steps[i].Status),
+				Reason: fmt.Sprintf("step %q downstream of it is %s", s.StepID, s.Status), err: ErrActionNotAllowed}
+		}
+	}
+	return nil
+}
+
+// restartStep applies a RESTART action to a step of a run in progress: the
+// step starts a new attempt, and the steps downstream of it that have ended
+// are reset to run again (each with a new attempt id if it ran).
+func (d *decider) restartStep(i int) error {
+	if err := CheckStepRestart(d.g, d.st, d.st.Steps[i].StepID); err != nil {
+		return nil // the run moved on since the API checked: nothing to do
+	}
+	down := d.g.downstream(i)
+	for _, j := range down {
+		s := &d.st.Steps[j]
+		if s.Status == model.StepNotCreated || s.Status == "" {
+			continue
+		}
+		attempt := s.Attempt
+		if j == i || !neverRan(s) {
+			attempt++
+		}
+		*s = StepState{StepID: s.StepID, Status: model.StepNotCreated, Attempt: attempt}
+	}
+	d.startCounting()
+	d.start(i)
+	return d.advance()
+}
+
+// neverRan reports whether a step ended without being started (it has no
+// attempt record of its own).
+func neverRan(s *StepState) bool {
+	return s.StartTime == 0 && s.CreateTime == 0
+}

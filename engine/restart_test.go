@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -64,4 +65,95 @@ func TestRestartFromIncompleteKeepsFinishedSteps(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, model.StepSucceeded, d3.State.Step("first").Status)
 	assert.Zero(t, d3.State.Step("first").FromRun)
+}
+
+func TestRestartStepInRunningRun(t *testing.T) {
+	ctx := context.Background()
+	// a (Http) -> b (NoOp); nap (Sleep) keeps the run going.
+	wf := &model.Workflow{ID: "rs", Steps: []model.Step{
+		{Kind: model.KindStep, ID: "a", Type: model.StepHTTP, RetryPolicy: noRetries(),
+			Transition: model.Transition{Successors: []model.Successor{{StepID: "b"}}}},
+		{Kind: model.KindStep, ID: "b", Type: model.StepNoOp},
+		{Kind: model.KindStep, ID: "nap", Type: model.StepSleep, Params: params("sleep_seconds", literal(model.TypeLong, int64(60)))},
+	}}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	d, err = Decide(ctx, g, d.State, StepFinished{StepID: "a", Attempt: 1, Outcome: OutcomeFatalError}, t0)
+	require.NoError(t, err)
+	require.Equal(t, model.StepFatallyFailed, d.State.Step("a").Status)
+	require.Equal(t, model.StepUnsatisfied, d.State.Step("b").Status)
+	require.Equal(t, model.WorkflowInProgress, d.State.Status)
+
+	// A step in flight cannot be restarted; RESTART on the ended one can.
+	assert.ErrorIs(t, CheckAction(d.State, "nap", "RESTART"), ErrActionNotAllowed)
+	require.NoError(t, CheckAction(d.State, "a", "RESTART"))
+	require.NoError(t, CheckStepRestart(g, d.State, "a"))
+	d, err = Decide(ctx, g, d.State, Action{StepID: "a", Action: "RESTART"}, t0.Add(time.Second))
+	require.NoError(t, err)
+	a := d.State.Step("a")
+	assert.Equal(t, model.StepRunning, a.Status)
+	assert.Equal(t, int64(2), a.Attempt, "a restart is a new attempt")
+	assert.Equal(t, model.StepNotCreated, d.State.Step("b").Status, "downstream waits for the new attempt")
+	rs := stepCommands(d.Commands)[0].(RunStep)
+	assert.Equal(t, int64(2), rs.Attempt)
+
+	d, err = Decide(ctx, g, d.State, StepFinished{StepID: "a", Attempt: 2, Outcome: OutcomeSucceeded}, t0.Add(2*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, model.StepSucceeded, d.State.Step("b").Status)
+	d, err = Decide(ctx, g, d.State, TimerFired{StepID: "nap", Attempt: 1, Purpose: PurposeSleep}, t0.Add(time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, model.WorkflowSucceeded, d.State.Status)
+}
+
+func TestCheckStepRestartRefusesWhenDownstreamRuns(t *testing.T) {
+	ctx := context.Background()
+	g, err := Compile(chain(2, model.StepHTTP), newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	d, err = Decide(ctx, g, d.State, StepFinished{StepID: "job.1", Attempt: 1, Outcome: OutcomeSucceeded}, t0)
+	require.NoError(t, err)
+	require.Equal(t, model.StepRunning, d.State.Step("job.2").Status)
+	err = CheckStepRestart(g, d.State, "job.1")
+	require.ErrorIs(t, err, ErrActionNotAllowed)
+	assert.Contains(t, err.Error(), `"job.2" downstream of it is RUNNING`)
+	// Applied anyway (a race), it changes nothing.
+	d2, err := Decide(ctx, g, d.State, Action{StepID: "job.1", Action: "RESTART"}, t0)
+	require.NoError(t, err)
+	assert.Empty(t, d2.Transitions)
+}
+
+func TestRestartFromStep(t *testing.T) {
+	ctx := context.Background()
+	g, err := Compile(chain(3, model.StepHTTP), newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	for i, out := range []Outcome{OutcomeSucceeded, OutcomeSucceeded, OutcomeFatalError} {
+		d, err = Decide(ctx, g, d.State, StepFinished{StepID: fmt.Sprintf("job.%d", i+1), Attempt: 1, Outcome: out}, t0)
+		require.NoError(t, err)
+	}
+	require.Equal(t, model.WorkflowFailed, d.State.Status)
+
+	next, err := RestartFromStep(g, d.State, "job.2", t0.Add(time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, RunPolicyRestartFromSpecific, next.RunPolicy)
+	assert.Equal(t, int64(2), next.RunID)
+	assert.Equal(t, model.StepSucceeded, next.Step("job.1").Status)
+	assert.Equal(t, int64(1), next.Step("job.1").FromRun)
+	assert.Equal(t, model.StepNotCreated, next.Step("job.2").Status, "the step itself runs again although it succeeded")
+	assert.Equal(t, model.StepNotCreated, next.Step("job.3").Status)
+
+	d, err = Decide(ctx, g, next, StartRun{}, t0.Add(time.Minute))
+	require.NoError(t, err)
+	cmds := stepCommands(d.Commands)
+	require.Len(t, cmds, 1)
+	assert.Equal(t, "job.2", cmds[0].(RunStep).StepID)
+
+	_, err = RestartFromStep(g, d.State, "job.2", t0)
+	assert.Error(t, err, "a run in progress is not restarted into a new run")
+	_, err = RestartFromStep(g, next, "nope", t0)
+	assert.Error(t, err)
 }

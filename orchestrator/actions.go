@@ -108,8 +108,16 @@ func (o *Orchestrator) RestartInstance(ctx context.Context, wf string, inst int6
 	if problems := engine.CheckRunParamModes(def.Workflow.Params, runParams, true); len(problems) > 0 {
 		return nil, Invalid("restart params override params their mode protects", problems...)
 	}
+	return o.startNextRun(ctx, rec, &st, next, runParams)
+}
+
+// startNextRun writes run next (the restart of st, the instance's latest
+// run, which has ended) with its start event, takes over the slot st may
+// still hold, and decides it inline.
+func (o *Orchestrator) startNextRun(ctx context.Context, rec *store.InstanceRecord, st, next *engine.Instance, runParams model.Params) (*InstanceView, error) {
+	wf, inst := st.WorkflowID, st.InstanceID
 	startEv := mustJSON(engine.StartRun{RunParams: runParams, Initiator: st.Initiator})
-	err = o.store.CreateRun(ctx, store.NewRun{
+	err := o.store.CreateRun(ctx, store.NewRun{
 		WorkflowID: wf, InstanceID: inst, PrevRun: st.RunID, Status: string(next.Status),
 		State: mustJSON(next), FirstEvent: store.Event{ID: startEventID, Body: startEv}, Now: o.now(),
 	})
@@ -206,4 +214,66 @@ func (o *Orchestrator) unblockWorkflow(ctx context.Context, wf string) (int, err
 		n++
 	}
 	return n, nil
+}
+
+// RestartStep restarts a step that has ended: in a run in progress the step
+// starts a new attempt and the steps downstream of it run again; in a run
+// that has ended, a new run (RESTART_FROM_SPECIFIC) runs the step and its
+// downstream again and restarts the rest from incomplete.
+func (o *Orchestrator) RestartStep(ctx context.Context, wf string, inst int64, step string, req StepRestartRequest) (*InstanceView, error) {
+	if p := strings.ToUpper(req.RestartPolicy); p != "" && p != engine.RestartFromIncomplete {
+		return nil, Invalid("bad restart request", fmt.Sprintf("restart_policy: a step restart supports %s only; restart the instance to run everything again", engine.RestartFromIncomplete))
+	}
+	if m := strings.ToUpper(req.UpstreamRestartMode); m != "" && m != "RESTART_FROM_STEP" {
+		return nil, Invalid("bad restart request", "upstream_restart_mode: only RESTART_FROM_STEP is supported (foreach and while roots are not run by this runtime yet)")
+	}
+	rec, err := o.instance(ctx, wf, inst)
+	if err != nil {
+		return nil, err
+	}
+	rr, _, err := o.store.LoadRun(ctx, wf, inst, rec.RunID)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	var st engine.Instance
+	if err := json.Unmarshal(rr.State, &st); err != nil {
+		return nil, Internal(fmt.Errorf("decode state: %w", err))
+	}
+	g, _, err := o.graph(ctx, wf, st.WorkflowVersion)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	if g.Step(step) == nil {
+		return nil, NotFound("workflow %s instance %d has no step %s", wf, inst, step)
+	}
+	if st.Status.IsTerminal() {
+		ss := st.Step(step)
+		status := model.StepNotCreated
+		if ss != nil && ss.Status != "" {
+			status = ss.Status
+		}
+		if !slices.Contains(model.AllowedStepActions(status), model.StepActionRestart) {
+			return nil, &Error{Status: http.StatusConflict, Message: (&engine.ActionError{
+				Action: string(model.StepActionRestart), StepID: step, Status: string(status),
+				Allowed: actionNames(model.AllowedStepActions(status)),
+			}).Error()}
+		}
+		next, err := engine.RestartFromStep(g, &st, step, o.now())
+		if err != nil {
+			return nil, Internal(err)
+		}
+		return o.startNextRun(ctx, rec, &st, next, model.Params{})
+	}
+	if err := engine.CheckStepRestart(g, &st, step); err != nil {
+		return nil, &Error{Status: http.StatusConflict, Message: err.Error()}
+	}
+	return o.act(ctx, wf, inst, st.RunID, step, string(model.StepActionRestart))
+}
+
+func actionNames(as []model.StepAction) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = string(a)
+	}
+	return out
 }

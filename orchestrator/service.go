@@ -58,6 +58,9 @@ type Service interface {
 	ActOnWorkflow(ctx context.Context, workflowID, action string) (int, error)
 	// RestartInstance starts a new run of an ended instance.
 	RestartInstance(ctx context.Context, workflowID string, instanceID int64, req RestartRequest) (*InstanceView, error)
+	// RestartStep restarts a step that has ended, and everything downstream
+	// of it: a new attempt in a run in progress, a new run otherwise.
+	RestartStep(ctx context.Context, workflowID string, instanceID int64, stepID string, req StepRestartRequest) (*InstanceView, error)
 	// ListInstances pages through a workflow's instances, newest first.
 	ListInstances(ctx context.Context, workflowID string, cursor string, limit int) (*InstanceList, error)
 	// Health reports readiness and the resources in use.
@@ -101,6 +104,18 @@ type RestartRequest struct {
 	RunParams     map[string]json.RawMessage `json:"run_params,omitempty"`
 	RequestID     string                     `json:"request_id,omitempty"`
 	RequestTime   int64                      `json:"request_time,omitempty"`
+}
+
+// StepRestartRequest is Maestro's StepInstanceRestartRequest, as far as
+// this runtime carries it out.
+type StepRestartRequest struct {
+	// RestartPolicy is RESTART_FROM_INCOMPLETE (the default): the steps not
+	// downstream of the restarted one are restarted from incomplete.
+	RestartPolicy string `json:"restart_policy,omitempty"`
+	// UpstreamRestartMode is RESTART_FROM_STEP (the default).
+	UpstreamRestartMode string `json:"upstream_restart_mode,omitempty"`
+	RequestID           string `json:"request_id,omitempty"`
+	RequestTime         int64  `json:"request_time,omitempty"`
 }
 
 // StartResponse is Maestro's RunResponse for a start.

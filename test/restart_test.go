@@ -70,3 +70,84 @@ func TestRestartFromIncomplete(t *testing.T) {
 		t.Errorf("bad policy: HTTP %d %v", code, body)
 	}
 }
+
+func TestStepRestart(t *testing.T) {
+	s := startSystem(t, stack.Options{})
+	noRetry := `{"error_retry_limit": 0, "platform_retry_limit": 0}`
+	httpStep := func(id, url, succ string) string {
+		return fmt.Sprintf(`{"step":{"id":%q,"type":"Http","retry_policy":%s,"params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":%q}}}},
+	    "transition":{"successors":{%s}}}}`, id, noRetry, url, succ)
+	}
+
+	t.Run("in a running run: a new attempt, then downstream", func(t *testing.T) {
+		flakySrv := &flaky{failures: 1}
+		srv := httptest.NewServer(flakySrv)
+		defer srv.Close()
+		wf := s.push([]byte(fmt.Sprintf(`{"properties":{"owner":"restart","run_strategy":"parallel"},"workflow":{"id":"step-restart-live","steps":[
+		  %s, {"step":{"id":"after","type":"NoOp"}},
+		  {"step":{"id":"nap","type":"Sleep","params":{"sleep_seconds":{"value":4,"type":"LONG"}}}}]}}`, httpStep("call", srv.URL, `"after":"true"`))))
+		r := s.start(wf, "")
+		deadline := time.Now().Add(20 * time.Second)
+		for s.instance(wf, r.WorkflowInstanceID).StepStatuses["call"] != "FATALLY_FAILED" {
+			if time.Now().After(deadline) {
+				t.Fatalf("call never failed: %v", s.instance(wf, r.WorkflowInstanceID).StepStatuses)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		var e map[string]any
+		path := fmt.Sprintf("/api/v3/workflows/%s/instances/%d/steps/%%s/actions/restart", wf, r.WorkflowInstanceID)
+		if code := s.do("POST", fmt.Sprintf(path, "nap"), nil, &e); code != http.StatusConflict {
+			t.Fatalf("restart of a running step: HTTP %d %v, want 409", code, e)
+		}
+		if code := s.do("POST", fmt.Sprintf(path, "nope"), nil, &e); code != http.StatusNotFound {
+			t.Fatalf("restart of an unknown step: HTTP %d %v, want 404", code, e)
+		}
+		var v orchestrator.InstanceView
+		if code := s.do("POST", fmt.Sprintf(path, "call"), nil, &v); code != http.StatusOK || v.WorkflowRunID != 1 {
+			t.Fatalf("restart: HTTP %d run %d", code, v.WorkflowRunID)
+		}
+		v = s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+		if v.Status != "SUCCEEDED" || v.StepStatuses["after"] != "SUCCEEDED" {
+			t.Fatalf("after the step restart: %s %v", v.Status, v.StepStatuses)
+		}
+		if st := s.steps(wf, r.WorkflowInstanceID)["call"]; st.StepAttemptID != 2 || st.WorkflowRunID != 1 {
+			t.Errorf("call: attempt %d of run %d, want attempt 2 of run 1", st.StepAttemptID, st.WorkflowRunID)
+		}
+		if n := flakySrv.calls.Load(); n != 2 {
+			t.Errorf("call made %d requests, want 2", n)
+		}
+	})
+
+	t.Run("in an ended run: a new run from that step", func(t *testing.T) {
+		first, second := &flaky{}, &flaky{failures: 1}
+		a, b := httptest.NewServer(first), httptest.NewServer(second)
+		defer a.Close()
+		defer b.Close()
+		wf := s.push([]byte(fmt.Sprintf(`{"properties":{"owner":"restart"},"workflow":{"id":"step-restart-ended","steps":[
+		  %s, %s, {"step":{"id":"last","type":"NoOp"}}]}}`, httpStep("first", a.URL, `"second":"true"`), httpStep("second", b.URL, `"last":"true"`))))
+		r := s.start(wf, "")
+		if v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "FAILED" {
+			t.Fatalf("run 1: %s %v", v.Status, v.StepStatuses)
+		}
+		var v orchestrator.InstanceView
+		path := fmt.Sprintf("/api/v3/workflows/%s/instances/%d/steps/second/actions/restart", wf, r.WorkflowInstanceID)
+		if code := s.do("POST", path, []byte(`{"restart_policy":"RESTART_FROM_INCOMPLETE"}`), &v); code != http.StatusOK || v.WorkflowRunID != 2 {
+			t.Fatalf("restart: HTTP %d run %d", code, v.WorkflowRunID)
+		}
+		v = s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+		if v.Status != "SUCCEEDED" || v.WorkflowRunID != 2 {
+			t.Fatalf("run 2: %s (run %d) %v", v.Status, v.WorkflowRunID, v.StepStatuses)
+		}
+		if n := first.calls.Load(); n != 1 {
+			t.Errorf("the upstream step was called %d times, want 1", n)
+		}
+		// A step of a run that succeeded can be restarted too: it runs
+		// again with everything downstream of it.
+		if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/steps/first/actions/restart", wf, r.WorkflowInstanceID), nil, &v); code != http.StatusOK || v.WorkflowRunID != 3 {
+			t.Fatalf("restart of a succeeded step: HTTP %d run %d", code, v.WorkflowRunID)
+		}
+		if v = s.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" || first.calls.Load() != 2 || second.calls.Load() != 3 {
+			t.Fatalf("run 3: %s, calls %d/%d, want SUCCEEDED 2/3", v.Status, first.calls.Load(), second.calls.Load())
+		}
+	})
+}

@@ -281,3 +281,10 @@ func (f *fakeService) DeleteTagPermit(_ context.Context, tag string) (*orchestra
 	}
 	return &orchestrator.TagPermit{Tag: tag, MaxAllowed: 2}, nil
 }
+
+func (f *fakeService) RestartStep(_ context.Context, workflowID string, instanceID int64, stepID string, req orchestrator.StepRestartRequest) (*orchestrator.InstanceView, error) {
+	if nilResult, err := f.record("RestartStep", workflowID, instanceID, stepID, req); err != nil || nilResult {
+		return nil, err
+	}
+	return cannedInstance(workflowID, instanceID, 2), nil
+}

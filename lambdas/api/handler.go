@@ -125,6 +125,7 @@ func (s *server) register(mux *http.ServeMux) {
 	route("POST "+workflowsPath+"/{id}/instances/{instanceId}/actions/restart", s.restartInstance)
 	route("PUT "+workflowsPath+"/{id}/instances/{instanceId}/runs/{runId}/actions/{action}", s.actOnInstance)
 	route("PUT "+workflowsPath+"/{id}/instances/{instanceId}/steps/{stepId}/actions/{action}", s.actOnStep)
+	route("POST "+workflowsPath+"/{id}/instances/{instanceId}/steps/{stepId}/actions/restart", s.restartStep)
 	s.registerGates(route)
 }
 

@@ -133,6 +133,17 @@ func TestRoutes(t *testing.T) {
 		{name: "resume attempt bad attempt", method: "PUT", target: wf + "/steps/breakpoints/w/instances/7/runs/1/steps/job1/attempts/0/actions/resume",
 			wantStatus: 400, wantError: "attempt: must be a positive integer"},
 
+		// step restart
+		{name: "step restart", method: "POST", target: wf + "/sample-wf/instances/7/steps/job1/actions/restart", body: `{"upstream_restart_mode":"RESTART_FROM_STEP"}`,
+			wantStatus: 200, wantCall: &call{"RestartStep", []any{"sample-wf", int64(7), "job1", orchestrator.StepRestartRequest{UpstreamRestartMode: "RESTART_FROM_STEP"}}},
+			wantBody: instJSON(7, 2)},
+		{name: "step restart empty body", method: "POST", target: wf + "/sample-wf/instances/7/steps/job1/actions/restart",
+			wantStatus: 200, wantCall: &call{"RestartStep", []any{"sample-wf", int64(7), "job1", orchestrator.StepRestartRequest{}}}},
+		{name: "step restart with step_run_params", method: "POST", target: wf + "/sample-wf/instances/7/steps/job1/actions/restart",
+			body: `{"step_run_params":{}}`, wantStatus: 400, wantError: "step_run_params: not supported"},
+		{name: "step restart unknown field", method: "POST", target: wf + "/sample-wf/instances/7/steps/job1/actions/restart",
+			body: `{"policy":"x"}`, wantStatus: 400, wantError: "policy: unknown field"},
+
 		// tag permits
 		{name: "tag permit put", method: "POST", target: "/api/v3/tag-permits", body: `{"tag":"db","max_allowed":2}`, wantStatus: 200,
 			wantCall: &call{"PutTagPermit", []any{"db", int64(2)}}, wantBody: `{"tag":"db","max_allowed":2,"held":0,"waiting":0}`},

@@ -69,3 +69,61 @@ func (s *server) restartInstance(w http.ResponseWriter, r *http.Request) error {
 	view, err := s.svc.RestartInstance(r.Context(), r.PathValue("id"), instanceID, req)
 	return answer(w, view, err, "RestartInstance")
 }
+
+// parseStepRestartRequest checks a StepInstanceRestartRequest body strictly;
+// an empty body restarts from the step.
+func parseStepRestartRequest(body []byte) (orchestrator.StepRestartRequest, error) {
+	var req orchestrator.StepRestartRequest
+	if len(bytes.TrimSpace(body)) == 0 {
+		return req, nil
+	}
+	fields, err := decodeObject(body)
+	if err != nil {
+		return req, orchestrator.Invalid("invalid step restart request", "request body: "+err.Error())
+	}
+	var errs []string
+	str := func(f rawField, dst *string) {
+		if err := json.Unmarshal(f.value, dst); err != nil {
+			errs = append(errs, f.name+": must be a string")
+		}
+	}
+	for _, f := range fields {
+		if isNull(f.value) {
+			continue
+		}
+		switch f.name {
+		case "restart_policy":
+			str(f, &req.RestartPolicy)
+		case "upstream_restart_mode":
+			str(f, &req.UpstreamRestartMode)
+		case "request_time", "request_id":
+			errs = append(errs, parseRunField(f, &req.RequestID, &req.RequestTime, nil)...)
+		case "step_run_params":
+			errs = append(errs, "step_run_params: not supported by this runtime yet (the step runs with its definition's params)")
+		default:
+			errs = append(errs, fieldName(f.name)+": unknown field")
+		}
+	}
+	if len(errs) > 0 {
+		return orchestrator.StepRestartRequest{}, orchestrator.Invalid("invalid step restart request", errs...)
+	}
+	return req, nil
+}
+
+// restartStep serves POST .../instances/{instanceId}/steps/{stepId}/actions/restart.
+func (s *server) restartStep(w http.ResponseWriter, r *http.Request) error {
+	instanceID, err := positiveInt(r, "instanceId")
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	req, err := parseStepRestartRequest(body)
+	if err != nil {
+		return err
+	}
+	view, err := s.svc.RestartStep(r.Context(), r.PathValue("id"), instanceID, r.PathValue("stepId"), req)
+	return answer(w, view, err, "RestartStep")
+}
