@@ -66,6 +66,10 @@ func Decide(ctx context.Context, g *Graph, st *Instance, ev Event, now time.Time
 		err = d.timerFired(*e)
 	case Continue, *Continue:
 		err = d.resume()
+	case OutputData:
+		err = d.outputData(e)
+	case *OutputData:
+		err = d.outputData(*e)
 	case Action:
 		err = d.act(e)
 	case *Action:
@@ -223,6 +227,16 @@ func (d *decider) stepFinished(e StepFinished) error {
 	if err != nil {
 		d.endStep(i, model.StepFatallyFailed, fmt.Sprintf("invalid outputs: %v", err))
 		return d.advance()
+	}
+	if len(s.External) > 0 {
+		// Output data an external job reported overrides the worker's.
+		if outputs == nil {
+			outputs = Values{}
+		}
+		for k, v := range s.External {
+			outputs[k] = v
+		}
+		s.External = nil
 	}
 	if outputs != nil {
 		s.Outputs = outputs

@@ -80,6 +80,9 @@ type StepState struct {
 	// FromRun is set on a step carried over by a restart: the run whose
 	// attempt it is (its attempt items live under that run).
 	FromRun int64 `json:"from_run,omitempty"`
+	// External holds output params an external job reported for the
+	// running attempt (OutputData); they become outputs when it succeeds.
+	External Values `json:"external,omitempty"`
 	// Permits are the tag permits the attempt holds (from STARTING until it
 	// ends) or, in WAITING_FOR_PERMITS, the tags it waits on.
 	Permits []string `json:"permits,omitempty"`
@@ -118,6 +121,7 @@ func (in *Instance) Clone() *Instance {
 func (s StepState) clone() StepState {
 	s.Params = s.Params.Clone()
 	s.Outputs = s.Outputs.Clone()
+	s.External = s.External.Clone()
 	s.Permits = slices.Clone(s.Permits)
 	return s
 }

@@ -325,9 +325,20 @@ func (o *Orchestrator) ListInstances(ctx context.Context, wf, cursor string, lim
 
 // stepView is the stored body of a step attempt item.
 func stepView(st *engine.Instance, s *engine.StepState) *StepView {
+	outputs := s.Outputs
+	if len(s.External) > 0 {
+		// Output data of a running attempt shows at once.
+		outputs = s.Outputs.Clone()
+		if outputs == nil {
+			outputs = engine.Values{}
+		}
+		for k, v := range s.External {
+			outputs[k] = v
+		}
+	}
 	return &StepView{
 		WorkflowID: st.WorkflowID, WorkflowInstanceID: st.InstanceID, WorkflowRunID: st.RunID,
-		StepID: s.StepID, StepAttemptID: s.Attempt, Params: s.Params, Outputs: s.Outputs,
+		StepID: s.StepID, StepAttemptID: s.Attempt, Params: s.Params, Outputs: outputs,
 		RuntimeState: StepRuntimeView{
 			Status: string(s.Status), CreateTime: s.CreateTime, StartTime: s.StartTime, EndTime: s.EndTime,
 		},

@@ -58,6 +58,9 @@ type Service interface {
 	ActOnWorkflow(ctx context.Context, workflowID, action string) (int, error)
 	// RestartInstance starts a new run of an ended instance.
 	RestartInstance(ctx context.Context, workflowID string, instanceID int64, req RestartRequest) (*InstanceView, error)
+	// PutOutputData records an external job's output params for a running
+	// step attempt.
+	PutOutputData(ctx context.Context, od OutputData) (*OutputDataResult, error)
 	// RestartStep restarts a step that has ended, and everything downstream
 	// of it: a new attempt in a run in progress, a new run otherwise.
 	RestartStep(ctx context.Context, workflowID string, instanceID int64, stepID string, req StepRestartRequest) (*InstanceView, error)

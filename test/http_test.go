@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -126,4 +127,49 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 			t.Fatalf("instance %s, call attempt %d %s", v.Status, call.StepAttemptID, call.RuntimeState.Status)
 		}
 	})
+}
+
+func TestOutputData(t *testing.T) {
+	s := startSystem(t, stack.Options{})
+	// The external job reports its outputs through the API while the Http
+	// call that started it is still open, then answers.
+	var reported atomic.Int64
+	job := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := fmt.Sprintf(`{"workflow_id":"output-data","workflow_instance_id":%s,"step_id":"call","external_job_type":"test","external_job_id":"job-1",
+		  "params":{"answer":{"evaluated_result":42,"type":"LONG"},"table":{"value":"db.t1","type":"STRING"}}}`, r.URL.Query().Get("inst"))
+		req, _ := http.NewRequest("PUT", s.st.URL+"/api/v3/output-data", strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			reported.Store(int64(resp.StatusCode))
+			resp.Body.Close()
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"answer": 1, "rows": 10}`)
+	}))
+	defer job.Close()
+	wf := s.push([]byte(fmt.Sprintf(`{"properties":{"owner":"od"},"workflow":{"id":"output-data","steps":[
+	  {"step":{"id":"call","type":"Http","params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":"%s/?inst=${workflow_instance_id}"}}}},
+	    "transition":{"successors":{"after":"true"}}}},
+	  {"step":{"id":"after","type":"NoOp","params":{"got":{"type":"LONG","expression":"params.getFromStep(\"call\", \"answer\")"}}}}]}}`, job.URL)))
+	r := s.start(wf, "")
+	if v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" {
+		t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
+	}
+	if code := reported.Load(); code != 200 {
+		t.Fatalf("PUT /api/v3/output-data answered %d", code)
+	}
+	steps := s.steps(wf, r.WorkflowInstanceID)
+	call := steps["call"]
+	if fmt.Sprint(call.Outputs["answer"]) != "42" || fmt.Sprint(call.Outputs["table"]) != "db.t1" || fmt.Sprint(call.Outputs["rows"]) != "10" {
+		t.Fatalf("outputs %v: want answer 42 and table from the output data, rows from the response", call.Outputs)
+	}
+	if got := fmt.Sprint(steps["after"].Params["got"]); got != "42" {
+		t.Errorf("downstream saw call__answer = %s, want 42", got)
+	}
+	// Output data for an attempt that ended is refused.
+	var e map[string]any
+	late := fmt.Sprintf(`{"workflow_id":"output-data","workflow_instance_id":%d,"step_id":"call","params":{"x":{"value":1}}}`, r.WorkflowInstanceID)
+	if code := s.do("PUT", "/api/v3/output-data", []byte(late), &e); code != http.StatusConflict {
+		t.Fatalf("late output data: HTTP %d %v, want 409", code, e)
+	}
 }

@@ -288,3 +288,10 @@ func (f *fakeService) RestartStep(_ context.Context, workflowID string, instance
 	}
 	return cannedInstance(workflowID, instanceID, 2), nil
 }
+
+func (f *fakeService) PutOutputData(_ context.Context, od orchestrator.OutputData) (*orchestrator.OutputDataResult, error) {
+	if nilResult, err := f.record("PutOutputData", od); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.OutputDataResult{WorkflowID: od.WorkflowID, InstanceID: od.InstanceID, RunID: 1, StepID: od.StepID, Attempt: 1, Params: []string{"answer"}}, nil
+}

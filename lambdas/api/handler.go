@@ -126,6 +126,7 @@ func (s *server) register(mux *http.ServeMux) {
 	route("PUT "+workflowsPath+"/{id}/instances/{instanceId}/runs/{runId}/actions/{action}", s.actOnInstance)
 	route("PUT "+workflowsPath+"/{id}/instances/{instanceId}/steps/{stepId}/actions/{action}", s.actOnStep)
 	route("POST "+workflowsPath+"/{id}/instances/{instanceId}/steps/{stepId}/actions/restart", s.restartStep)
+	route("PUT /api/v3/output-data", s.putOutputData)
 	s.registerGates(route)
 }
 
