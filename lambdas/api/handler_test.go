@@ -146,17 +146,17 @@ func TestRoutes(t *testing.T) {
 
 		// output data
 		{name: "output data", method: "PUT", target: "/api/v3/output-data",
-			body: `{"workflow_id":"sample-wf","workflow_instance_id":7,"step_id":"job1","external_job_type":"spark","external_job_id":"app-1","params":{"answer":{"evaluated_result":42,"type":"LONG"}}}`,
+			body:       `{"workflow_id":"sample-wf","workflow_instance_id":7,"step_id":"job1","external_job_type":"spark","external_job_id":"app-1","params":{"answer":{"evaluated_result":42,"type":"LONG"}}}`,
 			wantStatus: 200, wantCall: &call{"PutOutputData", []any{orchestrator.OutputData{WorkflowID: "sample-wf", InstanceID: 7, StepID: "job1",
 				ExternalJobType: "spark", ExternalJobID: "app-1", Params: map[string]any{"answer": json.Number("42")}}}},
 			wantBody: `{"workflow_id":"sample-wf","workflow_instance_id":7,"workflow_run_id":1,"step_id":"job1","step_attempt_id":1,"params":["answer"]}`},
 		{name: "output data missing fields", method: "PUT", target: "/api/v3/output-data", body: `{"params":{}}`,
 			wantStatus: 400, wantError: "workflow_instance_id: is required"},
 		{name: "output data bare param", method: "PUT", target: "/api/v3/output-data",
-			body: `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","params":{"x":5}}`,
+			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","params":{"x":5}}`,
 			wantStatus: 400, wantError: "params.x: must be an object with evaluated_result or value"},
 		{name: "output data artifacts", method: "PUT", target: "/api/v3/output-data",
-			body: `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","params":{},"artifacts":{}}`,
+			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","params":{},"artifacts":{}}`,
 			wantStatus: 400, wantError: "artifacts: not supported"},
 
 		// tag permits
