@@ -67,7 +67,7 @@ func (o *Orchestrator) CreateWorkflow(ctx context.Context, body []byte, f Format
 		WorkflowID: wf, Definition: doc, Properties: props, Activate: active, Now: now,
 	})
 	if err != nil {
-		return nil, Internal(err)
+		return nil, deletedConflict(wf, err)
 	}
 	if props != nil {
 		if err := o.syncStepConcurrency(ctx, wf, props); err != nil {

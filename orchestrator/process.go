@@ -38,6 +38,8 @@ type WorkMessage struct {
 	Params     engine.Values       `json:"params,omitempty"`
 	Purpose    engine.TimerPurpose `json:"purpose,omitempty"`
 	FireAt     time.Time           `json:"fire_at,omitempty"`
+	// Round numbers the rounds of a purge.
+	Round int64 `json:"round,omitempty"`
 }
 
 // MaxSQSDelay is the longest delay SQS supports on one message.

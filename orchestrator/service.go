@@ -58,6 +58,8 @@ type Service interface {
 	ActOnWorkflow(ctx context.Context, workflowID, action string) (int, error)
 	// RestartInstance starts a new run of an ended instance.
 	RestartInstance(ctx context.Context, workflowID string, instanceID int64, req RestartRequest) (*InstanceView, error)
+	// DeleteWorkflow deletes a workflow with its versions and instances.
+	DeleteWorkflow(ctx context.Context, workflowID string) (*DeleteResult, error)
 	// PutOutputData records an external job's output params for a running
 	// step attempt.
 	PutOutputData(ctx context.Context, od OutputData) (*OutputDataResult, error)

@@ -37,6 +37,8 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 			ID:   fmt.Sprintf("t-%s-%06d-%s", m.StepID, m.Attempt, m.Purpose),
 			Body: mustJSON(engine.TimerFired{StepID: m.StepID, Attempt: m.Attempt, Purpose: m.Purpose}),
 		}
+	case WorkPurge:
+		return 0, o.purge(ctx, m)
 	case WorkRunStep:
 		res := o.runStep(ctx, m, runners)
 		ev = store.Event{ID: fmt.Sprintf("f-%s-%06d", m.StepID, m.Attempt), Body: mustJSON(res)}
@@ -87,6 +89,11 @@ func (o *Orchestrator) HandleWake(ctx context.Context, body []byte) error {
 	}
 	_, err := o.Process(ctx, w)
 	if errors.Is(err, store.ErrNotFound) {
+		if _, herr := o.store.GetHead(ctx, w.WorkflowID); errors.Is(herr, store.ErrNotFound) {
+			// A late timer or event of a deleted workflow: nothing to do.
+			o.log.Info("wake for a run of a deleted workflow", "workflow_id", w.WorkflowID, "instance_id", w.InstanceID, "run_id", w.RunID)
+			return nil
+		}
 		return fmt.Errorf("%w: run %s/%d/%d does not exist", ErrPoison, w.WorkflowID, w.InstanceID, w.RunID)
 	}
 	return err

@@ -84,6 +84,15 @@ func (s *Store) CreateVersion(ctx context.Context, nv NewVersion) (int64, error)
 		exists := err == nil
 		if !exists {
 			head = &WorkflowHead{WorkflowID: nv.WorkflowID, NextInstance: 1, CreateTime: millis(nv.Now)}
+			// A deleted workflow's id continues its version and instance
+			// sequences.
+			latest, next, ok, err := s.tombstone(ctx, nv.WorkflowID)
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				head.Latest, head.NextInstance = latest, max(next, 1)
+			}
 		}
 		version := head.Latest + 1
 		active := head.Active
@@ -101,10 +110,10 @@ func (s *Store) CreateVersion(ctx context.Context, nv NewVersion) (int64, error)
 		// Field-wise update: next_instance is owned by the atomic counter
 		// of CreateInstance and must never be overwritten here.
 		set := "SET latest = :latest, active = :active, modify_time = :now, " +
-			"create_time = if_not_exists(create_time, :now), next_instance = if_not_exists(next_instance, :one), #v = :nv"
+			"create_time = if_not_exists(create_time, :now), next_instance = if_not_exists(next_instance, :next), #v = :nv"
 		names := map[string]string{"#v": attrVersion}
 		values := map[string]types.AttributeValue{
-			":latest": num(version), ":active": num(active), ":now": num(millis(nv.Now)), ":one": num(1),
+			":latest": num(version), ":active": num(active), ":now": num(millis(nv.Now)), ":next": num(head.NextInstance),
 			":nv": num(head.v + 1),
 		}
 		if len(props) > 0 {
@@ -133,18 +142,28 @@ func (s *Store) CreateVersion(ctx context.Context, nv NewVersion) (int64, error)
 			"create_time": num(millis(nv.Now)),
 		})
 		merge(verItem, defBody)
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-			TransactItems: []types.TransactWriteItem{
-				{Update: headUpdate},
-				{Put: &types.Put{
-					TableName:           aws.String(s.table),
-					Item:                verItem,
-					ConditionExpression: aws.String("attribute_not_exists(pk)"),
-				}},
-			},
-		})
+		txn := []types.TransactWriteItem{
+			{Update: headUpdate},
+			{Put: &types.Put{
+				TableName:           aws.String(s.table),
+				Item:                verItem,
+				ConditionExpression: aws.String("attribute_not_exists(pk)"),
+			}},
+		}
+		if !exists {
+			// A workflow id being deleted cannot be reused until its purge
+			// is done.
+			txn = append(txn, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+				TableName: aws.String(s.table), Key: key(wfPK(nv.WorkflowID), purgeSK),
+				ConditionExpression: aws.String("attribute_not_exists(pk)"),
+			}})
+		}
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txn})
 		if err == nil {
 			return version, nil
+		}
+		if reasons := cancelReasons(err); len(reasons) > 2 && reasons[2] == "ConditionalCheckFailed" {
+			return 0, fmt.Errorf("store: create version of %s: %w", nv.WorkflowID, ErrDeleting)
 		}
 		if !isConflict(err) {
 			return 0, fmt.Errorf("store: create version of %s: %w", nv.WorkflowID, err)

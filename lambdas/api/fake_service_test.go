@@ -295,3 +295,10 @@ func (f *fakeService) PutOutputData(_ context.Context, od orchestrator.OutputDat
 	}
 	return &orchestrator.OutputDataResult{WorkflowID: od.WorkflowID, InstanceID: od.InstanceID, RunID: 1, StepID: od.StepID, Attempt: 1, Params: []string{"answer"}}, nil
 }
+
+func (f *fakeService) DeleteWorkflow(_ context.Context, workflowID string) (*orchestrator.DeleteResult, error) {
+	if nilResult, err := f.record("DeleteWorkflow", workflowID); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.DeleteResult{WorkflowID: workflowID, Status: "DELETING"}, nil
+}

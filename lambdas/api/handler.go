@@ -127,6 +127,7 @@ func (s *server) register(mux *http.ServeMux) {
 	route("PUT "+workflowsPath+"/{id}/instances/{instanceId}/steps/{stepId}/actions/{action}", s.actOnStep)
 	route("POST "+workflowsPath+"/{id}/instances/{instanceId}/steps/{stepId}/actions/restart", s.restartStep)
 	route("PUT /api/v3/output-data", s.putOutputData)
+	route("DELETE "+workflowsPath+"/{id}", s.deleteWorkflow)
 	s.registerGates(route)
 }
 

@@ -159,6 +159,12 @@ func TestRoutes(t *testing.T) {
 			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","params":{},"artifacts":{}}`,
 			wantStatus: 400, wantError: "artifacts: not supported"},
 
+		// delete
+		{name: "delete workflow", method: "DELETE", target: wf + "/sample-wf", wantStatus: 202,
+			wantCall: &call{"DeleteWorkflow", []any{"sample-wf"}}, wantBody: `{"workflow_id":"sample-wf","status":"DELETING"}`},
+		{name: "delete busy workflow", method: "DELETE", target: wf + "/sample-wf", svcErr: orchestrator.Conflict("busy"),
+			wantStatus: 409, wantCall: &call{"DeleteWorkflow", []any{"sample-wf"}}, wantError: "busy"},
+
 		// tag permits
 		{name: "tag permit put", method: "POST", target: "/api/v3/tag-permits", body: `{"tag":"db","max_allowed":2}`, wantStatus: 200,
 			wantCall: &call{"PutTagPermit", []any{"db", int64(2)}}, wantBody: `{"tag":"db","max_allowed":2,"held":0,"waiting":0}`},

@@ -370,3 +370,16 @@ func (s *server) actOnWorkflow(w http.ResponseWriter, r *http.Request) error {
 		"workflow_id": r.PathValue("id"), "action": strings.ToUpper(action), "workflow_instances": n,
 	})
 }
+
+// deleteWorkflow serves DELETE /api/v3/workflows/{id}: 202, the history is
+// removed in the background.
+func (s *server) deleteWorkflow(w http.ResponseWriter, r *http.Request) error {
+	res, err := s.svc.DeleteWorkflow(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if err := present(res, "DeleteWorkflow"); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusAccepted, res)
+}
