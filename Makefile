@@ -5,7 +5,12 @@ LAMBDAS   ?= api router decider worker
 BUILD_DIR ?= build/lambda
 TEST_TIMEOUT ?= 15m
 
-.PHONY: help test vet fmt-check build run bench fuzz clean
+CDK       ?= npx --yes aws-cdk@2.1148.1
+STAGE     ?= dev
+CDK_FLAGS ?= -c stage=$(STAGE)
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION = 20
+
+.PHONY: help test vet fmt-check build run bench fuzz clean synth deploy diff
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -37,6 +42,16 @@ bench: ## benchmarks: engine/model/expression micro-benchmarks and the local-sta
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./model -run '^$$' -fuzz FuzzParseDefinition -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./engine/expression -run '^$$' -fuzz FuzzCompileEval -fuzztime $${FUZZTIME:-30s}
+
+synth: build ## build the Lambda binaries, then synthesize the CDK app into cdk.out/ (STAGE=dev)
+	$(CDK) synth $(CDK_FLAGS) --quiet
+	@ls cdk.out/*.template.json
+
+deploy: build ## cdk deploy the stack of STAGE (needs AWS credentials and a bootstrapped account; not run in CI)
+	$(CDK) deploy $(CDK_FLAGS)
+
+diff: build ## cdk diff the stack of STAGE against the deployed one (needs AWS credentials)
+	$(CDK) diff $(CDK_FLAGS)
 
 clean: ## remove build output
 	rm -rf build cdk.out

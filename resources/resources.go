@@ -281,3 +281,20 @@ func ForStage(stage string) Spec {
 		StreamFilterAttribute: AttrOutbox,
 	}
 }
+
+// StreamFilterPattern returns the Lambda event-source filter pattern of the
+// stream router's DynamoDB event source mapping: it passes the records whose
+// NEW image has StreamFilterAttribute as a string (the outbox is a JSON
+// string). Records of deleted items have no new image, so they never pass.
+// The local stack applies the same rule in its stream pump.
+func (s Spec) StreamFilterPattern() map[string]any {
+	return map[string]any{
+		"dynamodb": map[string]any{
+			"NewImage": map[string]any{
+				s.StreamFilterAttribute: map[string]any{
+					TypeString: []any{map[string]any{"exists": true}},
+				},
+			},
+		},
+	}
+}

@@ -234,3 +234,32 @@ func TestValidateRejects(t *testing.T) {
 		})
 	}
 }
+
+func TestStreamFilterPattern(t *testing.T) {
+	got := ForStage("local").StreamFilterPattern()
+	want := map[string]any{"dynamodb": map[string]any{"NewImage": map[string]any{
+		"ob": map[string]any{"S": []any{map[string]any{"exists": true}}},
+	}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("StreamFilterPattern() = %#v, want %#v", got, want)
+	}
+}
+
+func TestValidateBucketName(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ok   bool
+	}{
+		{"maestro-dev-signals", true},
+		{"my.bucket-1", true},
+		{"ab", false},
+		{"Upper", false},
+		{"10.0.0.1", false},
+		{"a..b", false},
+		{"-start", false},
+	} {
+		if err := ValidateBucketName(tt.name); (err == nil) != tt.ok {
+			t.Errorf("ValidateBucketName(%q) = %v, want ok=%v", tt.name, err, tt.ok)
+		}
+	}
+}

@@ -114,3 +114,8 @@ func validateBucketName(name string) error {
 	}
 	return nil
 }
+
+// ValidateBucketName reports whether name is a valid general-purpose S3
+// bucket name: a DNS name of 3 to 63 lower-case letters, digits, '.' and
+// '-' that does not look like an IP address.
+func ValidateBucketName(name string) error { return validateBucketName(name) }

@@ -1,0 +1,217 @@
+package infra
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/maestro-serverless/maestro/lambdas/wiring"
+)
+
+// Function is one handler's Lambda function with its own role and log group.
+type Function struct {
+	// Handler is the handler name (HandlerAPI, ...).
+	Handler string
+	// Function is the Lambda function.
+	Function awslambda.Function
+	// Role is the function's execution role; it holds only the statements
+	// this package adds for the handler.
+	Role awsiam.Role
+	// LogGroup receives the function's JSON logs.
+	LogGroup awslogs.LogGroup
+}
+
+// deciderActions are the table actions of the decider, which runs
+// Orchestrator.Process: the store's GetItem, PutItem, UpdateItem and Query,
+// BatchGetItem (the tag permits a round may need), plus TransactWriteItems,
+// which IAM authorizes per item as PutItem, UpdateItem and DeleteItem
+// (store.CommitRun deletes queue and slot items). The store never queries an
+// index, so no index ARN is granted.
+func deciderActions() []string {
+	return []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
+		"dynamodb:Query", "dynamodb:BatchGetItem"}
+}
+
+// apiActions are the API's table actions: the decider's (it decides starts
+// and actions inline) plus ConditionCheckItem, for the transactions that
+// check an item they do not write (a workflow deletion checks the run
+// slots, a push checks that the id is not being deleted).
+func apiActions() []string {
+	return append(deciderActions(), "dynamodb:ConditionCheckItem")
+}
+
+// workerActions are the worker's table actions: it records a step's outcome
+// as an event (Orchestrator.HandleWork -> store.PutEvent, a PutItem) and
+// runs the purge rounds of deleted workflows (Query, BatchWriteItem and
+// DeleteItem to delete, UpdateItem to arm the next round).
+func workerActions() []string {
+	return []string{"dynamodb:PutItem", "dynamodb:Query", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:UpdateItem"}
+}
+
+// streamActions are what Lambda's event source mapping needs to read the
+// table's stream.
+func streamActions() []string {
+	return []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"}
+}
+
+// queueConsumerActions are what Lambda's SQS event source mapping needs.
+func queueConsumerActions() []string {
+	return []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
+}
+
+func allow(actions []string, resources ...*string) awsiam.PolicyStatement {
+	return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings(actions...),
+		Resources: &resources,
+	})
+}
+
+// logRetention maps a number of days to CDK's enum; resolve checked it.
+func logRetention(days int) awslogs.RetentionDays {
+	names := map[int]awslogs.RetentionDays{
+		1: awslogs.RetentionDays_ONE_DAY, 3: awslogs.RetentionDays_THREE_DAYS, 5: awslogs.RetentionDays_FIVE_DAYS,
+		7: awslogs.RetentionDays_ONE_WEEK, 14: awslogs.RetentionDays_TWO_WEEKS, 30: awslogs.RetentionDays_ONE_MONTH,
+		60: awslogs.RetentionDays_TWO_MONTHS, 90: awslogs.RetentionDays_THREE_MONTHS, 120: awslogs.RetentionDays_FOUR_MONTHS,
+		150: awslogs.RetentionDays_FIVE_MONTHS, 180: awslogs.RetentionDays_SIX_MONTHS, 365: awslogs.RetentionDays_ONE_YEAR,
+		400: awslogs.RetentionDays_THIRTEEN_MONTHS, 545: awslogs.RetentionDays_EIGHTEEN_MONTHS, 731: awslogs.RetentionDays_TWO_YEARS,
+		1096: awslogs.RetentionDays_THREE_YEARS, 1827: awslogs.RetentionDays_FIVE_YEARS, 2192: awslogs.RetentionDays_SIX_YEARS,
+		2557: awslogs.RetentionDays_SEVEN_YEARS, 2922: awslogs.RetentionDays_EIGHT_YEARS, 3288: awslogs.RetentionDays_NINE_YEARS,
+		3653: awslogs.RetentionDays_TEN_YEARS,
+	}
+	return names[days]
+}
+
+// newFunction creates a handler's function: provided.al2023 on arm64 from
+// <AssetDir>/<handler>/bootstrap, JSON logs into its own log group, active
+// tracing, and a role that may only write to that log group (tracing adds
+// the X-Ray statement).
+func newFunction(scope constructs.Construct, s settings, handler, id, description string, env map[string]string) *Function {
+	fs := s.functions[handler]
+	name := s.name(handler)
+	role := awsiam.NewRole(scope, jsii.String(id+"Role"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String("Execution role of " + name),
+	})
+	logs := awslogs.NewLogGroup(scope, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
+		LogGroupName:  jsii.String("/aws/lambda/" + name),
+		Retention:     logRetention(s.LogRetentionDays),
+		RemovalPolicy: s.removal(),
+	})
+	role.AddToPrincipalPolicy(allow([]string{"logs:CreateLogStream", "logs:PutLogEvents"}, logs.LogGroupArn()))
+	environment := map[string]*string{}
+	for k, v := range env {
+		environment[k] = jsii.String(v)
+	}
+	props := &awslambda.FunctionProps{
+		FunctionName:  jsii.String(name),
+		Description:   jsii.String(description),
+		Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:  awslambda.Architecture_ARM_64(),
+		Handler:       jsii.String("bootstrap"),
+		Code:          awslambda.Code_FromAsset(jsii.String(s.assetPath(handler)), nil),
+		MemorySize:    jsii.Number(float64(fs.MemoryMB)),
+		Timeout:       seconds(fs.Timeout),
+		LoggingFormat: awslambda.LoggingFormat_JSON,
+		LogGroup:      logs,
+		Tracing:       awslambda.Tracing_ACTIVE,
+		Role:          role,
+		Environment:   &environment,
+	}
+	if fs.ReservedConcurrency > 0 {
+		props.ReservedConcurrentExecutions = jsii.Number(float64(fs.ReservedConcurrency))
+	}
+	fn := awslambda.NewFunction(scope, jsii.String(id), props)
+	return &Function{Handler: handler, Function: fn, Role: role, LogGroup: logs}
+}
+
+// newFunctions creates the four handlers, their permissions and event
+// source mappings.
+func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string]*Function, error) {
+	tableName := s.spec.Table.Name
+	q := st.Queues
+	fns := map[string]*Function{}
+
+	api := newFunction(scope, s, HandlerAPI, "ApiFunction", "Maestro REST API (API Gateway proxy integration)",
+		map[string]string{wiring.EnvTable: tableName})
+	api.Role.AddToPrincipalPolicy(allow(apiActions(), st.Table.TableArn()))
+	fns[HandlerAPI] = api
+
+	router := newFunction(scope, s, HandlerRouter, "RouterFunction", "Maestro stream router: table stream to queues and EventBridge Scheduler",
+		map[string]string{
+			wiring.EnvDecisionQueueURL: *q.Decision.QueueUrl(),
+			wiring.EnvWorkQueueURL:     *q.Work.QueueUrl(),
+			wiring.EnvWorkQueueARN:     *q.Work.QueueArn(),
+			wiring.EnvScheduleGroup:    *st.SchedulerGroup.Ref(),
+			wiring.EnvSchedulerRoleARN: *st.SchedulerRole.RoleArn(),
+		})
+	streams := *st.Table.TableArn() + "/stream/*"
+	router.Role.AddToPrincipalPolicy(allow(streamActions(), jsii.String(streams)))
+	// SendMessageBatch is authorized as sqs:SendMessage.
+	router.Role.AddToPrincipalPolicy(allow([]string{"sqs:SendMessage"}, q.Decision.QueueArn(), q.Work.QueueArn()))
+	scheduleARN := awscdk.Stack_Of(scope).FormatArn(&awscdk.ArnComponents{
+		Service:      jsii.String("scheduler"),
+		Resource:     jsii.String("schedule"),
+		ResourceName: jsii.String(s.spec.SchedulerGroup + "/*"),
+	})
+	router.Role.AddToPrincipalPolicy(allow([]string{"scheduler:CreateSchedule"}, scheduleARN))
+	router.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:    jsii.Strings("iam:PassRole"),
+		Resources:  &[]*string{st.SchedulerRole.RoleArn()},
+		Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "scheduler.amazonaws.com"}},
+	}))
+	filter, err := json.Marshal(s.spec.StreamFilterPattern())
+	if err != nil {
+		return nil, fmt.Errorf("infra: stream filter: %w", err)
+	}
+	router.Function.AddEventSourceMapping(jsii.String("TableStream"), &awslambda.EventSourceMappingOptions{
+		EventSourceArn:          st.Table.TableStreamArn(),
+		StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
+		BatchSize:               jsii.Number(100),
+		BisectBatchOnError:      jsii.Bool(true),
+		ReportBatchItemFailures: jsii.Bool(true),
+		Filters:                 &[]*map[string]any{{"pattern": string(filter)}},
+	})
+	fns[HandlerRouter] = router
+
+	decider := newFunction(scope, s, HandlerDecider, "DeciderFunction", "Maestro decider: FIFO decision queue to the engine",
+		map[string]string{wiring.EnvTable: tableName})
+	decider.Role.AddToPrincipalPolicy(allow(deciderActions(), st.Table.TableArn()))
+	decider.Role.AddToPrincipalPolicy(allow(queueConsumerActions(), q.Decision.QueueArn()))
+	decider.Function.AddEventSourceMapping(jsii.String("DecisionQueue"), &awslambda.EventSourceMappingOptions{
+		EventSourceArn:          q.Decision.QueueArn(),
+		BatchSize:               jsii.Number(10),
+		ReportBatchItemFailures: jsii.Bool(true),
+	})
+	fns[HandlerDecider] = decider
+
+	worker := newFunction(scope, s, HandlerWorker, "WorkerFunction", "Maestro step worker: work queue to step runners and timers",
+		workerEnv(tableName, *q.Work.QueueUrl(), s.HTTPAllow))
+	worker.Role.AddToPrincipalPolicy(allow(workerActions(), st.Table.TableArn()))
+	worker.Role.AddToPrincipalPolicy(allow(queueConsumerActions(), q.Work.QueueArn()))
+	// The worker re-queues timers that are not due yet.
+	worker.Role.AddToPrincipalPolicy(allow([]string{"sqs:SendMessage"}, q.Work.QueueArn()))
+	worker.Function.AddEventSourceMapping(jsii.String("WorkQueue"), &awslambda.EventSourceMappingOptions{
+		EventSourceArn:          q.Work.QueueArn(),
+		BatchSize:               jsii.Number(10),
+		ReportBatchItemFailures: jsii.Bool(true),
+	})
+	fns[HandlerWorker] = worker
+	return fns, nil
+}
+
+// workerEnv is the worker's environment; an empty allow-list is left out
+// (the worker then allows no host).
+func workerEnv(table, workQueueURL string, allow []string) map[string]string {
+	env := map[string]string{wiring.EnvTable: table, wiring.EnvWorkQueueURL: workQueueURL}
+	if len(allow) > 0 {
+		env[wiring.EnvHTTPAllow] = strings.Join(allow, ",")
+	}
+	return env
+}

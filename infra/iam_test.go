@@ -1,0 +1,190 @@
+package infra
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// wildcardResourceActions are the only actions that may be granted on
+// Resource "*": X-Ray's, which have no resource-level permissions.
+func wildcardResourceActions() []string {
+	return []string{"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+}
+
+// allowedManagedPolicies are the AWS managed policies roles may carry,
+// each a documented exception (see nag.go).
+func allowedManagedPolicies() []string {
+	return []string{
+		"arn:${AWS::Partition}:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs",
+		"arn:${AWS::Partition}:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",
+	}
+}
+
+// roleGrants collects the grants of every role by logical id, from the
+// stack's AWS::IAM::Policy resources and the roles' inline policies.
+func roleGrants(t *testing.T, s *synthesized) map[string][]grant {
+	t.Helper()
+	out := map[string][]grant{}
+	for id, r := range s.resourcesOf("AWS::IAM::Role") {
+		out[id] = nil
+		inline, _ := props(r)["Policies"].([]any)
+		for _, p := range inline {
+			g, err := grants(p.(map[string]any)["PolicyDocument"].(map[string]any))
+			if err != nil {
+				t.Fatalf("role %s: %v", id, err)
+			}
+			out[id] = append(out[id], g...)
+		}
+	}
+	for id, r := range s.resourcesOf("AWS::IAM::Policy") {
+		g, err := grants(props(r)["PolicyDocument"].(map[string]any))
+		if err != nil {
+			t.Fatalf("policy %s: %v", id, err)
+		}
+		roles := strs(props(r)["Roles"])
+		if len(roles) != 1 {
+			t.Fatalf("policy %s is attached to %v, want one role", id, roles)
+		}
+		role := strings.TrimSuffix(strings.TrimPrefix(roles[0], "${"), "}")
+		out[role] = append(out[role], g...)
+	}
+	for id := range out {
+		slices.SortFunc(out[id], func(a, b grant) int {
+			return strings.Compare(a.Action+a.Resource+a.Condition, b.Action+b.Resource+b.Condition)
+		})
+	}
+	return out
+}
+
+func TestNoWildcardPermissions(t *testing.T) {
+	full, dev := synth(t)
+	for _, s := range []*synthesized{full, dev} {
+		t.Run(s.stack.Spec.Stage, func(t *testing.T) {
+			policies := 0
+			for role, gs := range roleGrants(t, s) {
+				for _, g := range gs {
+					policies++
+					if strings.Contains(g.Action, "*") {
+						t.Errorf("role %s: wildcard action %q on %s", role, g.Action, g.Resource)
+					}
+					if g.Resource == "*" && !slices.Contains(wildcardResourceActions(), g.Action) {
+						t.Errorf("role %s: %s on Resource \"*\" (only X-Ray may have it)", role, g.Action)
+					}
+					if g.Resource == "" {
+						t.Errorf("role %s: %s has no resource", role, g.Action)
+					}
+				}
+			}
+			if policies == 0 {
+				t.Fatal("no IAM grants found: the walk is broken")
+			}
+			for id, r := range s.resourcesOf("AWS::IAM::Role") {
+				for _, arn := range strs(props(r)["ManagedPolicyArns"]) {
+					if !slices.Contains(allowedManagedPolicies(), arn) {
+						t.Errorf("role %s has managed policy %s", id, arn)
+					}
+				}
+			}
+			for id, r := range s.resourcesOf("AWS::IAM::ManagedPolicy") {
+				t.Errorf("unexpected customer managed policy %s: %v", id, props(r))
+			}
+		})
+	}
+}
+
+func TestFunctionRolesGrantExactly(t *testing.T) {
+	full, _ := synth(t)
+	s := full
+	st := s.stack
+	byRole := roleGrants(t, s)
+	ref := func(id string) string { return "${" + id + ".Arn}" }
+	table := ref(s.logicalID(t, st.Table))
+	decision := ref(s.logicalID(t, st.Queues.Decision))
+	work := ref(s.logicalID(t, st.Queues.Work))
+	schedulerRole := ref(s.logicalID(t, st.SchedulerRole))
+	base := func(h string) []grant {
+		logs := ref(s.logicalID(t, st.Functions[h].LogGroup))
+		return []grant{
+			{"logs:CreateLogStream", logs, ""}, {"logs:PutLogEvents", logs, ""},
+			{"xray:PutTelemetryRecords", "*", ""}, {"xray:PutTraceSegments", "*", ""},
+		}
+	}
+	on := func(resource string, actions ...string) []grant {
+		var out []grant
+		for _, a := range actions {
+			out = append(out, grant{a, resource, ""})
+		}
+		return out
+	}
+	store := []string{"dynamodb:BatchGetItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}
+	consume := []string{"sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"}
+	want := map[string][]grant{
+		HandlerAPI: slices.Concat(base(HandlerAPI), on(table, store...), on(table, "dynamodb:ConditionCheckItem")),
+		HandlerRouter: slices.Concat(base(HandlerRouter),
+			on(table+"/stream/*", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
+			on(decision, "sqs:SendMessage"), on(work, "sqs:SendMessage"),
+			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/*", "scheduler:CreateSchedule"),
+			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}),
+		HandlerDecider: slices.Concat(base(HandlerDecider), on(table, store...), on(decision, consume...)),
+		HandlerWorker:  slices.Concat(base(HandlerWorker), on(table, "dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"), on(work, consume...), on(work, "sqs:SendMessage")),
+	}
+	for _, h := range Handlers() {
+		t.Run(h, func(t *testing.T) {
+			role := s.logicalID(t, st.Functions[h].Role)
+			w := want[h]
+			slices.SortFunc(w, func(a, b grant) int {
+				return strings.Compare(a.Action+a.Resource+a.Condition, b.Action+b.Resource+b.Condition)
+			})
+			if got := byRole[role]; !reflect.DeepEqual(got, w) {
+				t.Errorf("grants of %s:\n got %v\nwant %v", h, got, w)
+			}
+			trust := props(s.resourcesOf("AWS::IAM::Role")[role])["AssumeRolePolicyDocument"].(map[string]any)
+			if got := render(trust["Statement"]); !strings.Contains(got, "lambda.amazonaws.com") || strings.Count(got, "Service") != 1 {
+				t.Errorf("trust policy of %s = %s, want lambda.amazonaws.com only", h, got)
+			}
+		})
+	}
+	t.Run("scheduler role", func(t *testing.T) {
+		role := s.logicalID(t, st.SchedulerRole)
+		want := slices.Concat(on(decision, "sqs:SendMessage"), on(work, "sqs:SendMessage"))
+		slices.SortFunc(want, func(a, b grant) int { return strings.Compare(a.Resource, b.Resource) })
+		got := byRole[role]
+		slices.SortFunc(got, func(a, b grant) int { return strings.Compare(a.Resource, b.Resource) })
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("scheduler role grants %v, want %v", got, want)
+		}
+		trust := props(s.resourcesOf("AWS::IAM::Role")[role])["AssumeRolePolicyDocument"].(map[string]any)
+		stmts := trust["Statement"].([]any)
+		if len(stmts) != 1 {
+			t.Fatalf("scheduler trust has %d statements", len(stmts))
+		}
+		stmt := stmts[0].(map[string]any)
+		if got := render(stmt["Principal"].(map[string]any)["Service"]); got != "scheduler.amazonaws.com" {
+			t.Errorf("scheduler role principal %s", got)
+		}
+		group := "${" + s.logicalID(t, st.SchedulerGroup) + ".Arn}"
+		if got, want := renderCondition(stmt["Condition"]), "ArnEquals:aws:SourceArn="+group+";StringEquals:aws:SourceAccount=${AWS::AccountId}"; got != want {
+			t.Errorf("scheduler trust condition %s, want %s", got, want)
+		}
+	})
+	t.Run("attached bucket notifications", func(t *testing.T) {
+		found := 0
+		for role, gs := range byRole {
+			for _, g := range gs {
+				if !strings.HasPrefix(g.Action, "s3:") {
+					continue
+				}
+				found++
+				if g.Resource != "arn:${AWS::Partition}:s3:::"+testAttached[0] ||
+					(g.Action != "s3:PutBucketNotification" && g.Action != "s3:GetBucketNotification") {
+					t.Errorf("role %s: %s on %s", role, g.Action, g.Resource)
+				}
+			}
+		}
+		if found != 2 {
+			t.Errorf("found %d S3 grants, want Put/GetBucketNotification on the attached bucket", found)
+		}
+	})
+}

@@ -1,0 +1,91 @@
+package infra
+
+import (
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+)
+
+// ApplyChecks adds cdk-nag's AwsSolutions rule pack to scope: synthesis
+// then reports every unsuppressed finding as an error or warning
+// annotation. NewStack suppresses the findings this design accepts, each
+// with its written reason.
+func ApplyChecks(scope constructs.IConstruct, verbose bool) {
+	awscdk.Aspects_Of(scope).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: &verbose}), nil)
+}
+
+// Reasons of the accepted cdk-nag findings.
+const (
+	reasonXRay = "Active tracing: X-Ray's PutTraceSegments and PutTelemetryRecords support no resource-level " +
+		"permissions, so AWS requires Resource \"*\" for them (the only wildcard resource of the function roles)."
+	reasonStream = "Lambda's stream event source mapping reads the table's stream; the stream ARN carries a label " +
+		"that changes whenever the stream is re-created, so the grant names this table's streams (table/<name>/stream/*), " +
+		"as AWS documents for stream consumers."
+	reasonSchedules = "The router creates one-time schedules whose names are derived at run time from stream record ids; " +
+		"the grant is confined to the stage's own schedule group (schedule/<group>/*)."
+	reasonAPIGatewayRole = "API Gateway's account-level CloudWatch role serves every REST API of the account and region " +
+		"and writes to log groups API Gateway names itself; AmazonAPIGatewayPushToCloudWatchLogs is AWS's documented " +
+		"policy for it. Set context apiGatewayAccountRole=false when the account already has one."
+	reasonValidation = "Lambda proxy integration: the api handler validates method, path, query and JSON body of every " +
+		"request itself and answers 400; API Gateway models would duplicate its schema."
+	reasonWAF = "Every method requires SigV4-signed IAM credentials and the stage is throttled; a WAF web ACL adds a " +
+		"fixed monthly cost and can be associated by account policy where required."
+	reasonCognito = "The API authorizes with IAM (SigV4) on every method instead of Cognito user pools: its callers " +
+		"are IAM principals (roles, users, services)."
+	reasonAccessLogs = "The bucket only holds signal objects whose events go to the signal-ingest queue; server access " +
+		"logs would need a second bucket. Use CloudTrail S3 data events where an audit trail is required."
+	reasonNotificationsHandler = "CDK's bucket-notifications custom resource (only present when attachBuckets names " +
+		"existing buckets) runs with AWSLambdaBasicExecutionRole so it can write its own logs; its inline policy " +
+		"allows s3:PutBucketNotification on the attached buckets only."
+)
+
+func suppress(c constructs.IConstruct, children bool, s ...*cdknag.NagPackSuppression) {
+	cdknag.NagSuppressions_AddResourceSuppressions(c, &s, jsii.Bool(children))
+}
+
+func finding(id, reason string, appliesTo ...string) *cdknag.NagPackSuppression {
+	sup := &cdknag.NagPackSuppression{Id: jsii.String(id), Reason: jsii.String(reason)}
+	if len(appliesTo) > 0 {
+		list := make([]any, len(appliesTo))
+		for i, a := range appliesTo {
+			list[i] = a
+		}
+		sup.AppliesTo = &list
+	}
+	return sup
+}
+
+// suppressFindings records the accepted findings on the constructs they
+// concern, narrowed to the exact permission where the rule allows it.
+func suppressFindings(st *Stack) {
+	for _, fn := range st.Functions {
+		suppress(fn.Role, true, finding("AwsSolutions-IAM5", reasonXRay, "Resource::*"))
+	}
+	table := st.Table.Node().DefaultChild().(awscdk.CfnElement)
+	router := st.Functions[HandlerRouter].Role
+	suppress(router, true,
+		finding("AwsSolutions-IAM5", reasonStream, "Resource::<"+*st.GetLogicalId(table)+".Arn>/stream/*"),
+		finding("AwsSolutions-IAM5", reasonSchedules,
+			"Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/"+st.Spec.SchedulerGroup+"/*"))
+	api := st.API.RestAPI
+	suppress(api, false, finding("AwsSolutions-APIG2", reasonValidation))
+	suppress(api.DeploymentStage(), false, finding("AwsSolutions-APIG3", reasonWAF))
+	for _, m := range *api.Methods() {
+		suppress(m, false, finding("AwsSolutions-COG4", reasonCognito))
+	}
+	if role := api.Node().TryFindChild(jsii.String("CloudWatchRole")); role != nil {
+		suppress(role, true, finding("AwsSolutions-IAM4", reasonAPIGatewayRole,
+			"Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"))
+	}
+	suppress(st.Bucket, false, finding("AwsSolutions-S1", reasonAccessLogs))
+	// CDK creates the notifications handler at the stack's root, once.
+	for _, c := range *st.Node().Children() {
+		if strings.HasPrefix(*c.Node().Id(), "BucketNotificationsHandler") {
+			suppress(c, true, finding("AwsSolutions-IAM4", reasonNotificationsHandler,
+				"Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"))
+		}
+	}
+}

@@ -1,0 +1,264 @@
+// Package infra is the AWS CDK app that deploys Maestro into an AWS account:
+// the DynamoDB table, the SQS queues, the SNS topics, the signals bucket, the
+// EventBridge Scheduler group and role, one Lambda function per handler of
+// cmd/lambda, the IAM-authorized REST API, and the alarms and dashboard that
+// watch them.
+//
+// Resource shapes (names, keys, indexes, queue attributes) come from
+// [resources.ForStage], the definition the local stack provisions from too.
+// [NewStack] builds the stack; [PropsFromContext] reads its settings from
+// CDK context; the command infra/app is what cdk.json runs.
+package infra
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+
+	"github.com/maestro-serverless/maestro/resources"
+)
+
+// Handler names: each is a command under cmd/lambda and a directory of the
+// asset directory holding its "bootstrap" binary (make build).
+const (
+	// HandlerAPI serves the REST API behind API Gateway.
+	HandlerAPI = "api"
+	// HandlerRouter forwards the table stream's outbox to the queues and
+	// EventBridge Scheduler.
+	HandlerRouter = "router"
+	// HandlerDecider consumes the FIFO decision queue.
+	HandlerDecider = "decider"
+	// HandlerWorker consumes the work queue and runs steps.
+	HandlerWorker = "worker"
+)
+
+// Handlers returns the handler names in a fixed order.
+func Handlers() []string {
+	return []string{HandlerAPI, HandlerRouter, HandlerDecider, HandlerWorker}
+}
+
+// DefaultStage is the stage of a deployment that names none.
+const DefaultStage = "dev"
+
+// DefaultAssetDir is where make build puts <handler>/bootstrap, relative to
+// the repository root (where cdk runs the app).
+const DefaultAssetDir = "build/lambda"
+
+// FunctionSettings are the knobs of one Lambda function.
+type FunctionSettings struct {
+	// MemoryMB is the function memory in MB (128 to 10240).
+	MemoryMB int
+	// Timeout is the function timeout (1s to 15m, whole seconds). A queue
+	// consumer's timeout may not exceed its queue's visibility timeout.
+	Timeout time.Duration
+	// ReservedConcurrency reserves (and caps) concurrent executions; zero
+	// reserves none.
+	ReservedConcurrency int
+}
+
+// DefaultFunctionSettings returns the settings of a handler that Props
+// leaves unset. The queue consumers' timeouts equal their queues'
+// visibility timeouts in resources.ForStage, the most Lambda accepts; the
+// API stays under API Gateway's 29 s integration timeout.
+func DefaultFunctionSettings(handler string) FunctionSettings {
+	switch handler {
+	case HandlerAPI:
+		return FunctionSettings{MemoryMB: 512, Timeout: 29 * time.Second}
+	case HandlerDecider:
+		return FunctionSettings{MemoryMB: 512, Timeout: 30 * time.Second}
+	case HandlerWorker:
+		return FunctionSettings{MemoryMB: 256, Timeout: 60 * time.Second}
+	default: // HandlerRouter
+		return FunctionSettings{MemoryMB: 256, Timeout: 60 * time.Second}
+	}
+}
+
+// APISettings are the REST API's stage-wide throttling limits.
+type APISettings struct {
+	// RateLimit is the steady-state request rate per second.
+	RateLimit float64
+	// BurstLimit is the largest burst of requests.
+	BurstLimit int
+}
+
+// DefaultAPISettings are the throttling limits Props leaves unset.
+func DefaultAPISettings() APISettings { return APISettings{RateLimit: 50, BurstLimit: 100} }
+
+// DefaultLogRetentionDays is how long function and access logs are kept.
+const DefaultLogRetentionDays = 30
+
+// Props configures the stack. The zero value of every field but Stage means
+// its default.
+type Props struct {
+	// StackProps are passed to the CDK stack (environment, description,
+	// termination protection...). StackName defaults to "maestro-<stage>".
+	StackProps awscdk.StackProps
+	// Stage names the deployment; every physical name carries it, so
+	// stages deploy side by side in one account. Empty means DefaultStage.
+	Stage string
+	// AssetDir holds <handler>/bootstrap for every handler; empty means
+	// DefaultAssetDir.
+	AssetDir string
+	// HTTPAllow is the Http step's host allow-list (MAESTRO_HTTP_ALLOW of
+	// the worker); empty allows no host.
+	HTTPAllow []string
+	// AttachBuckets names existing S3 buckets whose object events should
+	// also reach the signal-ingest queue. Their notification configuration
+	// is merged by CDK's notifications custom resource.
+	AttachBuckets []string
+	// BucketName is the signals bucket's name; empty means the Spec's name
+	// followed by "-" and the account id (bucket names are global).
+	BucketName string
+	// Retain keeps the table, bucket, queues and logs when the stack is
+	// deleted and turns on the table's deletion protection; nil means on
+	// for every stage but "dev".
+	Retain *bool
+	// Functions overrides the settings of some handlers, by handler name.
+	Functions map[string]FunctionSettings
+	// API sets the REST API's throttling; zero fields mean the defaults.
+	API APISettings
+	// LogRetentionDays is the retention of the function and access logs;
+	// zero means DefaultLogRetentionDays. CloudWatch Logs accepts only
+	// some values (1, 3, 5, 7, 14, 30, 60, 90, ...).
+	LogRetentionDays int
+	// AlarmTopicARN, when set, is the SNS topic every alarm notifies.
+	AlarmTopicARN string
+	// APIGatewayAccountRole creates the account-wide role API Gateway
+	// writes logs with (one per account and region); nil means true. Set
+	// it false when the account's API Gateway settings already name one.
+	APIGatewayAccountRole *bool
+	// Monitoring creates the alarms and the dashboard; nil means true.
+	Monitoring *bool
+}
+
+// retentionDays lists the retention periods CloudWatch Logs accepts.
+func retentionDays() []int {
+	return []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
+}
+
+// settings is Props with every default applied and checked.
+type settings struct {
+	Props
+	spec      resources.Spec
+	retain    bool
+	accountCW bool
+	monitor   bool
+	functions map[string]FunctionSettings
+}
+
+// resolve applies the defaults and reports every invalid setting.
+func (p Props) resolve() (settings, error) {
+	if p.Stage == "" {
+		p.Stage = DefaultStage
+	}
+	if p.AssetDir == "" {
+		p.AssetDir = DefaultAssetDir
+	}
+	if p.LogRetentionDays == 0 {
+		p.LogRetentionDays = DefaultLogRetentionDays
+	}
+	def := DefaultAPISettings()
+	if p.API.RateLimit == 0 {
+		p.API.RateLimit = def.RateLimit
+	}
+	if p.API.BurstLimit == 0 {
+		p.API.BurstLimit = def.BurstLimit
+	}
+	s := settings{
+		Props:     p,
+		spec:      resources.ForStage(p.Stage),
+		retain:    p.Stage != DefaultStage,
+		accountCW: true,
+		monitor:   true,
+		functions: map[string]FunctionSettings{},
+	}
+	if p.Retain != nil {
+		s.retain = *p.Retain
+	}
+	if p.APIGatewayAccountRole != nil {
+		s.accountCW = *p.APIGatewayAccountRole
+	}
+	if p.Monitoring != nil {
+		s.monitor = *p.Monitoring
+	}
+	var errs []error
+	if err := s.spec.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	for name := range p.Functions {
+		if !slices.Contains(Handlers(), name) {
+			errs = append(errs, fmt.Errorf("functions: unknown handler %q (want one of %s)", name, strings.Join(Handlers(), ", ")))
+		}
+	}
+	visibility := map[string]time.Duration{
+		HandlerDecider: s.spec.Queues.Decision.VisibilityTimeout,
+		HandlerWorker:  s.spec.Queues.Work.VisibilityTimeout,
+	}
+	for _, name := range Handlers() {
+		fs := DefaultFunctionSettings(name)
+		if o, ok := p.Functions[name]; ok {
+			if o.MemoryMB != 0 {
+				fs.MemoryMB = o.MemoryMB
+			}
+			if o.Timeout != 0 {
+				fs.Timeout = o.Timeout
+			}
+			fs.ReservedConcurrency = o.ReservedConcurrency
+		}
+		if fs.MemoryMB < 128 || fs.MemoryMB > 10240 {
+			errs = append(errs, fmt.Errorf("%s: memory %d MB: want 128 to 10240", name, fs.MemoryMB))
+		}
+		if fs.Timeout < time.Second || fs.Timeout > 15*time.Minute || fs.Timeout%time.Second != 0 {
+			errs = append(errs, fmt.Errorf("%s: timeout %v: want whole seconds from 1s to 15m", name, fs.Timeout))
+		}
+		if v, ok := visibility[name]; ok && fs.Timeout > v {
+			errs = append(errs, fmt.Errorf("%s: timeout %v exceeds its queue's visibility timeout %v", name, fs.Timeout, v))
+		}
+		if fs.ReservedConcurrency < 0 {
+			errs = append(errs, fmt.Errorf("%s: reserved concurrency %d is negative", name, fs.ReservedConcurrency))
+		}
+		s.functions[name] = fs
+	}
+	if p.API.RateLimit < 0 || p.API.BurstLimit < 0 {
+		errs = append(errs, fmt.Errorf("api throttling %v/s burst %d: want positive limits", p.API.RateLimit, p.API.BurstLimit))
+	}
+	if !slices.Contains(retentionDays(), p.LogRetentionDays) {
+		errs = append(errs, fmt.Errorf("log retention %d days: CloudWatch Logs accepts %v", p.LogRetentionDays, retentionDays()))
+	}
+	for _, b := range p.AttachBuckets {
+		if err := resources.ValidateBucketName(b); err != nil {
+			errs = append(errs, fmt.Errorf("attach bucket: %w", err))
+		}
+	}
+	if p.BucketName != "" {
+		if err := resources.ValidateBucketName(p.BucketName); err != nil {
+			errs = append(errs, fmt.Errorf("bucket: %w", err))
+		}
+	}
+	if p.AlarmTopicARN != "" && !strings.HasPrefix(p.AlarmTopicARN, "arn:") {
+		errs = append(errs, fmt.Errorf("alarm topic %q is not an ARN", p.AlarmTopicARN))
+	}
+	for _, h := range Handlers() {
+		if fi, err := os.Stat(filepath.Join(p.AssetDir, h, "bootstrap")); err != nil || fi.IsDir() {
+			errs = append(errs, fmt.Errorf("%s: no %s/%s/bootstrap (run make build first)", h, p.AssetDir, h))
+		}
+	}
+	for _, h := range p.HTTPAllow {
+		if strings.TrimSpace(h) == "" || strings.Contains(h, ",") {
+			errs = append(errs, fmt.Errorf("http allow-list entry %q: want a non-empty host without commas", h))
+		}
+	}
+	return s, errors.Join(errs...)
+}
+
+// assetPath is the directory of a handler's bootstrap binary.
+func (s settings) assetPath(handler string) string { return filepath.Join(s.AssetDir, handler) }
+
+// name is a stage-prefixed physical name: maestro-<stage>-<suffix>.
+func (s settings) name(suffix string) string { return resources.Prefix + "-" + s.Stage + "-" + suffix }

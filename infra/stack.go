@@ -1,0 +1,374 @@
+package infra
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3notifications"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssnssubscriptions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/maestro-serverless/maestro/resources"
+)
+
+// Queues are the stack's SQS queues.
+type Queues struct {
+	// Decision is the FIFO decision queue; DecisionDLQ its dead-letter queue.
+	Decision, DecisionDLQ awssqs.Queue
+	// Work is the step work and timer queue; WorkDLQ its dead-letter queue.
+	Work, WorkDLQ awssqs.Queue
+	// SignalIngest receives S3 object events and Signals topic messages;
+	// SignalIngestDLQ is its dead-letter queue.
+	SignalIngest, SignalIngestDLQ awssqs.Queue
+}
+
+// deadLetter is a dead-letter queue with a short name for alarm names.
+type deadLetter struct {
+	dlq    awssqs.Queue
+	suffix string
+}
+
+// dlqs returns the dead-letter queues.
+func (q Queues) dlqs() []deadLetter {
+	return []deadLetter{{q.DecisionDLQ, "decision-dlq"}, {q.WorkDLQ, "work-dlq"}, {q.SignalIngestDLQ, "signal-ingest-dlq"}}
+}
+
+// Stack is the deployed system: the CDK stack and its main constructs.
+type Stack struct {
+	awscdk.Stack
+	// Spec is the resource shape the stack was built from.
+	Spec resources.Spec
+	// Table is the DynamoDB table.
+	Table awsdynamodb.Table
+	// Queues are the SQS queues.
+	Queues Queues
+	// EventsTopic and SignalsTopic are the SNS topics.
+	EventsTopic, SignalsTopic awssns.Topic
+	// Bucket is the signals bucket.
+	Bucket awss3.Bucket
+	// SchedulerGroup is the EventBridge Scheduler group of the timers.
+	SchedulerGroup awsscheduler.CfnScheduleGroup
+	// SchedulerRole is the role Scheduler assumes to deliver to the queues.
+	SchedulerRole awsiam.Role
+	// Functions are the Lambda functions by handler name.
+	Functions map[string]*Function
+	// API is the REST API.
+	API *API
+}
+
+// NewStack builds the stack under scope. It reports invalid props, including
+// a missing <AssetDir>/<handler>/bootstrap (make build), before creating
+// anything.
+func NewStack(scope constructs.Construct, id string, props Props) (*Stack, error) {
+	s, err := props.resolve()
+	if err != nil {
+		return nil, fmt.Errorf("infra: %w", err)
+	}
+	sp := s.StackProps
+	if sp.StackName == nil {
+		sp.StackName = jsii.String(resources.Prefix + "-" + s.Stage)
+	}
+	if sp.Description == nil {
+		sp.Description = jsii.String(fmt.Sprintf("Maestro workflow orchestrator, stage %s", s.Stage))
+	}
+	st := &Stack{Stack: awscdk.NewStack(scope, jsii.String(id), &sp), Spec: s.spec}
+	// cfn-lint 1.51's schema lacks the dashboard's (newer) Tags property.
+	awscdk.Tags_Of(st.Stack).Add(jsii.String("maestro:stage"), jsii.String(s.Stage), &awscdk.TagProps{
+		ExcludeResourceTypes: jsii.Strings("AWS::CloudWatch::Dashboard"),
+	})
+
+	if st.Table, err = newTable(st.Stack, s); err != nil {
+		return nil, err
+	}
+	st.Queues = newQueues(st.Stack, s)
+	st.EventsTopic, st.SignalsTopic = newTopics(st.Stack, s, st.Queues.SignalIngest)
+	st.Bucket, err = newBucket(st.Stack, s, st.Queues.SignalIngest)
+	if err != nil {
+		return nil, err
+	}
+	if err := attachBuckets(st.Stack, s, st.Queues.SignalIngest); err != nil {
+		return nil, err
+	}
+	st.SchedulerGroup, st.SchedulerRole = newScheduler(st.Stack, s, st.Queues)
+	if st.Functions, err = newFunctions(st.Stack, s, st); err != nil {
+		return nil, err
+	}
+	st.API = newAPI(st.Stack, s, st.Functions[HandlerAPI])
+	if s.monitor {
+		newMonitoring(st.Stack, s, st)
+	}
+	newOutputs(st.Stack, st)
+	suppressFindings(st)
+	return st, nil
+}
+
+// removal is the removal policy of stateful resources.
+func (s settings) removal() awscdk.RemovalPolicy {
+	if s.retain {
+		return awscdk.RemovalPolicy_RETAIN
+	}
+	return awscdk.RemovalPolicy_DESTROY
+}
+
+func seconds(d time.Duration) awscdk.Duration {
+	return awscdk.Duration_Seconds(jsii.Number(d.Seconds()))
+}
+
+func attributeType(t string) (awsdynamodb.AttributeType, error) {
+	switch t {
+	case resources.TypeString:
+		return awsdynamodb.AttributeType_STRING, nil
+	case resources.TypeNumber:
+		return awsdynamodb.AttributeType_NUMBER, nil
+	}
+	return "", fmt.Errorf("infra: unsupported attribute type %q", t)
+}
+
+func attribute(k resources.KeyAttribute) (*awsdynamodb.Attribute, error) {
+	t, err := attributeType(k.Type)
+	if err != nil {
+		return nil, fmt.Errorf("attribute %s: %w", k.Name, err)
+	}
+	return &awsdynamodb.Attribute{Name: jsii.String(k.Name), Type: t}, nil
+}
+
+// newTable creates the table from the Spec: keys, index, stream, TTL and
+// billing mode, plus point-in-time recovery and, when retained, deletion
+// protection.
+func newTable(scope constructs.Construct, s settings) (awsdynamodb.Table, error) {
+	t := s.spec.Table
+	if t.BillingMode != resources.BillingPayPerRequest {
+		return nil, fmt.Errorf("infra: table billing mode %q is not supported", t.BillingMode)
+	}
+	if t.StreamViewType != resources.StreamNewAndOldImages {
+		return nil, fmt.Errorf("infra: table stream view %q is not supported", t.StreamViewType)
+	}
+	pk, err := attribute(t.PartitionKey)
+	if err != nil {
+		return nil, err
+	}
+	sk, err := attribute(t.SortKey)
+	if err != nil {
+		return nil, err
+	}
+	table := awsdynamodb.NewTable(scope, jsii.String("Table"), &awsdynamodb.TableProps{
+		TableName:           jsii.String(t.Name),
+		PartitionKey:        pk,
+		SortKey:             sk,
+		BillingMode:         awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		Stream:              awsdynamodb.StreamViewType_NEW_AND_OLD_IMAGES,
+		TimeToLiveAttribute: jsii.String(t.TTLAttribute),
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
+		DeletionProtection: jsii.Bool(s.retain),
+		RemovalPolicy:      s.removal(),
+	})
+	for _, ix := range t.GlobalIndexes {
+		if ix.Projection != resources.ProjectionAll {
+			return nil, fmt.Errorf("infra: index %s projection %q is not supported", ix.Name, ix.Projection)
+		}
+		ipk, err := attribute(ix.PartitionKey)
+		if err != nil {
+			return nil, err
+		}
+		isk, err := attribute(ix.SortKey)
+		if err != nil {
+			return nil, err
+		}
+		table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+			IndexName:      jsii.String(ix.Name),
+			PartitionKey:   ipk,
+			SortKey:        isk,
+			ProjectionType: awsdynamodb.ProjectionType_ALL,
+		})
+	}
+	return table, nil
+}
+
+// newQueue creates one queue of the Spec, encrypted with SQS-managed keys
+// and refusing requests without TLS.
+func newQueue(scope constructs.Construct, id string, q resources.Queue, dlq awssqs.IQueue, s settings) awssqs.Queue {
+	props := &awssqs.QueueProps{
+		QueueName:         jsii.String(q.Name),
+		VisibilityTimeout: seconds(q.VisibilityTimeout),
+		RetentionPeriod:   seconds(q.Retention),
+		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		RemovalPolicy:     s.removal(),
+	}
+	if q.FIFO {
+		props.Fifo = jsii.Bool(true)
+		if q.ContentBasedDeduplication {
+			props.ContentBasedDeduplication = jsii.Bool(true)
+		}
+	}
+	if dlq != nil {
+		props.DeadLetterQueue = &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(float64(q.MaxReceiveCount))}
+	}
+	return awssqs.NewQueue(scope, jsii.String(id), props)
+}
+
+func newQueues(scope constructs.Construct, s settings) Queues {
+	qs := s.spec.Queues
+	var out Queues
+	out.DecisionDLQ = newQueue(scope, "DecisionDLQ", qs.DecisionDLQ, nil, s)
+	out.WorkDLQ = newQueue(scope, "WorkDLQ", qs.WorkDLQ, nil, s)
+	out.SignalIngestDLQ = newQueue(scope, "SignalIngestDLQ", qs.SignalIngestDLQ, nil, s)
+	out.Decision = newQueue(scope, "DecisionQueue", qs.Decision, out.DecisionDLQ, s)
+	out.Work = newQueue(scope, "WorkQueue", qs.Work, out.WorkDLQ, s)
+	out.SignalIngest = newQueue(scope, "SignalIngestQueue", qs.SignalIngest, out.SignalIngestDLQ, s)
+	return out
+}
+
+// newTopics creates the Events and Signals topics, encrypted with the
+// AWS-managed SNS key, and subscribes the signal-ingest queue to Signals
+// with raw message delivery.
+func newTopics(scope constructs.Construct, s settings, ingest awssqs.IQueue) (events, signals awssns.Topic) {
+	key := awskms.Alias_FromAliasName(scope, jsii.String("SnsManagedKey"), jsii.String("alias/aws/sns"))
+	topic := func(id string, t resources.Topic) awssns.Topic {
+		return awssns.NewTopic(scope, jsii.String(id), &awssns.TopicProps{
+			TopicName:  jsii.String(t.Name),
+			MasterKey:  key,
+			EnforceSSL: jsii.Bool(true),
+		})
+	}
+	events = topic("EventsTopic", s.spec.Topics.Events)
+	signals = topic("SignalsTopic", s.spec.Topics.Signals)
+	signals.AddSubscription(awssnssubscriptions.NewSqsSubscription(ingest, &awssnssubscriptions.SqsSubscriptionProps{
+		RawMessageDelivery: jsii.Bool(true),
+	}))
+	return events, signals
+}
+
+// bucketName is the deployed name of the signals bucket.
+func (s settings) bucketName() string {
+	if s.BucketName != "" {
+		return s.BucketName
+	}
+	return s.spec.Bucket.Name + "-" + *awscdk.Aws_ACCOUNT_ID()
+}
+
+// newBucket creates the signals bucket with CloudFormation's own
+// notification configuration (no custom resource): every Spec event goes
+// to the signal-ingest queue. The queue policy names the bucket by its ARN
+// string rather than a reference, so the bucket can depend on the policy
+// without a cycle (S3 checks the destination when it is configured).
+func newBucket(scope constructs.Construct, s settings, ingest awssqs.Queue) (awss3.Bucket, error) {
+	name := s.bucketName()
+	arn := "arn:" + *awscdk.Aws_PARTITION() + ":s3:::" + name
+	grant := ingest.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        jsii.String("SignalsBucketNotifications"),
+		Principals: &[]awsiam.IPrincipal{awsiam.NewServicePrincipal(jsii.String("s3.amazonaws.com"), nil)},
+		Actions:    jsii.Strings("sqs:SendMessage"),
+		Resources:  &[]*string{ingest.QueueArn()},
+		Conditions: &map[string]any{
+			"ArnEquals":    map[string]any{"aws:SourceArn": arn},
+			"StringEquals": map[string]any{"aws:SourceAccount": awscdk.Aws_ACCOUNT_ID()},
+		},
+	}))
+	bucket := awss3.NewBucket(scope, jsii.String("SignalsBucket"), &awss3.BucketProps{
+		BucketName:        jsii.String(name),
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		EnforceSSL:        jsii.Bool(true),
+		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		RemovalPolicy:     s.removal(),
+	})
+	var configs []any
+	for _, e := range s.spec.Bucket.NotifyEvents {
+		configs = append(configs, &awss3.CfnBucket_QueueConfigurationProperty{Event: jsii.String(e), Queue: ingest.QueueArn()})
+	}
+	cfn, ok := bucket.Node().DefaultChild().(awss3.CfnBucket)
+	if !ok {
+		return nil, fmt.Errorf("infra: signals bucket has no CfnBucket")
+	}
+	cfn.SetNotificationConfiguration(&awss3.CfnBucket_NotificationConfigurationProperty{QueueConfigurations: &configs})
+	bucket.Node().AddDependency(grant.PolicyDependable)
+	return bucket, nil
+}
+
+// s3EventType maps a Spec event name to CDK's.
+func s3EventType(e string) (awss3.EventType, error) {
+	switch e {
+	case resources.S3ObjectCreated:
+		return awss3.EventType_OBJECT_CREATED, nil
+	case resources.S3ObjectRemoved:
+		return awss3.EventType_OBJECT_REMOVED, nil
+	}
+	return "", fmt.Errorf("infra: unsupported bucket event %q", e)
+}
+
+// attachBuckets routes the object events of existing buckets to the
+// signal-ingest queue. CloudFormation cannot configure a bucket it does not
+// own, so CDK's notifications custom resource merges the queue into each
+// bucket's existing configuration.
+func attachBuckets(scope constructs.Construct, s settings, ingest awssqs.IQueue) error {
+	for i, name := range s.AttachBuckets {
+		b := awss3.Bucket_FromBucketName(scope, jsii.String(fmt.Sprintf("AttachedBucket%d", i)), jsii.String(name))
+		for _, e := range s.spec.Bucket.NotifyEvents {
+			et, err := s3EventType(e)
+			if err != nil {
+				return err
+			}
+			b.AddEventNotification(et, awss3notifications.NewSqsDestination(ingest))
+		}
+	}
+	return nil
+}
+
+// newScheduler creates the schedule group and the role EventBridge
+// Scheduler assumes to deliver due timers. The role may only send to the
+// work and decision queues, and only schedules of this account's group may
+// assume it.
+func newScheduler(scope constructs.Construct, s settings, q Queues) (awsscheduler.CfnScheduleGroup, awsiam.Role) {
+	group := awsscheduler.NewCfnScheduleGroup(scope, jsii.String("SchedulerGroup"), &awsscheduler.CfnScheduleGroupProps{
+		Name: jsii.String(s.spec.SchedulerGroup),
+	})
+	principal := awsiam.NewPrincipalWithConditions(
+		awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), nil),
+		&map[string]any{
+			"StringEquals": map[string]any{"aws:SourceAccount": awscdk.Aws_ACCOUNT_ID()},
+			"ArnEquals":    map[string]any{"aws:SourceArn": group.AttrArn()},
+		})
+	role := awsiam.NewRole(scope, jsii.String("SchedulerRole"), &awsiam.RoleProps{
+		AssumedBy:   principal,
+		Description: jsii.String("EventBridge Scheduler delivers Maestro timers to the work and decision queues"),
+	})
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("sqs:SendMessage"),
+		Resources: &[]*string{q.Work.QueueArn(), q.Decision.QueueArn()},
+	}))
+	return group, role
+}
+
+func newOutputs(scope constructs.Construct, st *Stack) {
+	out := func(id, desc string, value *string) {
+		awscdk.NewCfnOutput(scope, jsii.String(id), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(desc)})
+	}
+	out("ApiUrl", "Base URL of the IAM-authorized REST API", st.API.RestAPI.Url())
+	out("TableName", "DynamoDB table", st.Table.TableName())
+	out("EventsTopicArn", "SNS topic of workflow and step status changes", st.EventsTopic.TopicArn())
+	out("SignalsTopicArn", "SNS topic that accepts incoming signals", st.SignalsTopic.TopicArn())
+	out("SignalsBucketName", "S3 bucket whose object events are signals", st.Bucket.BucketName())
+	out("SchedulerGroupName", "EventBridge Scheduler group of long timers", st.SchedulerGroup.Ref())
+	for _, q := range []struct {
+		id    string
+		queue awssqs.Queue
+	}{
+		{"DecisionQueueName", st.Queues.Decision}, {"DecisionDLQName", st.Queues.DecisionDLQ},
+		{"WorkQueueName", st.Queues.Work}, {"WorkDLQName", st.Queues.WorkDLQ},
+		{"SignalIngestQueueName", st.Queues.SignalIngest}, {"SignalIngestDLQName", st.Queues.SignalIngestDLQ},
+	} {
+		out(q.id, "SQS queue", q.queue.QueueName())
+	}
+}
