@@ -41,6 +41,7 @@ func RestartState(prev *Instance, policy string, now time.Time) (*Instance, erro
 	next := prev.Clone()
 	next.RunID = prev.RunID + 1
 	next.Status = model.WorkflowCreated
+	next.Seq = prev.Seq + 1 // the new run's creation is a status change of the instance
 	next.RunPolicy = policy
 	next.Message = ""
 	next.CreateTime, next.StartTime, next.EndTime = now.UnixMilli(), 0, 0

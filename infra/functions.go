@@ -143,13 +143,14 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	api.Role.AddToPrincipalPolicy(allow(apiActions(), st.Table.TableArn()))
 	fns[HandlerAPI] = api
 
-	router := newFunction(scope, s, HandlerRouter, "RouterFunction", "Maestro stream router: table stream to queues and EventBridge Scheduler",
+	router := newFunction(scope, s, HandlerRouter, "RouterFunction", "Maestro stream router: table stream to queues, EventBridge Scheduler and the events topic",
 		map[string]string{
 			wiring.EnvDecisionQueueURL: *q.Decision.QueueUrl(),
 			wiring.EnvWorkQueueURL:     *q.Work.QueueUrl(),
 			wiring.EnvWorkQueueARN:     *q.Work.QueueArn(),
 			wiring.EnvScheduleGroup:    *st.SchedulerGroup.Ref(),
 			wiring.EnvSchedulerRoleARN: *st.SchedulerRole.RoleArn(),
+			wiring.EnvEventsTopicARN:   *st.EventsTopic.TopicArn(),
 		})
 	streams := *st.Table.TableArn() + "/stream/*"
 	router.Role.AddToPrincipalPolicy(allow(streamActions(), jsii.String(streams)))
@@ -161,6 +162,9 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 		ResourceName: jsii.String(s.spec.SchedulerGroup + "/*"),
 	})
 	router.Role.AddToPrincipalPolicy(allow([]string{"scheduler:CreateSchedule"}, scheduleARN))
+	// PublishBatch is authorized as sns:Publish; the topic's AWS-managed key
+	// lets every principal of the account that may publish use it.
+	router.Role.AddToPrincipalPolicy(allow([]string{"sns:Publish"}, st.EventsTopic.TopicArn()))
 	router.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:    jsii.Strings("iam:PassRole"),
 		Resources:  &[]*string{st.SchedulerRole.RoleArn()},

@@ -104,6 +104,7 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 	decision := ref(s.logicalID(t, st.Queues.Decision))
 	work := ref(s.logicalID(t, st.Queues.Work))
 	schedulerRole := ref(s.logicalID(t, st.SchedulerRole))
+	eventsTopic := "${" + s.logicalID(t, st.EventsTopic) + "}" // a topic's Ref is its ARN
 	base := func(h string) []grant {
 		logs := ref(s.logicalID(t, st.Functions[h].LogGroup))
 		return []grant{
@@ -124,7 +125,7 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 		HandlerAPI: slices.Concat(base(HandlerAPI), on(table, store...), on(table, "dynamodb:ConditionCheckItem")),
 		HandlerRouter: slices.Concat(base(HandlerRouter),
 			on(table+"/stream/*", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
-			on(decision, "sqs:SendMessage"), on(work, "sqs:SendMessage"),
+			on(decision, "sqs:SendMessage"), on(work, "sqs:SendMessage"), on(eventsTopic, "sns:Publish"),
 			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/*", "scheduler:CreateSchedule"),
 			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}),
 		HandlerDecider: slices.Concat(base(HandlerDecider), on(table, store...), on(decision, consume...)),

@@ -127,6 +127,7 @@ func TestFunctions(t *testing.T) {
 			wiring.EnvWorkQueueURL:     queueURL(full, st.Spec.Queues.Work.Name),
 			wiring.EnvWorkQueueARN:     queueARN(full, st.Spec.Queues.Work.Name),
 			wiring.EnvScheduleGroup:    "${" + full.logicalID(t, st.SchedulerGroup) + "}",
+			wiring.EnvEventsTopicARN:   "${" + full.logicalID(t, st.EventsTopic) + "}",
 			wiring.EnvSchedulerRoleARN: "${" + full.logicalID(t, st.SchedulerRole) + ".Arn}",
 		}},
 		{full, HandlerDecider, 512, 30, nil, map[string]string{wiring.EnvTable: st.Spec.Table.Name}},

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/events"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -117,9 +118,14 @@ func (o *Orchestrator) RestartInstance(ctx context.Context, wf string, inst int6
 func (o *Orchestrator) startNextRun(ctx context.Context, rec *store.InstanceRecord, st, next *engine.Instance, runParams model.Params) (*InstanceView, error) {
 	wf, inst := st.WorkflowID, st.InstanceID
 	startEv := mustJSON(engine.StartRun{RunParams: runParams, Initiator: st.Initiator})
-	err := o.store.CreateRun(ctx, store.NewRun{
+	created, err := eventsMessage(events.Transition(wf, next.WorkflowVersion, inst, next.RunID, "", 0,
+		string(st.Status), string(next.Status), next.Seq, o.now().UnixMilli()))
+	if err != nil {
+		return nil, Internal(err)
+	}
+	err = o.store.CreateRun(ctx, store.NewRun{
 		WorkflowID: wf, InstanceID: inst, PrevRun: st.RunID, Status: string(next.Status),
-		State: mustJSON(next), FirstEvent: store.Event{ID: startEventID, Body: startEv}, Now: o.now(),
+		State: mustJSON(next), FirstEvent: store.Event{ID: startEventID, Body: startEv}, Outbox: created, Now: o.now(),
 	})
 	if errors.Is(err, store.ErrConflict) {
 		return nil, Conflict("workflow %s instance %d was restarted concurrently", wf, inst)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/events"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -62,7 +63,11 @@ func (o *Orchestrator) StartWorkflow(ctx context.Context, wf, selector string, r
 			return json.Marshal(st)
 		},
 		FirstEvent: store.Event{ID: startEventID, Body: startEv},
-		Now:        now,
+		Outbox: func(instanceID int64) ([]store.Message, error) {
+			// The instance's creation is its event of sequence 0.
+			return eventsMessage(events.Transition(wf, version, instanceID, 1, "", 0, "", string(st.Status), 0, now.UnixMilli()))
+		},
+		Now: now,
 	})
 	if err != nil {
 		return nil, Internal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/events"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -316,6 +317,18 @@ func (o *Orchestrator) buildCommit(rec *store.RunRecord, before, after *engine.I
 			Body: mustJSON(view), Timeline: stepTL[k],
 		})
 	}
+	if len(acc.transitions) > 0 {
+		evs := make([]events.Event, len(acc.transitions))
+		for i, t := range acc.transitions {
+			evs[i] = events.Transition(after.WorkflowID, after.WorkflowVersion, after.InstanceID, after.RunID,
+				t.StepID, t.Attempt, t.From, t.To, t.Seq, t.Time)
+		}
+		msgs, err := eventsMessage(evs...)
+		if err != nil {
+			return store.Commit{}, err
+		}
+		c.Outbox = append(c.Outbox, msgs...)
+	}
 	for _, cmd := range acc.commands {
 		m, ok, err := o.outboxMessage(after, cmd, now)
 		if err != nil {
@@ -367,4 +380,13 @@ func delaySeconds(d time.Duration) int32 {
 		d = MaxSQSDelay
 	}
 	return int32((d + time.Second - 1) / time.Second)
+}
+
+// eventsMessage is the outbox message that publishes evs.
+func eventsMessage(evs ...events.Event) ([]store.Message, error) {
+	body, err := events.EncodeBatch(evs)
+	if err != nil {
+		return nil, err
+	}
+	return []store.Message{{Queue: store.QueueEvents, Body: body}}, nil
 }

@@ -33,6 +33,9 @@ type Message struct {
 const (
 	QueueDecision = "decision"
 	QueueWork     = "work"
+	// QueueEvents carries a batch of change events (events.EncodeBatch)
+	// that the router publishes to the events topic.
+	QueueEvents = "events"
 )
 
 // InstanceRecord is the summary item of a workflow instance.
@@ -107,7 +110,10 @@ type NewInstance struct {
 	State func(instanceID int64) ([]byte, error)
 	// FirstEvent is put into the run's inbox, waking the decider.
 	FirstEvent Event
-	Now        time.Time
+	// Outbox, built once the instance id is known, is forwarded by the
+	// router from the new run item (the instance's creation event).
+	Outbox func(instanceID int64) ([]Message, error)
+	Now    time.Time
 }
 
 // requestTTL is how long a start request id is remembered.
@@ -148,7 +154,13 @@ func (s *Store) CreateInstance(ctx context.Context, ni NewInstance) (rec *Instan
 	if err != nil {
 		return nil, false, fmt.Errorf("store: initial state: %w", err)
 	}
-	runItem, err := s.runItem(ni.WorkflowID, id, 1, 1, ni.Status, state, nil)
+	var outbox []Message
+	if ni.Outbox != nil {
+		if outbox, err = ni.Outbox(id); err != nil {
+			return nil, false, err
+		}
+	}
+	runItem, err := s.runItem(ni.WorkflowID, id, 1, 1, ni.Status, state, outbox)
 	if err != nil {
 		return nil, false, err
 	}
@@ -189,7 +201,8 @@ func (s *Store) nextInstanceID(ctx context.Context, wf string) (int64, error) {
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       key(wfPK(wf), headSK),
-		UpdateExpression:          aws.String("ADD next_instance :one"),
+		UpdateExpression:          aws.String("ADD next_instance :one REMOVE #ob"), // ob: a definition change's events, already sent
+		ExpressionAttributeNames:  map[string]string{"#ob": attrOutbox},
 		ConditionExpression:       aws.String("attribute_exists(pk)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1)},
 		ReturnValues:              types.ReturnValueUpdatedOld,
@@ -744,7 +757,9 @@ type NewRun struct {
 	Status     string
 	State      []byte
 	FirstEvent Event
-	Now        time.Time
+	// Outbox is forwarded by the router from the new run item.
+	Outbox []Message
+	Now    time.Time
 }
 
 // CreateRun adds run PrevRun+1 to an instance in one transaction: the run's
@@ -753,7 +768,7 @@ type NewRun struct {
 // concurrent restarts create one run (the other gets ErrConflict).
 func (s *Store) CreateRun(ctx context.Context, nr NewRun) error {
 	run := nr.PrevRun + 1
-	runItem, err := s.runItem(nr.WorkflowID, nr.InstanceID, run, 1, nr.Status, nr.State, nil)
+	runItem, err := s.runItem(nr.WorkflowID, nr.InstanceID, run, 1, nr.Status, nr.State, nr.Outbox)
 	if err != nil {
 		return err
 	}

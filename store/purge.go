@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/events"
 )
 
 // purgeSK is the sort key of a workflow's deletion job, WF#<wf>/PURGE: it
@@ -40,13 +42,18 @@ var ErrDeleting = errors.New("store: workflow is being deleted")
 // when the workflow does not exist, ErrBusy when a run holds a slot and
 // ErrDeleting when a deletion is already under way.
 func (s *Store) DeleteWorkflow(ctx context.Context, wf string, next Message, now time.Time) error {
-	ob, err := json.Marshal([]Message{next})
-	if err != nil {
-		return fmt.Errorf("store: outbox: %w", err)
-	}
 	head, err := s.GetHead(ctx, wf)
 	if err != nil {
 		return err
+	}
+	// The deletion's event rides with the first purge round.
+	body, err := events.EncodeBatch([]events.Event{events.Definition(events.WorkflowDeleted, wf, 0, head.v+1, millis(now))})
+	if err != nil {
+		return err
+	}
+	ob, err := json.Marshal([]Message{next, {Queue: QueueEvents, Body: body}})
+	if err != nil {
+		return fmt.Errorf("store: outbox: %w", err)
 	}
 	items := []types.TransactWriteItem{
 		{Delete: &types.Delete{

@@ -2,12 +2,15 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/events"
 )
 
 // WorkflowHead is the per-workflow summary item.
@@ -116,6 +119,17 @@ func (s *Store) CreateVersion(ctx context.Context, nv NewVersion) (int64, error)
 			":latest": num(version), ":active": num(active), ":now": num(millis(nv.Now)), ":next": num(head.NextInstance),
 			":nv": num(head.v + 1),
 		}
+		evs := []events.Event{events.Definition(events.DefinitionCreated, nv.WorkflowID, version, head.v+1, millis(nv.Now))}
+		if nv.Activate {
+			evs = append(evs, events.Definition(events.VersionActivated, nv.WorkflowID, version, head.v+1, millis(nv.Now)))
+			evs[1].ID += "/activated"
+		}
+		ob, err := eventsOutbox(evs...)
+		if err != nil {
+			return 0, err
+		}
+		set += ", #ob = :ob"
+		names["#ob"], values[":ob"] = attrOutbox, ob
 		if len(props) > 0 {
 			set += ", #b = :b, #e = :e"
 			names["#b"], names["#e"] = attrBody, attrEnc
@@ -200,28 +214,59 @@ func (s *Store) GetVersion(ctx context.Context, workflowID string, version int64
 }
 
 // SetActive makes version the active one (0: none active). It fails with
-// ErrNotFound when the workflow or the version does not exist.
+// ErrNotFound when the workflow or the version does not exist. The change's
+// event rides in the head's outbox.
 func (s *Store) SetActive(ctx context.Context, workflowID string, version int64, now time.Time) error {
-	cond := "attribute_exists(pk)"
-	values := map[string]types.AttributeValue{":a": num(version), ":now": num(millis(now))}
-	if version > 0 {
-		cond += " AND latest >= :a"
+	for attempt := 0; attempt < 20; attempt++ {
+		head, err := s.GetHead(ctx, workflowID)
+		if err != nil {
+			return err
+		}
+		if version > head.Latest {
+			return ErrNotFound
+		}
+		ev := events.Definition(events.VersionActivated, workflowID, version, head.v+1, millis(now))
+		if version == 0 {
+			ev = events.Definition(events.WorkflowDeactivated, workflowID, 0, head.v+1, millis(now))
+		}
+		ob, err := eventsOutbox(ev)
+		if err != nil {
+			return err
+		}
+		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                aws.String(s.table),
+			Key:                      key(wfPK(workflowID), headSK),
+			UpdateExpression:         aws.String("SET active = :a, modify_time = :now, #v = :nv, #ob = :ob"),
+			ConditionExpression:      aws.String("#v = :v"),
+			ExpressionAttributeNames: map[string]string{"#v": attrVersion, "#ob": attrOutbox},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":a": num(version), ":now": num(millis(now)), ":v": num(head.v), ":nv": num(head.v + 1), ":ob": ob,
+			},
+		})
+		if err == nil {
+			return nil
+		}
+		if !isConflict(err) {
+			return fmt.Errorf("store: set active version of %s: %w", workflowID, err)
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
 	}
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
-		Key:                       key(wfPK(workflowID), headSK),
-		UpdateExpression:          aws.String("SET active = :a, modify_time = :now ADD #v :one"),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  map[string]string{"#v": attrVersion},
-		ExpressionAttributeValues: merge(values, map[string]types.AttributeValue{":one": num(1)}),
-	})
-	if isConflict(err) {
-		return ErrNotFound
-	}
+	return fmt.Errorf("store: set active version of %s: %w after 20 attempts", workflowID, ErrConflict)
+}
+
+// eventsOutbox is the outbox attribute carrying definition events.
+func eventsOutbox(evs ...events.Event) (types.AttributeValue, error) {
+	body, err := events.EncodeBatch(evs)
 	if err != nil {
-		return fmt.Errorf("store: set active version of %s: %w", workflowID, err)
+		return nil, err
 	}
-	return nil
+	ob, err := json.Marshal([]Message{{Queue: QueueEvents, Body: body}})
+	if err != nil {
+		return nil, fmt.Errorf("store: outbox: %w", err)
+	}
+	return str(string(ob)), nil
 }
 
 // UpdateProperties replaces a workflow's properties snapshot, conditioned on
@@ -231,14 +276,18 @@ func (s *Store) UpdateProperties(ctx context.Context, head *WorkflowHead, props 
 	if err != nil {
 		return err
 	}
+	ob, err := eventsOutbox(events.Definition(events.PropertiesChanged, head.WorkflowID, 0, head.v+1, millis(now)))
+	if err != nil {
+		return err
+	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(s.table),
 		Key:                      key(wfPK(head.WorkflowID), headSK),
-		UpdateExpression:         aws.String("SET #b = :b, #e = :e, modify_time = :now, #v = :nv"),
+		UpdateExpression:         aws.String("SET #b = :b, #e = :e, modify_time = :now, #v = :nv, #ob = :ob"),
 		ConditionExpression:      aws.String("#v = :v"),
-		ExpressionAttributeNames: map[string]string{"#b": attrBody, "#e": attrEnc, "#v": attrVersion},
+		ExpressionAttributeNames: map[string]string{"#b": attrBody, "#e": attrEnc, "#v": attrVersion, "#ob": attrOutbox},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":b": body[attrBody], ":e": body[attrEnc], ":now": num(millis(now)), ":v": num(head.v), ":nv": num(head.v + 1),
+			":b": body[attrBody], ":e": body[attrEnc], ":now": num(millis(now)), ":v": num(head.v), ":nv": num(head.v + 1), ":ob": ob,
 		},
 	})
 	if isConflict(err) {

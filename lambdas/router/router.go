@@ -1,5 +1,6 @@
 // Package router is the stream router: it reads the table's DynamoDB stream
-// and forwards every outbox message a committed change carries to its queue.
+// and forwards every outbox message a committed change carries to its queue,
+// and the change events it carries to the events SNS topic.
 // Messages due more than 15 minutes ahead become one-time EventBridge
 // Scheduler schedules that deliver to the work queue when due.
 package router
@@ -8,6 +9,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,9 +19,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	schedtypes "github.com/aws/aws-sdk-go-v2/service/scheduler/types"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	changes "github.com/maestro-serverless/maestro/events"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -33,10 +38,19 @@ type Scheduler interface {
 	CreateSchedule(ctx context.Context, in *scheduler.CreateScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.CreateScheduleOutput, error)
 }
 
+// SNS is the subset of the SNS client the router uses.
+type SNS interface {
+	PublishBatch(ctx context.Context, in *sns.PublishBatchInput, opts ...func(*sns.Options)) (*sns.PublishBatchOutput, error)
+}
+
 // Config wires the router.
 type Config struct {
 	SQS       SQS
 	Scheduler Scheduler
+	// SNS and EventsTopicARN publish change events; without them events
+	// are dropped with a warning.
+	SNS            SNS
+	EventsTopicARN string
 	// QueueURLs maps the store's logical queue names to URLs.
 	QueueURLs map[string]string
 	// WorkQueueARN is the target of long-timer schedules.
@@ -135,6 +149,12 @@ func (r *Router) forward(ctx context.Context, rec events.DynamoDBEventRecord, in
 		if m.GroupID != "" && last[wakeKey{m.Queue, m.GroupID, m.Body}] > index {
 			continue // a later record of this batch sends the same wake
 		}
+		if m.Queue == store.QueueEvents {
+			if err := r.publish(ctx, m.Body); err != nil {
+				return err
+			}
+			continue
+		}
 		// The id is stable across retries of this record, so SQS FIFO drops
 		// a resend within its deduplication window.
 		id := dedupID(rec, i)
@@ -202,6 +222,48 @@ func (r *Router) schedule(ctx context.Context, id string, m store.Message) error
 	var conflict *schedtypes.ConflictException
 	if err != nil && !errors.As(err, &conflict) { // conflict: created by an earlier try
 		return fmt.Errorf("router: create schedule %s: %w", name, err)
+	}
+	return nil
+}
+
+// publish sends a batch of change events to the events topic, ten per
+// PublishBatch call, each with its filterable attributes. A batch that
+// cannot be decoded never will be: it is logged and dropped.
+func (r *Router) publish(ctx context.Context, body string) error {
+	evs, err := changes.DecodeBatch(body)
+	if err != nil {
+		r.cfg.Logger.Error("router: undecodable events dropped", "error", err)
+		return nil
+	}
+	if r.cfg.SNS == nil || r.cfg.EventsTopicARN == "" {
+		r.cfg.Logger.Warn("router: no events topic configured; events dropped", "count", len(evs))
+		return nil
+	}
+	for len(evs) > 0 {
+		n := min(10, len(evs))
+		entries := make([]snstypes.PublishBatchRequestEntry, n)
+		for i, e := range evs[:n] {
+			msg, err := json.Marshal(e)
+			if err != nil {
+				return fmt.Errorf("router: encode event %s: %w", e.ID, err)
+			}
+			attrs := map[string]snstypes.MessageAttributeValue{}
+			for k, v := range changes.Attributes(e) {
+				attrs[k] = snstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+			}
+			entries[i] = snstypes.PublishBatchRequestEntry{
+				Id: aws.String(fmt.Sprint(i)), Message: aws.String(string(msg)), MessageAttributes: attrs,
+			}
+		}
+		out, err := r.cfg.SNS.PublishBatch(ctx, &sns.PublishBatchInput{TopicArn: aws.String(r.cfg.EventsTopicARN), PublishBatchRequestEntries: entries})
+		if err != nil {
+			return fmt.Errorf("router: publish events: %w", err)
+		}
+		if len(out.Failed) > 0 {
+			f := out.Failed[0]
+			return fmt.Errorf("router: publish events: %d failed, first %s: %s", len(out.Failed), aws.ToString(f.Code), aws.ToString(f.Message))
+		}
+		evs = evs[n:]
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/maestro-serverless/maestro/definition"
@@ -36,6 +37,8 @@ type Config struct {
 	WorkQueueARN     string
 	ScheduleGroup    string
 	SchedulerRoleARN string
+	// EventsTopicARN is the SNS topic change events are published to.
+	EventsTopicARN string
 }
 
 // Environment variable names read by ConfigFromEnv.
@@ -46,6 +49,7 @@ const (
 	EnvWorkQueueARN     = "MAESTRO_WORK_QUEUE_ARN"
 	EnvScheduleGroup    = "MAESTRO_SCHEDULE_GROUP"
 	EnvSchedulerRoleARN = "MAESTRO_SCHEDULER_ROLE_ARN"
+	EnvEventsTopicARN   = "MAESTRO_EVENTS_TOPIC_ARN"
 	// EnvHTTPAllow lists the hosts Http steps may call, comma-separated
 	// (exact names or IPs, "*.example.com", or "loopback"); unset or
 	// empty allows none.
@@ -62,6 +66,7 @@ func ConfigFromEnv(required ...string) (Config, error) {
 		WorkQueueARN:     os.Getenv(EnvWorkQueueARN),
 		ScheduleGroup:    os.Getenv(EnvScheduleGroup),
 		SchedulerRoleARN: os.Getenv(EnvSchedulerRoleARN),
+		EventsTopicARN:   os.Getenv(EnvEventsTopicARN),
 	}
 	for _, name := range required {
 		if os.Getenv(name) == "" {
@@ -129,6 +134,8 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) *Deps {
 				store.QueueWork:     cfg.WorkQueueURL,
 			},
 			WorkQueueARN:     cfg.WorkQueueARN,
+			SNS:              sns.NewFromConfig(awsCfg),
+			EventsTopicARN:   cfg.EventsTopicARN,
 			ScheduleGroup:    cfg.ScheduleGroup,
 			SchedulerRoleARN: cfg.SchedulerRoleARN,
 			Now:              opts.Now,

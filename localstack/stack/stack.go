@@ -173,6 +173,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		// The emulator does not check roles; in AWS the CDK app passes the
 		// role Scheduler assumes to send to the work queue.
 		SchedulerRoleARN: "arn:aws:iam::000000000000:role/maestro-" + opts.Stage + "-scheduler",
+		EventsTopicARN:   res.Topics.Events.ARN,
 	}, awsCfg, wiring.Options{
 		Now:       opts.Clock.Now,
 		Logger:    opts.Logger,

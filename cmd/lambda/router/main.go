@@ -1,4 +1,4 @@
-// Command router is the stream-router Lambda: DynamoDB stream -> SQS / Scheduler.
+// Command router is the stream-router Lambda: DynamoDB stream -> SQS / Scheduler / SNS events.
 package main
 
 import (
@@ -9,6 +9,6 @@ import (
 
 func main() {
 	deps := wiring.MustBuildFromEnv(wiring.EnvDecisionQueueURL, wiring.EnvWorkQueueURL, wiring.EnvWorkQueueARN,
-		wiring.EnvScheduleGroup, wiring.EnvSchedulerRoleARN)
+		wiring.EnvScheduleGroup, wiring.EnvSchedulerRoleARN, wiring.EnvEventsTopicARN)
 	lambda.Start(deps.Router.Handle)
 }

@@ -1,0 +1,184 @@
+// Package events defines the change events Maestro publishes to its events
+// SNS topic: every definition change and every instance and step status
+// change, as JSON with message attributes for SNS filter policies.
+//
+// Events travel from a commit to the topic through the transactional
+// outbox: a commit stores its events in the outbox of the item it writes,
+// and the stream router publishes them. A batch is encoded compactly
+// (gzip above 1 KiB) so that a decision's events cost little item size.
+// The package is pure: no AWS.
+package events
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Type names a kind of change.
+type Type string
+
+// Event types.
+const (
+	// InstanceStatusChanged: a workflow instance (run) changed status.
+	InstanceStatusChanged Type = "instance_status_changed"
+	// StepStatusChanged: a step attempt changed status.
+	StepStatusChanged Type = "step_status_changed"
+	// DefinitionCreated: a new version was pushed.
+	DefinitionCreated Type = "definition_created"
+	// VersionActivated: a version became the active one.
+	VersionActivated Type = "version_activated"
+	// WorkflowDeactivated: the workflow has no active version any more.
+	WorkflowDeactivated Type = "workflow_deactivated"
+	// PropertiesChanged: the workflow's properties changed.
+	PropertiesChanged Type = "properties_changed"
+	// WorkflowDeleted: the workflow was deleted.
+	WorkflowDeleted Type = "workflow_deleted"
+)
+
+// Types lists every event type.
+func Types() []Type {
+	return []Type{InstanceStatusChanged, StepStatusChanged, DefinitionCreated, VersionActivated,
+		WorkflowDeactivated, PropertiesChanged, WorkflowDeleted}
+}
+
+// Event is one published change. Instance and step events carry the
+// instance's sequence number, which grows by one with every status change of
+// the instance or any of its steps, across runs; definition events carry the
+// workflow's definition sequence, which grows with every definition change.
+// Subscribers order by (workflow_id, workflow_instance_id, sequence) and
+// dedupe by event_id: delivery is at least once.
+type Event struct {
+	ID         string `json:"event_id"`
+	Type       Type   `json:"type"`
+	WorkflowID string `json:"workflow_id"`
+	// Version is the instance's version, or the version a definition
+	// event is about.
+	Version    int64  `json:"workflow_version_id,omitempty"`
+	InstanceID int64  `json:"workflow_instance_id,omitempty"`
+	RunID      int64  `json:"workflow_run_id,omitempty"`
+	StepID     string `json:"step_id,omitempty"`
+	Attempt    int64  `json:"step_attempt_id,omitempty"`
+	OldStatus  string `json:"old_status,omitempty"`
+	NewStatus  string `json:"new_status,omitempty"`
+	Sequence   int64  `json:"sequence"`
+	// Time is when the change happened (unix ms).
+	Time int64 `json:"time"`
+}
+
+// InstanceEventID is the id of the instance event with sequence seq.
+func InstanceEventID(wf string, inst, seq int64) string {
+	return fmt.Sprintf("%s/%d/%d", wf, inst, seq)
+}
+
+// DefinitionEventID is the id of the definition event with sequence seq.
+func DefinitionEventID(wf string, seq int64) string {
+	return fmt.Sprintf("%s/definition/%d", wf, seq)
+}
+
+// Transition builds the event of one status change of a run (stepID empty)
+// or of one of its step attempts.
+func Transition(wf string, version, inst, run int64, stepID string, attempt int64, from, to string, seq, at int64) Event {
+	e := Event{
+		ID: InstanceEventID(wf, inst, seq), Type: InstanceStatusChanged, WorkflowID: wf, Version: version,
+		InstanceID: inst, RunID: run, OldStatus: from, NewStatus: to, Sequence: seq, Time: at,
+	}
+	if stepID != "" {
+		e.Type, e.StepID, e.Attempt = StepStatusChanged, stepID, attempt
+	}
+	return e
+}
+
+// Definition builds a definition event; version is the version concerned
+// (0 for a deactivation or deletion).
+func Definition(t Type, wf string, version, seq, at int64) Event {
+	return Event{ID: DefinitionEventID(wf, seq), Type: t, WorkflowID: wf, Version: version, Sequence: seq, Time: at}
+}
+
+// Attribute names of published messages, for SNS filter policies.
+const (
+	AttrType       = "event_type"
+	AttrWorkflowID = "workflow_id"
+	AttrStatus     = "status"
+)
+
+// Attributes returns the message attributes of e: its type, workflow id
+// and, for status changes, the new status.
+func Attributes(e Event) map[string]string {
+	a := map[string]string{AttrType: string(e.Type), AttrWorkflowID: e.WorkflowID}
+	if e.NewStatus != "" {
+		a[AttrStatus] = e.NewStatus
+	}
+	return a
+}
+
+// compressAbove is the encoded size above which a batch is gzipped.
+const compressAbove = 1024
+
+// gzipPrefix marks a gzipped, base64-encoded batch.
+const gzipPrefix = "z:"
+
+// EncodeBatch encodes events for an outbox message: a JSON array, gzipped
+// and base64-encoded (with a "z:" prefix) when larger than 1 KiB.
+func EncodeBatch(evs []Event) (string, error) {
+	raw, err := json.Marshal(evs)
+	if err != nil {
+		return "", fmt.Errorf("events: encode batch: %w", err)
+	}
+	if len(raw) <= compressAbove {
+		return string(raw), nil
+	}
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		return "", fmt.Errorf("events: encode batch: %w", err)
+	}
+	if _, err := zw.Write(raw); err != nil {
+		return "", fmt.Errorf("events: encode batch: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return "", fmt.Errorf("events: encode batch: %w", err)
+	}
+	return gzipPrefix + base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+}
+
+// maxBatchBytes bounds a decoded batch, so a corrupt message cannot make
+// the router allocate without limit.
+const maxBatchBytes = 16 << 20
+
+// DecodeBatch decodes what EncodeBatch made.
+func DecodeBatch(s string) ([]Event, error) {
+	raw := []byte(s)
+	if b64, ok := strings.CutPrefix(s, gzipPrefix); ok {
+		z, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			return nil, fmt.Errorf("events: decode batch: %w", err)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(z))
+		if err != nil {
+			return nil, fmt.Errorf("events: decode batch: %w", err)
+		}
+		raw, err = io.ReadAll(io.LimitReader(zr, maxBatchBytes+1))
+		if err != nil {
+			return nil, fmt.Errorf("events: decode batch: %w", err)
+		}
+		if len(raw) > maxBatchBytes {
+			return nil, errors.New("events: decode batch: larger than 16 MiB")
+		}
+	}
+	var evs []Event
+	if err := json.Unmarshal(raw, &evs); err != nil {
+		return nil, fmt.Errorf("events: decode batch: %w", err)
+	}
+	for i, e := range evs {
+		if e.ID == "" || e.Type == "" || e.WorkflowID == "" {
+			return nil, fmt.Errorf("events: decode batch: event %d lacks an id, type or workflow id", i)
+		}
+	}
+	return evs, nil
+}

@@ -1,0 +1,84 @@
+package events
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestTransitionAndDefinitionEvents(t *testing.T) {
+	inst := Transition("wf", 2, 7, 1, "", 0, "CREATED", "IN_PROGRESS", 1, 100)
+	assert.Equal(t, Event{ID: "wf/7/1", Type: InstanceStatusChanged, WorkflowID: "wf", Version: 2, InstanceID: 7, RunID: 1,
+		OldStatus: "CREATED", NewStatus: "IN_PROGRESS", Sequence: 1, Time: 100}, inst)
+	step := Transition("wf", 2, 7, 1, "job.1", 3, "RUNNING", "SUCCEEDED", 9, 200)
+	assert.Equal(t, StepStatusChanged, step.Type)
+	assert.Equal(t, "job.1", step.StepID)
+	assert.Equal(t, int64(3), step.Attempt)
+	assert.Equal(t, map[string]string{AttrType: "step_status_changed", AttrWorkflowID: "wf", AttrStatus: "SUCCEEDED"}, Attributes(step))
+
+	def := Definition(VersionActivated, "wf", 4, 12, 300)
+	assert.Equal(t, "wf/definition/12", def.ID)
+	assert.Equal(t, map[string]string{AttrType: "version_activated", AttrWorkflowID: "wf"}, Attributes(def))
+	assert.Len(t, Types(), 7)
+}
+
+func TestBatchRoundTrip(t *testing.T) {
+	tests := []struct {
+		name    string
+		n       int
+		gzipped bool
+	}{
+		{"empty", 0, false},
+		{"small stays JSON", 2, false},
+		{"large is gzipped", 300, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			evs := make([]Event, tc.n)
+			for i := range evs {
+				evs[i] = Transition("wf", 1, 1, 1, fmt.Sprintf("job.%d", i%40), 1, "RUNNING", "SUCCEEDED", int64(i+1), 1_763_776_800_000)
+			}
+			enc, err := EncodeBatch(evs)
+			require.NoError(t, err)
+			assert.Equal(t, tc.gzipped, strings.HasPrefix(enc, gzipPrefix))
+			if tc.gzipped {
+				plain, _ := EncodeBatch(evs[:2])
+				assert.Less(t, len(enc), 300*len(plain)/2/10, "gzip should shrink a decision's events at least 10x")
+			}
+			got, err := DecodeBatch(enc)
+			require.NoError(t, err)
+			if tc.n == 0 {
+				assert.Empty(t, got)
+				return
+			}
+			assert.Equal(t, evs, got)
+		})
+	}
+}
+
+func TestDecodeBatchRejectsGarbage(t *testing.T) {
+	for _, s := range []string{"", "{}", "z:!!!", "z:" + "aGVsbG8=", `[{"type":"x"}]`} {
+		_, err := DecodeBatch(s)
+		assert.Error(t, err, "%q", s)
+	}
+}
+
+func FuzzDecodeBatch(f *testing.F) {
+	enc, _ := EncodeBatch([]Event{Transition("wf", 1, 1, 1, "a", 1, "A", "B", 1, 1)})
+	f.Add(enc)
+	f.Add("z:H4sIAAAAAAAA/w==")
+	f.Fuzz(func(t *testing.T, s string) {
+		evs, err := DecodeBatch(s)
+		if err != nil {
+			return
+		}
+		again, err := EncodeBatch(evs)
+		require.NoError(t, err)
+		back, err := DecodeBatch(again)
+		require.NoError(t, err)
+		assert.Equal(t, evs, back)
+	})
+}

@@ -1,0 +1,167 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/maestro-serverless/maestro/events"
+	"github.com/maestro-serverless/maestro/localstack/stack"
+)
+
+// subscriber is an SQS queue subscribed to the events topic with a filter
+// policy, as a consumer would set it up.
+type subscriber struct {
+	t   *testing.T
+	sqs *sqs.Client
+	url string
+}
+
+func subscribe(t *testing.T, s *system, name, filterPolicy string) *subscriber {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := s.st.Emulator.AWSConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sq, sn := sqs.NewFromConfig(cfg), sns.NewFromConfig(cfg)
+	q, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(s.st.Resources.Table.Name + "-" + name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs, err := sq.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: q.QueueUrl, AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = sn.Subscribe(ctx, &sns.SubscribeInput{
+		TopicArn: aws.String(s.st.Resources.Topics.Events.ARN), Protocol: aws.String("sqs"),
+		Endpoint: aws.String(attrs.Attributes["QueueArn"]),
+		Attributes: map[string]string{"RawMessageDelivery": "true", "FilterPolicy": filterPolicy},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &subscriber{t: t, sqs: sq, url: aws.ToString(q.QueueUrl)}
+}
+
+// drain receives until the queue stays empty for quiet.
+func (s *subscriber) drain(quiet time.Duration) []events.Event {
+	s.t.Helper()
+	ctx := context.Background()
+	var out []events.Event
+	last := time.Now()
+	for time.Since(last) < quiet {
+		res, err := s.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(s.url), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		for _, m := range res.Messages {
+			var e events.Event
+			if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &e); err != nil {
+				s.t.Fatalf("event %q: %v", aws.ToString(m.Body), err)
+			}
+			out = append(out, e)
+			if _, err := s.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(s.url), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				s.t.Fatal(err)
+			}
+		}
+		if len(res.Messages) > 0 {
+			last = time.Now()
+		}
+	}
+	return out
+}
+
+func TestEventsReachSubscribers(t *testing.T) {
+	s := startSystem(t, stack.Options{})
+	def := readFile(t, "sample-dag-test-7.json")
+	runs := subscribe(t, s, "runs", `{"workflow_id": ["sample-dag-test-7"], "event_type": ["instance_status_changed", "step_status_changed"]}`)
+	defs := subscribe(t, s, "defs", `{"event_type": [{"prefix": "definition_"}, "version_activated", "properties_changed"]}`)
+	done := subscribe(t, s, "done", `{"event_type": ["instance_status_changed"], "status": ["SUCCEEDED", "FAILED"]}`)
+
+	wf := s.push(def)
+	r := s.start(wf, "")
+	if v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" {
+		t.Fatalf("instance %s", v.Status)
+	}
+	got := runs.drain(3 * time.Second)
+
+	// Each transition exactly once, sequences 0..N without a gap.
+	sort.Slice(got, func(i, j int) bool { return got[i].Sequence < got[j].Sequence })
+	seen := map[string]bool{}
+	for i, e := range got {
+		if seen[e.ID] {
+			t.Fatalf("event %s delivered twice", e.ID)
+		}
+		seen[e.ID] = true
+		if e.Sequence != int64(i) {
+			t.Fatalf("sequence %d at position %d: a gap or a duplicate (%v)", e.Sequence, i, ids(got))
+		}
+		if e.WorkflowID != wf || e.InstanceID != r.WorkflowInstanceID || e.RunID != 1 {
+			t.Fatalf("event %+v is not of the run", e)
+		}
+	}
+	// The instance's own changes, in order.
+	var inst []string
+	last := map[string]string{}
+	for _, e := range got {
+		if e.Type == events.InstanceStatusChanged {
+			inst = append(inst, e.OldStatus+">"+e.NewStatus)
+			continue
+		}
+		prev, ok := last[e.StepID]
+		if !ok {
+			prev = "NOT_CREATED"
+		}
+		if prev != e.OldStatus {
+			t.Fatalf("step %s: event from %s follows %s", e.StepID, e.OldStatus, prev)
+		}
+		last[e.StepID] = e.NewStatus
+	}
+	if fmt.Sprint(inst) != "[>CREATED CREATED>IN_PROGRESS IN_PROGRESS>SUCCEEDED]" {
+		t.Errorf("instance transitions %v", inst)
+	}
+	// Every step of the definition ends SUCCEEDED in the stream.
+	steps := s.steps(wf, r.WorkflowInstanceID)
+	if len(last) != len(steps) {
+		t.Errorf("events for %d steps, the instance has %d", len(last), len(steps))
+	}
+	for id, st := range last {
+		if st != steps[id].RuntimeState.Status {
+			t.Errorf("step %s: last event %s, status %s", id, st, steps[id].RuntimeState.Status)
+		}
+	}
+	t.Logf("%d events for one run of %s", len(got), wf)
+
+	// Filter policies: definition events only on one queue, terminal
+	// instance events only on the other.
+	d := defs.drain(time.Second)
+	if len(d) != 2 || d[0].Type == d[1].Type {
+		t.Fatalf("definition events %v, want created and activated", d)
+	}
+	for _, e := range d {
+		if e.Type != events.DefinitionCreated && e.Type != events.VersionActivated {
+			t.Errorf("unexpected definition event %+v", e)
+		}
+	}
+	if fin := done.drain(time.Second); len(fin) != 1 || fin[0].NewStatus != "SUCCEEDED" {
+		t.Fatalf("terminal events %v", fin)
+	}
+}
+
+func ids(evs []events.Event) string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.ID
+	}
+	return strings.Join(out, " ")
+}
