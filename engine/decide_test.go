@@ -754,3 +754,26 @@ func TestMaxStartsSplitsADecision(t *testing.T) {
 		t.Fatalf("late continue: changed=%v err=%v", d != nil && d.Changed(), err)
 	}
 }
+
+func TestTimeTriggerParamsUseTheScheduledTime(t *testing.T) {
+	ctx := context.Background()
+	wf := &model.Workflow{ID: "tt", Steps: []model.Step{{Kind: model.KindStep, ID: "only", Type: model.StepNoOp,
+		Params: params("d", expr(model.TypeString, "TARGET_RUN_DATE"), "h", expr(model.TypeString, "TARGET_RUN_HOUR"),
+			"ts", expr(model.TypeLong, "RUN_TS"), "tz", expr(model.TypeString, "WORKFLOW_CRON_TIMEZONE"))}},
+		TimeTriggers: []model.TimeTrigger{{Type: model.TriggerCron, Cron: "0 * * * *", Timezone: "UTC"}},
+	}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	// Scheduled at 23:00 in Tokyo on 2026-11-21 (14:00 UTC); the run starts
+	// 20 minutes late.
+	scheduled := time.Date(2026, 11, 21, 14, 0, 0, 0, time.UTC)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{Initiator: Initiator{Type: "time", Timezone: "Asia/Tokyo", ScheduledTime: scheduled.UnixMilli()}},
+		scheduled.Add(20*time.Minute))
+	require.NoError(t, err)
+	p := d.State.Step("only").Params
+	assert.Equal(t, "20261121", fmt.Sprint(p["d"]))
+	assert.Equal(t, "23", fmt.Sprint(p["h"]))
+	assert.Equal(t, scheduled.UnixMilli(), p["ts"])
+	assert.Equal(t, "Asia/Tokyo", p["tz"])
+	assert.Equal(t, "TIME", d.State.Initiator.Type)
+}

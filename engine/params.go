@@ -58,6 +58,9 @@ func systemParams(wf *model.Workflow, st *Instance, ini Initiator, now time.Time
 		return nil, fmt.Errorf("system params: timezone %q: %w", pacificZone, err)
 	}
 	runTS := now.UnixMilli()
+	if ini.ScheduledTime > 0 {
+		runTS = ini.ScheduledTime // a time trigger's run is for its scheduled time
+	}
 	run := time.UnixMilli(runTS)
 	local := run.In(cronLoc)
 	derived := time.Date(local.Year(), local.Month(), local.Day(), local.Hour(), 0, 0, 0, cronLoc)

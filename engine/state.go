@@ -100,6 +100,10 @@ type Initiator struct {
 	// Timezone is the timezone of the time trigger that started the run
 	// (INITIATOR_TIMEZONE), empty otherwise.
 	Timezone string `json:"timezone,omitempty"`
+	// ScheduledTime is when a time trigger was due (unix ms): the run's
+	// time params (RUN_TS, TARGET_RUN_DATE, ...) are computed from it
+	// rather than from when the run started. 0 otherwise.
+	ScheduledTime int64 `json:"scheduled_time,omitempty"`
 }
 
 // Clone returns a deep copy of the instance; nil for nil.

@@ -47,6 +47,10 @@ func apiActions() []string {
 	return append(deciderActions(), "dynamodb:ConditionCheckItem")
 }
 
+// TriggerSchedulePrefix starts the names of time-trigger schedules
+// (triggers.SchedulePrefix); the worker's grant is confined to them.
+const TriggerSchedulePrefix = "tt-"
+
 // workerActions are the worker's table actions: it records a step's outcome
 // as an event (Orchestrator.HandleWork -> store.PutEvent, a PutItem) and
 // runs the purge rounds of deleted workflows (Query, BatchWriteItem and
@@ -196,11 +200,31 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	fns[HandlerDecider] = decider
 
 	worker := newFunction(scope, s, HandlerWorker, "WorkerFunction", "Maestro step worker: work queue to step runners and timers",
-		workerEnv(tableName, *q.Work.QueueUrl(), s.HTTPAllow))
+		workerEnv(tableName, *q.Work.QueueUrl(), s.HTTPAllow, map[string]string{
+			wiring.EnvWorkQueueARN:     *q.Work.QueueArn(),
+			wiring.EnvScheduleGroup:    *st.SchedulerGroup.Ref(),
+			wiring.EnvSchedulerRoleARN: *st.SchedulerRole.RoleArn(),
+		}))
 	worker.Role.AddToPrincipalPolicy(allow(workerActions(), st.Table.TableArn()))
 	worker.Role.AddToPrincipalPolicy(allow(queueConsumerActions(), q.Work.QueueArn()))
 	// The worker re-queues timers that are not due yet.
 	worker.Role.AddToPrincipalPolicy(allow([]string{"sqs:SendMessage"}, q.Work.QueueArn()))
+	// The worker keeps the recurring schedules of time triggers, all named
+	// with the "tt-" prefix in the stage's group. ListSchedules supports no
+	// resource-level permission.
+	triggerSchedules := awscdk.Stack_Of(scope).FormatArn(&awscdk.ArnComponents{
+		Service:      jsii.String("scheduler"),
+		Resource:     jsii.String("schedule"),
+		ResourceName: jsii.String(s.spec.SchedulerGroup + "/" + TriggerSchedulePrefix + "*"),
+	})
+	worker.Role.AddToPrincipalPolicy(allow([]string{"scheduler:GetSchedule", "scheduler:CreateSchedule",
+		"scheduler:UpdateSchedule", "scheduler:DeleteSchedule"}, triggerSchedules))
+	worker.Role.AddToPrincipalPolicy(allow([]string{"scheduler:ListSchedules"}, jsii.String("*")))
+	worker.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:    jsii.Strings("iam:PassRole"),
+		Resources:  &[]*string{st.SchedulerRole.RoleArn()},
+		Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "scheduler.amazonaws.com"}},
+	}))
 	worker.Function.AddEventSourceMapping(jsii.String("WorkQueue"), &awslambda.EventSourceMappingOptions{
 		EventSourceArn:          q.Work.QueueArn(),
 		BatchSize:               jsii.Number(10),
@@ -212,8 +236,11 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 
 // workerEnv is the worker's environment; an empty allow-list is left out
 // (the worker then allows no host).
-func workerEnv(table, workQueueURL string, allow []string) map[string]string {
+func workerEnv(table, workQueueURL string, allow []string, extra map[string]string) map[string]string {
 	env := map[string]string{wiring.EnvTable: table, wiring.EnvWorkQueueURL: workQueueURL}
+	for k, v := range extra {
+		env[k] = v
+	}
 	if len(allow) > 0 {
 		env[wiring.EnvHTTPAllow] = strings.Join(allow, ",")
 	}

@@ -8,9 +8,10 @@ import (
 )
 
 // wildcardResourceActions are the only actions that may be granted on
-// Resource "*": X-Ray's, which have no resource-level permissions.
+// Resource "*": X-Ray's and Scheduler's ListSchedules, which have no
+// resource-level permissions.
 func wildcardResourceActions() []string {
-	return []string{"xray:PutTraceSegments", "xray:PutTelemetryRecords"}
+	return []string{"xray:PutTraceSegments", "xray:PutTelemetryRecords", "scheduler:ListSchedules"}
 }
 
 // allowedManagedPolicies are the AWS managed policies roles may carry,
@@ -129,7 +130,11 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/*", "scheduler:CreateSchedule"),
 			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}),
 		HandlerDecider: slices.Concat(base(HandlerDecider), on(table, store...), on(decision, consume...)),
-		HandlerWorker:  slices.Concat(base(HandlerWorker), on(table, "dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"), on(work, consume...), on(work, "sqs:SendMessage")),
+		HandlerWorker: slices.Concat(base(HandlerWorker), on(table, "dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"), on(work, consume...),
+			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/tt-*",
+				"scheduler:CreateSchedule", "scheduler:DeleteSchedule", "scheduler:GetSchedule", "scheduler:UpdateSchedule"),
+			on("*", "scheduler:ListSchedules"),
+			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}, on(work, "sqs:SendMessage")),
 	}
 	for _, h := range Handlers() {
 		t.Run(h, func(t *testing.T) {

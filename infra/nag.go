@@ -26,6 +26,9 @@ const (
 		"as AWS documents for stream consumers."
 	reasonSchedules = "The router creates one-time schedules whose names are derived at run time from stream record ids; " +
 		"the grant is confined to the stage's own schedule group (schedule/<group>/*)."
+	reasonTriggerSchedules = "The worker keeps the recurring schedules of time triggers, named tt-<workflow hash>-<index> " +
+		"at run time; the grant is confined to that prefix in the stage's schedule group. scheduler:ListSchedules " +
+		"supports no resource-level permission, so AWS requires Resource \"*\" for it."
 	reasonAPIGatewayRole = "API Gateway's account-level CloudWatch role serves every REST API of the account and region " +
 		"and writes to log groups API Gateway names itself; AmazonAPIGatewayPushToCloudWatchLogs is AWS's documented " +
 		"policy for it. Set context apiGatewayAccountRole=false when the account already has one."
@@ -70,6 +73,10 @@ func suppressFindings(st *Stack) {
 		finding("AwsSolutions-IAM5", reasonStream, "Resource::<"+*st.GetLogicalId(table)+".Arn>/stream/*"),
 		finding("AwsSolutions-IAM5", reasonSchedules,
 			"Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/"+st.Spec.SchedulerGroup+"/*"))
+	worker := st.Functions[HandlerWorker].Role
+	suppress(worker, true,
+		finding("AwsSolutions-IAM5", reasonTriggerSchedules,
+			"Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/"+st.Spec.SchedulerGroup+"/"+TriggerSchedulePrefix+"*"))
 	api := st.API.RestAPI
 	suppress(api, false, finding("AwsSolutions-APIG2", reasonValidation))
 	suppress(api.DeploymentStage(), false, finding("AwsSolutions-APIG3", reasonWAF))

@@ -132,13 +132,19 @@ func TestFunctions(t *testing.T) {
 		}},
 		{full, HandlerDecider, 512, 30, nil, map[string]string{wiring.EnvTable: st.Spec.Table.Name}},
 		{full, HandlerWorker, 1024, 60, 20.0, map[string]string{
-			wiring.EnvTable:        st.Spec.Table.Name,
-			wiring.EnvWorkQueueURL: queueURL(full, st.Spec.Queues.Work.Name),
-			wiring.EnvHTTPAllow:    "api.example.com,*.example.org",
+			wiring.EnvTable:            st.Spec.Table.Name,
+			wiring.EnvWorkQueueURL:     queueURL(full, st.Spec.Queues.Work.Name),
+			wiring.EnvHTTPAllow:        "api.example.com,*.example.org",
+			wiring.EnvWorkQueueARN:     queueARN(full, st.Spec.Queues.Work.Name),
+			wiring.EnvScheduleGroup:    "${" + full.logicalID(t, st.SchedulerGroup) + "}",
+			wiring.EnvSchedulerRoleARN: "${" + full.logicalID(t, st.SchedulerRole) + ".Arn}",
 		}},
 		{dev, HandlerWorker, 256, 60, nil, map[string]string{
-			wiring.EnvTable:        dev.stack.Spec.Table.Name,
-			wiring.EnvWorkQueueURL: queueURL(dev, dev.stack.Spec.Queues.Work.Name),
+			wiring.EnvTable:            dev.stack.Spec.Table.Name,
+			wiring.EnvWorkQueueURL:     queueURL(dev, dev.stack.Spec.Queues.Work.Name),
+			wiring.EnvWorkQueueARN:     queueARN(dev, dev.stack.Spec.Queues.Work.Name),
+			wiring.EnvScheduleGroup:    "${" + dev.logicalID(t, dev.stack.SchedulerGroup) + "}",
+			wiring.EnvSchedulerRoleARN: "${" + dev.logicalID(t, dev.stack.SchedulerRole) + ".Arn}",
 		}},
 	} {
 		t.Run(tt.s.stack.Spec.Stage+"/"+tt.handler, func(t *testing.T) {

@@ -51,3 +51,33 @@ func (c *ManualClock) Set(t time.Time) {
 	defer c.mu.Unlock()
 	c.now = t
 }
+
+// OffsetClock is the wall clock moved forward by however much it was told
+// to advance: the local stack's default, so that `POST /local/clock` can
+// jump to due schedules while time keeps running. It is safe for
+// concurrent use.
+type OffsetClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+// Now returns the wall clock plus the offset.
+func (c *OffsetClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+// Advance moves the clock forward by d and returns the new time.
+func (c *OffsetClock) Advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	c.offset += d
+	c.mu.Unlock()
+	return c.Now()
+}
+
+// AdvancingClock is a Clock that can be moved forward.
+type AdvancingClock interface {
+	Clock
+	Advance(d time.Duration) time.Time
+}

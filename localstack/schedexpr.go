@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/maestro-serverless/maestro/model"
 )
 
 // scheduleExpr is a parsed EventBridge Scheduler schedule expression.
@@ -196,6 +198,12 @@ func (c *cronExpr) next(t time.Time) (time.Time, bool) {
 		}
 		if !c.day(n) {
 			t = time.Date(n.Year(), n.Month(), n.Day()+1, 0, 0, 0, 0, c.loc).Add(-time.Second)
+			continue
+		}
+		if model.RepeatedWallClock(n) {
+			// Scheduler fires a wall-clock time once: not again in the
+			// hour repeated when clocks go back.
+			t = n
 			continue
 		}
 		return n, true

@@ -20,11 +20,36 @@ type CronSchedule struct {
 
 // Next returns the first fire time strictly after t, expressed in the
 // schedule's time zone, or the zero time when the expression never fires.
+//
+// Each wall-clock time fires once: when clocks go back, the second pass
+// through the repeated hour does not fire again (as EventBridge Scheduler
+// documents); when they go forward, the skipped times do not fire.
 func (c CronSchedule) Next(t time.Time) time.Time {
 	if c.sched == nil {
 		return time.Time{}
 	}
-	return c.sched.Next(t.In(c.loc))
+	n := c.sched.Next(t.In(c.loc))
+	for !n.IsZero() && RepeatedWallClock(n) {
+		n = c.sched.Next(n)
+	}
+	return n
+}
+
+// RepeatedWallClock reports whether t's wall-clock time in its location
+// already occurred earlier the same day: t is in the second pass through
+// the hour that repeats when clocks go back (by 30 minutes, 1 or 2 hours).
+func RepeatedWallClock(t time.Time) bool {
+	y, mo, d := t.Date()
+	h, mi, s := t.Clock()
+	for _, back := range []time.Duration{30 * time.Minute, time.Hour, 2 * time.Hour} {
+		e := t.Add(-back)
+		ey, emo, ed := e.Date()
+		eh, emi, es := e.Clock()
+		if ey == y && emo == mo && ed == d && eh == h && emi == mi && es == s {
+			return true
+		}
+	}
+	return false
 }
 
 // Location returns the schedule's time zone.

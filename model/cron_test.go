@@ -103,3 +103,38 @@ func TestTimeTriggerSchedules(t *testing.T) {
 		t.Error("the zero schedule never fires and is in UTC")
 	}
 }
+
+func TestCronFiresEachWallClockTimeOnce(t *testing.T) {
+	tests := []struct {
+		expr, tz string
+		from     time.Time
+		want     []string // UTC
+	}{
+		// US/Pacific falls back at 02:00 PDT on 2026-11-01: 01:30 happens
+		// twice (08:30Z and 09:30Z) and fires at the first only.
+		{"30 1 * * *", "US/Pacific", time.Date(2026, 10, 31, 12, 0, 0, 0, time.UTC),
+			[]string{"2026-11-01T08:30:00Z", "2026-11-02T09:30:00Z"}},
+		// Spring forward (2026-03-08): 02:30 does not exist and is skipped.
+		{"30 2 * * *", "US/Pacific", time.Date(2026, 3, 7, 0, 0, 0, 0, time.UTC),
+			[]string{"2026-03-07T10:30:00Z", "2026-03-09T09:30:00Z"}},
+		// Sydney falls back on 2026-04-05 at 03:00 AEDT to 02:00 AEST:
+		// 02:00 fires at 15:00Z, not again at 16:00Z.
+		{"0 * * * *", "Australia/Sydney", time.Date(2026, 4, 4, 14, 30, 0, 0, time.UTC),
+			[]string{"2026-04-04T15:00:00Z", "2026-04-04T17:00:00Z", "2026-04-04T18:00:00Z"}},
+	}
+	for _, tc := range tests {
+		c, err := ParseCron(tc.expr, tc.tz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		at := tc.from
+		for range tc.want {
+			at = c.Next(at)
+			got = append(got, at.UTC().Format(time.RFC3339))
+		}
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("%s %s: got %v, want %v", tc.expr, tc.tz, got, tc.want)
+		}
+	}
+}

@@ -41,7 +41,7 @@ func (o *Orchestrator) DeleteWorkflow(ctx context.Context, wf string) (*DeleteRe
 	if n := len(holding) + len(queued); n > 0 {
 		return nil, Conflict("workflow %s has %d running or queued instances; stop or kill them first (PUT /api/v3/workflows/%s/actions/kill)", wf, n, wf)
 	}
-	err = o.store.DeleteWorkflow(ctx, wf, purgeMessage(wf, 1), o.now())
+	err = o.store.DeleteWorkflow(ctx, wf, purgeMessage(wf, 1), o.now(), syncMessage(wf))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, NotFound("workflow %s does not exist", wf)

@@ -22,6 +22,15 @@ const startEventID = "0-start"
 // started unless another decider holds the run. The stream-delivered wake for
 // the same start then finds nothing pending and is dropped.
 func (o *Orchestrator) StartWorkflow(ctx context.Context, wf, selector string, req StartRequest) (*StartResponse, error) {
+	initiator := engine.Initiator{Type: "MANUAL"}
+	if req.Initiator != nil && req.Initiator.Type != "" {
+		initiator.Type = strings.ToUpper(req.Initiator.Type)
+	}
+	return o.start(ctx, wf, selector, req, initiator)
+}
+
+// start creates and starts an instance for initiator.
+func (o *Orchestrator) start(ctx context.Context, wf, selector string, req StartRequest, initiator engine.Initiator) (*StartResponse, error) {
 	head, err := o.head(ctx, wf)
 	if err != nil {
 		return nil, err
@@ -40,10 +49,6 @@ func (o *Orchestrator) StartWorkflow(ctx context.Context, wf, selector string, r
 	}
 	if problems := engine.CheckRunParamModes(def.Workflow.Params, runParams, false); len(problems) > 0 {
 		return nil, Invalid("run params override params their mode protects", problems...)
-	}
-	initiator := engine.Initiator{Type: "MANUAL"}
-	if req.Initiator != nil && req.Initiator.Type != "" {
-		initiator.Type = strings.ToUpper(req.Initiator.Type)
 	}
 	now := o.now()
 	id := o.newUUID()
@@ -184,7 +189,8 @@ func (o *Orchestrator) runView(ctx context.Context, rec *store.InstanceRecord, r
 	view := &InstanceView{
 		WorkflowID: st.WorkflowID, WorkflowInstanceID: st.InstanceID, WorkflowRunID: st.RunID,
 		WorkflowUUID: st.UUID, WorkflowVersionID: st.WorkflowVersion, Status: string(st.Status),
-		Initiator: &Initiator{Type: st.Initiator.Type}, Params: st.Params,
+		Initiator:  &Initiator{Type: st.Initiator.Type, Timezone: st.Initiator.Timezone, ScheduledTime: st.Initiator.ScheduledTime},
+		Params:     st.Params,
 		CreateTime: st.CreateTime, StartTime: st.StartTime, EndTime: st.EndTime, ModifyTime: rec.ModifyTime,
 		StepStatuses: map[string]string{},
 	}

@@ -29,6 +29,8 @@ type Config struct {
 	HealthInfo HealthView
 	// MaxConflictRetries bounds reload-and-decide retries (default 25).
 	MaxConflictRetries int
+	// Schedules keeps time-trigger schedules (the worker's sync needs it).
+	Schedules TriggerSchedules
 }
 
 // Orchestrator implements Service and the decision and work processing the
@@ -42,6 +44,8 @@ type Orchestrator struct {
 	log     *slog.Logger
 	health  HealthView
 	retries int
+	// schedules keeps time-trigger schedules; nil where none is needed.
+	schedules TriggerSchedules
 
 	mu     sync.Mutex
 	graphs map[graphKey]compiled // compiled immutable versions
@@ -57,14 +61,15 @@ var _ Service = (*Orchestrator)(nil)
 // New returns an Orchestrator.
 func New(cfg Config) *Orchestrator {
 	o := &Orchestrator{
-		store:   cfg.Store,
-		checker: cfg.Checker,
-		now:     cfg.Now,
-		newUUID: cfg.NewUUID,
-		log:     cfg.Logger,
-		health:  cfg.HealthInfo,
-		retries: cfg.MaxConflictRetries,
-		graphs:  make(map[graphKey]compiled),
+		store:     cfg.Store,
+		checker:   cfg.Checker,
+		now:       cfg.Now,
+		newUUID:   cfg.NewUUID,
+		log:       cfg.Logger,
+		health:    cfg.HealthInfo,
+		retries:   cfg.MaxConflictRetries,
+		schedules: cfg.Schedules,
+		graphs:    make(map[graphKey]compiled),
 	}
 	if o.checker == nil {
 		o.checker = definition.NewChecker()

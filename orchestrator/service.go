@@ -100,6 +100,10 @@ type StartRequest struct {
 type Initiator struct {
 	Type string `json:"type"`
 	User string `json:"user,omitempty"`
+	// Timezone and ScheduledTime (unix ms) describe the time trigger that
+	// started a TIME run; they are never taken from a request.
+	Timezone      string `json:"timezone,omitempty"`
+	ScheduledTime int64  `json:"scheduled_time,omitempty"`
 }
 
 // RestartRequest is Maestro's WorkflowInstanceRestartRequest.

@@ -39,6 +39,10 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 		}
 	case WorkPurge:
 		return 0, o.purge(ctx, m)
+	case WorkSyncTriggers:
+		return 0, o.syncTriggers(ctx, m.WorkflowID)
+	case WorkTimeTrigger:
+		return o.fireTrigger(ctx, body)
 	case WorkRunStep:
 		res := o.runStep(ctx, m, runners)
 		ev = store.Event{ID: fmt.Sprintf("f-%s-%06d", m.StepID, m.Attempt), Body: mustJSON(res)}

@@ -41,7 +41,7 @@ var ErrDeleting = errors.New("store: workflow is being deleted")
 // (the first purge round), in one transaction. It fails with ErrNotFound
 // when the workflow does not exist, ErrBusy when a run holds a slot and
 // ErrDeleting when a deletion is already under way.
-func (s *Store) DeleteWorkflow(ctx context.Context, wf string, next Message, now time.Time) error {
+func (s *Store) DeleteWorkflow(ctx context.Context, wf string, next Message, now time.Time, extra ...Message) error {
 	head, err := s.GetHead(ctx, wf)
 	if err != nil {
 		return err
@@ -51,7 +51,7 @@ func (s *Store) DeleteWorkflow(ctx context.Context, wf string, next Message, now
 	if err != nil {
 		return err
 	}
-	ob, err := json.Marshal([]Message{next, {Queue: QueueEvents, Body: body}})
+	ob, err := json.Marshal(append([]Message{next, {Queue: QueueEvents, Body: body}}, extra...))
 	if err != nil {
 		return fmt.Errorf("store: outbox: %w", err)
 	}

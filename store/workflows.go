@@ -67,6 +67,8 @@ func (s *Store) GetHead(ctx context.Context, workflowID string) (*WorkflowHead, 
 
 // NewVersion is a definition version to store.
 type NewVersion struct {
+	// Outbox holds extra messages the change sends (besides its events).
+	Outbox     []Message
 	WorkflowID string
 	Definition []byte // JSON
 	// Properties, when non-nil, replaces the properties snapshot (JSON).
@@ -124,7 +126,7 @@ func (s *Store) CreateVersion(ctx context.Context, nv NewVersion) (int64, error)
 			evs = append(evs, events.Definition(events.VersionActivated, nv.WorkflowID, version, head.v+1, millis(nv.Now)))
 			evs[1].ID += "/activated"
 		}
-		ob, err := eventsOutbox(evs...)
+		ob, err := headOutbox(nv.Outbox, evs...)
 		if err != nil {
 			return 0, err
 		}
@@ -216,7 +218,7 @@ func (s *Store) GetVersion(ctx context.Context, workflowID string, version int64
 // SetActive makes version the active one (0: none active). It fails with
 // ErrNotFound when the workflow or the version does not exist. The change's
 // event rides in the head's outbox.
-func (s *Store) SetActive(ctx context.Context, workflowID string, version int64, now time.Time) error {
+func (s *Store) SetActive(ctx context.Context, workflowID string, version int64, now time.Time, extra ...Message) error {
 	for attempt := 0; attempt < 20; attempt++ {
 		head, err := s.GetHead(ctx, workflowID)
 		if err != nil {
@@ -229,7 +231,7 @@ func (s *Store) SetActive(ctx context.Context, workflowID string, version int64,
 		if version == 0 {
 			ev = events.Definition(events.WorkflowDeactivated, workflowID, 0, head.v+1, millis(now))
 		}
-		ob, err := eventsOutbox(ev)
+		ob, err := headOutbox(extra, ev)
 		if err != nil {
 			return err
 		}
@@ -256,13 +258,14 @@ func (s *Store) SetActive(ctx context.Context, workflowID string, version int64,
 	return fmt.Errorf("store: set active version of %s: %w after 20 attempts", workflowID, ErrConflict)
 }
 
-// eventsOutbox is the outbox attribute carrying definition events.
-func eventsOutbox(evs ...events.Event) (types.AttributeValue, error) {
+// headOutbox is the outbox attribute of a head change: its definition
+// events and the caller's extra messages.
+func headOutbox(extra []Message, evs ...events.Event) (types.AttributeValue, error) {
 	body, err := events.EncodeBatch(evs)
 	if err != nil {
 		return nil, err
 	}
-	ob, err := json.Marshal([]Message{{Queue: QueueEvents, Body: body}})
+	ob, err := json.Marshal(append([]Message{{Queue: QueueEvents, Body: body}}, extra...))
 	if err != nil {
 		return nil, fmt.Errorf("store: outbox: %w", err)
 	}
@@ -271,12 +274,12 @@ func eventsOutbox(evs ...events.Event) (types.AttributeValue, error) {
 
 // UpdateProperties replaces a workflow's properties snapshot, conditioned on
 // the head version the caller read (ErrConflict when it moved on).
-func (s *Store) UpdateProperties(ctx context.Context, head *WorkflowHead, props []byte, now time.Time) error {
+func (s *Store) UpdateProperties(ctx context.Context, head *WorkflowHead, props []byte, now time.Time, extra ...Message) error {
 	body, err := s.encodeBody(props)
 	if err != nil {
 		return err
 	}
-	ob, err := eventsOutbox(events.Definition(events.PropertiesChanged, head.WorkflowID, 0, head.v+1, millis(now)))
+	ob, err := headOutbox(extra, events.Definition(events.PropertiesChanged, head.WorkflowID, 0, head.v+1, millis(now)))
 	if err != nil {
 		return err
 	}

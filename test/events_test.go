@@ -44,7 +44,7 @@ func subscribe(t *testing.T, s *system, name, filterPolicy string) *subscriber {
 	}
 	_, err = sn.Subscribe(ctx, &sns.SubscribeInput{
 		TopicArn: aws.String(s.st.Resources.Topics.Events.ARN), Protocol: aws.String("sqs"),
-		Endpoint: aws.String(attrs.Attributes["QueueArn"]),
+		Endpoint:   aws.String(attrs.Attributes["QueueArn"]),
 		Attributes: map[string]string{"RawMessageDelivery": "true", "FilterPolicy": filterPolicy},
 	})
 	if err != nil {

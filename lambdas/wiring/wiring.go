@@ -25,6 +25,7 @@ import (
 	"github.com/maestro-serverless/maestro/lambdas/worker"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/schedules"
 	"github.com/maestro-serverless/maestro/steps/httpstep"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -116,7 +117,12 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) *Deps {
 			model.StepHTTP: httpstep.New(httpstep.Config{AllowHosts: opts.HTTPAllow, Language: checker.Language()}),
 		}
 	}
+	var trig orchestrator.TriggerSchedules
+	if cfg.ScheduleGroup != "" && cfg.WorkQueueARN != "" {
+		trig = schedules.New(sched, cfg.ScheduleGroup, cfg.SchedulerRoleARN, cfg.WorkQueueARN)
+	}
 	orch := orchestrator.New(orchestrator.Config{
+		Schedules:  trig,
 		Store:      store.New(ddb, cfg.Table),
 		Checker:    checker,
 		Now:        opts.Now,

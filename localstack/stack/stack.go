@@ -44,7 +44,9 @@ type Options struct {
 	Emulator *localstack.Emulator
 	// StreamInterval is the stream poll period (default 250 ms, Lambda's).
 	StreamInterval time.Duration
-	// Clock is the stack's notion of now (default the system clock).
+	// Clock is the stack's notion of now (default the system clock, which
+	// POST /local/clock can move forward). A clock with an Advance method
+	// gets that route.
 	Clock localstack.Clock
 	// Counter, when set, counts every AWS request the stack makes.
 	Counter *localstack.RequestCounter
@@ -118,7 +120,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		opts.Addr = "127.0.0.1:8080"
 	}
 	if opts.Clock == nil {
-		opts.Clock = localstack.SystemClock{}
+		opts.Clock = &localstack.OffsetClock{}
 	}
 	if opts.HTTPAllow == nil {
 		opts.HTTPAllow = []string{"loopback"}
@@ -184,13 +186,17 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		},
 	})
 
+	apiOptions := api.Options{Logger: opts.Logger}
+	if c, ok := opts.Clock.(localstack.AdvancingClock); ok {
+		apiOptions.ExtraRoutes = clockRoutes(c)
+	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return fail(fmt.Errorf("listen on %s: %w", opts.Addr, err))
 	}
 	s.URL = "http://" + ln.Addr().String()
 	s.server = &http.Server{
-		Handler:           wrap(opts.Hooks.HTTP, api.NewHandler(s.Deps.Orchestrator, api.Options{Logger: opts.Logger})),
+		Handler:           wrap(opts.Hooks.HTTP, api.NewHandler(s.Deps.Orchestrator, apiOptions)),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 

@@ -1,4 +1,5 @@
-// Command worker is the step-worker Lambda: work queue -> step execution / timers -> run inbox.
+// Command worker is the step-worker Lambda: work queue -> step execution, timers, time-trigger
+// firings and schedule syncs, purges.
 package main
 
 import (
@@ -8,6 +9,7 @@ import (
 )
 
 func main() {
-	deps := wiring.MustBuildFromEnv(wiring.EnvTable, wiring.EnvWorkQueueURL)
+	deps := wiring.MustBuildFromEnv(wiring.EnvTable, wiring.EnvWorkQueueURL, wiring.EnvWorkQueueARN,
+		wiring.EnvScheduleGroup, wiring.EnvSchedulerRoleARN)
 	lambda.Start(deps.Worker.Handle)
 }

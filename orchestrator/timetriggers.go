@@ -1,0 +1,165 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/triggers"
+)
+
+// Work kinds of time triggers.
+const (
+	// WorkSyncTriggers asks a worker to bring a workflow's time-trigger
+	// schedules in line with its head (sent with every definition change).
+	WorkSyncTriggers WorkKind = "sync_triggers"
+	// WorkTimeTrigger is a firing delivered by a time trigger's schedule.
+	WorkTimeTrigger WorkKind = triggers.FiringKind
+)
+
+// ScheduleSpec is one recurring schedule of a time trigger.
+type ScheduleSpec struct {
+	Name       string
+	Expression string
+	Timezone   string
+	// Input is the target input (the firing message template).
+	Input string
+}
+
+// TriggerSchedules keeps time-trigger schedules in EventBridge Scheduler;
+// an adapter implements it over the AWS SDK.
+type TriggerSchedules interface {
+	// Sync makes the schedules whose names start with prefix exactly want:
+	// it creates the missing, updates the changed and deletes the others.
+	Sync(ctx context.Context, prefix string, want []ScheduleSpec) error
+}
+
+// syncMessage is the outbox message that syncs a workflow's schedules.
+func syncMessage(wf string) store.Message {
+	return store.Message{Queue: store.QueueWork, Body: string(mustJSON(WorkMessage{Kind: WorkSyncTriggers, WorkflowID: wf}))}
+}
+
+// wantedSchedules returns the schedules a workflow's head calls for: one
+// (or two, see triggers.SchedulerCron) per time trigger of the active
+// version, none when no version is active, time triggers are disabled in
+// the properties, or the workflow is gone.
+func (o *Orchestrator) wantedSchedules(ctx context.Context, wf string) ([]ScheduleSpec, error) {
+	head, err := o.store.GetHead(ctx, wf)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if head.Active == 0 || timeTriggersDisabled(head.Properties) {
+		return nil, nil
+	}
+	_, def, err := o.graph(ctx, wf, head.Active)
+	if err != nil {
+		return nil, err
+	}
+	var want []ScheduleSpec
+	for i := range def.Workflow.TimeTriggers {
+		exprs, err := triggers.SchedulerCron(&def.Workflow.TimeTriggers[i])
+		if err != nil {
+			// Validation accepts only triggers that translate; a stored
+			// version from before a rule change is reported, not fatal.
+			o.log.Error("time trigger cannot be scheduled", "workflow_id", wf, "version", head.Active, "trigger", i, "error", err)
+			continue
+		}
+		for j, e := range exprs {
+			want = append(want, ScheduleSpec{
+				Name: triggers.ScheduleName(wf, i, j), Expression: e.Cron, Timezone: e.Timezone,
+				Input: triggers.FiringInput(wf, i),
+			})
+		}
+	}
+	return want, nil
+}
+
+func timeTriggersDisabled(props []byte) bool {
+	var p struct {
+		Disabled bool `json:"time_trigger_disabled"`
+	}
+	return len(props) > 0 && json.Unmarshal(props, &p) == nil && p.Disabled
+}
+
+// syncTriggers brings a workflow's schedules in line with its head. It
+// always reads the current head, so syncs applied in any order converge.
+func (o *Orchestrator) syncTriggers(ctx context.Context, wf string) error {
+	if o.schedules == nil {
+		return errors.New("time triggers: no schedule store is configured")
+	}
+	want, err := o.wantedSchedules(ctx, wf)
+	if err != nil {
+		return err
+	}
+	return o.schedules.Sync(ctx, triggers.SchedulePrefix(wf), want)
+}
+
+// fireTrigger starts the instance of one firing of a time trigger, at most
+// once per (workflow, trigger, scheduled time): the start's request id is
+// derived from the three, so a second delivery finds the first instance.
+// A firing with fuzzy_max_delay waits its deterministic jitter first
+// (redelay). A firing for a workflow that is gone, inactive, or whose
+// triggers are disabled starts nothing.
+func (o *Orchestrator) fireTrigger(ctx context.Context, body []byte) (time.Duration, error) {
+	f, err := triggers.ParseFiring(body)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrPoison, err)
+	}
+	head, err := o.store.GetHead(ctx, f.WorkflowID)
+	if errors.Is(err, store.ErrNotFound) {
+		o.log.Info("time trigger of a deleted workflow ignored", "workflow_id", f.WorkflowID)
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if head.Active == 0 || timeTriggersDisabled(head.Properties) {
+		o.log.Info("time trigger of an inactive or disabled workflow ignored", "workflow_id", f.WorkflowID)
+		return 0, nil
+	}
+	_, def, err := o.graph(ctx, f.WorkflowID, head.Active)
+	if err != nil {
+		return 0, err
+	}
+	tts := def.Workflow.TimeTriggers
+	if f.TriggerIndex >= len(tts) {
+		o.log.Info("firing of a trigger the active version no longer has ignored", "workflow_id", f.WorkflowID, "trigger", f.TriggerIndex)
+		return 0, nil
+	}
+	tt := &tts[f.TriggerIndex]
+	jitter, err := triggers.Jitter(tt, f.WorkflowID, f.TriggerIndex, f.ScheduledTime)
+	if err != nil {
+		o.log.Warn("fuzzy_max_delay cannot be applied; starting without jitter", "workflow_id", f.WorkflowID, "trigger", f.TriggerIndex, "error", err)
+		jitter = 0
+	}
+	if wait := f.ScheduledTime.Add(jitter).Sub(o.now()); wait > 500*time.Millisecond {
+		return wait, nil
+	}
+	tz := tt.Timezone
+	if tz == "" {
+		tz = "UTC"
+	}
+	ini := engine.Initiator{Type: "TIME", Timezone: tz, ScheduledTime: f.ScheduledTime.UnixMilli()}
+	resp, err := o.start(ctx, f.WorkflowID, "active", StartRequest{
+		RequestID: triggers.FiringRequestID(f.WorkflowID, f.TriggerIndex, f.ScheduledTime),
+	}, ini)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Status < 500 {
+			// Refused for good (e.g. a run param the version rejects).
+			o.log.Error("time trigger start refused", "workflow_id", f.WorkflowID, "trigger", f.TriggerIndex, "error", err)
+			return 0, nil
+		}
+		return 0, err
+	}
+	o.log.Info("time trigger fired", "workflow_id", f.WorkflowID, "trigger", f.TriggerIndex,
+		"scheduled_time", f.ScheduledTime, "instance_id", resp.WorkflowInstanceID, "created", resp.Created)
+	return 0, nil
+}
