@@ -78,7 +78,7 @@ func (e *ActionError) Unwrap() error { return e.err }
 // Actions this runtime carries out.
 var (
 	supportedWorkflowActions = []model.WorkflowAction{model.WorkflowActionStop, model.WorkflowActionKill}
-	supportedStepActions     = []model.StepAction{model.StepActionStop, model.StepActionKill, model.StepActionSkip, model.StepActionResume, model.StepActionRestart}
+	supportedStepActions     = []model.StepAction{model.StepActionStop, model.StepActionKill, model.StepActionSkip, model.StepActionResume, model.StepActionRestart, model.StepActionBypassStepDependencies}
 )
 
 // CheckAction reports whether action may be applied to the run (stepID
@@ -170,6 +170,8 @@ func (d *decider) act(e Action) error {
 		d.endStep(i, model.StepSkipped, "skipped by a user action")
 	case model.StepActionResume:
 		d.resumePaused(i)
+	case model.StepActionBypassStepDependencies:
+		d.bypassSignals(i)
 	}
 	return d.advance()
 }

@@ -68,6 +68,12 @@ func TestEveryStepStatusActionPair(t *testing.T) {
 					assert.Equal(t, int64(2), d.State.Step("a").Attempt, "%s on %s", action, status)
 					continue
 				}
+				if action == model.StepActionBypassStepDependencies {
+					// BYPASS leads to EVALUATING_PARAMS, from which the step
+					// goes on and runs.
+					assert.Equal(t, model.StepRunning, d.State.Step("a").Status, "%s on %s", action, status)
+					continue
+				}
 				if action == model.StepActionResume {
 					// RESUME leads to WAITING_FOR_SIGNALS; a step without
 					// signal dependencies goes straight on and runs.

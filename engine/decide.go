@@ -70,6 +70,10 @@ func Decide(ctx context.Context, g *Graph, st *Instance, ev Event, now time.Time
 		err = d.outputData(e)
 	case *OutputData:
 		err = d.outputData(*e)
+	case SignalArrived:
+		err = d.signalArrived(e)
+	case *SignalArrived:
+		err = d.signalArrived(*e)
 	case Action:
 		err = d.act(e)
 	case *Action:
@@ -115,6 +119,7 @@ type decider struct {
 	// runs (nil: no tag permits).
 	breakpoints []Breakpoint
 	permits     Permits
+	signals     Signals
 }
 
 // Option tunes one Decide call.
@@ -250,8 +255,7 @@ func (d *decider) stepFinished(e StepFinished) error {
 		s.Params = params
 		d.noteStepParams(i)
 	}
-	d.setStepStatus(i, model.StepFinishing, "")
-	d.endStep(i, model.StepSucceeded, e.Message)
+	d.succeed(i, e.Message)
 	return d.advance()
 }
 
@@ -264,6 +268,8 @@ func (d *decider) timerFired(e TimerFired) error {
 		return d.stepTimedOut(e)
 	case PurposeWorkflowTimeout:
 		return d.workflowTimedOut()
+	case PurposeSignalCheck:
+		return d.signalCheck(e)
 	}
 	if e.Purpose != PurposeSleep {
 		return fmt.Errorf("step %q: unknown timer purpose %q", e.StepID, e.Purpose)
@@ -276,8 +282,7 @@ func (d *decider) timerFired(e TimerFired) error {
 		return nil // not a timer this engine started
 	}
 	d.startCounting()
-	d.setStepStatus(i, model.StepFinishing, "")
-	d.endStep(i, model.StepSucceeded, "")
+	d.succeed(i, "")
 	return d.advance()
 }
 
@@ -425,6 +430,9 @@ func (d *decider) start(i int) {
 		d.setStepStatus(i, model.StepPaused, "paused at a breakpoint")
 		return
 	}
+	if !d.gateSignals(i) {
+		return
+	}
 	d.evaluate(i)
 }
 
@@ -469,8 +477,7 @@ func (d *decider) launch(i int) {
 	}
 	switch {
 	case isNoWork(step):
-		d.setStepStatus(i, model.StepFinishing, "")
-		d.endStep(i, model.StepSucceeded, "")
+		d.succeed(i, "")
 	case isSleep(step):
 		d.out.Commands = append(d.out.Commands, StartTimer{
 			StepID:  s.StepID,
@@ -638,6 +645,7 @@ func (d *decider) workflowParams(e StartRun) (Values, error) {
 		return sys, nil
 	}
 	env := &Env{Vars: sys, Instance: d.instanceFields(), Seed: d.st.UUID + "/workflow-params"}
+	d.signalEnv(env, -1)
 	res, err := set.Eval(d.ctx, env)
 	if err != nil {
 		return nil, err
@@ -671,6 +679,7 @@ func (d *decider) stepParams(i int) (Values, error) {
 		Instance:   d.instanceFields(),
 		Seed:       defaults[ParamStepInstanceUUID].(string),
 	}
+	d.signalEnv(env, i)
 	res, err := n.params.Eval(d.ctx, env)
 	if err != nil {
 		return nil, err

@@ -162,6 +162,10 @@ func UnmarshalCommand(data []byte) (Command, error) {
 		var x InstanceDone
 		err = json.Unmarshal(data, &x)
 		c = x
+	case KindAnnounceSignal:
+		var x AnnounceSignal
+		err = decodeUseNumber(data, &x)
+		c = x
 	default:
 		return nil, fmt.Errorf("decode command: unknown kind %q", kind)
 	}

@@ -59,6 +59,13 @@ type Env struct {
 	// seed gives the same values. The engine derives it from the instance
 	// uuid, the step and the attempt.
 	Seed string
+	// SignalParams and Signals are the params of the signals that
+	// triggered the run (params.getFromSignal); SignalDependencies those of
+	// the signals that satisfied the step's dependencies, by index
+	// (params.getFromSignalDependency).
+	SignalParams       map[string]any
+	Signals            map[string]map[string]any
+	SignalDependencies []map[string]any
 }
 
 // NewEvaluator returns an Evaluator backed by the expression language l
@@ -126,5 +133,9 @@ func exprEnv(env *Env) *expression.Env {
 		StepFields: env.StepFields,
 		Instance:   env.Instance,
 		Seed:       env.Seed,
+
+		SignalParams:       env.SignalParams,
+		Signals:            env.Signals,
+		SignalDependencies: env.SignalDependencies,
 	}
 }

@@ -166,6 +166,12 @@ func UnmarshalEvent(data []byte) (Event, error) {
 			return nil, fmt.Errorf("decode %s event: %w", kind, err)
 		}
 		return e, nil
+	case KindSignalArrived:
+		var e SignalArrived
+		if err := decodeUseNumber(data, &e); err != nil {
+			return nil, fmt.Errorf("decode %s event: %w", kind, err)
+		}
+		return e, nil
 	case KindAction:
 		var e Action
 		if err := decodeUseNumber(data, &e); err != nil {

@@ -223,5 +223,7 @@ func joinTags(tags []string) string {
 // resumePaused continues a PAUSED step attempt (the RESUME action).
 func (d *decider) resumePaused(i int) {
 	d.starts++
-	d.evaluate(i)
+	if d.gateSignals(i) {
+		d.evaluate(i)
+	}
 }

@@ -33,8 +33,13 @@ type node struct {
 	// error, which fails the step when it runs.
 	params    ParamSet
 	paramsErr error
-	preds     []int // indexes into Graph.edges, ordered by predecessor definition order
-	succs     []int // indexes into Graph.edges, in the step's successor order
+	// deps are the compiled match params of the step's signal
+	// dependencies, outputs the params and payloads of its signal outputs
+	// (an entry's error fails the step when it is needed).
+	deps    []compiledSet
+	outputs []compiledOutput
+	preds   []int // indexes into Graph.edges, ordered by predecessor definition order
+	succs   []int // indexes into Graph.edges, in the step's successor order
 }
 
 type edge struct {
@@ -97,6 +102,7 @@ func Compile(wf *model.Workflow, ev Evaluator) (*Graph, error) {
 		if len(s.Params.Names) > 0 {
 			g.nodes[i].params, g.nodes[i].paramsErr = ev.CompileParams(s.Params, model.Scope{Vars: g.scope})
 		}
+		g.compileSignals(ev, i)
 		var scope *model.Scope // the step's condition scope, built on first use
 		seen := make(map[string]bool, len(s.Transition.Successors))
 		for _, succ := range s.Transition.Successors {

@@ -83,6 +83,11 @@ type StepState struct {
 	// External holds output params an external job reported for the
 	// running attempt (OutputData); they become outputs when it succeeds.
 	External Values `json:"external,omitempty"`
+	// SignalDeps holds, per signal dependency, the signal that met it (nil
+	// while unmet); WaitsFor names the signals a WAITING_FOR_SIGNALS
+	// attempt still waits for.
+	SignalDeps []*SignalMatch `json:"signal_deps,omitempty"`
+	WaitsFor   []string       `json:"waits_for,omitempty"`
 	// Permits are the tag permits the attempt holds (from STARTING until it
 	// ends) or, in WAITING_FOR_PERMITS, the tags it waits on.
 	Permits []string `json:"permits,omitempty"`
@@ -104,6 +109,9 @@ type Initiator struct {
 	// time params (RUN_TS, TARGET_RUN_DATE, ...) are computed from it
 	// rather than from when the run started. 0 otherwise.
 	ScheduledTime int64 `json:"scheduled_time,omitempty"`
+	// Signals are the signals that triggered a SIGNAL run, in the order of
+	// the trigger's names (params.getFromSignal reads them).
+	Signals []SignalMatch `json:"signals,omitempty"`
 }
 
 // Clone returns a deep copy of the instance; nil for nil.
@@ -127,6 +135,17 @@ func (s StepState) clone() StepState {
 	s.Outputs = s.Outputs.Clone()
 	s.External = s.External.Clone()
 	s.Permits = slices.Clone(s.Permits)
+	s.WaitsFor = slices.Clone(s.WaitsFor)
+	if s.SignalDeps != nil {
+		deps := make([]*SignalMatch, len(s.SignalDeps))
+		for i, m := range s.SignalDeps {
+			if m != nil {
+				c := *m
+				deps[i] = &c
+			}
+		}
+		s.SignalDeps = deps
+	}
 	return s
 }
 

@@ -26,11 +26,12 @@ func (o *Orchestrator) StartWorkflow(ctx context.Context, wf, selector string, r
 	if req.Initiator != nil && req.Initiator.Type != "" {
 		initiator.Type = strings.ToUpper(req.Initiator.Type)
 	}
-	return o.start(ctx, wf, selector, req, initiator)
+	return o.start(ctx, wf, selector, req, initiator, model.Params{})
 }
 
-// start creates and starts an instance for initiator.
-func (o *Orchestrator) start(ctx context.Context, wf, selector string, req StartRequest, initiator engine.Initiator) (*StartResponse, error) {
+// start creates and starts an instance for initiator. Params given by the
+// runtime (a signal trigger's params) go before the request's run params.
+func (o *Orchestrator) start(ctx context.Context, wf, selector string, req StartRequest, initiator engine.Initiator, given model.Params) (*StartResponse, error) {
 	head, err := o.head(ctx, wf)
 	if err != nil {
 		return nil, err
@@ -47,6 +48,7 @@ func (o *Orchestrator) start(ctx context.Context, wf, selector string, req Start
 	if err != nil {
 		return nil, err
 	}
+	runParams = mergeParams(given, runParams)
 	if problems := engine.CheckRunParamModes(def.Workflow.Params, runParams, false); len(problems) > 0 {
 		return nil, Invalid("run params override params their mode protects", problems...)
 	}
@@ -433,4 +435,23 @@ func (o *Orchestrator) unstartedStep(ctx context.Context, wf string, inst, run i
 		return nil
 	}
 	return unstartedView(&st, ss)
+}
+
+// mergeParams returns base's definitions overridden by top's, in order.
+func mergeParams(base, top model.Params) model.Params {
+	if len(base.Names) == 0 {
+		return top
+	}
+	out := model.Params{Defs: map[string]*model.ParamDefinition{}}
+	for _, n := range base.Names {
+		out.Names = append(out.Names, n)
+		out.Defs[n] = base.Defs[n]
+	}
+	for _, n := range top.Names {
+		if _, ok := out.Defs[n]; !ok {
+			out.Names = append(out.Names, n)
+		}
+		out.Defs[n] = top.Defs[n]
+	}
+	return out
 }

@@ -41,6 +41,13 @@ type WorkMessage struct {
 	FireAt     time.Time           `json:"fire_at,omitempty"`
 	// Round numbers the rounds of a purge.
 	Round int64 `json:"round,omitempty"`
+	// SignalName and SignalSeq name a signal instance to deliver; for an
+	// announce, SignalName, Params, Payload and Index (of the step's
+	// output) describe the signal.
+	SignalName string         `json:"signal_name,omitempty"`
+	SignalSeq  int64          `json:"signal_seq,omitempty"`
+	Index      int            `json:"index,omitempty"`
+	Payload    map[string]any `json:"payload,omitempty"`
 }
 
 // MaxSQSDelay is the longest delay SQS supports on one message.
@@ -140,6 +147,8 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 		}
 		opts = append(opts, engine.WithBreakpoints(bps), engine.WithPermits(book))
 	}
+	sigs := &signalBook{ctx: ctx, store: o.store}
+	opts = append(opts, engine.WithSignals(sigs))
 	acc := decisionSet{}
 	cur := &before
 	var consumed []string
@@ -155,6 +164,11 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 		}
 		mark := book.checkpoint()
 		d, err := engine.Decide(ctx, g, cur, ev, now, opts...)
+		if sigs.err != nil {
+			// A signal lookup failed: the decision may be wrong, so the
+			// round is not committed (the event is retried).
+			return nil, false, sigs.err
+		}
 		if err != nil {
 			book.rollback(mark)
 			o.log.Error("dropping event the engine rejected", "workflow_id", w.WorkflowID, "instance_id", w.InstanceID, "event_id", p.ID, "error", err)
@@ -187,6 +201,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 		})
 		more = true
 	}
+	commit.SignalWaits, commit.Lineage = signalChanges(&before, cur)
 	if book != nil {
 		if commit.Permits, commit.Wakes, err = book.updates(); err != nil {
 			return nil, false, err
@@ -363,6 +378,11 @@ func (o *Orchestrator) outboxMessage(st *engine.Instance, cmd engine.Command, no
 			Queue: store.QueueWork, Body: string(mustJSON(m)),
 			DelaySeconds: delaySeconds(c.FireAt.Sub(now)), At: c.FireAt.UnixMilli(),
 		}, true, nil
+	case engine.AnnounceSignal:
+		m := base
+		m.Kind, m.StepID, m.Attempt, m.Index = WorkAnnounce, c.StepID, c.Attempt, c.Index
+		m.SignalName, m.Params, m.Payload = c.Name, c.Params, c.Payload
+		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m))}, true, nil
 	case engine.InstanceDone:
 		// Nothing to send: status changes reach subscribers from the stream.
 		return store.Message{}, false, nil

@@ -7,6 +7,8 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/maestro-serverless/maestro/signals"
 )
 
 // Format is the encoding of a pushed definition.
@@ -60,6 +62,10 @@ type Service interface {
 	RestartInstance(ctx context.Context, workflowID string, instanceID int64, req RestartRequest) (*InstanceView, error)
 	// DeleteWorkflow deletes a workflow with its versions and instances.
 	DeleteWorkflow(ctx context.Context, workflowID string) (*DeleteResult, error)
+	// AnnounceSignal, GetSignal and SignalLineage serve the signal API.
+	AnnounceSignal(ctx context.Context, a signals.Announce, src SignalSource) (*SignalView, error)
+	GetSignal(ctx context.Context, name string, seq int64) (*SignalView, error)
+	SignalLineage(ctx context.Context, name string, seq int64) (*LineageView, error)
 	// PutOutputData records an external job's output params for a running
 	// step attempt.
 	PutOutputData(ctx context.Context, od OutputData) (*OutputDataResult, error)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 	"github.com/maestro-serverless/maestro/triggers"
 )
@@ -98,7 +99,10 @@ func (o *Orchestrator) syncTriggers(ctx context.Context, wf string) error {
 	if err != nil {
 		return err
 	}
-	return o.schedules.Sync(ctx, triggers.SchedulePrefix(wf), want)
+	if err := o.schedules.Sync(ctx, triggers.SchedulePrefix(wf), want); err != nil {
+		return err
+	}
+	return o.syncSignalTriggers(ctx, wf)
 }
 
 // fireTrigger starts the instance of one firing of a time trigger, at most
@@ -149,7 +153,7 @@ func (o *Orchestrator) fireTrigger(ctx context.Context, body []byte) (time.Durat
 	ini := engine.Initiator{Type: "TIME", Timezone: tz, ScheduledTime: f.ScheduledTime.UnixMilli()}
 	resp, err := o.start(ctx, f.WorkflowID, "active", StartRequest{
 		RequestID: triggers.FiringRequestID(f.WorkflowID, f.TriggerIndex, f.ScheduledTime),
-	}, ini)
+	}, ini, model.Params{})
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Status < 500 {

@@ -41,6 +41,10 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 		return 0, o.purge(ctx, m)
 	case WorkSyncTriggers:
 		return 0, o.syncTriggers(ctx, m.WorkflowID)
+	case WorkSignal:
+		return 0, o.handleSignal(ctx, m.SignalName, m.SignalSeq)
+	case WorkAnnounce:
+		return 0, o.announceOutput(ctx, m)
 	case WorkTimeTrigger:
 		return o.fireTrigger(ctx, body)
 	case WorkRunStep:

@@ -486,6 +486,10 @@ type Commit struct {
 	// of a permit this commit frees).
 	Permits []PermitUpdate
 	Wakes   []WakeRun
+	// SignalWaits register and withdraw step attempts waiting for signals;
+	// Lineage records the signals that unblocked step attempts.
+	SignalWaits []SignalWait
+	Lineage     []LineageLink
 }
 
 // WakeRun is an event for a run of any workflow.
@@ -605,6 +609,12 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 		if !p.empty() {
 			items = append(items, s.permitItem(p))
 		}
+	}
+	for _, w := range c.SignalWaits {
+		items = append(items, s.signalWaitItem(w))
+	}
+	for _, l := range c.Lineage {
+		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: lineageItem(l)}})
 	}
 	for _, w := range c.Wakes {
 		item, err := s.eventItem(w.WorkflowID, w.InstanceID, w.RunID, w.Event)

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/signals"
 )
 
 // call is one recorded call of the fake service: the method name and its
@@ -301,4 +302,25 @@ func (f *fakeService) DeleteWorkflow(_ context.Context, workflowID string) (*orc
 		return nil, err
 	}
 	return &orchestrator.DeleteResult{WorkflowID: workflowID, Status: "DELETING"}, nil
+}
+
+func (f *fakeService) AnnounceSignal(_ context.Context, a signals.Announce, src orchestrator.SignalSource) (*orchestrator.SignalView, error) {
+	if nilResult, err := f.record("AnnounceSignal", a.Name, a.RequestID, src.Kind); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.SignalView{Name: a.Name, SeqID: 1, Params: a.Params, CreateTime: 1763776800000, Created: true}, nil
+}
+
+func (f *fakeService) GetSignal(_ context.Context, name string, seq int64) (*orchestrator.SignalView, error) {
+	if nilResult, err := f.record("GetSignal", name, seq); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.SignalView{Name: name, SeqID: max(seq, 1), CreateTime: 1763776800000, Created: true}, nil
+}
+
+func (f *fakeService) SignalLineage(_ context.Context, name string, seq int64) (*orchestrator.LineageView, error) {
+	if nilResult, err := f.record("SignalLineage", name, seq); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.LineageView{Signal: &orchestrator.SignalView{Name: name, SeqID: seq}}, nil
 }

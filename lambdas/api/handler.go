@@ -129,6 +129,7 @@ func (s *server) register(mux *http.ServeMux) {
 	route("PUT /api/v3/output-data", s.putOutputData)
 	route("DELETE "+workflowsPath+"/{id}", s.deleteWorkflow)
 	s.registerGates(route)
+	s.registerSignals(route)
 }
 
 // router answers requests no route matches with JSON 404 and 405 bodies

@@ -165,6 +165,22 @@ func TestRoutes(t *testing.T) {
 		{name: "delete busy workflow", method: "DELETE", target: wf + "/sample-wf", svcErr: orchestrator.Conflict("busy"),
 			wantStatus: 409, wantCall: &call{"DeleteWorkflow", []any{"sample-wf"}}, wantError: "busy"},
 
+		// signals
+		{name: "announce", method: "POST", target: "/api/v3/signals", body: `{"name":"db/test/table1","params":{"dt":"20260105"},"request_id":"r1","note":"x"}`,
+			wantStatus: 200, wantCall: &call{"AnnounceSignal", []any{"db/test/table1", "r1", "api"}},
+			wantBody: `{"name":"db/test/table1","seq_id":1,"params":{"dt":"20260105"},"create_time":1763776800000,"created":true}`},
+		{name: "announce without name", method: "POST", target: "/api/v3/signals", body: `{"params":{}}`,
+			wantStatus: 400, wantError: "name: is required"},
+		{name: "announce bad param", method: "POST", target: "/api/v3/signals", body: `{"name":"a","params":{"x":true}}`,
+			wantStatus: 400, wantError: "params.x"},
+		{name: "signal instance with an encoded name", method: "GET", target: "/api/v3/signals/db%2Ftest%2Ftable1/instances/3", wantStatus: 200,
+			wantCall: &call{"GetSignal", []any{"db/test/table1", int64(3)}}},
+		{name: "signal latest", method: "GET", target: "/api/v3/signals/s3:%2F%2Flake%2Fevents/instances/latest", wantStatus: 200,
+			wantCall: &call{"GetSignal", []any{"s3://lake/events", int64(0)}}},
+		{name: "signal bad seq", method: "GET", target: "/api/v3/signals/a/instances/0", wantStatus: 400, wantError: "seq: must be latest or a positive integer"},
+		{name: "signal lineage", method: "GET", target: "/api/v3/signals/a/instances/2/lineage", wantStatus: 200,
+			wantCall: &call{"SignalLineage", []any{"a", int64(2)}}},
+
 		// tag permits
 		{name: "tag permit put", method: "POST", target: "/api/v3/tag-permits", body: `{"tag":"db","max_allowed":2}`, wantStatus: 200,
 			wantCall: &call{"PutTagPermit", []any{"db", int64(2)}}, wantBody: `{"tag":"db","max_allowed":2,"held":0,"waiting":0}`},

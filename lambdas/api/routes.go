@@ -276,7 +276,8 @@ func (s *server) actOnInstance(w http.ResponseWriter, r *http.Request) error {
 	return answer(w, view, err, "ActOnInstance")
 }
 
-// actOnStep serves PUT .../instances/{instanceId}/steps/{stepId}/actions/{stop|kill|skip}.
+// actOnStep serves PUT .../instances/{instanceId}/steps/{stepId}/actions/{stop|kill|skip|bypass}
+// (bypass is BYPASS_STEP_DEPENDENCIES).
 func (s *server) actOnStep(w http.ResponseWriter, r *http.Request) error {
 	instanceID, err := positiveInt(r, "instanceId")
 	if err != nil {
@@ -285,8 +286,10 @@ func (s *server) actOnStep(w http.ResponseWriter, r *http.Request) error {
 	action := r.PathValue("action")
 	switch action {
 	case "stop", "kill", "skip":
+	case "bypass":
+		action = "BYPASS_STEP_DEPENDENCIES"
 	default:
-		return orchestrator.Invalid("bad action", fmt.Sprintf("action: %q is not a step action (stop, kill, skip)", action))
+		return orchestrator.Invalid("bad action", fmt.Sprintf("action: %q is not a step action (stop, kill, skip, bypass)", action))
 	}
 	view, err := s.svc.ActOnStep(r.Context(), r.PathValue("id"), instanceID, r.PathValue("stepId"), action)
 	return answer(w, view, err, "ActOnStep")

@@ -1,0 +1,68 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/signals"
+)
+
+// signalsPath is the prefix of the signal endpoints.
+const signalsPath = "/api/v3/signals"
+
+// registerSignals adds the signal routes. A signal name may contain '/':
+// it is URL-encoded in paths (db%2Ftest%2Ftable1).
+func (s *server) registerSignals(route func(string, apiFunc)) {
+	route("POST "+signalsPath, s.announceSignal)
+	route("GET "+signalsPath+"/{name}/instances/{seq}", s.getSignal)
+	route("GET "+signalsPath+"/{name}/instances/{seq}/lineage", s.signalLineage)
+}
+
+func (s *server) announceSignal(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	a, problems := signals.ParseAnnounce(body)
+	if len(problems) > 0 {
+		if len(problems) > maxErrorDetails {
+			problems = problems[:maxErrorDetails]
+		}
+		return orchestrator.Invalid("invalid signal", problems...)
+	}
+	view, err := s.svc.AnnounceSignal(r.Context(), a, orchestrator.SignalSource{Kind: "api"})
+	return answer(w, view, err, "AnnounceSignal")
+}
+
+// signalSeq reads {seq}: a positive sequence id or "latest" (0).
+func signalSeq(r *http.Request) (int64, error) {
+	raw := r.PathValue("seq")
+	if strings.EqualFold(raw, "latest") {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, invalidParam("seq", "must be latest or a positive integer")
+	}
+	return n, nil
+}
+
+func (s *server) getSignal(w http.ResponseWriter, r *http.Request) error {
+	seq, err := signalSeq(r)
+	if err != nil {
+		return err
+	}
+	view, err := s.svc.GetSignal(r.Context(), r.PathValue("name"), seq)
+	return answer(w, view, err, "GetSignal")
+}
+
+func (s *server) signalLineage(w http.ResponseWriter, r *http.Request) error {
+	seq, err := signalSeq(r)
+	if err != nil {
+		return err
+	}
+	view, err := s.svc.SignalLineage(r.Context(), r.PathValue("name"), seq)
+	return answer(w, view, err, "SignalLineage")
+}

@@ -1,0 +1,530 @@
+package orchestrator
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/signals"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// Work kinds of signals.
+const (
+	// WorkSignal asks a worker to deliver a stored signal instance to the
+	// triggers and waiting steps subscribed to its name.
+	WorkSignal WorkKind = "signal"
+	// WorkAnnounce announces a step's signal output.
+	WorkAnnounce WorkKind = "announce"
+)
+
+// recentSignals is how many of a name's newest instances a match looks at.
+const recentSignals = 100
+
+// SignalSource says who announced a signal.
+type SignalSource struct {
+	// Kind is api, step, s3 or sns.
+	Kind       string `json:"kind"`
+	WorkflowID string `json:"workflow_id,omitempty"`
+	InstanceID int64  `json:"workflow_instance_id,omitempty"`
+	RunID      int64  `json:"workflow_run_id,omitempty"`
+	StepID     string `json:"step_id,omitempty"`
+	Attempt    int64  `json:"step_attempt_id,omitempty"`
+	// Detail names the origin further (bucket and key, topic).
+	Detail string `json:"detail,omitempty"`
+}
+
+// SignalView is a signal instance (Maestro's SignalInstance).
+type SignalView struct {
+	Name        string         `json:"name"`
+	SeqID       int64          `json:"seq_id"`
+	Params      map[string]any `json:"params,omitempty"`
+	Payload     map[string]any `json:"payload,omitempty"`
+	RequestID   string         `json:"request_id,omitempty"`
+	RequestTime int64          `json:"request_time,omitempty"`
+	CreateTime  int64          `json:"create_time"`
+	Source      *SignalSource  `json:"source,omitempty"`
+	// Created is false when the request id named an earlier instance.
+	Created bool `json:"created"`
+}
+
+// LineageView is what a signal instance did.
+type LineageView struct {
+	Signal *SignalView `json:"signal"`
+	// PublishedBy is the step attempt that announced it, if one did.
+	PublishedBy *SignalSource `json:"published_by,omitempty"`
+	// Triggered and Unblocked list the instances it started and the step
+	// attempts whose dependency it met.
+	Triggered []LineageLink `json:"triggered"`
+	Unblocked []LineageLink `json:"unblocked"`
+}
+
+// LineageLink names an instance, or a step attempt, a signal led to.
+type LineageLink struct {
+	Kind       string `json:"kind"`
+	WorkflowID string `json:"workflow_id"`
+	InstanceID int64  `json:"workflow_instance_id"`
+	RunID      int64  `json:"workflow_run_id,omitempty"`
+	StepID     string `json:"step_id,omitempty"`
+	Attempt    int64  `json:"step_attempt_id,omitempty"`
+}
+
+// AnnounceSignal stores a signal instance and has it delivered to the
+// triggers and waiting steps subscribed to its name (asynchronously, from
+// the stream). A request id already used returns the earlier instance.
+func (o *Orchestrator) AnnounceSignal(ctx context.Context, a signals.Announce, src SignalSource) (*SignalView, error) {
+	params, err := json.Marshal(a.Params)
+	if err != nil {
+		return nil, Invalid("invalid signal", "params: "+err.Error())
+	}
+	payload, err := json.Marshal(a.Payload)
+	if err != nil {
+		return nil, Invalid("invalid signal", "payload: "+err.Error())
+	}
+	source := mustJSON(src)
+	rec, created, err := o.store.AnnounceSignal(ctx, store.NewSignal{
+		Name: a.Name, Params: params, Payload: payload, RequestID: a.RequestID, Source: source, Now: o.now(),
+		Outbox: func(seq int64) ([]store.Message, error) {
+			return []store.Message{{Queue: store.QueueWork, Body: string(mustJSON(WorkMessage{Kind: WorkSignal, SignalName: a.Name, SignalSeq: seq}))}}, nil
+		},
+	})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	v, err := signalView(rec)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	v.Created = created
+	v.RequestTime = a.RequestTime
+	return v, nil
+}
+
+func signalView(rec *store.SignalRecord) (*SignalView, error) {
+	v := &SignalView{Name: rec.Name, SeqID: rec.Seq, RequestID: rec.RequestID, CreateTime: rec.CreateTime}
+	if err := decodeNumbers(rec.Params, &v.Params); err != nil {
+		return nil, fmt.Errorf("decode params of signal %s/%d: %w", rec.Name, rec.Seq, err)
+	}
+	if err := decodeNumbers(rec.Payload, &v.Payload); err != nil {
+		return nil, fmt.Errorf("decode payload of signal %s/%d: %w", rec.Name, rec.Seq, err)
+	}
+	if len(rec.Source) > 0 {
+		var src SignalSource
+		if err := json.Unmarshal(rec.Source, &src); err == nil {
+			v.Source = &src
+		}
+	}
+	return v, nil
+}
+
+// decodeNumbers decodes JSON with whole numbers as int64 (signal params
+// are LONG or STRING).
+func decodeNumbers(raw json.RawMessage, dst *map[string]any) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return err
+	}
+	for k, v := range m {
+		if nv, err := signals.Normalize(v); err == nil {
+			m[k] = nv
+		}
+	}
+	if len(m) > 0 {
+		*dst = m
+	}
+	return nil
+}
+
+// GetSignal returns instance seq (0: the latest) of a signal name.
+func (o *Orchestrator) GetSignal(ctx context.Context, name string, seq int64) (*SignalView, error) {
+	rec, err := o.store.GetSignal(ctx, name, seq)
+	if errors.Is(err, store.ErrNotFound) {
+		if seq == 0 {
+			return nil, NotFound("no signal %q has been announced", name)
+		}
+		return nil, NotFound("signal %q has no instance %d", name, seq)
+	}
+	if err != nil {
+		return nil, Internal(err)
+	}
+	v, err := signalView(rec)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	v.Created = true
+	return v, nil
+}
+
+// SignalLineage returns who published a signal instance and what it
+// triggered and unblocked.
+func (o *Orchestrator) SignalLineage(ctx context.Context, name string, seq int64) (*LineageView, error) {
+	sig, err := o.GetSignal(ctx, name, seq)
+	if err != nil {
+		return nil, err
+	}
+	links, err := o.store.Lineage(ctx, name, sig.SeqID)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	lv := &LineageView{Signal: sig, Triggered: []LineageLink{}, Unblocked: []LineageLink{}}
+	if sig.Source != nil && sig.Source.Kind == "step" {
+		lv.PublishedBy = sig.Source
+	}
+	for _, raw := range links {
+		var l LineageLink
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, Internal(fmt.Errorf("decode lineage of %s/%d: %w", name, seq, err))
+		}
+		if l.Kind == "triggered" {
+			lv.Triggered = append(lv.Triggered, l)
+		} else {
+			lv.Unblocked = append(lv.Unblocked, l)
+		}
+	}
+	return lv, nil
+}
+
+func toSignal(rec *store.SignalRecord) (signals.Signal, error) {
+	v, err := signalView(rec)
+	if err != nil {
+		return signals.Signal{}, err
+	}
+	return signals.Signal{Name: rec.Name, Seq: rec.Seq, Params: v.Params, Payload: v.Payload, CreateTime: rec.CreateTime}, nil
+}
+
+// handleSignal delivers signal instance seq of name: every waiting step
+// attempt subscribed to the name gets a SignalArrived event (its run
+// re-checks its dependencies), and every subscribed trigger is evaluated.
+// Redelivery is harmless: the events have deterministic ids and trigger
+// starts are deduplicated by request id.
+func (o *Orchestrator) handleSignal(ctx context.Context, name string, seq int64) error {
+	rec, err := o.store.GetSignal(ctx, name, seq)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: signal %s/%d does not exist", ErrPoison, name, seq)
+	}
+	if err != nil {
+		return err
+	}
+	sig, err := toSignal(rec)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrPoison, err)
+	}
+	subs, waiters, err := o.store.Subscribers(ctx, name)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256([]byte(name))
+	evID := fmt.Sprintf("s-%s-%012d", hex.EncodeToString(sum[:6]), seq)
+	body := mustJSON(engine.SignalArrived{Name: name, Seq: seq})
+	for _, w := range waiters {
+		h, err := store.ParseSignalWaiterKey(w)
+		if err != nil {
+			o.log.Error("bad signal waiter key", "signal", name, "key", w, "error", err)
+			continue
+		}
+		if err := o.store.PutEvent(ctx, h.WorkflowID, h.InstanceID, h.RunID, store.Event{ID: evID, Body: body}); err != nil {
+			return err
+		}
+	}
+	for _, sub := range subs {
+		if err := o.fireSignalTrigger(ctx, sub, sig); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func signalTriggersDisabled(props []byte) bool {
+	var p struct {
+		Disabled bool `json:"signal_trigger_disabled"`
+	}
+	return len(props) > 0 && json.Unmarshal(props, &p) == nil && p.Disabled
+}
+
+// fireSignalTrigger starts the subscribed workflow when the arrived signal
+// completes a match of its trigger: every name matched (joined on the join
+// keys), the condition true. The start's request id derives from the match
+// (or the dedup expression), so one match starts one instance however many
+// signals complete it concurrently.
+func (o *Orchestrator) fireSignalTrigger(ctx context.Context, sub store.TriggerSub, sig signals.Signal) error {
+	wf := sub.WorkflowID
+	head, err := o.store.GetHead(ctx, wf)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if head.Active == 0 || signalTriggersDisabled(head.Properties) {
+		return nil
+	}
+	_, def, err := o.graph(ctx, wf, head.Active)
+	if err != nil {
+		return err
+	}
+	if sub.TriggerIndex >= len(def.Workflow.SignalTriggers) {
+		return nil // a stale subscription; the next sync removes it
+	}
+	t := &def.Workflow.SignalTriggers[sub.TriggerIndex]
+	d := t.Definitions[sig.Name]
+	if d == nil || !signals.MatchesTrigger(d, sig) {
+		return nil
+	}
+	candidates := map[string][]signals.Signal{}
+	for _, n := range t.Names {
+		if n == sig.Name {
+			continue
+		}
+		recs, err := o.store.RecentSignals(ctx, n, recentSignals)
+		if err != nil {
+			return err
+		}
+		for i := range recs {
+			s, err := toSignal(&recs[i])
+			if err != nil {
+				continue
+			}
+			candidates[n] = append(candidates[n], s)
+		}
+	}
+	match, ok := signals.Complete(t, sig, candidates)
+	if !ok {
+		return nil
+	}
+	matches := make([]engine.SignalMatch, 0, len(t.Names))
+	for _, n := range t.Names {
+		m := match[n]
+		matches = append(matches, engine.SignalMatch{Name: n, Seq: m.Seq, Params: m.Params})
+	}
+	env := signalTriggerEnv(matches)
+	if t.Condition != "" {
+		ok, err := o.evalTriggerExpr(ctx, t.Condition, model.TypeBoolean, env)
+		if err != nil {
+			o.log.Error("signal trigger condition failed; not starting", "workflow_id", wf, "trigger", sub.TriggerIndex, "error", err)
+			return nil
+		}
+		if b, _ := ok.(bool); !b {
+			return nil
+		}
+	}
+	dedup := ""
+	if t.DedupExpr != "" {
+		v, err := o.evalTriggerExpr(ctx, t.DedupExpr, model.TypeString, env)
+		if err != nil {
+			o.log.Error("signal trigger dedup_expr failed; not starting", "workflow_id", wf, "trigger", sub.TriggerIndex, "error", err)
+			return nil
+		}
+		dedup = fmt.Sprint(v)
+	}
+	reqID := signals.TriggerRequestID(wf, sub.TriggerIndex, match, dedup)
+	resp, err := o.start(ctx, wf, "active", StartRequest{RequestID: reqID}, engine.Initiator{Type: "SIGNAL", Signals: matches}, t.Params)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) && e.Status < 500 {
+			o.log.Error("signal trigger start refused", "workflow_id", wf, "trigger", sub.TriggerIndex, "error", err)
+			return nil
+		}
+		return err
+	}
+	for _, m := range matches {
+		link := LineageLink{Kind: "triggered", WorkflowID: wf, InstanceID: resp.WorkflowInstanceID, RunID: resp.WorkflowRunID}
+		if err := o.store.PutLineage(ctx, store.LineageLink{Name: m.Name, Seq: m.Seq,
+			ID: fmt.Sprintf("t#%s#%d", wf, resp.WorkflowInstanceID), Body: mustJSON(link)}); err != nil {
+			return err
+		}
+	}
+	o.log.Info("signal trigger fired", "workflow_id", wf, "trigger", sub.TriggerIndex, "signal", sig.Name,
+		"seq", sig.Seq, "instance_id", resp.WorkflowInstanceID, "created", resp.Created)
+	return nil
+}
+
+// signalTriggerEnv is what a trigger's condition and dedup_expr see: the
+// matched signals (params.getFromSignal) and their params as variables.
+func signalTriggerEnv(matches []engine.SignalMatch) *engine.Env {
+	env := &engine.Env{Signals: map[string]map[string]any{}, SignalParams: map[string]any{}}
+	for _, m := range matches {
+		env.Signals[m.Name] = m.Params
+		for k, v := range m.Params {
+			if _, ok := env.SignalParams[k]; !ok {
+				env.SignalParams[k] = v
+			}
+		}
+	}
+	env.Vars = env.SignalParams
+	// "Random" helpers (UUID.randomUUID in a dedup_expr) are seeded by the
+	// match, so they differ between matches and agree between deliveries.
+	seed := "signal-trigger"
+	for _, m := range matches {
+		seed += fmt.Sprintf("/%s=%d", m.Name, m.Seq)
+	}
+	env.Seed = seed
+	return env
+}
+
+// evalTriggerExpr evaluates a trigger's condition or dedup expression over
+// the matched signals' params.
+func (o *Orchestrator) evalTriggerExpr(ctx context.Context, src string, typ model.ParamType, env *engine.Env) (any, error) {
+	vars := map[string]model.ParamType{}
+	for k, v := range env.Vars {
+		switch v.(type) {
+		case int64:
+			vars[k] = model.TypeLong
+		default:
+			vars[k] = model.TypeString
+		}
+	}
+	ps := model.Params{Names: []string{"result"}, Defs: map[string]*model.ParamDefinition{
+		"result": {Type: typ, Expression: src},
+	}}
+	set, err := o.eval.CompileParams(ps, model.Scope{Vars: vars})
+	if err != nil {
+		return nil, err
+	}
+	res, err := set.Eval(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	return res["result"], nil
+}
+
+// syncSignalTriggers makes the workflow's trigger subscriptions those of
+// its active version (none when inactive, disabled or gone).
+func (o *Orchestrator) syncSignalTriggers(ctx context.Context, wf string) error {
+	subs := map[string][]int{}
+	head, err := o.store.GetHead(ctx, wf)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return err
+	case head.Active != 0 && !signalTriggersDisabled(head.Properties):
+		_, def, err := o.graph(ctx, wf, head.Active)
+		if err != nil {
+			return err
+		}
+		for i, t := range def.Workflow.SignalTriggers {
+			for _, n := range t.Names {
+				if !slices.Contains(subs[n], i) {
+					subs[n] = append(subs[n], i)
+				}
+			}
+		}
+	}
+	return o.store.SetTriggerSubscriptions(ctx, wf, subs)
+}
+
+// announceOutput announces a step's signal output; the request id derives
+// from the attempt and the output's index, so a redelivered message
+// announces once.
+func (o *Orchestrator) announceOutput(ctx context.Context, m WorkMessage) error {
+	a := signals.Announce{Name: m.SignalName, Params: map[string]any(m.Params), Payload: m.Payload,
+		RequestID: fmt.Sprintf("step:%s/%d/%d/%s/%d/%d", m.WorkflowID, m.InstanceID, m.RunID, m.StepID, m.Attempt, m.Index)}
+	_, err := o.AnnounceSignal(ctx, a, SignalSource{Kind: "step", WorkflowID: m.WorkflowID, InstanceID: m.InstanceID,
+		RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt})
+	return err
+}
+
+// signalBook is the engine.Signals of one processing round: lookups read a
+// name's newest instances once per round; a failed read is kept in err and
+// the round is not committed.
+type signalBook struct {
+	ctx    context.Context
+	store  *store.Store
+	recent map[string][]signals.Signal
+	err    error
+}
+
+var _ engine.Signals = (*signalBook)(nil)
+
+// Find implements engine.Signals.
+func (b *signalBook) Find(q engine.SignalQuery) (engine.SignalMatch, bool) {
+	list, ok := b.recent[q.Name]
+	if !ok {
+		recs, err := b.store.RecentSignals(b.ctx, q.Name, recentSignals)
+		if err != nil {
+			if b.err == nil {
+				b.err = err
+			}
+			return engine.SignalMatch{}, false
+		}
+		for i := range recs {
+			s, err := toSignal(&recs[i])
+			if err == nil {
+				list = append(list, s)
+			}
+		}
+		if b.recent == nil {
+			b.recent = map[string][]signals.Signal{}
+		}
+		b.recent[q.Name] = list
+	}
+	conds := make([]signals.Condition, len(q.Conditions))
+	for i, c := range q.Conditions {
+		conds[i] = signals.Condition{Param: c.Param, Op: c.Op, Value: c.Value}
+	}
+	for _, s := range list {
+		if signals.MatchesAll(conds, s) {
+			return engine.SignalMatch{Name: s.Name, Seq: s.Seq, Params: s.Params}, true
+		}
+	}
+	return engine.SignalMatch{}, false
+}
+
+// signalChanges turns the signal waits and matches a round's decisions made
+// into commit items: waiter registrations to add and remove, and lineage
+// links of the signals that met dependencies.
+func signalChanges(before, after *engine.Instance) (waits []store.SignalWait, links []store.LineageLink) {
+	for i := range after.Steps {
+		a := &after.Steps[i]
+		var b *engine.StepState
+		if i < len(before.Steps) {
+			b = &before.Steps[i]
+		}
+		var had []string
+		if b != nil && b.Status == model.StepWaitingForSignals {
+			had = b.WaitsFor
+		}
+		var has []string
+		if a.Status == model.StepWaitingForSignals {
+			has = a.WaitsFor
+		}
+		if b != nil && b.Attempt != a.Attempt {
+			for _, n := range had {
+				waits = append(waits, store.SignalWait{Name: n, Key: store.SignalWaiterKey(after.WorkflowID, after.InstanceID, after.RunID, b.StepID, b.Attempt), Remove: true})
+			}
+			had = nil
+		}
+		key := store.SignalWaiterKey(after.WorkflowID, after.InstanceID, after.RunID, a.StepID, a.Attempt)
+		for _, n := range has {
+			if !slices.Contains(had, n) {
+				waits = append(waits, store.SignalWait{Name: n, Key: key})
+			}
+		}
+		for _, n := range had {
+			if !slices.Contains(has, n) {
+				waits = append(waits, store.SignalWait{Name: n, Key: key, Remove: true})
+			}
+		}
+		for k, m := range a.SignalDeps {
+			if m == nil {
+				continue
+			}
+			if b != nil && b.Attempt == a.Attempt && k < len(b.SignalDeps) && b.SignalDeps[k] != nil {
+				continue
+			}
+			link := LineageLink{Kind: "unblocked", WorkflowID: after.WorkflowID, InstanceID: after.InstanceID,
+				RunID: after.RunID, StepID: a.StepID, Attempt: a.Attempt}
+			links = append(links, store.LineageLink{Name: m.Name, Seq: m.Seq,
+				ID: fmt.Sprintf("u#%s#%d#%d#%s#%d", after.WorkflowID, after.InstanceID, after.RunID, a.StepID, a.Attempt), Body: mustJSON(link)})
+		}
+	}
+	return waits, links
+}
