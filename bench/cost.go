@@ -12,6 +12,9 @@ const (
 	PriceSQSStandardRequest = 0.40 / 1e6
 	// PriceSQSFIFORequest is $0.50 per million FIFO requests (64 KB chunks).
 	PriceSQSFIFORequest = 0.50 / 1e6
+	// PriceSNSPublish is $0.50 per million published messages (64 KB
+	// chunks; each entry of a PublishBatch counts).
+	PriceSNSPublish = 0.50 / 1e6
 	// PriceLambdaRequest is $0.20 per million invocations.
 	PriceLambdaRequest = 0.20 / 1e6
 	// PriceLambdaGBSecondARM is the arm64 duration price per GB-second.
@@ -28,6 +31,7 @@ type Cost struct {
 	DynamoDBWrites float64 `json:"dynamodb_writes"`
 	DynamoDBReads  float64 `json:"dynamodb_reads"`
 	SQS            float64 `json:"sqs"`
+	SNS            float64 `json:"sns"`
 	LambdaRequests float64 `json:"lambda_requests"`
 	LambdaDuration float64 `json:"lambda_duration"`
 	APIGateway     float64 `json:"api_gateway"`
@@ -58,7 +62,8 @@ func EstimateCost(u Usage, fns map[string]FunctionUsage, apiFunction string, ste
 		LambdaRequests: float64(invocations) * PriceLambdaRequest * perMillion,
 		LambdaDuration: float64(billedMs) / 1000 * LambdaMemoryGB * PriceLambdaGBSecondARM * perMillion,
 		APIGateway:     float64(fns[apiFunction].Invocations) * PriceAPIGatewayHTTPRequest * perMillion,
+		SNS:            float64(u.SNSBilledMessages) * PriceSNSPublish * perMillion,
 	}
-	c.Total = c.DynamoDBWrites + c.DynamoDBReads + c.SQS + c.LambdaRequests + c.LambdaDuration + c.APIGateway + c.Streams
+	c.Total = c.DynamoDBWrites + c.DynamoDBReads + c.SQS + c.SNS + c.LambdaRequests + c.LambdaDuration + c.APIGateway + c.Streams
 	return c
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/middleware"
@@ -68,6 +69,9 @@ type Usage struct {
 	SQSEmptyReceives int64 `json:"sqs_empty_receives"`
 	// StreamRecords counts records returned by DynamoDB Streams GetRecords.
 	StreamRecords int64 `json:"stream_records"`
+	// SNSBilledMessages are SNS publishes as billed: one per 64 KB chunk of
+	// each message, every entry of a PublishBatch counted.
+	SNSBilledMessages int64 `json:"sns_billed_messages"`
 }
 
 // Meter is an AWS SDK middleware that counts the requests a system makes
@@ -193,6 +197,12 @@ func (m *Meter) record(service, op string, took time.Duration, params, result an
 		m.addSQS(in.QueueUrl, 1)
 	case *sqs.ChangeMessageVisibilityBatchInput:
 		m.addSQS(in.QueueUrl, 1)
+	case *sns.PublishInput:
+		m.u.SNSBilledMessages += chunks(len(deref(in.Message)))
+	case *sns.PublishBatchInput:
+		for _, e := range in.PublishBatchRequestEntries {
+			m.u.SNSBilledMessages += chunks(len(deref(e.Message)))
+		}
 	case *dynamodbstreams.GetRecordsInput:
 		if out, ok := result.(*dynamodbstreams.GetRecordsOutput); ok && out != nil {
 			m.u.StreamRecords += int64(len(out.Records))

@@ -102,6 +102,7 @@ func combine(ws []*WorkloadResult) *WorkloadResult {
 		all.AWS.SQSFIFOBilledRequests += w.AWS.SQSFIFOBilledRequests
 		all.AWS.SQSEmptyReceives += w.AWS.SQSEmptyReceives
 		all.AWS.StreamRecords += w.AWS.StreamRecords
+		all.AWS.SNSBilledMessages += w.AWS.SNSBilledMessages
 		for k, v := range w.Lambda {
 			f := all.Lambda[k]
 			f.Invocations += v.Invocations
@@ -127,6 +128,7 @@ func Assumptions() []string {
 		"DynamoDB write units from the requests: ceil(item bytes / 1 KB), x2 inside TransactWriteItems; a Put carries the whole item (exact), an Update or Delete only its key and expression values (a lower bound of the stored item). Failed writes (false conditions, cancelled transactions) are charged too and shown apart.",
 		"DynamoDB read units from the responses: ceil(bytes returned / 4 KB), at least 1 per GetItem or Query page, halved when eventually consistent.",
 		"SQS: one billed request per 64 KB of payload; FIFO queues at their own price; receives that return nothing (idle long polling, a cost of time, not of steps) are left out.",
+		"SNS: every change event (one per instance or step status change, about 7 per NoOp step) is one billed publish; deliveries to subscribers are the subscribers' cost.",
 		"Free or not per step: DynamoDB Streams reads by Lambda triggers are free; ListSchedules calls are the local schedule pump emulating EventBridge Scheduler; the benchmark's own status and timeline reads are not metered.",
 		"API Gateway (HTTP API) is charged per start request.",
 	}
@@ -179,9 +181,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	tw.Flush()
 	u := r.Overall.AWS
-	fmt.Fprintf(&b, "DynamoDB: %.0f write units (%.2f per step, %.2f of them by failed writes), %.1f read units (%.3f per step); SQS: %d billed requests (%.3f per step, %d FIFO), %d empty receives not billed; stream records read: %d\n",
+	fmt.Fprintf(&b, "DynamoDB: %.0f write units (%.2f per step, %.2f of them by failed writes), %.1f read units (%.3f per step); SQS: %d billed requests (%.3f per step, %d FIFO), %d empty receives not billed; SNS: %d billed publishes (%.2f per step); stream records read: %d\n",
 		u.DynamoDBWriteUnits, u.DynamoDBWriteUnits/steps, u.FailedWriteUnits/steps, u.DynamoDBReadUnits, u.DynamoDBReadUnits/steps,
-		u.SQSBilledRequests, float64(u.SQSBilledRequests)/steps, u.SQSFIFOBilledRequests, u.SQSEmptyReceives, u.StreamRecords)
+		u.SQSBilledRequests, float64(u.SQSBilledRequests)/steps, u.SQSFIFOBilledRequests, u.SQSEmptyReceives,
+		u.SNSBilledMessages, float64(u.SNSBilledMessages)/steps, u.StreamRecords)
 	b.WriteString("DynamoDB write units per step by item kind (sort key prefix):")
 	for _, kind := range slices.Sorted(maps.Keys(u.WriteUnitsByKind)) {
 		fmt.Fprintf(&b, " %s %.2f", kind, u.WriteUnitsByKind[kind]/steps)
@@ -218,6 +221,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	costRow("DynamoDB writes", func(c Cost) float64 { return c.DynamoDBWrites })
 	costRow("DynamoDB reads", func(c Cost) float64 { return c.DynamoDBReads })
 	costRow("SQS", func(c Cost) float64 { return c.SQS })
+	costRow("SNS (events)", func(c Cost) float64 { return c.SNS })
 	costRow("Lambda requests", func(c Cost) float64 { return c.LambdaRequests })
 	costRow("Lambda duration", func(c Cost) float64 { return c.LambdaDuration })
 	costRow("API Gateway", func(c Cost) float64 { return c.APIGateway })

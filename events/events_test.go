@@ -12,7 +12,21 @@ import (
 func TestTransitionAndDefinitionEvents(t *testing.T) {
 	inst := Transition("wf", 2, 7, 1, "", 0, "CREATED", "IN_PROGRESS", 1, 100)
 	assert.Equal(t, Event{ID: "wf/7/1", Type: InstanceStatusChanged, WorkflowID: "wf", Version: 2, InstanceID: 7, RunID: 1,
-		OldStatus: "CREATED", NewStatus: "IN_PROGRESS", Sequence: 1, Time: 100}, inst)
+		OldStatus: "CREATED", NewStatus: "IN_PROGRESS", Sequence: 1, LastSequence: 1, Time: 100,
+		Transitions: []Change{{OldStatus: "CREATED", NewStatus: "IN_PROGRESS", Sequence: 1, Time: 100}}}, inst)
+	// A decision's changes of one step in one event, summarised.
+	many := Transitions("wf", 2, 7, 1, "job.1", 1, []Change{
+		{OldStatus: "NOT_CREATED", NewStatus: "CREATED", Sequence: 4, Time: 100},
+		{OldStatus: "CREATED", NewStatus: "INITIALIZED", Sequence: 5, Time: 100},
+		{OldStatus: "INITIALIZED", NewStatus: "FATALLY_FAILED", Sequence: 6, Time: 101},
+	})
+	assert.Equal(t, "wf/7/4", many.ID)
+	assert.Equal(t, "NOT_CREATED", many.OldStatus)
+	assert.Equal(t, "FATALLY_FAILED", many.NewStatus)
+	assert.Equal(t, int64(4), many.Sequence)
+	assert.Equal(t, int64(6), many.LastSequence)
+	assert.Equal(t, int64(101), many.Time)
+	assert.Equal(t, "FATALLY_FAILED", Attributes(many)[AttrStatus])
 	step := Transition("wf", 2, 7, 1, "job.1", 3, "RUNNING", "SUCCEEDED", 9, 200)
 	assert.Equal(t, StepStatusChanged, step.Type)
 	assert.Equal(t, "job.1", step.StepID)

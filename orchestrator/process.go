@@ -333,10 +333,19 @@ func (o *Orchestrator) buildCommit(rec *store.RunRecord, before, after *engine.I
 		})
 	}
 	if len(acc.transitions) > 0 {
-		evs := make([]events.Event, len(acc.transitions))
-		for i, t := range acc.transitions {
-			evs[i] = events.Transition(after.WorkflowID, after.WorkflowVersion, after.InstanceID, after.RunID,
-				t.StepID, t.Attempt, t.From, t.To, t.Seq, t.Time)
+		// One event per run or step attempt, carrying its changes in order.
+		var order []attemptKey
+		changes := map[attemptKey][]events.Change{}
+		for _, t := range acc.transitions {
+			k := attemptKey{t.StepID, t.Attempt}
+			if _, ok := changes[k]; !ok {
+				order = append(order, k)
+			}
+			changes[k] = append(changes[k], events.Change{OldStatus: t.From, NewStatus: t.To, Sequence: t.Seq, Time: t.Time})
+		}
+		evs := make([]events.Event, len(order))
+		for i, k := range order {
+			evs[i] = events.Transitions(after.WorkflowID, after.WorkflowVersion, after.InstanceID, after.RunID, k.step, k.attempt, changes[k])
 		}
 		msgs, err := eventsMessage(evs...)
 		if err != nil {

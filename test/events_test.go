@@ -95,37 +95,54 @@ func TestEventsReachSubscribers(t *testing.T) {
 	}
 	got := runs.drain(3 * time.Second)
 
-	// Each transition exactly once, sequences 0..N without a gap.
-	sort.Slice(got, func(i, j int) bool { return got[i].Sequence < got[j].Sequence })
+	// Each event once; their transitions, flattened, are every change
+	// exactly once with sequences 0..N without a gap.
 	seen := map[string]bool{}
-	for i, e := range got {
+	type change struct {
+		step     string
+		inst     bool
+		from, to string
+		seq      int64
+	}
+	var all []change
+	for _, e := range got {
 		if seen[e.ID] {
 			t.Fatalf("event %s delivered twice", e.ID)
 		}
 		seen[e.ID] = true
-		if e.Sequence != int64(i) {
-			t.Fatalf("sequence %d at position %d: a gap or a duplicate (%v)", e.Sequence, i, ids(got))
-		}
-		if e.WorkflowID != wf || e.InstanceID != r.WorkflowInstanceID || e.RunID != 1 {
+		if e.WorkflowID != wf || e.InstanceID != r.WorkflowInstanceID || e.RunID != 1 || len(e.Transitions) == 0 {
 			t.Fatalf("event %+v is not of the run", e)
 		}
+		if e.Sequence != e.Transitions[0].Sequence || e.LastSequence != e.Transitions[len(e.Transitions)-1].Sequence ||
+			e.NewStatus != e.Transitions[len(e.Transitions)-1].NewStatus {
+			t.Fatalf("event %+v does not summarise its transitions", e)
+		}
+		for _, c := range e.Transitions {
+			all = append(all, change{e.StepID, e.Type == events.InstanceStatusChanged, c.OldStatus, c.NewStatus, c.Sequence})
+		}
 	}
-	// The instance's own changes, in order.
+	sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
+	for i, c := range all {
+		if c.seq != int64(i) {
+			t.Fatalf("sequence %d at position %d: a gap or a duplicate (%v)", c.seq, i, ids(got))
+		}
+	}
+	// The instance's own changes, in order; each step's changes chain.
 	var inst []string
 	last := map[string]string{}
-	for _, e := range got {
-		if e.Type == events.InstanceStatusChanged {
-			inst = append(inst, e.OldStatus+">"+e.NewStatus)
+	for _, c := range all {
+		if c.inst {
+			inst = append(inst, c.from+">"+c.to)
 			continue
 		}
-		prev, ok := last[e.StepID]
+		prev, ok := last[c.step]
 		if !ok {
 			prev = "NOT_CREATED"
 		}
-		if prev != e.OldStatus {
-			t.Fatalf("step %s: event from %s follows %s", e.StepID, e.OldStatus, prev)
+		if prev != c.from {
+			t.Fatalf("step %s: change from %s follows %s", c.step, c.from, prev)
 		}
-		last[e.StepID] = e.NewStatus
+		last[c.step] = c.to
 	}
 	if fmt.Sprint(inst) != "[>CREATED CREATED>IN_PROGRESS IN_PROGRESS>SUCCEEDED]" {
 		t.Errorf("instance transitions %v", inst)
@@ -140,7 +157,7 @@ func TestEventsReachSubscribers(t *testing.T) {
 			t.Errorf("step %s: last event %s, status %s", id, st, steps[id].RuntimeState.Status)
 		}
 	}
-	t.Logf("%d events for one run of %s", len(got), wf)
+	t.Logf("%d events carrying %d status changes for one run of %s", len(got), len(all), wf)
 
 	// Filter policies: definition events only on one queue, terminal
 	// instance events only on the other.
