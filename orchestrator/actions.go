@@ -30,28 +30,15 @@ func (o *Orchestrator) ActOnStep(ctx context.Context, wf string, inst int64, ste
 // the run and decides it inline. The engine checks it again when it
 // applies it: a run that moved on in between simply ignores it.
 func (o *Orchestrator) act(ctx context.Context, wf string, inst, run int64, step, action string) (*InstanceView, error) {
-	rec, err := o.instance(ctx, wf, inst)
+	rec, st, err := o.runState(ctx, wf, inst, run)
 	if err != nil {
 		return nil, err
 	}
-	if run == 0 {
-		run = rec.RunID
-	}
-	if run > rec.RunID {
-		return nil, NotFound("workflow %s instance %d has no run %d", wf, inst, run)
-	}
-	rr, _, err := o.store.LoadRun(ctx, wf, inst, run)
-	if err != nil {
-		return nil, Internal(err)
-	}
-	var st engine.Instance
-	if err := json.Unmarshal(rr.State, &st); err != nil {
-		return nil, Internal(fmt.Errorf("decode state: %w", err))
-	}
+	run = st.RunID
 	if step == "" && strings.EqualFold(action, string(model.WorkflowActionUnblock)) {
-		return o.unblock(ctx, rec, &st)
+		return o.unblock(ctx, rec, st)
 	}
-	if err := engine.CheckAction(&st, step, action); err != nil {
+	if err := engine.CheckAction(st, step, action); err != nil {
 		var ae *engine.ActionError
 		switch {
 		case errors.As(err, &ae):
@@ -76,18 +63,11 @@ func (o *Orchestrator) act(ctx context.Context, wf string, inst, run int64, step
 // ended. RESTART_FROM_INCOMPLETE (the default) carries over the steps that
 // finished, which are not run again; RESTART_FROM_BEGINNING runs them all.
 func (o *Orchestrator) RestartInstance(ctx context.Context, wf string, inst int64, req RestartRequest) (*InstanceView, error) {
-	rec, err := o.instance(ctx, wf, inst)
+	rec, stp, err := o.runState(ctx, wf, inst, 0)
 	if err != nil {
 		return nil, err
 	}
-	rr, _, err := o.store.LoadRun(ctx, wf, inst, rec.RunID)
-	if err != nil {
-		return nil, Internal(err)
-	}
-	var st engine.Instance
-	if err := json.Unmarshal(rr.State, &st); err != nil {
-		return nil, Internal(fmt.Errorf("decode state: %w", err))
-	}
+	st := *stp
 	if !slices.Contains(model.AllowedWorkflowActions(st.Status), model.WorkflowActionRestart) {
 		return nil, &Error{Status: http.StatusConflict, Message: fmt.Sprintf(
 			"action RESTART is not allowed on workflow instance in status %s (allowed: %s)",
@@ -233,18 +213,11 @@ func (o *Orchestrator) RestartStep(ctx context.Context, wf string, inst int64, s
 	if m := strings.ToUpper(req.UpstreamRestartMode); m != "" && m != "RESTART_FROM_STEP" {
 		return nil, Invalid("bad restart request", "upstream_restart_mode: only RESTART_FROM_STEP is supported (foreach and while roots are not run by this runtime yet)")
 	}
-	rec, err := o.instance(ctx, wf, inst)
+	rec, stp, err := o.runState(ctx, wf, inst, 0)
 	if err != nil {
 		return nil, err
 	}
-	rr, _, err := o.store.LoadRun(ctx, wf, inst, rec.RunID)
-	if err != nil {
-		return nil, Internal(err)
-	}
-	var st engine.Instance
-	if err := json.Unmarshal(rr.State, &st); err != nil {
-		return nil, Internal(fmt.Errorf("decode state: %w", err))
-	}
+	st := *stp
 	g, _, err := o.graph(ctx, wf, st.WorkflowVersion)
 	if err != nil {
 		return nil, Internal(err)
@@ -282,4 +255,28 @@ func actionNames(as []model.StepAction) []string {
 		out[i] = string(a)
 	}
 	return out
+}
+
+// runState loads an instance's summary and the state of its run run (0:
+// the latest), for operations that check the state before acting.
+func (o *Orchestrator) runState(ctx context.Context, wf string, inst, run int64) (*store.InstanceRecord, *engine.Instance, error) {
+	rec, err := o.instance(ctx, wf, inst)
+	if err != nil {
+		return nil, nil, err
+	}
+	if run == 0 {
+		run = rec.RunID
+	}
+	if run > rec.RunID {
+		return nil, nil, NotFound("workflow %s instance %d has no run %d", wf, inst, run)
+	}
+	rr, _, err := o.store.LoadRun(ctx, wf, inst, run)
+	if err != nil {
+		return nil, nil, Internal(err)
+	}
+	var st engine.Instance
+	if err := json.Unmarshal(rr.State, &st); err != nil {
+		return nil, nil, Internal(fmt.Errorf("decode state of %s/%d/%d: %w", wf, inst, run, err))
+	}
+	return rec, &st, nil
 }

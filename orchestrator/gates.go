@@ -170,20 +170,9 @@ func (o *Orchestrator) pausedAttempts(ctx context.Context, wf, step string) ([]P
 // ResumeAttempt resumes one paused step attempt. The attempt must be the
 // step's current one and PAUSED.
 func (o *Orchestrator) ResumeAttempt(ctx context.Context, wf string, inst, run int64, step string, attempt int64) (*InstanceView, error) {
-	rec, err := o.instance(ctx, wf, inst)
+	_, st, err := o.runState(ctx, wf, inst, run)
 	if err != nil {
 		return nil, err
-	}
-	if run > rec.RunID {
-		return nil, NotFound("workflow %s instance %d has no run %d", wf, inst, run)
-	}
-	rr, _, err := o.store.LoadRun(ctx, wf, inst, run)
-	if err != nil {
-		return nil, Internal(err)
-	}
-	var st engine.Instance
-	if err := json.Unmarshal(rr.State, &st); err != nil {
-		return nil, Internal(fmt.Errorf("decode state: %w", err))
 	}
 	s := st.Step(step)
 	if s == nil {

@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sort"
@@ -42,32 +41,18 @@ type OutputDataResult struct {
 // in the attempt's outputs at once and, when it succeeds, override what its
 // worker reports. An attempt that is not running is a 409.
 func (o *Orchestrator) PutOutputData(ctx context.Context, od OutputData) (*OutputDataResult, error) {
-	rec, err := o.instance(ctx, od.WorkflowID, od.InstanceID)
+	_, st, err := o.runState(ctx, od.WorkflowID, od.InstanceID, od.RunID)
 	if err != nil {
 		return nil, err
 	}
-	run := od.RunID
-	if run == 0 {
-		run = rec.RunID
-	}
-	if run > rec.RunID {
-		return nil, NotFound("workflow %s instance %d has no run %d", od.WorkflowID, od.InstanceID, run)
-	}
-	rr, _, err := o.store.LoadRun(ctx, od.WorkflowID, od.InstanceID, run)
-	if err != nil {
-		return nil, Internal(err)
-	}
-	var st engine.Instance
-	if err := json.Unmarshal(rr.State, &st); err != nil {
-		return nil, Internal(fmt.Errorf("decode state: %w", err))
-	}
+	run := st.RunID
 	s := st.Step(od.StepID)
 	if s == nil {
 		if g, _, err := o.graph(ctx, od.WorkflowID, st.WorkflowVersion); err != nil || g.Step(od.StepID) == nil {
 			return nil, NotFound("workflow %s instance %d has no step %s", od.WorkflowID, od.InstanceID, od.StepID)
 		}
 	}
-	if err := engine.AcceptsOutputData(&st, od.StepID, od.Attempt); err != nil {
+	if err := engine.AcceptsOutputData(st, od.StepID, od.Attempt); err != nil {
 		return nil, &Error{Status: http.StatusConflict, Message: err.Error()}
 	}
 	attempt := st.Step(od.StepID).Attempt
