@@ -1,7 +1,7 @@
 # Makefile for the serverless Maestro orchestrator. `make help` lists the targets.
 GO        ?= go
 PKGS      ?= ./...
-LAMBDAS   ?= api router decider worker
+LAMBDAS   ?= api router decider worker signals
 BUILD_DIR ?= build/lambda
 TEST_TIMEOUT ?= 15m
 
@@ -42,6 +42,13 @@ bench: ## benchmarks: engine/model/expression micro-benchmarks and the local-sta
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./model -run '^$$' -fuzz FuzzParseDefinition -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./engine/expression -run '^$$' -fuzz FuzzCompileEval -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./lambdas/api -run '^$$' -fuzz FuzzStartRequest -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./lambdas/api -run '^$$' -fuzz FuzzAPIGatewayEvent -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./events -run '^$$' -fuzz FuzzDecodeBatch -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./signals -run '^$$' -fuzz FuzzParseAnnounce -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./signals -run '^$$' -fuzz FuzzParseS3Notification -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./signals -run '^$$' -fuzz FuzzParseSNSMessage -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./signals -run '^$$' -fuzz FuzzParseLong -fuzztime $${FUZZTIME:-30s}
 
 synth: build ## build the Lambda binaries, then synthesize the CDK app into cdk.out/ (STAGE=dev)
 	$(CDK) synth $(CDK_FLAGS) --quiet

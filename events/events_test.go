@@ -89,10 +89,14 @@ func FuzzDecodeBatch(f *testing.F) {
 		if err != nil {
 			return
 		}
+		// Decoding what was encoded gives events that encode the same:
+		// (an empty list and an absent one are the same event).
 		again, err := EncodeBatch(evs)
 		require.NoError(t, err)
 		back, err := DecodeBatch(again)
 		require.NoError(t, err)
-		assert.Equal(t, evs, back)
+		third, err := EncodeBatch(back)
+		require.NoError(t, err)
+		assert.Equal(t, again, third)
 	})
 }

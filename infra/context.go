@@ -1,12 +1,16 @@
 package infra
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/maestro-serverless/maestro/lambdas/wiring"
+	"github.com/maestro-serverless/maestro/signals"
 )
 
 // CDK context keys PropsFromContext reads. Values come from cdk.json's
@@ -23,6 +27,9 @@ const (
 	CtxAttachBuckets = "attachBuckets"
 	// CtxBucketName is Props.BucketName.
 	CtxBucketName = "bucketName"
+	// CtxSignalRules is Props.SignalRules: a JSON array of {"bucket",
+	// "prefix", "suffix", "name"} objects, in cdk.json or as a JSON string.
+	CtxSignalRules = "signalRules"
 	// CtxRetain is Props.Retain (true or false).
 	CtxRetain = "retain"
 	// CtxLogRetentionDays is Props.LogRetentionDays.
@@ -75,6 +82,9 @@ func PropsFromContext(get func(key string) any) (Props, error) {
 	}
 	if p.AttachBuckets, err = contextList(get(CtxAttachBuckets)); err != nil {
 		errs = append(errs, fmt.Errorf("context %s: %w", CtxAttachBuckets, err))
+	}
+	if p.SignalRules, err = contextSignalRules(get(CtxSignalRules)); err != nil {
+		errs = append(errs, fmt.Errorf("context %s: %w", CtxSignalRules, err))
 	}
 	boolean := func(key string) *bool {
 		b, err := contextBool(get(key))
@@ -146,6 +156,24 @@ func contextList(v any) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// contextSignalRules reads signal rules from a JSON array (cdk.json) or
+// its text (-c signalRules='[...]'), as wiring.ParseSignalRules does.
+func contextSignalRules(v any) ([]signals.Rule, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return wiring.ParseSignalRules(v)
+	case []any:
+		text, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("signal rules: %w", err)
+		}
+		return wiring.ParseSignalRules(string(text))
+	}
+	return nil, fmt.Errorf("want a JSON array of {bucket, prefix, suffix, name}, got %T", v)
 }
 
 // contextBool reads a boolean or "true"/"false"; nil stays unset.

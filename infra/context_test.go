@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/maestro-serverless/maestro/signals"
 )
 
 // getter serves a context map as TryGetContext does: nil for unset keys.
@@ -27,10 +29,12 @@ func TestPropsFromContext(t *testing.T) {
 				"alarmTopicArn": "arn:aws:sns:eu-west-1:123456789012:ops", "apiGatewayAccountRole": false, "monitoring": true,
 				"apiRateLimit": 12.5, "apiBurstLimit": 30.0, "workerMemoryMB": 1024.0, "deciderTimeoutSeconds": 20.0,
 				"apiReservedConcurrency": 3.0,
+				"signalRules":            []any{map[string]any{"bucket": "lake", "prefix": "events/", "name": "lake/events"}},
 			},
 			Props{
 				Stage: "prod", AssetDir: "out/lambda", HTTPAllow: []string{"api.example.com", "*.example.org"},
 				AttachBuckets: []string{"b-one"}, BucketName: "my-signals", Retain: ptr(false), LogRetentionDays: 90,
+				SignalRules:   []signals.Rule{{Bucket: "lake", Prefix: "events/", Name: "lake/events"}},
 				AlarmTopicARN: "arn:aws:sns:eu-west-1:123456789012:ops", APIGatewayAccountRole: ptr(false), Monitoring: ptr(true),
 				API: APISettings{RateLimit: 12.5, BurstLimit: 30},
 				Functions: map[string]FunctionSettings{
@@ -45,11 +49,13 @@ func TestPropsFromContext(t *testing.T) {
 			map[string]any{
 				"stage": "qa", "httpAllow": "a.example.com, b.example.com,", "attachBuckets": "one,two",
 				"retain": "true", "monitoring": "FALSE", "logRetentionDays": "14", "routerMemoryMB": "512",
+				"signalRules": `[{"suffix":".csv","name":"csv-drops"}]`, "signalsTimeoutSeconds": "20",
 			},
 			Props{
 				Stage: "qa", HTTPAllow: []string{"a.example.com", "b.example.com"}, AttachBuckets: []string{"one", "two"},
 				Retain: ptr(true), Monitoring: ptr(false), LogRetentionDays: 14,
-				Functions: map[string]FunctionSettings{HandlerRouter: {MemoryMB: 512}},
+				SignalRules: []signals.Rule{{Suffix: ".csv", Name: "csv-drops"}},
+				Functions:   map[string]FunctionSettings{HandlerRouter: {MemoryMB: 512}, HandlerSignals: {Timeout: 20 * time.Second}},
 			},
 		},
 	}
@@ -77,6 +83,9 @@ func TestPropsFromContextRejects(t *testing.T) {
 		{"list items", map[string]any{"attachBuckets": []any{"a", 1.0}}, []string{"context attachBuckets: want strings"}},
 		{"whole numbers", map[string]any{"workerMemoryMB": 128.5, "logRetentionDays": "7.5"}, []string{"workerMemoryMB: 128.5 is not a whole number", "logRetentionDays"}},
 		{"not a number", map[string]any{"apiBurstLimit": "many"}, []string{`context apiBurstLimit: want a number, got "many"`}},
+		{"signal rules text", map[string]any{"signalRules": `[{"bucket":`}, []string{"context signalRules: signal rules: want a JSON array"}},
+		{"signal rules field", map[string]any{"signalRules": []any{map[string]any{"bukket": "x"}}}, []string{`context signalRules: signal rules: want a JSON array of {bucket, prefix, suffix, name}: json: unknown field "bukket"`}},
+		{"signal rules type", map[string]any{"signalRules": 3.0}, []string{"context signalRules: want a JSON array"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

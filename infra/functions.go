@@ -47,16 +47,26 @@ func apiActions() []string {
 	return append(deciderActions(), "dynamodb:ConditionCheckItem")
 }
 
+// signalsActions are the table actions of the signals function, which runs
+// Orchestrator.AnnounceSignal: GetItem (the request id's dedup record and
+// the instance it names), UpdateItem (the name's sequence counter), PutItem
+// (the instance and the dedup record, written by TransactWriteItems, which
+// IAM authorizes per item) and Query (the latest instance, read when a
+// dedup record names none).
+func signalsActions() []string {
+	return []string{"dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:Query"}
+}
+
 // TriggerSchedulePrefix starts the names of time-trigger schedules
 // (triggers.SchedulePrefix); the worker's grant is confined to them.
 const TriggerSchedulePrefix = "tt-"
 
-// workerActions are the worker's table actions: it records a step's outcome
-// as an event (Orchestrator.HandleWork -> store.PutEvent, a PutItem) and
-// runs the purge rounds of deleted workflows (Query, BatchWriteItem and
-// DeleteItem to delete, UpdateItem to arm the next round).
+// workerActions are the worker's table actions: the decider's, since it
+// starts instances for time and signal triggers and decides them inline
+// (and records step outcomes, announces signals, syncs subscriptions), plus
+// BatchWriteItem for the purge rounds of deleted workflows.
 func workerActions() []string {
-	return []string{"dynamodb:PutItem", "dynamodb:Query", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:UpdateItem"}
+	return append(deciderActions(), "dynamodb:BatchWriteItem")
 }
 
 // streamActions are what Lambda's event source mapping needs to read the
@@ -135,7 +145,7 @@ func newFunction(scope constructs.Construct, s settings, handler, id, descriptio
 	return &Function{Handler: handler, Function: fn, Role: role, LogGroup: logs}
 }
 
-// newFunctions creates the four handlers, their permissions and event
+// newFunctions creates the five handlers, their permissions and event
 // source mappings.
 func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string]*Function, error) {
 	tableName := s.spec.Table.Name
@@ -231,6 +241,27 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 		ReportBatchItemFailures: jsii.Bool(true),
 	})
 	fns[HandlerWorker] = worker
+
+	env := map[string]string{wiring.EnvTable: tableName, wiring.EnvSignalDLQURL: *q.SignalIngestDLQ.QueueUrl()}
+	if len(s.SignalRules) > 0 {
+		rules, err := wiring.FormatSignalRules(s.SignalRules)
+		if err != nil {
+			return nil, fmt.Errorf("infra: %w", err)
+		}
+		env[wiring.EnvSignalRules] = rules
+	}
+	sigs := newFunction(scope, s, HandlerSignals, "SignalsFunction",
+		"Maestro signal ingest: S3 object events and signals-topic messages to signals", env)
+	sigs.Role.AddToPrincipalPolicy(allow(signalsActions(), st.Table.TableArn()))
+	sigs.Role.AddToPrincipalPolicy(allow(queueConsumerActions(), q.SignalIngest.QueueArn()))
+	// Malformed messages go to the dead-letter queue with their reason.
+	sigs.Role.AddToPrincipalPolicy(allow([]string{"sqs:SendMessage"}, q.SignalIngestDLQ.QueueArn()))
+	sigs.Function.AddEventSourceMapping(jsii.String("SignalIngestQueue"), &awslambda.EventSourceMappingOptions{
+		EventSourceArn:          q.SignalIngest.QueueArn(),
+		BatchSize:               jsii.Number(10),
+		ReportBatchItemFailures: jsii.Bool(true),
+	})
+	fns[HandlerSignals] = sigs
 	return fns, nil
 }
 

@@ -104,6 +104,8 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 	table := ref(s.logicalID(t, st.Table))
 	decision := ref(s.logicalID(t, st.Queues.Decision))
 	work := ref(s.logicalID(t, st.Queues.Work))
+	ingest := ref(s.logicalID(t, st.Queues.SignalIngest))
+	ingestDLQ := ref(s.logicalID(t, st.Queues.SignalIngestDLQ))
 	schedulerRole := ref(s.logicalID(t, st.SchedulerRole))
 	eventsTopic := "${" + s.logicalID(t, st.EventsTopic) + "}" // a topic's Ref is its ARN
 	base := func(h string) []grant {
@@ -130,11 +132,14 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/*", "scheduler:CreateSchedule"),
 			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}),
 		HandlerDecider: slices.Concat(base(HandlerDecider), on(table, store...), on(decision, consume...)),
-		HandlerWorker: slices.Concat(base(HandlerWorker), on(table, "dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"), on(work, consume...),
+		HandlerWorker: slices.Concat(base(HandlerWorker), on(table, store...), on(table, "dynamodb:BatchWriteItem"), on(work, consume...),
 			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/tt-*",
 				"scheduler:CreateSchedule", "scheduler:DeleteSchedule", "scheduler:GetSchedule", "scheduler:UpdateSchedule"),
 			on("*", "scheduler:ListSchedules"),
 			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}, on(work, "sqs:SendMessage")),
+		HandlerSignals: slices.Concat(base(HandlerSignals),
+			on(table, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
+			on(ingest, consume...), on(ingestDLQ, "sqs:SendMessage")),
 	}
 	for _, h := range Handlers() {
 		t.Run(h, func(t *testing.T) {

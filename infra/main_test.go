@@ -15,6 +15,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/maestro-serverless/maestro/localstack"
+	"github.com/maestro-serverless/maestro/signals"
 )
 
 // emulator is the AWS emulator the shape-agreement test provisions into.
@@ -43,6 +44,7 @@ var (
 	testAlarmTopic = "arn:aws:sns:us-east-1:123456789012:ops-alarms"
 	testAttached   = []string{"existing-signals-bucket"}
 	testHTTPAllow  = []string{"api.example.com", "*.example.org"}
+	testRules      = []signals.Rule{{Bucket: "existing-signals-bucket", Prefix: "exports/", Name: "warehouse/exports"}}
 )
 
 // synthesized is one synthesized stack.
@@ -143,6 +145,7 @@ func doSynth() (res synthesis) {
 		AssetDir:      assets,
 		HTTPAllow:     testHTTPAllow,
 		AttachBuckets: testAttached,
+		SignalRules:   testRules,
 		AlarmTopicARN: testAlarmTopic,
 		Functions: map[string]FunctionSettings{
 			HandlerWorker: {MemoryMB: 1024, ReservedConcurrency: 20},

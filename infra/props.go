@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 
 	"github.com/maestro-serverless/maestro/resources"
+	"github.com/maestro-serverless/maestro/signals"
 )
 
 // Handler names: each is a command under cmd/lambda and a directory of the
@@ -36,11 +37,14 @@ const (
 	HandlerDecider = "decider"
 	// HandlerWorker consumes the work queue and runs steps.
 	HandlerWorker = "worker"
+	// HandlerSignals consumes the signal-ingest queue: S3 object events and
+	// Signals topic messages become signals.
+	HandlerSignals = "signals"
 )
 
 // Handlers returns the handler names in a fixed order.
 func Handlers() []string {
-	return []string{HandlerAPI, HandlerRouter, HandlerDecider, HandlerWorker}
+	return []string{HandlerAPI, HandlerRouter, HandlerDecider, HandlerWorker, HandlerSignals}
 }
 
 // DefaultStage is the stage of a deployment that names none.
@@ -72,6 +76,8 @@ func DefaultFunctionSettings(handler string) FunctionSettings {
 		return FunctionSettings{MemoryMB: 512, Timeout: 29 * time.Second}
 	case HandlerDecider:
 		return FunctionSettings{MemoryMB: 512, Timeout: 30 * time.Second}
+	case HandlerSignals:
+		return FunctionSettings{MemoryMB: 256, Timeout: 30 * time.Second}
 	case HandlerWorker:
 		return FunctionSettings{MemoryMB: 256, Timeout: 60 * time.Second}
 	default: // HandlerRouter
@@ -115,6 +121,10 @@ type Props struct {
 	// BucketName is the signals bucket's name; empty means the Spec's name
 	// followed by "-" and the account id (bucket names are global).
 	BucketName string
+	// SignalRules name the signals of S3 objects (MAESTRO_SIGNAL_RULES of
+	// the signals function, see signals.FromS3); none means every object
+	// gets the data-lake default name.
+	SignalRules []signals.Rule
 	// Retain keeps the table, bucket, queues and logs when the stack is
 	// deleted and turns on the table's deletion protection; nil means on
 	// for every stage but "dev".
@@ -199,6 +209,7 @@ func (p Props) resolve() (settings, error) {
 	visibility := map[string]time.Duration{
 		HandlerDecider: s.spec.Queues.Decision.VisibilityTimeout,
 		HandlerWorker:  s.spec.Queues.Work.VisibilityTimeout,
+		HandlerSignals: s.spec.Queues.SignalIngest.VisibilityTimeout,
 	}
 	for _, name := range Handlers() {
 		fs := DefaultFunctionSettings(name)

@@ -66,6 +66,7 @@ func TestResolveMergesFunctionOverrides(t *testing.T) {
 		HandlerRouter:  DefaultFunctionSettings(HandlerRouter),
 		HandlerDecider: DefaultFunctionSettings(HandlerDecider),
 		HandlerWorker:  {MemoryMB: 256, Timeout: 45 * time.Second, ReservedConcurrency: 5},
+		HandlerSignals: DefaultFunctionSettings(HandlerSignals),
 	}
 	if !reflect.DeepEqual(s.functions, want) {
 		t.Errorf("functions %+v, want %+v", s.functions, want)
@@ -82,6 +83,9 @@ func TestDefaultTimeoutsFitQueues(t *testing.T) {
 	}
 	if got, v := s.functions[HandlerWorker].Timeout, s.spec.Queues.Work.VisibilityTimeout; got > v {
 		t.Errorf("worker timeout %v > work visibility %v", got, v)
+	}
+	if got, v := s.functions[HandlerSignals].Timeout, s.spec.Queues.SignalIngest.VisibilityTimeout; got > v {
+		t.Errorf("signals timeout %v > signal-ingest visibility %v", got, v)
 	}
 	if got := s.functions[HandlerAPI].Timeout; got > 29*time.Second {
 		t.Errorf("api timeout %v exceeds API Gateway's 29 s", got)
@@ -100,6 +104,8 @@ func TestResolveRejects(t *testing.T) {
 		{"long timeout", Props{Functions: map[string]FunctionSettings{HandlerRouter: {Timeout: time.Hour}}}, "router: timeout 1h0m0s"},
 		{"fractional timeout", Props{Functions: map[string]FunctionSettings{HandlerRouter: {Timeout: 1500 * time.Millisecond}}}, "whole seconds"},
 		{"timeout over visibility", Props{Functions: map[string]FunctionSettings{HandlerDecider: {Timeout: 31 * time.Second}}}, "exceeds its queue's visibility timeout"},
+		{"signals timeout over visibility", Props{Functions: map[string]FunctionSettings{HandlerSignals: {Timeout: 31 * time.Second}}},
+			"signals: timeout 31s exceeds its queue's visibility timeout"},
 		{"negative concurrency", Props{Functions: map[string]FunctionSettings{HandlerWorker: {ReservedConcurrency: -1}}}, "negative"},
 		{"retention", Props{LogRetentionDays: 10}, "log retention 10 days"},
 		{"throttling", Props{API: APISettings{RateLimit: -1}}, "api throttling"},

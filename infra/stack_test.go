@@ -28,12 +28,12 @@ func TestResourceCounts(t *testing.T) {
 		{"AWS::SNS::Subscription", 1, 1},
 		{"AWS::S3::Bucket", 1, 1},
 		{"AWS::Scheduler::ScheduleGroup", 1, 1},
-		{"AWS::Lambda::Function", 5, 4}, // full: + CDK's bucket-notifications handler
-		{"AWS::Lambda::EventSourceMapping", 3, 3},
+		{"AWS::Lambda::Function", 6, 5}, // full: + CDK's bucket-notifications handler
+		{"AWS::Lambda::EventSourceMapping", 4, 4},
 		{"AWS::ApiGateway::RestApi", 1, 1},
 		{"AWS::ApiGateway::Account", 1, 0},
 		{"Custom::S3BucketNotifications", 1, 0},
-		{"AWS::CloudWatch::Alarm", 12, 0},
+		{"AWS::CloudWatch::Alarm", 13, 0},
 		{"AWS::CloudWatch::Dashboard", 1, 0},
 	}
 	for _, tt := range tests {
@@ -139,6 +139,15 @@ func TestFunctions(t *testing.T) {
 			wiring.EnvScheduleGroup:    "${" + full.logicalID(t, st.SchedulerGroup) + "}",
 			wiring.EnvSchedulerRoleARN: "${" + full.logicalID(t, st.SchedulerRole) + ".Arn}",
 		}},
+		{full, HandlerSignals, 256, 30, nil, map[string]string{
+			wiring.EnvTable:        st.Spec.Table.Name,
+			wiring.EnvSignalDLQURL: queueURL(full, st.Spec.Queues.SignalIngestDLQ.Name),
+			wiring.EnvSignalRules:  `[{"bucket":"existing-signals-bucket","prefix":"exports/","name":"warehouse/exports"}]`,
+		}},
+		{dev, HandlerSignals, 256, 30, nil, map[string]string{
+			wiring.EnvTable:        dev.stack.Spec.Table.Name,
+			wiring.EnvSignalDLQURL: queueURL(dev, dev.stack.Spec.Queues.SignalIngestDLQ.Name),
+		}},
 		{dev, HandlerWorker, 256, 60, nil, map[string]string{
 			wiring.EnvTable:            dev.stack.Spec.Table.Name,
 			wiring.EnvWorkQueueURL:     queueURL(dev, dev.stack.Spec.Queues.Work.Name),
@@ -241,7 +250,10 @@ func TestEventSourceMappings(t *testing.T) {
 	})
 	for _, tt := range []struct {
 		handler, queue string
-	}{{HandlerDecider, st.Spec.Queues.Decision.Name}, {HandlerWorker, st.Spec.Queues.Work.Name}} {
+	}{
+		{HandlerDecider, st.Spec.Queues.Decision.Name}, {HandlerWorker, st.Spec.Queues.Work.Name},
+		{HandlerSignals, st.Spec.Queues.SignalIngest.Name},
+	} {
 		t.Run(tt.handler, func(t *testing.T) {
 			p := fn(tt.handler)
 			var queueID string
@@ -384,6 +396,7 @@ func TestAlarms(t *testing.T) {
 		{name("errors-router"), "Errors", full.logicalID(t, st.Functions[HandlerRouter].Function)},
 		{name("errors-decider"), "Errors", full.logicalID(t, st.Functions[HandlerDecider].Function)},
 		{name("errors-worker"), "Errors", full.logicalID(t, st.Functions[HandlerWorker].Function)},
+		{name("errors-signals"), "Errors", full.logicalID(t, st.Functions[HandlerSignals].Function)},
 		{name("api-5xx"), "5XXError", *st.API.RestAPI.RestApiName()},
 	}
 	if len(alarms) != len(tests) {

@@ -120,6 +120,25 @@ for _handler in (DynamoHandler, DynamoDBStreamsHandler):
     _handler.call_action = _locked_call
 
 
+# S3 event notifications: moto (5.2) writes eventTime in the server's local
+# time without a zone ("2026-11-22T05:58:06.186219"); S3 sends UTC with a
+# "Z". Send what S3 sends, so the signal handler parses moto's notifications
+# exactly as it parses AWS's.
+import datetime as _dt  # noqa: E402
+
+from moto.s3 import notifications as _s3_notifications  # noqa: E402
+
+
+class _UTCDateTime(_dt.datetime):
+    @classmethod
+    def now(cls, tz=None):
+        return _dt.datetime.now(tz or _dt.timezone.utc)
+
+
+_s3_notifications.datetime = _UTCDateTime
+_s3_notifications._EVENT_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
 if __name__ == "__main__":
     from moto.server import main
 

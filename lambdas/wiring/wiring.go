@@ -5,7 +5,9 @@
 package wiring
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -21,11 +23,13 @@ import (
 
 	"github.com/maestro-serverless/maestro/definition"
 	"github.com/maestro-serverless/maestro/lambdas/decider"
+	"github.com/maestro-serverless/maestro/lambdas/ingest"
 	"github.com/maestro-serverless/maestro/lambdas/router"
 	"github.com/maestro-serverless/maestro/lambdas/worker"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/schedules"
+	"github.com/maestro-serverless/maestro/signals"
 	"github.com/maestro-serverless/maestro/steps/httpstep"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -40,6 +44,11 @@ type Config struct {
 	SchedulerRoleARN string
 	// EventsTopicARN is the SNS topic change events are published to.
 	EventsTopicARN string
+	// SignalDLQURL is the signal-ingest dead-letter queue, where the
+	// ingest handler sends malformed messages.
+	SignalDLQURL string
+	// SignalRules name the signals of S3 objects (see signals.FromS3).
+	SignalRules []signals.Rule
 }
 
 // Environment variable names read by ConfigFromEnv.
@@ -51,6 +60,10 @@ const (
 	EnvScheduleGroup    = "MAESTRO_SCHEDULE_GROUP"
 	EnvSchedulerRoleARN = "MAESTRO_SCHEDULER_ROLE_ARN"
 	EnvEventsTopicARN   = "MAESTRO_EVENTS_TOPIC_ARN"
+	EnvSignalDLQURL     = "MAESTRO_SIGNAL_DLQ_URL"
+	// EnvSignalRules holds the S3 signal rules as a JSON array of
+	// {"bucket", "prefix", "suffix", "name"} objects (see ParseSignalRules).
+	EnvSignalRules = "MAESTRO_SIGNAL_RULES"
 	// EnvHTTPAllow lists the hosts Http steps may call, comma-separated
 	// (exact names or IPs, "*.example.com", or "loopback"); unset or
 	// empty allows none.
@@ -68,13 +81,69 @@ func ConfigFromEnv(required ...string) (Config, error) {
 		ScheduleGroup:    os.Getenv(EnvScheduleGroup),
 		SchedulerRoleARN: os.Getenv(EnvSchedulerRoleARN),
 		EventsTopicARN:   os.Getenv(EnvEventsTopicARN),
+		SignalDLQURL:     os.Getenv(EnvSignalDLQURL),
 	}
 	for _, name := range required {
 		if os.Getenv(name) == "" {
 			return c, fmt.Errorf("wiring: environment variable %s is not set", name)
 		}
 	}
+	rules, err := ParseSignalRules(os.Getenv(EnvSignalRules))
+	if err != nil {
+		return c, fmt.Errorf("wiring: environment variable %s: %w", EnvSignalRules, err)
+	}
+	c.SignalRules = rules
 	return c, nil
+}
+
+// signalRule is the JSON form of a signals.Rule.
+type signalRule struct {
+	Bucket string `json:"bucket,omitempty"`
+	Prefix string `json:"prefix,omitempty"`
+	Suffix string `json:"suffix,omitempty"`
+	Name   string `json:"name,omitempty"`
+}
+
+// ParseSignalRules reads S3 signal rules from their JSON form, an array of
+// {"bucket", "prefix", "suffix", "name"} objects (every field optional; see
+// signals.Rule), in the order they apply. Blank text means no rules; an
+// unknown field or anything but such an array is an error.
+func ParseSignalRules(text string) ([]signals.Rule, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.DisallowUnknownFields()
+	var list []signalRule
+	if err := dec.Decode(&list); err != nil {
+		return nil, fmt.Errorf("signal rules: want a JSON array of {bucket, prefix, suffix, name}: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("signal rules: unexpected data after the JSON array")
+	}
+	if list == nil {
+		return nil, fmt.Errorf("signal rules: want a JSON array, got null")
+	}
+	rules := make([]signals.Rule, len(list))
+	for i, r := range list {
+		rules[i] = signals.Rule{Bucket: r.Bucket, Prefix: r.Prefix, Suffix: r.Suffix, Name: r.Name}
+	}
+	return rules, nil
+}
+
+// FormatSignalRules writes rules in the JSON form ParseSignalRules reads.
+func FormatSignalRules(rules []signals.Rule) (string, error) {
+	list := make([]signalRule, len(rules))
+	for i, r := range rules {
+		list[i] = signalRule{Bucket: r.Bucket, Prefix: r.Prefix, Suffix: r.Suffix, Name: r.Name}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(list); err != nil {
+		return "", fmt.Errorf("signal rules: %w", err)
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // Options are optional parts of the build.
@@ -98,7 +167,9 @@ type Deps struct {
 	Router       *router.Router
 	Decider      *decider.Handler
 	Worker       *worker.Handler
-	Logger       *slog.Logger
+	// Ingest consumes the signal-ingest queue.
+	Ingest *ingest.Handler
+	Logger *slog.Logger
 }
 
 // Build creates the orchestrator and the handlers over AWS clients made from awsCfg.
@@ -151,6 +222,9 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) *Deps {
 		Worker: worker.New(worker.Config{
 			Processor: orch, SQS: sqsClient, WorkQueueURL: cfg.WorkQueueURL,
 			Runners: opts.Runners, Logger: opts.Logger,
+		}),
+		Ingest: ingest.New(ingest.Config{
+			Announcer: orch, SQS: sqsClient, DLQURL: cfg.SignalDLQURL, Rules: cfg.SignalRules, Logger: opts.Logger,
 		}),
 	}
 }

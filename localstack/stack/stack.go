@@ -2,8 +2,9 @@
 // starts an AWS emulator, provisions the stage's resources from
 // resources.Spec, builds the same handlers the Lambda functions run, and
 // drives them with pumps that play Lambda's event source mappings (the
-// DynamoDB stream at Lambda's 250 ms cadence, the SQS queues, and
-// EventBridge Scheduler's schedule firing). The API is served over HTTP.
+// DynamoDB stream at Lambda's 250 ms cadence, the SQS queues — decision,
+// work and signal ingest — and EventBridge Scheduler's schedule firing).
+// The API is served over HTTP.
 package stack
 
 import (
@@ -29,6 +30,7 @@ import (
 	"github.com/maestro-serverless/maestro/localstack"
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/resources"
+	"github.com/maestro-serverless/maestro/signals"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -63,7 +65,10 @@ type Options struct {
 	HTTPAllow []string
 	// WorkPollers and DecisionPollers size the SQS pumps (defaults 4 and 2).
 	WorkPollers, DecisionPollers int
-	Logger                       *slog.Logger
+	// SignalRules name the signals of S3 objects (MAESTRO_SIGNAL_RULES of
+	// the signals function; see signals.FromS3).
+	SignalRules []signals.Rule
+	Logger      *slog.Logger
 }
 
 // Hooks wrap the handlers the stack runs; nil hooks leave them as they are.
@@ -72,6 +77,7 @@ type Hooks struct {
 	Router  func(localstack.StreamHandler) localstack.StreamHandler
 	Decider func(localstack.SQSHandler) localstack.SQSHandler
 	Worker  func(localstack.SQSHandler) localstack.SQSHandler
+	Ingest  func(localstack.SQSHandler) localstack.SQSHandler
 }
 
 func wrap[H any](hook func(H) H, h H) H {
@@ -176,6 +182,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		// role Scheduler assumes to send to the work queue.
 		SchedulerRoleARN: "arn:aws:iam::000000000000:role/maestro-" + opts.Stage + "-scheduler",
 		EventsTopicARN:   res.Topics.Events.ARN,
+		SignalDLQURL:     res.Queues.SignalIngestDLQ.URL,
+		SignalRules:      opts.SignalRules,
 	}, awsCfg, wiring.Options{
 		Now:       opts.Clock.Now,
 		Logger:    opts.Logger,
@@ -229,6 +237,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		localstack.NewSQSPump(sqsClient, res.Queues.Work.URL, wrap(opts.Hooks.Worker, s.Deps.Worker.Handle), localstack.SQSPumpOptions{
 			Pollers: opts.WorkPollers, QueueARN: res.Queues.Work.ARN, Region: s.Emulator.Region, Logger: opts.Logger,
 			WaitTime: time.Second, DuplicateDelivery: opts.Faults.DuplicateDelivery, CrashAfterHandler: crash(store.QueueWork),
+		}),
+		localstack.NewSQSPump(sqsClient, res.Queues.SignalIngest.URL, wrap(opts.Hooks.Ingest, s.Deps.Ingest.Handle), localstack.SQSPumpOptions{
+			QueueARN: res.Queues.SignalIngest.ARN, Region: s.Emulator.Region, Logger: opts.Logger, WaitTime: time.Second,
 		}),
 		localstack.NewSchedulePump(scheduler.NewFromConfig(awsCfg), sqsClient, res.SchedulerGroup.Name,
 			localstack.SchedulePumpOptions{Clock: opts.Clock, Logger: opts.Logger}),
