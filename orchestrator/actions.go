@@ -49,7 +49,7 @@ func (o *Orchestrator) act(ctx context.Context, wf string, inst, run int64, step
 			return nil, Invalid("bad action", "action: "+err.Error())
 		}
 	}
-	ev := store.Event{ID: "a-" + o.newUUID(), Body: mustJSON(engine.Action{StepID: step, Action: action})}
+	ev := store.Event{ID: "a-" + o.newUUID(), Body: mustJSON(engine.Action{StepID: step, Action: action}), WakeAfter: backstopWake}
 	if err := o.store.PutEvent(ctx, wf, inst, run, ev); err != nil {
 		return nil, Internal(err)
 	}
@@ -105,7 +105,7 @@ func (o *Orchestrator) startNextRun(ctx context.Context, rec *store.InstanceReco
 	}
 	err = o.store.CreateRun(ctx, store.NewRun{
 		WorkflowID: wf, InstanceID: inst, PrevRun: st.RunID, Status: string(next.Status),
-		State: mustJSON(next), FirstEvent: store.Event{ID: startEventID, Body: startEv}, Outbox: created, Now: o.now(),
+		State: mustJSON(next), FirstEvent: store.Event{ID: startEventID, Body: startEv, WakeAfter: backstopWake}, Outbox: created, Now: o.now(),
 	})
 	if errors.Is(err, store.ErrConflict) {
 		return nil, Conflict("workflow %s instance %d was restarted concurrently", wf, inst)

@@ -69,7 +69,7 @@ func (o *Orchestrator) start(ctx context.Context, wf, selector string, req Start
 			st.InstanceID = instanceID
 			return json.Marshal(st)
 		},
-		FirstEvent: store.Event{ID: startEventID, Body: startEv},
+		FirstEvent: store.Event{ID: startEventID, Body: startEv, WakeAfter: backstopWake},
 		Outbox: func(instanceID int64) ([]store.Message, error) {
 			// The instance's creation is its event of sequence 0.
 			return eventsMessage(events.Transition(wf, version, instanceID, 1, "", 0, "", string(st.Status), 0, now.UnixMilli()))

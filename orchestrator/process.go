@@ -196,8 +196,10 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 		return nil, false, err
 	}
 	if cont {
+		// This process goes on with the next round itself; the event's
+		// delayed wake only matters if it dies first.
 		commit.NewEvents = append(commit.NewEvents, store.Event{
-			ID: fmt.Sprintf("c-%012d", cur.Seq), Body: mustJSON(engine.Continue{}),
+			ID: fmt.Sprintf("c-%012d", cur.Seq), Body: mustJSON(engine.Continue{}), WakeAfter: backstopWake,
 		})
 		more = true
 	}

@@ -69,6 +69,11 @@ func (o *Orchestrator) slots(ctx context.Context, c *store.Commit, before, after
 	}
 	if released {
 		c.SlotDelta--
+		qv, err := o.store.QueueVersion(ctx, after.WorkflowID)
+		if err != nil {
+			return err
+		}
+		c.CheckQueue, c.QueueVersion = true, qv
 		inst, run, ok, err := o.store.OldestQueued(ctx, after.WorkflowID, after.InstanceID)
 		if err != nil {
 			return err

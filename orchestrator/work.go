@@ -37,6 +37,8 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 			ID:   fmt.Sprintf("t-%s-%06d-%s", m.StepID, m.Attempt, m.Purpose),
 			Body: mustJSON(engine.TimerFired{StepID: m.StepID, Attempt: m.Attempt, Purpose: m.Purpose}),
 		}
+	case WorkWake:
+		return 0, o.handleWake(ctx, store.Wake{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID})
 	case WorkPurge:
 		return 0, o.purge(ctx, m)
 	case WorkSyncTriggers:
@@ -95,6 +97,19 @@ func (o *Orchestrator) HandleWake(ctx context.Context, body []byte) error {
 	if err := json.Unmarshal(body, &w); err != nil || w.WorkflowID == "" || w.InstanceID <= 0 || w.RunID <= 0 {
 		return fmt.Errorf("%w: bad wake message %q", ErrPoison, truncate(string(body), 200))
 	}
+	return o.handleWake(ctx, w)
+}
+
+// WorkWake is a backstop wake on the work queue (store.Event.WakeAfter).
+const WorkWake WorkKind = store.WorkKindWake
+
+// backstopWake is how long after an event its writer decides itself the
+// backstop wake comes.
+const backstopWake = 10 // seconds
+
+// handleWake applies a run's pending events; a run of a deleted workflow is
+// a no-op.
+func (o *Orchestrator) handleWake(ctx context.Context, w store.Wake) error {
 	_, err := o.Process(ctx, w)
 	if errors.Is(err, store.ErrNotFound) {
 		if _, herr := o.store.GetHead(ctx, w.WorkflowID); errors.Is(herr, store.ErrNotFound) {

@@ -293,7 +293,17 @@ type Event struct {
 	// ID orders and dedupes events: the same ID is stored once.
 	ID   string
 	Body []byte
+	// WakeAfter, when > 0, is for an event its writer decides itself right
+	// away (a start, an action, a continuation): instead of waking the
+	// decider at once, which would only race the writer for the same run,
+	// the event carries a backstop wake delivered that many seconds later
+	// through the work queue (at most 900), in case the writer died first.
+	WakeAfter int32
 }
+
+// WorkKindWake is the kind of a backstop wake on the work queue (see
+// Event.WakeAfter); its body is a Wake with "kind".
+const WorkKindWake = "wake"
 
 // RunRecord is a run's state item as loaded.
 type RunRecord struct {
@@ -327,11 +337,18 @@ func (s *Store) runItem(wf string, inst, run, v int64, status string, state []by
 }
 
 func (s *Store) eventItem(wf string, inst, run int64, ev Event) (map[string]types.AttributeValue, error) {
-	wake, err := json.Marshal([]Message{{
-		Queue:   QueueDecision,
-		Body:    WakeBody(wf, inst, run),
-		GroupID: fmt.Sprintf("%s#%d", wf, inst),
-	}})
+	msg := Message{Queue: QueueDecision, Body: WakeBody(wf, inst, run), GroupID: fmt.Sprintf("%s#%d", wf, inst)}
+	if ev.WakeAfter > 0 {
+		body, err := json.Marshal(struct {
+			Kind string `json:"kind"`
+			Wake
+		}{WorkKindWake, Wake{WorkflowID: wf, InstanceID: inst, RunID: run}})
+		if err != nil {
+			return nil, fmt.Errorf("store: outbox: %w", err)
+		}
+		msg = Message{Queue: QueueWork, Body: string(body), DelaySeconds: min(ev.WakeAfter, 900)}
+	}
+	wake, err := json.Marshal([]Message{msg})
 	if err != nil {
 		return nil, fmt.Errorf("store: outbox: %w", err)
 	}
@@ -478,6 +495,12 @@ type Commit struct {
 	SlotLimit int64
 	// Dequeue removes this instance's queue item.
 	Dequeue bool
+	// CheckQueue conditions a commit that gives a slot back on the queue
+	// version QueueVersion read before looking for a run to wake: a run
+	// that enqueued since fails the commit (ErrConflict, or ErrNoSlot when
+	// the commit also admits), and the retry looks again.
+	CheckQueue   bool
+	QueueVersion int64
 	// WakeOther puts an event into another run's inbox (the next queued
 	// instance, when this run frees its slot).
 	WakeOther *RunEvent
@@ -586,9 +609,17 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 			UpdateExpression:          aws.String(expr),
 			ExpressionAttributeValues: values,
 		}
+		var conds []string
 		if c.Admit {
-			u.ConditionExpression = aws.String("attribute_not_exists(running) OR running < :limit")
+			conds = append(conds, "(attribute_not_exists(running) OR running < :limit)")
 			u.ExpressionAttributeValues[":limit"] = num(c.SlotLimit)
+		}
+		if c.CheckQueue {
+			conds = append(conds, "(attribute_not_exists(qv) OR qv = :qv)")
+			u.ExpressionAttributeValues[":qv"] = num(c.QueueVersion)
+		}
+		if len(conds) > 0 {
+			u.ConditionExpression = aws.String(strings.Join(conds, " AND "))
 		}
 		slotIndex = len(items)
 		items = append(items, types.TransactWriteItem{Update: u})
@@ -643,7 +674,7 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if err != nil {
 		reasons := cancelReasons(err)
-		if slotIndex >= 0 && slotIndex < len(reasons) && reasons[slotIndex] == "ConditionalCheckFailed" &&
+		if c.Admit && slotIndex >= 0 && slotIndex < len(reasons) && reasons[slotIndex] == "ConditionalCheckFailed" &&
 			(len(reasons) == 0 || reasons[0] != "ConditionalCheckFailed") {
 			return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, ErrNoSlot)
 		}
@@ -809,16 +840,41 @@ func (s *Store) CreateRun(ctx context.Context, nr NewRun) error {
 	return nil
 }
 
-// Enqueue records that an instance's run waits for a run slot.
+// Enqueue records that an instance's run waits for a run slot. It bumps the
+// slot item's queue version "qv" in the same transaction, so a run that
+// releases its slot having looked at the queue before this enqueue fails
+// its commit (QueueVersion) and looks again: no queued run is missed.
 func (s *Store) Enqueue(ctx context.Context, wf string, inst, run int64) error {
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.table),
-		Item:      merge(key(wfPK(wf), queueSK(inst)), map[string]types.AttributeValue{"run": num(run)}),
-	})
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{
+			TableName: aws.String(s.table),
+			Item:      merge(key(wfPK(wf), queueSK(inst)), map[string]types.AttributeValue{"run": num(run)}),
+		}},
+		{Update: &types.Update{
+			TableName:                 aws.String(s.table),
+			Key:                       key(wfPK(wf), slotSK),
+			UpdateExpression:          aws.String("ADD qv :one"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1)},
+		}},
+	}})
 	if err != nil {
 		return fmt.Errorf("store: enqueue %s/%d: %w", wf, inst, err)
 	}
 	return nil
+}
+
+// QueueVersion returns the slot item's queue version (0 before any
+// enqueue), strongly consistent. Read it before OldestQueued and commit
+// with Commit.QueueVersion.
+func (s *Store) QueueVersion(ctx context.Context, wf string) (int64, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), Key: key(wfPK(wf), slotSK), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: aws.String("qv"),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: queue version of %s: %w", wf, err)
+	}
+	return getN(out.Item, "qv"), nil
 }
 
 // OldestQueued returns the waiting instance with the lowest id other than
