@@ -35,15 +35,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/maestro-serverless/maestro/lambdas/sqsbatch"
 
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/signals"
@@ -118,39 +118,7 @@ func New(cfg Config) *Handler {
 // reports the messages to be retried. It never returns an error: every
 // message is either done, dead-lettered or reported as failed.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	var (
-		mu   sync.Mutex
-		resp events.SQSEventResponse
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, h.cfg.Parallelism)
-	)
-	for _, m := range ev.Records {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := h.safeOne(ctx, m); err != nil {
-				h.cfg.Logger.Error("ingest: message failed; SQS will redeliver it", "message_id", m.MessageId, "error", err)
-				mu.Lock()
-				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return resp, nil
-}
-
-// safeOne handles one message; a panic (which would end the whole process
-// from this goroutine) becomes the message's failure.
-func (h *Handler) safeOne(ctx context.Context, m events.SQSMessage) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("panic: %v\n%s", v, debug.Stack())
-		}
-	}()
-	return h.one(ctx, m)
+	return sqsbatch.Process(ctx, ev, h.cfg.Parallelism, h.cfg.Logger, "ingest", h.one), nil
 }
 
 // rejection is a message that can never succeed: it goes to the DLQ.

@@ -7,12 +7,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/maestro-serverless/maestro/lambdas/sqsbatch"
 
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
@@ -56,28 +57,7 @@ func New(cfg Config) *Handler {
 
 // Handle processes a batch concurrently and reports the failed messages.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	var (
-		mu   sync.Mutex
-		resp events.SQSEventResponse
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, h.cfg.Parallelism)
-	)
-	for _, m := range ev.Records {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(m events.SQSMessage) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := h.one(ctx, m); err != nil {
-				h.cfg.Logger.Error("worker: message failed; SQS will redeliver it", "message_id", m.MessageId, "error", err)
-				mu.Lock()
-				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
-				mu.Unlock()
-			}
-		}(m)
-	}
-	wg.Wait()
-	return resp, nil
+	return sqsbatch.Process(ctx, ev, h.cfg.Parallelism, h.cfg.Logger, "worker", h.one), nil
 }
 
 func (h *Handler) one(ctx context.Context, m events.SQSMessage) error {

@@ -1,0 +1,56 @@
+// Package sqsbatch runs the messages of an SQS batch concurrently for a
+// Lambda handler and reports the failed ones as a partial batch response
+// (ReportBatchItemFailures), so SQS redelivers only those.
+package sqsbatch
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// Process calls one for every message of ev, at most parallelism at a
+// time, and returns the messages whose call failed (an error or a panic,
+// which would otherwise end the whole process from a goroutine). Failures
+// are logged with what.
+func Process(ctx context.Context, ev events.SQSEvent, parallelism int, log *slog.Logger, what string,
+	one func(context.Context, events.SQSMessage) error) events.SQSEventResponse {
+	if parallelism <= 0 {
+		parallelism = 1
+	}
+	var (
+		mu   sync.Mutex
+		resp events.SQSEventResponse
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, parallelism)
+	)
+	for _, m := range ev.Records {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := safe(ctx, m, one); err != nil {
+				log.Error(what+": message failed; SQS will redeliver it", "message_id", m.MessageId, "error", err)
+				mu.Lock()
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return resp
+}
+
+func safe(ctx context.Context, m events.SQSMessage, one func(context.Context, events.SQSMessage) error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic: %v\n%s", v, debug.Stack())
+		}
+	}()
+	return one(ctx, m)
+}
