@@ -73,6 +73,25 @@ func TestSignalTriggers(t *testing.T) {
 		}
 	})
 
+	t.Run("signal_trigger_disabled turns a trigger off", func(t *testing.T) {
+		wf := s.push([]byte(`{"properties":{"owner":"sig","signal_trigger_disabled":true},"workflow":{"id":"sig-off",
+		  "signal_triggers":[{"definitions":{"off-signal":{}}}],
+		  "steps":[{"step":{"id":"s","type":"NoOp"}}]}}`))
+		time.Sleep(time.Second)
+		s.announce(t, `{"name":"off-signal","params":{}}`)
+		time.Sleep(2 * time.Second) // time for the delivery (stream, router, worker) to have run
+		if n := len(s.instances(t, wf)); n != 0 {
+			t.Fatalf("%d instances of a workflow whose signal triggers are disabled", n)
+		}
+		// Enabled again, the next signal starts it.
+		if code := s.do("POST", "/api/v3/workflows/"+wf+"/properties", []byte(`{"signal_trigger_disabled": false}`), nil); code != http.StatusOK {
+			t.Fatalf("enable: HTTP %d", code)
+		}
+		time.Sleep(time.Second)
+		s.announce(t, `{"name":"off-signal","params":{}}`)
+		s.waitInstances(t, wf, 1, 20*time.Second)
+	})
+
 	t.Run("join keys across two names", func(t *testing.T) {
 		wf := s.push(readFile(t, "sample-signal-trigger-wf.json"))
 		time.Sleep(time.Second)
