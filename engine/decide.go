@@ -290,6 +290,13 @@ func (d *decider) timerFired(e TimerFired) error {
 // step's current attempt is attempt and RUNNING; ok is false otherwise (the
 // event is a duplicate or late).
 func (d *decider) current(stepID string, attempt int64) (idx int, ok bool, err error) {
+	return d.attemptIf(stepID, attempt, func(s *StepState) bool { return s.Status == model.StepRunning })
+}
+
+// attemptIf returns the index of stepID when the instance is running and
+// the step's current attempt is attempt and satisfies want; ok is false
+// otherwise (the event is a duplicate or late).
+func (d *decider) attemptIf(stepID string, attempt int64, want func(*StepState) bool) (idx int, ok bool, err error) {
 	i, known := d.g.index[stepID]
 	if !known {
 		return 0, false, fmt.Errorf("unknown step %q", stepID)
@@ -301,7 +308,7 @@ func (d *decider) current(stepID string, attempt int64) (idx int, ok bool, err e
 		return 0, false, err
 	}
 	s := &d.st.Steps[i]
-	if s.Attempt != attempt || s.Status != model.StepRunning {
+	if s.Attempt != attempt || !want(s) {
 		return 0, false, nil
 	}
 	return i, true, nil

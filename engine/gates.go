@@ -227,3 +227,14 @@ func (d *decider) resumePaused(i int) {
 		d.evaluate(i)
 	}
 }
+
+// HasWork reports whether any step of the graph has work (is neither NoOp
+// nor Join): only such steps take permits.
+func (g *Graph) HasWork() bool {
+	for i := range g.nodes {
+		if !isNoWork(g.nodes[i].step) {
+			return true
+		}
+	}
+	return false
+}

@@ -107,20 +107,11 @@ func (d *decider) failImmediately(i int) {
 
 // retryDue starts the next attempt of a step whose retry timer fired.
 func (d *decider) retryDue(e TimerFired) error {
-	i, known := d.g.index[e.StepID]
-	if !known {
-		return fmt.Errorf("unknown step %q", e.StepID)
-	}
-	if d.st.Status != model.WorkflowInProgress {
-		return nil
-	}
-	if err := d.checkSteps(); err != nil {
-		return err
+	i, ok, err := d.attemptIf(e.StepID, e.Attempt, func(s *StepState) bool { return s.RetryAt != 0 })
+	if err != nil || !ok {
+		return err // a duplicate or late timer changes nothing
 	}
 	s := &d.st.Steps[i]
-	if s.Attempt != e.Attempt || s.RetryAt == 0 {
-		return nil // duplicate or late timer
-	}
 	d.startCounting()
 	s.Attempt++
 	s.RetryAt = 0

@@ -243,19 +243,9 @@ func (d *decider) signalArrived(e SignalArrived) error {
 
 // signalCheck is the one re-check timer of a waiting step.
 func (d *decider) signalCheck(e TimerFired) error {
-	i, known := d.g.index[e.StepID]
-	if !known {
-		return fmt.Errorf("unknown step %q", e.StepID)
-	}
-	if d.st.Status != model.WorkflowInProgress {
-		return nil
-	}
-	if err := d.checkSteps(); err != nil {
+	i, ok, err := d.attemptIf(e.StepID, e.Attempt, func(s *StepState) bool { return s.Status == model.StepWaitingForSignals })
+	if err != nil || !ok {
 		return err
-	}
-	s := &d.st.Steps[i]
-	if s.Attempt != e.Attempt || s.Status != model.StepWaitingForSignals {
-		return nil
 	}
 	d.startCounting()
 	d.recheckSignals(i)

@@ -49,15 +49,18 @@ var _ engine.Permits = (*permitBook)(nil)
 // loadPermits reads the permits the work steps of g can need: their tags
 // and the workflow's internal tag.
 func (o *Orchestrator) loadPermits(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time) (*permitBook, error) {
-	tags := []string{workflowTag(st.WorkflowID)}
-	for _, s := range g.Workflow().Steps {
-		for _, t := range s.Tags {
-			tags = append(tags, t.Name)
+	snap := map[string]*store.TagPermit{}
+	if g.HasWork() { // steps without work (NoOp, Join) take no permits: nothing to read
+		tags := []string{workflowTag(st.WorkflowID)}
+		for _, s := range g.Workflow().Steps {
+			for _, t := range s.Tags {
+				tags = append(tags, t.Name)
+			}
 		}
-	}
-	snap, err := o.store.GetTagPermits(ctx, tags)
-	if err != nil {
-		return nil, err
+		var err error
+		if snap, err = o.store.GetTagPermits(ctx, tags); err != nil {
+			return nil, err
+		}
 	}
 	return &permitBook{
 		wf: st.WorkflowID, inst: st.InstanceID, run: st.RunID, now: now.UnixMilli(), snap: snap,

@@ -398,14 +398,9 @@ func (o *Orchestrator) evalTriggerExpr(ctx context.Context, src string, typ mode
 
 // syncSignalTriggers makes the workflow's trigger subscriptions those of
 // its active version (none when inactive, disabled or gone).
-func (o *Orchestrator) syncSignalTriggers(ctx context.Context, wf string) error {
+func (o *Orchestrator) syncSignalTriggers(ctx context.Context, wf string, head *store.WorkflowHead) error {
 	subs := map[string][]int{}
-	head, err := o.store.GetHead(ctx, wf)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-	case err != nil:
-		return err
-	case head.Active != 0 && !signalTriggersDisabled(head.Properties):
+	if head != nil && head.Active != 0 && !signalTriggersDisabled(head.Properties) {
 		_, def, err := o.graph(ctx, wf, head.Active)
 		if err != nil {
 			return err

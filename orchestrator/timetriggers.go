@@ -44,19 +44,13 @@ func syncMessage(wf string) store.Message {
 	return store.Message{Queue: store.QueueWork, Body: string(mustJSON(WorkMessage{Kind: WorkSyncTriggers, WorkflowID: wf}))}
 }
 
-// wantedSchedules returns the schedules a workflow's head calls for: one
+// wantedSchedules returns the schedules a workflow's head (nil: the
+// workflow is gone) calls for: one
 // (or two, see triggers.SchedulerCron) per time trigger of the active
 // version, none when no version is active, time triggers are disabled in
 // the properties, or the workflow is gone.
-func (o *Orchestrator) wantedSchedules(ctx context.Context, wf string) ([]ScheduleSpec, error) {
-	head, err := o.store.GetHead(ctx, wf)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if head.Active == 0 || timeTriggersDisabled(head.Properties) {
+func (o *Orchestrator) wantedSchedules(ctx context.Context, wf string, head *store.WorkflowHead) ([]ScheduleSpec, error) {
+	if head == nil || head.Active == 0 || timeTriggersDisabled(head.Properties) {
 		return nil, nil
 	}
 	_, def, err := o.graph(ctx, wf, head.Active)
@@ -95,14 +89,21 @@ func (o *Orchestrator) syncTriggers(ctx context.Context, wf string) error {
 	if o.schedules == nil {
 		return errors.New("time triggers: no schedule store is configured")
 	}
-	want, err := o.wantedSchedules(ctx, wf)
+	head, err := o.store.GetHead(ctx, wf)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		head = nil // deleted: no schedules, no subscriptions
+	case err != nil:
+		return err
+	}
+	want, err := o.wantedSchedules(ctx, wf, head)
 	if err != nil {
 		return err
 	}
 	if err := o.schedules.Sync(ctx, triggers.SchedulePrefix(wf), want); err != nil {
 		return err
 	}
-	return o.syncSignalTriggers(ctx, wf)
+	return o.syncSignalTriggers(ctx, wf, head)
 }
 
 // fireTrigger starts the instance of one firing of a time trigger, at most

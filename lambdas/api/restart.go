@@ -54,20 +54,30 @@ func parseRestartRequest(body []byte) (orchestrator.RestartRequest, error) {
 
 // restartInstance serves POST .../instances/{instanceId}/actions/restart.
 func (s *server) restartInstance(w http.ResponseWriter, r *http.Request) error {
-	instanceID, err := positiveInt(r, "instanceId")
-	if err != nil {
-		return err
-	}
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	req, err := parseRestartRequest(body)
+	instanceID, req, err := restartInput(r, parseRestartRequest)
 	if err != nil {
 		return err
 	}
 	view, err := s.svc.RestartInstance(r.Context(), r.PathValue("id"), instanceID, req)
 	return answer(w, view, err, "RestartInstance")
+}
+
+// restartInput reads the {instanceId} path parameter and a restart body.
+func restartInput[T any](r *http.Request, parse func([]byte) (T, error)) (int64, T, error) {
+	var zero T
+	instanceID, err := positiveInt(r, "instanceId")
+	if err != nil {
+		return 0, zero, err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return 0, zero, err
+	}
+	req, err := parse(body)
+	if err != nil {
+		return 0, zero, err
+	}
+	return instanceID, req, nil
 }
 
 // parseStepRestartRequest checks a StepInstanceRestartRequest body strictly;
@@ -112,15 +122,7 @@ func parseStepRestartRequest(body []byte) (orchestrator.StepRestartRequest, erro
 
 // restartStep serves POST .../instances/{instanceId}/steps/{stepId}/actions/restart.
 func (s *server) restartStep(w http.ResponseWriter, r *http.Request) error {
-	instanceID, err := positiveInt(r, "instanceId")
-	if err != nil {
-		return err
-	}
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	req, err := parseStepRestartRequest(body)
+	instanceID, req, err := restartInput(r, parseStepRestartRequest)
 	if err != nil {
 		return err
 	}
