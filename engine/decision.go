@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 )
 
@@ -164,7 +165,7 @@ func UnmarshalCommand(data []byte) (Command, error) {
 		c = x
 	case KindAnnounceSignal:
 		var x AnnounceSignal
-		err = decodeUseNumber(data, &x)
+		err = jsonnum.Decode(data, &x)
 		c = x
 	default:
 		return nil, fmt.Errorf("decode command: unknown kind %q", kind)

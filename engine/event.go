@@ -1,10 +1,10 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
+	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 )
 
@@ -142,19 +142,19 @@ func UnmarshalEvent(data []byte) (Event, error) {
 	switch EventKind(kind) {
 	case KindStartRun:
 		var e StartRun
-		if err := decodeUseNumber(data, &e); err != nil {
+		if err := jsonnum.Decode(data, &e); err != nil {
 			return nil, fmt.Errorf("decode %s event: %w", kind, err)
 		}
 		return e, nil
 	case KindStepFinished:
 		var e StepFinished
-		if err := decodeUseNumber(data, &e); err != nil {
+		if err := jsonnum.Decode(data, &e); err != nil {
 			return nil, fmt.Errorf("decode %s event: %w", kind, err)
 		}
 		return e, nil
 	case KindTimerFired:
 		var e TimerFired
-		if err := decodeUseNumber(data, &e); err != nil {
+		if err := jsonnum.Decode(data, &e); err != nil {
 			return nil, fmt.Errorf("decode %s event: %w", kind, err)
 		}
 		return e, nil
@@ -162,19 +162,19 @@ func UnmarshalEvent(data []byte) (Event, error) {
 		return Continue{}, nil
 	case KindOutputData:
 		var e OutputData
-		if err := decodeUseNumber(data, &e); err != nil {
+		if err := jsonnum.Decode(data, &e); err != nil {
 			return nil, fmt.Errorf("decode %s event: %w", kind, err)
 		}
 		return e, nil
 	case KindSignalArrived:
 		var e SignalArrived
-		if err := decodeUseNumber(data, &e); err != nil {
+		if err := jsonnum.Decode(data, &e); err != nil {
 			return nil, fmt.Errorf("decode %s event: %w", kind, err)
 		}
 		return e, nil
 	case KindAction:
 		var e Action
-		if err := decodeUseNumber(data, &e); err != nil {
+		if err := jsonnum.Decode(data, &e); err != nil {
 			return nil, fmt.Errorf("decode %s event: %w", kind, err)
 		}
 		return e, nil
@@ -194,11 +194,4 @@ func peekKind(data []byte) (string, error) {
 		return "", fmt.Errorf("missing \"kind\"")
 	}
 	return head.Kind, nil
-}
-
-// decodeUseNumber decodes data into v keeping numbers as json.Number.
-func decodeUseNumber(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	return dec.Decode(v)
 }

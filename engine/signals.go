@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 )
 
@@ -360,17 +361,14 @@ func (d *decider) succeed(i int, msg string) {
 }
 
 // signalParams returns signal params as LONG (int64) or STRING values:
-// decoded from stored JSON, whole numbers arrive as float64 or json.Number.
+// decoded from stored JSON (through jsonnum.Decode), whole numbers arrive as
+// json.Number and become int64 exactly.
 func signalParams(in map[string]any) map[string]any {
 	out := make(map[string]any, len(in))
 	for k, v := range in {
 		switch x := v.(type) {
-		case float64:
-			if x == float64(int64(x)) {
-				v = int64(x)
-			}
 		case json.Number:
-			if n, err := x.Int64(); err == nil {
+			if n, ok := jsonnum.Long(string(x)); ok {
 				v = n
 			}
 		case int:

@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 )
 
@@ -234,14 +235,7 @@ func Normalize(v any) (any, error) {
 	case float32:
 		return Normalize(float64(x))
 	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			return n, nil
-		}
-		f, err := x.Float64()
-		if err != nil {
-			return nil, fmt.Errorf("number %s: %w", x, err)
-		}
-		return Normalize(f)
+		return jsonnum.Number(x)
 	case []int:
 		out := make([]int64, len(x))
 		for i, n := range x {

@@ -28,6 +28,11 @@ const (
 	InstanceStepConcurrencyMaxLimit = 1000
 	// MaxSignalNamesInATrigger bounds the signals one signal trigger joins.
 	MaxSignalNamesInATrigger = 8
+	// MaxSignalTriggerNames bounds the distinct signal names of all the
+	// signal triggers of a workflow: a change of the active version
+	// writes its subscriptions (one item per name added or removed) in
+	// its own DynamoDB transaction, whose limit is 100 items.
+	MaxSignalTriggerNames = 48
 
 	// MaxRetryLimit bounds the error, platform and timeout retry limits.
 	MaxRetryLimit = 99

@@ -190,6 +190,9 @@ func (v *validator) workflow(w *Workflow, p loc) {
 	for i := range w.SignalTriggers {
 		v.signalTrigger(&w.SignalTriggers[i], p.key("signal_triggers").at(i), wfScope)
 	}
+	if n := distinctSignalNames(w.SignalTriggers); n > MaxSignalTriggerNames {
+		v.failf(p.key("signal_triggers"), "use %d distinct signal names; at most %d are allowed across a workflow's signal triggers", n, MaxSignalTriggerNames)
+	}
 	if len(w.Steps) == 0 {
 		v.fail(p.key("steps"), "must have at least one step")
 		return
@@ -808,6 +811,17 @@ func (v *validator) timeTrigger(t *TimeTrigger, p loc) {
 		v.failf(exprPath, "cron %q fires %s apart (at %s and %s); time triggers must be at least %s apart",
 			expr, gap, first.Format(time.RFC3339), second.Format(time.RFC3339), TimeTriggerMinimumInterval)
 	}
+}
+
+// distinctSignalNames counts the signal names a workflow's triggers use.
+func distinctSignalNames(ts []SignalTrigger) int {
+	seen := map[string]bool{}
+	for i := range ts {
+		for _, n := range MapKeys(ts[i].Names, ts[i].Definitions) {
+			seen[n] = true
+		}
+	}
+	return len(seen)
 }
 
 // signalTrigger checks one signal trigger.

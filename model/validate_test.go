@@ -425,6 +425,15 @@ func TestValidateRules(t *testing.T) {
 			"workflow.signal_triggers[0].definitions: has 9 signals; at most 8 are allowed",
 			"workflow.signal_triggers[1].definitions: must name at least one signal",
 		}},
+		{"signal trigger names across a workflow", func(t *testing.T, d *Definition) {
+			for i := 0; i < 7; i++ {
+				st := SignalTrigger{Definitions: map[string]*SignalTriggerDef{}}
+				for j := 0; j < 7; j++ {
+					st.Definitions[fmt.Sprintf("s%d", i*7+j)] = &SignalTriggerDef{}
+				}
+				d.Workflow.SignalTriggers = append(d.Workflow.SignalTriggers, st)
+			}
+		}, []string{"workflow.signal_triggers: use 49 distinct signal names; at most 48 are allowed across a workflow's signal triggers"}},
 		{"signal dependencies", func(t *testing.T, d *Definition) {
 			s := mustStep(t, `{"step":{"id":"g","type":"NoOp","signal_dependencies":[
 				{"match_params":{"a":{"param":{"value":1,"type":"LONG"},"operator":">"},"b":{"param":{"value":"x","type":"STRING"},"operator":"<="}}},

@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/events"
+	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -275,7 +275,7 @@ func (o *Orchestrator) runState(ctx context.Context, wf string, inst, run int64)
 		return nil, nil, Internal(err)
 	}
 	var st engine.Instance
-	if err := json.Unmarshal(rr.State, &st); err != nil {
+	if err := jsonnum.Decode(rr.State, &st); err != nil {
 		return nil, nil, Internal(fmt.Errorf("decode state of %s/%d/%d: %w", wf, inst, run, err))
 	}
 	return rec, &st, nil

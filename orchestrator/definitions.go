@@ -65,7 +65,7 @@ func (o *Orchestrator) CreateWorkflow(ctx context.Context, body []byte, f Format
 	now := o.now()
 	version, err := o.store.CreateVersion(ctx, store.NewVersion{
 		WorkflowID: wf, Definition: doc, Properties: props, Activate: active, Now: now,
-		Outbox: []store.Message{syncMessage(wf)},
+		Outbox: []store.Message{syncMessage(wf)}, Subscriptions: o.signalSubscriptions(wf, def),
 	})
 	if err != nil {
 		return nil, deletedConflict(wf, err)

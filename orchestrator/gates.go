@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -154,7 +155,7 @@ func (o *Orchestrator) pausedAttempts(ctx context.Context, wf, step string) ([]P
 			return nil, err
 		}
 		var st engine.Instance
-		if err := json.Unmarshal(rec.State, &st); err != nil {
+		if err := jsonnum.Decode(rec.State, &st); err != nil {
 			return nil, fmt.Errorf("decode state of %s/%d/%d: %w", wf, r.InstanceID, r.RunID, err)
 		}
 		for _, s := range st.Steps {

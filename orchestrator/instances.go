@@ -10,6 +10,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/events"
+	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -181,7 +182,7 @@ func (o *Orchestrator) runView(ctx context.Context, rec *store.InstanceRecord, r
 		return nil, Internal(err)
 	}
 	var st engine.Instance
-	if err := json.Unmarshal(rr.State, &st); err != nil {
+	if err := jsonnum.Decode(rr.State, &st); err != nil {
 		return nil, Internal(fmt.Errorf("decode state: %w", err))
 	}
 	tl, err := o.store.ListTimeline(ctx, rec.WorkflowID, rec.InstanceID, run)
@@ -245,7 +246,7 @@ func (o *Orchestrator) ListSteps(ctx context.Context, wf string, inst int64) ([]
 		return nil, Internal(err)
 	}
 	var st engine.Instance
-	if err := json.Unmarshal(rr.State, &st); err != nil {
+	if err := jsonnum.Decode(rr.State, &st); err != nil {
 		return nil, Internal(fmt.Errorf("decode state: %w", err))
 	}
 	synth := map[string]*StepView{}
@@ -364,7 +365,7 @@ func attemptView(a store.Attempt) (*StepView, error) {
 		// Only a status was recorded (an attempt that ended in the commit
 		// that started its retry).
 		v = StepView{StepID: a.StepID, StepAttemptID: a.Attempt, RuntimeState: StepRuntimeView{Status: a.Status}}
-	} else if err := json.Unmarshal(a.Body, &v); err != nil {
+	} else if err := jsonnum.Decode(a.Body, &v); err != nil {
 		return nil, fmt.Errorf("decode attempt %s/%d: %w", a.StepID, a.Attempt, err)
 	}
 	v.RuntimeState.Status = a.Status
@@ -427,7 +428,7 @@ func (o *Orchestrator) unstartedStep(ctx context.Context, wf string, inst, run i
 		return nil
 	}
 	var st engine.Instance
-	if json.Unmarshal(rr.State, &st) != nil {
+	if jsonnum.Decode(rr.State, &st) != nil {
 		return nil
 	}
 	ss := st.Step(step)

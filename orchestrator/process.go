@@ -10,6 +10,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/events"
+	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -115,7 +116,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 		return nil, false, err
 	}
 	var before engine.Instance
-	if err := json.Unmarshal(rec.State, &before); err != nil {
+	if err := jsonnum.Decode(rec.State, &before); err != nil {
 		return nil, false, fmt.Errorf("decode state of %s/%d/%d: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
 	}
 	if len(pending) == 0 {
@@ -147,7 +148,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 		}
 		opts = append(opts, engine.WithBreakpoints(bps), engine.WithPermits(book))
 	}
-	sigs := &signalBook{ctx: ctx, store: o.store}
+	sigs := &signalBook{ctx: ctx, store: o.store, log: o.log}
 	opts = append(opts, engine.WithSignals(sigs))
 	acc := decisionSet{}
 	cur := &before

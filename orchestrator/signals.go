@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 
 	"github.com/maestro-serverless/maestro/engine"
@@ -23,9 +24,6 @@ const (
 	// WorkAnnounce announces a step's signal output.
 	WorkAnnounce WorkKind = "announce"
 )
-
-// recentSignals is how many of a name's newest instances a match looks at.
-const recentSignals = 100
 
 // SignalSource says who announced a signal.
 type SignalSource struct {
@@ -79,9 +77,17 @@ type LineageLink struct {
 // triggers and waiting steps subscribed to its name (asynchronously, from
 // the stream). A request id already used returns the earlier instance.
 func (o *Orchestrator) AnnounceSignal(ctx context.Context, a signals.Announce, src SignalSource) (*SignalView, error) {
-	params, err := json.Marshal(a.Params)
-	if err != nil {
-		return nil, Invalid("invalid signal", "params: "+err.Error())
+	params := make(map[string]any, len(a.Params))
+	for k, v := range a.Params {
+		n, err := signals.Normalize(v)
+		if err != nil {
+			return nil, Invalid("invalid signal", fmt.Sprintf("params.%s: %v", k, err))
+		}
+		params[k] = n
+	}
+	a.Params = params
+	if problems := a.Validate(); len(problems) > 0 {
+		return nil, Invalid("invalid signal", problems...)
 	}
 	payload, err := json.Marshal(a.Payload)
 	if err != nil {
@@ -107,13 +113,11 @@ func (o *Orchestrator) AnnounceSignal(ctx context.Context, a signals.Announce, s
 }
 
 func signalView(rec *store.SignalRecord) (*SignalView, error) {
-	v := &SignalView{Name: rec.Name, SeqID: rec.Seq, RequestID: rec.RequestID, CreateTime: rec.CreateTime}
-	if err := decodeNumbers(rec.Params, &v.Params); err != nil {
-		return nil, fmt.Errorf("decode params of signal %s/%d: %w", rec.Name, rec.Seq, err)
+	sig, err := rec.Signal()
+	if err != nil {
+		return nil, err
 	}
-	if err := decodeNumbers(rec.Payload, &v.Payload); err != nil {
-		return nil, fmt.Errorf("decode payload of signal %s/%d: %w", rec.Name, rec.Seq, err)
-	}
+	v := &SignalView{Name: rec.Name, SeqID: rec.Seq, Params: sig.Params, Payload: sig.Payload, RequestID: rec.RequestID, CreateTime: rec.CreateTime}
 	if len(rec.Source) > 0 {
 		var src SignalSource
 		if err := json.Unmarshal(rec.Source, &src); err == nil {
@@ -121,27 +125,6 @@ func signalView(rec *store.SignalRecord) (*SignalView, error) {
 		}
 	}
 	return v, nil
-}
-
-// decodeNumbers decodes JSON with whole numbers as int64 (signal params
-// are LONG or STRING).
-func decodeNumbers(raw json.RawMessage, dst *map[string]any) error {
-	if len(raw) == 0 {
-		return nil
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return err
-	}
-	for k, v := range m {
-		if nv, err := signals.Normalize(v); err == nil {
-			m[k] = nv
-		}
-	}
-	if len(m) > 0 {
-		*dst = m
-	}
-	return nil
 }
 
 // GetSignal returns instance seq (0: the latest) of a signal name.
@@ -193,14 +176,6 @@ func (o *Orchestrator) SignalLineage(ctx context.Context, name string, seq int64
 	return lv, nil
 }
 
-func toSignal(rec *store.SignalRecord) (signals.Signal, error) {
-	v, err := signalView(rec)
-	if err != nil {
-		return signals.Signal{}, err
-	}
-	return signals.Signal{Name: rec.Name, Seq: rec.Seq, Params: v.Params, Payload: v.Payload, CreateTime: rec.CreateTime}, nil
-}
-
 // handleSignal delivers signal instance seq of name: every waiting step
 // attempt subscribed to the name gets a SignalArrived event (its run
 // re-checks its dependencies), and every subscribed trigger is evaluated.
@@ -214,7 +189,7 @@ func (o *Orchestrator) handleSignal(ctx context.Context, name string, seq int64)
 	if err != nil {
 		return err
 	}
-	sig, err := toSignal(rec)
+	sig, err := rec.Signal()
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrPoison, err)
 	}
@@ -236,7 +211,10 @@ func (o *Orchestrator) handleSignal(ctx context.Context, name string, seq int64)
 		}
 	}
 	for _, sub := range subs {
-		if err := o.fireSignalTrigger(ctx, sub, sig); err != nil {
+		if seq <= sub.Since {
+			continue // announced before the trigger became active
+		}
+		if err := o.fireSignalTriggers(ctx, sub.WorkflowID, sig); err != nil {
 			return err
 		}
 	}
@@ -250,13 +228,9 @@ func signalTriggersDisabled(props []byte) bool {
 	return len(props) > 0 && json.Unmarshal(props, &p) == nil && p.Disabled
 }
 
-// fireSignalTrigger starts the subscribed workflow when the arrived signal
-// completes a match of its trigger: every name matched (joined on the join
-// keys), the condition true. The start's request id derives from the match
-// (or the dedup expression), so one match starts one instance however many
-// signals complete it concurrently.
-func (o *Orchestrator) fireSignalTrigger(ctx context.Context, sub store.TriggerSub, sig signals.Signal) error {
-	wf := sub.WorkflowID
+// fireSignalTriggers evaluates, for a signal that arrived, every signal
+// trigger of workflow wf's active version that uses its name.
+func (o *Orchestrator) fireSignalTriggers(ctx context.Context, wf string, sig signals.Signal) error {
 	head, err := o.store.GetHead(ctx, wf)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -265,43 +239,62 @@ func (o *Orchestrator) fireSignalTrigger(ctx context.Context, sub store.TriggerS
 		return err
 	}
 	if head.Active == 0 || signalTriggersDisabled(head.Properties) {
-		return nil
+		return nil // a stale subscription; the change that made it so removes it
 	}
 	_, def, err := o.graph(ctx, wf, head.Active)
 	if err != nil {
 		return err
 	}
-	if sub.TriggerIndex >= len(def.Workflow.SignalTriggers) {
-		return nil // a stale subscription; the next sync removes it
+	for i := range def.Workflow.SignalTriggers {
+		t := &def.Workflow.SignalTriggers[i]
+		if !slices.Contains(model.MapKeys(t.Names, t.Definitions), sig.Name) {
+			continue
+		}
+		if err := o.fireSignalTrigger(ctx, wf, i, t, sig); err != nil {
+			return err
+		}
 	}
-	t := &def.Workflow.SignalTriggers[sub.TriggerIndex]
-	d := t.Definitions[sig.Name]
-	if d == nil || !signals.MatchesTrigger(d, sig) {
+	return nil
+}
+
+// fireSignalTrigger starts workflow wf when the arrived signal completes a
+// match of its trigger index: every name matched (joined on the join keys,
+// looked up over each name's whole history), the condition true. The start's
+// request id derives from the match (or the dedup expression), so one match
+// starts one instance however many signals complete it concurrently.
+func (o *Orchestrator) fireSignalTrigger(ctx context.Context, wf string, index int, t *model.SignalTrigger, sig signals.Signal) error {
+	if !signals.MatchesTrigger(t.Definitions[sig.Name], sig) {
 		return nil
 	}
 	candidates := map[string][]signals.Signal{}
-	for _, n := range t.Names {
+	names := model.MapKeys(t.Names, t.Definitions)
+	for _, n := range names {
 		if n == sig.Name {
 			continue
 		}
-		recs, err := o.store.RecentSignals(ctx, n, recentSignals)
+		conds, ok := signals.JoinConditions(t, sig, n)
+		if !ok {
+			return nil
+		}
+		c, found, err := o.store.FindSignal(ctx, n, conds)
+		if errors.Is(err, store.ErrSignalScanLimit) {
+			o.log.Warn("signal trigger lookup reached its limit; not starting", "workflow_id", wf, "trigger", index, "signal", n, "error", err)
+			return nil
+		}
 		if err != nil {
 			return err
 		}
-		for i := range recs {
-			s, err := toSignal(&recs[i])
-			if err != nil {
-				continue
-			}
-			candidates[n] = append(candidates[n], s)
+		if !found {
+			return nil
 		}
+		candidates[n] = []signals.Signal{c}
 	}
 	match, ok := signals.Complete(t, sig, candidates)
 	if !ok {
 		return nil
 	}
-	matches := make([]engine.SignalMatch, 0, len(t.Names))
-	for _, n := range t.Names {
+	matches := make([]engine.SignalMatch, 0, len(names))
+	for _, n := range names {
 		m := match[n]
 		matches = append(matches, engine.SignalMatch{Name: n, Seq: m.Seq, Params: m.Params})
 	}
@@ -309,7 +302,7 @@ func (o *Orchestrator) fireSignalTrigger(ctx context.Context, sub store.TriggerS
 	if t.Condition != "" {
 		ok, err := o.evalTriggerExpr(ctx, t.Condition, model.TypeBoolean, env)
 		if err != nil {
-			o.log.Error("signal trigger condition failed; not starting", "workflow_id", wf, "trigger", sub.TriggerIndex, "error", err)
+			o.log.Error("signal trigger condition failed; not starting", "workflow_id", wf, "trigger", index, "error", err)
 			return nil
 		}
 		if b, _ := ok.(bool); !b {
@@ -320,17 +313,17 @@ func (o *Orchestrator) fireSignalTrigger(ctx context.Context, sub store.TriggerS
 	if t.DedupExpr != "" {
 		v, err := o.evalTriggerExpr(ctx, t.DedupExpr, model.TypeString, env)
 		if err != nil {
-			o.log.Error("signal trigger dedup_expr failed; not starting", "workflow_id", wf, "trigger", sub.TriggerIndex, "error", err)
+			o.log.Error("signal trigger dedup_expr failed; not starting", "workflow_id", wf, "trigger", index, "error", err)
 			return nil
 		}
 		dedup = fmt.Sprint(v)
 	}
-	reqID := signals.TriggerRequestID(wf, sub.TriggerIndex, match, dedup)
+	reqID := signals.TriggerRequestID(wf, index, match, dedup)
 	resp, err := o.start(ctx, wf, "active", StartRequest{RequestID: reqID}, engine.Initiator{Type: "SIGNAL", Signals: matches}, t.Params)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Status < 500 {
-			o.log.Error("signal trigger start refused", "workflow_id", wf, "trigger", sub.TriggerIndex, "error", err)
+			o.log.Error("signal trigger start refused", "workflow_id", wf, "trigger", index, "error", err)
 			return nil
 		}
 		return err
@@ -342,7 +335,7 @@ func (o *Orchestrator) fireSignalTrigger(ctx context.Context, sub store.TriggerS
 			return err
 		}
 	}
-	o.log.Info("signal trigger fired", "workflow_id", wf, "trigger", sub.TriggerIndex, "signal", sig.Name,
+	o.log.Info("signal trigger fired", "workflow_id", wf, "trigger", index, "signal", sig.Name,
 		"seq", sig.Seq, "instance_id", resp.WorkflowInstanceID, "created", resp.Created)
 	return nil
 }
@@ -396,24 +389,37 @@ func (o *Orchestrator) evalTriggerExpr(ctx context.Context, src string, typ mode
 	return res["result"], nil
 }
 
-// syncSignalTriggers makes the workflow's trigger subscriptions those of
-// its active version (none when inactive, disabled or gone).
-func (o *Orchestrator) syncSignalTriggers(ctx context.Context, wf string, head *store.WorkflowHead) error {
-	subs := map[string][]int{}
-	if head != nil && head.Active != 0 && !signalTriggersDisabled(head.Properties) {
-		_, def, err := o.graph(ctx, wf, head.Active)
-		if err != nil {
-			return err
+// signalSubscriptions computes, for the store, the signal names a head's
+// active version's triggers use: none when no version is active, signal
+// triggers are disabled or the workflow is gone. pushed, when set, is the
+// definition of the version being stored (the head's latest), which cannot
+// be read back yet.
+func (o *Orchestrator) signalSubscriptions(wf string, pushed *model.Definition) store.SubscriptionsFunc {
+	return func(ctx context.Context, head *store.WorkflowHead) ([]string, error) {
+		if head == nil || head.Active == 0 || signalTriggersDisabled(head.Properties) {
+			return nil, nil
 		}
-		for i, t := range def.Workflow.SignalTriggers {
-			for _, n := range t.Names {
-				if !slices.Contains(subs[n], i) {
-					subs[n] = append(subs[n], i)
-				}
+		def := pushed
+		if def == nil || head.Active != head.Latest {
+			_, d, err := o.graph(ctx, wf, head.Active)
+			if err != nil {
+				return nil, err
 			}
+			def = d
 		}
+		var names []string
+		for _, t := range def.Workflow.SignalTriggers {
+			names = append(names, model.MapKeys(t.Names, t.Definitions)...)
+		}
+		return names, nil
 	}
-	return o.store.SetTriggerSubscriptions(ctx, wf, subs)
+}
+
+// syncSignalTriggers makes the workflow's trigger subscriptions those of
+// its current head. Every head change writes them itself; this is the
+// backstop that converges whatever happened.
+func (o *Orchestrator) syncSignalTriggers(ctx context.Context, wf string) error {
+	return o.store.SyncSubscriptions(ctx, wf, o.signalSubscriptions(wf, nil))
 }
 
 // announceOutput announces a step's signal output; the request id derives
@@ -427,50 +433,59 @@ func (o *Orchestrator) announceOutput(ctx context.Context, m WorkMessage) error 
 	return err
 }
 
-// signalBook is the engine.Signals of one processing round: lookups read a
-// name's newest instances once per round; a failed read is kept in err and
-// the round is not committed.
+// signalBook is the engine.Signals of one processing round: each query
+// looks over the name's whole history through the param index (see
+// store.FindSignal), once per round; a failed read is kept in err and the
+// round is not committed.
 type signalBook struct {
-	ctx    context.Context
-	store  *store.Store
-	recent map[string][]signals.Signal
-	err    error
+	ctx   context.Context
+	store *store.Store
+	log   *slog.Logger
+	seen  map[string]*engine.SignalMatch // query key -> match (nil: none)
+	err   error
 }
 
 var _ engine.Signals = (*signalBook)(nil)
 
 // Find implements engine.Signals.
 func (b *signalBook) Find(q engine.SignalQuery) (engine.SignalMatch, bool) {
-	list, ok := b.recent[q.Name]
-	if !ok {
-		recs, err := b.store.RecentSignals(b.ctx, q.Name, recentSignals)
-		if err != nil {
-			if b.err == nil {
-				b.err = err
-			}
-			return engine.SignalMatch{}, false
-		}
-		for i := range recs {
-			s, err := toSignal(&recs[i])
-			if err == nil {
-				list = append(list, s)
-			}
-		}
-		if b.recent == nil {
-			b.recent = map[string][]signals.Signal{}
-		}
-		b.recent[q.Name] = list
-	}
 	conds := make([]signals.Condition, len(q.Conditions))
 	for i, c := range q.Conditions {
 		conds[i] = signals.Condition{Param: c.Param, Op: c.Op, Value: c.Value}
 	}
-	for _, s := range list {
-		if signals.MatchesAll(conds, s) {
-			return engine.SignalMatch{Name: s.Name, Seq: s.Seq, Params: s.Params}, true
+	k := string(mustJSON(struct {
+		N string
+		C []signals.Condition
+	}{q.Name, conds}))
+	if m, ok := b.seen[k]; ok {
+		if m == nil {
+			return engine.SignalMatch{}, false
 		}
+		return *m, true
 	}
-	return engine.SignalMatch{}, false
+	if b.seen == nil {
+		b.seen = map[string]*engine.SignalMatch{}
+	}
+	s, found, err := b.store.FindSignal(b.ctx, q.Name, conds)
+	if errors.Is(err, store.ErrSignalScanLimit) {
+		// Not a failure of the round: the step keeps waiting, and new
+		// signals of the name wake it.
+		b.log.Warn("signal dependency lookup reached its limit", "signal", q.Name, "step_id", q.StepID, "error", err)
+		err, found = nil, false
+	}
+	if err != nil {
+		if b.err == nil {
+			b.err = err
+		}
+		return engine.SignalMatch{}, false
+	}
+	if !found {
+		b.seen[k] = nil
+		return engine.SignalMatch{}, false
+	}
+	m := engine.SignalMatch{Name: s.Name, Seq: s.Seq, Params: s.Params}
+	b.seen[k] = &m
+	return m, true
 }
 
 // signalChanges turns the signal waits and matches a round's decisions made

@@ -103,7 +103,7 @@ func (o *Orchestrator) syncTriggers(ctx context.Context, wf string) error {
 	if err := o.schedules.Sync(ctx, triggers.SchedulePrefix(wf), want); err != nil {
 		return err
 	}
-	return o.syncSignalTriggers(ctx, wf, head)
+	return o.syncSignalTriggers(ctx, wf)
 }
 
 // fireTrigger starts the instance of one firing of a time trigger, at most

@@ -2,12 +2,12 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -24,7 +24,7 @@ type StepRunner interface {
 // remaining wait and the caller re-queues the message with that delay.
 func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[model.StepType]StepRunner) (redelay time.Duration, err error) {
 	var m WorkMessage
-	if err := json.Unmarshal(body, &m); err != nil {
+	if err := jsonnum.Decode(body, &m); err != nil {
 		return 0, fmt.Errorf("%w: decode work message: %v", ErrPoison, err)
 	}
 	var ev store.Event
@@ -94,7 +94,7 @@ var ErrPoison = errors.New("unprocessable message")
 // HandleWake processes a decision-queue message.
 func (o *Orchestrator) HandleWake(ctx context.Context, body []byte) error {
 	var w store.Wake
-	if err := json.Unmarshal(body, &w); err != nil || w.WorkflowID == "" || w.InstanceID <= 0 || w.RunID <= 0 {
+	if err := jsonnum.Decode(body, &w); err != nil || w.WorkflowID == "" || w.InstanceID <= 0 || w.RunID <= 0 {
 		return fmt.Errorf("%w: bad wake message %q", ErrPoison, truncate(string(body), 200))
 	}
 	return o.handleWake(ctx, w)

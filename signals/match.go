@@ -233,3 +233,35 @@ func SignalsOfMatch(t *model.SignalTrigger, match map[string]Signal) (all map[st
 	}
 	return all, byName
 }
+
+// JoinConditions returns the conditions a stored signal of name must meet to
+// complete trigger t together with arrived: equality with arrived's value on
+// every join key, paired by position, then name's match params (see
+// Complete). ok is false when arrived lacks one of its join keys, so that no
+// signal can join it.
+func JoinConditions(t *model.SignalTrigger, arrived Signal, name string) (conds []Condition, ok bool) {
+	if t == nil {
+		return nil, false
+	}
+	def := t.Definitions[name]
+	// Join keys first: they are usually the most selective, and a lookup
+	// is driven by the first equality.
+	ak, bk := joinKeys(t.Definitions[arrived.Name]), joinKeys(def)
+	for i := range min(len(ak), len(bk)) {
+		v, ok := arrived.Params[ak[i]]
+		if !ok {
+			return nil, false
+		}
+		conds = append(conds, Condition{Param: bk[i], Op: model.OpEqual, Value: v})
+	}
+	if def != nil {
+		for _, p := range model.MapKeys(def.MatchNames, def.MatchParams) {
+			mp := def.MatchParams[p]
+			if mp == nil {
+				return nil, false
+			}
+			conds = append(conds, Condition{Param: p, Op: mp.Operator, Value: mp.Value})
+		}
+	}
+	return conds, true
+}

@@ -10,14 +10,20 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/maestro-serverless/maestro/jsonnum"
 )
 
 // Limits of an announcement.
 const (
 	// MaxNameLength bounds a signal name, in characters.
 	MaxNameLength = 512
-	// MaxParams bounds the params of one signal.
-	MaxParams = 128
+	// MaxParams bounds the params of one signal. Every param is indexed for
+	// matching, and the index entries are written in the announce's own
+	// DynamoDB transaction (100 items at most).
+	MaxParams = 64
+	// MaxParamNameBytes bounds a param name (it is part of the index key).
+	MaxParamNameBytes = 128
 	// MaxRequestIDLength bounds an announcement's request_id, in characters.
 	MaxRequestIDLength = 128
 )
@@ -118,7 +124,7 @@ func ParseAnnounce(body []byte) (Announce, []string) {
 				errs.addf(keyRequestTime, "must be a whole number of milliseconds, got %s", kind)
 				continue
 			}
-			ms, ok := parseLong(string(raw))
+			ms, ok := jsonnum.Long(string(raw))
 			if !ok {
 				errs.addf(keyRequestTime, "must be a whole number of milliseconds within int64, got %s", clip(string(raw)))
 				continue
@@ -169,6 +175,9 @@ func (a Announce) validate() fieldErrors {
 		p := pathKey(keyParams, k)
 		if k == "" {
 			errs.add(p, "param names must not be empty")
+		}
+		if len(k) > MaxParamNameBytes {
+			errs.addf(p, "param names must be at most %d bytes, got %d", MaxParamNameBytes, len(k))
 		}
 		switch v.(type) {
 		case int64, string:
@@ -270,7 +279,7 @@ func Normalize(v any) (any, error) {
 	case uint8:
 		return int64(x), nil
 	case json.Number:
-		if n, ok := parseLong(string(x)); ok {
+		if n, ok := jsonnum.Long(string(x)); ok {
 			return n, nil
 		}
 	case float64:
@@ -302,90 +311,6 @@ func fromFloat(f float64) (int64, bool) {
 	return int64(f), true
 }
 
-// parseLong reads JSON number text as an int64 when it denotes a whole number
-// within int64, in any notation JSON allows ("12", "-0", "1.0", "1e3",
-// "12.5e1"). Text that is not a JSON number, not whole or out of range fails.
-// Exponents are not expanded, so huge ones cost nothing.
-func parseLong(s string) (int64, bool) {
-	i := 0
-	neg := i < len(s) && s[i] == '-'
-	if neg {
-		i++
-	}
-	start := i
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
-	intPart := s[start:i]
-	if intPart == "" || len(intPart) > 1 && intPart[0] == '0' {
-		return 0, false
-	}
-	var frac string
-	if i < len(s) && s[i] == '.' {
-		i++
-		fs := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-		frac = s[fs:i]
-		if frac == "" {
-			return 0, false
-		}
-	}
-	exp := 0
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		expNeg := false
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			expNeg = s[i] == '-'
-			i++
-		}
-		es := i
-		for i < len(s) && isDigit(s[i]) {
-			if exp < 100_000_000 { // beyond this the answer no longer changes
-				exp = exp*10 + int(s[i]-'0')
-			}
-			i++
-		}
-		if es == i {
-			return 0, false
-		}
-		if expNeg {
-			exp = -exp
-		}
-	}
-	if i != len(s) {
-		return 0, false
-	}
-	digits := strings.TrimLeft(intPart+frac, "0")
-	if digits == "" {
-		return 0, true // zero in any notation
-	}
-	exp -= len(frac)
-	trimmed := strings.TrimRight(digits, "0")
-	exp += len(digits) - len(trimmed)
-	digits = trimmed
-	// digits now ends in a non-zero digit: a negative exponent leaves a fraction.
-	if exp < 0 || len(digits)+exp > 19 {
-		return 0, false
-	}
-	u, err := strconv.ParseUint(digits+strings.Repeat("0", exp), 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	switch {
-	case neg && u == 1<<63:
-		return math.MinInt64, true
-	case u > math.MaxInt64:
-		return 0, false
-	case neg:
-		return -int64(u), true
-	}
-	return int64(u), true
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
 // decodeParams decodes the params object, reporting each bad value.
 func decodeParams(raw json.RawMessage, errs *fieldErrors) map[string]any {
 	if isNull(raw) {
@@ -409,7 +334,7 @@ func decodeParams(raw json.RawMessage, errs *fieldErrors) map[string]any {
 				out[k] = s
 			}
 		case "a number":
-			n, ok := parseLong(string(v))
+			n, ok := jsonnum.Long(string(v))
 			if !ok {
 				errs.addf(p, "must be a LONG (a whole number from %d to %d) or a STRING, got %s",
 					int64(math.MinInt64), int64(math.MaxInt64), clip(string(v)))
@@ -439,10 +364,8 @@ func decodeString(raw json.RawMessage, p string, errs *fieldErrors) (string, boo
 
 // decodeAny decodes a payload value, numbers as json.Number.
 func decodeAny(raw json.RawMessage) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
+	if err := jsonnum.Decode(raw, &v); err != nil {
 		return nil, err
 	}
 	return v, nil

@@ -120,26 +120,13 @@ func (s *Store) GetTagPermits(ctx context.Context, tags []string) (map[string]*T
 			keys = append(keys, key(permitPK(t), permitSK))
 		}
 	}
-	for len(keys) > 0 {
-		n := min(len(keys), 100)
-		req := map[string]types.KeysAndAttributes{s.table: {Keys: keys[:n], ConsistentRead: aws.Bool(true)}}
-		keys = keys[n:]
-		for attempt := 0; len(req) > 0; attempt++ {
-			res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-			if err != nil {
-				return nil, fmt.Errorf("store: get tag permits: %w", err)
-			}
-			for _, item := range res.Responses[s.table] {
-				tag := strings.TrimPrefix(getS(item, attrPK), "TAG#")
-				out[tag] = permitFromItem(tag, item)
-			}
-			req = res.UnprocessedKeys
-			if len(req) > 0 {
-				if err := backoff(ctx, attempt); err != nil {
-					return nil, err
-				}
-			}
-		}
+	items, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("store: get tag permits: %w", err)
+	}
+	for _, item := range items {
+		tag := strings.TrimPrefix(getS(item, attrPK), "TAG#")
+		out[tag] = permitFromItem(tag, item)
 	}
 	return out, nil
 }

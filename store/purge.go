@@ -81,6 +81,15 @@ func (s *Store) DeleteWorkflow(ctx context.Context, wf string, next Message, now
 			}),
 		}},
 	}
+	// A deleted workflow's signal triggers go with it.
+	unsub, err := s.subscriptionWrites(ctx, wf, nil)
+	if err != nil {
+		return err
+	}
+	items = append(items, unsub...)
+	if len(items) > MaxTransactItems {
+		return fmt.Errorf("store: delete %s needs %d writes, more than DynamoDB's %d per transaction", wf, len(items), MaxTransactItems)
+	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if err == nil {
 		return nil

@@ -2,27 +2,43 @@ package store
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"math"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/jsonnum"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/signals"
 )
 
-// Signal items share the partition of their name:
+// Signal items share the partition of their name, except the param index,
+// which has one partition per (name, param):
 //
 //	SIG#<name>  SEQ                        the name's sequence counter ("n")
 //	SIG#<name>  I#<seq:12>                 a signal instance (params, payload, request id, source), outbox: its handling
 //	SIG#<name>  R#<request id>             announce dedup record -> seq (expires after 30 days)
-//	SIG#<name>  T#<wf>#<trigger:4>         a workflow's signal trigger subscribed to the name
+//	SIG#<name>  T#<wf>                     workflow wf's active signal triggers use the name ("since": the seq then)
 //	SIG#<name>  D#<wf>#<inst>#<run>#<step>#<attempt>   a step attempt waiting for the name
 //	SIG#<name>  L#<seq:12>#<link>          lineage: an instance the signal triggered, an attempt it unblocked
-//	WF#<wf>     SIGSUBS                    the names the workflow's triggers subscribe to
+//	SIGX#<hex(param)>#<name>  <value>#<seq:12>   param index: one item per param of every instance
+//	WF#<wf>     SIGSUBS                    the names wf's T# items are written under
+//
+// Param index sort keys order by value: a LONG is "L" and 16 hex digits of
+// the value with its sign bit flipped; a STRING is "S" and the hex of its
+// UTF-8 bytes, followed by "#" — or, for a string longer than
+// indexedStringBytes, the hex of its first indexedStringBytes bytes followed
+// by "$" (such keys only narrow a lookup; the match itself always compares
+// the full values). Byte order of these keys is value order, and a LONG
+// never sorts among STRINGs, so "a type mismatch never matches" holds.
 func sigPK(name string) string { return "SIG#" + name }
 
 const (
@@ -30,10 +46,112 @@ const (
 	sigSubsSK = "SIGSUBS"
 )
 
-func sigInstanceSK(seq int64) string       { return fmt.Sprintf("I#%012d", seq) }
-func sigRequestSK(id string) string        { return "R#" + id }
-func sigTriggerSK(wf string, i int) string { return fmt.Sprintf("T#%s#%04d", wf, i) }
-func sigLineagePrefix(seq int64) string    { return fmt.Sprintf("L#%012d#", seq) }
+func sigInstanceSK(seq int64) string    { return fmt.Sprintf("I#%012d", seq) }
+func sigRequestSK(id string) string     { return "R#" + id }
+func sigSubscriberSK(wf string) string  { return "T#" + wf }
+func sigLineagePrefix(seq int64) string { return fmt.Sprintf("L#%012d#", seq) }
+
+// sigIndexPK is the index partition of one param of a signal name; the hex
+// param name cannot contain '#', so the key is unambiguous.
+func sigIndexPK(name, param string) string {
+	return "SIGX#" + hex.EncodeToString([]byte(param)) + "#" + name
+}
+
+// indexedStringBytes is how much of a STRING param value its index key
+// holds exactly; longer values are indexed by this prefix.
+const indexedStringBytes = 375
+
+// indexInlineParams is the largest params JSON an index item carries, so
+// that a lookup needs no second read; larger params are read from the
+// instance item.
+const indexInlineParams = 1024
+
+// maxSignalScan bounds the index items one lookup reads (10 pages).
+const maxSignalScan = 1000
+
+// indexValue encodes a LONG or STRING value as its index key prefix; exact
+// is false when a long string was cut to indexedStringBytes.
+func indexValue(v any) (enc string, exact bool, err error) {
+	switch x := v.(type) {
+	case int64:
+		return fmt.Sprintf("L%016x", uint64(x)^(1<<63)), true, nil
+	case string:
+		if len(x) > indexedStringBytes {
+			return "S" + hex.EncodeToString([]byte(x[:indexedStringBytes])), false, nil
+		}
+		return "S" + hex.EncodeToString([]byte(x)), true, nil
+	}
+	return "", false, fmt.Errorf("store: signal param value of type %T cannot be indexed (LONG or STRING only)", v)
+}
+
+// sigIndexSK is the index sort key of value v of signal instance seq.
+func sigIndexSK(v any, seq int64) (string, error) {
+	enc, exact, err := indexValue(v)
+	if err != nil {
+		return "", err
+	}
+	sep := "#"
+	if !exact {
+		sep = "$"
+	}
+	return fmt.Sprintf("%s%s%012d", enc, sep, seq), nil
+}
+
+// indexRange returns the key condition that selects, in a param's index
+// partition, a superset of the entries that can satisfy c (and, for exact
+// values, exactly them); ok is false when nothing can.
+func indexRange(c signals.Condition) (cond string, values map[string]types.AttributeValue, ok bool, err error) {
+	v, err := signals.Normalize(c.Value)
+	if err != nil {
+		return "", nil, false, fmt.Errorf("store: signal condition on %q: %w", c.Param, err)
+	}
+	between := func(lo, hi string) (string, map[string]types.AttributeValue, bool, error) {
+		return "sk BETWEEN :lo AND :hi", map[string]types.AttributeValue{":lo": str(lo), ":hi": str(hi)}, true, nil
+	}
+	enc, exact, _ := indexValue(v)
+	if n, isLong := v.(int64); isLong {
+		switch c.Op {
+		case model.OpEqual:
+			return "begins_with(sk, :p)", map[string]types.AttributeValue{":p": str(enc + "#")}, true, nil
+		case model.OpGreater:
+			if n == math.MaxInt64 {
+				return "", nil, false, nil
+			}
+			next, _, _ := indexValue(n + 1)
+			return between(next, "M")
+		case model.OpGreaterEqual:
+			return between(enc, "M")
+		case model.OpLess:
+			return between("L", enc) // enc alone sorts before every entry of n
+		case model.OpLessEqual:
+			return between("L", enc+"$")
+		}
+		return "", nil, false, fmt.Errorf("store: unknown signal operator %q", c.Op)
+	}
+	switch c.Op {
+	case model.OpEqual:
+		if exact {
+			return "begins_with(sk, :p)", map[string]types.AttributeValue{":p": str(enc + "#")}, true, nil
+		}
+		return "begins_with(sk, :p)", map[string]types.AttributeValue{":p": str(enc + "$")}, true, nil
+	}
+	// Among the characters that follow a value's hex digits in a key,
+	// '"' < '#' (an exact value ends) < '$' (a cut value ends) < '%' < the
+	// hex digits (a longer value goes on); "T" sorts after every string.
+	switch {
+	case c.Op == model.OpGreater && exact:
+		return between(enc+"$", "T")
+	case c.Op == model.OpGreater, c.Op == model.OpGreaterEqual:
+		return between(enc, "T")
+	case c.Op == model.OpLess && exact:
+		return between("S", enc+`"`)
+	case c.Op == model.OpLessEqual && exact:
+		return between("S", enc+"$")
+	case c.Op == model.OpLess, c.Op == model.OpLessEqual:
+		return between("S", enc+"%")
+	}
+	return "", nil, false, fmt.Errorf("store: unknown signal operator %q", c.Op)
+}
 
 // SignalWaiterKey names a waiting step attempt.
 func SignalWaiterKey(wf string, inst, run int64, step string, attempt int64) string {
@@ -52,10 +170,53 @@ type SignalRecord struct {
 	CreateTime int64
 }
 
+// Signal decodes the record's params (LONG values exact) and payload.
+func (r *SignalRecord) Signal() (signals.Signal, error) {
+	params, err := decodeSignalParams(r.Params)
+	if err != nil {
+		return signals.Signal{}, fmt.Errorf("store: params of signal %s/%d: %w", r.Name, r.Seq, err)
+	}
+	var payload map[string]any
+	if len(r.Payload) > 0 {
+		if err := jsonnum.Decode(r.Payload, &payload); err != nil {
+			return signals.Signal{}, fmt.Errorf("store: payload of signal %s/%d: %w", r.Name, r.Seq, err)
+		}
+		if len(payload) == 0 {
+			payload = nil
+		}
+	}
+	return signals.Signal{Name: r.Name, Seq: r.Seq, Params: params, Payload: payload, CreateTime: r.CreateTime}, nil
+}
+
+// decodeSignalParams reads stored params JSON: LONG values become int64
+// exactly, STRING values string.
+func decodeSignalParams(raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := jsonnum.Decode(raw, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range m {
+		n, err := signals.Normalize(v)
+		if err != nil {
+			return nil, fmt.Errorf("param %q: %w", k, err)
+		}
+		m[k] = n
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return m, nil
+}
+
 // NewSignal is a signal to announce.
 type NewSignal struct {
-	Name      string
-	Params    json.RawMessage
+	Name string
+	// Params are the LONG (int64) and STRING (string) params; each is
+	// indexed, so lookups over the whole history cost what one page costs.
+	Params    map[string]any
 	Payload   json.RawMessage
 	RequestID string
 	Source    json.RawMessage
@@ -69,9 +230,23 @@ type NewSignal struct {
 const signalRequestTTL = 30 * 24 * time.Hour
 
 // AnnounceSignal stores a signal instance with the next sequence number of
-// its name. With a request id already used it returns the earlier instance
-// and created=false (sequence numbers increase but may have gaps).
+// its name, with its param index entries, in one transaction. With a request
+// id already used it returns the earlier instance and created=false.
+//
+// Sequence numbers increase per name but may have gaps: the number is taken
+// from an atomic counter before the transaction, so a request that loses a
+// race with a duplicate of itself (same request id), or dies before its
+// transaction, leaves its number unused. The counter never contends, which a
+// gap-free scheme (a conditional counter inside the transaction) would on a
+// busy name.
 func (s *Store) AnnounceSignal(ctx context.Context, ns NewSignal) (*SignalRecord, bool, error) {
+	if n := len(ns.Params); n+2 > MaxTransactItems {
+		return nil, false, fmt.Errorf("store: signal %s has %d params, more than the %d one transaction can index", ns.Name, n, MaxTransactItems-2)
+	}
+	params, err := json.Marshal(orEmpty(ns.Params))
+	if err != nil {
+		return nil, false, fmt.Errorf("store: params of signal %s: %w", ns.Name, err)
+	}
 	pk := sigPK(ns.Name)
 	if ns.RequestID != "" {
 		if rec, err := s.signalForRequest(ctx, ns.Name, ns.RequestID); err == nil {
@@ -91,10 +266,10 @@ func (s *Store) AnnounceSignal(ctx context.Context, ns NewSignal) (*SignalRecord
 		return nil, false, fmt.Errorf("store: allocate seq of signal %s: %w", ns.Name, err)
 	}
 	seq := getN(out.Attributes, "n")
-	rec := &SignalRecord{Name: ns.Name, Seq: seq, Params: ns.Params, Payload: ns.Payload, RequestID: ns.RequestID,
+	rec := &SignalRecord{Name: ns.Name, Seq: seq, Params: params, Payload: ns.Payload, RequestID: ns.RequestID,
 		Source: ns.Source, CreateTime: millis(ns.Now)}
 	item := merge(key(pk, sigInstanceSK(seq)), map[string]types.AttributeValue{
-		"name": str(ns.Name), "seq": num(seq), "params": str(orEmptyJSON(ns.Params)), "payload": str(orEmptyJSON(ns.Payload)),
+		"name": str(ns.Name), "seq": num(seq), "params": str(string(params)), "payload": str(orEmptyJSON(ns.Payload)),
 		"create_time": num(rec.CreateTime),
 	})
 	if ns.RequestID != "" {
@@ -126,6 +301,17 @@ func (s *Store) AnnounceSignal(ctx context.Context, ns NewSignal) (*SignalRecord
 			ConditionExpression: aws.String("attribute_not_exists(pk)"),
 		}})
 	}
+	for param, v := range ns.Params {
+		sk, err := sigIndexSK(v, seq)
+		if err != nil {
+			return nil, false, fmt.Errorf("store: signal %s param %q: %w", ns.Name, param, err)
+		}
+		ix := merge(key(sigIndexPK(ns.Name, param), sk), map[string]types.AttributeValue{"seq": num(seq)})
+		if len(params) <= indexInlineParams {
+			ix["params"] = str(string(params))
+		}
+		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: ix}})
+	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if err == nil {
 		return rec, true, nil
@@ -137,6 +323,13 @@ func (s *Store) AnnounceSignal(ctx context.Context, ns NewSignal) (*SignalRecord
 		}
 	}
 	return nil, false, fmt.Errorf("store: announce signal %s: %w", ns.Name, err)
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
 }
 
 func orEmptyJSON(b json.RawMessage) string {
@@ -162,14 +355,7 @@ func (s *Store) signalForRequest(ctx context.Context, name, requestID string) (*
 // GetSignal returns signal instance seq of name; seq 0 means the latest.
 func (s *Store) GetSignal(ctx context.Context, name string, seq int64) (*SignalRecord, error) {
 	if seq == 0 {
-		list, err := s.RecentSignals(ctx, name, 1)
-		if err != nil {
-			return nil, err
-		}
-		if len(list) == 0 {
-			return nil, ErrNotFound
-		}
-		return &list[0], nil
+		return s.latestSignal(ctx, name)
 	}
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: key(sigPK(name), sigInstanceSK(seq)), ConsistentRead: aws.Bool(true),
@@ -183,9 +369,8 @@ func (s *Store) GetSignal(ctx context.Context, name string, seq int64) (*SignalR
 	return signalFromItem(out.Item), nil
 }
 
-// RecentSignals returns up to limit instances of name, newest first
-// (strongly consistent).
-func (s *Store) RecentSignals(ctx context.Context, name string, limit int32) ([]SignalRecord, error) {
+// latestSignal returns the newest instance of name (strongly consistent).
+func (s *Store) latestSignal(ctx context.Context, name string) (*SignalRecord, error) {
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
@@ -194,16 +379,15 @@ func (s *Store) RecentSignals(ctx context.Context, name string, limit int32) ([]
 		},
 		ScanIndexForward: aws.Bool(false),
 		ConsistentRead:   aws.Bool(true),
-		Limit:            aws.Int32(limit),
+		Limit:            aws.Int32(1),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store: signals of %s: %w", name, err)
+		return nil, fmt.Errorf("store: latest signal of %s: %w", name, err)
 	}
-	list := make([]SignalRecord, len(out.Items))
-	for i, it := range out.Items {
-		list[i] = *signalFromItem(it)
+	if len(out.Items) == 0 {
+		return nil, ErrNotFound
 	}
-	return list, nil
+	return signalFromItem(out.Items[0]), nil
 }
 
 func signalFromItem(it map[string]types.AttributeValue) *SignalRecord {
@@ -214,15 +398,139 @@ func signalFromItem(it map[string]types.AttributeValue) *SignalRecord {
 	}
 }
 
-// TriggerSub is a workflow's signal trigger subscribed to a name.
-type TriggerSub struct {
-	WorkflowID   string
-	TriggerIndex int
+// ErrSignalScanLimit is returned by FindSignal when the lookup read
+// maxSignalScan index entries without finding a signal that meets every
+// condition.
+var ErrSignalScanLimit = errors.New("store: signal lookup read its limit of index entries")
+
+// FindSignal looks up, over the whole history of name, a signal instance
+// that meets every condition (see signals.MatchesAll); ok is false when
+// there is none. Without conditions it is the newest instance.
+//
+// The lookup reads the param index of one condition — the first equality,
+// else the first condition — newest first among equal values, highest value
+// first for a range, and checks the other conditions on each entry in that
+// order. So with an equality condition the answer is the newest match; with
+// ranges only it is the match with the highest value of the first range
+// param. It reads at most maxSignalScan index entries (ErrSignalScanLimit
+// past that, with ok false), which bounds its cost whatever the history's
+// size.
+func (s *Store) FindSignal(ctx context.Context, name string, conds []signals.Condition) (signals.Signal, bool, error) {
+	if len(conds) == 0 {
+		rec, err := s.latestSignal(ctx, name)
+		if errors.Is(err, ErrNotFound) {
+			return signals.Signal{}, false, nil
+		}
+		if err != nil {
+			return signals.Signal{}, false, err
+		}
+		sig, err := rec.Signal()
+		return sig, err == nil, err
+	}
+	drive := conds[0]
+	for _, c := range conds {
+		if c.Op == model.OpEqual {
+			drive = c
+			break
+		}
+	}
+	cond, values, ok, err := indexRange(drive)
+	if err != nil || !ok {
+		return signals.Signal{}, false, err
+	}
+	values[":pk"] = str(sigIndexPK(name, drive.Param))
+	var start map[string]types.AttributeValue
+	for scanned := 0; scanned < maxSignalScan; {
+		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.table),
+			KeyConditionExpression:    aws.String("pk = :pk AND " + cond),
+			ExpressionAttributeValues: values,
+			ScanIndexForward:          aws.Bool(false),
+			ConsistentRead:            aws.Bool(true),
+			Limit:                     aws.Int32(int32(min(100, maxSignalScan-scanned))),
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return signals.Signal{}, false, fmt.Errorf("store: signal index of %s.%s: %w", name, drive.Param, err)
+		}
+		scanned += len(out.Items)
+		cands, err := s.indexCandidates(ctx, name, out.Items)
+		if err != nil {
+			return signals.Signal{}, false, err
+		}
+		for _, c := range cands {
+			if signals.MatchesAll(conds, c) {
+				return c, true, nil
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return signals.Signal{}, false, nil
+		}
+		start = out.LastEvaluatedKey
+	}
+	return signals.Signal{}, false, fmt.Errorf("%w (%d) for signal %s: no match among them; make its conditions narrower (an equality first)",
+		ErrSignalScanLimit, maxSignalScan, name)
 }
 
-// Subscribers returns the signal triggers subscribed to name and the keys of
-// the step attempts waiting for it.
-func (s *Store) Subscribers(ctx context.Context, name string) (triggers []TriggerSub, waiters []string, err error) {
+// indexCandidates turns index entries into signals, in their order: params
+// carried by the entry, else read from the instance items (one batch read).
+func (s *Store) indexCandidates(ctx context.Context, name string, items []map[string]types.AttributeValue) ([]signals.Signal, error) {
+	cands := make([]signals.Signal, len(items))
+	var missing []int64
+	for i, it := range items {
+		cands[i] = signals.Signal{Name: name, Seq: getN(it, "seq")}
+		raw := getS(it, "params")
+		if raw == "" {
+			missing = append(missing, cands[i].Seq)
+			continue
+		}
+		p, err := decodeSignalParams(json.RawMessage(raw))
+		if err != nil {
+			return nil, fmt.Errorf("store: index entry of signal %s/%d: %w", name, cands[i].Seq, err)
+		}
+		cands[i].Params = p
+	}
+	if len(missing) == 0 {
+		return cands, nil
+	}
+	keys := make([]map[string]types.AttributeValue, 0, len(missing))
+	for _, seq := range slices.Compact(slices.Sorted(slices.Values(missing))) {
+		keys = append(keys, key(sigPK(name), sigInstanceSK(seq)))
+	}
+	got, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("store: signals of %s: %w", name, err)
+	}
+	bySeq := make(map[int64]map[string]any, len(got))
+	for _, it := range got {
+		p, err := decodeSignalParams(json.RawMessage(getS(it, "params")))
+		if err != nil {
+			return nil, fmt.Errorf("store: signal %s/%d: %w", name, getN(it, "seq"), err)
+		}
+		bySeq[getN(it, "seq")] = p
+	}
+	for i := range cands {
+		if cands[i].Params == nil {
+			cands[i].Params = bySeq[cands[i].Seq]
+		}
+	}
+	return cands, nil
+}
+
+// Subscription is a workflow whose active signal triggers use a name.
+type Subscription struct {
+	WorkflowID string
+	// Since is the name's last sequence number when the subscription was
+	// made: only later signals fire the workflow's triggers (as Maestro's
+	// trigger checkpoints start at the latest signal), so a trigger
+	// activated now is not fired by a backlog of older signals still on
+	// their way.
+	Since int64
+}
+
+// Subscribers returns the subscriptions to name and the keys of the step
+// attempts waiting for it.
+func (s *Store) Subscribers(ctx context.Context, name string) (subs []Subscription, waiters []string, err error) {
 	pk := sigPK(name)
 	for _, prefix := range []string{"T#", "D#"} {
 		var start map[string]types.AttributeValue
@@ -243,15 +551,9 @@ func (s *Store) Subscribers(ctx context.Context, name string) (triggers []Trigge
 				sk := getS(it, attrSK)
 				if prefix == "D#" {
 					waiters = append(waiters, sk)
-					continue
+				} else {
+					subs = append(subs, Subscription{WorkflowID: strings.TrimPrefix(sk, "T#"), Since: getN(it, "since")})
 				}
-				rest := strings.TrimPrefix(sk, "T#")
-				i := strings.LastIndexByte(rest, '#')
-				idx, err := strconv.Atoi(rest[i+1:])
-				if i < 0 || err != nil {
-					return nil, nil, fmt.Errorf("store: bad trigger subscription %q", sk)
-				}
-				triggers = append(triggers, TriggerSub{WorkflowID: rest[:i], TriggerIndex: idx})
 			}
 			if len(out.LastEvaluatedKey) == 0 {
 				break
@@ -259,7 +561,7 @@ func (s *Store) Subscribers(ctx context.Context, name string) (triggers []Trigge
 			start = out.LastEvaluatedKey
 		}
 	}
-	return triggers, waiters, nil
+	return subs, waiters, nil
 }
 
 // ParseSignalWaiterKey splits a waiter key made by SignalWaiterKey.
@@ -267,65 +569,138 @@ func ParseSignalWaiterKey(k string) (PermitHolder, error) {
 	return ParsePermitKey(strings.TrimPrefix(k, "D#"))
 }
 
-// SetTriggerSubscriptions makes workflow wf's trigger subscriptions exactly
-// subs (signal name -> trigger indexes): it writes the missing ones and
-// deletes the others, keeping the list under WF#<wf>/SIGSUBS.
-func (s *Store) SetTriggerSubscriptions(ctx context.Context, wf string, subs map[string][]int) error {
+// SubscriptionsFunc returns the signal names a workflow's triggers use
+// under head, the head as a change leaves it (nil: the workflow is gone);
+// nil when none. Every change of a head (push, activate, deactivate,
+// properties, delete) writes the subscriptions it calls for in its own
+// transaction, so a trigger is live as soon as the change returns.
+type SubscriptionsFunc func(ctx context.Context, head *WorkflowHead) ([]string, error)
+
+// subscriptionWrites returns the writes that make workflow wf's
+// subscriptions exactly want: a T# item per name added, a delete per name
+// removed, and the SIGSUBS list; none when nothing changes. They are
+// consistent with the head only inside a transaction conditioned on the
+// head version read with them.
+func (s *Store) subscriptionWrites(ctx context.Context, wf string, want []string) ([]types.TransactWriteItem, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: key(wfPK(wf), sigSubsSK), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return fmt.Errorf("store: trigger subscriptions of %s: %w", wf, err)
+		return nil, fmt.Errorf("store: signal subscriptions of %s: %w", wf, err)
 	}
-	have := map[string]bool{}
-	if ss, ok := out.Item["subs"].(*types.AttributeValueMemberSS); ok {
-		for _, v := range ss.Value {
-			have[v] = true
+	var have []string
+	if ss, ok := out.Item["names"].(*types.AttributeValueMemberSS); ok {
+		have = ss.Value
+	}
+	want = slices.Compact(slices.Sorted(slices.Values(want)))
+	var added []string
+	for _, n := range want {
+		if !slices.Contains(have, n) {
+			added = append(added, n)
 		}
 	}
-	want := map[string]bool{}
-	var list []string
-	for name, idxs := range subs {
-		for _, i := range idxs {
-			k := name + "\x00" + strconv.Itoa(i)
-			want[k] = true
-			list = append(list, k)
-			if have[k] {
-				continue
-			}
-			_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-				TableName: aws.String(s.table),
-				Item:      merge(key(sigPK(name), sigTriggerSK(wf, i)), map[string]types.AttributeValue{"workflow": str(wf)}),
-			})
-			if err != nil {
-				return fmt.Errorf("store: subscribe %s to %s: %w", wf, name, err)
-			}
-		}
-	}
-	for k := range have {
-		if want[k] {
-			continue
-		}
-		name, idx, _ := strings.Cut(k, "\x00")
-		i, _ := strconv.Atoi(idx)
-		if _, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName: aws.String(s.table), Key: key(sigPK(name), sigTriggerSK(wf, i)),
-		}); err != nil {
-			return fmt.Errorf("store: unsubscribe %s from %s: %w", wf, name, err)
-		}
-	}
-	if len(list) == 0 {
-		_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: key(wfPK(wf), sigSubsSK)})
-	} else {
-		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: aws.String(s.table),
-			Item:      merge(key(wfPK(wf), sigSubsSK), map[string]types.AttributeValue{"subs": &types.AttributeValueMemberSS{Value: list}}),
-		})
-	}
+	since, err := s.signalSeqs(ctx, added)
 	if err != nil {
-		return fmt.Errorf("store: trigger subscriptions of %s: %w", wf, err)
+		return nil, fmt.Errorf("store: signal subscriptions of %s: %w", wf, err)
 	}
-	return nil
+	var items []types.TransactWriteItem
+	for _, n := range added {
+		items = append(items, types.TransactWriteItem{Put: &types.Put{
+			TableName: aws.String(s.table),
+			Item: merge(key(sigPK(n), sigSubscriberSK(wf)), map[string]types.AttributeValue{
+				"workflow": str(wf), "since": num(since[n]),
+			}),
+		}})
+	}
+	for _, n := range have {
+		if !slices.Contains(want, n) {
+			items = append(items, types.TransactWriteItem{Delete: &types.Delete{
+				TableName: aws.String(s.table), Key: key(sigPK(n), sigSubscriberSK(wf)),
+			}})
+		}
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	if len(want) == 0 {
+		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(wfPK(wf), sigSubsSK)}})
+	} else {
+		items = append(items, types.TransactWriteItem{Put: &types.Put{
+			TableName: aws.String(s.table),
+			Item:      merge(key(wfPK(wf), sigSubsSK), map[string]types.AttributeValue{"names": &types.AttributeValueMemberSS{Value: want}}),
+		}})
+	}
+	return items, nil
+}
+
+// signalSeqs returns the last sequence number given out for each name (0
+// for a name never announced).
+func (s *Store) signalSeqs(ctx context.Context, names []string) (map[string]int64, error) {
+	keys := make([]map[string]types.AttributeValue, len(names))
+	for i, n := range names {
+		keys[i] = key(sigPK(n), sigSeqSK)
+	}
+	items, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(items))
+	for _, it := range items {
+		out[strings.TrimPrefix(getS(it, attrPK), "SIG#")] = getN(it, "n")
+	}
+	return out, nil
+}
+
+// headSubscriptions returns the subscription writes of a head change that
+// leaves the head as after (nil: deleted); none when subs is nil.
+func (s *Store) headSubscriptions(ctx context.Context, wf string, after *WorkflowHead, subs SubscriptionsFunc) ([]types.TransactWriteItem, error) {
+	if subs == nil {
+		return nil, nil
+	}
+	want, err := subs(ctx, after)
+	if err != nil {
+		return nil, err
+	}
+	return s.subscriptionWrites(ctx, wf, want)
+}
+
+// SyncSubscriptions brings workflow wf's signal subscriptions in line with
+// its current head (the backstop of the writes every head change makes
+// itself): one transaction conditioned on the head it read, retried when the
+// head moves meanwhile.
+func (s *Store) SyncSubscriptions(ctx context.Context, wf string, subs SubscriptionsFunc) error {
+	for attempt := 0; attempt < 20; attempt++ {
+		head, err := s.GetHead(ctx, wf)
+		if errors.Is(err, ErrNotFound) {
+			head = nil
+		} else if err != nil {
+			return err
+		}
+		items, err := s.headSubscriptions(ctx, wf, head, subs)
+		if err != nil || len(items) == 0 {
+			return err
+		}
+		check := &types.ConditionCheck{TableName: aws.String(s.table), Key: key(wfPK(wf), headSK)}
+		if head == nil {
+			check.ConditionExpression = aws.String("attribute_not_exists(pk)")
+		} else {
+			check.ConditionExpression = aws.String("#v = :v")
+			check.ExpressionAttributeNames = map[string]string{"#v": attrVersion}
+			check.ExpressionAttributeValues = map[string]types.AttributeValue{":v": num(head.v)}
+		}
+		items = append(items, types.TransactWriteItem{ConditionCheck: check})
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		if err == nil {
+			return nil
+		}
+		if !isConflict(err) {
+			return fmt.Errorf("store: sync signal subscriptions of %s: %w", wf, err)
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("store: sync signal subscriptions of %s: %w after 20 attempts", wf, ErrConflict)
 }
 
 // SignalWait adds (or, with Remove, deletes) a step attempt's registration

@@ -166,6 +166,32 @@ func cancelReasons(err error) []string {
 	return out
 }
 
+// batchGet reads items by key with strongly consistent reads, 100 keys per
+// request, retrying unprocessed keys; missing items are absent from the
+// result, whose order is unspecified.
+func (s *Store) batchGet(ctx context.Context, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	var items []map[string]types.AttributeValue
+	for len(keys) > 0 {
+		n := min(len(keys), 100)
+		req := map[string]types.KeysAndAttributes{s.table: {Keys: keys[:n], ConsistentRead: aws.Bool(true)}}
+		keys = keys[n:]
+		for attempt := 0; len(req) > 0; attempt++ {
+			res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, res.Responses[s.table]...)
+			req = res.UnprocessedKeys
+			if len(req) > 0 {
+				if err := backoff(ctx, attempt); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return items, nil
+}
+
 func millis(t time.Time) int64 { return t.UnixMilli() }
 
 // backoff waits a jittered, growing pause before retry attempt+1.

@@ -75,6 +75,9 @@ type NewVersion struct {
 	Properties []byte
 	Activate   bool
 	Now        time.Time
+	// Subscriptions, when set, says which signal names the workflow's
+	// triggers use once the version is stored; the change writes them.
+	Subscriptions SubscriptionsFunc
 }
 
 // CreateVersion stores the next version of a workflow and, if asked, makes it
@@ -174,6 +177,16 @@ func (s *Store) CreateVersion(ctx context.Context, nv NewVersion) (int64, error)
 				ConditionExpression: aws.String("attribute_not_exists(pk)"),
 			}})
 		}
+		after := *head
+		after.Latest, after.Active, after.Properties = version, active, props
+		subs, err := s.headSubscriptions(ctx, nv.WorkflowID, &after, nv.Subscriptions)
+		if err != nil {
+			return 0, err
+		}
+		txn = append(txn, subs...)
+		if len(txn) > MaxTransactItems {
+			return 0, fmt.Errorf("store: create version of %s needs %d writes, more than DynamoDB's %d per transaction", nv.WorkflowID, len(txn), MaxTransactItems)
+		}
 		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txn})
 		if err == nil {
 			return version, nil
@@ -218,7 +231,7 @@ func (s *Store) GetVersion(ctx context.Context, workflowID string, version int64
 // SetActive makes version the active one (0: none active). It fails with
 // ErrNotFound when the workflow or the version does not exist. The change's
 // event rides in the head's outbox.
-func (s *Store) SetActive(ctx context.Context, workflowID string, version int64, now time.Time, extra ...Message) error {
+func (s *Store) SetActive(ctx context.Context, workflowID string, version int64, now time.Time, subs SubscriptionsFunc, extra ...Message) error {
 	for attempt := 0; attempt < 20; attempt++ {
 		head, err := s.GetHead(ctx, workflowID)
 		if err != nil {
@@ -235,7 +248,13 @@ func (s *Store) SetActive(ctx context.Context, workflowID string, version int64,
 		if err != nil {
 			return err
 		}
-		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		after := *head
+		after.Active = version
+		items, err := s.headSubscriptions(ctx, workflowID, &after, subs)
+		if err != nil {
+			return err
+		}
+		err = s.updateHead(ctx, &types.Update{
 			TableName:                aws.String(s.table),
 			Key:                      key(wfPK(workflowID), headSK),
 			UpdateExpression:         aws.String("SET active = :a, modify_time = :now, #v = :nv, #ob = :ob"),
@@ -244,7 +263,7 @@ func (s *Store) SetActive(ctx context.Context, workflowID string, version int64,
 			ExpressionAttributeValues: map[string]types.AttributeValue{
 				":a": num(version), ":now": num(millis(now)), ":v": num(head.v), ":nv": num(head.v + 1), ":ob": ob,
 			},
-		})
+		}, items)
 		if err == nil {
 			return nil
 		}
@@ -274,7 +293,7 @@ func headOutbox(extra []Message, evs ...events.Event) (types.AttributeValue, err
 
 // UpdateProperties replaces a workflow's properties snapshot, conditioned on
 // the head version the caller read (ErrConflict when it moved on).
-func (s *Store) UpdateProperties(ctx context.Context, head *WorkflowHead, props []byte, now time.Time, extra ...Message) error {
+func (s *Store) UpdateProperties(ctx context.Context, head *WorkflowHead, props []byte, now time.Time, subs SubscriptionsFunc, extra ...Message) error {
 	body, err := s.encodeBody(props)
 	if err != nil {
 		return err
@@ -283,7 +302,13 @@ func (s *Store) UpdateProperties(ctx context.Context, head *WorkflowHead, props 
 	if err != nil {
 		return err
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	after := *head
+	after.Properties = props
+	items, err := s.headSubscriptions(ctx, head.WorkflowID, &after, subs)
+	if err != nil {
+		return err
+	}
+	err = s.updateHead(ctx, &types.Update{
 		TableName:                aws.String(s.table),
 		Key:                      key(wfPK(head.WorkflowID), headSK),
 		UpdateExpression:         aws.String("SET #b = :b, #e = :e, modify_time = :now, #v = :nv, #ob = :ob"),
@@ -292,7 +317,7 @@ func (s *Store) UpdateProperties(ctx context.Context, head *WorkflowHead, props 
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":b": body[attrBody], ":e": body[attrEnc], ":now": num(millis(now)), ":v": num(head.v), ":nv": num(head.v + 1), ":ob": ob,
 		},
-	})
+	}, items)
 	if isConflict(err) {
 		return fmt.Errorf("store: properties of %s: %w", head.WorkflowID, ErrConflict)
 	}
@@ -300,4 +325,24 @@ func (s *Store) UpdateProperties(ctx context.Context, head *WorkflowHead, props 
 		return fmt.Errorf("store: properties of %s: %w", head.WorkflowID, err)
 	}
 	return nil
+}
+
+// updateHead applies a conditional update of a head item together with
+// other writes of the same change: one UpdateItem when there are none, else
+// one transaction.
+func (s *Store) updateHead(ctx context.Context, upd *types.Update, with []types.TransactWriteItem) error {
+	if len(with) == 0 {
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
+			ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
+			ExpressionAttributeValues: upd.ExpressionAttributeValues,
+		})
+		return err
+	}
+	items := append([]types.TransactWriteItem{{Update: upd}}, with...)
+	if len(items) > MaxTransactItems {
+		return fmt.Errorf("store: a change of %s needs %d writes, more than DynamoDB's %d per transaction", getS(upd.Key, attrPK), len(items), MaxTransactItems)
+	}
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	return err
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
@@ -116,10 +117,8 @@ func parseOutputParams(raw json.RawMessage) (map[string]any, []string) {
 			errs = append(errs, path+": needs evaluated_result or value")
 			continue
 		}
-		dec := json.NewDecoder(bytes.NewReader(val))
-		dec.UseNumber()
 		var v any
-		if err := dec.Decode(&v); err != nil {
+		if err := jsonnum.Decode(val, &v); err != nil {
 			errs = append(errs, path+": "+err.Error())
 			continue
 		}

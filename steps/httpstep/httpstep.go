@@ -27,6 +27,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/engine/expression"
+	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
@@ -493,14 +494,9 @@ func jsonFields(body []byte) map[string]any {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.UseNumber()
 	var fields map[string]any
-	if err := dec.Decode(&fields); err != nil {
-		return nil
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil // trailing data: not one JSON object
+	if err := jsonnum.Decode(trimmed, &fields); err != nil {
+		return nil // not JSON, or trailing data: not one JSON object
 	}
 	return fields
 }
