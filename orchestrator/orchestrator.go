@@ -31,7 +31,15 @@ type Config struct {
 	MaxConflictRetries int
 	// Schedules keeps time-trigger schedules (the worker's sync needs it).
 	Schedules TriggerSchedules
+	// ClaimLease is how long a worker's claim on a step attempt holds
+	// (default DefaultClaimLease): a worker that dies has its step run
+	// again once the lease ends. It must exceed the longest step run.
+	ClaimLease time.Duration
 }
+
+// DefaultClaimLease is the default Config.ClaimLease: an Http step's
+// request timeout (30 s) with room to spare.
+const DefaultClaimLease = 90 * time.Second
 
 // Orchestrator implements Service and the decision and work processing the
 // Lambda handlers call.
@@ -46,6 +54,8 @@ type Orchestrator struct {
 	retries int
 	// schedules keeps time-trigger schedules; nil where none is needed.
 	schedules TriggerSchedules
+	// claimLease is how long a claim on a step attempt holds.
+	claimLease time.Duration
 
 	mu     sync.Mutex
 	graphs map[graphKey]compiled // compiled immutable versions
@@ -61,15 +71,19 @@ var _ Service = (*Orchestrator)(nil)
 // New returns an Orchestrator.
 func New(cfg Config) *Orchestrator {
 	o := &Orchestrator{
-		store:     cfg.Store,
-		checker:   cfg.Checker,
-		now:       cfg.Now,
-		newUUID:   cfg.NewUUID,
-		log:       cfg.Logger,
-		health:    cfg.HealthInfo,
-		retries:   cfg.MaxConflictRetries,
-		schedules: cfg.Schedules,
-		graphs:    make(map[graphKey]compiled),
+		store:      cfg.Store,
+		checker:    cfg.Checker,
+		now:        cfg.Now,
+		newUUID:    cfg.NewUUID,
+		log:        cfg.Logger,
+		health:     cfg.HealthInfo,
+		retries:    cfg.MaxConflictRetries,
+		schedules:  cfg.Schedules,
+		claimLease: cfg.ClaimLease,
+		graphs:     make(map[graphKey]compiled),
+	}
+	if o.claimLease <= 0 {
+		o.claimLease = DefaultClaimLease
 	}
 	if o.checker == nil {
 		o.checker = definition.NewChecker()

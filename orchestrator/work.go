@@ -50,19 +50,44 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 	case WorkTimeTrigger:
 		return o.fireTrigger(ctx, body)
 	case WorkRunStep:
-		res := o.runStep(ctx, m, runners)
-		ev = store.Event{ID: fmt.Sprintf("f-%s-%06d", m.StepID, m.Attempt), Body: mustJSON(res)}
+		return o.claimAndRun(ctx, m, runners)
 	default:
 		return 0, fmt.Errorf("%w: unknown work kind %q", ErrPoison, m.Kind)
 	}
-	if err := o.store.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev); err != nil {
+	return 0, o.store.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev)
+}
+
+// claimAndRun runs a step attempt at most once per claim (see
+// store.ClaimAttempt): a second delivery finds the attempt claimed and looks
+// again when the lease ends, or finds it finished or stopped and is dropped.
+// A worker that dies keeps the claim until its lease ends; the message's
+// redelivery then runs the step again.
+func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) (time.Duration, error) {
+	ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
+	token := o.newUUID()
+	now := o.now()
+	err := o.store.ClaimAttempt(ctx, ref, token, now, now.Add(o.claimLease))
+	var ce *store.ClaimError
+	switch {
+	case errors.As(err, &ce) && ce.Done:
+		o.log.Info("dropping work for a finished or stopped step attempt", "attempt", ref.String())
+		return 0, nil
+	case errors.As(err, &ce):
+		// Another worker holds it: look again when its lease ends.
+		return max(time.UnixMilli(ce.Until).Sub(now), time.Second), nil
+	case errors.Is(err, store.ErrNotFound):
+		o.log.Warn("dropping work for a step attempt that does not exist", "attempt", ref.String())
+		return 0, nil
+	case err != nil:
 		return 0, err
 	}
+	res := o.runStep(ctx, m, runners)
+	ev := store.Event{ID: fmt.Sprintf("f-%s-%06d", m.StepID, m.Attempt), Body: mustJSON(res)}
 	// The decision is left to the decider: the event's wake reaches the
 	// FIFO decision queue through the stream, and the decider applies every
 	// pending event of the run in one commit. Deciding here as well would
 	// make N finishing siblings of a fan-in race for the same run item.
-	return 0, nil
+	return 0, o.store.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev)
 }
 
 func (o *Orchestrator) runStep(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) engine.StepFinished {
