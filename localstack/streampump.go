@@ -78,6 +78,10 @@ type StreamPumpOptions struct {
 	// newest record (LATEST) instead of their oldest (TRIM_HORIZON).
 	// Shards found later always start at TRIM_HORIZON.
 	StartAtLatest bool
+	// Checkpoints, when set, keeps each shard's position: a shard with a
+	// checkpoint resumes after it (StartAtLatest does not apply to it), and
+	// the position is saved after every handled batch.
+	Checkpoints Checkpoints
 	// Region fills the records' awsRegion when the emulator leaves it out.
 	Region string
 	// Logger receives errors and retries; nil discards.
@@ -112,9 +116,10 @@ type shardState struct {
 	lastSeq   string // sequence number of the last record read
 	latest    bool   // acquire the first iterator at LATEST
 	pending   []events.DynamoDBEventRecord
-	closed    bool // GetRecords returned no next iterator
-	done      bool // closed and every record handled
-	failures  int  // consecutive failed handler calls
+	saved     string // sequence number last saved as the checkpoint
+	closed    bool   // GetRecords returned no next iterator
+	done      bool   // closed and every record handled
+	failures  int    // consecutive failed handler calls
 	retryAt   time.Time
 	requested bool // set when the shard asks for a shard-list refresh
 }
@@ -241,11 +246,17 @@ func (p *StreamPump) refreshShards(ctx context.Context) error {
 			if _, ok := p.shards[id]; ok {
 				continue
 			}
-			p.shards[id] = &shardState{
+			s := &shardState{
 				id:     id,
 				parent: aws.ToString(sh.ParentShardId),
 				latest: p.opts.StartAtLatest && !p.started,
 			}
+			if p.opts.Checkpoints != nil {
+				if seq, ok := p.opts.Checkpoints.Load(p.streamARN, id); ok {
+					s.lastSeq, s.saved, s.latest = seq, seq, false
+				}
+			}
+			p.shards[id] = s
 		}
 		last := out.StreamDescription.LastEvaluatedShardId
 		if last == nil {
@@ -286,6 +297,7 @@ func (p *StreamPump) pollShard(ctx context.Context, s *shardState) {
 			}
 			full = n >= p.opts.BatchSize
 			if len(s.pending) == 0 {
+				p.checkpoint(s) // everything read was filtered out
 				if full || s.closed {
 					continue // filtered out a full batch, or drain a closed shard
 				}
@@ -295,6 +307,7 @@ func (p *StreamPump) pollShard(ctx context.Context, s *shardState) {
 		if !p.deliver(ctx, s) {
 			return
 		}
+		p.checkpoint(s)
 		if !full && !s.closed {
 			return // caught up: wait for the next tick
 		}
@@ -378,6 +391,20 @@ func (p *StreamPump) acquireIterator(ctx context.Context, s *shardState) error {
 		s.closed = true
 	}
 	return nil
+}
+
+// checkpoint saves the shard's position once nothing read is pending. A
+// failed save is logged: the pump goes on, and a restart would deliver some
+// records again (handlers are idempotent).
+func (p *StreamPump) checkpoint(s *shardState) {
+	if p.opts.Checkpoints == nil || len(s.pending) > 0 || s.lastSeq == "" || s.lastSeq == s.saved {
+		return
+	}
+	if err := p.opts.Checkpoints.Save(p.streamARN, s.id, s.lastSeq); err != nil {
+		p.log.Error("save stream checkpoint", "shard", s.id, "err", err)
+		return
+	}
+	s.saved = s.lastSeq
 }
 
 // deliver calls the handler with the shard's pending records and applies

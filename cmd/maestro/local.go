@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/maestro-serverless/maestro/localstack/stack"
@@ -19,6 +20,7 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	addr := fs.String("addr", envOr("MAESTRO_ADDR", "127.0.0.1:8080"), "API listen address (env MAESTRO_ADDR)")
 	stage := fs.String("stage", "local", "stage name prefixing every resource")
 	streamEvery := fs.Duration("stream-interval", 250*time.Millisecond, "DynamoDB stream poll period (Lambda polls every 250ms)")
+	stateDir := fs.String("state-dir", envOr("MAESTRO_STATE_DIR", defaultStateDir()), "where the stream pump keeps its checkpoints across restarts (env MAESTRO_STATE_DIR; empty: none)")
 	verbose := fs.Bool("v", false, "debug logging")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
@@ -28,7 +30,7 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	st, err := stack.Start(ctx, stack.Options{Addr: *addr, Stage: *stage, StreamInterval: *streamEvery, Logger: log})
+	st, err := stack.Start(ctx, stack.Options{Addr: *addr, Stage: *stage, StreamInterval: *streamEvery, StateDir: *stateDir, Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "maestro local: %v\n", err)
 		return exitInvalid
@@ -49,4 +51,14 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// defaultStateDir is the user's cache directory's maestro folder, or "" when
+// there is none.
+func defaultStateDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "maestro")
 }

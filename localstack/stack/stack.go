@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -65,6 +66,11 @@ type Options struct {
 	HTTPAllow []string
 	// WorkPollers and DecisionPollers size the SQS pumps (defaults 4 and 2).
 	WorkPollers, DecisionPollers int
+	// StateDir, when set, keeps the local stack's own state across
+	// restarts: the stream pump's checkpoints, so a stack restarted against
+	// a surviving emulator resumes where it stopped (as Lambda's event
+	// source mapping does). Empty keeps nothing.
+	StateDir string
 	// SignalRules name the signals of S3 objects (MAESTRO_SIGNAL_RULES of
 	// the signals function; see signals.FromS3).
 	SignalRules []signals.Rule
@@ -217,14 +223,24 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		}
 		return func(m events.SQSMessage) bool { return opts.Faults.CrashAfterHandler(queue, m) }
 	}
+	var checkpoints localstack.Checkpoints
+	if opts.StateDir != "" {
+		cp, err := localstack.OpenFileCheckpoints(filepath.Join(opts.StateDir, opts.Stage+"-stream-checkpoints.json"))
+		if err != nil {
+			return fail(err)
+		}
+		checkpoints = cp
+	}
 	streamPump := localstack.NewStreamPump(dynamodbstreams.NewFromConfig(awsCfg), res.Table.StreamARN, wrap(opts.Hooks.Router, s.Deps.Router.Handle),
 		localstack.StreamPumpOptions{
 			Interval: opts.StreamInterval, Filter: localstack.NewImageHas(store.OutboxAttribute),
-			Region: s.Emulator.Region, Logger: opts.Logger, StartAtLatest: true,
+			Region: s.Emulator.Region, Logger: opts.Logger, StartAtLatest: true, Checkpoints: checkpoints,
 		})
 	// Take the stream's positions before the API accepts writes, so no
-	// record written from here on is skipped; older records (a reused
-	// LocalStack table) are not replayed.
+	// record written from here on is skipped: a shard with a checkpoint
+	// (a restart against a surviving emulator) resumes after it; others
+	// start at their latest record, so older records (a reused LocalStack
+	// table) are not replayed.
 	if err := streamPump.Prime(ctx); err != nil {
 		return fail(fmt.Errorf("prime stream pump: %w", err))
 	}
