@@ -23,6 +23,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/resources"
 	"github.com/maestro-serverless/maestro/signals"
+	"github.com/maestro-serverless/maestro/steps/httpstep"
 )
 
 // Handler names: each is a command under cmd/lambda and a directory of the
@@ -264,6 +265,9 @@ func (p Props) resolve() (settings, error) {
 		if strings.TrimSpace(h) == "" || strings.Contains(h, ",") {
 			errs = append(errs, fmt.Errorf("http allow-list entry %q: want a non-empty host without commas", h))
 		}
+	}
+	if err := httpstep.CheckAllowList(p.HTTPAllow); err != nil {
+		errs = append(errs, err)
 	}
 	return s, errors.Join(errs...)
 }

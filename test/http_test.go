@@ -118,6 +118,38 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 		}
 	})
 
+	// Maestro's default state_expr: a 4xx is FATAL_ERROR (not retried), any
+	// other non-2xx a USER_ERROR (retried per error_retry_limit).
+	for _, tc := range []struct {
+		code      int
+		wantCalls int64
+	}{{http.StatusNotFound, 1}, {http.StatusServiceUnavailable, 3}} {
+		t.Run(fmt.Sprintf("HTTP %d under error_retry_limit 2", tc.code), func(t *testing.T) {
+			var calls atomic.Int64
+			var contentType, accept atomic.Value
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls.Add(1)
+				contentType.Store(r.Header.Get("Content-Type"))
+				accept.Store(r.Header.Get("Accept"))
+				w.WriteHeader(tc.code)
+			}))
+			defer srv.Close()
+			wf := s.push(httpWorkflow(fmt.Sprintf("http-status-%d", tc.code), srv.URL, fmt.Sprintf(fastRetries, 2), "", 1))
+			r := s.start(wf, "")
+			v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
+			call := s.steps(wf, r.WorkflowInstanceID)["call"]
+			if v.Status != "FAILED" || call.RuntimeState.Status != "FATALLY_FAILED" {
+				t.Fatalf("instance %s, call %s: want FAILED, FATALLY_FAILED", v.Status, call.RuntimeState.Status)
+			}
+			if n := calls.Load(); n != tc.wantCalls || call.StepAttemptID != tc.wantCalls {
+				t.Errorf("server called %d times, last attempt %d; want %d", n, call.StepAttemptID, tc.wantCalls)
+			}
+			if contentType.Load() != "application/json" || accept.Load() != "application/json" {
+				t.Errorf("headers Content-Type %q, Accept %q; want Maestro's application/json defaults", contentType.Load(), accept.Load())
+			}
+		})
+	}
+
 	t.Run("host not on the allow-list", func(t *testing.T) {
 		wf := s.push(httpWorkflow("http-denied", "http://example.com/", fmt.Sprintf(fastRetries, 3), "", 1))
 		r := s.start(wf, "")

@@ -172,8 +172,9 @@ type Deps struct {
 	Logger *slog.Logger
 }
 
-// Build creates the orchestrator and the handlers over AWS clients made from awsCfg.
-func Build(cfg Config, awsCfg aws.Config, opts Options) *Deps {
+// Build creates the orchestrator and the handlers over AWS clients made from
+// awsCfg. It fails on an invalid Http allow-list.
+func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -184,9 +185,11 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) *Deps {
 	sched := scheduler.NewFromConfig(awsCfg)
 	checker := definition.NewChecker(definition.WithClock(opts.Now))
 	if opts.Runners == nil {
-		opts.Runners = map[model.StepType]orchestrator.StepRunner{
-			model.StepHTTP: httpstep.New(httpstep.Config{AllowHosts: opts.HTTPAllow, Language: checker.Language()}),
+		httpRunner, err := httpstep.New(httpstep.Config{AllowHosts: opts.HTTPAllow, Language: checker.Language()})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvHTTPAllow, err)
 		}
+		opts.Runners = map[model.StepType]orchestrator.StepRunner{model.StepHTTP: httpRunner}
 	}
 	var trig orchestrator.TriggerSchedules
 	if cfg.ScheduleGroup != "" && cfg.WorkQueueARN != "" {
@@ -226,7 +229,7 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) *Deps {
 		Ingest: ingest.New(ingest.Config{
 			Announcer: orch, SQS: sqsClient, DLQURL: cfg.SignalDLQURL, Rules: cfg.SignalRules, Logger: opts.Logger,
 		}),
-	}
+	}, nil
 }
 
 // MustBuildFromEnv is the start of every Lambda entry point: it reads the
@@ -250,5 +253,10 @@ func MustBuildFromEnv(required ...string) *Deps {
 			allow = append(allow, h)
 		}
 	}
-	return Build(cfg, awsCfg, Options{Logger: log, HTTPAllow: allow})
+	deps, err := Build(cfg, awsCfg, Options{Logger: log, HTTPAllow: allow})
+	if err != nil {
+		log.Error("bad configuration", "error", err)
+		os.Exit(1)
+	}
+	return deps
 }

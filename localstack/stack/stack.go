@@ -178,7 +178,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if err != nil {
 		return fail(err)
 	}
-	s.Deps = wiring.Build(wiring.Config{
+	s.Deps, err = wiring.Build(wiring.Config{
 		Table:            res.Table.Name,
 		DecisionQueueURL: res.Queues.Decision.URL,
 		WorkQueueURL:     res.Queues.Work.URL,
@@ -199,6 +199,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 			Endpoint: s.Emulator.Endpoint, Emulator: string(s.Emulator.Kind), Resources: resJSON,
 		},
 	})
+	if err != nil {
+		return fail(err)
+	}
 
 	apiOptions := api.Options{Logger: opts.Logger}
 	if c, ok := opts.Clock.(localstack.AdvancingClock); ok {

@@ -4,9 +4,15 @@
 // fields become the step's output params.
 //
 // Calls go only to hosts on an allow-list (Config.AllowHosts, empty by
-// default), checked on the URL before connecting, on every redirect and,
-// for hosts admitted by the "loopback" entry, on the address actually
-// dialed. A response larger than Config.MaxResponseBytes fails the step.
+// default), checked on the URL before connecting and on every redirect; every
+// address a name resolves to is checked again before it is dialed, so an
+// allowed name that resolves to a loopback, private, link-local or metadata
+// address is refused unless an IP or CIDR entry admits that address. A
+// response larger than Config.MaxResponseBytes fails the step.
+//
+// Outcomes follow Maestro's default state_expr: 2xx succeeds, 4xx is a fatal
+// error (not retried), any other status a user error (retried per the step's
+// retry policy); connection failures and timeouts are platform errors.
 package httpstep
 
 import (
@@ -21,7 +27,6 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -59,12 +64,20 @@ const (
 	StateFatalError    = "FATAL_ERROR"
 )
 
+// DefaultHeaders are the request headers Maestro's Http step sends unless
+// the step sets them.
+var DefaultHeaders = map[string]string{"Content-Type": "application/json", "Accept": "application/json"}
+
 // Config configures a Runner. The zero value allows no host at all.
 type Config struct {
-	// AllowHosts lists the hosts a step may call: exact host names or IP
-	// literals, "*.example.com" (any subdomain of example.com), and the
-	// special entry "loopback", which allows 127.0.0.0/8, ::1 and
-	// "localhost" (a name it admits must dial a loopback address).
+	// AllowHosts lists the hosts a step may call: exact host names, IP
+	// literals, CIDR prefixes ("10.1.0.0/16"), "*.example.com" (any name
+	// under example.com; a wildcard over a public suffix such as "*.com" is
+	// refused), each optionally limited to one port ("api.example.com:8443",
+	// "[2001:db8::1]:443"), and the special entry "loopback", which allows
+	// 127.0.0.0/8, ::1 and "localhost" (a name it admits must dial a
+	// loopback address). Names may only resolve to public addresses unless an
+	// IP or CIDR entry covers the address (see CheckAllowList).
 	AllowHosts []string
 	// ConnectTimeout bounds establishing one connection (TCP and TLS);
 	// DefaultConnectTimeout when zero.
@@ -77,10 +90,19 @@ type Config struct {
 	MaxResponseBytes int64
 	// Language compiles state_expr; a Language with default limits when nil.
 	Language *expression.Language
+	// Resolver resolves host names before their addresses are checked and
+	// dialed; net.DefaultResolver when nil.
+	Resolver Resolver
 	// Client, when set, replaces the client the Runner builds (tests). The
 	// Runner uses a copy with its own CheckRedirect; the dialed-address
-	// check of the "loopback" rule is then up to Client's transport.
+	// checks are then up to Client's transport.
 	Client *http.Client
+}
+
+// Resolver looks up the addresses of a host name; *net.Resolver implements
+// it.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
 // Runner executes Http steps. It implements orchestrator.StepRunner and is
@@ -91,19 +113,29 @@ type Runner struct {
 	requestTimeout time.Duration
 	maxBytes       int64
 	lang           *expression.Language
+	resolver       Resolver
 	client         *http.Client
 }
 
 var _ orchestrator.StepRunner = (*Runner)(nil)
 
-// New returns a Runner for cfg, filling in defaults.
-func New(cfg Config) *Runner {
+// New returns a Runner for cfg, filling in defaults. It fails on an invalid
+// allow-list entry.
+func New(cfg Config) (*Runner, error) {
+	allow, err := parseAllowList(cfg.AllowHosts)
+	if err != nil {
+		return nil, err
+	}
 	r := &Runner{
-		allow:          newAllowList(cfg.AllowHosts),
+		allow:          allow,
 		connectTimeout: cfg.ConnectTimeout,
 		requestTimeout: cfg.RequestTimeout,
 		maxBytes:       cfg.MaxResponseBytes,
 		lang:           cfg.Language,
+		resolver:       cfg.Resolver,
+	}
+	if r.resolver == nil {
+		r.resolver = net.DefaultResolver
 	}
 	if r.connectTimeout <= 0 {
 		r.connectTimeout = DefaultConnectTimeout
@@ -133,7 +165,7 @@ func New(cfg Config) *Runner {
 	}
 	c.CheckRedirect = r.checkRedirect
 	r.client = &c
-	return r
+	return r, nil
 }
 
 // request is the call described by a step's params.
@@ -154,7 +186,7 @@ func (r *Runner) RunStep(ctx context.Context, m orchestrator.WorkMessage) (engin
 		return finish(res, engine.OutcomeFatalError, err.Error()), nil
 	}
 	host := req.url.Hostname()
-	if r.allow.match(host) == matchNone {
+	if !r.allow.matchHost(host, urlPort(req.url.Scheme, req.url.Port())) {
 		return finish(res, engine.OutcomeFatalError, r.notAllowed(host)), nil
 	}
 	// Compile before calling, so a bad expression costs no request.
@@ -173,16 +205,27 @@ func (r *Runner) RunStep(ctx context.Context, m orchestrator.WorkMessage) (engin
 	res.Outputs = outputs(status, body)
 	if prog != nil {
 		res.Outcome, res.Message = r.evalState(ctx, prog, m.Params, status, body)
-	} else if status >= 200 && status <= 299 {
-		res.Outcome = engine.OutcomeSucceeded
 	} else {
-		res.Outcome = engine.OutcomeUserError
-		res.Message = fmt.Sprintf("HTTP %d from %s", status, host)
+		res.Outcome, res.Message = defaultState(status, host)
 	}
 	if res.Outcome != engine.OutcomeSucceeded {
 		res.Outputs = nil // outputs only count on success
 	}
 	return res, nil
+}
+
+// defaultState is Maestro's default state_expr: 2xx DONE, 4xx FATAL_ERROR
+// (a client error does not get better by retrying), anything else
+// USER_ERROR.
+func defaultState(status int, host string) (engine.Outcome, string) {
+	switch {
+	case status >= 200 && status <= 299:
+		return engine.OutcomeSucceeded, ""
+	case status >= 400 && status <= 499:
+		return engine.OutcomeFatalError, fmt.Sprintf("HTTP %d from %s (a 4xx response is not retried)", status, host)
+	default:
+		return engine.OutcomeUserError, fmt.Sprintf("HTTP %d from %s", status, host)
+	}
 }
 
 func finish(res engine.StepFinished, o engine.Outcome, msg string) engine.StepFinished {
@@ -302,6 +345,9 @@ func checkHeaderName(k string) error {
 	if !validMethod(k) { // header names are tokens, as methods are
 		return fmt.Errorf("param %s.headers: %q is not a valid header name", ParamHTTP, k)
 	}
+	if http.CanonicalHeaderKey(k) == "Host" {
+		return fmt.Errorf("param %s.headers: the Host header cannot be set (the host comes from %s.url, which the allow-list checks)", ParamHTTP, ParamHTTP)
+	}
 	return nil
 }
 
@@ -335,11 +381,10 @@ func (r *Runner) call(ctx context.Context, req *request) (status int, body []byt
 	if err != nil {
 		return 0, nil, engine.OutcomeFatalError, fmt.Sprintf("cannot build request for %s: invalid request", redact(req.url))
 	}
+	for k, v := range DefaultHeaders {
+		hr.Header.Set(k, v)
+	}
 	for k, v := range req.headers {
-		if http.CanonicalHeaderKey(k) == "Host" {
-			hr.Host = v
-			continue
-		}
 		hr.Header.Set(k, v)
 	}
 	resp, err := r.client.Do(hr)
@@ -371,7 +416,9 @@ type dialRefusedError struct{ msg string }
 func (e *dialRefusedError) Error() string { return e.msg }
 
 // checkRedirect follows at most MaxRedirects redirects, each to an allowed
-// http(s) host.
+// http(s) host. A redirect to another host (or port) carries only
+// DefaultHeaders: the step's own headers, credentials among them, are meant
+// for the host it named.
 func (r *Runner) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= MaxRedirects {
 		return &redirectError{fmt.Sprintf("stopped after %d redirects", MaxRedirects)}
@@ -379,51 +426,69 @@ func (r *Runner) checkRedirect(req *http.Request, via []*http.Request) error {
 	if s := req.URL.Scheme; s != "http" && s != "https" {
 		return &redirectError{fmt.Sprintf("redirect to scheme %q not allowed", s)}
 	}
-	if host := req.URL.Hostname(); r.allow.match(host) == matchNone {
+	if host := req.URL.Hostname(); !r.allow.matchHost(host, urlPort(req.URL.Scheme, req.URL.Port())) {
 		return &redirectError{fmt.Sprintf("redirect to host %s not allowed (AllowHosts %s)", host, r.allow)}
+	}
+	if !strings.EqualFold(hostPort(req.URL), hostPort(via[0].URL)) {
+		req.Header = http.Header{}
+		for k, v := range DefaultHeaders {
+			req.Header.Set(k, v)
+		}
 	}
 	return nil
 }
 
-// dialContext connects to an allowed host within ConnectTimeout. For a host
-// admitted only by the "loopback" entry, the address dialed must be a
-// loopback address.
+// hostPort returns u's host and the port it dials.
+func hostPort(u *url.URL) string {
+	return net.JoinHostPort(u.Hostname(), fmt.Sprint(urlPort(u.Scheme, u.Port())))
+}
+
+// dialContext connects to an allowed host within ConnectTimeout. It resolves
+// a name itself and checks every address before dialing it (never resolving
+// twice), so what is dialed is what was checked.
 func (r *Runner) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := splitDialAddr(addr)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
-	m := r.allow.match(host)
-	if m == matchNone {
+	if !r.allow.matchHost(host, port) {
 		return nil, &dialRefusedError{r.notAllowed(host)}
 	}
-	conn, err := r.dialer(host, m).DialContext(ctx, network, addr)
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", addr, err)
-	}
-	return conn, nil
-}
-
-// dialer returns the dialer for host, admitted by m: it bounds the connect
-// time and, for matchLoopback, checks every address it connects to.
-func (r *Runner) dialer(host string, m match) *net.Dialer {
-	d := &net.Dialer{Timeout: r.connectTimeout}
-	if m == matchLoopback {
-		d.Control = func(_, address string, _ syscall.RawConn) error {
-			return checkLoopbackDial(host, address)
+	var ips []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		ips = []netip.Addr{ip}
+	} else {
+		ipNet := "ip"
+		switch network {
+		case "tcp4":
+			ipNet = "ip4"
+		case "tcp6":
+			ipNet = "ip6"
+		}
+		if ips, err = r.resolver.LookupNetIP(ctx, ipNet, host); err != nil {
+			return nil, fmt.Errorf("resolve %s: %w", host, err)
 		}
 	}
-	return d
-}
-
-// checkLoopbackDial refuses to connect to address (ip:port, as resolved for
-// host) unless it is a loopback address.
-func checkLoopbackDial(host, address string) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil || !ap.Addr().Unmap().IsLoopback() {
-		return &dialRefusedError{fmt.Sprintf("host %q resolved to %s, which is not a loopback address: the allow-list entry %q admits only loopback addresses", host, address, loopbackEntry)}
+	d := &net.Dialer{Timeout: r.connectTimeout}
+	var refused, failed error
+	for _, ip := range ips {
+		if err := r.allow.checkDial(host, ip, port); err != nil {
+			refused = err
+			continue
+		}
+		conn, err := d.DialContext(ctx, network, netip.AddrPortFrom(ip.Unmap(), port).String())
+		if err == nil {
+			return conn, nil
+		}
+		failed = err
 	}
-	return nil
+	if failed != nil {
+		return nil, fmt.Errorf("connect to %s: %w", addr, failed)
+	}
+	if refused != nil {
+		return nil, refused
+	}
+	return nil, fmt.Errorf("resolve %s: no addresses", host)
 }
 
 // classify maps a transport error to an outcome and a message that holds no

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -114,6 +115,52 @@ func TestRunStep(t *testing.T) {
 			wantMsg: "HTTP 500 from 127.0.0.1",
 			check: func(t *testing.T, res engine.StepFinished, _ *server) {
 				assert.Nil(t, res.Outputs)
+			},
+		},
+		{
+			name:    "503 is a user error (retried)",
+			handler: status(503, ""),
+			build:   func(u string) map[string]any { return map[string]any{"url": u} },
+			want:    engine.OutcomeUserError,
+			wantMsg: "HTTP 503 from 127.0.0.1",
+		},
+		{
+			name:    "404 is fatal (Maestro's default state_expr: 4xx is not retried)",
+			handler: status(404, `{"error":"no such thing"}`),
+			build:   func(u string) map[string]any { return map[string]any{"url": u} },
+			want:    engine.OutcomeFatalError,
+			wantMsg: "HTTP 404 from 127.0.0.1 (a 4xx response is not retried)",
+			check: func(t *testing.T, res engine.StepFinished, _ *server) {
+				assert.Nil(t, res.Outputs)
+			},
+		},
+		{
+			name:    "3xx that is not followed is a user error",
+			handler: status(304, ""),
+			build:   func(u string) map[string]any { return map[string]any{"url": u} },
+			want:    engine.OutcomeUserError,
+			wantMsg: "HTTP 304",
+		},
+		{
+			name:    "Maestro's default headers are sent",
+			handler: status(200, ""),
+			build:   func(u string) map[string]any { return map[string]any{"url": u} },
+			want:    engine.OutcomeSucceeded,
+			check: func(t *testing.T, _ engine.StepFinished, s *server) {
+				assert.Equal(t, "application/json", s.last.Load().header.Get("Content-Type"))
+				assert.Equal(t, "application/json", s.last.Load().header.Get("Accept"))
+			},
+		},
+		{
+			name:    "a Host header is refused and nothing is sent",
+			handler: status(200, ""),
+			build: func(u string) map[string]any {
+				return map[string]any{"url": u, "headers": map[string]string{"host": "169.254.169.254"}}
+			},
+			want:    engine.OutcomeFatalError,
+			wantMsg: "param http.headers: the Host header cannot be set",
+			check: func(t *testing.T, _ engine.StepFinished, s *server) {
+				assert.Zero(t, s.hits.Load())
 			},
 		},
 		{
@@ -295,7 +342,8 @@ func TestRunStep(t *testing.T) {
 			if allow == nil {
 				allow = []string{"loopback"}
 			}
-			r := New(Config{AllowHosts: allow, RequestTimeout: tc.timeout})
+			r, err := New(Config{AllowHosts: allow, RequestTimeout: tc.timeout})
+			require.NoError(t, err)
 			res, err := r.RunStep(context.Background(), msg(tc.build(s.URL), tc.extra))
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, res.Outcome, "message: %s", res.Message)
@@ -315,7 +363,7 @@ func TestClosedPortIsPlatformError(t *testing.T) {
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
 
-	r := New(Config{AllowHosts: []string{"loopback"}, ConnectTimeout: time.Second})
+	r := newRunner(t, Config{AllowHosts: []string{"loopback"}, ConnectTimeout: time.Second})
 	res, err := r.RunStep(context.Background(), msg(map[string]any{
 		"url": "http://" + addr + "/x?token=s3cret", "headers": map[string]string{"Authorization": "Bearer hidden"},
 	}, nil))
@@ -360,7 +408,7 @@ func TestRedirects(t *testing.T) {
 			src := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 				http.Redirect(w, r, tc.to, http.StatusFound)
 			})
-			res, err := New(Config{AllowHosts: tc.allow}).RunStep(context.Background(), msg(map[string]any{"url": src.URL}, nil))
+			res, err := newRunner(t, Config{AllowHosts: tc.allow}).RunStep(context.Background(), msg(map[string]any{"url": src.URL}, nil))
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, res.Outcome, "message: %s", res.Message)
 			assert.Contains(t, res.Message, tc.wantMsg)
@@ -374,7 +422,7 @@ func TestRedirects(t *testing.T) {
 		loop = newServer(t, func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, loop.URL+fmt.Sprintf("/%d", loop.hits.Load()), http.StatusFound)
 		})
-		res, err := New(Config{AllowHosts: []string{"loopback"}}).RunStep(context.Background(), msg(map[string]any{"url": loop.URL}, nil))
+		res, err := newRunner(t, Config{AllowHosts: []string{"loopback"}}).RunStep(context.Background(), msg(map[string]any{"url": loop.URL}, nil))
 		require.NoError(t, err)
 		assert.Equal(t, engine.OutcomeUserError, res.Outcome)
 		assert.Contains(t, res.Message, "stopped after 5 redirects")
@@ -392,7 +440,7 @@ func (f *failingTransport) RoundTrip(*http.Request) (*http.Response, error) {
 
 func TestNotAllowedSendsNothing(t *testing.T) {
 	ft := &failingTransport{}
-	r := New(Config{AllowHosts: []string{"loopback", "*.example.com"}, Client: &http.Client{Transport: ft}})
+	r := newRunner(t, Config{AllowHosts: []string{"loopback", "*.example.com"}, Client: &http.Client{Transport: ft}})
 	for _, u := range []string{
 		"http://example.com/", "https://evil.com/", "http://10.0.0.1/", "http://[::2]:80/",
 		"http://example.com.evil.net/", "http://localhost.evil.net/", "http://128.0.0.1/",
@@ -405,85 +453,276 @@ func TestNotAllowedSendsNothing(t *testing.T) {
 	assert.Zero(t, ft.calls.Load())
 }
 
-func TestAllowListMatch(t *testing.T) {
-	a := newAllowList([]string{"loopback", "API.example.com.", "*.corp.net", "10.1.2.3", "[2001:db8::1]", " "})
-	tests := []struct {
-		host string
-		want match
-	}{
-		{"127.0.0.1", matchLoopback},
-		{"127.9.8.7", matchLoopback},
-		{"::1", matchLoopback},
-		{"::ffff:127.0.0.1", matchLoopback},
-		{"localhost", matchLoopback},
-		{"LocalHost.", matchLoopback},
-		{"api.example.com", matchExplicit},
-		{"example.com", matchNone},
-		{"x.api.example.com", matchNone},
-		{"a.corp.net", matchExplicit},
-		{"a.b.corp.net", matchExplicit},
-		{"corp.net", matchNone},
-		{"evilcorp.net", matchNone},
-		{"10.1.2.3", matchExplicit},
-		{"::ffff:10.1.2.3", matchExplicit},
-		{"10.1.2.4", matchNone},
-		{"2001:db8::1", matchExplicit},
-		{"169.254.169.254", matchNone},
-		{"", matchNone},
-	}
-	for _, tc := range tests {
-		assert.Equal(t, tc.want, a.match(tc.host), tc.host)
-	}
-	assert.Equal(t, matchNone, newAllowList(nil).match("127.0.0.1"))
+func newRunner(t *testing.T, cfg Config) *Runner {
+	t.Helper()
+	r, err := New(cfg)
+	require.NoError(t, err)
+	return r
 }
 
-func TestDialChecks(t *testing.T) {
-	r := New(Config{AllowHosts: []string{"loopback"}, ConnectTimeout: 200 * time.Millisecond})
-	var de *dialRefusedError
-
-	// A host off the list is refused before any connection is attempted.
-	conn, err := r.dialContext(context.Background(), "tcp", "192.0.2.1:80")
-	require.ErrorAs(t, err, &de)
-	assert.Nil(t, conn)
-
-	// A name admitted by "loopback" must resolve to a loopback address.
-	for _, tc := range []struct {
-		address string
-		refused bool
+func TestParseAllowList(t *testing.T) {
+	tests := []struct {
+		entry   string
+		wantErr string
 	}{
-		{"127.0.0.1:80", false},
-		{"127.1.2.3:8080", false},
-		{"[::1]:80", false},
-		{"[::ffff:127.0.0.1]:80", false},
-		{"10.0.0.5:80", true},
-		{"[2001:db8::1]:443", true},
-		{"169.254.169.254:80", true},
-	} {
-		err := checkLoopbackDial("localhost", tc.address)
-		if tc.refused {
-			require.ErrorAs(t, err, &de, tc.address)
-			assert.Contains(t, err.Error(), "not a loopback address")
-		} else {
-			assert.NoError(t, err, tc.address)
-		}
+		{entry: "loopback"},
+		{entry: "API.example.com."},
+		{entry: "api.example.com:8443"},
+		{entry: "*.example.com"},
+		{entry: "*.corp.example.co.uk"},
+		{entry: "*.example.co.uk"},
+		{entry: "10.1.2.3"},
+		{entry: "10.1.2.3:8080"},
+		{entry: "10.0.0.0/8"},
+		{entry: "10.0.0.0/8:443"},
+		{entry: "2001:db8::1"},
+		{entry: "[2001:db8::1]"},
+		{entry: "[2001:db8::1]:443"},
+		{entry: "fd00::/8"},
+		{entry: " "},
+		{entry: "*", wantErr: "only letters, digits"},
+		{entry: "*.com", wantErr: "wildcard *.com is too broad: it admits a whole top-level domain"},
+		{entry: "*.co.uk", wantErr: "co.uk is a public suffix"},
+		{entry: "*.s3.amazonaws.com", wantErr: "s3.amazonaws.com is a public suffix"},
+		{entry: "*.github.io", wantErr: "github.io is a public suffix"},
+		{entry: "a.*.example.com", wantErr: "a '*' only as the whole first label"},
+		{entry: "api.example.com:0", wantErr: "port \"0\" is not a number from 1 to 65535"},
+		{entry: "api.example.com:http", wantErr: "is not a number"},
+		{entry: "[2001:db8::1", wantErr: "unclosed '['"},
+		{entry: "10.0.0.0/33", wantErr: "not a valid CIDR prefix"},
+		{entry: "exa mple.com", wantErr: "only letters, digits"},
 	}
+	for _, tc := range tests {
+		t.Run(tc.entry, func(t *testing.T) {
+			err := CheckAllowList([]string{tc.entry})
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), fmt.Sprintf("http allow-list entry %q", strings.TrimSpace(tc.entry)))
+			assert.Contains(t, err.Error(), tc.wantErr)
+		})
+	}
+	_, err := New(Config{AllowHosts: []string{"api.example.com", "*.com"}})
+	require.ErrorContains(t, err, "too broad")
+}
 
-	// The dialer for a loopback-rule host runs that check on every address;
-	// one for an explicitly listed host does not.
-	d := r.dialer("localhost", matchLoopback)
-	require.NotNil(t, d.Control)
-	require.ErrorAs(t, d.Control("tcp", "10.0.0.5:80", nil), &de)
-	require.NoError(t, d.Control("tcp", "127.0.0.1:80", nil))
-	assert.Nil(t, r.dialer("api.example.com", matchExplicit).Control)
-	assert.Equal(t, 200*time.Millisecond, d.Timeout)
+func TestAllowListMatch(t *testing.T) {
+	a, err := parseAllowList([]string{"loopback", "API.example.com.", "*.corp.net", "10.1.2.3", "[2001:db8::1]", "10.9.0.0/16:8443", "pinned.example.org:8080", " "})
+	require.NoError(t, err)
+	tests := []struct {
+		host string
+		port uint16
+		want bool
+	}{
+		{"127.0.0.1", 80, true},
+		{"127.9.8.7", 80, true},
+		{"::1", 80, true},
+		{"::ffff:127.0.0.1", 80, true},
+		{"localhost", 80, true},
+		{"LocalHost.", 80, true},
+		{"api.example.com", 443, true},
+		{"example.com", 443, false},
+		{"x.api.example.com", 443, false},
+		{"a.corp.net", 80, true},
+		{"a.b.corp.net", 80, true},
+		{"corp.net", 80, false},
+		{"evilcorp.net", 80, false},
+		{"10.1.2.3", 80, true},
+		{"::ffff:10.1.2.3", 80, true},
+		{"10.1.2.4", 80, false},
+		{"2001:db8::1", 443, true},
+		{"10.9.200.1", 8443, true},
+		{"10.9.200.1", 443, false},
+		{"pinned.example.org", 8080, true},
+		{"pinned.example.org", 80, false},
+		{"169.254.169.254", 80, false},
+		{"", 80, false},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, a.matchHost(tc.host, tc.port), "%s:%d", tc.host, tc.port)
+	}
+	empty, err := parseAllowList(nil)
+	require.NoError(t, err)
+	assert.False(t, empty.matchHost("127.0.0.1", 80))
+}
 
-	// Dialing localhost through the check connects to a loopback server.
-	s := newServer(t, status(200, ""))
+func TestSpecialPurpose(t *testing.T) {
+	tests := []struct {
+		ip   string
+		want string
+	}{
+		{"8.8.8.8", ""},
+		{"2606:4700::1111", ""},
+		{"127.0.0.1", "loopback"},
+		{"::1", "loopback"},
+		{"169.254.169.254", "cloud metadata"},
+		{"169.254.170.2", "cloud metadata"},
+		{"fd00:ec2::254", "cloud metadata"},
+		{"::ffff:169.254.169.254", "cloud metadata"},
+		{"64:ff9b::a9fe:a9fe", "cloud metadata (via NAT64)"},
+		{"2002:a9fe:a9fe::1", "cloud metadata (via 6to4)"},
+		{"169.254.1.1", "link-local"},
+		{"fe80::1", "link-local"},
+		{"10.0.0.1", "private"},
+		{"172.16.5.4", "private"},
+		{"192.168.1.1", "private"},
+		{"fc00::1", "private"},
+		{"100.64.0.1", "shared (CGNAT)"},
+		{"100.127.255.255", "shared (CGNAT)"},
+		{"100.128.0.1", ""},
+		{"0.0.0.0", "unspecified"},
+		{"0.1.2.3", "unspecified"},
+		{"::", "unspecified"},
+		{"224.0.0.1", "link-local"},
+		{"239.1.2.3", "multicast"},
+		{"ff02::1", "link-local"},
+		{"ff05::1", "multicast"},
+		{"255.255.255.255", "reserved"},
+		{"198.18.0.1", "reserved"},
+		{"64:ff9b:1::1", "tunnelled (NAT64 local-use or Teredo)"},
+		{"64:ff9b::808:808", ""},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, specialPurpose(netip.MustParseAddr(tc.ip)), tc.ip)
+	}
+}
+
+// mapResolver resolves the names of its map and nothing else.
+type mapResolver map[string][]string
+
+func (m mapResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	addrs, ok := m[host]
+	if !ok {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	out := make([]netip.Addr, len(addrs))
+	for i, a := range addrs {
+		out[i] = netip.MustParseAddr(a)
+	}
+	return out, nil
+}
+
+// TestResolvedAddressesAreChecked is the security review's probe: a name an
+// entry admits but that resolves to loopback, the metadata service or a
+// private address is refused before any connection is made, unless an IP or
+// CIDR entry admits that address.
+func TestResolvedAddressesAreChecked(t *testing.T) {
+	s := newServer(t, status(200, `{"reached": true}`))
 	_, port, err := net.SplitHostPort(s.Listener.Addr().String())
 	require.NoError(t, err)
-	conn, err = r.dialContext(context.Background(), "tcp4", net.JoinHostPort("localhost", port))
-	require.NoError(t, err)
-	require.NoError(t, conn.Close())
+	resolver := mapResolver{
+		"loop.example.com":     {"127.0.0.1"},
+		"meta.example.com":     {"169.254.169.254"},
+		"meta6.example.com":    {"fd00:ec2::254"},
+		"ecs.example.com":      {"169.254.170.2"},
+		"private.example.com":  {"10.0.0.7"},
+		"cgnat.example.com":    {"100.64.1.1"},
+		"mapped.example.com":   {"::ffff:127.0.0.1"},
+		"mixed.example.com":    {"169.254.169.254", "127.0.0.1"},
+		"localhost":            {"127.0.0.1"},
+		"loop.trusted.example": {"127.0.0.1"},
+	}
+	tests := []struct {
+		name    string
+		allow   []string
+		host    string
+		wantMsg string // empty: the call reaches the server
+	}{
+		{"loopback behind an allowed name", []string{"*.example.com"}, "loop.example.com", "resolved to the loopback address 127.0.0.1"},
+		{"IPv4-mapped loopback", []string{"*.example.com"}, "mapped.example.com", "resolved to the loopback address 127.0.0.1"},
+		{"instance metadata", []string{"*.example.com"}, "meta.example.com", "resolved to 169.254.169.254, a cloud metadata address"},
+		{"IPv6 instance metadata", []string{"*.example.com"}, "meta6.example.com", "resolved to fd00:ec2::254, a cloud metadata address"},
+		{"container metadata", []string{"*.example.com"}, "ecs.example.com", "resolved to 169.254.170.2, a cloud metadata address"},
+		{"private", []string{"*.example.com"}, "private.example.com", "resolved to 10.0.0.7, a private address"},
+		{"CGNAT", []string{"*.example.com"}, "cgnat.example.com", "resolved to 100.64.1.1, a shared (CGNAT) address"},
+		{"metadata first, then loopback: none dialed", []string{"*.example.com"}, "mixed.example.com", "resolved to the loopback address 127.0.0.1"},
+		{"exact name is checked too", []string{"meta.example.com"}, "meta.example.com", "a cloud metadata address"},
+		{"a CIDR entry admits the address", []string{"loop.trusted.example", "127.0.0.0/8"}, "loop.trusted.example", ""},
+		{"an IP entry with the port admits it", []string{"loop.trusted.example", "127.0.0.1:" + port}, "loop.trusted.example", ""},
+		{"an IP entry for another port does not", []string{"loop.trusted.example", "127.0.0.1:1"}, "loop.trusted.example", "resolved to the loopback address"},
+		{"loopback admits a name resolving to loopback", []string{"loopback", "*.example.com"}, "loop.example.com", ""},
+		{"loopback does not admit metadata", []string{"loopback", "*.example.com"}, "meta.example.com", "a cloud metadata address"},
+		{"localhost via loopback", []string{"loopback"}, "localhost", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := s.hits.Load()
+			r := newRunner(t, Config{AllowHosts: tc.allow, Resolver: resolver, ConnectTimeout: time.Second})
+			res, err := r.RunStep(context.Background(), msg(map[string]any{"url": "http://" + net.JoinHostPort(tc.host, port) + "/"}, nil))
+			require.NoError(t, err)
+			if tc.wantMsg == "" {
+				assert.Equal(t, engine.OutcomeSucceeded, res.Outcome, res.Message)
+				assert.Equal(t, before+1, s.hits.Load())
+				return
+			}
+			assert.Equal(t, engine.OutcomeFatalError, res.Outcome)
+			assert.Contains(t, res.Message, tc.wantMsg)
+			assert.Equal(t, before, s.hits.Load(), "nothing may reach the server")
+		})
+	}
+}
+
+// TestLoopbackNameMustDialLoopback: a name admitted only by the "loopback"
+// entry may not dial anything else, public addresses included.
+func TestLoopbackNameMustDialLoopback(t *testing.T) {
+	r := newRunner(t, Config{AllowHosts: []string{"loopback"}, Resolver: mapResolver{"localhost": {"192.0.2.10"}}})
+	var de *dialRefusedError
+	_, err := r.dialContext(context.Background(), "tcp", "localhost:80")
+	require.ErrorAs(t, err, &de)
+	assert.Contains(t, err.Error(), "not a loopback address")
+	_, err = r.dialContext(context.Background(), "tcp", "192.0.2.1:80")
+	require.ErrorAs(t, err, &de)
+	assert.Contains(t, err.Error(), "is not on the http step allow-list")
+}
+
+// TestCrossHostRedirectDropsHeaders: the step's headers go only to the host
+// it named; a redirect to another host carries Maestro's defaults alone.
+func TestCrossHostRedirectDropsHeaders(t *testing.T) {
+	target := newServer(t, status(200, ""))
+	for _, tc := range []struct {
+		name     string
+		to       string
+		wantAuth string
+	}{
+		{"same host keeps the headers", target.URL, "Bearer s3cret"},
+		{"another host drops them", strings.Replace(target.URL, "127.0.0.1", "localhost", 1), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The source listens on 127.0.0.1 too; "same host" needs the
+			// same port, so the source redirects to itself first.
+			var src *server
+			src = newServer(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/start" && tc.wantAuth != "" {
+					http.Redirect(w, r, "/hop", http.StatusFound)
+					return
+				}
+				if r.URL.Path == "/hop" {
+					assert.Equal(t, "Bearer s3cret", r.Header.Get("Authorization"))
+					assert.Equal(t, "k", r.Header.Get("X-Api-Key"))
+					w.WriteHeader(200)
+					return
+				}
+				http.Redirect(w, r, tc.to+"/landed", http.StatusFound)
+			})
+			res, err := newRunner(t, Config{AllowHosts: []string{"loopback"}}).RunStep(context.Background(), msg(map[string]any{
+				"url": src.URL + "/start", "headers": map[string]string{"Authorization": "Bearer s3cret", "X-Api-Key": "k"},
+			}, nil))
+			require.NoError(t, err)
+			require.Equal(t, engine.OutcomeSucceeded, res.Outcome, res.Message)
+			if tc.wantAuth != "" {
+				assert.Equal(t, "/hop", src.last.Load().path)
+				return
+			}
+			got := target.last.Load()
+			require.NotNil(t, got)
+			assert.Equal(t, "/landed", got.path)
+			assert.Empty(t, got.header.Get("Authorization"))
+			assert.Empty(t, got.header.Get("X-Api-Key"))
+			assert.Equal(t, "application/json", got.header.Get("Accept"))
+		})
+	}
 }
 
 func TestTruncateUTF8(t *testing.T) {
