@@ -110,7 +110,8 @@ func (d *decider) stepTimedOut(e TimerFired) error {
 }
 
 // workflowTimedOut ends a run still in progress when the workflow's timeout
-// fires: every step in flight is STOPPED and the instance is TIMED_OUT.
+// fires: every step in flight ends TIMED_OUT, as Maestro's (since 2025-09),
+// and so does the instance.
 func (d *decider) workflowTimedOut() error {
 	if d.st.Status != model.WorkflowInProgress {
 		return nil
@@ -122,8 +123,8 @@ func (d *decider) workflowTimedOut() error {
 			continue
 		}
 		s.RetryAt = 0
-		s.Message = "stopped: " + msg
-		d.setStepStatus(j, model.StepStopped, s.Message)
+		s.Message = msg
+		d.setStepStatus(j, model.StepTimedOut, s.Message)
 	}
 	d.st.Message = msg
 	d.setInstanceStatus(model.WorkflowTimedOut, msg)

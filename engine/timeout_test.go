@@ -80,7 +80,7 @@ func TestWorkflowTimeout(t *testing.T) {
 	d, err = Decide(ctx, g, d.State, TimerFired{Purpose: PurposeWorkflowTimeout}, t0.Add(100*time.Second))
 	require.NoError(t, err)
 	assert.Equal(t, model.WorkflowTimedOut, d.State.Status)
-	assert.Equal(t, model.StepStopped, d.State.Step("a").Status)
+	assert.Equal(t, model.StepTimedOut, d.State.Step("a").Status, "Maestro ends the steps in flight TIMED_OUT")
 	assert.Equal(t, model.StepSucceeded, d.State.Step("b").Status)
 	assert.Equal(t, model.StepNotCreated, d.State.Step("c").Status)
 	assert.Equal(t, []Command{InstanceDone{Status: model.WorkflowTimedOut}}, d.Commands)

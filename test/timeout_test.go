@@ -32,7 +32,7 @@ func TestTimeouts(t *testing.T) {
 		  {"step":{"id":"quick","type":"NoOp"}}]}}`))
 		r := s.start(wf, "")
 		v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
-		if v.Status != "TIMED_OUT" || v.StepStatuses["slow"] != "STOPPED" || v.StepStatuses["quick"] != "SUCCEEDED" {
+		if v.Status != "TIMED_OUT" || v.StepStatuses["slow"] != "TIMED_OUT" || v.StepStatuses["quick"] != "SUCCEEDED" {
 			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
 		}
 	})
