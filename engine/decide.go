@@ -682,7 +682,7 @@ func (d *decider) stepParams(i int) (Values, error) {
 	env := &Env{
 		Vars:       overlay(d.st.Params, defaults),
 		Step:       d.stepFn,
-		StepFields: defaults,
+		StepFields: stepFields(s, defaults),
 		Instance:   d.instanceFields(),
 		Seed:       defaults[ParamStepInstanceUUID].(string),
 	}
@@ -731,7 +731,7 @@ func (d *decider) conditionEnv(from int) *Env {
 	return &Env{
 		Vars:       vars,
 		Step:       d.stepFn,
-		StepFields: p.Params,
+		StepFields: stepFields(p, p.Params),
 		Instance:   d.instanceFields(),
 		Seed:       stepUUID(d.st.UUID, p.StepID, p.Attempt) + "/conditions",
 	}
@@ -762,6 +762,18 @@ func (d *decider) getFromStep(_ context.Context, stepID, name string) (any, erro
 		return nil, fmt.Errorf("params.getFromStep: unknown step %q", stepID)
 	}
 	s := &d.st.Steps[i]
+	switch name {
+	case FieldStepStatus:
+		if s.Status == "" || s.Status == model.StepNotCreated {
+			return nil, fmt.Errorf("params.getFromStep: step %q has not been created yet", stepID)
+		}
+		return string(s.Status), nil
+	case FieldStepEndTime:
+		if s.EndTime == 0 {
+			return nil, fmt.Errorf("params.getFromStep: step %q's %s is not set yet (status %s)", stepID, name, s.Status)
+		}
+		return s.EndTime, nil
+	}
 	if s.Params == nil {
 		return nil, fmt.Errorf("params.getFromStep: step %q has not evaluated its params (status %s)", stepID, s.Status)
 	}

@@ -538,6 +538,39 @@ func TestParamEvaluation(t *testing.T) {
 			want: map[string]any{"d": "20261122", "h": "10", "ts": t0.UnixMilli()},
 		},
 		{
+			name: "derived minus/plus system params (Maestro's default params)",
+			step: params(
+				"utcMinus", expr(model.TypeLong, "DERIVED_RUN_DATE_UTC_MINUS_ONE"),
+				"utcPlus", expr(model.TypeLong, "DERIVED_RUN_DATE_UTC_PLUS_ONE"),
+				"utcMinusHour", expr(model.TypeLong, "DERIVED_RUN_DATE_UTC_MINUS_ONE_HOUR"),
+				"utcPlusHour", expr(model.TypeLong, "DERIVED_RUN_DATE_UTC_PLUS_ONE_HOUR"),
+				"pacificMinus", expr(model.TypeLong, "DERIVED_RUN_DATE_US_PACIFIC_MINUS_ONE"),
+				"hourMinus", expr(model.TypeString, "DERIVED_RUN_HOUR_UTC_MINUS_ONE_HOUR"),
+				"hourPlus", expr(model.TypeString, "DERIVED_RUN_HOUR_UTC_PLUS_ONE_HOUR"),
+			),
+			// t0 is 2026-11-22 10:30 UTC: derived 10:00 UTC, 02:00 in Los Angeles.
+			want: map[string]any{
+				"utcMinus": int64(20261121), "utcPlus": int64(20261123), "utcMinusHour": int64(20261122),
+				"utcPlusHour": int64(20261122), "pacificMinus": int64(20261121), "hourMinus": "09", "hourPlus": "11",
+			},
+		},
+		{
+			name:     "params.containsKey",
+			wfParams: params("x", literal(model.TypeLong, int64(1))),
+			step: params(
+				"hasX", expr(model.TypeBoolean, "params.containsKey('x')"),
+				"hasStepID", expr(model.TypeBoolean, "params.containsKey('step_id')"),
+				"hasNothing", expr(model.TypeBoolean, "params.containsKey('nothing_here')"),
+				"fallback", expr(model.TypeString, "params.containsKey('opt') ? params.get('opt') : 'default'"),
+			),
+			want: map[string]any{"hasX": true, "hasStepID": true, "hasNothing": false, "fallback": "default"},
+		},
+		{
+			name: "MAESTRO_STEP_ERROR_RETRIES of the current step",
+			step: params("retries", expr(model.TypeLong, "params.getFromStep('MAESTRO_STEP_ERROR_RETRIES')")),
+			want: map[string]any{"retries": int64(0)},
+		},
+		{
 			name: "evaluation error fails the step",
 			step: params("bad", expr(model.TypeLong, "params.getFromStep('ghost', 'x')")),
 			fail: `params.getFromStep: unknown step "ghost"`,
@@ -578,6 +611,36 @@ func TestParamEvaluation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGetFromStepRuntimeFields: params.getFromStep(stepId, name) reads
+// another step's MAESTRO_STEP_STATUS and MAESTRO_STEP_END_TIME, as Maestro's.
+func TestGetFromStepRuntimeFields(t *testing.T) {
+	wf := &model.Workflow{ID: "fields", Steps: []model.Step{
+		{Kind: model.KindStep, ID: "a", Type: model.StepNoOp, Transition: model.Transition{Successors: []model.Successor{
+			{StepID: "b", Condition: "params.getFromStep('a', 'MAESTRO_STEP_STATUS') == 'SUCCEEDED'"},
+		}}},
+		{Kind: model.KindStep, ID: "b", Type: model.StepNoOp, Params: params(
+			"aStatus", expr(model.TypeString, "params.getFromStep('a', 'MAESTRO_STEP_STATUS')"),
+			"aEnd", expr(model.TypeLong, "params.getFromStep('a', 'MAESTRO_STEP_END_TIME')"),
+		)},
+		{Kind: model.KindStep, ID: "c", Type: model.StepNoOp, Params: params(
+			"bEnd", expr(model.TypeLong, "params.getFromStep('late', 'MAESTRO_STEP_END_TIME')"),
+		)},
+		{Kind: model.KindStep, ID: "late", Type: model.StepNoOp},
+	}}
+	wf.Steps[1].Transition.Successors = []model.Successor{{StepID: "late", Condition: "true"}}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	b := d.State.Step("b")
+	require.Equal(t, succeeded, b.Status, b.Message)
+	assert.Equal(t, "SUCCEEDED", b.Params["aStatus"])
+	assert.Equal(t, t0.UnixMilli(), b.Params["aEnd"])
+	c := d.State.Step("c")
+	assert.Equal(t, model.StepFatallyFailed, c.Status)
+	assert.Contains(t, c.Message, `step "late"'s MAESTRO_STEP_END_TIME is not set yet (status NOT_CREATED)`)
 }
 
 func TestConditionErrorFailsStep(t *testing.T) {

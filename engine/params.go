@@ -21,6 +21,16 @@ const (
 	ParamSleepSeconds = "sleep_seconds"
 )
 
+// Runtime fields of a step that are not params (Maestro's Constants):
+// params.getFromStep(FieldStepErrorRetries) reads the current step's error
+// retries so far; params.getFromStep(stepId, FieldStepStatus) and
+// (stepId, FieldStepEndTime) another step's status and end time (unix ms).
+const (
+	FieldStepErrorRetries = "MAESTRO_STEP_ERROR_RETRIES"
+	FieldStepStatus       = "MAESTRO_STEP_STATUS"
+	FieldStepEndTime      = "MAESTRO_STEP_END_TIME"
+)
+
 // DefaultSleepSeconds is a Sleep step's duration when sleep_seconds is unset.
 const DefaultSleepSeconds = 3
 
@@ -76,12 +86,21 @@ func systemParams(wf *model.Workflow, st *Instance, ini Initiator, now time.Time
 		"DERIVED_RUN_DATE_US_PACIFIC": derived.In(pacific).Format(day),
 		"DERIVED_RUN_HOUR_UTC":        derived.UTC().Format(hour),
 		"DERIVED_RUN_HOUR_US_PACIFIC": derived.In(pacific).Format(hour),
-		"RUN_DATE":                    run.UTC().Format(day),
-		"LOCAL_RUN_DATE":              local.Format(day),
-		"owner":                       st.Owner,
-		"workflow_id":                 st.WorkflowID,
-		"RUN_POLICY":                  runPolicy(st),
-		"INITIATOR_TYPE":              ini.Type,
+		// Maestro's minus/plus variants: calendar days in the zone, hours
+		// as elapsed time.
+		"DERIVED_RUN_DATE_US_PACIFIC_MINUS_ONE": derived.In(pacific).AddDate(0, 0, -1).Format(day),
+		"DERIVED_RUN_DATE_UTC_MINUS_ONE":        derived.UTC().AddDate(0, 0, -1).Format(day),
+		"DERIVED_RUN_DATE_UTC_PLUS_ONE":         derived.UTC().AddDate(0, 0, 1).Format(day),
+		"DERIVED_RUN_DATE_UTC_MINUS_ONE_HOUR":   derived.UTC().Add(-time.Hour).Format(day),
+		"DERIVED_RUN_DATE_UTC_PLUS_ONE_HOUR":    derived.UTC().Add(time.Hour).Format(day),
+		"DERIVED_RUN_HOUR_UTC_MINUS_ONE_HOUR":   derived.UTC().Add(-time.Hour).Format(hour),
+		"DERIVED_RUN_HOUR_UTC_PLUS_ONE_HOUR":    derived.UTC().Add(time.Hour).Format(hour),
+		"RUN_DATE":                              run.UTC().Format(day),
+		"LOCAL_RUN_DATE":                        local.Format(day),
+		"owner":                                 st.Owner,
+		"workflow_id":                           st.WorkflowID,
+		"RUN_POLICY":                            runPolicy(st),
+		"INITIATOR_TYPE":                        ini.Type,
 	}
 	if ini.Timezone != "" {
 		raw["INITIATOR_TIMEZONE"] = ini.Timezone
@@ -162,6 +181,19 @@ func defaultStepParams(st *Instance, stepID string, attempt int64) Values {
 		ParamStepAttemptID:      attempt,
 		ParamStepID:             stepID,
 	}
+}
+
+// stepFields returns what params.getFromStep(field) reads for step s: its
+// default step params (from defaults) and its error retries so far.
+func stepFields(s *StepState, defaults Values) map[string]any {
+	f := make(map[string]any, 5)
+	for _, k := range [...]string{ParamWorkflowInstanceID, ParamStepInstanceUUID, ParamStepAttemptID, ParamStepID} {
+		if v, ok := defaults[k]; ok {
+			f[k] = v
+		}
+	}
+	f[FieldStepErrorRetries] = s.ErrorRetries
+	return f
 }
 
 // crossStepName is the name under which expressions see a step's param.

@@ -170,7 +170,7 @@ func (d *decider) gateSignals(i int) bool {
 	}
 	defaults := defaultStepParams(d.st, s.StepID, s.Attempt)
 	env := &Env{
-		Vars: overlay(d.st.Params, defaults), Step: d.stepFn, StepFields: defaults,
+		Vars: overlay(d.st.Params, defaults), Step: d.stepFn, StepFields: stepFields(s, defaults),
 		Instance: d.instanceFields(), Seed: defaults[ParamStepInstanceUUID].(string) + "/signals",
 	}
 	var waiting []string
@@ -308,7 +308,7 @@ func (d *decider) signalOutputs(i int) error {
 	}
 	s := &d.st.Steps[i]
 	env := &Env{
-		Vars: overlay(d.st.Params, s.Params), Step: d.stepFn, StepFields: s.Params,
+		Vars: overlay(d.st.Params, s.Params), Step: d.stepFn, StepFields: stepFields(s, s.Params),
 		Instance: d.instanceFields(), Seed: stepUUID(d.st.UUID, s.StepID, s.Attempt) + "/signal-outputs",
 	}
 	d.signalEnv(env, i)

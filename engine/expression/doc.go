@@ -36,7 +36,8 @@
 //
 //	function                                        result
 //	params.get(name), params[name], params.name     the parameter's value (any name, e.g. 'job.2__param1')
-//	params.getFromStep(stepId, name)                param of another step (Env.Step)
+//	params.containsKey(name)                        whether param name has a value here (an unknown name gives false)
+//	params.getFromStep(stepId, name)                param of another step (Env.Step); name MAESTRO_STEP_STATUS or MAESTRO_STEP_END_TIME reads its status or end time (unix ms)
 //	params.getFromStep(field)                       current step's runtime field, e.g. MAESTRO_STEP_ERROR_RETRIES (Env.StepFields)
 //	params.getFromSignal(name)                      param of the triggering signal (Env.SignalParams)
 //	params.getFromSignal(signalName, name)          param of a named triggering signal (Env.Signals)

@@ -71,6 +71,7 @@ var (
 	int64Type      = reflect.TypeOf(int64(0))
 	float64Type    = reflect.TypeOf(float64(0))
 	stringType     = reflect.TypeOf("")
+	boolType       = reflect.TypeOf(false)
 	int64SliceType = reflect.TypeOf([]int64(nil))
 )
 
@@ -83,6 +84,7 @@ func helpers() map[string]*helper {
 	list := []*helper{
 		// params.*
 		{name: "params.get", min: 1, max: 1, usage: "params.get(name)", fn: paramsGet, result: fixed(anyType)},
+		{name: "params.containsKey", min: 1, max: 1, usage: "params.containsKey(name)", fn: paramsContainsKey, result: fixed(boolType)},
 		{name: "params.getFromStep", min: 1, max: 2, usage: "params.getFromStep(stepId, name) or params.getFromStep(field)", fn: getFromStep, result: fixed(anyType)},
 		{name: "params.getFromSignal", min: 1, max: 2, usage: "params.getFromSignal(name) or params.getFromSignal(signalName, name)", fn: getFromSignal, result: fixed(anyType)},
 		{name: "params.getFromSignalOrDefault", min: 3, max: 3, usage: "params.getFromSignalOrDefault(signalName, name, default)", fn: getFromSignalOrDefault, result: fixed(anyType)},
@@ -285,6 +287,21 @@ func paramsGet(st *evalState, args []any) (any, error) {
 		return nil, err
 	}
 	return st.lookup(name)
+}
+
+// paramsContainsKey is Java's Map.containsKey on params: whether a param of
+// that name has a value here (unlike params.get, an unknown name is not an
+// error).
+func paramsContainsKey(st *evalState, args []any) (any, error) {
+	name, err := argString("params.containsKey", args, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.ctx.Err(); err != nil {
+		return nil, err
+	}
+	_, err = st.lookup(name)
+	return err == nil, nil
 }
 
 func getFromStep(st *evalState, args []any) (any, error) {

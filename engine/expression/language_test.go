@@ -121,6 +121,34 @@ func TestEvalSemantics(t *testing.T) {
 	}
 }
 
+// TestContainsKeyGuard: a name tested with params.containsKey may be read
+// even when it is not in scope, as in SEL's optional-param idiom.
+func TestContainsKeyGuard(t *testing.T) {
+	l := New(DefaultLimits())
+	for _, tc := range []struct {
+		src  string
+		vars map[string]any
+		want any
+	}{
+		{"params.containsKey('opt') ? params.get('opt') : 'none'", nil, "none"},
+		{"params.containsKey('opt') ? params['opt'] : 'none'", map[string]any{"opt": "set"}, "set"},
+		{"params.containsKey('s')", nil, true},
+		{"params.containsKey('s' + 'x')", nil, false},
+	} {
+		t.Run(tc.src, func(t *testing.T) {
+			p, err := l.Compile(tc.src, "", testScope())
+			require.NoError(t, err)
+			vars := map[string]any{"s": "str"}
+			for k, v := range tc.vars {
+				vars[k] = v
+			}
+			got, err := p.Eval(context.Background(), &Env{Vars: vars})
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
 func TestCompileErrors(t *testing.T) {
 	l := New(DefaultLimits())
 	tests := []struct {
@@ -132,6 +160,7 @@ func TestCompileErrors(t *testing.T) {
 		{"foo + 1", model.TypeLong, ErrUnknownParam, `unknown parameter "foo"`},
 		{"params.get('nope')", "", ErrUnknownParam, `unknown parameter "nope"`},
 		{"params['nope']", "", ErrUnknownParam, `unknown parameter "nope"`},
+		{"params.containsKey('other') ? params.get('nope') : 1", "", ErrUnknownParam, `unknown parameter "nope"`},
 		{"$env", "", ErrUnknownParam, `unknown parameter "$env"`},
 		{"params", "", ErrUnsupported, "params is not a value"},
 		{"Math", "", ErrUnsupported, "Math is not a value"},

@@ -35,6 +35,13 @@ type patcher struct {
 	constRefs []string
 	// dynamic is set when params.get reads a name computed at run time.
 	dynamic bool
+	// unknownRefs are names read through params.get('x') that are not in
+	// scope; they are an error unless guarded.
+	unknownRefs []string
+	// guarded are the names the expression tests with
+	// params.containsKey('x'): reading them is legal even when they are not
+	// in scope (SEL's "params.containsKey('x') ? params.get('x') : d").
+	guarded map[string]bool
 	// visited is set once the walk reached any node: the source parsed.
 	visited bool
 	err     error
@@ -123,7 +130,7 @@ func (p *patcher) noteParamName(arg ast.Node) {
 		return
 	}
 	if _, ok := p.scope.Lookup(s.Value); !ok {
-		p.fail(ErrUnknownParam, "unknown parameter %q", s.Value)
+		p.unknownRefs = append(p.unknownRefs, s.Value)
 		return
 	}
 	p.constRefs = append(p.constRefs, s.Value)
@@ -171,8 +178,16 @@ func (p *patcher) namespaceCall(node *ast.Node, n *ast.CallNode, ns, method stri
 		p.fail(ErrSyntax, "%s takes %s, got %d; usage: %s", name, argCount(h.min, h.max), len(n.Arguments), h.usage)
 		return
 	}
-	if name == "params.get" {
+	switch name {
+	case "params.get":
 		p.noteParamName(n.Arguments[0])
+	case "params.containsKey":
+		if s, ok := n.Arguments[0].(*ast.StringNode); ok {
+			if p.guarded == nil {
+				p.guarded = map[string]bool{}
+			}
+			p.guarded[s.Value] = true
+		}
 	}
 	p.replace(node, name, n.Arguments...)
 }
@@ -212,6 +227,11 @@ func argCount(min, max int) string {
 // parameter in scope. It returns the referenced parameters in first-use
 // order.
 func (p *patcher) finish() (identRefs []string) {
+	for _, name := range p.unknownRefs {
+		if !p.guarded[name] {
+			p.fail(ErrUnknownParam, "unknown parameter %q", name)
+		}
+	}
 	seen := map[string]bool{}
 	for _, id := range p.idents {
 		if p.consumed[id] || id.Value == stateVar || strings.Contains(id.Value, ".") {
