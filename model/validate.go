@@ -984,15 +984,8 @@ func (v *validator) tags(tags TagList, p loc) {
 
 // workflowID checks the workflow id rules.
 func (v *validator) workflowID(id string, p loc) {
-	if !idChars(id, true) {
-		v.failf(p, `workflow id %q is invalid: it must match [_a-zA-Z0-9][.\-_a-zA-Z0-9]*`, id)
-	}
-	if len(id) > IDLengthLimit {
-		v.failf(p, "workflow id is %d characters long; the limit is %d", len(id), IDLengthLimit)
-	}
-	lower := strings.ToLower(id)
-	if strings.HasPrefix(lower, ReservedPrefix) || strings.HasSuffix(lower, ReservedSuffix) {
-		v.failf(p, "workflow id %q must not start with %q or end with %q (reserved, case-insensitive)", id, ReservedPrefix, ReservedSuffix)
+	for _, msg := range WorkflowIDProblems(id) {
+		v.failf(p, "%s", msg)
 	}
 }
 
@@ -1005,17 +998,8 @@ func (v *validator) paramName(name string, p loc) { v.name(name, p, "param name"
 
 // name applies the step id / param name rules.
 func (v *validator) name(s string, p loc, what string) {
-	if !idChars(s, false) {
-		v.failf(p, `%s %q is invalid: it must match [_a-zA-Z][.\-_a-zA-Z0-9]*`, what, s)
-	}
-	if len(s) > IDLengthLimit {
-		v.failf(p, "%s is %d characters long; the limit is %d", what, len(s), IDLengthLimit)
-	}
-	if strings.Contains(s, StepParamSeparator) {
-		v.failf(p, "%s %q must not contain %q (the step param separator)", what, s, StepParamSeparator)
-	}
-	if strings.HasPrefix(s, ReservedPrefix) {
-		v.failf(p, "%s %q must not start with %q (reserved)", what, s, ReservedPrefix)
+	for _, msg := range NameProblems(s, what) {
+		v.failf(p, "%s", msg)
 	}
 }
 

@@ -18,6 +18,10 @@ import (
 const (
 	// MaxNameLength bounds a signal name, in characters.
 	MaxNameLength = 512
+	// MaxNameBytes bounds a signal name's UTF-8 encoding: the name is part
+	// of DynamoDB partition keys (at most 2048 bytes), the param index's
+	// beside a hex param name.
+	MaxNameBytes = 1024
 	// MaxParams bounds the params of one signal. Every param is indexed for
 	// matching, and the index entries are written in the announce's own
 	// DynamoDB transaction (100 items at most).
@@ -201,12 +205,23 @@ func (a Announce) validate() fieldErrors {
 }
 
 // checkName returns why name is not a valid signal name, or "".
+// CheckName reports why name is not a valid signal name, or nil.
+func CheckName(name string) error {
+	if msg := checkName(name); msg != "" {
+		return fmt.Errorf("signal name %s", msg)
+	}
+	return nil
+}
+
 func checkName(name string) string {
 	if name == "" {
 		return "is required"
 	}
 	if n := utf8.RuneCountInString(name); n > MaxNameLength {
 		return fmt.Sprintf("must be at most %d characters, got %d", MaxNameLength, n)
+	}
+	if len(name) > MaxNameBytes {
+		return fmt.Sprintf("must be at most %d bytes in UTF-8, got %d", MaxNameBytes, len(name))
 	}
 	if !utf8.ValidString(name) {
 		return "must be valid UTF-8"

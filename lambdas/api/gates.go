@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
@@ -45,9 +46,9 @@ func parseBreakpoint(body []byte) (orchestrator.Breakpoint, error) {
 	for _, f := range fields {
 		switch f.name {
 		case "workflow_id":
-			errs = append(errs, requiredString(f, &b.WorkflowID)...)
+			errs = append(errs, idField(f, &b.WorkflowID, model.CheckWorkflowID)...)
 		case "step_id":
-			errs = append(errs, requiredString(f, &b.StepID)...)
+			errs = append(errs, idField(f, &b.StepID, model.CheckStepID)...)
 		case "workflow_version":
 			errs = append(errs, matchNumber(f, &b.Version)...)
 		case "workflow_instance_id":
@@ -125,6 +126,14 @@ func workflowQuery(r *http.Request) (wf, step string, err error) {
 	wf, step = q.Get("workflowId"), q.Get("stepId")
 	if wf == "" {
 		return "", "", invalidParam("workflowId", "is required")
+	}
+	if err := model.CheckWorkflowID(wf); err != nil {
+		return "", "", invalidParam("workflowId", err.Error())
+	}
+	if step != "" {
+		if err := model.CheckStepID(step); err != nil {
+			return "", "", invalidParam("stepId", err.Error())
+		}
 	}
 	return wf, step, nil
 }

@@ -61,7 +61,9 @@ type server struct {
 //	GET  /api/v3/workflows/{id}/instances/{instanceId}/steps   -> [StepView]
 //	GET  /api/v3/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/attempts/{attempt}  attempt: N|latest
 //
-// Numeric path parameters must be positive int64s. Unknown paths get a
+// Numeric path parameters must be positive int64s; ids in paths, queries
+// and bodies ({id}, {stepId}, {name}, {tag}, workflow_id, step_id) must
+// follow the model's id rules (400 naming the field otherwise). Unknown paths get a
 // JSON 404, known paths with another method a JSON 405 with Allow. Bodies
 // over MaxBodyBytes get 413. A start body is checked strictly: no unknown
 // or duplicate fields, only MANUAL initiators, request_id a UUID,

@@ -41,6 +41,70 @@ func decodeError(t *testing.T, status int, body []byte) errorBody {
 	return e
 }
 
+// TestIDsAreCheckedAtTheAPI: every path, query and body id that names a
+// stored thing is checked with the model's rules before the service sees it;
+// one over DynamoDB's key limits answers 400 naming the field, never 500.
+func TestIDsAreCheckedAtTheAPI(t *testing.T) {
+	longWF := strings.Repeat("w", 3000)
+	longStep := strings.Repeat("s", 2000)
+	longSignal := strings.Repeat("é", 600)    // 600 characters, 1200 bytes
+	wide := strings.Repeat("\U0001F600", 300) // 300 characters, 1200 bytes
+	const wf = "/api/v3/workflows/"
+	tests := []struct {
+		name, method, target, body, field, rule string
+	}{
+		{"version", "GET", wf + longWF + "/versions/latest", "", "id", "workflow id is 3000 characters long; the limit is 128"},
+		{"start", "POST", wf + longWF + "/versions/latest/actions/start", "", "id", "the limit is 128"},
+		{"activate", "PUT", wf + longWF + "/versions/1/actions/activate", "", "id", "the limit is 128"},
+		{"deactivate", "PUT", wf + longWF + "/actions/deactivate", "", "id", "the limit is 128"},
+		{"workflow action", "PUT", wf + longWF + "/actions/stop", "", "id", "the limit is 128"},
+		{"properties", "POST", wf + longWF + "/properties", "{}", "id", "the limit is 128"},
+		{"instances", "GET", wf + longWF + "/instances", "", "id", "the limit is 128"},
+		{"instance", "GET", wf + longWF + "/instances/1", "", "id", "the limit is 128"},
+		{"run", "GET", wf + longWF + "/instances/1/runs/1", "", "id", "the limit is 128"},
+		{"steps", "GET", wf + longWF + "/instances/1/steps", "", "id", "the limit is 128"},
+		{"delete", "DELETE", wf + longWF, "", "id", "the limit is 128"},
+		{"reserved id", "GET", wf + "maestro_x/versions/latest", "", "id", "must not start with"},
+		{"attempt step", "GET", wf + "wf/instances/1/runs/1/steps/" + longStep + "/attempts/1", "", "stepId", "step id is 2000 characters long; the limit is 128"},
+		{"step action", "PUT", wf + "wf/instances/1/steps/" + longStep + "/actions/stop", "", "stepId", "the limit is 128"},
+		{"step restart", "POST", wf + "wf/instances/1/steps/" + longStep + "/actions/restart", "", "stepId", "the limit is 128"},
+		{"step id chars", "PUT", wf + "wf/instances/1/steps/a%23b/actions/stop", "", "stepId", `step id "a#b" is invalid`},
+		{"resume", "PUT", "/api/v3/workflows/steps/breakpoints/" + longWF + "/instances/1/runs/1/steps/s/attempts/1/actions/resume", "", "id", "the limit is 128"},
+		{"signal name characters", "GET", "/api/v3/signals/" + longSignal + "/instances/1", "", "name", "must be at most 512 characters, got 600"},
+		{"signal name bytes", "GET", "/api/v3/signals/" + wide + "/instances/latest", "", "name", "must be at most 1024 bytes in UTF-8, got 1200"},
+		{"signal lineage", "GET", "/api/v3/signals/" + longSignal + "/instances/1/lineage", "", "name", "at most 512 characters"},
+		{"tag permit", "GET", "/api/v3/tag-permits/" + strings.Repeat("t", 600), "", "tag", "tag is 600 bytes long; the limit is 512"},
+		{"breakpoint body", "POST", "/api/v3/workflows/steps/breakpoints", `{"workflow_id":"` + longWF + `","step_id":"s"}`, "workflow_id", "the limit is 128"},
+		{"breakpoint body step", "POST", "/api/v3/workflows/steps/breakpoints", `{"workflow_id":"wf","step_id":"` + longStep + `"}`, "step_id", "the limit is 128"},
+		{"breakpoint query", "GET", "/api/v3/workflows/steps/breakpoints?workflowId=" + longWF, "", "workflowId", "the limit is 128"},
+		{"breakpoint query step", "GET", "/api/v3/workflows/steps/breakpoints?workflowId=wf&stepId=" + longStep, "", "stepId", "the limit is 128"},
+		{"output data", "PUT", "/api/v3/output-data", `{"workflow_id":"` + longWF + `","workflow_instance_id":1,"step_id":"s","params":{}}`, "workflow_id", "the limit is 128"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			svc := &fakeService{}
+			h := NewHandler(svc, Options{})
+			var body io.Reader
+			if tc.body != "" {
+				body = strings.NewReader(tc.body)
+			}
+			req := httptest.NewRequest(tc.method, "http://api"+strings.ReplaceAll(tc.target, " ", "%20"), body)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+			var e struct {
+				Status int      `json:"status"`
+				Errors []string `json:"errors"`
+			}
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), rec.Body.String())
+			require.NotEmpty(t, e.Errors)
+			assert.True(t, strings.HasPrefix(e.Errors[0], tc.field+": "), "first detail %q should name %s", e.Errors[0], tc.field)
+			assert.Contains(t, strings.Join(e.Errors, "\n"), tc.rule)
+			assert.Empty(t, svc.recorded(), "nothing may reach the service")
+		})
+	}
+}
+
 func TestRoutes(t *testing.T) {
 	const wf = "/api/v3/workflows"
 	defJSON := `{"workflow_definition":{"metadata":{"workflow_id":"sample-wf","workflow_version_id":3,"create_time":1763776800000},
@@ -226,8 +290,10 @@ func TestRoutes(t *testing.T) {
 			wantCall: &call{"GetWorkflowVersion", []any{"sample-wf", "default"}}},
 		{name: "version number", method: "GET", target: wf + "/sample-wf/versions/012", wantStatus: 200,
 			wantCall: &call{"GetWorkflowVersion", []any{"sample-wf", "12"}}},
-		{name: "version escaped id", method: "GET", target: wf + "/a%20b.c/versions/1", wantStatus: 200,
-			wantCall: &call{"GetWorkflowVersion", []any{"a b.c", "1"}}},
+		{name: "version escaped id", method: "GET", target: wf + "/a%2Db.c/versions/1", wantStatus: 200,
+			wantCall: &call{"GetWorkflowVersion", []any{"a-b.c", "1"}}},
+		{name: "version id with a space", method: "GET", target: wf + "/a%20b.c/versions/1", wantStatus: 400,
+			wantError: `id: workflow id "a b.c" is invalid`},
 		{name: "version zero", method: "GET", target: wf + "/sample-wf/versions/0", wantStatus: 400, wantError: "version: must be"},
 		{name: "version negative", method: "GET", target: wf + "/sample-wf/versions/-1", wantStatus: 400, wantError: "version: must be"},
 		{name: "version word", method: "GET", target: wf + "/sample-wf/versions/newest", wantStatus: 400, wantError: "version: must be"},

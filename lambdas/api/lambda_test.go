@@ -244,7 +244,7 @@ func TestLambdaHandlerErrorsAndRouting(t *testing.T) {
 		{name: "wrong method", method: "PATCH", path: "/api/v3/workflows", wantStatus: 405, wantAllow: "POST"},
 		{name: "path without slash", method: "GET", path: "health", wantStatus: 200},
 		{name: "empty path", method: "GET", path: "", wantStatus: 404},
-		{name: "escaped id", method: "GET", path: "/api/v3/workflows/a b%c/versions/latest", wantStatus: 200},
+		{name: "escaped id", method: "GET", path: "/api/v3/signals/a b%c/instances/latest", wantStatus: 200},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -260,7 +260,7 @@ func TestLambdaHandlerErrorsAndRouting(t *testing.T) {
 				assert.Equal(t, tc.wantAllow, resp.Headers["Allow"])
 			}
 			if tc.name == "escaped id" {
-				assert.Equal(t, []call{{"GetWorkflowVersion", []any{"a b%c", "latest"}}}, svc.recorded())
+				assert.Equal(t, []call{{"GetSignal", []any{"a b%c", int64(0)}}}, svc.recorded())
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/maestro-serverless/maestro/jsonnum"
+	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
@@ -41,9 +42,9 @@ func parseOutputData(body []byte) (orchestrator.OutputData, error) {
 	for _, f := range fields {
 		switch f.name {
 		case "workflow_id":
-			errs = append(errs, requiredString(f, &od.WorkflowID)...)
+			errs = append(errs, idField(f, &od.WorkflowID, model.CheckWorkflowID)...)
 		case "step_id":
-			errs = append(errs, requiredString(f, &od.StepID)...)
+			errs = append(errs, idField(f, &od.StepID, model.CheckStepID)...)
 		case "workflow_instance_id":
 			positive(f, &od.InstanceID, false)
 		case "workflow_run_id":

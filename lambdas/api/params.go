@@ -1,11 +1,14 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/signals"
 )
 
 // Paging bounds of GET /api/v3/workflows/{id}/instances.
@@ -17,6 +20,59 @@ const (
 // invalidParam is the 400 answer naming a path or query parameter.
 func invalidParam(name, rule string) *orchestrator.Error {
 	return orchestrator.Invalid("invalid parameter "+name, name+": "+rule)
+}
+
+// maxTagKeyBytes bounds a {tag} path parameter: longer than any tag stored
+// (user tags ≤ maxTagLength, internal maestro_<workflow id> ones), far below
+// DynamoDB's key limits.
+const maxTagKeyBytes = 512
+
+// idRules are the checks of the path parameters that name stored things:
+// an id the model would refuse cannot exist, and one over DynamoDB's key
+// limits must not reach the store (it would fail there as a 500).
+var idRules = []struct {
+	param string
+	check func(string) error
+}{
+	{"id", model.CheckWorkflowID},
+	{"stepId", model.CheckStepID},
+	{"name", signals.CheckName},
+	{"tag", checkTagKey},
+}
+
+// checkPathIDs answers 400 naming the first path parameter of r that breaks
+// its id rule.
+func checkPathIDs(r *http.Request) error {
+	for _, rule := range idRules {
+		v := r.PathValue(rule.param)
+		if v == "" {
+			continue // not a parameter of this route (empty segments do not match)
+		}
+		if err := rule.check(v); err != nil {
+			return invalidParam(rule.param, err.Error())
+		}
+	}
+	return nil
+}
+
+func checkTagKey(tag string) error {
+	if len(tag) > maxTagKeyBytes {
+		return fmt.Errorf("tag is %d bytes long; the limit is %d", len(tag), maxTagKeyBytes)
+	}
+	return nil
+}
+
+// idField reads a required string body field holding an id and checks it
+// with check (model.CheckWorkflowID, model.CheckStepID).
+func idField(f rawField, dst *string, check func(string) error) []string {
+	if errs := requiredString(f, dst); errs != nil {
+		return errs
+	}
+	if err := check(*dst); err != nil {
+		*dst = ""
+		return []string{f.name + ": " + err.Error()}
+	}
+	return nil
 }
 
 // versionSelector reads the {version} path parameter: "active",

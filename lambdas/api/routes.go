@@ -16,10 +16,15 @@ import (
 // returns the error to answer otherwise.
 type apiFunc func(w http.ResponseWriter, r *http.Request) error
 
-// api turns an apiFunc into an http.Handler that answers its errors.
+// api turns an apiFunc into an http.Handler that answers its errors. Path
+// parameters naming stored things are checked first (checkPathIDs).
 func (s *server) api(fn apiFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := fn(w, r); err != nil {
+		err := checkPathIDs(r)
+		if err == nil {
+			err = fn(w, r)
+		}
+		if err != nil {
 			s.fail(w, r, err)
 		}
 	})
