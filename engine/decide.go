@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/maestro-serverless/maestro/engine/expression"
 	"github.com/maestro-serverless/maestro/model"
 )
 
@@ -50,6 +51,10 @@ func Decide(ctx context.Context, g *Graph, st *Instance, ev Event, now time.Time
 	for _, o := range opts {
 		o(d)
 	}
+	if d.budget == nil {
+		d.budget = expression.NewBudget(0, 0)
+	}
+	d.ctx = expression.WithBudget(d.ctx, d.budget)
 	var err error
 	switch e := ev.(type) {
 	case StartRun:
@@ -90,10 +95,15 @@ func Decide(ctx context.Context, g *Graph, st *Instance, ev Event, now time.Time
 // decider holds the working state of one Decide call.
 type decider struct {
 	ctx context.Context
-	g   *Graph
-	st  *Instance // the new state, changed in place
-	now int64     // unix ms
-	out *Decision
+	// budget bounds the expression work of the decision.
+	budget *expression.Budget
+	// runBytes is the JSON size of the run's evaluated params, -1 until
+	// checkParamsSize first needs it.
+	runBytes int64
+	g        *Graph
+	st       *Instance // the new state, changed in place
+	now      int64     // unix ms
+	out      *Decision
 
 	// remaining counts each step's non-terminal predecessors; valid once
 	// counting is true, after which every step reaching a terminal status
@@ -132,6 +142,13 @@ type Option func(*decider)
 // feeds a Continue event to go on.
 func WithMaxStarts(n int) Option { return func(d *decider) { d.maxStarts = n } }
 
+// WithBudget makes the decision's expressions charge b (one decision, one
+// budget). Without it each decision gets a default expression.Budget: at
+// most DefaultBudgetCPU units of expression work, so a decision spends at
+// most about half a second of CPU on expressions whatever the definition;
+// an expression past it fails its step with an error naming the budget.
+func WithBudget(b *expression.Budget) Option { return func(d *decider) { d.budget = b } }
+
 // resume continues a decision that WithMaxStarts cut short.
 func (d *decider) resume() error {
 	if d.st.Status != model.WorkflowInProgress {
@@ -145,7 +162,7 @@ func (d *decider) resume() error {
 }
 
 func newDecider(ctx context.Context, g *Graph, st *Instance, now time.Time) *decider {
-	d := &decider{ctx: ctx, g: g, st: st, now: now.UnixMilli()}
+	d := &decider{ctx: ctx, g: g, st: st, now: now.UnixMilli(), runBytes: -1}
 	d.out = &Decision{State: st}
 	d.stepFn = d.getFromStep
 	return d
@@ -169,6 +186,9 @@ func (d *decider) startRun(e StartRun) error {
 	}
 	d.st.Initiator = ini
 	params, err := d.workflowParams(e)
+	if err == nil {
+		err = d.checkParamsSize("the workflow params", params, excludeWorkflowParams)
+	}
 	if err != nil {
 		msg := fmt.Sprintf("evaluating workflow params: %v", err)
 		d.st.Message = msg
@@ -449,6 +469,9 @@ func (d *decider) evaluate(i int) {
 	s := &d.st.Steps[i]
 	d.setStepStatus(i, model.StepEvaluatingParams, "")
 	params, err := d.stepParams(i)
+	if err == nil {
+		err = d.checkParamsSize("the step's params", params, i)
+	}
 	if err != nil {
 		d.endStep(i, model.StepFatallyFailed, fmt.Sprintf("evaluating params: %v", err))
 		return

@@ -79,6 +79,16 @@
 // once) and the memory of one evaluation; see Limits. expr has no loops, so
 // every evaluation terminates.
 //
+// Work is bounded too, by a Budget that every evaluation under one context
+// shares (WithBudget; the engine gives each decision one): each occurrence of
+// a variable costs its size, every helper result its size, the string
+// operators and builtins (matches, contains, startsWith, endsWith, upper,
+// lower, trim*, indexOf, ...) the bytes they scan or build, and a regular
+// expression the subject's bytes times the pattern's compiled instructions,
+// charged before it runs. Past the budget the expression fails with
+// ErrLimit, the same way on every replay, since costs are counted, not
+// timed.
+//
 // # Parameter sets and interpolation
 //
 // Interpolate expands $name, ${name} and $$ in literal strings. EvalParams

@@ -24,15 +24,28 @@ type evalState struct {
 	lookup func(name string) (any, error)
 	uuids  int
 	used   uint
+	// budget is shared by every evaluation of the unit of work (a
+	// decision); see Budget.
+	budget *Budget
 }
 
-// charge adds units to the helpers' memory use and fails past the budget.
+// charge adds units to the helpers' memory use and fails past the
+// evaluation's or the unit of work's budget.
 func (st *evalState) charge(units uint) error {
 	st.used += units
 	if st.used > st.limits.MemoryBudget {
 		return failf(ErrLimit, "memory budget exceeded (more than %d units allocated)", st.limits.MemoryBudget)
 	}
-	return nil
+	return st.budget.chargeMemory(int64(units))
+}
+
+// chargeCPU spends n CPU units of the unit of work's budget; it also checks
+// the context, so a cancelled decision stops at its next costly step.
+func (st *evalState) chargeCPU(n int64) error {
+	if err := st.ctx.Err(); err != nil {
+		return err
+	}
+	return st.budget.chargeCPU(n)
 }
 
 // checkStringLen fails when a string of n bytes would exceed MaxStringLen,
@@ -112,6 +125,7 @@ func helpers() map[string]*helper {
 		{name: "java.toString", min: 1, max: 1, usage: "x.toString()", fn: javaToString, result: fixed(stringType)},
 		{name: "java.size", min: 1, max: 1, usage: "x.size() or x.length()", fn: javaSize, result: fixed(int64Type)},
 	}
+	list = append(list, stringHelpers()...)
 	m := make(map[string]*helper, len(list))
 	for _, h := range list {
 		m[h.name] = h

@@ -74,7 +74,16 @@ func functionOption(h *helper) expr.Option {
 			if !ok {
 				return nil, fmt.Errorf("%s: internal error: no evaluation state", h.name)
 			}
-			return h.fn(st, args[1:])
+			v, err := h.fn(st, args[1:])
+			if err != nil {
+				return nil, err
+			}
+			// What a helper returns is read by the node above it: a param
+			// read (params.get) or a built string costs its size.
+			if err := st.chargeCPU(valueCost(v)); err != nil {
+				return nil, err
+			}
+			return v, nil
 		},
 		Validate: func(args []reflect.Type) (reflect.Type, error) {
 			n := len(args) - 1
@@ -95,6 +104,9 @@ type Program struct {
 	program   *vm.Program
 	want      model.ParamType
 	identRefs []string
+	// identUses counts the occurrences of each of identRefs in the source:
+	// each occurrence reads the value once.
+	identUses []int64
 	refs      []string
 	dynamic   bool
 }
@@ -164,7 +176,7 @@ func (l *Language) compile(src string, want model.ParamType, scope *recordingSco
 	opts = append(opts, l.options...)
 	opts = append(opts, expr.Patch(p))
 	prog, cerr := expr.Compile(norm, opts...)
-	identRefs := p.finish()
+	identRefs, identUses := p.finish()
 	if p.err != nil {
 		return nil, p.err
 	}
@@ -184,7 +196,7 @@ func (l *Language) compile(src string, want model.ParamType, scope *recordingSco
 	}
 	return &Program{
 		lang: l, source: src, program: prog, want: want,
-		identRefs: identRefs, refs: refs, dynamic: p.dynamic,
+		identRefs: identRefs, identUses: identUses, refs: refs, dynamic: p.dynamic,
 	}, nil
 }
 
@@ -239,14 +251,23 @@ func (p *Program) eval(ctx context.Context, env *Env, lookup func(string) (any, 
 	if env == nil {
 		env = &Env{}
 	}
-	st := &evalState{ctx: ctx, env: env, limits: &p.lang.limits, lookup: lookup}
+	st := &evalState{ctx: ctx, env: env, limits: &p.lang.limits, lookup: lookup, budget: BudgetFrom(ctx)}
+	if st.budget == nil {
+		st.budget = NewBudget(0, 0)
+	}
 	if st.lookup == nil {
 		st.lookup = func(name string) (any, error) { return env.lookupVar(ctx, name) }
 	}
 	vars := make(map[string]any, len(p.identRefs)+1)
-	for _, name := range p.identRefs {
+	for i, name := range p.identRefs {
 		v, err := st.lookup(name)
 		if err != nil {
+			return nil, p.evalError(err)
+		}
+		// Every operation reads each operand once, and an operand is
+		// used by one operation: charging each occurrence of a variable its
+		// size bounds the work on it (=, <, in, ...).
+		if err := st.chargeCPU(valueCost(v) * p.identUses[i]); err != nil {
 			return nil, p.evalError(err)
 		}
 		vars[name] = v

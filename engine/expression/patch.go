@@ -60,6 +60,9 @@ func (p *patcher) fail(kind error, format string, args ...any) {
 // Visit implements ast.Visitor.
 func (p *patcher) Visit(node *ast.Node) {
 	p.visited = true
+	if p.patchStringOp(node) {
+		return
+	}
 	switch n := (*node).(type) {
 	case *ast.IdentifierNode:
 		p.idents = append(p.idents, n)
@@ -226,13 +229,13 @@ func argCount(min, max int) string {
 // finish judges the identifiers left after the rewrite: each must be a
 // parameter in scope. It returns the referenced parameters in first-use
 // order.
-func (p *patcher) finish() (identRefs []string) {
+func (p *patcher) finish() (identRefs []string, uses []int64) {
 	for _, name := range p.unknownRefs {
 		if !p.guarded[name] {
 			p.fail(ErrUnknownParam, "unknown parameter %q", name)
 		}
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	for _, id := range p.idents {
 		if p.consumed[id] || id.Value == stateVar || strings.Contains(id.Value, ".") {
 			continue
@@ -245,10 +248,13 @@ func (p *patcher) finish() (identRefs []string) {
 			}
 			continue
 		}
-		if !seen[id.Value] {
-			seen[id.Value] = true
-			identRefs = append(identRefs, id.Value)
+		if i, ok := seen[id.Value]; ok {
+			uses[i]++
+			continue
 		}
+		seen[id.Value] = len(identRefs)
+		identRefs = append(identRefs, id.Value)
+		uses = append(uses, 1)
 	}
-	return identRefs
+	return identRefs, uses
 }
