@@ -167,7 +167,6 @@ func BenchmarkRegexBombDecide(b *testing.B) {
 	}
 }
 
-
 // BenchmarkRegexWithinBudget is the costliest regular-expression work a
 // decision can do: matches that each fit the budget, until it is spent.
 func BenchmarkRegexWithinBudget(b *testing.B) {
