@@ -18,6 +18,17 @@ const KindAction EventKind = "action"
 type Action struct {
 	StepID string `json:"step_id,omitempty"`
 	Action string `json:"action"`
+	// Principal is the IAM principal whose request it is, recorded in the
+	// timeline; empty for actions the system takes (a run strategy's stop).
+	Principal string `json:"principal,omitempty"`
+}
+
+// byWhom is how a timeline message names who acted.
+func (e Action) byWhom() string {
+	if e.Principal == "" {
+		return "a user action"
+	}
+	return "a user action of " + e.Principal
 }
 
 // Kind returns KindAction.
@@ -149,7 +160,7 @@ func (d *decider) act(e Action) error {
 		return err
 	}
 	if e.StepID == "" {
-		return d.actOnInstance(model.WorkflowAction(strings.ToUpper(e.Action)))
+		return d.actOnInstance(model.WorkflowAction(strings.ToUpper(e.Action)), e.byWhom())
 	}
 	if err := d.checkSteps(); err != nil {
 		return err
@@ -163,11 +174,11 @@ func (d *decider) act(e Action) error {
 	s.RetryAt = 0
 	switch model.StepAction(strings.ToUpper(e.Action)) {
 	case model.StepActionStop:
-		d.endStep(i, model.StepStopped, "stopped by a user action")
+		d.endStep(i, model.StepStopped, "stopped by "+e.byWhom())
 	case model.StepActionKill:
-		d.endStep(i, model.StepFatallyFailed, "killed by a user action")
+		d.endStep(i, model.StepFatallyFailed, "killed by "+e.byWhom())
 	case model.StepActionSkip:
-		d.endStep(i, model.StepSkipped, "skipped by a user action")
+		d.endStep(i, model.StepSkipped, "skipped by "+e.byWhom())
 	case model.StepActionResume:
 		d.resumePaused(i)
 	case model.StepActionBypassStepDependencies:
@@ -178,12 +189,12 @@ func (d *decider) act(e Action) error {
 
 // actOnInstance stops (STOPPED) or kills (FAILED) the run: every step in
 // flight ends with the action's step status.
-func (d *decider) actOnInstance(a model.WorkflowAction) error {
+func (d *decider) actOnInstance(a model.WorkflowAction, byWhom string) error {
 	stepStatus, runStatus := model.StepStopped, model.WorkflowStopped
 	if a == model.WorkflowActionKill {
 		stepStatus, runStatus = model.StepFatallyFailed, model.WorkflowFailed
 	}
-	msg := fmt.Sprintf("workflow instance %s by a user action", strings.ToLower(string(runStatus)))
+	msg := fmt.Sprintf("workflow instance %s by %s", strings.ToLower(string(runStatus)), byWhom)
 	for j := range d.st.Steps {
 		s := &d.st.Steps[j]
 		if s.Status == model.StepNotCreated || s.Status == "" || s.settled() {

@@ -112,6 +112,9 @@ type Initiator struct {
 	// Signals are the signals that triggered a SIGNAL run, in the order of
 	// the trigger's names (params.getFromSignal reads them).
 	Signals []SignalMatch `json:"signals,omitempty"`
+	// Principal is the IAM principal whose API request started the run
+	// (a MANUAL start), empty for runs the system started.
+	Principal string `json:"principal,omitempty"`
 }
 
 // Clone returns a deep copy of the instance; nil for nil.

@@ -82,6 +82,10 @@ type Event struct {
 	// Transitions are the status changes of an instance or step event, in
 	// order.
 	Transitions []Change `json:"transitions,omitempty"`
+	// Principal is the IAM principal whose API request made the change (a
+	// push, an activation, a start, an action...); empty for changes the
+	// system made on its own (a step finishing, a timer, a signal trigger).
+	Principal string `json:"principal,omitempty"`
 }
 
 // Change is one status change.

@@ -30,11 +30,14 @@ func newAPI(scope constructs.Construct, s settings, fn *Function) *API {
 	})
 	all := jsii.Bool(true)
 	api := awsapigateway.NewLambdaRestApi(scope, jsii.String("Api"), &awsapigateway.LambdaRestApiProps{
-		Handler:       fn.Function,
-		Proxy:         jsii.Bool(true),
-		RestApiName:   jsii.String(resources.Prefix + "-" + s.Stage),
-		Description:   jsii.String("Maestro workflow orchestrator API, stage " + s.Stage),
-		EndpointTypes: &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
+		Handler: fn.Function,
+		Proxy:   jsii.Bool(true),
+		// No test-invoke permission: the console's test button would call
+		// the function outside the stage's authorization and throttling.
+		IntegrationOptions: &awsapigateway.LambdaIntegrationOptions{AllowTestInvoke: jsii.Bool(false)},
+		RestApiName:        jsii.String(resources.Prefix + "-" + s.Stage),
+		Description:        jsii.String("Maestro workflow orchestrator API, stage " + s.Stage),
+		EndpointTypes:      &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL},
 		DefaultMethodOptions: &awsapigateway.MethodOptions{
 			AuthorizationType: awsapigateway.AuthorizationType_IAM,
 		},

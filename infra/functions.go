@@ -206,6 +206,7 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 		EventSourceArn:          q.Decision.QueueArn(),
 		BatchSize:               jsii.Number(10),
 		ReportBatchItemFailures: jsii.Bool(true),
+		MaxConcurrency:          maxConcurrency(s, HandlerDecider),
 	})
 	fns[HandlerDecider] = decider
 
@@ -239,6 +240,7 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 		EventSourceArn:          q.Work.QueueArn(),
 		BatchSize:               jsii.Number(10),
 		ReportBatchItemFailures: jsii.Bool(true),
+		MaxConcurrency:          maxConcurrency(s, HandlerWorker),
 	})
 	fns[HandlerWorker] = worker
 
@@ -260,9 +262,23 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 		EventSourceArn:          q.SignalIngest.QueueArn(),
 		BatchSize:               jsii.Number(10),
 		ReportBatchItemFailures: jsii.Bool(true),
+		MaxConcurrency:          maxConcurrency(s, HandlerSignals),
 	})
 	fns[HandlerSignals] = sigs
 	return fns, nil
+}
+
+// maxConcurrency is the most concurrent invocations an SQS event source
+// mapping of handler makes: its reserved concurrency (SQS allows 2 to 1000),
+// so the poller never invokes into throttling, which would count against
+// the messages' receive counts and send them to the dead-letter queue.
+// Without a reservation it is left unset.
+func maxConcurrency(s settings, handler string) *float64 {
+	n := s.functions[handler].ReservedConcurrency
+	if n <= 0 {
+		return nil
+	}
+	return jsii.Number(float64(min(max(n, 2), 1000)))
 }
 
 // workerEnv is the worker's environment; an empty allow-list is left out

@@ -62,27 +62,37 @@ type FunctionSettings struct {
 	// Timeout is the function timeout (1s to 15m, whole seconds). A queue
 	// consumer's timeout may not exceed its queue's visibility timeout.
 	Timeout time.Duration
-	// ReservedConcurrency reserves (and caps) concurrent executions; zero
-	// reserves none.
+	// ReservedConcurrency reserves (and caps) concurrent executions, so a
+	// burst of work (a bad definition, a flood of signals) cannot take the
+	// account's whole Lambda concurrency, nor be starved by other
+	// functions. Zero takes the handler's default (DefaultFunctionSettings);
+	// NoReservedConcurrency reserves none (accounts whose concurrency limit
+	// cannot spare it, such as new accounts limited to 10).
 	ReservedConcurrency int
 }
+
+// NoReservedConcurrency is the FunctionSettings.ReservedConcurrency that
+// reserves nothing: the function shares the account's unreserved pool.
+const NoReservedConcurrency = -1
 
 // DefaultFunctionSettings returns the settings of a handler that Props
 // leaves unset. The queue consumers' timeouts equal their queues'
 // visibility timeouts in resources.ForStage, the most Lambda accepts; the
-// API stays under API Gateway's 29 s integration timeout.
+// API stays under API Gateway's 29 s integration timeout. The reserved
+// concurrencies (230 in all) leave an account with the default limit of
+// 1,000 its required 100 unreserved, and more.
 func DefaultFunctionSettings(handler string) FunctionSettings {
 	switch handler {
 	case HandlerAPI:
-		return FunctionSettings{MemoryMB: 512, Timeout: 29 * time.Second}
+		return FunctionSettings{MemoryMB: 512, Timeout: 29 * time.Second, ReservedConcurrency: 50}
 	case HandlerDecider:
-		return FunctionSettings{MemoryMB: 512, Timeout: 30 * time.Second}
+		return FunctionSettings{MemoryMB: 512, Timeout: 30 * time.Second, ReservedConcurrency: 50}
 	case HandlerSignals:
-		return FunctionSettings{MemoryMB: 256, Timeout: 30 * time.Second}
+		return FunctionSettings{MemoryMB: 256, Timeout: 30 * time.Second, ReservedConcurrency: 20}
 	case HandlerWorker:
-		return FunctionSettings{MemoryMB: 256, Timeout: 60 * time.Second}
-	default: // HandlerRouter
-		return FunctionSettings{MemoryMB: 256, Timeout: 60 * time.Second}
+		return FunctionSettings{MemoryMB: 256, Timeout: 60 * time.Second, ReservedConcurrency: 100}
+	default: // HandlerRouter: one concurrent batch per stream shard
+		return FunctionSettings{MemoryMB: 256, Timeout: 60 * time.Second, ReservedConcurrency: 10}
 	}
 }
 
@@ -221,7 +231,9 @@ func (p Props) resolve() (settings, error) {
 			if o.Timeout != 0 {
 				fs.Timeout = o.Timeout
 			}
-			fs.ReservedConcurrency = o.ReservedConcurrency
+			if o.ReservedConcurrency != 0 {
+				fs.ReservedConcurrency = o.ReservedConcurrency
+			}
 		}
 		if fs.MemoryMB < 128 || fs.MemoryMB > 10240 {
 			errs = append(errs, fmt.Errorf("%s: memory %d MB: want 128 to 10240", name, fs.MemoryMB))
@@ -232,8 +244,8 @@ func (p Props) resolve() (settings, error) {
 		if v, ok := visibility[name]; ok && fs.Timeout > v {
 			errs = append(errs, fmt.Errorf("%s: timeout %v exceeds its queue's visibility timeout %v", name, fs.Timeout, v))
 		}
-		if fs.ReservedConcurrency < 0 {
-			errs = append(errs, fmt.Errorf("%s: reserved concurrency %d is negative", name, fs.ReservedConcurrency))
+		if fs.ReservedConcurrency < NoReservedConcurrency {
+			errs = append(errs, fmt.Errorf("%s: reserved concurrency %d: want a positive number, or %d to reserve none", name, fs.ReservedConcurrency, NoReservedConcurrency))
 		}
 		s.functions[name] = fs
 	}

@@ -55,18 +55,19 @@ func TestResolveDefaults(t *testing.T) {
 
 func TestResolveMergesFunctionOverrides(t *testing.T) {
 	s, err := Props{AssetDir: assetsFor(t), Functions: map[string]FunctionSettings{
-		HandlerAPI:    {MemoryMB: 1024},
-		HandlerWorker: {Timeout: 45 * time.Second, ReservedConcurrency: 5},
+		HandlerAPI:     {MemoryMB: 1024},
+		HandlerWorker:  {Timeout: 45 * time.Second, ReservedConcurrency: 5},
+		HandlerSignals: {ReservedConcurrency: NoReservedConcurrency},
 	}}.resolve()
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]FunctionSettings{
-		HandlerAPI:     {MemoryMB: 1024, Timeout: 29 * time.Second},
+		HandlerAPI:     {MemoryMB: 1024, Timeout: 29 * time.Second, ReservedConcurrency: 50},
 		HandlerRouter:  DefaultFunctionSettings(HandlerRouter),
 		HandlerDecider: DefaultFunctionSettings(HandlerDecider),
 		HandlerWorker:  {MemoryMB: 256, Timeout: 45 * time.Second, ReservedConcurrency: 5},
-		HandlerSignals: DefaultFunctionSettings(HandlerSignals),
+		HandlerSignals: {MemoryMB: 256, Timeout: 30 * time.Second, ReservedConcurrency: NoReservedConcurrency},
 	}
 	if !reflect.DeepEqual(s.functions, want) {
 		t.Errorf("functions %+v, want %+v", s.functions, want)
@@ -106,7 +107,7 @@ func TestResolveRejects(t *testing.T) {
 		{"timeout over visibility", Props{Functions: map[string]FunctionSettings{HandlerDecider: {Timeout: 31 * time.Second}}}, "exceeds its queue's visibility timeout"},
 		{"signals timeout over visibility", Props{Functions: map[string]FunctionSettings{HandlerSignals: {Timeout: 31 * time.Second}}},
 			"signals: timeout 31s exceeds its queue's visibility timeout"},
-		{"negative concurrency", Props{Functions: map[string]FunctionSettings{HandlerWorker: {ReservedConcurrency: -1}}}, "negative"},
+		{"negative concurrency", Props{Functions: map[string]FunctionSettings{HandlerWorker: {ReservedConcurrency: -2}}}, "reserved concurrency -2: want a positive number, or -1 to reserve none"},
 		{"retention", Props{LogRetentionDays: 10}, "log retention 10 days"},
 		{"throttling", Props{API: APISettings{RateLimit: -1}}, "api throttling"},
 		{"attach bucket", Props{AttachBuckets: []string{"Bad_Bucket"}}, "attach bucket"},

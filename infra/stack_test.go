@@ -121,8 +121,8 @@ func TestFunctions(t *testing.T) {
 		concurrency any
 		env         map[string]string
 	}{
-		{full, HandlerAPI, 512, 29, nil, map[string]string{wiring.EnvTable: st.Spec.Table.Name}},
-		{full, HandlerRouter, 256, 60, nil, map[string]string{
+		{full, HandlerAPI, 512, 29, 50.0, map[string]string{wiring.EnvTable: st.Spec.Table.Name}},
+		{full, HandlerRouter, 256, 60, 10.0, map[string]string{
 			wiring.EnvDecisionQueueURL: queueURL(full, st.Spec.Queues.Decision.Name),
 			wiring.EnvWorkQueueURL:     queueURL(full, st.Spec.Queues.Work.Name),
 			wiring.EnvWorkQueueARN:     queueARN(full, st.Spec.Queues.Work.Name),
@@ -130,7 +130,7 @@ func TestFunctions(t *testing.T) {
 			wiring.EnvEventsTopicARN:   "${" + full.logicalID(t, st.EventsTopic) + "}",
 			wiring.EnvSchedulerRoleARN: "${" + full.logicalID(t, st.SchedulerRole) + ".Arn}",
 		}},
-		{full, HandlerDecider, 512, 30, nil, map[string]string{wiring.EnvTable: st.Spec.Table.Name}},
+		{full, HandlerDecider, 512, 30, 50.0, map[string]string{wiring.EnvTable: st.Spec.Table.Name}},
 		{full, HandlerWorker, 1024, 60, 20.0, map[string]string{
 			wiring.EnvTable:            st.Spec.Table.Name,
 			wiring.EnvWorkQueueURL:     queueURL(full, st.Spec.Queues.Work.Name),
@@ -139,16 +139,16 @@ func TestFunctions(t *testing.T) {
 			wiring.EnvScheduleGroup:    "${" + full.logicalID(t, st.SchedulerGroup) + "}",
 			wiring.EnvSchedulerRoleARN: "${" + full.logicalID(t, st.SchedulerRole) + ".Arn}",
 		}},
-		{full, HandlerSignals, 256, 30, nil, map[string]string{
+		{full, HandlerSignals, 256, 30, 20.0, map[string]string{
 			wiring.EnvTable:        st.Spec.Table.Name,
 			wiring.EnvSignalDLQURL: queueURL(full, st.Spec.Queues.SignalIngestDLQ.Name),
 			wiring.EnvSignalRules:  `[{"bucket":"existing-signals-bucket","prefix":"exports/","name":"warehouse/exports"}]`,
 		}},
-		{dev, HandlerSignals, 256, 30, nil, map[string]string{
+		{dev, HandlerSignals, 256, 30, 20.0, map[string]string{
 			wiring.EnvTable:        dev.stack.Spec.Table.Name,
 			wiring.EnvSignalDLQURL: queueURL(dev, dev.stack.Spec.Queues.SignalIngestDLQ.Name),
 		}},
-		{dev, HandlerWorker, 256, 60, nil, map[string]string{
+		{dev, HandlerWorker, 256, 60, 100.0, map[string]string{
 			wiring.EnvTable:            dev.stack.Spec.Table.Name,
 			wiring.EnvWorkQueueURL:     queueURL(dev, dev.stack.Spec.Queues.Work.Name),
 			wiring.EnvWorkQueueARN:     queueARN(dev, dev.stack.Spec.Queues.Work.Name),
@@ -248,11 +248,14 @@ func TestEventSourceMappings(t *testing.T) {
 			t.Errorf("filter %v, want %v", got, want)
 		}
 	})
+	// Each queue consumer invokes at most its reserved concurrency at once,
+	// so its poller never invokes into throttling.
 	for _, tt := range []struct {
 		handler, queue string
+		max            float64
 	}{
-		{HandlerDecider, st.Spec.Queues.Decision.Name}, {HandlerWorker, st.Spec.Queues.Work.Name},
-		{HandlerSignals, st.Spec.Queues.SignalIngest.Name},
+		{HandlerDecider, st.Spec.Queues.Decision.Name, 50}, {HandlerWorker, st.Spec.Queues.Work.Name, 20},
+		{HandlerSignals, st.Spec.Queues.SignalIngest.Name, 20},
 	} {
 		t.Run(tt.handler, func(t *testing.T) {
 			p := fn(tt.handler)
@@ -264,6 +267,10 @@ func TestEventSourceMappings(t *testing.T) {
 			}
 			if render(p["EventSourceArn"]) != "${"+queueID+".Arn}" || render(p["FunctionResponseTypes"]) != "ReportBatchItemFailures" {
 				t.Errorf("mapping %v: want %s with ReportBatchItemFailures", p, tt.queue)
+			}
+			scaling, _ := p["ScalingConfig"].(map[string]any)
+			if scaling["MaximumConcurrency"] != tt.max {
+				t.Errorf("scaling config %v: want MaximumConcurrency %v", scaling, tt.max)
 			}
 		})
 	}
@@ -351,6 +358,24 @@ func TestAPIMethodsRequireIAM(t *testing.T) {
 					map[string]any{"AuthorizationType": assertions.Match_AnyValue()}, jsii.Number(float64(len(methods))))
 			})
 		})
+	}
+	// API Gateway may invoke the function only through the deployed stage:
+	// no test-invoke permission, whose calls skip the stage's throttling.
+	for _, s := range []*synthesized{full, dev} {
+		perms := 0
+		for id, r := range s.resourcesOf("AWS::Lambda::Permission") {
+			src := render(props(r)["SourceArn"])
+			if !strings.Contains(src, "execute-api") {
+				continue
+			}
+			perms++
+			if strings.Contains(src, "test-invoke-stage") {
+				t.Errorf("%s: permission %s lets the console test-invoke the API function (%s)", s.stack.Spec.Stage, id, src)
+			}
+		}
+		if perms == 0 {
+			t.Errorf("%s: no API Gateway invoke permission", s.stack.Spec.Stage)
+		}
 	}
 	check(t, "stage", func() {
 		full.template.HasResourceProperties(jsii.String("AWS::ApiGateway::Stage"), map[string]any{

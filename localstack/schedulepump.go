@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -82,7 +83,13 @@ type SchedulePump struct {
 	// Owned by Poll.
 	states    map[string]*scheduleState
 	queueURLs map[string]string // by queue ARN
+
+	rounds atomic.Uint64 // completed Run polls
 }
+
+// Rounds returns how many polls Run has completed: once it has grown by
+// two, every schedule that existed before has been seen (and fired if due).
+func (p *SchedulePump) Rounds() uint64 { return p.rounds.Load() }
 
 // scheduleState is what the pump knows of one schedule.
 type scheduleState struct {
@@ -130,6 +137,7 @@ func (p *SchedulePump) Run(ctx context.Context) error {
 		if err := p.Poll(ctx); err != nil && ctx.Err() == nil {
 			p.log.Error("schedule poll", "err", err)
 		}
+		p.rounds.Add(1)
 		select {
 		case <-ctx.Done():
 			return nil

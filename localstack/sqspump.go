@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -95,7 +96,12 @@ type SQSPump struct {
 	recvMu     sync.Mutex // serialises a FIFO queue's receives
 	mu         sync.Mutex
 	busyGroups map[string]bool // FIFO message groups being handled
+	inFlight   atomic.Int64    // batches received and not yet acknowledged
 }
+
+// InFlight returns how many received batches the pump is handling; a
+// received message is also counted by the queue as not visible.
+func (p *SQSPump) InFlight() int64 { return p.inFlight.Load() }
 
 // NewSQSPump returns a pump for the queue at queueURL that calls handler.
 func NewSQSPump(client SQSAPI, queueURL string, handler SQSHandler, opts SQSPumpOptions) *SQSPump {
@@ -161,7 +167,9 @@ func (p *SQSPump) pollLoop(ctx context.Context, arn string) {
 			continue
 		}
 		if len(records) > 0 {
+			p.inFlight.Add(1)
 			p.handle(ctx, records)
+			p.inFlight.Add(-1)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -105,6 +106,20 @@ type StreamPump struct {
 	shards      map[string]*shardState
 	lastRefresh time.Time
 	started     bool
+
+	// rounds counts completed poll rounds; idle says whether the last one
+	// read no record and left none pending (see Progress).
+	rounds atomic.Uint64
+	idle   atomic.Bool
+}
+
+// Progress reports how many poll rounds have completed and whether the last
+// one found nothing to do: it read no record of any shard and none waits for
+// a retry. A round that starts after a write reads it, so two rounds that
+// complete after a moment, the last idle, show everything written before
+// that moment was delivered.
+func (p *StreamPump) Progress() (rounds uint64, idle bool) {
+	return p.rounds.Load(), p.idle.Load()
 }
 
 // shardState is what the pump knows of one shard. During a poll only the
@@ -120,6 +135,7 @@ type shardState struct {
 	closed    bool   // GetRecords returned no next iterator
 	done      bool   // closed and every record handled
 	failures  int    // consecutive failed handler calls
+	active    bool   // this round read a record (filtered or not)
 	retryAt   time.Time
 	requested bool // set when the shard asks for a shard-list refresh
 }
@@ -222,9 +238,18 @@ func (p *StreamPump) poll(ctx context.Context) {
 		if parent, ok := p.shards[s.parent]; ok && !parent.done {
 			continue // a child waits until its parent is drained
 		}
+		s.active = false
 		wg.Go(func() { p.pollShard(ctx, s) })
 	}
 	wg.Wait()
+	idle := true
+	for _, s := range p.shards {
+		if s.active || len(s.pending) > 0 {
+			idle = false
+		}
+	}
+	p.idle.Store(idle)
+	p.rounds.Add(1)
 }
 
 // refreshShards reads the stream's shard list and starts tracking new
@@ -289,6 +314,9 @@ func (p *StreamPump) pollShard(ctx context.Context, s *shardState) {
 				return
 			}
 			n, err := p.read(ctx, s)
+			if n > 0 {
+				s.active = true
+			}
 			if err != nil {
 				if ctx.Err() == nil {
 					p.log.Error("read shard", "shard", s.id, "err", err)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/events"
 	"github.com/maestro-serverless/maestro/jsonnum"
@@ -49,7 +50,7 @@ func (o *Orchestrator) act(ctx context.Context, wf string, inst, run int64, step
 			return nil, Invalid("bad action", "action: "+err.Error())
 		}
 	}
-	ev := store.Event{ID: "a-" + o.newUUID(), Body: mustJSON(engine.Action{StepID: step, Action: action}), WakeAfter: backstopWake}
+	ev := store.Event{ID: "a-" + o.newUUID(), Body: mustJSON(engine.Action{StepID: step, Action: action, Principal: caller.From(ctx)}), WakeAfter: backstopWake}
 	if err := o.store.PutEvent(ctx, wf, inst, run, ev); err != nil {
 		return nil, Internal(err)
 	}
@@ -98,7 +99,7 @@ func (o *Orchestrator) RestartInstance(ctx context.Context, wf string, inst int6
 func (o *Orchestrator) startNextRun(ctx context.Context, rec *store.InstanceRecord, st, next *engine.Instance, runParams model.Params) (*InstanceView, error) {
 	wf, inst := st.WorkflowID, st.InstanceID
 	startEv := mustJSON(engine.StartRun{RunParams: runParams, Initiator: st.Initiator})
-	created, err := eventsMessage(events.Transition(wf, next.WorkflowVersion, inst, next.RunID, "", 0,
+	created, err := eventsMessage(ctx, events.Transition(wf, next.WorkflowVersion, inst, next.RunID, "", 0,
 		string(st.Status), string(next.Status), next.Seq, o.now().UnixMilli()))
 	if err != nil {
 		return nil, Internal(err)

@@ -171,6 +171,9 @@ func (o *Orchestrator) GetWorkflowVersion(ctx context.Context, wf, selector stri
 		IsLatest:  v == head.Latest,
 		IsDefault: (head.Active != 0 && v == head.Active) || (head.Active == 0 && v == head.Latest),
 	}
+	if rec.Principal != "" {
+		view.Metadata.VersionAuthor = &User{Name: rec.Principal}
+	}
 	if len(view.PropertiesSnapshot) == 0 {
 		view.PropertiesSnapshot = nil
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/events"
 	"github.com/maestro-serverless/maestro/jsonnum"
@@ -23,7 +24,7 @@ const startEventID = "0-start"
 // started unless another decider holds the run. The stream-delivered wake for
 // the same start then finds nothing pending and is dropped.
 func (o *Orchestrator) StartWorkflow(ctx context.Context, wf, selector string, req StartRequest) (*StartResponse, error) {
-	initiator := engine.Initiator{Type: "MANUAL"}
+	initiator := engine.Initiator{Type: "MANUAL", Principal: caller.From(ctx)}
 	if req.Initiator != nil && req.Initiator.Type != "" {
 		initiator.Type = strings.ToUpper(req.Initiator.Type)
 	}
@@ -73,7 +74,7 @@ func (o *Orchestrator) start(ctx context.Context, wf, selector string, req Start
 		FirstEvent: store.Event{ID: startEventID, Body: startEv, WakeAfter: backstopWake},
 		Outbox: func(instanceID int64) ([]store.Message, error) {
 			// The instance's creation is its event of sequence 0.
-			return eventsMessage(events.Transition(wf, version, instanceID, 1, "", 0, "", string(st.Status), 0, now.UnixMilli()))
+			return eventsMessage(ctx, events.Transition(wf, version, instanceID, 1, "", 0, "", string(st.Status), 0, now.UnixMilli()))
 		},
 		Now: now,
 	})
@@ -192,7 +193,10 @@ func (o *Orchestrator) runView(ctx context.Context, rec *store.InstanceRecord, r
 	view := &InstanceView{
 		WorkflowID: st.WorkflowID, WorkflowInstanceID: st.InstanceID, WorkflowRunID: st.RunID,
 		WorkflowUUID: st.UUID, WorkflowVersionID: st.WorkflowVersion, Status: string(st.Status),
-		Initiator:  &Initiator{Type: st.Initiator.Type, Timezone: st.Initiator.Timezone, ScheduledTime: st.Initiator.ScheduledTime},
+		Initiator: &Initiator{
+			Type: st.Initiator.Type, Timezone: st.Initiator.Timezone, ScheduledTime: st.Initiator.ScheduledTime,
+			Principal: st.Initiator.Principal,
+		},
 		Params:     st.Params,
 		CreateTime: st.CreateTime, StartTime: st.StartTime, EndTime: st.EndTime, ModifyTime: rec.ModifyTime,
 		StepStatuses: map[string]string{},

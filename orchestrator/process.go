@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/events"
 	"github.com/maestro-serverless/maestro/jsonnum"
@@ -192,7 +193,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 			break
 		}
 	}
-	commit, err := o.buildCommit(rec, &before, cur, &acc, consumed, now)
+	commit, err := o.buildCommit(ctx, rec, &before, cur, &acc, consumed, now)
 	if err != nil {
 		return nil, false, err
 	}
@@ -275,7 +276,7 @@ type attemptKey struct {
 // buildCommit turns accumulated decisions into the store's transaction:
 // the new state with its outbox, the touched step attempts with their new
 // timeline entries, instance timeline entries and the consumed events.
-func (o *Orchestrator) buildCommit(rec *store.RunRecord, before, after *engine.Instance, acc *decisionSet, consumed []string, now time.Time) (store.Commit, error) {
+func (o *Orchestrator) buildCommit(ctx context.Context, rec *store.RunRecord, before, after *engine.Instance, acc *decisionSet, consumed []string, now time.Time) (store.Commit, error) {
 	state, err := json.Marshal(after)
 	if err != nil {
 		return store.Commit{}, fmt.Errorf("encode state: %w", err)
@@ -350,7 +351,7 @@ func (o *Orchestrator) buildCommit(rec *store.RunRecord, before, after *engine.I
 		for i, k := range order {
 			evs[i] = events.Transitions(after.WorkflowID, after.WorkflowVersion, after.InstanceID, after.RunID, k.step, k.attempt, changes[k])
 		}
-		msgs, err := eventsMessage(evs...)
+		msgs, err := eventsMessage(ctx, evs...)
 		if err != nil {
 			return store.Commit{}, err
 		}
@@ -414,8 +415,14 @@ func delaySeconds(d time.Duration) int32 {
 	return int32((d + time.Second - 1) / time.Second)
 }
 
-// eventsMessage is the outbox message that publishes evs.
-func eventsMessage(evs ...events.Event) ([]store.Message, error) {
+// eventsMessage is the outbox message that publishes evs, each naming the
+// request's caller (if any) as its principal.
+func eventsMessage(ctx context.Context, evs ...events.Event) ([]store.Message, error) {
+	if p := caller.From(ctx); p != "" {
+		for i := range evs {
+			evs[i].Principal = p
+		}
+	}
 	body, err := events.EncodeBatch(evs)
 	if err != nil {
 		return nil, err

@@ -110,6 +110,9 @@ type Initiator struct {
 	// started a TIME run; they are never taken from a request.
 	Timezone      string `json:"timezone,omitempty"`
 	ScheduledTime int64  `json:"scheduled_time,omitempty"`
+	// Principal is the IAM principal whose API request started the run
+	// (see package caller); never taken from a request body.
+	Principal string `json:"principal,omitempty"`
 }
 
 // RestartRequest is Maestro's WorkflowInstanceRestartRequest.
@@ -162,6 +165,14 @@ type DefinitionMeta struct {
 	WorkflowVersionID int64           `json:"workflow_version_id"`
 	CreateTime        int64           `json:"create_time"`
 	GitInfo           json.RawMessage `json:"git_info,omitempty"`
+	// VersionAuthor is who pushed the version: {"name": <IAM principal>},
+	// as Maestro's version_author.
+	VersionAuthor *User `json:"version_author,omitempty"`
+}
+
+// User names a person or principal, as Maestro's User.
+type User struct {
+	Name string `json:"name"`
 }
 
 // InstanceView is a workflow instance run (Maestro's WorkflowInstance, the

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/signals"
@@ -36,6 +37,9 @@ type SignalSource struct {
 	Attempt    int64  `json:"step_attempt_id,omitempty"`
 	// Detail names the origin further (bucket and key, topic).
 	Detail string `json:"detail,omitempty"`
+	// Principal is the IAM principal whose API request announced the
+	// signal (kind api; see package caller).
+	Principal string `json:"principal,omitempty"`
 }
 
 // SignalView is a signal instance (Maestro's SignalInstance).
@@ -92,6 +96,9 @@ func (o *Orchestrator) AnnounceSignal(ctx context.Context, a signals.Announce, s
 	payload, err := json.Marshal(a.Payload)
 	if err != nil {
 		return nil, Invalid("invalid signal", "payload: "+err.Error())
+	}
+	if src.Kind == "api" && src.Principal == "" {
+		src.Principal = caller.From(ctx)
 	}
 	source := mustJSON(src)
 	rec, created, err := o.store.AnnounceSignal(ctx, store.NewSignal{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
@@ -165,7 +166,7 @@ func (o *Orchestrator) withoutStart(ctx context.Context, g *engine.Graph, rec *s
 			consumed = append(consumed, p.ID)
 		}
 	}
-	commit, err := o.buildCommit(rec, before, cur, &acc, consumed, now)
+	commit, err := o.buildCommit(ctx, rec, before, cur, &acc, consumed, now)
 	if err != nil {
 		return nil, false, err
 	}
@@ -196,7 +197,7 @@ func (o *Orchestrator) ActOnWorkflow(ctx context.Context, wf, action string) (in
 		return 0, Internal(err)
 	}
 	id := "w-" + o.newUUID()
-	body := mustJSON(engine.Action{Action: string(a)})
+	body := mustJSON(engine.Action{Action: string(a), Principal: caller.From(ctx)})
 	runs := append(holding, queued...)
 	for _, r := range runs {
 		if err := o.store.PutEvent(ctx, wf, r.InstanceID, r.RunID, store.Event{ID: id, Body: body}); err != nil {

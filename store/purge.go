@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/events"
 )
 
@@ -47,7 +48,9 @@ func (s *Store) DeleteWorkflow(ctx context.Context, wf string, next Message, now
 		return err
 	}
 	// The deletion's event rides with the first purge round.
-	body, err := events.EncodeBatch([]events.Event{events.Definition(events.WorkflowDeleted, wf, 0, head.v+1, millis(now))})
+	ev := events.Definition(events.WorkflowDeleted, wf, 0, head.v+1, millis(now))
+	ev.Principal = caller.From(ctx)
+	body, err := events.EncodeBatch([]events.Event{ev})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/events"
 )
 
@@ -34,7 +35,12 @@ type VersionRecord struct {
 	// Definition is the whole definition document as JSON.
 	Definition []byte
 	CreateTime int64
+	// Principal is who pushed the version (caller.From of the push).
+	Principal string
 }
+
+// attrPrincipal holds the caller who wrote an item (see package caller).
+const attrPrincipal = "principal"
 
 // GetHead returns a workflow's head item, ErrNotFound when the workflow does not exist.
 func (s *Store) GetHead(ctx context.Context, workflowID string) (*WorkflowHead, error) {
@@ -129,7 +135,7 @@ func (s *Store) CreateVersion(ctx context.Context, nv NewVersion) (int64, error)
 			evs = append(evs, events.Definition(events.VersionActivated, nv.WorkflowID, version, head.v+1, millis(nv.Now)))
 			evs[1].ID += "/activated"
 		}
-		ob, err := headOutbox(nv.Outbox, evs...)
+		ob, err := headOutbox(ctx, nv.Outbox, evs...)
 		if err != nil {
 			return 0, err
 		}
@@ -160,6 +166,9 @@ func (s *Store) CreateVersion(ctx context.Context, nv NewVersion) (int64, error)
 		verItem := merge(key(wfPK(nv.WorkflowID), versionSK(version)), map[string]types.AttributeValue{
 			"create_time": num(millis(nv.Now)),
 		})
+		if p := caller.From(ctx); p != "" {
+			verItem[attrPrincipal] = str(p)
+		}
 		merge(verItem, defBody)
 		txn := []types.TransactWriteItem{
 			{Update: headUpdate},
@@ -225,6 +234,7 @@ func (s *Store) GetVersion(ctx context.Context, workflowID string, version int64
 		Version:    version,
 		Definition: def,
 		CreateTime: getN(out.Item, "create_time"),
+		Principal:  getS(out.Item, attrPrincipal),
 	}, nil
 }
 
@@ -244,7 +254,7 @@ func (s *Store) SetActive(ctx context.Context, workflowID string, version int64,
 		if version == 0 {
 			ev = events.Definition(events.WorkflowDeactivated, workflowID, 0, head.v+1, millis(now))
 		}
-		ob, err := headOutbox(extra, ev)
+		ob, err := headOutbox(ctx, extra, ev)
 		if err != nil {
 			return err
 		}
@@ -279,7 +289,10 @@ func (s *Store) SetActive(ctx context.Context, workflowID string, version int64,
 
 // headOutbox is the outbox attribute of a head change: its definition
 // events and the caller's extra messages.
-func headOutbox(extra []Message, evs ...events.Event) (types.AttributeValue, error) {
+func headOutbox(ctx context.Context, extra []Message, evs ...events.Event) (types.AttributeValue, error) {
+	for i := range evs {
+		evs[i].Principal = caller.From(ctx)
+	}
 	body, err := events.EncodeBatch(evs)
 	if err != nil {
 		return nil, err
@@ -298,7 +311,7 @@ func (s *Store) UpdateProperties(ctx context.Context, head *WorkflowHead, props 
 	if err != nil {
 		return err
 	}
-	ob, err := headOutbox(extra, events.Definition(events.PropertiesChanged, head.WorkflowID, 0, head.v+1, millis(now)))
+	ob, err := headOutbox(ctx, extra, events.Definition(events.PropertiesChanged, head.WorkflowID, 0, head.v+1, millis(now)))
 	if err != nil {
 		return err
 	}

@@ -61,17 +61,13 @@ func TestDeleteWorkflow(t *testing.T) {
 			} `json:"metadata"`
 		} `json:"workflow_definition"`
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	poll(t, 30*time.Second, "re-push after the purge", func() (bool, string) {
 		code := s.do("POST", "/api/v3/workflows", def(0), &defResp)
-		if code == http.StatusOK {
-			break
-		}
-		if code != http.StatusConflict || time.Now().After(deadline) {
+		if code != http.StatusOK && code != http.StatusConflict {
 			t.Fatalf("push after delete: HTTP %d", code)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return code == http.StatusOK, fmt.Sprintf("HTTP %d", code)
+	})
 	if v := defResp.WorkflowDefinition.Metadata.Version; v != 3 {
 		t.Errorf("version after re-push %d, want 3", v)
 	}

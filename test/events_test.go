@@ -22,6 +22,7 @@ import (
 // policy, as a consumer would set it up.
 type subscriber struct {
 	t   *testing.T
+	sys *system
 	sqs *sqs.Client
 	url string
 }
@@ -50,17 +51,19 @@ func subscribe(t *testing.T, s *system, name, filterPolicy string) *subscriber {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &subscriber{t: t, sqs: sq, url: aws.ToString(q.QueueUrl)}
+	return &subscriber{t: t, sys: s, sqs: sq, url: aws.ToString(q.QueueUrl)}
 }
 
-// drain receives until the queue stays empty for quiet.
-func (s *subscriber) drain(quiet time.Duration) []events.Event {
+// drain waits until the stack is idle — every change is published, and the
+// emulator delivers a publish to its subscribed queues before answering it —
+// then receives everything the queue holds.
+func (s *subscriber) drain() []events.Event {
 	s.t.Helper()
+	s.sys.idle(s.t)
 	ctx := context.Background()
 	var out []events.Event
-	last := time.Now()
-	for time.Since(last) < quiet {
-		res, err := s.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(s.url), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+	for {
+		res, err := s.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(s.url), MaxNumberOfMessages: 10})
 		if err != nil {
 			s.t.Fatal(err)
 		}
@@ -74,11 +77,10 @@ func (s *subscriber) drain(quiet time.Duration) []events.Event {
 				s.t.Fatal(err)
 			}
 		}
-		if len(res.Messages) > 0 {
-			last = time.Now()
+		if len(res.Messages) == 0 {
+			return out
 		}
 	}
-	return out
 }
 
 func TestEventsReachSubscribers(t *testing.T) {
@@ -93,7 +95,7 @@ func TestEventsReachSubscribers(t *testing.T) {
 	if v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" {
 		t.Fatalf("instance %s", v.Status)
 	}
-	got := runs.drain(3 * time.Second)
+	got := runs.drain()
 
 	// Each event once; their transitions, flattened, are every change
 	// exactly once with sequences 0..N without a gap.
@@ -161,7 +163,7 @@ func TestEventsReachSubscribers(t *testing.T) {
 
 	// Filter policies: definition events only on one queue, terminal
 	// instance events only on the other.
-	d := defs.drain(time.Second)
+	d := defs.drain()
 	if len(d) != 2 || d[0].Type == d[1].Type {
 		t.Fatalf("definition events %v, want created and activated", d)
 	}
@@ -169,8 +171,17 @@ func TestEventsReachSubscribers(t *testing.T) {
 		if e.Type != events.DefinitionCreated && e.Type != events.VersionActivated {
 			t.Errorf("unexpected definition event %+v", e)
 		}
+		if e.Principal != stack.LocalPrincipal {
+			t.Errorf("definition event %s: principal %q, want the caller %q", e.Type, e.Principal, stack.LocalPrincipal)
+		}
 	}
-	if fin := done.drain(time.Second); len(fin) != 1 || fin[0].NewStatus != "SUCCEEDED" {
+	// The run's creation was the start request's: it names the caller.
+	for _, e := range got {
+		if e.Sequence == 0 && e.Principal != stack.LocalPrincipal {
+			t.Errorf("the run's creation event names principal %q, want the caller %q", e.Principal, stack.LocalPrincipal)
+		}
+	}
+	if fin := done.drain(); len(fin) != 1 || fin[0].NewStatus != "SUCCEEDED" {
 		t.Fatalf("terminal events %v", fin)
 	}
 }

@@ -129,21 +129,54 @@ func (s *system) steps(wf string, id int64) map[string]orchestrator.StepView {
 	return out
 }
 
+// pollInterval is how often the tests re-check a condition.
+const pollInterval = 50 * time.Millisecond
+
+// poll checks cond every pollInterval until it holds, and fails the test
+// with what cond last said if it does not within timeout. It is the suite's
+// only way to wait for something to happen; to check that something did not
+// happen, wait for the stack to be idle (system.idle) and look.
+func poll(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	ticker := time.NewTicker(pollInterval)
+	defer ticker.Stop()
+	for {
+		ok, last := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %s (%s)", what, timeout, last)
+		}
+		<-ticker.C
+	}
+}
+
+// idle waits until the stack has nothing left to do now (see
+// stack.Stack.WaitIdle): whatever the test caused has run.
+func (s *system) idle(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.st.WaitIdle(ctx); err != nil {
+		t.Fatalf("the local stack did not become idle: %v", err)
+	}
+}
+
 // wait polls an instance until it is terminal or the timeout passes.
 func (s *system) wait(wf string, id int64, timeout time.Duration) orchestrator.InstanceView {
 	s.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		v := s.instance(wf, id)
+	var v orchestrator.InstanceView
+	poll(s.t, timeout, fmt.Sprintf("instance %s/%d ends", wf, id), func() (bool, string) {
+		v = s.instance(wf, id)
 		switch v.Status {
 		case "SUCCEEDED", "FAILED", "STOPPED", "TIMED_OUT":
-			return v
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("instance %s/%d still %s after %s: steps %v", wf, id, v.Status, timeout, v.StepStatuses)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("still %s: steps %v", v.Status, v.StepStatuses)
+	})
+	return v
 }
 
 func readFile(t *testing.T, name string) []byte {

@@ -40,23 +40,19 @@ func (s *system) signalInstance(name, seq string) (orchestrator.SignalView, int)
 // waitSignal polls until signal name has an instance.
 func (s *system) waitSignal(t *testing.T, name string, timeout time.Duration) orchestrator.SignalView {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		if v, code := s.signalInstance(name, "latest"); code == http.StatusOK {
-			return v
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no instance of signal %s after %s", name, timeout)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var v orchestrator.SignalView
+	poll(t, timeout, "an instance of signal "+name, func() (bool, string) {
+		var code int
+		v, code = s.signalInstance(name, "latest")
+		return code == http.StatusOK, fmt.Sprintf("HTTP %d", code)
+	})
+	return v
 }
 
 // waitQueueDrained polls until a queue holds no message, visible or in flight.
 func waitQueueDrained(t *testing.T, client *sqs.Client, queueURL string, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	poll(t, timeout, "queue "+queueURL+" drained", func() (bool, string) {
 		out, err := client.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
 			QueueUrl: aws.String(queueURL),
 			AttributeNames: []sqstypes.QueueAttributeName{
@@ -67,15 +63,9 @@ func waitQueueDrained(t *testing.T, client *sqs.Client, queueURL string, timeout
 			t.Fatal(err)
 		}
 		a := out.Attributes
-		if a[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)] == "0" &&
-			a[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)] == "0" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("queue %s still holds messages after %s: %v", queueURL, timeout, a)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return a[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)] == "0" &&
+			a[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)] == "0", fmt.Sprint(a)
+	})
 }
 
 // TestSignalIngest drives the signal-ingest queue's sources end to end: an
@@ -107,7 +97,6 @@ func TestSignalIngest(t *testing.T) {
 		    "dt":{"type":"STRING","expression":"params.getFromSignal('%[2]s', 'dt')"},
 		    "hour":{"type":"STRING","expression":"params.getFromSignal('%[2]s', 'hour')"},
 		    "key":{"type":"STRING","expression":"params.getFromSignal('%[2]s', 'key')"}}}}]}}`, name, name))
-		time.Sleep(time.Second) // the trigger subscription is written by the sync worker
 
 		// The S3 endpoint is the one GET /health names.
 		s3Client := s3.NewFromConfig(cfg, func(o *s3.Options) {
@@ -140,7 +129,6 @@ func TestSignalIngest(t *testing.T) {
 		wf := s.push([]byte(`{"properties":{"owner":"ingest"},"workflow":{"id":"ingest-sns",
 		  "signal_triggers":[{"definitions":{"db/ingest/orders":{"match_params":{"region":{"value":"eu","operator":"="}}}}}],
 		  "steps":[{"step":{"id":"s","type":"NoOp","params":{"n":{"type":"LONG","expression":"params.getFromSignal('db/ingest/orders', 'n')"}}}}]}}`))
-		time.Sleep(time.Second)
 		publish(t, cfg, res.Topics.Signals.ARN, `{"name":"db/ingest/orders","params":{"region":"eu","n":7},"note":"from sns"}`)
 		list := s.waitInstances(t, wf, 1, 20*time.Second)
 		v := s.wait(wf, list[0].WorkflowInstanceID, 20*time.Second)
@@ -160,7 +148,6 @@ func TestSignalIngest(t *testing.T) {
 		wf := s.push([]byte(`{"properties":{"owner":"ingest"},"workflow":{"id":"ingest-bad",
 		  "signal_triggers":[{"definitions":{"db/ingest/bad":{}}}],
 		  "steps":[{"step":{"id":"s","type":"NoOp"}}]}}`))
-		time.Sleep(time.Second)
 		bad := `{"name":"db/ingest/bad","params":{"ok":true}}`
 		publish(t, cfg, res.Topics.Signals.ARN, bad)
 
@@ -191,7 +178,7 @@ func TestSignalIngest(t *testing.T) {
 			t.Error("no source_message_id attribute")
 		}
 		waitQueueDrained(t, sqsClient, res.Queues.SignalIngest.URL, 10*time.Second)
-		time.Sleep(time.Second)
+		s.idle(t)
 		if n := len(s.instances(t, wf)); n != 0 {
 			t.Errorf("%d instances started by a malformed message", n)
 		}
@@ -204,7 +191,6 @@ func TestSignalIngest(t *testing.T) {
 		name := "s3://" + bucket + "/replays"
 		wf := s.push(fmt.Appendf(nil, `{"properties":{"owner":"ingest","run_strategy":"parallel"},"workflow":{"id":"ingest-replay",
 		  "signal_triggers":[{"definitions":{%q:{}}}],"steps":[{"step":{"id":"s","type":"NoOp"}}]}}`, name))
-		time.Sleep(time.Second)
 		// The notification exactly as S3 sends it (key URL-encoded).
 		body, err := json.Marshal(map[string]any{"Records": []any{map[string]any{
 			"eventVersion": "2.1", "eventSource": "aws:s3", "awsRegion": cfg.Region, "eventTime": "2026-01-07T01:02:03.456Z",

@@ -87,13 +87,10 @@ func TestStepRestart(t *testing.T) {
 		  %s, {"step":{"id":"after","type":"NoOp"}},
 		  {"step":{"id":"nap","type":"Sleep","params":{"sleep_seconds":{"value":4,"type":"LONG"}}}}]}}`, httpStep("call", srv.URL, `"after":"true"`))))
 		r := s.start(wf, "")
-		deadline := time.Now().Add(20 * time.Second)
-		for s.instance(wf, r.WorkflowInstanceID).StepStatuses["call"] != "FATALLY_FAILED" {
-			if time.Now().After(deadline) {
-				t.Fatalf("call never failed: %v", s.instance(wf, r.WorkflowInstanceID).StepStatuses)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		poll(t, 20*time.Second, "call fails", func() (bool, string) {
+			st := s.instance(wf, r.WorkflowInstanceID).StepStatuses
+			return st["call"] == "FATALLY_FAILED", fmt.Sprint(st)
+		})
 		var e map[string]any
 		path := fmt.Sprintf("/api/v3/workflows/%s/instances/%d/steps/%%s/actions/restart", wf, r.WorkflowInstanceID)
 		if code := s.do("POST", fmt.Sprintf(path, "nap"), nil, &e); code != http.StatusConflict {

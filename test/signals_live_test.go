@@ -16,23 +16,6 @@ import (
 	"github.com/maestro-serverless/maestro/localstack/stack"
 )
 
-// poll calls cond until it reports true or timeout passes; then it fails
-// the test with what cond last said.
-func poll(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, last := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %s (%s)", what, timeout, last)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // TestSignalTriggersAreLiveWhenThePushReturns: a signal announced right after
 // a push (or an activation) that answered 200 starts an instance — the
 // subscriptions are written in the change's own transaction. The trigger

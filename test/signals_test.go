@@ -24,27 +24,22 @@ func (s *system) announce(t *testing.T, body string) orchestrator.SignalView {
 }
 
 // waitInstances polls until the workflow has n instances, then checks that
-// it stays at n for a moment.
+// it still has n once the stack is idle (no more are on their way).
 func (s *system) waitInstances(t *testing.T, wf string, n int, timeout time.Duration) []*orchestrator.InstanceView {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		list := s.instances(t, wf)
+	var list []*orchestrator.InstanceView
+	poll(t, timeout, fmt.Sprintf("%d instances of %s", n, wf), func() (bool, string) {
+		list = s.instances(t, wf)
 		if len(list) > n {
 			t.Fatalf("%d instances of %s, want %d", len(list), wf, n)
 		}
-		if len(list) == n {
-			time.Sleep(500 * time.Millisecond)
-			if again := s.instances(t, wf); len(again) != n {
-				t.Fatalf("%d instances of %s, want %d", len(again), wf, n)
-			}
-			return list
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d instances of %s after %s, want %d", len(list), wf, timeout, n)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return len(list) == n, fmt.Sprintf("%d instances", len(list))
+	})
+	s.idle(t)
+	if again := s.instances(t, wf); len(again) != n {
+		t.Fatalf("%d instances of %s once idle, want %d", len(again), wf, n)
 	}
+	return list
 }
 
 func TestSignalTriggers(t *testing.T) {
@@ -55,7 +50,6 @@ func TestSignalTriggers(t *testing.T) {
 		  "signal_triggers":[{"definitions":{"orders":{"match_params":{"region":{"value":"eu","operator":"="},"count":{"value":10,"operator":">="}}}},
 		    "params":{"label":{"value":"from-trigger","type":"STRING"}}}],
 		  "steps":[{"step":{"id":"s","type":"NoOp","params":{"c":{"type":"LONG","expression":"params.getFromSignal('orders', 'count')"}}}}]}}`))
-		time.Sleep(time.Second) // the trigger subscription is written by the sync worker
 		s.announce(t, `{"name":"orders","params":{"region":"eu","count":12}}`)
 		s.announce(t, `{"name":"orders","params":{"region":"us","count":50}}`)   // region differs
 		s.announce(t, `{"name":"orders","params":{"region":"eu","count":9}}`)    // count too small
@@ -77,9 +71,8 @@ func TestSignalTriggers(t *testing.T) {
 		wf := s.push([]byte(`{"properties":{"owner":"sig","signal_trigger_disabled":true},"workflow":{"id":"sig-off",
 		  "signal_triggers":[{"definitions":{"off-signal":{}}}],
 		  "steps":[{"step":{"id":"s","type":"NoOp"}}]}}`))
-		time.Sleep(time.Second)
 		s.announce(t, `{"name":"off-signal","params":{}}`)
-		time.Sleep(2 * time.Second) // time for the delivery (stream, router, worker) to have run
+		s.idle(t) // the delivery (stream, router, worker) has run
 		if n := len(s.instances(t, wf)); n != 0 {
 			t.Fatalf("%d instances of a workflow whose signal triggers are disabled", n)
 		}
@@ -87,17 +80,15 @@ func TestSignalTriggers(t *testing.T) {
 		if code := s.do("POST", "/api/v3/workflows/"+wf+"/properties", []byte(`{"signal_trigger_disabled": false}`), nil); code != http.StatusOK {
 			t.Fatalf("enable: HTTP %d", code)
 		}
-		time.Sleep(time.Second)
 		s.announce(t, `{"name":"off-signal","params":{}}`)
 		s.waitInstances(t, wf, 1, 20*time.Second)
 	})
 
 	t.Run("join keys across two names", func(t *testing.T) {
 		wf := s.push(readFile(t, "sample-signal-trigger-wf.json"))
-		time.Sleep(time.Second)
 		s.announce(t, `{"name":"signal_a","params":{"foo":"bat","watermark":123456,"updated_by":"tester"}}`)
 		s.announce(t, `{"name":"signal_b","params":{"bar":"baz","watermark":123456,"posted_by":"someone-else"}}`)
-		time.Sleep(time.Second)
+		s.idle(t)
 		if n := len(s.instances(t, wf)); n != 0 {
 			t.Fatalf("%d instances before the join keys agree", n)
 		}
@@ -106,13 +97,10 @@ func TestSignalTriggers(t *testing.T) {
 		// job.1 waits for db/test/table1 and db/test/table2 (its match params
 		// are Java SEL in the sample, so this copy computes them in our
 		// expression language; see testdata/README.md).
-		deadline := time.Now().Add(20 * time.Second)
-		for s.instance(wf, list[0].WorkflowInstanceID).StepStatuses["job.1"] != "WAITING_FOR_SIGNALS" {
-			if time.Now().After(deadline) {
-				t.Fatalf("job.1 is %s", s.instance(wf, list[0].WorkflowInstanceID).StepStatuses["job.1"])
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		poll(t, 20*time.Second, "job.1 waits for signals", func() (bool, string) {
+			st := s.instance(wf, list[0].WorkflowInstanceID).StepStatuses["job.1"]
+			return st == "WAITING_FOR_SIGNALS", st
+		})
 		s.announce(t, `{"name":"db/test/table1","params":{"vtts_utc_dateint":"20500101","vtts_utc_hour":"00"}}`)
 		s.announce(t, `{"name":"db/test/table2","params":{"vtts_utc_dateint":"20500101","vtts_utc_hour":"00"}}`)
 		v := s.wait(wf, list[0].WorkflowInstanceID, 30*time.Second)
@@ -127,13 +115,9 @@ func TestSignalTriggers(t *testing.T) {
 		// outbox, so shortly after).
 		for _, name := range []string{"dummy/test/signal1", "dummy/test/signal2"} {
 			var out orchestrator.SignalView
-			deadline := time.Now().Add(10 * time.Second)
-			for s.do("GET", "/api/v3/signals/"+url.PathEscape(name)+"/instances/latest", nil, &out) != 200 {
-				if time.Now().After(deadline) {
-					t.Fatalf("output signal %s was not announced", name)
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+			poll(t, 10*time.Second, "output signal "+name+" announced", func() (bool, string) {
+				return s.do("GET", "/api/v3/signals/"+url.PathEscape(name)+"/instances/latest", nil, &out) == 200, ""
+			})
 			if out.Source == nil || out.Source.Kind != "step" || out.Source.StepID != "job.1" {
 				t.Errorf("%s source %+v", name, out.Source)
 			}
@@ -147,7 +131,6 @@ func TestSignalTriggers(t *testing.T) {
 		wf := s.push([]byte(`{"properties":{"owner":"sig","run_strategy":{"rule":"parallel","workflow_concurrency":100}},"workflow":{"id":"sig-many",
 		  "signal_triggers":[{"definitions":{"tick":{"match_params":{"n":{"value":0,"operator":">"}}}}}],
 		  "steps":[{"step":{"id":"s","type":"NoOp"}}]}}`))
-		time.Sleep(time.Second)
 		a := s.announce(t, `{"name":"tick","params":{"n":1},"request_id":"same-request"}`)
 		b := s.announce(t, `{"name":"tick","params":{"n":1},"request_id":"same-request"}`)
 		if a.SeqID != b.SeqID || !a.Created || b.Created {
@@ -185,20 +168,12 @@ func TestSignalDependenciesChainAndLineage(t *testing.T) {
 	c := s.push([]byte(`{"properties":{"owner":"sig","run_strategy":"parallel"},"workflow":{"id":"chain-c","steps":[
 	  {"step":{"id":"gated","type":"NoOp","signal_dependencies":[{"name":"chain/b","match_params":{"from":{"param":{"type":"STRING","value":"v"},"operator":"="}}}]}},
 	  {"step":{"id":"never","type":"NoOp","signal_dependencies":[{"name":"chain/none"}]}}]}}`))
-	time.Sleep(time.Second)
 
 	rc := s.start(c, "")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	poll(t, 20*time.Second, "C's steps wait for signals", func() (bool, string) {
 		st := s.instance(c, rc.WorkflowInstanceID).StepStatuses
-		if st["gated"] == "WAITING_FOR_SIGNALS" && st["never"] == "WAITING_FOR_SIGNALS" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("C's steps: %v", st)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return st["gated"] == "WAITING_FOR_SIGNALS" && st["never"] == "WAITING_FOR_SIGNALS", fmt.Sprint(st)
+	})
 	ra := s.start(a, "")
 	if v := s.wait(a, ra.WorkflowInstanceID, 20*time.Second); v.Status != "SUCCEEDED" {
 		t.Fatalf("A %s", v.Status)
@@ -207,13 +182,10 @@ func TestSignalDependenciesChainAndLineage(t *testing.T) {
 	if v := s.wait(b, listB[0].WorkflowInstanceID, 20*time.Second); v.Status != "SUCCEEDED" {
 		t.Fatalf("B %s", v.Status)
 	}
-	deadline = time.Now().Add(20 * time.Second)
-	for s.instance(c, rc.WorkflowInstanceID).StepStatuses["gated"] != "SUCCEEDED" {
-		if time.Now().After(deadline) {
-			t.Fatalf("C's gated step: %v", s.instance(c, rc.WorkflowInstanceID).StepStatuses)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	poll(t, 20*time.Second, "C's gated step succeeds", func() (bool, string) {
+		st := s.instance(c, rc.WorkflowInstanceID).StepStatuses
+		return st["gated"] == "SUCCEEDED", fmt.Sprint(st)
+	})
 	var e map[string]any
 	if code := s.do("PUT", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/steps/never/actions/bypass", c, rc.WorkflowInstanceID), nil, &e); code != 200 {
 		t.Fatalf("bypass: HTTP %d %v", code, e)

@@ -26,8 +26,7 @@ func watch(t *testing.T, s *system, wf string, n int) (maxRunning int, final []s
 	for i := range ids {
 		ids[i] = s.start(wf, "").WorkflowInstanceID
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	poll(t, 60*time.Second, "every instance ends", func() (bool, string) {
 		running, ended := 0, 0
 		final = final[:0]
 		for _, id := range ids {
@@ -41,14 +40,9 @@ func watch(t *testing.T, s *system, wf string, n int) (maxRunning int, final []s
 			}
 		}
 		maxRunning = max(maxRunning, running)
-		if ended == n {
-			return maxRunning, final
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("instances still running: %v", final)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return ended == n, fmt.Sprint(final)
+	})
+	return maxRunning, final
 }
 
 func TestRunStrategies(t *testing.T) {
@@ -111,13 +105,10 @@ func TestRunStrategies(t *testing.T) {
 		if v := s.wait(wf, first, 30*time.Second); v.Status != "STOPPED" {
 			t.Fatalf("older run %s, want STOPPED", v.Status)
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for s.instance(wf, second).Status != "IN_PROGRESS" {
-			if time.Now().After(deadline) {
-				t.Fatalf("newer run is %s, want IN_PROGRESS", s.instance(wf, second).Status)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		poll(t, 30*time.Second, "the newer run is IN_PROGRESS", func() (bool, string) {
+			st := s.instance(wf, second).Status
+			return st == "IN_PROGRESS", st
+		})
 	})
 
 	t.Run("SERIAL_LATEST_ONLY: older queued runs give way, the running one goes on", func(t *testing.T) {
@@ -170,7 +161,7 @@ func TestStrictSequentialBlocksAfterFailure(t *testing.T) {
 	s := startSystem(t, stack.Options{})
 	blocked := func(wf string, id int64) {
 		t.Helper()
-		time.Sleep(time.Second) // time enough for a wrongly admitted run to start
+		s.idle(t) // a wrongly admitted run would have started by now
 		if v := s.instance(wf, id); v.Status != "CREATED" {
 			t.Fatalf("instance %d is %s, want CREATED (blocked behind the failed run)", id, v.Status)
 		}

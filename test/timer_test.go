@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +35,7 @@ func TestLongSleepUsesAOneTimeSchedule(t *testing.T) {
 	// Two one-time schedules appear: the run's 10-day default timeout and
 	// the 20-minute sleep, which is the one due within the hour.
 	var name string
-	deadline := time.Now().Add(15 * time.Second)
-	for name == "" && time.Now().Before(deadline) {
+	poll(t, 15*time.Second, "a one-time schedule for the 20-minute timer", func() (bool, string) {
 		out, err := sched.ListSchedules(ctx, &scheduler.ListSchedulesInput{GroupName: aws.String(group)})
 		if err != nil {
 			t.Fatal(err)
@@ -50,11 +50,8 @@ func TestLongSleepUsesAOneTimeSchedule(t *testing.T) {
 				name = aws.ToString(sc.Name)
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if name == "" {
-		t.Fatal("no one-time schedule was created for the 20-minute timer")
-	}
+		return name != "", fmt.Sprintf("%d schedules", len(out.Schedules))
+	})
 	got, err := sched.GetSchedule(ctx, &scheduler.GetScheduleInput{Name: aws.String(name), GroupName: aws.String(group)})
 	if err != nil {
 		t.Fatal(err)

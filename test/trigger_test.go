@@ -65,16 +65,22 @@ func (s *system) schedules(t *testing.T) map[string]scheduleInfo {
 // waitSchedules polls until the trigger schedules number n.
 func (s *system) waitSchedules(t *testing.T, n int) map[string]scheduleInfo {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got := s.schedules(t)
-		if len(got) == n {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d trigger schedules, want %d: %v", len(got), n, got)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var got map[string]scheduleInfo
+	poll(t, 20*time.Second, fmt.Sprintf("%d trigger schedules", n), func() (bool, string) {
+		got = s.schedules(t)
+		return len(got) == n, fmt.Sprint(got)
+	})
+	return got
+}
+
+// schedulesSeen waits until the schedule pump (the stack's Scheduler) has
+// seen every schedule that exists now.
+func (s *system) schedulesSeen(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.st.WaitSchedulesSeen(ctx); err != nil {
+		t.Fatalf("schedule pump: %v", err)
 	}
 }
 
@@ -115,18 +121,18 @@ func TestTimeTriggers(t *testing.T) {
 		t.Fatal("an instance started before the hour")
 	}
 	// The schedule pump (as Scheduler) fires the times after it first sees
-	// a schedule; it lists them every second.
-	time.Sleep(1200 * time.Millisecond)
+	// a schedule.
+	s.schedulesSeen(t)
 
 	// Past the hour: exactly one instance, initiated by TIME, for 10:00.
 	s.advance(t, 11*time.Minute)
-	deadline := time.Now().Add(20 * time.Second)
 	var list []*orchestrator.InstanceView
-	for len(list) == 0 && time.Now().Before(deadline) {
+	poll(t, 20*time.Second, "an instance after the hour", func() (bool, string) {
 		list = s.instances(t, wf)
-		time.Sleep(100 * time.Millisecond)
-	}
-	if len(list) != 1 {
+		return len(list) > 0, ""
+	})
+	s.idle(t)
+	if list = s.instances(t, wf); len(list) != 1 {
 		t.Fatalf("%d instances after the hour, want 1", len(list))
 	}
 	v := s.wait(wf, list[0].WorkflowInstanceID, 20*time.Second)
@@ -152,7 +158,7 @@ func TestTimeTriggers(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	s.idle(t)
 	if n := len(s.instances(t, wf)); n != 1 {
 		t.Fatalf("%d instances after a duplicate firing, want 1", n)
 	}

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/maestro-serverless/maestro/caller"
 )
 
 // LambdaHandler adapts h to API Gateway REST API (v1) proxy integration
@@ -26,7 +28,10 @@ import (
 //     headers; the Host header (else requestContext.domainName) is the
 //     request's Host, and requestContext.requestId becomes X-Request-Id
 //     when the client sent none, to tie log lines to API Gateway's;
-//   - a body with isBase64Encoded is decoded.
+//   - a body with isBase64Encoded is decoded;
+//   - the caller API Gateway authenticated (requestContext.identity: the
+//     IAM userArn, else caller, else accountId) goes into the request's
+//     context (package caller), so what the request writes records it.
 //
 // h answers into memory. The response carries every header in
 // multiValueHeaders and the first value of each in headers; a body that
@@ -71,6 +76,9 @@ func eventRequest(ctx context.Context, ev events.APIGatewayProxyRequest) (*http.
 	if method == "" {
 		return nil, errors.New("event has no httpMethod")
 	}
+	if p := principal(ev.RequestContext.Identity); p != "" {
+		ctx = caller.With(ctx, p)
+	}
 	req, err := http.NewRequestWithContext(ctx, method, "/", bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
@@ -93,6 +101,21 @@ func eventRequest(ctx context.Context, ev events.APIGatewayProxyRequest) (*http.
 	}
 	req.RemoteAddr = ev.RequestContext.Identity.SourceIP
 	return req, nil
+}
+
+// principal names the caller of an IAM-authorized request: its user ARN
+// (an IAM user or an assumed role's session), else the caller id, else the
+// account. No credential (access key) is ever recorded.
+func principal(id events.APIGatewayRequestIdentity) string {
+	switch {
+	case id.UserArn != "":
+		return id.UserArn
+	case id.Caller != "":
+		return id.Caller
+	case id.AccountID != "":
+		return "account:" + id.AccountID
+	}
+	return ""
 }
 
 // eventQuery encodes an event's query parameters.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -282,4 +283,30 @@ func TestLambdaResponseJSONShape(t *testing.T) {
 	var body string
 	require.NoError(t, json.Unmarshal(shape["body"], &body))
 	assert.JSONEq(t, `{"status":"ok","aws_endpoint":"http://127.0.0.1:5000","emulator":"moto"}`, body)
+}
+
+// TestLambdaHandlerRecordsTheCaller: the principal API Gateway authenticated
+// (requestContext.identity) reaches the handlers as the request's caller.
+func TestLambdaHandlerRecordsTheCaller(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		id   events.APIGatewayRequestIdentity
+		want string
+	}{
+		{"assumed role", events.APIGatewayRequestIdentity{UserArn: "arn:aws:sts::123456789012:assumed-role/Deployer/alice", Caller: "AROAEXAMPLE:alice", AccountID: "123456789012", AccessKey: "ASIAEXAMPLE"}, "arn:aws:sts::123456789012:assumed-role/Deployer/alice"},
+		{"caller only", events.APIGatewayRequestIdentity{Caller: "AIDAEXAMPLE", AccountID: "123456789012"}, "AIDAEXAMPLE"},
+		{"account only", events.APIGatewayRequestIdentity{AccountID: "123456789012"}, "account:123456789012"},
+		{"anonymous", events.APIGatewayRequestIdentity{SourceIP: "192.0.2.1"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got string
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = caller.From(r.Context()) })
+			ev := events.APIGatewayProxyRequest{HTTPMethod: "POST", Path: "/api/v3/workflows"}
+			ev.RequestContext.Identity = tc.id
+			_, err := LambdaHandler(h)(context.Background(), ev)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+			assert.NotContains(t, got, "ASIA", "an access key is never recorded")
+		})
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/maestro-serverless/maestro/caller"
 )
 
 // RequestIDHeader carries the request id: a caller's well-formed value is
@@ -79,6 +81,7 @@ func (s *server) accessLog(next http.Handler) http.Handler {
 				slog.Int("status", status),
 				slog.Duration("duration", time.Since(start)),
 				slog.Int64("bytes", sw.bytes),
+				slog.String("principal", caller.From(r.Context())),
 			)
 		}()
 		next.ServeHTTP(sw, r)

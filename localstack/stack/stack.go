@@ -20,12 +20,15 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/lambdas/api"
 	"github.com/maestro-serverless/maestro/lambdas/wiring"
 	"github.com/maestro-serverless/maestro/localstack"
@@ -111,6 +114,11 @@ type Stack struct {
 	Deps      *wiring.Deps
 
 	ownEmulator bool
+	sqs         *sqs.Client
+	stream      *localstack.StreamPump
+	schedules   *localstack.SchedulePump
+	sqsPumps    []*localstack.SQSPump
+	queueURLs   []string
 	server      *http.Server
 	cancel      context.CancelFunc
 	wg          sync.WaitGroup
@@ -213,7 +221,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 	s.URL = "http://" + ln.Addr().String()
 	s.server = &http.Server{
-		Handler:           wrap(opts.Hooks.HTTP, api.NewHandler(s.Deps.Orchestrator, apiOptions)),
+		Handler:           wrap(opts.Hooks.HTTP, localCaller(api.NewHandler(s.Deps.Orchestrator, apiOptions))),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 
@@ -247,8 +255,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if err := streamPump.Prime(ctx); err != nil {
 		return fail(fmt.Errorf("prime stream pump: %w", err))
 	}
-	pumps := []interface{ Run(context.Context) error }{
-		streamPump,
+	s.sqs, s.stream = sqsClient, streamPump
+	s.sqsPumps = []*localstack.SQSPump{
 		localstack.NewSQSPump(sqsClient, res.Queues.Decision.URL, wrap(opts.Hooks.Decider, s.Deps.Decider.Handle), localstack.SQSPumpOptions{
 			Pollers: opts.DecisionPollers, QueueARN: res.Queues.Decision.ARN, Region: s.Emulator.Region, Logger: opts.Logger,
 			WaitTime: time.Second, DuplicateDelivery: opts.Faults.DuplicateDelivery, CrashAfterHandler: crash(store.QueueDecision),
@@ -260,8 +268,13 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		localstack.NewSQSPump(sqsClient, res.Queues.SignalIngest.URL, wrap(opts.Hooks.Ingest, s.Deps.Ingest.Handle), localstack.SQSPumpOptions{
 			QueueARN: res.Queues.SignalIngest.ARN, Region: s.Emulator.Region, Logger: opts.Logger, WaitTime: time.Second,
 		}),
-		localstack.NewSchedulePump(scheduler.NewFromConfig(awsCfg), sqsClient, res.SchedulerGroup.Name,
-			localstack.SchedulePumpOptions{Clock: opts.Clock, Logger: opts.Logger}),
+	}
+	s.queueURLs = []string{res.Queues.Decision.URL, res.Queues.Work.URL, res.Queues.SignalIngest.URL}
+	s.schedules = localstack.NewSchedulePump(scheduler.NewFromConfig(awsCfg), sqsClient, res.SchedulerGroup.Name,
+		localstack.SchedulePumpOptions{Clock: opts.Clock, Logger: opts.Logger})
+	pumps := []interface{ Run(context.Context) error }{streamPump, s.schedules}
+	for _, p := range s.sqsPumps {
+		pumps = append(pumps, p)
 	}
 	for _, p := range pumps {
 		s.wg.Add(1)
@@ -285,6 +298,18 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	return s, nil
 }
 
+// LocalPrincipal is the caller the local stack records for its API's
+// requests: it authenticates no one (API Gateway's IAM authorization does in
+// AWS).
+const LocalPrincipal = "local"
+
+// localCaller records LocalPrincipal as every request's caller.
+func localCaller(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(caller.With(r.Context(), LocalPrincipal)))
+	})
+}
+
 func waitHealthy(ctx context.Context, url string) error {
 	client := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(10 * time.Second)
@@ -303,6 +328,99 @@ func waitHealthy(ctx context.Context, url string) error {
 		}
 	}
 	return fmt.Errorf("API at %s did not become healthy within 10s", url)
+}
+
+// WaitIdle returns once the stack has nothing left to do now: no message
+// visible or in flight on its queues, no batch being handled, and two
+// stream poll rounds completed since, the last of which read nothing — so
+// everything written before WaitIdle was called has been delivered and
+// handled, and whatever that caused too. Delayed messages (timers, retry
+// backoffs) and schedules not yet due are not work to do now. Tests use it
+// to assert that something did not happen.
+func (s *Stack) WaitIdle(ctx context.Context) error {
+	const pause = 20 * time.Millisecond
+	for {
+		busy, err := s.busy(ctx)
+		if err != nil {
+			return err
+		}
+		if !busy {
+			start, _ := s.stream.Progress()
+			for {
+				rounds, idle := s.stream.Progress()
+				if rounds >= start+2 {
+					if !idle {
+						break
+					}
+					if busy, err = s.busy(ctx); err != nil {
+						return err
+					}
+					if !busy {
+						return nil
+					}
+					break
+				}
+				if err := sleepCtx(ctx, pause); err != nil {
+					return err
+				}
+			}
+		}
+		if err := sleepCtx(ctx, pause); err != nil {
+			return err
+		}
+	}
+}
+
+// WaitSchedulesSeen returns once the schedule pump (the stack's
+// EventBridge Scheduler) has seen every schedule that exists now: as
+// Scheduler, it fires a schedule's times only from when it first saw it.
+func (s *Stack) WaitSchedulesSeen(ctx context.Context) error {
+	start := s.schedules.Rounds()
+	for s.schedules.Rounds() < start+2 {
+		if err := sleepCtx(ctx, 20*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// busy reports whether a queue holds visible or in-flight messages or a
+// pump is handling a batch.
+func (s *Stack) busy(ctx context.Context) (bool, error) {
+	for _, p := range s.sqsPumps {
+		if p.InFlight() > 0 {
+			return true, nil
+		}
+	}
+	for _, url := range s.queueURLs {
+		out, err := s.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+			QueueUrl: aws.String(url),
+			AttributeNames: []sqstypes.QueueAttributeName{
+				sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+				sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+			},
+		})
+		if err != nil {
+			return false, fmt.Errorf("wait idle: queue attributes of %s: %w", url, err)
+		}
+		for _, v := range out.Attributes {
+			if v != "0" {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // Close stops the API, the pumps and (if the stack started it) the emulator.
