@@ -49,6 +49,7 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	$(GO) test ./signals -run '^$$' -fuzz FuzzParseS3Notification -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./signals -run '^$$' -fuzz FuzzParseSNSMessage -fuzztime $${FUZZTIME:-30s}
 	$(GO) test ./jsonnum -run '^$$' -fuzz FuzzLong -fuzztime $${FUZZTIME:-30s}
+	$(GO) test ./engine -run '^$$' -fuzz FuzzDecide -fuzztime $${FUZZTIME:-30s}
 
 synth: build ## build the Lambda binaries, then synthesize the CDK app into cdk.out/ (STAGE=dev)
 	$(CDK) synth $(CDK_FLAGS) --quiet
