@@ -195,17 +195,38 @@ func (d *decider) actOnInstance(a model.WorkflowAction, byWhom string) error {
 		stepStatus, runStatus = model.StepFatallyFailed, model.WorkflowFailed
 	}
 	msg := fmt.Sprintf("workflow instance %s by %s", strings.ToLower(string(runStatus)), byWhom)
+	return d.endRun(Ending{StepStatus: stepStatus, StepMessage: msg, RunStatus: runStatus, Message: msg})
+}
+
+// endRun ends the run early: every step in flight ends as e says, then the
+// run. With more steps in flight than WithMaxEnds allows, it ends them over
+// several decisions (see continueEnding).
+func (d *decider) endRun(e Ending) error {
+	d.st.Ending = &e
+	return d.continueEnding()
+}
+
+// continueEnding ends the steps still in flight of a run being ended, at
+// most maxEnds of them in this decision, and the run once none is left.
+func (d *decider) continueEnding() error {
+	e := d.st.Ending
 	for j := range d.st.Steps {
 		s := &d.st.Steps[j]
 		if s.Status == model.StepNotCreated || s.Status == "" || s.settled() {
 			continue
 		}
+		if d.maxEnds > 0 && d.ends >= d.maxEnds {
+			d.out.Continue = true
+			return nil
+		}
+		d.ends++
 		s.RetryAt = 0
-		s.Message = msg
-		d.setStepStatus(j, stepStatus, msg)
+		s.Message = e.StepMessage
+		d.setStepStatus(j, e.StepStatus, e.StepMessage)
 	}
-	d.st.Message = msg
-	d.setInstanceStatus(runStatus, msg)
-	d.out.Commands = append(d.out.Commands, InstanceDone{Status: runStatus})
+	d.st.Ending = nil
+	d.st.Message = e.Message
+	d.setInstanceStatus(e.RunStatus, e.Message)
+	d.out.Commands = append(d.out.Commands, InstanceDone{Status: e.RunStatus})
 	return nil
 }

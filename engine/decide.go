@@ -56,6 +56,26 @@ func Decide(ctx context.Context, g *Graph, st *Instance, ev Event, now time.Time
 	}
 	d.ctx = expression.WithBudget(d.ctx, d.budget)
 	var err error
+	switch ev.(type) {
+	case Continue, *Continue:
+		err = d.resume()
+	default:
+		if d.st.Ending != nil && d.st.Status == model.WorkflowInProgress {
+			// The run is being ended: nothing else applies until it has.
+			err = d.continueEnding()
+			break
+		}
+		err = d.apply(ev)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decide %s for %s instance %d run %d: %w", ev.Kind(), st.WorkflowID, st.InstanceID, st.RunID, err)
+	}
+	return d.out, nil
+}
+
+// apply dispatches an event other than Continue.
+func (d *decider) apply(ev Event) error {
+	var err error
 	switch e := ev.(type) {
 	case StartRun:
 		err = d.startRun(e)
@@ -69,8 +89,6 @@ func Decide(ctx context.Context, g *Graph, st *Instance, ev Event, now time.Time
 		err = d.timerFired(e)
 	case *TimerFired:
 		err = d.timerFired(*e)
-	case Continue, *Continue:
-		err = d.resume()
 	case OutputData:
 		err = d.outputData(e)
 	case *OutputData:
@@ -86,10 +104,7 @@ func Decide(ctx context.Context, g *Graph, st *Instance, ev Event, now time.Time
 	default:
 		err = fmt.Errorf("unsupported event %T", ev)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("decide %s for %s instance %d run %d: %w", ev.Kind(), st.WorkflowID, st.InstanceID, st.RunID, err)
-	}
-	return d.out, nil
+	return err
 }
 
 // decider holds the working state of one Decide call.
@@ -121,6 +136,9 @@ type decider struct {
 	// stepFn is d.getFromStep as a func value, allocated once.
 	stepFn func(context.Context, string, string) (any, error)
 
+	// maxEnds bounds the steps a run's ending ends in this decision (0 = no
+	// bound); ends counts them.
+	maxEnds, ends int
 	// maxStarts bounds the steps started in this decision (0 = no bound);
 	// starts counts them.
 	maxStarts, starts int
@@ -142,6 +160,13 @@ type Option func(*decider)
 // feeds a Continue event to go on.
 func WithMaxStarts(n int) Option { return func(d *decider) { d.maxStarts = n } }
 
+// WithMaxEnds bounds how many steps in flight one decision ends when the
+// run ends early (stop, kill, workflow timeout, FAIL_IMMEDIATELY): each is a
+// write, and a decision's writes must fit one DynamoDB transaction. Past the
+// bound the state keeps the Ending, Decision.Continue is set, and the
+// caller's Continue event (or any event) goes on with it.
+func WithMaxEnds(n int) Option { return func(d *decider) { d.maxEnds = n } }
+
 // WithBudget makes the decision's expressions charge b (one decision, one
 // budget). Without it each decision gets a default expression.Budget: at
 // most DefaultBudgetCPU units of expression work, so a decision spends at
@@ -153,6 +178,9 @@ func WithBudget(b *expression.Budget) Option { return func(d *decider) { d.budge
 func (d *decider) resume() error {
 	if d.st.Status != model.WorkflowInProgress {
 		return nil
+	}
+	if d.st.Ending != nil {
+		return d.continueEnding()
 	}
 	if err := d.checkSteps(); err != nil {
 		return err
@@ -365,8 +393,9 @@ func (d *decider) startCounting() {
 // progress without waiting; then it ends the instance if every step is
 // terminal.
 func (d *decider) advance() error {
-	if d.st.Status != model.WorkflowInProgress {
-		d.queue = d.queue[:0] // the run ended (FAIL_IMMEDIATELY): nothing more starts
+	if d.st.Status != model.WorkflowInProgress || d.st.Ending != nil {
+		// The run ended, or is being ended: nothing more starts.
+		d.queue = d.queue[:0]
 		return nil
 	}
 	d.retryWaiting()

@@ -91,18 +91,8 @@ func (d *decider) fail(i int, to model.StepStatus, msg string) {
 func (d *decider) failImmediately(i int) {
 	failed := &d.st.Steps[i]
 	msg := fmt.Sprintf("step %q ended %s with FAIL_IMMEDIATELY", failed.StepID, failed.Status)
-	for j := range d.st.Steps {
-		s := &d.st.Steps[j]
-		if j == i || s.Status == model.StepNotCreated || s.Status == "" || s.settled() {
-			continue
-		}
-		s.RetryAt = 0
-		s.Message = "stopped: " + msg
-		d.setStepStatus(j, model.StepStopped, s.Message)
-	}
-	d.st.Message = msg
-	d.setInstanceStatus(model.WorkflowFailed, msg)
-	d.out.Commands = append(d.out.Commands, InstanceDone{Status: model.WorkflowFailed})
+	// Step i has ended, so the ending skips it. endRun cannot fail.
+	_ = d.endRun(Ending{StepStatus: model.StepStopped, StepMessage: "stopped: " + msg, RunStatus: model.WorkflowFailed, Message: msg})
 }
 
 // retryDue starts the next attempt of a step whose retry timer fired.

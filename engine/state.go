@@ -34,6 +34,10 @@ type Instance struct {
 	RunPolicy string `json:"run_policy,omitempty"`
 	// Message says why the instance failed, when it did.
 	Message string `json:"message,omitempty"`
+	// Ending, while set, is a run being ended in several decisions (a
+	// stop, kill, timeout or FAIL_IMMEDIATELY with more steps in flight than
+	// one decision may touch): see WithMaxEnds.
+	Ending *Ending `json:"ending,omitempty"`
 	// CreateTime, StartTime and EndTime are unix milliseconds (0 = not yet).
 	CreateTime int64 `json:"create_time,omitempty"`
 	StartTime  int64 `json:"start_time,omitempty"`
@@ -47,6 +51,15 @@ type Instance struct {
 	// Version is the optimistic-concurrency token of the stored item. The store
 	// bumps it; the engine copies it unchanged.
 	Version int64 `json:"version"`
+}
+
+// Ending says how a run that is being ended ends: every step in flight with
+// StepStatus and StepMessage, then the run with RunStatus and Message.
+type Ending struct {
+	StepStatus  model.StepStatus     `json:"step_status"`
+	StepMessage string               `json:"step_message"`
+	RunStatus   model.WorkflowStatus `json:"run_status"`
+	Message     string               `json:"message"`
 }
 
 // StepState is the state of one step's current attempt.

@@ -117,17 +117,5 @@ func (d *decider) workflowTimedOut() error {
 		return nil
 	}
 	msg := "workflow instance timed out"
-	for j := range d.st.Steps {
-		s := &d.st.Steps[j]
-		if s.Status == model.StepNotCreated || s.Status == "" || s.settled() {
-			continue
-		}
-		s.RetryAt = 0
-		s.Message = msg
-		d.setStepStatus(j, model.StepTimedOut, s.Message)
-	}
-	d.st.Message = msg
-	d.setInstanceStatus(model.WorkflowTimedOut, msg)
-	d.out.Commands = append(d.out.Commands, InstanceDone{Status: model.WorkflowTimedOut})
-	return nil
+	return d.endRun(Ending{StepStatus: model.StepTimedOut, StepMessage: msg, RunStatus: model.WorkflowTimedOut, Message: msg})
 }

@@ -59,6 +59,11 @@ const MaxSQSDelay = 15 * time.Minute
 const (
 	// maxStartsPerDecision bounds the steps one engine decision starts.
 	maxStartsPerDecision = 40
+	// maxEndsPerDecision bounds the steps in flight one decision ends when
+	// a run ends early (stop, kill, timeout, FAIL_IMMEDIATELY): each costs
+	// its attempt item and may withdraw a signal registration or return a
+	// permit.
+	maxEndsPerDecision = 25
 	// maxCommitItems is the item budget of one commit, leaving headroom
 	// under store.MaxTransactItems for the run item and the summary.
 	maxCommitItems = 90
@@ -137,7 +142,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 		}
 	}
 	now := o.now()
-	opts := []engine.Option{engine.WithMaxStarts(maxStartsPerDecision)}
+	opts := []engine.Option{engine.WithMaxStarts(maxStartsPerDecision), engine.WithMaxEnds(maxEndsPerDecision)}
 	var book *permitBook
 	if hasWork(&before) {
 		bps, err := o.breakpoints(ctx, w.WorkflowID)

@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maestro-serverless/maestro/model"
+)
+
+// TestEndingIsBoundedPerDecision: ending a run with 120 steps in flight
+// touches at most WithMaxEnds steps per decision and goes on through
+// Continue; events arriving meanwhile start nothing; the run ends once every
+// step has.
+func TestEndingIsBoundedPerDecision(t *testing.T) {
+	const n, maxEnds = 120, 25
+	ctx := context.Background()
+	// "bad" (an Http step that fails FAIL_IMMEDIATELY) first, so it runs.
+	wf := &model.Workflow{ID: "wide", Timeout: &model.ParsableDuration{Seconds: 600}, Steps: []model.Step{
+		{Kind: model.KindStep, ID: "bad", Type: model.StepHTTP, FailureMode: model.FailImmediately,
+			RetryPolicy: &model.RetryPolicy{ErrorRetryLimit: pl(0), PlatformRetryLimit: pl(0)}},
+	}}
+	for i := 0; i < n; i++ {
+		wf.Steps = append(wf.Steps, sleepy(fmt.Sprintf("s%03d", i), 3600, nil, nil))
+	}
+	wf.Steps = append(wf.Steps, model.Step{Kind: model.KindStep, ID: "after", Type: model.StepNoOp})
+	wf.Steps[1].Transition.Successors = []model.Successor{{StepID: "after", Condition: "true"}}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	started, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	require.Equal(t, model.StepRunning, started.State.Step("s000").Status)
+	require.Equal(t, model.StepRunning, started.State.Step("bad").Status)
+	require.Equal(t, model.StepWaitingForPermits, started.State.Step("s119").Status, "past instance_step_concurrency, still in flight")
+
+	for _, tc := range []struct {
+		name      string
+		ev        Event
+		step      model.StepStatus
+		run       model.WorkflowStatus
+		wantTouch int // steps ended in all; "bad" is one of them for FAIL_IMMEDIATELY
+	}{
+		{"kill", Action{Action: "kill", Principal: "arn:aws:iam::1:user/ops"}, model.StepFatallyFailed, model.WorkflowFailed, n + 1},
+		{"stop", Action{Action: "stop"}, model.StepStopped, model.WorkflowStopped, n + 1},
+		{"workflow timeout", TimerFired{Purpose: PurposeWorkflowTimeout}, model.StepTimedOut, model.WorkflowTimedOut, n + 1},
+		{"FAIL_IMMEDIATELY", StepFinished{StepID: "bad", Attempt: 1, Outcome: OutcomeFatalError}, model.StepStopped, model.WorkflowFailed, n},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := t0.Add(time.Minute)
+			d, err := Decide(ctx, g, started.State, tc.ev, now, WithMaxEnds(maxEnds))
+			require.NoError(t, err)
+			decisions := 1
+			for d.Continue {
+				touched := map[string]bool{}
+				for _, tr := range d.Transitions {
+					if tr.StepID != "" {
+						touched[tr.StepID] = true
+					}
+				}
+				require.LessOrEqual(t, len(touched), maxEnds+1, "steps touched by one decision")
+				assert.Equal(t, model.WorkflowInProgress, d.State.Status)
+				require.NotNil(t, d.State.Ending)
+				// A step finishing meanwhile starts nothing after it.
+				d, err = Decide(ctx, g, d.State, StepFinished{StepID: "s000", Attempt: 1, Outcome: OutcomeSucceeded}, now, WithMaxEnds(maxEnds))
+				require.NoError(t, err)
+				decisions++
+				if d.Continue {
+					d, err = Decide(ctx, g, d.State, Continue{}, now, WithMaxEnds(maxEnds))
+					require.NoError(t, err)
+					decisions++
+				}
+			}
+			assert.Equal(t, tc.run, d.State.Status)
+			assert.Nil(t, d.State.Ending)
+			assert.Contains(t, d.Commands, Command(InstanceDone{Status: tc.run}))
+			for i := 0; i < n; i++ {
+				assert.Equal(t, tc.step, d.State.Step(fmt.Sprintf("s%03d", i)).Status)
+			}
+			assert.Equal(t, model.StepNotCreated, d.State.Step("after").Status, "nothing starts while the run ends")
+			assert.GreaterOrEqual(t, decisions, tc.wantTouch/maxEnds)
+			if tc.name == "kill" {
+				assert.Equal(t, "workflow instance failed by a user action of arn:aws:iam::1:user/ops", d.State.Step("s042").Message)
+			}
+		})
+	}
+}

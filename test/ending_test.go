@@ -1,0 +1,116 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/maestro-serverless/maestro/localstack/stack"
+)
+
+// wideWorkflow has n hour-long Sleep steps side by side (all in flight at
+// once) and, with failURL, an Http step that fails with FAIL_IMMEDIATELY.
+func wideWorkflow(id string, n int, timeout int, failURL string) []byte {
+	var steps []string
+	if failURL != "" {
+		steps = append(steps, fmt.Sprintf(`{"step":{"id":"bad","type":"Http","failure_mode":"fail_immediately",
+		  "retry_policy":{"error_retry_limit":0,"platform_retry_limit":0},
+		  "params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":%q}}}}}}`, failURL))
+	}
+	for i := 0; i < n; i++ {
+		steps = append(steps, fmt.Sprintf(`{"step":{"id":"s%03d","type":"Sleep","params":{"sleep_seconds":{"value":3600,"type":"LONG"}}}}`, i))
+	}
+	t := ""
+	if timeout > 0 {
+		t = fmt.Sprintf(`"timeout":%d,`, timeout)
+	}
+	return []byte(fmt.Sprintf(`{"properties":{"owner":"wide","run_strategy":"parallel"},"workflow":{"id":%q,%s
+	  "instance_step_concurrency":999,"steps":[%s]}}`, id, t, strings.Join(steps, ",")))
+}
+
+// TestEndingAWideRun: stop, kill, workflow timeout and FAIL_IMMEDIATELY with
+// 120 and 300 steps in flight end the run within 30 s. Each moved every step
+// in one decision before, whose transaction passed DynamoDB's 100 items and
+// failed on every retry: the run stayed IN_PROGRESS for good.
+func TestEndingAWideRun(t *testing.T) {
+	s := startSystem(t, stack.Options{})
+	running := func(wf string, id int64, n int) {
+		t.Helper()
+		poll(t, 60*time.Second, fmt.Sprintf("%d steps running", n), func() (bool, string) {
+			k := 0
+			for _, st := range s.instance(wf, id).StepStatuses {
+				if st == "RUNNING" {
+					k++
+				}
+			}
+			return k >= n, fmt.Sprintf("%d running", k)
+		})
+	}
+	ended := func(wf string, id int64, status, stepStatus string, n int) {
+		t.Helper()
+		t0 := time.Now()
+		v := s.wait(wf, id, 30*time.Second)
+		if v.Status != status {
+			t.Fatalf("instance %s, want %s", v.Status, status)
+		}
+		k := 0
+		for sid, st := range v.StepStatuses {
+			if strings.HasPrefix(sid, "s") && st == stepStatus {
+				k++
+			}
+		}
+		if k != n {
+			t.Errorf("%d of %d steps %s", k, n, stepStatus)
+		}
+		t.Logf("%s with %d steps in flight ended %s in %s", wf, n, status, time.Since(t0).Round(time.Millisecond))
+	}
+	act := func(wf string, id int64, action string) {
+		t.Helper()
+		var e map[string]any
+		if code := s.do("PUT", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/%s", wf, id, action), nil, &e); code != http.StatusOK {
+			t.Fatalf("%s: HTTP %d %v", action, code, e)
+		}
+	}
+
+	for _, n := range []int{120, 300} {
+		t.Run(fmt.Sprintf("kill %d", n), func(t *testing.T) {
+			wf := s.push(wideWorkflow(fmt.Sprintf("wide-kill-%d", n), n, 0, ""))
+			r := s.start(wf, "")
+			running(wf, r.WorkflowInstanceID, n)
+			act(wf, r.WorkflowInstanceID, "kill")
+			ended(wf, r.WorkflowInstanceID, "FAILED", "FATALLY_FAILED", n)
+		})
+		t.Run(fmt.Sprintf("stop %d", n), func(t *testing.T) {
+			wf := s.push(wideWorkflow(fmt.Sprintf("wide-stop-%d", n), n, 0, ""))
+			r := s.start(wf, "")
+			running(wf, r.WorkflowInstanceID, n)
+			act(wf, r.WorkflowInstanceID, "stop")
+			ended(wf, r.WorkflowInstanceID, "STOPPED", "STOPPED", n)
+		})
+	}
+	t.Run("workflow timeout 120", func(t *testing.T) {
+		wf := s.push(wideWorkflow("wide-timeout", 120, 5, ""))
+		r := s.start(wf, "")
+		running(wf, r.WorkflowInstanceID, 120)
+		ended(wf, r.WorkflowInstanceID, "TIMED_OUT", "TIMED_OUT", 120)
+	})
+	t.Run("FAIL_IMMEDIATELY 120", func(t *testing.T) {
+		release := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select { // answer once every sleep runs
+			case <-release:
+			case <-r.Context().Done():
+			}
+			w.WriteHeader(http.StatusNotFound)
+		}))
+		defer srv.Close()
+		wf := s.push(wideWorkflow("wide-fail", 120, 0, srv.URL))
+		r := s.start(wf, "")
+		running(wf, r.WorkflowInstanceID, 120)
+		close(release)
+		ended(wf, r.WorkflowInstanceID, "FAILED", "STOPPED", 120)
+	})
+}
