@@ -18,6 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/middleware"
+
+	"github.com/maestro-serverless/maestro/store"
 )
 
 // Billing granularities.
@@ -259,19 +261,19 @@ func eachWrite(params any, add func(kind string, units int64)) {
 	}
 	switch in := params.(type) {
 	case *dynamodb.PutItemInput:
-		one(in.Item, ItemSize(in.Item), 1)
+		one(in.Item, store.ItemSize(in.Item), 1)
 	case *dynamodb.UpdateItemInput:
 		one(in.Key, updateSize(in.Key, in.ExpressionAttributeNames, in.ExpressionAttributeValues), 1)
 	case *dynamodb.DeleteItemInput:
-		one(in.Key, ItemSize(in.Key), 1)
+		one(in.Key, store.ItemSize(in.Key), 1)
 	case *dynamodb.BatchWriteItemInput:
 		for _, reqs := range in.RequestItems {
 			for _, r := range reqs {
 				switch {
 				case r.PutRequest != nil:
-					one(r.PutRequest.Item, ItemSize(r.PutRequest.Item), 1)
+					one(r.PutRequest.Item, store.ItemSize(r.PutRequest.Item), 1)
 				case r.DeleteRequest != nil:
-					one(r.DeleteRequest.Key, ItemSize(r.DeleteRequest.Key), 1)
+					one(r.DeleteRequest.Key, store.ItemSize(r.DeleteRequest.Key), 1)
 				}
 			}
 		}
@@ -303,13 +305,13 @@ func itemKind(item map[string]ddbtypes.AttributeValue) string {
 func transactItem(it ddbtypes.TransactWriteItem) (map[string]ddbtypes.AttributeValue, int) {
 	switch {
 	case it.Put != nil:
-		return it.Put.Item, ItemSize(it.Put.Item)
+		return it.Put.Item, store.ItemSize(it.Put.Item)
 	case it.Update != nil:
 		return it.Update.Key, updateSize(it.Update.Key, it.Update.ExpressionAttributeNames, it.Update.ExpressionAttributeValues)
 	case it.Delete != nil:
-		return it.Delete.Key, ItemSize(it.Delete.Key)
+		return it.Delete.Key, store.ItemSize(it.Delete.Key)
 	case it.ConditionCheck != nil:
-		return it.ConditionCheck.Key, ItemSize(it.ConditionCheck.Key)
+		return it.ConditionCheck.Key, store.ItemSize(it.ConditionCheck.Key)
 	}
 	return nil, 0
 }
@@ -317,12 +319,12 @@ func transactItem(it ddbtypes.TransactWriteItem) (map[string]ddbtypes.AttributeV
 // updateSize is what an update request says about the item's size: its
 // key, the attribute names it sets and the values it uses.
 func updateSize(key map[string]ddbtypes.AttributeValue, names map[string]string, values map[string]ddbtypes.AttributeValue) int {
-	n := ItemSize(key)
+	n := store.ItemSize(key)
 	for _, name := range names {
 		n += len(name)
 	}
 	for _, v := range values {
-		n += AttributeValueSize(v)
+		n += store.AttributeValueSize(v)
 	}
 	return n
 }
@@ -346,7 +348,7 @@ func readUnits(params, result any) float64 {
 		out, _ := result.(*dynamodb.GetItemOutput)
 		size := 0
 		if out != nil {
-			size = ItemSize(out.Item)
+			size = store.ItemSize(out.Item)
 		}
 		return float64(readUnitsFor(size)) * scale(in.ConsistentRead)
 	case *dynamodb.QueryInput:
@@ -357,7 +359,7 @@ func readUnits(params, result any) float64 {
 		size := 0
 		if out != nil {
 			for _, it := range out.Items {
-				size += ItemSize(it)
+				size += store.ItemSize(it)
 			}
 		}
 		return float64(readUnitsFor(size)) * scale(in.ConsistentRead)
@@ -368,7 +370,7 @@ func readUnits(params, result any) float64 {
 			for table, items := range out.Responses {
 				ka := in.RequestItems[table]
 				for _, it := range items {
-					units += float64(readUnitsFor(ItemSize(it))) * scale(ka.ConsistentRead)
+					units += float64(readUnitsFor(store.ItemSize(it))) * scale(ka.ConsistentRead)
 				}
 			}
 		}
@@ -378,7 +380,7 @@ func readUnits(params, result any) float64 {
 		var units float64
 		if out != nil {
 			for _, r := range out.Responses {
-				units += 2 * float64(readUnitsFor(ItemSize(r.Item)))
+				units += 2 * float64(readUnitsFor(store.ItemSize(r.Item)))
 			}
 		}
 		return units
@@ -392,7 +394,7 @@ func itemsSize(out *dynamodb.QueryOutput) int {
 	}
 	n := 0
 	for _, it := range out.Items {
-		n += ItemSize(it)
+		n += store.ItemSize(it)
 	}
 	return n
 }
@@ -400,80 +402,6 @@ func itemsSize(out *dynamodb.QueryOutput) int {
 // readUnitsFor is ceil(size / 4 KB), at least 1.
 func readUnitsFor(size int) int64 {
 	return max(1, int64((size+readUnitBytes-1)/readUnitBytes))
-}
-
-// ItemSize returns a DynamoDB item's size in bytes as DynamoDB bills it:
-// the sum of each attribute's name length and value size.
-func ItemSize(item map[string]ddbtypes.AttributeValue) int {
-	n := 0
-	for name, v := range item {
-		n += len(name) + AttributeValueSize(v)
-	}
-	return n
-}
-
-// AttributeValueSize returns the billed size of one value: strings and
-// binaries their length; numbers 1 byte per two significant digits plus
-// one; booleans and nulls 1 byte; sets the sum of their members; lists and
-// maps 3 bytes plus 1 byte and the size (and, in maps, the key) of each
-// element.
-func AttributeValueSize(v ddbtypes.AttributeValue) int {
-	switch v := v.(type) {
-	case *ddbtypes.AttributeValueMemberS:
-		return len(v.Value)
-	case *ddbtypes.AttributeValueMemberN:
-		return numberSize(v.Value)
-	case *ddbtypes.AttributeValueMemberB:
-		return len(v.Value)
-	case *ddbtypes.AttributeValueMemberBOOL, *ddbtypes.AttributeValueMemberNULL:
-		return 1
-	case *ddbtypes.AttributeValueMemberSS:
-		n := 0
-		for _, s := range v.Value {
-			n += len(s)
-		}
-		return n
-	case *ddbtypes.AttributeValueMemberNS:
-		n := 0
-		for _, s := range v.Value {
-			n += numberSize(s)
-		}
-		return n
-	case *ddbtypes.AttributeValueMemberBS:
-		n := 0
-		for _, b := range v.Value {
-			n += len(b)
-		}
-		return n
-	case *ddbtypes.AttributeValueMemberL:
-		n := 3
-		for _, e := range v.Value {
-			n += 1 + AttributeValueSize(e)
-		}
-		return n
-	case *ddbtypes.AttributeValueMemberM:
-		n := 3
-		for k, e := range v.Value {
-			n += 1 + len(k) + AttributeValueSize(e)
-		}
-		return n
-	}
-	return 0
-}
-
-// numberSize sizes a DynamoDB number: 1 byte per two significant digits
-// (leading and trailing zeros trimmed) plus 1 byte.
-func numberSize(s string) int {
-	s = strings.TrimLeft(s, "+-")
-	if i := strings.IndexAny(s, "eE"); i >= 0 {
-		s = s[:i]
-	}
-	digits := strings.Replace(s, ".", "", 1)
-	digits = strings.Trim(digits, "0")
-	if digits == "" {
-		return 1
-	}
-	return (len(digits)+1)/2 + 1
 }
 
 // unmeteredKey marks a context whose AWS calls the meter ignores.

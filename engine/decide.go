@@ -59,6 +59,8 @@ func Decide(ctx context.Context, g *Graph, st *Instance, ev Event, now time.Time
 	switch ev.(type) {
 	case Continue, *Continue:
 		err = d.resume()
+	case Abort:
+		err = d.abort(ev.(Abort))
 	default:
 		if d.st.Ending != nil && d.st.Status == model.WorkflowInProgress {
 			// The run is being ended: nothing else applies until it has.
@@ -277,6 +279,9 @@ func (d *decider) stepFinished(e StepFinished) error {
 		return d.advance()
 	}
 	outputs, err := normalizeOutputs(e.Outputs)
+	if err == nil {
+		err = CheckOutputs(outputs)
+	}
 	if err != nil {
 		d.endStep(i, model.StepFatallyFailed, fmt.Sprintf("invalid outputs: %v", err))
 		return d.advance()
@@ -299,6 +304,10 @@ func (d *decider) stepFinished(e StepFinished) error {
 		}
 		for k, v := range outputs {
 			params[k] = cloneValue(v)
+		}
+		if err := d.checkParamsSize("the step's params with its outputs", params, i); err != nil {
+			d.endStep(i, model.StepFatallyFailed, err.Error())
+			return d.advance()
 		}
 		s.Params = params
 		d.noteStepParams(i)

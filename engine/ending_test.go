@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,4 +89,53 @@ func TestEndingIsBoundedPerDecision(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAbortFailsTheRunAndDropsItsData: Abort (the store cannot hold the
+// run's state) ends the steps in flight, fails the run with the reason and
+// drops the evaluated params and outputs that made the state too large.
+func TestAbortFailsTheRunAndDropsItsData(t *testing.T) {
+	ctx := context.Background()
+	wf := &model.Workflow{ID: "abort", Params: params("w", literal(model.TypeString, "wp")), Steps: []model.Step{
+		{Kind: model.KindStep, ID: "done", Type: model.StepNoOp, Params: params("p", literal(model.TypeString, "x"))},
+		sleepy("nap", 3600, nil, nil),
+	}}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	require.NotNil(t, d.State.Step("done").Params)
+	d, err = Decide(ctx, g, d.State, Abort{Reason: "the run state item would be 512000 bytes"}, t0.Add(time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, model.WorkflowFailed, d.State.Status)
+	assert.Equal(t, "the run cannot go on: the run state item would be 512000 bytes", d.State.Message)
+	assert.Equal(t, model.StepFatallyFailed, d.State.Step("nap").Status)
+	assert.Equal(t, model.StepSucceeded, d.State.Step("done").Status)
+	assert.Nil(t, d.State.Params)
+	assert.Nil(t, d.State.Step("done").Params)
+	again, err := Decide(ctx, g, d.State, Abort{Reason: "again"}, t0.Add(2*time.Second))
+	require.NoError(t, err)
+	assert.False(t, again.Changed(), "an ended run ignores Abort")
+	// Abort round-trips through the inbox encoding.
+	raw, err := json.Marshal(Abort{Reason: "r"})
+	require.NoError(t, err)
+	ev, err := UnmarshalEvent(raw)
+	require.NoError(t, err)
+	assert.Equal(t, Abort{Reason: "r"}, ev)
+}
+
+// TestOutputsCap: a step reporting outputs past MaxStepOutputsBytes fails.
+func TestOutputsCap(t *testing.T) {
+	ctx := context.Background()
+	g, err := Compile(&model.Workflow{ID: "out", Steps: []model.Step{{Kind: model.KindStep, ID: "h", Type: model.StepHTTP}}}, newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	big := map[string]any{"blob": strings.Repeat("x", MaxStepOutputsBytes)}
+	d, err = Decide(ctx, g, d.State, StepFinished{StepID: "h", Attempt: 1, Outcome: OutcomeSucceeded, Outputs: big}, t0)
+	require.NoError(t, err)
+	h := d.State.Step("h")
+	assert.Equal(t, model.StepFatallyFailed, h.Status)
+	assert.Contains(t, h.Message, "over the limit of 262144 bytes per step")
+	assert.NoError(t, CheckOutputs(map[string]any{"small": "ok"}))
 }

@@ -160,6 +160,12 @@ func UnmarshalEvent(data []byte) (Event, error) {
 		return e, nil
 	case KindContinue:
 		return Continue{}, nil
+	case KindAbort:
+		var e Abort
+		if err := jsonnum.Decode(data, &e); err != nil {
+			return nil, fmt.Errorf("decode %s event: %w", kind, err)
+		}
+		return e, nil
 	case KindOutputData:
 		var e OutputData
 		if err := jsonnum.Decode(data, &e); err != nil {

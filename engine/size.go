@@ -20,7 +20,19 @@ const (
 	// MaxRunParamsBytes bounds the evaluated params of a whole run, workflow
 	// params and every step's, as JSON.
 	MaxRunParamsBytes = 2 << 20
+	// MaxStepOutputsBytes bounds the output params one step attempt reports,
+	// as JSON: they travel in one inbox item and are kept in the step's
+	// attempt item, both under DynamoDB's 400 KB item limit.
+	MaxStepOutputsBytes = 256 << 10
 )
+
+// CheckOutputs fails when outputs exceed MaxStepOutputsBytes as JSON.
+func CheckOutputs(outputs map[string]any) error {
+	if n, over := jsonSizeUpTo(outputs, MaxStepOutputsBytes); over {
+		return fmt.Errorf("the step's outputs are more than %d bytes as JSON (at least %d), over the limit of %d bytes per step", MaxStepOutputsBytes, n, MaxStepOutputsBytes)
+	}
+	return nil
+}
 
 // excludeWorkflowParams is the exclude argument of checkParamsSize for the
 // workflow params.

@@ -220,6 +220,10 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 		return nil, false, err
 	}
 	if err := o.store.CommitRun(ctx, commit); err != nil {
+		var tooLarge *store.ItemTooLargeError
+		if errors.As(err, &tooLarge) {
+			return o.abortRun(ctx, g, rec, &before, pending, tooLarge, now)
+		}
 		if errors.Is(err, store.ErrNoSlot) {
 			// No slot: the run cannot start. Actions on it (a user stopping
 			// the queued run, or FIRST_ONLY stopping a newcomer) still apply.
@@ -235,6 +239,60 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 		return nil, false, err
 	}
 	return cur, more, nil
+}
+
+// abortRun fails a run whose next commit cannot be stored (an item past
+// DynamoDB's size limit): instead of the decisions that made it too large,
+// it commits the engine's Abort from the last stored state, which drops the
+// evaluated params and outputs, ends the steps in flight and fails the run
+// with the reason, and consumes every pending event. Retrying the same
+// events could only fail the same way: the run would be wedged.
+func (o *Orchestrator) abortRun(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before *engine.Instance,
+	pending []store.Event, cause *store.ItemTooLargeError, now time.Time) (*engine.Instance, bool, error) {
+	o.log.Error("a run's state is too large to store: failing the run", "workflow_id", before.WorkflowID,
+		"instance_id", before.InstanceID, "run_id", before.RunID, "error", cause)
+	opts := []engine.Option{engine.WithMaxEnds(maxEndsPerDecision)}
+	var book *permitBook
+	if hasWork(before) {
+		var err error
+		if book, err = o.loadPermits(ctx, g, before, now); err != nil {
+			return nil, false, err
+		}
+		opts = append(opts, engine.WithPermits(book))
+	}
+	d, err := engine.Decide(ctx, g, before, engine.Abort{Reason: cause.Error()}, now, opts...)
+	if err != nil {
+		return nil, false, err
+	}
+	acc := decisionSet{}
+	acc.add(d)
+	consumed := make([]string, len(pending))
+	for i, p := range pending {
+		consumed[i] = p.ID
+	}
+	commit, err := o.buildCommit(ctx, rec, before, d.State, &acc, consumed, now)
+	if err != nil {
+		return nil, false, err
+	}
+	more := d.Continue
+	if more {
+		commit.NewEvents = append(commit.NewEvents, store.Event{
+			ID: fmt.Sprintf("c-%012d", d.State.Seq), Body: mustJSON(engine.Continue{}), WakeAfter: backstopWake,
+		})
+	}
+	commit.SignalWaits, commit.Lineage = signalChanges(before, d.State)
+	if book != nil {
+		if commit.Permits, commit.Wakes, err = book.updates(); err != nil {
+			return nil, false, err
+		}
+	}
+	if err := o.slots(ctx, &commit, before, d.State, runStrategy{}); err != nil {
+		return nil, false, err
+	}
+	if err := o.store.CommitRun(ctx, commit); err != nil {
+		return nil, false, err
+	}
+	return d.State, more, nil
 }
 
 // decisionItems estimates the transaction items one decision needs: one per

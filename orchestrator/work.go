@@ -109,6 +109,11 @@ func (o *Orchestrator) runStep(ctx context.Context, m WorkMessage, runners map[m
 		}
 	}
 	res.StepID, res.Attempt = m.StepID, m.Attempt
+	if err := engine.CheckOutputs(res.Outputs); err != nil {
+		// Reported as is, the result could not be stored (DynamoDB's item
+		// limit) and the run would never learn how the step ended.
+		return engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError, Message: err.Error()}
+	}
 	return res
 }
 

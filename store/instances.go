@@ -534,6 +534,9 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 	if err != nil {
 		return err
 	}
+	if n := ItemSize(runItem); n > MaxItemBytes {
+		return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, &ItemTooLargeError{Item: "run state", Bytes: n})
+	}
 	items := []types.TransactWriteItem{{Put: &types.Put{
 		TableName:                 aws.String(s.table),
 		Item:                      runItem,
@@ -561,6 +564,12 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 			set += ", #b = :b, #e = :e"
 			names["#b"], names["#e"] = attrBody, attrEnc
 			values[":b"], values[":e"] = body[attrBody], body[attrEnc]
+			// The stored timeline is small next to the body; the body alone
+			// past the limit can never be written.
+			if n := AttributeValueSize(body[attrBody]); n > MaxItemBytes {
+				return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID,
+					&ItemTooLargeError{Item: fmt.Sprintf("step attempt %s/%d", a.StepID, a.Attempt), Bytes: n})
+			}
 		}
 		items = append(items, types.TransactWriteItem{Update: &types.Update{
 			TableName:                 aws.String(s.table),

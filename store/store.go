@@ -30,6 +30,25 @@ var ErrNoSlot = errors.New("store: no free run slot")
 // must reload and decide again.
 var ErrConflict = errors.New("store: version conflict")
 
+// ErrItemTooLarge is wrapped by the *ItemTooLargeError of a write past
+// DynamoDB's item size limit.
+var ErrItemTooLarge = errors.New("store: item too large")
+
+// ItemTooLargeError names a write that exceeds MaxItemBytes. Nothing was
+// written: the limit is checked before the transaction is sent.
+type ItemTooLargeError struct {
+	// Item says which item: "run state", or "step attempt <id>/<n>".
+	Item  string
+	Bytes int
+}
+
+func (e *ItemTooLargeError) Error() string {
+	return fmt.Sprintf("the %s item would be %d bytes, more than DynamoDB's item size limit of %d bytes", e.Item, e.Bytes, MaxItemBytes)
+}
+
+// Unwrap returns ErrItemTooLarge.
+func (e *ItemTooLargeError) Unwrap() error { return ErrItemTooLarge }
+
 // DynamoDB is the subset of the DynamoDB client the store uses.
 type DynamoDB interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)

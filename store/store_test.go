@@ -2,9 +2,13 @@ package store_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -199,5 +203,55 @@ func TestCommitIsConditionalAndConsumesEvents(t *testing.T) {
 	a, err := s.GetAttempt(ctx, "wf", rec.InstanceID, 1, "a", 0)
 	if err != nil || a.Status != "SUCCEEDED" || len(a.Timeline) != 2 || string(a.Body) != `{"done":true}` {
 		t.Fatalf("attempt %+v %v", a, err)
+	}
+}
+
+// TestCommitPastTheItemLimitIsRefusedBeforeSending: a run state or an
+// attempt body past DynamoDB's 400 KB is an *ItemTooLargeError naming it,
+// and nothing is written (the caller can still fail the run cleanly).
+func TestCommitPastTheItemLimitIsRefusedBeforeSending(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "big", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "big", Version: 1, UUID: "u", Status: "CREATED", State: state,
+		FirstEvent: store.Event{ID: "0-start", Body: []byte(`{"kind":"start"}`)}, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Random bytes do not compress: the gzipped body stays over the limit.
+	random := make([]byte, 450_000)
+	if _, err := rand.Read(random); err != nil {
+		t.Fatal(err)
+	}
+	run, _, err := s.LoadRun(ctx, "big", rec.InstanceID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, _ := json.Marshal(map[string]string{"b": base64.StdEncoding.EncodeToString(random)})
+	for _, tc := range []struct {
+		name, item string
+		commit     store.Commit
+	}{
+		{"state", "run state", store.Commit{WorkflowID: "big", InstanceID: rec.InstanceID, RunID: 1, ExpectV: run.V, Status: "IN_PROGRESS", State: blob}},
+		{"attempt", "step attempt a/1", store.Commit{WorkflowID: "big", InstanceID: rec.InstanceID, RunID: 1, ExpectV: run.V, Status: "IN_PROGRESS",
+			State: []byte(`{}`), Attempts: []store.Attempt{{StepID: "a", Attempt: 1, Status: "SUCCEEDED", Body: blob}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.CommitRun(ctx, tc.commit)
+			var tooLarge *store.ItemTooLargeError
+			if !errors.As(err, &tooLarge) || !errors.Is(err, store.ErrItemTooLarge) || tooLarge.Item != tc.item || tooLarge.Bytes <= store.MaxItemBytes {
+				t.Fatalf("commit: %v, want an ItemTooLargeError for the %s", err, tc.item)
+			}
+			if !strings.Contains(err.Error(), "more than DynamoDB's item size limit of 409600 bytes") {
+				t.Errorf("message %q", err)
+			}
+			after, _, err := s.LoadRun(ctx, "big", rec.InstanceID, 1)
+			if err != nil || after.V != run.V {
+				t.Fatalf("after the refused commit: v%d, %v (want v%d: nothing written)", after.V, err, run.V)
+			}
+		})
 	}
 }
