@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -78,13 +79,27 @@ const (
 func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Instance, error) {
 	conflicts := 0
 	enqueued := false
+	b := fullRound()
 	for {
-		st, more, err := o.processOnce(ctx, w)
+		st, more, err := o.processOnce(ctx, w, b)
 		switch {
 		case err == nil && !more:
 			return st, nil
 		case err == nil:
+			b = fullRound()
 			continue // next round of the same run
+		case errors.Is(err, store.ErrTooManyItems):
+			// The estimate was short (permits, wakes, signal waits...): the
+			// store counted the real writes. Decide less per round until it
+			// fits; nothing was written.
+			smaller, ok := b.halve()
+			if !ok {
+				return nil, fmt.Errorf("process %s/%d/%d: one event's decision does not fit one transaction even when bounded to one step: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
+			}
+			o.log.Warn("commit too large for one transaction; deciding less per round", "workflow_id", w.WorkflowID,
+				"instance_id", w.InstanceID, "events", smaller.events, "starts", smaller.starts, "ends", smaller.ends)
+			b = smaller
+			continue
 		case errors.Is(err, store.ErrNoSlot):
 			// Every slot of the workflow is taken: the run waits in the
 			// queue. Registering first and then trying once more closes the
@@ -116,7 +131,7 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 
 // processOnce runs one round: load, decide pending events up to the commit
 // budget, commit. more reports that pending work remains.
-func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engine.Instance, more bool, err error) {
+func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBudget) (st *engine.Instance, more bool, err error) {
 	rec, pending, err := o.store.LoadRun(ctx, w.WorkflowID, w.InstanceID, w.RunID)
 	if err != nil {
 		return nil, false, err
@@ -142,7 +157,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 		}
 	}
 	now := o.now()
-	opts := []engine.Option{engine.WithMaxStarts(maxStartsPerDecision), engine.WithMaxEnds(maxEndsPerDecision)}
+	opts := []engine.Option{engine.WithMaxStarts(b.starts), engine.WithMaxEnds(b.ends)}
 	var book *permitBook
 	if hasWork(&before) {
 		bps, err := o.breakpoints(ctx, w.WorkflowID)
@@ -182,7 +197,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 			consumed = append(consumed, p.ID)
 			continue
 		}
-		if n > 0 && acc.items(len(consumed))+decisionItems(d)+1 > maxCommitItems {
+		if n > 0 && (n >= b.events || acc.items(len(consumed))+decisionItems(d)+1 > maxCommitItems) {
 			book.rollback(mark) // the decision is dropped, and what it took
 			more = true         // this event waits for the next round
 			break
@@ -239,6 +254,28 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake) (st *engin
 		return nil, false, err
 	}
 	return cur, more, nil
+}
+
+// roundBudget bounds one round of Process: the pending events it decides and
+// the steps each decision may start or end.
+type roundBudget struct{ events, starts, ends int }
+
+// fullRound is the budget of a round unless the store found its commit too
+// large.
+func fullRound() roundBudget {
+	return roundBudget{events: math.MaxInt, starts: maxStartsPerDecision, ends: maxEndsPerDecision}
+}
+
+// halve returns a budget half as large; false once it is one event deciding
+// one step.
+func (b roundBudget) halve() (roundBudget, bool) {
+	if b.events <= 1 && b.starts <= 1 && b.ends <= 1 {
+		return b, false
+	}
+	if b.events == math.MaxInt {
+		b.events = 64
+	}
+	return roundBudget{events: max(1, b.events/2), starts: max(1, b.starts/2), ends: max(1, b.ends/2)}, true
 }
 
 // abortRun fails a run whose next commit cannot be stored (an item past

@@ -677,8 +677,8 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 		}})
 	}
 	if len(items) > MaxTransactItems {
-		return fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction",
-			c.WorkflowID, c.InstanceID, len(items), MaxTransactItems)
+		return fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction: %w",
+			c.WorkflowID, c.InstanceID, len(items), MaxTransactItems, ErrTooManyItems)
 	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if err != nil {

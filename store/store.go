@@ -30,6 +30,11 @@ var ErrNoSlot = errors.New("store: no free run slot")
 // must reload and decide again.
 var ErrConflict = errors.New("store: version conflict")
 
+// ErrTooManyItems is returned (wrapped) by a commit that would need more
+// than MaxTransactItems writes; nothing is written. The caller commits less
+// at once.
+var ErrTooManyItems = errors.New("store: more items than one transaction holds")
+
 // ErrItemTooLarge is wrapped by the *ItemTooLargeError of a write past
 // DynamoDB's item size limit.
 var ErrItemTooLarge = errors.New("store: item too large")

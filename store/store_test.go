@@ -255,3 +255,34 @@ func TestCommitPastTheItemLimitIsRefusedBeforeSending(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitPastTheTransactionLimitIsRefused: more writes than one
+// transaction holds is ErrTooManyItems, before anything is sent.
+func TestCommitPastTheTransactionLimitIsRefused(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "many", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "many", Version: 1, UUID: "u", Status: "CREATED", State: state,
+		FirstEvent: store.Event{ID: "0-start", Body: []byte(`{"kind":"start"}`)}, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, _, err := s.LoadRun(ctx, "many", rec.InstanceID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := store.Commit{WorkflowID: "many", InstanceID: rec.InstanceID, RunID: 1, ExpectV: run.V, Status: "IN_PROGRESS", State: []byte(`{}`)}
+	for i := 0; i < store.MaxTransactItems; i++ {
+		c.Attempts = append(c.Attempts, store.Attempt{StepID: fmt.Sprintf("s%03d", i), Attempt: 1, Status: "STOPPED"})
+	}
+	if err := s.CommitRun(ctx, c); !errors.Is(err, store.ErrTooManyItems) {
+		t.Fatalf("commit of %d attempts: %v, want ErrTooManyItems", len(c.Attempts), err)
+	}
+	c.Attempts = c.Attempts[:store.MaxTransactItems-1]
+	if err := s.CommitRun(ctx, c); err != nil {
+		t.Fatalf("commit of %d attempts and the run item: %v", len(c.Attempts), err)
+	}
+}
