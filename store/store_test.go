@@ -212,22 +212,10 @@ func TestCommitIsConditionalAndConsumesEvents(t *testing.T) {
 func TestCommitPastTheItemLimitIsRefusedBeforeSending(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
-	now := time.Now()
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "big", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
-		t.Fatal(err)
-	}
-	rec, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "big", Version: 1, UUID: "u", Status: "CREATED", State: state,
-		FirstEvent: store.Event{ID: "0-start", Body: []byte(`{"kind":"start"}`)}, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, run := createRun(t, s, "big")
 	// Random bytes do not compress: the gzipped body stays over the limit.
 	random := make([]byte, 450_000)
 	if _, err := rand.Read(random); err != nil {
-		t.Fatal(err)
-	}
-	run, _, err := s.LoadRun(ctx, "big", rec.InstanceID, 1)
-	if err != nil {
 		t.Fatal(err)
 	}
 	blob, _ := json.Marshal(map[string]string{"b": base64.StdEncoding.EncodeToString(random)})
@@ -261,19 +249,7 @@ func TestCommitPastTheItemLimitIsRefusedBeforeSending(t *testing.T) {
 func TestCommitPastTheTransactionLimitIsRefused(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
-	now := time.Now()
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "many", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
-		t.Fatal(err)
-	}
-	rec, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "many", Version: 1, UUID: "u", Status: "CREATED", State: state,
-		FirstEvent: store.Event{ID: "0-start", Body: []byte(`{"kind":"start"}`)}, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, _, err := s.LoadRun(ctx, "many", rec.InstanceID, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, run := createRun(t, s, "many")
 	c := store.Commit{WorkflowID: "many", InstanceID: rec.InstanceID, RunID: 1, ExpectV: run.V, Status: "IN_PROGRESS", State: []byte(`{}`)}
 	for i := 0; i < store.MaxTransactItems; i++ {
 		c.Attempts = append(c.Attempts, store.Attempt{StepID: fmt.Sprintf("s%03d", i), Attempt: 1, Status: "STOPPED"})
@@ -285,4 +261,25 @@ func TestCommitPastTheTransactionLimitIsRefused(t *testing.T) {
 	if err := s.CommitRun(ctx, c); err != nil {
 		t.Fatalf("commit of %d attempts and the run item: %v", len(c.Attempts), err)
 	}
+}
+
+// createRun pushes workflow wf and creates its instance 1 with a start
+// event, returning the instance and its run as stored.
+func createRun(t *testing.T, s *store.Store, wf string) (*store.InstanceRecord, *store.RunRecord) {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now()
+	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: wf, Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: wf, Version: 1, UUID: "u", Status: "CREATED", State: state,
+		FirstEvent: store.Event{ID: "0-start", Body: []byte(`{"kind":"start"}`)}, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, _, err := s.LoadRun(ctx, wf, rec.InstanceID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, run
 }
