@@ -18,21 +18,24 @@ func TestRunOnLocalStack(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	start := time.Now()
-	rep, err := Run(ctx, Config{Runs: 1, Steps: 10, Stage: "benchtest", Timeout: 20 * time.Second})
+	rep, err := Run(ctx, Config{Runs: 1, Steps: 10, HTTPSteps: 20, Stage: "benchtest", Timeout: 20 * time.Second})
 	require.NoError(t, err)
 	t.Logf("benchmark took %v", time.Since(start))
 
 	require.Empty(t, rep.Overall.Failures)
 	require.False(t, rep.Failed())
-	require.Len(t, rep.Workloads, 2)
-	chain, fan := rep.Workloads[0], rep.Workloads[1]
+	require.Len(t, rep.Workloads, 3)
+	chain, fan, dag := rep.Workloads[0], rep.Workloads[1], rep.Workloads[2]
 	assert.Equal(t, "chain", chain.Name)
 	assert.Equal(t, int64(10), chain.StepsCompleted)
 	assert.Equal(t, 9, chain.StepLaunch.Count)
 	assert.Equal(t, "fanout", fan.Name)
 	assert.Equal(t, int64(12), fan.StepsCompleted)
 	assert.Equal(t, 11, fan.StepLaunch.Count)
-	assert.Equal(t, int64(22), rep.Overall.StepsCompleted)
+	assert.Equal(t, "httpdag", dag.Name)
+	assert.Equal(t, int64(20), dag.StepsCompleted, "ten chains of two Http steps")
+	assert.Positive(t, dag.Lambda[FunctionWorker].Invocations, "Http steps run on the worker")
+	assert.Equal(t, int64(42), rep.Overall.StepsCompleted)
 
 	for _, w := range rep.Workloads {
 		assert.Equal(t, 1, w.StartOverhead.Count, w.Name)

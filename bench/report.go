@@ -204,7 +204,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	tw.Flush()
 
-	b.WriteString("\nEstimated AWS cost per million NoOp steps (USD, us-east-1 list prices)\n")
+	b.WriteString("\nEstimated AWS cost per million steps (USD, us-east-1 list prices)\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header = "item\t"
 	for _, res := range rows {

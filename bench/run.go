@@ -1,6 +1,6 @@
 // Package bench measures the orchestrator on the local stack: a sequential
-// chain and a wide fan-out of NoOp steps are pushed and started over the
-// HTTP API, and the step timelines, the AWS requests the system makes and
+// chain and a wide fan-out of NoOp steps, and a DAG of Http steps calling a
+// loopback server, are pushed and started over the HTTP API, and the step timelines, the AWS requests the system makes and
 // the Lambda invocations it would take give the step-launch and start
 // overheads, the throughput and an estimate of the AWS cost per step.
 package bench
@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 const (
 	DefaultRuns           = 5
 	DefaultSteps          = 100
+	DefaultHTTPSteps      = 300
 	DefaultStreamInterval = 250 * time.Millisecond
 	DefaultTimeout        = 2 * time.Minute
 	DefaultPollInterval   = 100 * time.Millisecond
@@ -40,6 +42,9 @@ type Config struct {
 	Runs int
 	// Steps is the chain's length and the fan-out's width.
 	Steps int
+	// HTTPSteps is the size of the Http DAG: ten chains of HTTPSteps/10 Http
+	// steps calling a loopback server (default 300; negative skips it).
+	HTTPSteps int
 	// StreamInterval is the DynamoDB stream poll period (Lambda's is 250 ms).
 	StreamInterval time.Duration
 	// Timeout bounds each instance, from its start request to its end.
@@ -64,6 +69,9 @@ func (c *Config) defaults() {
 	}
 	if c.Steps <= 0 {
 		c.Steps = DefaultSteps
+	}
+	if c.HTTPSteps == 0 {
+		c.HTTPSteps = DefaultHTTPSteps
 	}
 	if c.StreamInterval <= 0 {
 		c.StreamInterval = DefaultStreamInterval
@@ -95,6 +103,27 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	workloads := []*Workload{chain, fan}
+	if cfg.HTTPSteps > 0 {
+		// The server the Http steps call: on loopback, which the local
+		// stack's allow-list admits.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("bench: listen for the Http steps: %w", err)
+		}
+		srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"ok": true}`)
+		})}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+		width := min(10, cfg.HTTPSteps)
+		dag, err := HTTPDAG(fmt.Sprintf("bench-httpdag-%d", cfg.HTTPSteps), "http://"+ln.Addr().String()+"/", width, cfg.HTTPSteps/width)
+		if err != nil {
+			return nil, err
+		}
+		workloads = append(workloads, dag)
+	}
 	meter, calls := NewTracingMeter(cfg.Trace), NewInvocations()
 	// The same stack as `maestro local`, with every AWS client metered and
 	// every handler counted as the Lambda function it is in AWS.
@@ -118,7 +147,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Runs: cfg.Runs, Steps: cfg.Steps, StreamInterval: cfg.StreamInterval.String(),
 		Emulator: fmt.Sprintf("%s %s", st.Emulator.Kind, st.Emulator.Endpoint), Assumptions: Assumptions(),
 	}
-	for _, w := range []*Workload{chain, fan} {
+	for _, w := range workloads {
 		version, err := c.push(ctx, w.Definition)
 		if err != nil {
 			return nil, fmt.Errorf("bench: push the %s definition: %w", w.Name, err)

@@ -26,6 +26,7 @@ type Workload struct {
 type defStep struct {
 	ID         string         `json:"id"`
 	Type       string         `json:"type"`
+	Params     map[string]any `json:"params,omitempty"`
 	Transition *defTransition `json:"transition,omitempty"`
 }
 
@@ -93,6 +94,33 @@ func FanOut(workflowID string, width int) (*Workload, error) {
 	steps = append(steps, branches...)
 	steps = append(steps, defWrapped{Step: defStep{ID: "join", Type: "NoOp"}})
 	return newWorkload("fanout", workflowID, fmt.Sprintf("bench: %d-wide NoOp fan-out", width), steps, ups)
+}
+
+// HTTPDAG returns width chains of depth Http steps side by side (width ×
+// depth steps), each step calling url: steps that do work, on a worker,
+// as most steps of real pipelines do.
+func HTTPDAG(workflowID, url string, width, depth int) (*Workload, error) {
+	if width < 1 || depth < 1 {
+		return nil, fmt.Errorf("bench: an Http DAG needs a width and a depth of at least 1, got %d and %d", width, depth)
+	}
+	ups := map[string][]string{}
+	steps := make([]defWrapped, 0, width*depth)
+	params := map[string]any{"http": map[string]any{"type": "MAP", "value": map[string]any{
+		"url": map[string]any{"type": "STRING", "value": url},
+	}}}
+	for w := 1; w <= width; w++ {
+		for d := 1; d <= depth; d++ {
+			s := defStep{ID: fmt.Sprintf("h%d_%d", w, d), Type: "Http", Params: params}
+			if d < depth {
+				s.Transition = &defTransition{Successors: map[string]string{fmt.Sprintf("h%d_%d", w, d+1): "true"}}
+			}
+			if d > 1 {
+				ups[s.ID] = []string{fmt.Sprintf("h%d_%d", w, d-1)}
+			}
+			steps = append(steps, defWrapped{Step: s})
+		}
+	}
+	return newWorkload("httpdag", workflowID, fmt.Sprintf("bench: %d chains of %d Http steps", width, depth), steps, ups)
 }
 
 func chainStep(i int) string { return fmt.Sprintf("s%d", i) }

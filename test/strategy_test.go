@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/maestro-serverless/maestro/localstack/stack"
+	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
 func sleeper(id, strategy string, secs int) []byte {
@@ -26,22 +27,36 @@ func watch(t *testing.T, s *system, wf string, n int) (maxRunning int, final []s
 	for i := range ids {
 		ids[i] = s.start(wf, "").WorkflowInstanceID
 	}
+	var views []orchestrator.InstanceView
 	poll(t, 60*time.Second, "every instance ends", func() (bool, string) {
-		running, ended := 0, 0
-		final = final[:0]
+		ended := 0
+		final, views = final[:0], views[:0]
 		for _, id := range ids {
 			v := s.instance(wf, id)
 			final = append(final, v.Status)
+			views = append(views, v)
 			switch v.Status {
-			case "IN_PROGRESS":
-				running++
 			case "SUCCEEDED", "FAILED", "STOPPED", "TIMED_OUT":
 				ended++
 			}
 		}
-		maxRunning = max(maxRunning, running)
 		return ended == n, fmt.Sprint(final)
 	})
+	// How many ran at once, from the runs' own start and end times: reading
+	// the statuses one after the other cannot tell (a run read IN_PROGRESS
+	// may have ended before the next one is read).
+	for _, v := range views {
+		if v.StartTime == 0 {
+			continue // never ran (stopped while queued)
+		}
+		at := 0
+		for _, o := range views {
+			if o.StartTime != 0 && o.StartTime <= v.StartTime && v.StartTime < o.EndTime {
+				at++
+			}
+		}
+		maxRunning = max(maxRunning, at)
+	}
 	return maxRunning, final
 }
 

@@ -18,6 +18,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.SetOutput(stderr)
 	runs := fs.Int("runs", bench.DefaultRuns, "instances of each workload, started one after the other")
 	steps := fs.Int("steps", bench.DefaultSteps, "length of the chain and width of the fan-out")
+	httpSteps := fs.Int("http-steps", bench.DefaultHTTPSteps, "steps of the Http DAG (ten chains calling a loopback server); 0 skips it")
 	streamEvery := fs.Duration("stream-interval", bench.DefaultStreamInterval, "DynamoDB stream poll period (Lambda polls every 250ms)")
 	asJSON := fs.Bool("json", false, "print the figures as JSON")
 	timeout := fs.Duration("timeout", bench.DefaultTimeout, "limit for each instance, from its start request to its end")
@@ -26,15 +27,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if fs.NArg() > 0 || *runs < 1 || *steps < 1 || *streamEvery <= 0 || *timeout <= 0 {
-		fmt.Fprintln(stderr, "usage: maestro bench [-runs N>=1] [-steps N>=1] [-stream-interval D>0] [-timeout D>0] [-json] [-v] [-trace]")
+	if fs.NArg() > 0 || *runs < 1 || *steps < 1 || *httpSteps < 0 || *streamEvery <= 0 || *timeout <= 0 {
+		fmt.Fprintln(stderr, "usage: maestro bench [-runs N>=1] [-steps N>=1] [-http-steps N>=0] [-stream-interval D>0] [-timeout D>0] [-json] [-v] [-trace]")
 		return exitUsage
 	}
 	logger := slog.New(slog.DiscardHandler)
 	if *verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	cfg := bench.Config{Runs: *runs, Steps: *steps, StreamInterval: *streamEvery, Timeout: *timeout, Logger: logger}
+	cfg := bench.Config{Runs: *runs, Steps: *steps, HTTPSteps: *httpSteps, StreamInterval: *streamEvery, Timeout: *timeout, Logger: logger}
+	if *httpSteps == 0 {
+		cfg.HTTPSteps = -1
+	}
 	if *trace {
 		cfg.Trace = stderr
 	}
