@@ -103,6 +103,10 @@ func (d *decider) apply(ev Event) error {
 		err = d.act(e)
 	case *Action:
 		err = d.act(*e)
+	case Redrive:
+		err = d.redrive(e)
+	case *Redrive:
+		err = d.redrive(*e)
 	default:
 		err = fmt.Errorf("unsupported event %T", ev)
 	}
@@ -554,16 +558,23 @@ func (d *decider) launch(i int) {
 			FireAt:  time.UnixMilli(d.now + sleep.Milliseconds()).UTC(),
 		})
 	default:
-		kind := step.Kind
-		if kind == "" {
-			kind = model.KindStep
-		}
-		rs := RunStep{StepID: s.StepID, Attempt: s.Attempt, StepKind: kind, SubType: step.SubType, Params: params.Clone()}
-		if kind == model.KindStep {
-			rs.StepType = step.Type
-		}
-		d.out.Commands = append(d.out.Commands, rs)
+		d.out.Commands = append(d.out.Commands, d.runStep(i))
 	}
+}
+
+// runStep is the command that has a worker run step i's current attempt.
+func (d *decider) runStep(i int) RunStep {
+	s := &d.st.Steps[i]
+	step := d.g.nodes[i].step
+	kind := step.Kind
+	if kind == "" {
+		kind = model.KindStep
+	}
+	rs := RunStep{StepID: s.StepID, Attempt: s.Attempt, StepKind: kind, SubType: step.SubType, Params: s.Params.Clone()}
+	if kind == model.KindStep {
+		rs.StepType = step.Type
+	}
+	return rs
 }
 
 // endStep moves step i to a terminal status: a failure makes the steps

@@ -154,7 +154,7 @@ func checkDecision(t *testing.T, d *Decision, b *expression.Budget) {
 }
 
 // fuzzEvent picks the next event: a step finishing, a timer, an action or
-// a continuation, about the steps the state knows.
+// a continuation or a redrive, about the steps the state knows.
 func fuzzEvent(fb *fuzzBytes, g *Graph, st *Instance, d *Decision) Event {
 	if d != nil && d.Continue && fb.next()%2 == 0 {
 		return Continue{}
@@ -173,8 +173,11 @@ func fuzzEvent(fb *fuzzBytes, g *Graph, st *Instance, d *Decision) Event {
 		return TimerFired{StepID: stepID, Attempt: attempt,
 			Purpose: pick(fb, PurposeSleep, PurposeRetry, PurposeTimeout, PurposeSignalCheck)}
 	case 3:
-		if fb.next()%2 == 0 {
+		switch fb.next() % 3 {
+		case 0:
 			return TimerFired{Purpose: PurposeWorkflowTimeout}
+		case 1:
+			return Redrive{}
 		}
 		return Action{Action: pick(fb, "stop", "kill")}
 	default:

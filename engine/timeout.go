@@ -49,23 +49,36 @@ func (d *decider) timeoutOf(pd *model.ParsableDuration, lookup func(string) (any
 // bounds the step too. It reports false when the timeout cannot be resolved
 // (the step has then failed).
 func (d *decider) startStepTimeout(i int) bool {
-	s := &d.st.Steps[i]
-	t, ok, err := d.timeoutOf(d.g.nodes[i].step.Timeout, d.stepLookup(s))
+	t, ok, err := d.stepTimeoutTimer(i, d.now)
 	if err != nil {
 		d.endStep(i, model.StepFatallyFailed, err.Error())
 		return false
 	}
+	if ok {
+		d.out.Commands = append(d.out.Commands, t)
+	}
+	return true
+}
+
+// stepTimeoutTimer is the timeout timer of step i's attempt started at
+// from (unix ms); ok is false when it needs none (the default timeout,
+// which the run's deadline comes before).
+func (d *decider) stepTimeoutTimer(i int, from int64) (StartTimer, bool, error) {
+	s := &d.st.Steps[i]
+	t, ok, err := d.timeoutOf(d.g.nodes[i].step.Timeout, d.stepLookup(s))
+	if err != nil {
+		return StartTimer{}, false, err
+	}
 	if !ok {
 		t = model.DefaultTimeout
-		if d.st.TimeoutAt != 0 && d.now+t.Milliseconds() >= d.st.TimeoutAt {
-			return true
+		if d.st.TimeoutAt != 0 && from+t.Milliseconds() >= d.st.TimeoutAt {
+			return StartTimer{}, false, nil
 		}
 	}
-	d.out.Commands = append(d.out.Commands, StartTimer{
+	return StartTimer{
 		StepID: s.StepID, Attempt: s.Attempt, Purpose: PurposeTimeout,
-		FireAt: time.UnixMilli(d.now + t.Milliseconds()).UTC(),
-	})
-	return true
+		FireAt: time.UnixMilli(from + t.Milliseconds()).UTC(),
+	}, true, nil
 }
 
 // startWorkflowTimeout sets the run's deadline: the workflow's timeout, or

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/resources"
 )
 
@@ -174,7 +175,13 @@ func newTable(scope constructs.Construct, s settings) (awsdynamodb.Table, error)
 		RemovalPolicy:      s.removal(),
 	})
 	for _, ix := range t.GlobalIndexes {
-		if ix.Projection != resources.ProjectionAll {
+		var projection awsdynamodb.ProjectionType
+		switch ix.Projection {
+		case resources.ProjectionAll:
+			projection = awsdynamodb.ProjectionType_ALL
+		case resources.ProjectionKeysOnly:
+			projection = awsdynamodb.ProjectionType_KEYS_ONLY
+		default:
 			return nil, fmt.Errorf("infra: index %s projection %q is not supported", ix.Name, ix.Projection)
 		}
 		ipk, err := attribute(ix.PartitionKey)
@@ -189,7 +196,7 @@ func newTable(scope constructs.Construct, s settings) (awsdynamodb.Table, error)
 			IndexName:      jsii.String(ix.Name),
 			PartitionKey:   ipk,
 			SortKey:        isk,
-			ProjectionType: awsdynamodb.ProjectionType_ALL,
+			ProjectionType: projection,
 		})
 	}
 	return table, nil
@@ -348,8 +355,28 @@ func newScheduler(scope constructs.Construct, s settings, q Queues) (awsschedule
 		Actions:   jsii.Strings("sqs:SendMessage"),
 		Resources: &[]*string{q.Work.QueueArn(), q.Decision.QueueArn()},
 	}))
+	// The recovery sweeper runs on the worker, once a minute.
+	awsscheduler.NewCfnSchedule(scope, jsii.String("SweepSchedule"), &awsscheduler.CfnScheduleProps{
+		Name:               jsii.String(SweepScheduleName),
+		GroupName:          group.Ref(),
+		Description:        jsii.String("Maestro recovery sweeper: re-drives runs whose wake, work or outbox was lost"),
+		ScheduleExpression: jsii.String(SweepScheduleExpression),
+		FlexibleTimeWindow: &awsscheduler.CfnSchedule_FlexibleTimeWindowProperty{Mode: jsii.String("OFF")},
+		Target: &awsscheduler.CfnSchedule_TargetProperty{
+			Arn:     q.Work.QueueArn(),
+			RoleArn: role.RoleArn(),
+			Input:   jsii.String(orchestrator.SweepBody),
+		},
+	})
 	return group, role
 }
+
+// The recovery sweeper's recurring schedule in the stage's group (its name
+// is outside the "tt-" prefix the worker keeps for time triggers).
+const (
+	SweepScheduleName       = "sweep"
+	SweepScheduleExpression = "rate(1 minute)"
+)
 
 func newOutputs(scope constructs.Construct, st *Stack) {
 	out := func(id, desc string, value *string) {

@@ -89,7 +89,7 @@ func TestProvisionIsIdempotent(t *testing.T) {
 		}
 		gsi := tb.GlobalSecondaryIndexes[0]
 		if aws.ToString(gsi.KeySchema[0].AttributeName) != "gsi1pk" || aws.ToString(gsi.KeySchema[1].AttributeName) != "gsi1sk" ||
-			gsi.Projection.ProjectionType != ddbtypes.ProjectionTypeAll {
+			gsi.Projection.ProjectionType != ddbtypes.ProjectionTypeKeysOnly {
 			t.Errorf("gsi1 = %+v", gsi)
 		}
 		ttl, err := ddb.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(spec.Table.Name)})

@@ -35,7 +35,15 @@ type Config struct {
 	// (default DefaultClaimLease): a worker that dies has its step run
 	// again once the lease ends. It must exceed the longest step run.
 	ClaimLease time.Duration
+	// SweepGrace is how long past the time a run should have heard back
+	// from its work the recovery sweeper waits before re-driving it
+	// (default DefaultSweepGrace).
+	SweepGrace time.Duration
 }
+
+// DefaultSweepGrace is the default Config.SweepGrace: EventBridge
+// Scheduler fires one-time schedules within a minute of their time.
+const DefaultSweepGrace = time.Minute
 
 // DefaultClaimLease is the default Config.ClaimLease: an Http step's
 // request timeout (30 s) with room to spare.
@@ -56,6 +64,8 @@ type Orchestrator struct {
 	schedules TriggerSchedules
 	// claimLease is how long a claim on a step attempt holds.
 	claimLease time.Duration
+	// sweepGrace is how late a run may be before the sweeper re-drives it.
+	sweepGrace time.Duration
 
 	mu     sync.Mutex
 	graphs map[graphKey]compiled // compiled immutable versions
@@ -80,10 +90,14 @@ func New(cfg Config) *Orchestrator {
 		retries:    cfg.MaxConflictRetries,
 		schedules:  cfg.Schedules,
 		claimLease: cfg.ClaimLease,
+		sweepGrace: cfg.SweepGrace,
 		graphs:     make(map[graphKey]compiled),
 	}
 	if o.claimLease <= 0 {
 		o.claimLease = DefaultClaimLease
+	}
+	if o.sweepGrace <= 0 {
+		o.sweepGrace = DefaultSweepGrace
 	}
 	if o.checker == nil {
 		o.checker = definition.NewChecker()

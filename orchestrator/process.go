@@ -213,7 +213,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 			break
 		}
 	}
-	commit, err := o.buildCommit(ctx, rec, &before, cur, &acc, consumed, now)
+	commit, err := o.buildCommit(ctx, g, rec, &before, cur, &acc, consumed, now)
 	if err != nil {
 		return nil, false, err
 	}
@@ -307,7 +307,7 @@ func (o *Orchestrator) abortRun(ctx context.Context, g *engine.Graph, rec *store
 	for i, p := range pending {
 		consumed[i] = p.ID
 	}
-	commit, err := o.buildCommit(ctx, rec, before, d.State, &acc, consumed, now)
+	commit, err := o.buildCommit(ctx, g, rec, before, d.State, &acc, consumed, now)
 	if err != nil {
 		return nil, false, err
 	}
@@ -376,7 +376,7 @@ type attemptKey struct {
 // buildCommit turns accumulated decisions into the store's transaction:
 // the new state with its outbox, the touched step attempts with their new
 // timeline entries, instance timeline entries and the consumed events.
-func (o *Orchestrator) buildCommit(ctx context.Context, rec *store.RunRecord, before, after *engine.Instance, acc *decisionSet, consumed []string, now time.Time) (store.Commit, error) {
+func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before, after *engine.Instance, acc *decisionSet, consumed []string, now time.Time) (store.Commit, error) {
 	state, err := json.Marshal(after)
 	if err != nil {
 		return store.Commit{}, fmt.Errorf("encode state: %w", err)
@@ -384,6 +384,7 @@ func (o *Orchestrator) buildCommit(ctx context.Context, rec *store.RunRecord, be
 	c := store.Commit{
 		WorkflowID: rec.WorkflowID, InstanceID: rec.InstanceID, RunID: rec.RunID,
 		ExpectV: rec.V, Status: string(after.Status), State: state, Consumed: consumed,
+		SweepAt: o.sweepAt(ctx, g, after, now),
 	}
 	// Step attempts touched by this commit, in first-touch order.
 	var order []attemptKey
@@ -528,4 +529,44 @@ func eventsMessage(ctx context.Context, evs ...events.Event) ([]store.Message, e
 		return nil, err
 	}
 	return []store.Message{{Queue: store.QueueEvents, Body: body}}, nil
+}
+
+// sweepAt is when the recovery sweeper is to look at a run after this
+// commit (unix ms; 0 leaves it out of the sweep index): when the run should
+// have heard back from the work it awaits, plus the sweep grace. A worker's
+// answer is due within its claim lease; a timer's at its fire time. A run
+// that awaits nothing (ended, or still to start) is not indexed: the events
+// that move it are.
+func (o *Orchestrator) sweepAt(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time) int64 {
+	cmds, err := engine.Awaited(ctx, g, st, now)
+	if err != nil {
+		// A timeout that no longer evaluates: look again after a lease.
+		o.log.Warn("cannot list what a run awaits", "workflow_id", st.WorkflowID, "instance_id", st.InstanceID, "error", err)
+		return now.Add(o.claimLease + o.sweepGrace).UnixMilli()
+	}
+	var due time.Time
+	earliest := func(t time.Time) {
+		if due.IsZero() || t.Before(due) {
+			due = t
+		}
+	}
+	for _, c := range cmds {
+		switch c := c.(type) {
+		case engine.RunStep:
+			earliest(now.Add(o.claimLease + o.sweepGrace))
+		case engine.StartTimer:
+			earliest(maxTime(c.FireAt, now).Add(o.sweepGrace))
+		}
+	}
+	if due.IsZero() {
+		return 0
+	}
+	return due.UnixMilli()
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

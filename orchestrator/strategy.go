@@ -166,7 +166,7 @@ func (o *Orchestrator) withoutStart(ctx context.Context, g *engine.Graph, rec *s
 			consumed = append(consumed, p.ID)
 		}
 	}
-	commit, err := o.buildCommit(ctx, rec, before, cur, &acc, consumed, now)
+	commit, err := o.buildCommit(ctx, g, rec, before, cur, &acc, consumed, now)
 	if err != nil {
 		return nil, false, err
 	}

@@ -51,6 +51,9 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 		return o.fireTrigger(ctx, body)
 	case WorkRunStep:
 		return o.claimAndRun(ctx, m, runners)
+	case WorkSweep:
+		_, err := o.Sweep(ctx)
+		return 0, err
 	default:
 		return 0, fmt.Errorf("%w: unknown work kind %q", ErrPoison, m.Kind)
 	}

@@ -52,6 +52,8 @@ const (
 	StreamNewAndOldImages = "NEW_AND_OLD_IMAGES"
 	// ProjectionAll copies every attribute into an index.
 	ProjectionAll = "ALL"
+	// ProjectionKeysOnly copies only the table's and the index's keys.
+	ProjectionKeysOnly = "KEYS_ONLY"
 )
 
 // S3 event names the signals bucket notifies about.
@@ -101,7 +103,7 @@ type Index struct {
 	PartitionKey KeyAttribute
 	// SortKey is the index's range key.
 	SortKey KeyAttribute
-	// Projection is the projection type (ProjectionAll).
+	// Projection is the projection type (ProjectionAll or ProjectionKeysOnly).
 	Projection string
 }
 
@@ -238,7 +240,10 @@ func ForStage(stage string) Spec {
 				Name:         GSI1,
 				PartitionKey: KeyAttribute{Name: AttrGSI1PK, Type: TypeString},
 				SortKey:      KeyAttribute{Name: AttrGSI1SK, Type: TypeString},
-				Projection:   ProjectionAll,
+				// The sweep index (see package store): keys are all the
+				// sweeper reads, and a run item's body is not copied on
+				// every commit.
+				Projection: ProjectionKeysOnly,
 			}},
 		},
 		Queues: Queues{

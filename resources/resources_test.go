@@ -84,7 +84,7 @@ func TestForStageTable(t *testing.T) {
 			Name:         "gsi1",
 			PartitionKey: KeyAttribute{Name: "gsi1pk", Type: "S"},
 			SortKey:      KeyAttribute{Name: "gsi1sk", Type: "S"},
-			Projection:   "ALL",
+			Projection:   "KEYS_ONLY",
 		}},
 	}
 	if !reflect.DeepEqual(s.Table, want) {

@@ -160,7 +160,7 @@ func (s *Store) CreateInstance(ctx context.Context, ni NewInstance) (rec *Instan
 			return nil, false, err
 		}
 	}
-	runItem, err := s.runItem(ni.WorkflowID, id, 1, 1, ni.Status, state, outbox)
+	runItem, err := s.runItem(ni.WorkflowID, id, 1, 1, ni.Status, state, outbox, 0)
 	if err != nil {
 		return nil, false, err
 	}
@@ -316,11 +316,16 @@ type RunRecord struct {
 	State  []byte
 }
 
-func (s *Store) runItem(wf string, inst, run, v int64, status string, state []byte, outbox []Message) (map[string]types.AttributeValue, error) {
+// runItem is a run's state item. With sweepAt (unix ms) > 0 it is in the
+// sweep index, due then.
+func (s *Store) runItem(wf string, inst, run, v int64, status string, state []byte, outbox []Message, sweepAt int64) (map[string]types.AttributeValue, error) {
 	item := merge(key(runPK(wf, inst), runSK(run)), map[string]types.AttributeValue{
 		attrVersion: num(v),
 		attrStatus:  str(status),
 	})
+	if sweepAt > 0 {
+		merge(item, sweepKey(runPK(wf, inst), sweepAt))
+	}
 	body, err := s.encodeBody(state)
 	if err != nil {
 		return nil, err
@@ -352,9 +357,13 @@ func (s *Store) eventItem(wf string, inst, run int64, ev Event) (map[string]type
 	if err != nil {
 		return nil, fmt.Errorf("store: outbox: %w", err)
 	}
+	// Until it is applied (and deleted), the event is in the sweep index,
+	// due when its wake should long have been delivered.
+	due := s.now().Add(s.eventSweepAfter + time.Duration(ev.WakeAfter)*time.Second)
 	item := merge(key(runPK(wf, inst), eventSK(run, ev.ID)), map[string]types.AttributeValue{
 		attrOutbox: str(string(wake)),
 	})
+	merge(item, sweepKey(runPK(wf, inst), millis(due)))
 	body, err := s.encodeBody(ev.Body)
 	if err != nil {
 		return nil, err
@@ -478,7 +487,12 @@ type Commit struct {
 	Status  string
 	State   []byte
 	// Outbox is the work the decision causes, sent by the stream router.
-	Outbox   []Message
+	Outbox []Message
+	// SweepAt, when > 0, puts the run in the sweep index, due then (unix
+	// ms): by then the run should have heard back from the work it awaits,
+	// or the sweeper re-drives it. 0 leaves it out (a run that ended, or
+	// waits only for events that are themselves indexed).
+	SweepAt  int64
 	Attempts []Attempt
 	Timeline []TimelineItem
 	// Consumed lists applied inbox event ids, deleted in the same transaction.
@@ -530,7 +544,7 @@ type RunEvent struct {
 
 // CommitRun writes a decision in one transaction conditioned on ExpectV.
 func (s *Store) CommitRun(ctx context.Context, c Commit) error {
-	runItem, err := s.runItem(c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV+1, c.Status, c.State, c.Outbox)
+	runItem, err := s.runItem(c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV+1, c.Status, c.State, c.Outbox, c.SweepAt)
 	if err != nil {
 		return err
 	}
@@ -818,7 +832,7 @@ type NewRun struct {
 // concurrent restarts create one run (the other gets ErrConflict).
 func (s *Store) CreateRun(ctx context.Context, nr NewRun) error {
 	run := nr.PrevRun + 1
-	runItem, err := s.runItem(nr.WorkflowID, nr.InstanceID, run, 1, nr.Status, nr.State, nr.Outbox)
+	runItem, err := s.runItem(nr.WorkflowID, nr.InstanceID, run, 1, nr.Status, nr.State, nr.Outbox, 0)
 	if err != nil {
 		return err
 	}

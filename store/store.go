@@ -72,11 +72,37 @@ type Store struct {
 	table string
 	// compressAbove is the body size in bytes above which bodies are gzipped.
 	compressAbove int
+	// now is the clock the sweep index's due times are set by.
+	now func() time.Time
+	// eventSweepAfter is how long an inbox event may wait to be applied
+	// before the sweeper wakes its run.
+	eventSweepAfter time.Duration
 }
 
+// Options tune a Store; the zero value is the default.
+type Options struct {
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// EventSweepAfter is how long an inbox event may wait before the
+	// recovery sweeper wakes its run (default DefaultEventSweepAfter).
+	EventSweepAfter time.Duration
+}
+
+// DefaultEventSweepAfter is the default Options.EventSweepAfter: an event
+// is applied within milliseconds of its wake, so one still there after 30
+// seconds lost its wake.
+const DefaultEventSweepAfter = 30 * time.Second
+
 // New returns a Store over table.
-func New(db DynamoDB, table string) *Store {
-	return &Store{db: db, table: table, compressAbove: 2048}
+func New(db DynamoDB, table string, opts Options) *Store {
+	s := &Store{db: db, table: table, compressAbove: 2048, now: opts.Now, eventSweepAfter: opts.EventSweepAfter}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.eventSweepAfter <= 0 {
+		s.eventSweepAfter = DefaultEventSweepAfter
+	}
+	return s
 }
 
 // Table returns the table name.

@@ -30,6 +30,11 @@ var stages sync.Map
 
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
+	return newStoreWith(t, store.Options{})
+}
+
+func newStoreWith(t *testing.T, opts store.Options) *store.Store {
+	t.Helper()
 	ctx := context.Background()
 	cfg, err := emulator.AWSConfig(ctx)
 	if err != nil {
@@ -44,7 +49,7 @@ func newStore(t *testing.T) *store.Store {
 		t.Fatal(err)
 	}
 	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
-	return store.New(db, res.Table.Name)
+	return store.New(db, res.Table.Name, opts)
 }
 
 func state(id int64) ([]byte, error) { return []byte(fmt.Sprintf(`{"instance":%d}`, id)), nil }

@@ -159,6 +159,10 @@ type Options struct {
 	// Emulator relaxes client checks emulators fail: moto computes the
 	// DynamoDB response CRC32 differently from AWS for binary attributes.
 	Emulator bool
+	// ClaimLease, EventSweepAfter and SweepGrace tune recovery (defaults:
+	// orchestrator.DefaultClaimLease, store.DefaultEventSweepAfter,
+	// orchestrator.DefaultSweepGrace); tests shorten them.
+	ClaimLease, EventSweepAfter, SweepGrace time.Duration
 }
 
 // Deps is everything built.
@@ -197,11 +201,13 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 	}
 	orch := orchestrator.New(orchestrator.Config{
 		Schedules:  trig,
-		Store:      store.New(ddb, cfg.Table),
+		Store:      store.New(ddb, cfg.Table, store.Options{Now: opts.Now, EventSweepAfter: opts.EventSweepAfter}),
 		Checker:    checker,
 		Now:        opts.Now,
 		Logger:     opts.Logger,
 		HealthInfo: opts.HealthInfo,
+		ClaimLease: opts.ClaimLease,
+		SweepGrace: opts.SweepGrace,
 	})
 	return &Deps{
 		Orchestrator: orch,

@@ -77,7 +77,14 @@ type Options struct {
 	// SignalRules name the signals of S3 objects (MAESTRO_SIGNAL_RULES of
 	// the signals function; see signals.FromS3).
 	SignalRules []signals.Rule
-	Logger      *slog.Logger
+	// SweepEvery is how often the recovery sweeper runs (default a minute,
+	// the deployed schedule's rate): the stack sends its work message to
+	// the work queue, as EventBridge Scheduler does in AWS.
+	SweepEvery time.Duration
+	// ClaimLease, EventSweepAfter and SweepGrace tune recovery (see
+	// wiring.Options); zero keeps the defaults.
+	ClaimLease, EventSweepAfter, SweepGrace time.Duration
+	Logger                                  *slog.Logger
 }
 
 // Hooks wrap the handlers the stack runs; nil hooks leave them as they are.
@@ -151,6 +158,9 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if opts.DecisionPollers <= 0 {
 		opts.DecisionPollers = 2
 	}
+	if opts.SweepEvery <= 0 {
+		opts.SweepEvery = time.Minute
+	}
 	s := &Stack{Emulator: opts.Emulator, log: opts.Logger}
 	if s.Emulator == nil {
 		em, err := localstack.Discover(ctx, localstack.DiscoverOptions{Logger: opts.Logger})
@@ -199,10 +209,11 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		SignalDLQURL:     res.Queues.SignalIngestDLQ.URL,
 		SignalRules:      opts.SignalRules,
 	}, awsCfg, wiring.Options{
-		Now:       opts.Clock.Now,
-		Logger:    opts.Logger,
-		Emulator:  true,
-		HTTPAllow: opts.HTTPAllow,
+		Now:        opts.Clock.Now,
+		Logger:     opts.Logger,
+		Emulator:   true,
+		HTTPAllow:  opts.HTTPAllow,
+		ClaimLease: opts.ClaimLease, EventSweepAfter: opts.EventSweepAfter, SweepGrace: opts.SweepGrace,
 		HealthInfo: orchestrator.HealthView{
 			Endpoint: s.Emulator.Endpoint, Emulator: string(s.Emulator.Kind), Resources: resJSON,
 		},
@@ -288,6 +299,11 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		s.sweepSchedule(runCtx, res.Queues.Work.URL, opts.SweepEvery)
+	}()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
 		if err := s.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			opts.Logger.Error("API server stopped", "error", err)
 		}
@@ -296,6 +312,26 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		return fail(err)
 	}
 	return s, nil
+}
+
+// sweepSchedule plays the deployed stack's sweep schedule: every period it
+// sends the recovery sweeper's work message to the work queue.
+func (s *Stack) sweepSchedule(ctx context.Context, workQueueURL string, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		_, err := s.sqs.SendMessage(ctx, &sqs.SendMessageInput{
+			QueueUrl: aws.String(workQueueURL), MessageBody: aws.String(orchestrator.SweepBody),
+		})
+		if err != nil && ctx.Err() == nil {
+			s.log.Error("send the sweep message", "error", err)
+		}
+	}
 }
 
 // LocalPrincipal is the caller the local stack records for its API's

@@ -1,0 +1,163 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// WorkSweep asks the worker to run the recovery sweeper; a recurring
+// schedule (EventBridge Scheduler, every minute) sends it to the work
+// queue.
+const WorkSweep WorkKind = "sweep"
+
+// SweepBody is the body of the work message that runs a sweep.
+const SweepBody = `{"kind":"sweep"}`
+
+// Bounds of one sweep: the runs it looks at and how many at once. What is
+// left waits for the next sweep, a minute later.
+const (
+	maxSweepRuns    = 1000
+	sweepDeciders   = 8
+	sweepPerShard   = maxSweepRuns / store.SweepShards
+	redriveIDPrefix = "r-"
+)
+
+// SweepReport says what one sweep found and did.
+type SweepReport struct {
+	// Due counts the sweep index entries found due.
+	Due int `json:"due"`
+	// Runs counts the runs they belong to; Redriven the runs given a
+	// Redrive (a run item due: work it awaits never answered), Decided the
+	// runs decided (a pending event, or the redrive); Moved the runs
+	// that had committed since the index was read and were left alone.
+	Runs     int `json:"runs"`
+	Redriven int `json:"redriven"`
+	Decided  int `json:"decided"`
+	Moved    int `json:"moved"`
+	// Failed counts runs whose re-drive failed; the next sweep finds them
+	// again.
+	Failed int `json:"failed"`
+}
+
+// Sweep is the recovery sweeper: it finds, through the sweep index (see
+// package store), the runs that should have moved and have not, and moves
+// them. An inbox event left unapplied (its wake was lost) is applied by
+// deciding the run here. A run item past its due time awaits work that never
+// answered (a work message or a timer lost, or the outbox that carried them
+// never forwarded): it gets an engine.Redrive, which sends that work again,
+// and is decided here too. Both are safe to repeat, as every handler is
+// idempotent and a step attempt runs at most once per claim.
+func (o *Orchestrator) Sweep(ctx context.Context) (SweepReport, error) {
+	now := o.now()
+	type runDue struct {
+		wake store.Wake
+		run  *store.Due // the run item's entry, if due
+		// events is set when inbox events are due.
+		events bool
+	}
+	byRun := map[store.Wake]*runDue{}
+	var rep SweepReport
+	for shard := 0; shard < store.SweepShards; shard++ {
+		items, err := o.store.DueItems(ctx, shard, now, sweepPerShard)
+		if err != nil {
+			return rep, err
+		}
+		rep.Due += len(items)
+		for i := range items {
+			d := items[i]
+			w := store.Wake{WorkflowID: d.WorkflowID, InstanceID: d.InstanceID, RunID: d.RunID}
+			r := byRun[w]
+			if r == nil {
+				r = &runDue{wake: w}
+				byRun[w] = r
+			}
+			if d.Run {
+				r.run = &d
+			} else {
+				r.events = true
+			}
+		}
+	}
+	runs := make([]*runDue, 0, len(byRun))
+	for _, r := range byRun {
+		runs = append(runs, r)
+	}
+	sort.Slice(runs, func(i, j int) bool {
+		a, b := runs[i].wake, runs[j].wake
+		if a.WorkflowID != b.WorkflowID {
+			return a.WorkflowID < b.WorkflowID
+		}
+		if a.InstanceID != b.InstanceID {
+			return a.InstanceID < b.InstanceID
+		}
+		return a.RunID < b.RunID
+	})
+	rep.Runs = len(runs)
+
+	var mu sync.Mutex
+	count := func(f func()) {
+		mu.Lock()
+		f()
+		mu.Unlock()
+	}
+	sem := make(chan struct{}, sweepDeciders)
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(r *runDue) {
+			defer func() { <-sem; wg.Done() }()
+			log := o.log.With("workflow_id", r.wake.WorkflowID, "instance_id", r.wake.InstanceID, "run_id", r.wake.RunID)
+			if r.events {
+				// Applying the waiting events may be all the run needs:
+				// it then moves, and its run item is no longer due.
+				log.Warn("sweep: applying inbox events whose wake was lost")
+				if _, err := o.Process(ctx, r.wake); err != nil && !errors.Is(err, store.ErrNotFound) {
+					log.Error("sweep: cannot decide run", "error", err)
+					count(func() { rep.Failed++ })
+					return
+				}
+				count(func() { rep.Decided++ })
+			}
+			if r.run == nil {
+				return
+			}
+			ev := store.Event{
+				ID:   fmt.Sprintf("%s%013d", redriveIDPrefix, r.run.At),
+				Body: mustJSON(engine.Redrive{Reason: "the run had not heard back from its work by its due time"}),
+			}
+			switch err := o.store.Redrive(ctx, *r.run, ev); {
+			case errors.Is(err, store.ErrConflict):
+				count(func() { rep.Moved++ })
+				return
+			case err != nil:
+				log.Error("sweep: cannot re-drive run", "error", err)
+				count(func() { rep.Failed++ })
+				return
+			}
+			log.Warn("sweep: re-driving a run that did not move by its due time")
+			count(func() { rep.Redriven++ })
+			if _, err := o.Process(ctx, r.wake); err != nil && !errors.Is(err, store.ErrNotFound) {
+				log.Error("sweep: cannot decide run", "error", err)
+				count(func() { rep.Failed++ })
+				return
+			}
+			count(func() { rep.Decided++ })
+		}(r)
+	}
+	wg.Wait()
+	if rep.Due > 0 {
+		o.log.Info("sweep done", "due", rep.Due, "runs", rep.Runs, "redriven", rep.Redriven,
+			"decided", rep.Decided, "moved", rep.Moved, "failed", rep.Failed)
+	}
+	return rep, nil
+}

@@ -1,0 +1,176 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/resources"
+)
+
+// The sweep index. Items that must lead to something by a certain time
+// carry two attributes that put them in the table's sparse index GSI1:
+// gsi1pk "SWEEP#<shard>" (the shard a hash of the item's partition key, so
+// the index's writes spread over SweepShards partitions) and gsi1sk the
+// time (unix ms, 13 digits) by which that should have happened:
+//
+//   - an inbox event (E#), from when it is written until the decider applies
+//     and deletes it: due EventSweepAfter after it was written (plus its
+//     backstop delay). Still there then, its wake was lost.
+//   - a run item (RUN#) of a run in progress that awaits work: due when the
+//     run should have heard back (its worker's claim lease, its earliest
+//     timer) plus a grace; each commit moves it. Still due then, the work
+//     message, the timer, or the outbox that carried them was lost.
+//
+// The index projects keys only, so a run's commit costs the index one small
+// write, and an item leaves the index when it is deleted or rewritten
+// without the attributes. The recovery sweeper (orchestrator.Sweep) queries
+// each shard for what is due; nothing ever scans the table.
+const (
+	attrSweepPK = resources.AttrGSI1PK
+	attrSweepSK = resources.AttrGSI1SK
+	sweepIndex  = resources.GSI1
+)
+
+// SweepShards is how many index partitions the sweep index is spread over.
+const SweepShards = 8
+
+func sweepShard(pk string) int {
+	h := fnv.New32a()
+	h.Write([]byte(pk))
+	return int(h.Sum32() % SweepShards)
+}
+
+func sweepPK(shard int) string { return "SWEEP#" + strconv.Itoa(shard) }
+
+func sweepSK(due int64) string { return fmt.Sprintf("%013d", due) }
+
+// sweepKey is the attributes that put an item of partition pk in the sweep
+// index, due at due (unix ms).
+func sweepKey(pk string, due int64) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		attrSweepPK: str(sweepPK(sweepShard(pk))),
+		attrSweepSK: str(sweepSK(due)),
+	}
+}
+
+// Due is an item of the sweep index whose time has come.
+type Due struct {
+	WorkflowID string
+	InstanceID int64
+	RunID      int64
+	// Run is set for a run item; otherwise it is an inbox event, EventID.
+	Run     bool
+	EventID string
+	// At is when it was due (unix ms).
+	At int64
+}
+
+// DueItems returns up to limit items of the sweep index's shard that were
+// due at or before now, earliest first. The index is eventually
+// consistent: an item may be listed shortly after it left it, so the
+// caller checks before acting (see Redrive).
+func (s *Store) DueItems(ctx context.Context, shard int, now time.Time, limit int) ([]Due, error) {
+	in := &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		IndexName:              aws.String(sweepIndex),
+		KeyConditionExpression: aws.String("#p = :p AND #s <= :now"),
+		ExpressionAttributeNames: map[string]string{
+			"#p": attrSweepPK, "#s": attrSweepSK,
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":p": str(sweepPK(shard)), ":now": str(sweepSK(millis(now))),
+		},
+		Limit: aws.Int32(int32(min(limit, 1000))),
+	}
+	var out []Due
+	for len(out) < limit {
+		page, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("store: sweep index shard %d: %w", shard, err)
+		}
+		for _, item := range page.Items {
+			d, ok := parseDue(getS(item, attrPK), getS(item, attrSK), getS(item, attrSweepSK))
+			if ok {
+				out = append(out, d)
+			}
+		}
+		if page.LastEvaluatedKey == nil {
+			break
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// parseDue reads an index entry's run out of its keys; ok is false for an
+// item of another kind.
+func parseDue(pk, sk, due string) (Due, bool) {
+	rest, ok := strings.CutPrefix(pk, "R#")
+	if !ok {
+		return Due{}, false
+	}
+	cut := strings.LastIndexByte(rest, '#')
+	if cut < 0 {
+		return Due{}, false
+	}
+	inst, err := strconv.ParseInt(rest[cut+1:], 10, 64)
+	if err != nil {
+		return Due{}, false
+	}
+	at, _ := strconv.ParseInt(due, 10, 64)
+	d := Due{WorkflowID: rest[:cut], InstanceID: inst, At: at}
+	switch {
+	case strings.HasPrefix(sk, "RUN#"):
+		d.Run = true
+		d.RunID, err = strconv.ParseInt(sk[len("RUN#"):], 10, 64)
+	case strings.HasPrefix(sk, "E#") && len(sk) > len("E#000000#"):
+		d.RunID, err = strconv.ParseInt(sk[len("E#"):len("E#000000")], 10, 64)
+		d.EventID = sk[len("E#000000#"):]
+	default:
+		return Due{}, false
+	}
+	if err != nil {
+		return Due{}, false
+	}
+	return d, true
+}
+
+// Redrive puts ev into the inbox of a run found due in the sweep index, on
+// condition that the run item is still due at d.At: a run that committed
+// since (the index lags the table) is left alone and ErrConflict returned.
+// The event's own wake goes through the stream like any other's; the
+// sweeper also decides the run itself.
+func (s *Store) Redrive(ctx context.Context, d Due, ev Event) error {
+	item, err := s.eventItem(d.WorkflowID, d.InstanceID, d.RunID, ev)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{ConditionCheck: &types.ConditionCheck{
+			TableName:                 aws.String(s.table),
+			Key:                       key(runPK(d.WorkflowID, d.InstanceID), runSK(d.RunID)),
+			ConditionExpression:       aws.String("#s = :due"),
+			ExpressionAttributeNames:  map[string]string{"#s": attrSweepSK},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":due": str(sweepSK(d.At))},
+		}},
+		{Put: &types.Put{TableName: aws.String(s.table), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+	}})
+	if err != nil {
+		if isConflict(err) {
+			return fmt.Errorf("store: redrive %s/%d/%d: %w", d.WorkflowID, d.InstanceID, d.RunID, ErrConflict)
+		}
+		return fmt.Errorf("store: redrive %s/%d/%d: %w", d.WorkflowID, d.InstanceID, d.RunID, err)
+	}
+	return nil
+}
