@@ -384,7 +384,7 @@ func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *st
 	c := store.Commit{
 		WorkflowID: rec.WorkflowID, InstanceID: rec.InstanceID, RunID: rec.RunID,
 		ExpectV: rec.V, Status: string(after.Status), State: state, Consumed: consumed,
-		SweepAt: o.sweepAt(ctx, g, after, now),
+		SweepAt: o.sweepAt(ctx, g, after, now, rec.SweepAt),
 	}
 	// Step attempts touched by this commit, in first-touch order.
 	var order []attemptKey
@@ -537,7 +537,27 @@ func eventsMessage(ctx context.Context, evs ...events.Event) ([]store.Message, e
 // answer is due within its claim lease; a timer's at its fire time. A run
 // that awaits nothing (ended, or still to start) is not indexed: the events
 // that move it are.
-func (o *Orchestrator) sweepAt(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time) int64 {
+//
+// Moving the due time costs the index a delete and a put, so a commit keeps
+// the run's current one (prev) while it is not early and at most two sweep
+// graces late; a new one is set one grace past what is needed, so a busy
+// run moves it about once a grace (a minute) rather than on every commit.
+func (o *Orchestrator) sweepAt(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time, prev int64) int64 {
+	need := o.sweepNeed(ctx, g, st, now)
+	grace := o.sweepGrace.Milliseconds()
+	switch {
+	case need == 0:
+		return 0
+	case prev >= need && prev-need <= 2*grace:
+		return prev
+	default:
+		return need + grace
+	}
+}
+
+// sweepNeed is the earliest a run may be swept without a false alarm (unix
+// ms; 0: never).
+func (o *Orchestrator) sweepNeed(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time) int64 {
 	cmds, err := engine.Awaited(ctx, g, st, now)
 	if err != nil {
 		// A timeout that no longer evaluates: look again after a lease.

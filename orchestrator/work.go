@@ -36,6 +36,9 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 		ev = store.Event{
 			ID:   fmt.Sprintf("t-%s-%06d-%s", m.StepID, m.Attempt, m.Purpose),
 			Body: mustJSON(engine.TimerFired{StepID: m.StepID, Attempt: m.Attempt, Purpose: m.Purpose}),
+			// The run's sweep due time covers the timers it awaits
+			// (engine.Awaited), all but signal checks.
+			Covered: m.Purpose != engine.PurposeSignalCheck,
 		}
 	case WorkWake:
 		return 0, o.handleWake(ctx, store.Wake{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID})
@@ -85,7 +88,9 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 		return 0, err
 	}
 	res := o.runStep(ctx, m, runners)
-	ev := store.Event{ID: fmt.Sprintf("f-%s-%06d", m.StepID, m.Attempt), Body: mustJSON(res)}
+	// The run's sweep due time covers the step's answer: a lost wake is
+	// found through the run item.
+	ev := store.Event{ID: fmt.Sprintf("f-%s-%06d", m.StepID, m.Attempt), Body: mustJSON(res), Covered: true}
 	// The decision is left to the decider: the event's wake reaches the
 	// FIFO decision queue through the stream, and the decider applies every
 	// pending event of the run in one commit. Deciding here as well would

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -299,6 +300,11 @@ type Event struct {
 	// the event carries a backstop wake delivered that many seconds later
 	// through the work queue (at most 900), in case the writer died first.
 	WakeAfter int32
+	// Covered marks a worker's answer to work its run item's sweep due
+	// time already covers (a step's result, a timer the run awaits): if
+	// its wake is lost, the sweeper finds the run by that due time, so the
+	// event stays out of the sweep index and costs it no writes.
+	Covered bool
 }
 
 // WorkKindWake is the kind of a backstop wake on the work queue (see
@@ -314,6 +320,9 @@ type RunRecord struct {
 	V      int64
 	Status string
 	State  []byte
+	// SweepAt is the run's due time in the sweep index (unix ms), 0 when
+	// it is not indexed.
+	SweepAt int64
 }
 
 // runItem is a run's state item. With sweepAt (unix ms) > 0 it is in the
@@ -357,13 +366,15 @@ func (s *Store) eventItem(wf string, inst, run int64, ev Event) (map[string]type
 	if err != nil {
 		return nil, fmt.Errorf("store: outbox: %w", err)
 	}
-	// Until it is applied (and deleted), the event is in the sweep index,
-	// due when its wake should long have been delivered.
-	due := s.now().Add(s.eventSweepAfter + time.Duration(ev.WakeAfter)*time.Second)
 	item := merge(key(runPK(wf, inst), eventSK(run, ev.ID)), map[string]types.AttributeValue{
 		attrOutbox: str(string(wake)),
 	})
-	merge(item, sweepKey(runPK(wf, inst), millis(due)))
+	if !ev.Covered {
+		// Until it is applied (and deleted), the event is in the sweep
+		// index, due when its wake should long have been delivered.
+		due := s.now().Add(s.eventSweepAfter + time.Duration(ev.WakeAfter)*time.Second)
+		merge(item, sweepKey(runPK(wf, inst), millis(due)))
+	}
 	body, err := s.encodeBody(ev.Body)
 	if err != nil {
 		return nil, err
@@ -429,8 +440,9 @@ func (s *Store) LoadRun(ctx context.Context, wf string, inst, run int64) (*RunRe
 			}
 			switch {
 			case sk == runSK(run):
+				due, _ := strconv.ParseInt(getS(item, attrSweepSK), 10, 64)
 				rec = &RunRecord{WorkflowID: wf, InstanceID: inst, RunID: run,
-					V: getN(item, attrVersion), Status: getS(item, attrStatus), State: body}
+					V: getN(item, attrVersion), Status: getS(item, attrStatus), State: body, SweepAt: due}
 			case strings.HasPrefix(sk, prefix):
 				events = append(events, Event{ID: strings.TrimPrefix(sk, prefix), Body: body})
 			}

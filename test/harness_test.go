@@ -27,6 +27,9 @@ import (
 var emulator *localstack.Emulator
 
 func TestMain(m *testing.M) {
+	if os.Getenv(envCrashChild) != "" {
+		os.Exit(runCrashChild()) // the orchestrator process of the crash test
+	}
 	os.Exit(localstack.RunWithEmulator(m, func(e *localstack.Emulator) { emulator = e }))
 }
 

@@ -107,53 +107,67 @@ func once(cond func(string) bool) func(string) bool {
 	}
 }
 
-// TestSweeperRecoversLostWork loses, on purpose, the three things a run
-// depends on and nothing else resends: an Http step's work message, the
-// decision wake of an Http step's result (and every backstop wake of that run),
-// and the stream record of the commit whose outbox holds a Sleep step's
-// timer. Each run stays stuck until the recovery sweeper finds it through
-// the sweep index and applies its waiting event or re-drives it; then it
-// succeeds, and each Http step was called once.
+// TestSweeperRecoversLostWork loses, on purpose, what runs depend on and
+// nothing else resends: an Http step's work message; the decision wake of an
+// Http step's result; the decision wake of a signal a step waits for (with
+// the run's signal check timer and every backstop wake); the stream record
+// of the commit whose outbox holds a Sleep step's timer. Each run stays stuck
+// until the recovery sweeper finds it through the sweep index: by its run
+// item's due time, and re-drives it; or by the unapplied signal event, and
+// applies it. Then it succeeds, and each Http step was called once.
 func TestSweeperRecoversLostWork(t *testing.T) {
 	srv := httptest.NewServer(&flaky{})
 	defer srv.Close()
-	wfWork, wfWake, wfRecord := "sweep-work", "sweep-wake", "sweep-record"
-	d := &dropper{dropped: map[string]int{}}
-	d.work = func(body string) bool {
-		switch {
-		case strings.Contains(body, `"workflow_id":"`+wfWake+`"`) && strings.Contains(body, `"kind":"wake"`):
-			return true // every backstop wake of the lost-wake run
-		default:
-			return false
-		}
+	wfWork, wfResult, wfSignal, wfRecord := "sweep-work", "sweep-result", "sweep-signal", "sweep-record"
+	of := func(wf string) func(string) bool {
+		return func(body string) bool { return strings.Contains(body, `"workflow_id":"`+wf+`"`) }
 	}
-	dropRunStep := once(func(body string) bool {
-		return strings.Contains(body, `"workflow_id":"`+wfWork+`"`) && strings.Contains(body, `"kind":"run_step"`)
-	})
-	work := d.work
-	d.work = func(body string) bool { return work(body) || dropRunStep(body) }
-	d.decision = once(func(body string) bool { return strings.Contains(body, `"workflow_id":"`+wfWake+`"`) })
+	kind := func(k string) func(string) bool {
+		return func(body string) bool { return strings.Contains(body, `"kind":"`+k+`"`) }
+	}
+	and := func(a, b func(string) bool) func(string) bool { return func(s string) bool { return a(s) && b(s) } }
+	d := &dropper{dropped: map[string]int{}}
+	dropRunStep := once(and(of(wfWork), kind("run_step")))
+	d.work = func(body string) bool {
+		return dropRunStep(body) ||
+			and(of(wfResult), kind("wake"))(body) || // every backstop wake
+			and(of(wfSignal), kind("wake"))(body) ||
+			and(of(wfSignal), kind("timer"))(body) // the signal check
+	}
+	dropResult, dropSignal := once(of(wfResult)), once(of(wfSignal))
+	d.decision = func(body string) bool { return dropResult(body) || dropSignal(body) }
 	dropRecord := once(func(s string) bool { return s != "" })
 	d.record = func(pk, sk, outbox string) bool {
 		return pk == "R#"+wfRecord+"#1" && strings.HasPrefix(sk, "RUN#") && strings.Contains(outbox, `timer`) && dropRecord(sk)
 	}
 	s := startSystem(t, stack.Options{
-		// The runs awaiting an Http step are due after the lease and the
-		// grace (9 s), long after the lost wake's event (1 s): that run
-		// must be recovered by applying its event, not by a redrive.
-		SweepEvery: 250 * time.Millisecond, EventSweepAfter: time.Second, SweepGrace: time.Second, ClaimLease: 8 * time.Second,
+		// A run awaiting an Http step is due after the lease and the grace
+		// (5 s); the signal's event is due 1 s after it was written.
+		SweepEvery: 250 * time.Millisecond, EventSweepAfter: time.Second, SweepGrace: time.Second, ClaimLease: 4 * time.Second,
 		Hooks: stack.Hooks{
-			Worker:  d.sqs("work", func(b string) bool { return d.work(b) }),
+			Worker:  d.sqs("work", d.work),
 			Decider: d.sqs("decision", d.decision),
 			Router:  d.stream,
 		},
 	})
 	s.push(httpThenNoOp(wfWork, srv.URL))
-	s.push(httpThenNoOp(wfWake, srv.URL))
+	s.push(httpThenNoOp(wfResult, srv.URL))
 	s.push(sleepThenNoOp(wfRecord))
-	for _, wf := range []string{wfWork, wfWake, wfRecord} {
-		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
+	s.push([]byte(`{"properties":{"owner":"sweep","run_strategy":"parallel"},"workflow":{"id":"` + wfSignal + `","steps":[
+	  {"step":{"id":"gated","type":"NoOp","signal_dependencies":[{"name":"sweep/go"}]}}]}}`))
+
+	rs := s.start(wfSignal, "")
+	poll(t, 20*time.Second, "the gated step waits for its signal", func() (bool, string) {
+		st := s.instance(wfSignal, rs.WorkflowInstanceID).StepStatuses
+		return st["gated"] == "WAITING_FOR_SIGNALS", fmt.Sprint(st)
+	})
+	s.announce(t, `{"name":"sweep/go","params":{"k":1}}`)
+	runs := map[string]int64{wfSignal: rs.WorkflowInstanceID}
+	for _, wf := range []string{wfWork, wfResult, wfRecord} {
+		runs[wf] = s.start(wf, "").WorkflowInstanceID
+	}
+	for wf, id := range runs {
+		v := s.wait(wf, id, 60*time.Second)
 		if v.Status != "SUCCEEDED" {
 			t.Fatalf("%s: %s %v", wf, v.Status, v.StepStatuses)
 		}
@@ -161,10 +175,20 @@ func TestSweeperRecoversLostWork(t *testing.T) {
 		for _, e := range v.Timeline {
 			redriven = redriven || strings.Contains(e.Message, "re-driven")
 		}
-		// A lost wake needs no redrive: the sweeper applies the waiting
-		// event. Lost work needs one.
-		if want := wf != wfWake; redriven != want {
-			t.Errorf("%s: re-driven %v, want %v; timeline %+v", wf, redriven, want, v.Timeline)
+		// The lost signal needs no redrive: the sweeper applies its
+		// waiting event. Lost work and records need one that sends the
+		// work again. (The redrive of the lost result finds the result
+		// waiting and applies it first: the run ends before the redrive
+		// has anything to send, so its timeline says nothing.)
+		switch wf {
+		case wfSignal:
+			if redriven {
+				t.Errorf("%s: re-driven; timeline %+v", wf, v.Timeline)
+			}
+		case wfWork, wfRecord:
+			if !redriven {
+				t.Errorf("%s: not re-driven; timeline %+v", wf, v.Timeline)
+			}
 		}
 	}
 	for _, what := range []string{"work", "decision", "record"} {
