@@ -169,10 +169,16 @@ func (r *Router) forward(ctx context.Context, rec events.DynamoDBEventRecord, in
 			return fmt.Errorf("router: no URL for queue %q", m.Queue)
 		}
 		e := sqstypes.SendMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), MessageBody: aws.String(m.Body)}
-		if m.GroupID != "" {
+		switch {
+		case m.GroupID != "":
 			e.MessageGroupId = aws.String(m.GroupID)
 			e.MessageDeduplicationId = aws.String(id)
-		} else if m.DelaySeconds > 0 {
+		case m.At > 0:
+			// The delay counts from now, not from the commit: a record
+			// forwarded late (a busy shard, a retried batch) must not
+			// make its timer late by as much.
+			e.DelaySeconds = delayUntil(time.UnixMilli(m.At), now)
+		case m.DelaySeconds > 0:
 			e.DelaySeconds = m.DelaySeconds
 		}
 		if _, seen := byQueue[url]; !seen {
@@ -196,6 +202,16 @@ func (r *Router) forward(ctx context.Context, rec events.DynamoDBEventRecord, in
 		}
 	}
 	return nil
+}
+
+// delayUntil is the SQS delay (whole seconds, rounded up, 0..900) of a
+// message due at at.
+func delayUntil(at, now time.Time) int32 {
+	d := at.Sub(now)
+	if d <= 0 {
+		return 0
+	}
+	return int32(min((d+time.Second-1)/time.Second, 900))
 }
 
 // schedule hands a long timer to EventBridge Scheduler as a one-time
