@@ -69,6 +69,11 @@ func Decide(ctx context.Context, g *Graph, st *Instance, ev Event, now time.Time
 		}
 		err = d.apply(ev)
 	}
+	if err == nil && d.loadErr != nil {
+		// An expression saw no params where the store holds some: the
+		// decision may be wrong, so none is returned.
+		err = d.loadErr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("decide %s for %s instance %d run %d: %w", ev.Kind(), st.WorkflowID, st.InstanceID, st.RunID, err)
 	}
@@ -154,6 +159,13 @@ type decider struct {
 	breakpoints []Breakpoint
 	permits     Permits
 	signals     Signals
+
+	// paramsReader reads offloaded step params; loaded caches them per
+	// step and loadErr is the first read that failed (the decision then
+	// fails: its result may be wrong).
+	paramsReader StepParams
+	loaded       map[int]Values
+	loadErr      error
 }
 
 // Option tunes one Decide call.
@@ -172,6 +184,17 @@ func WithMaxStarts(n int) Option { return func(d *decider) { d.maxStarts = n } }
 // bound the state keeps the Ending, Decision.Continue is set, and the
 // caller's Continue event (or any event) goes on with it.
 func WithMaxEnds(n int) Option { return func(d *decider) { d.maxEnds = n } }
+
+// StepParams reads the params (outputs applied) of a settled step attempt
+// whose state holds none (StepState.Offloaded), from the attempt's item of
+// run run. An error aborts the decision: Decide returns it.
+type StepParams interface {
+	StepParams(ctx context.Context, stepID string, attempt, run int64) (Values, error)
+}
+
+// WithStepParams gives the decision the reader of offloaded step params.
+// Without it, an expression that needs them fails the decision.
+func WithStepParams(p StepParams) Option { return func(d *decider) { d.paramsReader = p } }
 
 // WithBudget makes the decision's expressions charge b (one decision, one
 // budget). Without it each decision gets a default expression.Budget: at
@@ -795,15 +818,16 @@ func (d *decider) conditionEnv(from int) *Env {
 	if d.condVars == nil {
 		d.condVars = make(map[int]map[string]any)
 	}
+	params := d.paramsOf(from)
 	vars, ok := d.condVars[from]
 	if !ok {
-		vars = overlay(d.st.Params, p.Params)
+		vars = overlay(d.st.Params, params)
 		d.condVars[from] = vars
 	}
 	return &Env{
 		Vars:       vars,
 		Step:       d.stepFn,
-		StepFields: stepFields(p, p.Params),
+		StepFields: stepFields(p, params),
 		Instance:   d.instanceFields(),
 		Seed:       stepUUID(d.st.UUID, p.StepID, p.Attempt) + "/conditions",
 	}
@@ -846,14 +870,53 @@ func (d *decider) getFromStep(_ context.Context, stepID, name string) (any, erro
 		}
 		return s.EndTime, nil
 	}
-	if s.Params == nil {
+	params := d.paramsOf(i)
+	if params == nil {
+		if d.loadErr != nil {
+			return nil, d.loadErr
+		}
 		return nil, fmt.Errorf("params.getFromStep: step %q has not evaluated its params (status %s)", stepID, s.Status)
 	}
-	v, ok := s.Params[name]
+	v, ok := params[name]
 	if !ok {
 		return nil, fmt.Errorf("params.getFromStep: step %q has no param %q", stepID, name)
 	}
 	return v, nil
+}
+
+// paramsOf returns step i's params: from the state, or, offloaded, read
+// once per decision through the StepParams reader (nil when that fails,
+// with loadErr set).
+func (d *decider) paramsOf(i int) Values {
+	s := &d.st.Steps[i]
+	if !s.Offloaded {
+		return s.Params
+	}
+	if v, ok := d.loaded[i]; ok {
+		return v
+	}
+	run := s.FromRun
+	if run == 0 {
+		run = d.st.RunID
+	}
+	var v Values
+	var err error
+	if d.paramsReader == nil {
+		err = fmt.Errorf("the params of step %q are not in the run's state and no reader was given", s.StepID)
+	} else if v, err = d.paramsReader.StepParams(d.ctx, s.StepID, s.Attempt, run); err != nil {
+		err = fmt.Errorf("read the params of step %q attempt %d: %w", s.StepID, s.Attempt, err)
+	}
+	if err != nil {
+		if d.loadErr == nil {
+			d.loadErr = err
+		}
+		return nil
+	}
+	if d.loaded == nil {
+		d.loaded = map[int]Values{}
+	}
+	d.loaded[i] = v
+	return v
 }
 
 // instanceFields returns the fields params.getFromInstance reads.

@@ -105,7 +105,7 @@ func (d *decider) retryDue(e TimerFired) error {
 	d.startCounting()
 	s.Attempt++
 	s.RetryAt = 0
-	s.Params, s.Outputs, s.Message = nil, nil, ""
+	s.Params, s.Outputs, s.Message, s.Offloaded = nil, nil, "", false
 	s.CreateTime, s.StartTime, s.EndTime = 0, 0, 0
 	d.start(i)
 	return d.advance()

@@ -104,6 +104,11 @@ type StepState struct {
 	// Permits are the tag permits the attempt holds (from STARTING until it
 	// ends) or, in WAITING_FOR_PERMITS, the tags it waits on.
 	Permits []string `json:"permits,omitempty"`
+	// Offloaded is set on a settled attempt whose Params and Outputs the
+	// state no longer holds (see Offload): they are in the attempt's own
+	// item (of run FromRun when set), and an expression that needs them
+	// reads them through WithStepParams.
+	Offloaded bool `json:"offloaded,omitempty"`
 }
 
 // settled reports whether a step has reached its final status for the run:
@@ -173,4 +178,21 @@ func (in *Instance) Step(id string) *StepState {
 		}
 	}
 	return nil
+}
+
+// Offload returns a copy of the instance whose settled step attempts no
+// longer hold their params and outputs (StepState.Offloaded): the store
+// keeps them in each attempt's item, written when it settled, so the run's
+// own item stays small whatever the steps produced. Only attempts that
+// started (and so have an item) are offloaded.
+func Offload(in *Instance) *Instance {
+	out := *in
+	out.Steps = slices.Clone(in.Steps)
+	for i := range out.Steps {
+		s := &out.Steps[i]
+		if s.settled() && s.CreateTime != 0 && (s.Params != nil || s.Outputs != nil) {
+			s.Params, s.Outputs, s.Offloaded = nil, nil, true
+		}
+	}
+	return &out
 }

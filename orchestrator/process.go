@@ -170,7 +170,8 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		opts = append(opts, engine.WithBreakpoints(bps), engine.WithPermits(book))
 	}
 	sigs := &signalBook{ctx: ctx, store: o.store, log: o.log}
-	opts = append(opts, engine.WithSignals(sigs))
+	stepParams := &paramsBook{store: o.store, wf: w.WorkflowID, inst: w.InstanceID}
+	opts = append(opts, engine.WithSignals(sigs), engine.WithStepParams(stepParams))
 	acc := decisionSet{}
 	cur := &before
 	var consumed []string
@@ -190,6 +191,10 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 			// A signal lookup failed: the decision may be wrong, so the
 			// round is not committed (the event is retried).
 			return nil, false, sigs.err
+		}
+		if stepParams.err != nil {
+			// Likewise a read of offloaded step params.
+			return nil, false, stepParams.err
 		}
 		if err != nil {
 			book.rollback(mark)
@@ -377,7 +382,9 @@ type attemptKey struct {
 // the new state with its outbox, the touched step attempts with their new
 // timeline entries, instance timeline entries and the consumed events.
 func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before, after *engine.Instance, acc *decisionSet, consumed []string, now time.Time) (store.Commit, error) {
-	state, err := json.Marshal(after)
+	// The run item keeps no settled attempt's params or outputs: they are
+	// in the attempt items (written below when the attempt settles).
+	state, err := json.Marshal(engine.Offload(after))
 	if err != nil {
 		return store.Commit{}, fmt.Errorf("encode state: %w", err)
 	}
@@ -589,4 +596,43 @@ func maxTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// paramsBook reads offloaded step params (engine.StepParams) from the
+// attempt items of one instance, each once. err is the first read that
+// failed: the decision is then not committed.
+type paramsBook struct {
+	store    *store.Store
+	wf       string
+	inst     int64
+	attempts map[paramsKey]engine.Values
+	err      error
+}
+
+type paramsKey struct {
+	step         string
+	attempt, run int64
+}
+
+// StepParams implements engine.StepParams.
+func (b *paramsBook) StepParams(ctx context.Context, step string, attempt, run int64) (engine.Values, error) {
+	k := paramsKey{step, attempt, run}
+	if v, ok := b.attempts[k]; ok {
+		return v, nil
+	}
+	a, err := b.store.GetAttempt(ctx, b.wf, b.inst, run, step, attempt)
+	if err == nil {
+		var view *StepView
+		if view, err = attemptView(*a); err == nil {
+			if b.attempts == nil {
+				b.attempts = map[paramsKey]engine.Values{}
+			}
+			b.attempts[k] = view.Params
+			return view.Params, nil
+		}
+	}
+	if b.err == nil {
+		b.err = fmt.Errorf("read the params of %s/%d run %d step %s attempt %d: %w", b.wf, b.inst, run, step, attempt, err)
+	}
+	return nil, b.err
 }

@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maestro-serverless/maestro/model"
+)
+
+// attemptStore plays the store's attempt items for offloaded params.
+type attemptStore struct {
+	params map[string]Values // by step id
+	reads  int
+	err    error
+}
+
+func (s *attemptStore) StepParams(_ context.Context, stepID string, attempt, run int64) (Values, error) {
+	s.reads++
+	if s.err != nil {
+		return nil, s.err
+	}
+	return s.params[stepID], nil
+}
+
+// TestOffloadedParamsAreReadWhenNeeded: a settled step's params and
+// outputs leave the run's state (Offload); a later step's param and an edge
+// condition that use them read them through WithStepParams, once per
+// decision, and decide as they would with the params in the state. A read
+// that fails fails the decision, never the step; a missing reader too.
+func TestOffloadedParamsAreReadWhenNeeded(t *testing.T) {
+	ctx := context.Background()
+	// a (Http) -> w (Http) -> c (never); a -> c when a's "n" (an output
+	// overriding its param) > 1; c's param reads it too. c is decided once
+	// w ends, after a settled.
+	wf := &model.Workflow{ID: "off", Steps: []model.Step{
+		{Kind: model.KindStep, ID: "a", Type: model.StepHTTP, RetryPolicy: noRetries(),
+			Params:     params("n", literal(model.TypeLong, int64(0))),
+			Transition: model.Transition{Successors: []model.Successor{{StepID: "w", Condition: "true"}, {StepID: "c", Condition: "n > 1"}}}},
+		{Kind: model.KindStep, ID: "w", Type: model.StepHTTP, RetryPolicy: noRetries(),
+			Transition: model.Transition{Successors: []model.Successor{{StepID: "c", Condition: "false"}}}},
+		{Kind: model.KindStep, ID: "c", Type: model.StepNoOp,
+			Params: params("copy", expr(model.TypeLong, "params.getFromStep('a', 'n') * 10"))},
+	}}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	started, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	aDone, err := Decide(ctx, g, started.State, StepFinished{StepID: "a", Attempt: 1, Outcome: OutcomeSucceeded, Outputs: map[string]any{"n": int64(4)}}, t0)
+	require.NoError(t, err)
+	require.Equal(t, int64(4), aDone.State.Step("a").Params["n"])
+
+	off := Offload(aDone.State)
+	require.True(t, off.Step("a").Offloaded)
+	assert.Nil(t, off.Step("a").Params)
+	assert.Nil(t, off.Step("a").Outputs)
+	assert.False(t, off.Step("w").Offloaded, "a running step keeps its params")
+	assert.NotNil(t, off.Step("w").Params)
+	assert.NotNil(t, aDone.State.Step("a").Params, "Offload copies")
+
+	wDone := StepFinished{StepID: "w", Attempt: 1, Outcome: OutcomeSucceeded}
+	want, err := Decide(ctx, g, aDone.State, wDone, t0)
+	require.NoError(t, err)
+	require.Equal(t, model.StepSucceeded, want.State.Step("c").Status)
+	require.Equal(t, int64(40), want.State.Step("c").Params["copy"])
+
+	store := &attemptStore{params: map[string]Values{"a": aDone.State.Step("a").Params}}
+	got, err := Decide(ctx, g, off, wDone, t0, WithStepParams(store))
+	require.NoError(t, err)
+	assert.Equal(t, want.State.Step("c").Status, got.State.Step("c").Status)
+	assert.Equal(t, int64(40), got.State.Step("c").Params["copy"])
+	assert.Equal(t, 1, store.reads, "read once for the condition and the param")
+
+	failing := &attemptStore{err: errors.New("throttled")}
+	_, err = Decide(ctx, g, off, wDone, t0, WithStepParams(failing))
+	require.ErrorContains(t, err, "throttled")
+	_, err = Decide(ctx, g, off, wDone, t0)
+	require.ErrorContains(t, err, "no reader")
+}
