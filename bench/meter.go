@@ -19,6 +19,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/maestro-serverless/maestro/resources"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -53,8 +54,14 @@ type Usage struct {
 	FailedWriteUnits float64 `json:"dynamodb_failed_write_units"`
 	// WriteUnitsByKind splits DynamoDBWriteUnits by the kind of item
 	// written: the sort key's prefix (RUN state, S step attempt, T
-	// timeline, E inbox event, I instance summary, ...).
+	// timeline, E inbox event, I instance summary, ...), and "gsi1" for
+	// the writes of the sweep index.
 	WriteUnitsByKind map[string]float64 `json:"dynamodb_write_units_by_kind"`
+	// IndexWriteUnits is the part of DynamoDBWriteUnits the sweep index
+	// (gsi1, keys only: one unit per entry written or removed) costs: a
+	// successful write that adds an item to it, removes one, or changes an
+	// item's due time (a removal and an addition).
+	IndexWriteUnits float64 `json:"dynamodb_index_write_units"`
 	// DynamoDBReadUnits are the read request units of every read, computed
 	// from the response: ceil(bytes returned / 4 KB), at least 1, per
 	// GetItem, Query or Scan page, halved for eventually consistent reads
@@ -84,18 +91,21 @@ type Meter struct {
 	mu    sync.Mutex
 	u     Usage
 	trace io.Writer
+	// indexed holds the sweep-index sort key of every item the metered
+	// writes left in the index, by table key.
+	indexed map[string]string
 }
 
 // NewMeter returns a meter at zero.
 func NewMeter() *Meter {
-	return &Meter{u: newUsage()}
+	return &Meter{u: newUsage(), indexed: map[string]string{}}
 }
 
 // NewTracingMeter returns a meter at zero that also writes one line per
 // metered call to trace: when it ended, how long it took, the operation,
 // the items a transaction held and its write units.
 func NewTracingMeter(trace io.Writer) *Meter {
-	return &Meter{u: newUsage(), trace: trace}
+	return &Meter{u: newUsage(), trace: trace, indexed: map[string]string{}}
 }
 
 // meterID names the meter's middleware in a client's stack.
@@ -168,6 +178,11 @@ func (m *Meter) record(service, op string, took time.Duration, params, result an
 	}
 	if err == nil {
 		m.u.DynamoDBReadUnits += readUnits(params, result)
+		if n := m.indexWrites(params); n > 0 {
+			m.u.IndexWriteUnits += n
+			m.u.DynamoDBWriteUnits += n
+			m.u.WriteUnitsByKind["gsi1"] += n
+		}
 	}
 	switch in := params.(type) {
 	case *sqs.ReceiveMessageInput:
@@ -210,6 +225,74 @@ func (m *Meter) record(service, op string, took time.Duration, params, result an
 			m.u.StreamRecords += int64(len(out.Records))
 		}
 	}
+}
+
+// indexWrites returns the sweep-index writes of a successful write
+// request: keys-only entries of under 1 KB, one unit each.
+func (m *Meter) indexWrites(params any) float64 {
+	var n float64
+	put := func(item map[string]ddbtypes.AttributeValue) {
+		k := tableKey(item)
+		now := stringAttr(item, resources.AttrGSI1SK)
+		if was := m.indexed[k]; was != now {
+			if was != "" {
+				n++
+			}
+			if now != "" {
+				n++
+			}
+		}
+		if now == "" {
+			delete(m.indexed, k)
+		} else {
+			m.indexed[k] = now
+		}
+	}
+	del := func(key map[string]ddbtypes.AttributeValue) {
+		k := tableKey(key)
+		if m.indexed[k] != "" {
+			n++
+			delete(m.indexed, k)
+		}
+	}
+	switch in := params.(type) {
+	case *dynamodb.PutItemInput:
+		put(in.Item)
+	case *dynamodb.DeleteItemInput:
+		del(in.Key)
+	case *dynamodb.BatchWriteItemInput:
+		for _, reqs := range in.RequestItems {
+			for _, r := range reqs {
+				switch {
+				case r.PutRequest != nil:
+					put(r.PutRequest.Item)
+				case r.DeleteRequest != nil:
+					del(r.DeleteRequest.Key)
+				}
+			}
+		}
+	case *dynamodb.TransactWriteItemsInput:
+		for _, it := range in.TransactItems {
+			switch {
+			case it.Put != nil:
+				put(it.Put.Item)
+			case it.Delete != nil:
+				del(it.Delete.Key)
+			}
+		}
+	}
+	return n
+}
+
+func tableKey(item map[string]ddbtypes.AttributeValue) string {
+	return stringAttr(item, resources.AttrPK) + "\x00" + stringAttr(item, resources.AttrSK)
+}
+
+func stringAttr(item map[string]ddbtypes.AttributeValue, name string) string {
+	if v, ok := item[name].(*ddbtypes.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
 }
 
 func (m *Meter) addSQS(queueURL *string, n int64) {

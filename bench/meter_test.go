@@ -218,3 +218,33 @@ func TestMeterEmptyReceiveIsNotBilled(t *testing.T) {
 	assert.Equal(t, int64(1), u.SQSEmptyReceives)
 	assert.Zero(t, u.SQSBilledRequests)
 }
+
+// TestIndexWritesFollowTheSweepIndex: an item written with a sweep-index
+// key costs one index write, a new due time two (a removal and an
+// addition), the same due time none, and a delete or a rewrite without it
+// one.
+func TestIndexWritesFollowTheSweepIndex(t *testing.T) {
+	s := func(v string) ddbtypes.AttributeValue { return &ddbtypes.AttributeValueMemberS{Value: v} }
+	item := func(sk, due string) map[string]ddbtypes.AttributeValue {
+		it := map[string]ddbtypes.AttributeValue{"pk": s("R#wf#1"), "sk": s(sk)}
+		if due != "" {
+			it["gsi1pk"], it["gsi1sk"] = s("SWEEP#1"), s(due)
+		}
+		return it
+	}
+	m := NewMeter()
+	txn := func(items ...ddbtypes.TransactWriteItem) float64 {
+		return m.indexWrites(&dynamodb.TransactWriteItemsInput{TransactItems: items})
+	}
+	put := func(it map[string]ddbtypes.AttributeValue) ddbtypes.TransactWriteItem {
+		return ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{Item: it}}
+	}
+	assert.Equal(t, 1.0, m.indexWrites(&dynamodb.PutItemInput{Item: item("E#000001#f-a", "1")}), "an indexed event")
+	assert.Equal(t, 0.0, m.indexWrites(&dynamodb.PutItemInput{Item: item("E#000001#f-b", "")}), "a covered event")
+	assert.Equal(t, 1.0, txn(put(item("RUN#000001", "5"))), "a run enters the index")
+	assert.Equal(t, 0.0, txn(put(item("RUN#000001", "5"))), "same due time")
+	assert.Equal(t, 3.0, txn(put(item("RUN#000001", "9")),
+		ddbtypes.TransactWriteItem{Delete: &ddbtypes.Delete{Key: item("E#000001#f-a", "")}},
+		ddbtypes.TransactWriteItem{Delete: &ddbtypes.Delete{Key: item("E#000001#f-b", "")}}), "a new due time and a consumed indexed event")
+	assert.Equal(t, 1.0, txn(put(item("RUN#000001", ""))), "the run ends")
+}
