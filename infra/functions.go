@@ -13,6 +13,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/maestro-serverless/maestro/lambdas/wiring"
+	"github.com/maestro-serverless/maestro/resources"
 )
 
 // Function is one handler's Lambda function with its own role and log group.
@@ -152,9 +153,20 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	q := st.Queues
 	fns := map[string]*Function{}
 
+	// The functions that commit decisions (api, decider, worker) send the
+	// steps to run and the wakes of results themselves (direct dispatch);
+	// SendMessageBatch is authorized as sqs:SendMessage.
+	dispatchEnv := map[string]string{
+		wiring.EnvDecisionQueueURL: *q.Decision.QueueUrl(),
+		wiring.EnvWorkQueueURL:     *q.Work.QueueUrl(),
+	}
+	dispatch := func(fn *Function) {
+		fn.Role.AddToPrincipalPolicy(allow([]string{"sqs:SendMessage"}, q.Decision.QueueArn(), q.Work.QueueArn()))
+	}
 	api := newFunction(scope, s, HandlerAPI, "ApiFunction", "Maestro REST API (API Gateway proxy integration)",
-		map[string]string{wiring.EnvTable: tableName})
+		merged(map[string]string{wiring.EnvTable: tableName}, dispatchEnv))
 	api.Role.AddToPrincipalPolicy(allow(apiActions(), st.Table.TableArn()))
+	dispatch(api)
 	fns[HandlerAPI] = api
 
 	router := newFunction(scope, s, HandlerRouter, "RouterFunction", "Maestro stream router: table stream to queues, EventBridge Scheduler and the events topic",
@@ -199,8 +211,9 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	fns[HandlerRouter] = router
 
 	decider := newFunction(scope, s, HandlerDecider, "DeciderFunction", "Maestro decider: FIFO decision queue to the engine",
-		map[string]string{wiring.EnvTable: tableName})
+		merged(map[string]string{wiring.EnvTable: tableName}, dispatchEnv))
 	decider.Role.AddToPrincipalPolicy(allow(deciderActions(), st.Table.TableArn()))
+	dispatch(decider)
 	decider.Role.AddToPrincipalPolicy(allow(queueConsumerActions(), q.Decision.QueueArn()))
 	decider.Function.AddEventSourceMapping(jsii.String("DecisionQueue"), &awslambda.EventSourceMappingOptions{
 		EventSourceArn:          q.Decision.QueueArn(),
@@ -212,14 +225,18 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 
 	worker := newFunction(scope, s, HandlerWorker, "WorkerFunction", "Maestro step worker: work queue to step runners and timers",
 		workerEnv(tableName, *q.Work.QueueUrl(), s.HTTPAllow, map[string]string{
+			wiring.EnvDecisionQueueURL: *q.Decision.QueueUrl(),
 			wiring.EnvWorkQueueARN:     *q.Work.QueueArn(),
 			wiring.EnvScheduleGroup:    *st.SchedulerGroup.Ref(),
 			wiring.EnvSchedulerRoleARN: *st.SchedulerRole.RoleArn(),
 		}))
 	worker.Role.AddToPrincipalPolicy(allow(workerActions(), st.Table.TableArn()))
+	// The recovery sweeper, which runs on the worker, queries the sweep
+	// index.
+	worker.Role.AddToPrincipalPolicy(allow([]string{"dynamodb:Query"}, jsii.String(*st.Table.TableArn()+"/index/"+resources.GSI1)))
 	worker.Role.AddToPrincipalPolicy(allow(queueConsumerActions(), q.Work.QueueArn()))
-	// The worker re-queues timers that are not due yet.
-	worker.Role.AddToPrincipalPolicy(allow([]string{"sqs:SendMessage"}, q.Work.QueueArn()))
+	// The worker re-queues timers that are not due yet, and dispatches.
+	dispatch(worker)
 	// The worker keeps the recurring schedules of time triggers, all named
 	// with the "tt-" prefix in the stage's group. ListSchedules supports no
 	// resource-level permission.
@@ -292,4 +309,16 @@ func workerEnv(table, workQueueURL string, allow []string, extra map[string]stri
 		env[wiring.EnvHTTPAllow] = strings.Join(allow, ",")
 	}
 	return env
+}
+
+// merged returns a's entries and b's in a new map.
+func merged(a, b map[string]string) map[string]string {
+	out := make(map[string]string, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
 }

@@ -35,10 +35,21 @@ type Config struct {
 	// (default DefaultClaimLease): a worker that dies has its step run
 	// again once the lease ends. It must exceed the longest step run.
 	ClaimLease time.Duration
+	// Dispatcher, when set, sends the work a commit causes right after the
+	// commit (direct dispatch), ahead of the stream router, which then
+	// forwards it only as a backstop (store.BackstopDelay later).
+	Dispatcher Dispatcher
 	// SweepGrace is how long past the time a run should have heard back
 	// from its work the recovery sweeper waits before re-driving it
 	// (default DefaultSweepGrace).
 	SweepGrace time.Duration
+}
+
+// Dispatcher sends messages to their queues at once. dedupIDs[i] is
+// message i's FIFO deduplication id, equal to the one the stream router
+// gives its copy, so that the second copy is dropped.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, msgs []store.Message, dedupIDs []string) error
 }
 
 // DefaultSweepGrace is the default Config.SweepGrace: EventBridge
@@ -66,6 +77,8 @@ type Orchestrator struct {
 	claimLease time.Duration
 	// sweepGrace is how late a run may be before the sweeper re-drives it.
 	sweepGrace time.Duration
+	// dispatch sends work right after a commit; nil leaves it to the router.
+	dispatch Dispatcher
 
 	mu     sync.Mutex
 	graphs map[graphKey]compiled // compiled immutable versions
@@ -91,6 +104,7 @@ func New(cfg Config) *Orchestrator {
 		schedules:  cfg.Schedules,
 		claimLease: cfg.ClaimLease,
 		sweepGrace: cfg.SweepGrace,
+		dispatch:   cfg.Dispatcher,
 		graphs:     make(map[graphKey]compiled),
 	}
 	if o.claimLease <= 0 {

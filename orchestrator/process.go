@@ -239,7 +239,11 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	if err := o.slots(ctx, &commit, &before, cur, strat); err != nil {
 		return nil, false, err
 	}
-	if err := o.store.CommitRun(ctx, commit); err != nil {
+	err = o.store.CommitRun(ctx, commit)
+	if err == nil {
+		o.dispatchDirect(ctx, commit.Outbox)
+	}
+	if err != nil {
 		var tooLarge *store.ItemTooLargeError
 		if errors.As(err, &tooLarge) {
 			return o.abortRun(ctx, g, rec, &before, pending, tooLarge, now)
@@ -491,7 +495,9 @@ func (o *Orchestrator) outboxMessage(st *engine.Instance, cmd engine.Command, no
 		m := base
 		m.Kind, m.StepID, m.Attempt = WorkRunStep, c.StepID, c.Attempt
 		m.StepKind, m.StepType, m.Params = c.StepKind, c.StepType, c.Params
-		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m))}, true, nil
+		// A step to run is on the critical path: the committer sends it
+		// itself (see dispatchDirect) when it can.
+		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m)), Direct: o.dispatch != nil}, true, nil
 	case engine.StartTimer:
 		m := base
 		m.Kind, m.StepID, m.Attempt, m.Purpose, m.FireAt = WorkTimer, c.StepID, c.Attempt, c.Purpose, c.FireAt
@@ -635,4 +641,35 @@ func (b *paramsBook) StepParams(ctx context.Context, step string, attempt, run i
 		b.err = fmt.Errorf("read the params of %s/%d run %d step %s attempt %d: %w", b.wf, b.inst, run, step, attempt, err)
 	}
 	return nil, b.err
+}
+
+// dispatchDirect sends a committed outbox's Direct messages (steps to run)
+// at once. A failure only costs time: the router's backstop copy follows.
+func (o *Orchestrator) dispatchDirect(ctx context.Context, outbox []store.Message) {
+	var msgs []store.Message
+	for _, m := range outbox {
+		if m.Direct {
+			m.Direct = false
+			msgs = append(msgs, m)
+		}
+	}
+	if len(msgs) == 0 || o.dispatch == nil {
+		return
+	}
+	if err := o.dispatch.Dispatch(ctx, msgs, make([]string, len(msgs))); err != nil {
+		o.log.Warn("direct dispatch failed; the stream router's backstop will send the work", "error", err)
+	}
+}
+
+// wakeDirect wakes a run's decider at once for an event just put into its
+// inbox, with the deduplication id of the wake the event's item carries, so
+// the stream router's copy is dropped by the FIFO queue.
+func (o *Orchestrator) wakeDirect(ctx context.Context, wf string, inst, run int64, eventID string) {
+	if o.dispatch == nil {
+		return
+	}
+	err := o.dispatch.Dispatch(ctx, []store.Message{store.WakeMessage(wf, inst, run)}, []string{store.WakeDedupID(wf, inst, run, eventID)})
+	if err != nil {
+		o.log.Warn("direct wake failed; the stream router will send it", "workflow_id", wf, "instance_id", inst, "error", err)
+	}
 }

@@ -7,8 +7,6 @@ package router
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,22 +140,48 @@ func (r *Router) forward(ctx context.Context, rec events.DynamoDBEventRecord, in
 	if len(msgs) == 0 {
 		return nil
 	}
-	now := r.cfg.Now()
-	byQueue := map[string][]sqstypes.SendMessageBatchRequestEntry{}
-	var queues []string
+	ids := make([]string, len(msgs))
+	send := make([]store.Message, 0, len(msgs))
 	for i, m := range msgs {
 		if m.GroupID != "" && last[wakeKey{m.Queue, m.GroupID, m.Body}] > index {
 			continue // a later record of this batch sends the same wake
 		}
+		if m.Direct {
+			// The committer sent it already; this copy is the backstop
+			// for a committer that died before it could.
+			m.DelaySeconds, m.At = int32(store.BackstopDelay/time.Second), max(m.At, r.cfg.Now().Add(store.BackstopDelay).UnixMilli())
+		}
+		// The id is stable across retries of this record and equal to the
+		// committer's own (direct dispatch), so SQS FIFO drops a resend
+		// within its deduplication window.
+		ids[len(send)] = store.DedupIDFromImage(rec.Change.NewImage, i)
+		send = append(send, m)
+	}
+	return r.send(ctx, send, ids[:len(send)])
+}
+
+// Dispatch sends messages at once: the committer's direct dispatch, right
+// after its commit. dedupIDs[i] is message i's FIFO deduplication id, the
+// one the router would give its copy (see store.WakeDedupID); messages
+// due beyond SQS's 15-minute delay are left to the router.
+func (r *Router) Dispatch(ctx context.Context, msgs []store.Message, dedupIDs []string) error {
+	return r.send(ctx, msgs, dedupIDs)
+}
+
+// send sends msgs: change events to SNS, messages due in more than 15
+// minutes to EventBridge Scheduler, the rest to their queues in batches.
+func (r *Router) send(ctx context.Context, msgs []store.Message, ids []string) error {
+	now := r.cfg.Now()
+	byQueue := map[string][]sqstypes.SendMessageBatchRequestEntry{}
+	var queues []string
+	for i, m := range msgs {
 		if m.Queue == store.QueueEvents {
 			if err := r.publish(ctx, m.Body); err != nil {
 				return err
 			}
 			continue
 		}
-		// The id is stable across retries of this record, so SQS FIFO drops
-		// a resend within its deduplication window.
-		id := dedupID(rec, i)
+		id := ids[i]
 		if m.At > 0 && time.UnixMilli(m.At).Sub(now) > 15*time.Minute {
 			if err := r.schedule(ctx, id, m); err != nil {
 				return err
@@ -282,10 +306,4 @@ func (r *Router) publish(ctx context.Context, body string) error {
 		evs = evs[n:]
 	}
 	return nil
-}
-
-func dedupID(rec events.DynamoDBEventRecord, i int) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s|%s|%d", rec.EventSourceArn, rec.Change.SequenceNumber, i)
-	return hex.EncodeToString(h.Sum(nil))
 }
