@@ -35,6 +35,10 @@ func TestRunOnLocalStack(t *testing.T) {
 	assert.Equal(t, "httpdag", dag.Name)
 	assert.Equal(t, int64(20), dag.StepsCompleted, "ten chains of two Http steps")
 	assert.Positive(t, dag.Lambda[FunctionWorker].Invocations, "Http steps run on the worker")
+	assert.Equal(t, 10, dag.CallGap.Count, "one gap per chain edge, measured at the server")
+	assert.Positive(t, dag.CallGap.P50)
+	assert.Equal(t, 1, dag.FirstCall.Count)
+	assert.Greater(t, dag.FirstCall.P50, 0.0)
 	assert.Equal(t, int64(42), rep.Overall.StepsCompleted)
 
 	for _, w := range rep.Workloads {

@@ -61,6 +61,9 @@ type Config struct {
 	// Trace, when set, receives one line per AWS call the system makes
 	// (see NewTracingMeter), for finding where time goes.
 	Trace io.Writer
+
+	// calls is the Http steps' server's log, set by Run.
+	calls *CallLog
 }
 
 func (c *Config) defaults() {
@@ -111,10 +114,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench: listen for the Http steps: %w", err)
 		}
-		srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, `{"ok": true}`)
-		})}
+		cfg.calls = NewCallLog()
+		srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: cfg.calls}
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 		width := min(10, cfg.HTTPSteps)
@@ -196,6 +197,10 @@ func runWorkload(ctx context.Context, c *client, w *Workload, version int64, cfg
 		res.start = append(res.start, m.start)
 		res.startReq = append(res.startReq, m.startRequest)
 		res.makespan = append(res.makespan, m.makespan)
+		res.gap = append(res.gap, m.gaps...)
+		if m.firstCall > 0 {
+			res.firstCall = append(res.firstCall, m.firstCall)
+		}
 		lastEnd = max(lastEnd, m.end)
 	}
 	if res.Succeeded > 0 {
@@ -212,6 +217,10 @@ type instanceFigures struct {
 	startRequest float64
 	makespan     float64
 	end          int64
+	// gaps and firstCall are measured at the Http steps' server (ms): see
+	// CallLog; firstCall is start request sent -> first call arrived.
+	gaps      []float64
+	firstCall float64
 }
 
 // runInstance starts one instance, waits for it to end and measures it.
@@ -262,10 +271,18 @@ func runInstance(ctx context.Context, c *client, w *Workload, version int64, sen
 	if err != nil {
 		return nil, fmt.Errorf("instance %d: %w", resp.WorkflowInstanceID, err)
 	}
-	return &instanceFigures{
+	f := &instanceFigures{
 		launch: launch, start: start, startRequest: startRequest, end: end,
 		makespan: float64(end) - float64(sent.UnixMicro())/1000,
-	}, nil
+	}
+	if w.CallsServer && cfg.calls != nil {
+		gaps, first, err := cfg.calls.Gaps(resp.WorkflowInstanceID, w.Upstreams)
+		if err != nil {
+			return nil, err
+		}
+		f.gaps, f.firstCall = gaps, float64(first.Sub(sent).Microseconds())/1000
+	}
+	return f, nil
 }
 
 func msSince(t time.Time) float64 {

@@ -19,6 +19,9 @@ type Workload struct {
 	Upstreams map[string][]string
 	// Steps is the number of steps in one instance.
 	Steps int
+	// CallsServer is set when every step calls the benchmark's Http server
+	// (CallLog), which then measures the gaps between steps.
+	CallsServer bool
 }
 
 // defStep, defTransition, defWorkflow and defDocument are the subset of
@@ -97,17 +100,17 @@ func FanOut(workflowID string, width int) (*Workload, error) {
 }
 
 // HTTPDAG returns width chains of depth Http steps side by side (width ×
-// depth steps), each step calling url: steps that do work, on a worker,
-// as most steps of real pipelines do.
+// depth steps), each step calling url + "<instance id>/<step id>" (see
+// CallLog): steps that do work, on a worker, as most steps of real
+// pipelines do.
 func HTTPDAG(workflowID, url string, width, depth int) (*Workload, error) {
 	if width < 1 || depth < 1 {
 		return nil, fmt.Errorf("bench: an Http DAG needs a width and a depth of at least 1, got %d and %d", width, depth)
 	}
 	ups := map[string][]string{}
 	steps := make([]defWrapped, 0, width*depth)
-	params := map[string]any{"http": map[string]any{"type": "MAP", "value": map[string]any{
-		"url": map[string]any{"type": "STRING", "value": url},
-	}}}
+	params := map[string]any{"http": map[string]any{"type": "MAP",
+		"expression": fmt.Sprintf(`{"url": %q + workflow_instance_id + "/" + step_id, "method": "GET"}`, url)}}
 	for w := 1; w <= width; w++ {
 		for d := 1; d <= depth; d++ {
 			s := defStep{ID: fmt.Sprintf("h%d_%d", w, d), Type: "Http", Params: params}
@@ -120,7 +123,11 @@ func HTTPDAG(workflowID, url string, width, depth int) (*Workload, error) {
 			steps = append(steps, defWrapped{Step: s})
 		}
 	}
-	return newWorkload("httpdag", workflowID, fmt.Sprintf("bench: %d chains of %d Http steps", width, depth), steps, ups)
+	w, err := newWorkload("httpdag", workflowID, fmt.Sprintf("bench: %d chains of %d Http steps", width, depth), steps, ups)
+	if err == nil {
+		w.CallsServer = true
+	}
+	return w, err
 }
 
 func chainStep(i int) string { return fmt.Sprintf("s%d", i) }

@@ -1,0 +1,35 @@
+package bench
+
+import (
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCallLogGaps: the gap of an edge runs from the upstream call's answer
+// to the downstream call's arrival, from the last upstream of a fan-in; a
+// step that never called is an error.
+func TestCallLogGaps(t *testing.T) {
+	l := NewCallLog()
+	t0 := time.UnixMilli(1_800_000_000_000)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	l.calls["7/a"] = call{at(0), at(10)}
+	l.calls["7/b"] = call{at(40), at(45)}
+	l.calls["7/c"] = call{at(20), at(30)}
+	l.calls["7/d"] = call{at(100), at(101)}
+	gaps, first, err := l.Gaps(7, map[string][]string{"b": {"a"}, "d": {"b", "c"}})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []float64{30, 55}, gaps)
+	assert.Equal(t, at(0), first)
+	_, _, err = l.Gaps(8, map[string][]string{"b": {"a"}})
+	assert.ErrorContains(t, err, "instance 8 step b never called")
+
+	// The handler records a call by its path, once.
+	rec := httptest.NewRecorder()
+	l.ServeHTTP(rec, httptest.NewRequest("GET", "/9/x", nil))
+	assert.JSONEq(t, `{"ok": true}`, rec.Body.String())
+	assert.Contains(t, l.calls, "9/x")
+}
