@@ -35,9 +35,9 @@ type Config struct {
 	// (default DefaultClaimLease): a worker that dies has its step run
 	// again once the lease ends. It must exceed the longest step run.
 	ClaimLease time.Duration
-	// Dispatcher, when set, sends the work a commit causes right after the
-	// commit (direct dispatch), ahead of the stream router, which then
-	// forwards it only as a backstop (store.BackstopDelay later).
+	// Dispatcher, when set, sends the steps a commit starts right after
+	// the commit (direct dispatch), ahead of the stream router, which then
+	// forwards them only as a backstop (store.BackstopDelay later).
 	Dispatcher Dispatcher
 	// SweepGrace is how long past the time a run should have heard back
 	// from its work the recovery sweeper waits before re-driving it
@@ -45,11 +45,9 @@ type Config struct {
 	SweepGrace time.Duration
 }
 
-// Dispatcher sends messages to their queues at once. dedupIDs[i] is
-// message i's FIFO deduplication id, equal to the one the stream router
-// gives its copy, so that the second copy is dropped.
+// Dispatcher sends work-queue messages at once (direct dispatch).
 type Dispatcher interface {
-	Dispatch(ctx context.Context, msgs []store.Message, dedupIDs []string) error
+	Dispatch(ctx context.Context, msgs []store.Message) error
 }
 
 // DefaultSweepGrace is the default Config.SweepGrace: EventBridge

@@ -42,6 +42,9 @@ type WorkMessage struct {
 	Params     engine.Values       `json:"params,omitempty"`
 	Purpose    engine.TimerPurpose `json:"purpose,omitempty"`
 	FireAt     time.Time           `json:"fire_at,omitempty"`
+	// Backstop is set on the stream router's copy of a step the committer
+	// dispatched itself (store.Message.Direct).
+	Backstop bool `json:"backstop,omitempty"`
 	// Round numbers the rounds of a purge.
 	Round int64 `json:"round,omitempty"`
 	// SignalName and SignalSeq name a signal instance to deliver; for an
@@ -656,20 +659,7 @@ func (o *Orchestrator) dispatchDirect(ctx context.Context, outbox []store.Messag
 	if len(msgs) == 0 || o.dispatch == nil {
 		return
 	}
-	if err := o.dispatch.Dispatch(ctx, msgs, make([]string, len(msgs))); err != nil {
+	if err := o.dispatch.Dispatch(ctx, msgs); err != nil {
 		o.log.Warn("direct dispatch failed; the stream router's backstop will send the work", "error", err)
-	}
-}
-
-// wakeDirect wakes a run's decider at once for an event just put into its
-// inbox, with the deduplication id of the wake the event's item carries, so
-// the stream router's copy is dropped by the FIFO queue.
-func (o *Orchestrator) wakeDirect(ctx context.Context, wf string, inst, run int64, eventID string) {
-	if o.dispatch == nil {
-		return
-	}
-	err := o.dispatch.Dispatch(ctx, []store.Message{store.WakeMessage(wf, inst, run)}, []string{store.WakeDedupID(wf, inst, run, eventID)})
-	if err != nil {
-		o.log.Warn("direct wake failed; the stream router will send it", "workflow_id", wf, "instance_id", inst, "error", err)
 	}
 }

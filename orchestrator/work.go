@@ -64,13 +64,13 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 }
 
 // putResult puts a worker's result (a step's outcome, a timer) into its
-// run's inbox and wakes the run's decider at once.
+// run's inbox. Its wake reaches the FIFO decision queue through the stream
+// router, which sends one wake per run per stream batch: the results of a
+// run's parallel steps are decided together. (Waking the decider directly
+// from each worker made a decision per result: on the 300-step Http DAG, 63%
+// more transactions, the run item rewritten for each, and a slower run.)
 func (o *Orchestrator) putResult(ctx context.Context, m WorkMessage, ev store.Event) error {
-	if err := o.store.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev); err != nil {
-		return err
-	}
-	o.wakeDirect(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev.ID)
-	return nil
+	return o.store.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev)
 }
 
 // claimAndRun runs a step attempt at most once per claim (see
@@ -81,24 +81,25 @@ func (o *Orchestrator) putResult(ctx context.Context, m WorkMessage, ev store.Ev
 func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) (time.Duration, error) {
 	ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
 	now := o.now()
-	// A cheap read first: most duplicates (the router's backstop copy of a
-	// directly dispatched step) find the attempt finished, or claimed by a
-	// live worker, and are dropped or put off without a write.
-	status, lease, err := o.store.PeekAttempt(ctx, ref)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		o.log.Warn("dropping work for a step attempt that does not exist", "attempt", ref.String())
-		return 0, nil
-	case err != nil:
-		return 0, err
-	case status != string(model.StepRunning):
-		o.log.Info("dropping work for a finished or stopped step attempt", "attempt", ref.String())
-		return 0, nil
-	case lease > now.UnixMilli():
-		return max(time.UnixMilli(lease).Sub(now), time.Second), nil
+	if m.Backstop {
+		// The router's backstop copy of a step the committer dispatched
+		// itself: it almost always finds the attempt finished, or claimed
+		// by a live worker. A read tells, without a write.
+		status, lease, err := o.store.PeekAttempt(ctx, ref)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			o.log.Warn("dropping work for a step attempt that does not exist", "attempt", ref.String())
+			return 0, nil
+		case err != nil:
+			return 0, err
+		case status != string(model.StepRunning):
+			return 0, nil
+		case lease > now.UnixMilli():
+			return max(time.UnixMilli(lease).Sub(now), time.Second), nil
+		}
 	}
 	token := o.newUUID()
-	err = o.store.ClaimAttempt(ctx, ref, token, now, now.Add(o.claimLease))
+	err := o.store.ClaimAttempt(ctx, ref, token, now, now.Add(o.claimLease))
 	var ce *store.ClaimError
 	switch {
 	case errors.As(err, &ce) && ce.Done:
@@ -117,10 +118,9 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 	// The run's sweep due time covers the step's answer: a lost wake is
 	// found through the run item.
 	ev := store.Event{ID: fmt.Sprintf("f-%s-%06d", m.StepID, m.Attempt), Body: mustJSON(res), Covered: true}
-	// The decision is left to the decider, woken at once through the FIFO
-	// decision queue; it applies every pending event of the run in one
-	// commit. Deciding here as well would make N finishing siblings of a
-	// fan-in race for the same run item.
+	// The decision is left to the decider: it applies every pending event
+	// of the run in one commit. Deciding here as well would make N
+	// finishing siblings of a fan-in race for the same run item.
 	return 0, o.putResult(ctx, m, ev)
 }
 

@@ -37,20 +37,14 @@ func imageString(image map[string]events.DynamoDBAttributeValue, name string) st
 
 // DedupIDFromImage is the FIFO deduplication id of outbox message i of a
 // stream record's new image: a hash of the item's key, its version and i.
-// A committer that sends the same message itself (direct dispatch) uses the
-// same id (WakeDedupID), so SQS drops whichever copy comes second.
+// It is stable across retries of the record, so SQS drops a resend within
+// its deduplication window.
 func DedupIDFromImage(image map[string]events.DynamoDBAttributeValue, i int) string {
 	var v int64
 	if av, ok := image[attrVersion]; ok && av.DataType() == events.DataTypeNumber {
 		v, _ = strconv.ParseInt(av.Number(), 10, 64)
 	}
 	return dedupID(imageString(image, attrPK), imageString(image, attrSK), v, i)
-}
-
-// WakeDedupID is the deduplication id of the wake an inbox event's item
-// carries (its only outbox message).
-func WakeDedupID(wf string, inst, run int64, eventID string) string {
-	return dedupID(runPK(wf, inst), eventSK(run, eventID), 0, 0)
 }
 
 func dedupID(pk, sk string, v int64, i int) string {

@@ -201,16 +201,18 @@ func TestSweeperRecoversLostWork(t *testing.T) {
 	}
 }
 
-// TestDirectDispatchNeedsNoStream: with every stream record of a workflow
-// lost, a chain of Http steps still runs to the end, each step called once:
-// the committer sends the steps to run itself and the worker wakes the
-// decider itself (direct dispatch); the stream router is only their
-// backstop. (Before, each hop waited for the router.)
+// TestDirectDispatchNeedsNoStream: with the stream records of a workflow's
+// run item lost, a chain of Http steps still runs to the end, each step
+// called once: the committer sends the steps to run itself (direct
+// dispatch); the stream router is only its backstop. (Before, each step
+// waited for the router to forward the run item's outbox.)
 func TestDirectDispatchNeedsNoStream(t *testing.T) {
 	srv := httptest.NewServer(&flaky{})
 	defer srv.Close()
 	d := &dropper{dropped: map[string]int{}}
-	d.record = func(pk, _, _ string) bool { return strings.HasPrefix(pk, "R#direct#") }
+	d.record = func(pk, sk, _ string) bool {
+		return strings.HasPrefix(pk, "R#direct#") && strings.HasPrefix(sk, "RUN#")
+	}
 	s := startSystem(t, stack.Options{SweepEvery: time.Hour, Hooks: stack.Hooks{Router: d.stream}})
 	var steps []string
 	for i := 1; i <= 5; i++ {

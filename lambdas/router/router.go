@@ -148,24 +148,28 @@ func (r *Router) forward(ctx context.Context, rec events.DynamoDBEventRecord, in
 		}
 		if m.Direct {
 			// The committer sent it already; this copy is the backstop
-			// for a committer that died before it could.
+			// for a committer that died before it could, marked so that
+			// the worker checks cheaply whether it is still needed.
 			m.DelaySeconds, m.At = int32(store.BackstopDelay/time.Second), max(m.At, r.cfg.Now().Add(store.BackstopDelay).UnixMilli())
+			m.Body = markBackstop(m.Body)
 		}
-		// The id is stable across retries of this record and equal to the
-		// committer's own (direct dispatch), so SQS FIFO drops a resend
-		// within its deduplication window.
+		// The id is stable across retries of this record, so SQS FIFO
+		// drops a resend within its deduplication window.
 		ids[len(send)] = store.DedupIDFromImage(rec.Change.NewImage, i)
 		send = append(send, m)
 	}
 	return r.send(ctx, send, ids[:len(send)])
 }
 
-// Dispatch sends messages at once: the committer's direct dispatch, right
-// after its commit. dedupIDs[i] is message i's FIFO deduplication id, the
-// one the router would give its copy (see store.WakeDedupID); messages
-// due beyond SQS's 15-minute delay are left to the router.
-func (r *Router) Dispatch(ctx context.Context, msgs []store.Message, dedupIDs []string) error {
-	return r.send(ctx, msgs, dedupIDs)
+// Dispatch sends work-queue messages at once: the committer's direct
+// dispatch, right after its commit (see store.Message.Direct).
+func (r *Router) Dispatch(ctx context.Context, msgs []store.Message) error {
+	for _, m := range msgs {
+		if m.Queue != store.QueueWork || m.At > 0 {
+			return fmt.Errorf("router: direct dispatch takes work to do now, not a %s message due at %d", m.Queue, m.At)
+		}
+	}
+	return r.send(ctx, msgs, make([]string, len(msgs)))
 }
 
 // send sends msgs: change events to SNS, messages due in more than 15
@@ -226,6 +230,21 @@ func (r *Router) send(ctx context.Context, msgs []store.Message, ids []string) e
 		}
 	}
 	return nil
+}
+
+// markBackstop adds "backstop": true to a JSON object body; any other body
+// is returned as it is.
+func markBackstop(body string) string {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(body), &fields); err != nil || fields == nil {
+		return body
+	}
+	fields["backstop"] = json.RawMessage("true")
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return body
+	}
+	return string(out)
 }
 
 // delayUntil is the SQS delay (whole seconds, rounded up, 0..900) of a

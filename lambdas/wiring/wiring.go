@@ -216,8 +216,8 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 	})
 	var dispatcher orchestrator.Dispatcher
 	if cfg.DecisionQueueURL != "" && cfg.WorkQueueURL != "" {
-		// Direct dispatch: committers send the steps to run and the wakes
-		// of workers' results themselves, with the router's code.
+		// Direct dispatch: committers send the steps to run themselves,
+		// with the router's code.
 		dispatcher = rt
 	}
 	orch := orchestrator.New(orchestrator.Config{
