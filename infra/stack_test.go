@@ -121,8 +121,7 @@ func TestFunctions(t *testing.T) {
 		concurrency any
 		env         map[string]string
 	}{
-		{full, HandlerAPI, 512, 29, 50.0, map[string]string{wiring.EnvTable: st.Spec.Table.Name,
-			wiring.EnvDecisionQueueURL: queueURL(full, st.Spec.Queues.Decision.Name), wiring.EnvWorkQueueURL: queueURL(full, st.Spec.Queues.Work.Name)}},
+		{full, HandlerAPI, 512, 29, 50.0, map[string]string{wiring.EnvTable: st.Spec.Table.Name}},
 		{full, HandlerRouter, 256, 60, 10.0, map[string]string{
 			wiring.EnvDecisionQueueURL: queueURL(full, st.Spec.Queues.Decision.Name),
 			wiring.EnvWorkQueueURL:     queueURL(full, st.Spec.Queues.Work.Name),
@@ -131,11 +130,9 @@ func TestFunctions(t *testing.T) {
 			wiring.EnvEventsTopicARN:   "${" + full.logicalID(t, st.EventsTopic) + "}",
 			wiring.EnvSchedulerRoleARN: "${" + full.logicalID(t, st.SchedulerRole) + ".Arn}",
 		}},
-		{full, HandlerDecider, 512, 30, 50.0, map[string]string{wiring.EnvTable: st.Spec.Table.Name,
-			wiring.EnvDecisionQueueURL: queueURL(full, st.Spec.Queues.Decision.Name), wiring.EnvWorkQueueURL: queueURL(full, st.Spec.Queues.Work.Name)}},
+		{full, HandlerDecider, 512, 30, 50.0, map[string]string{wiring.EnvTable: st.Spec.Table.Name}},
 		{full, HandlerWorker, 1024, 60, 20.0, map[string]string{
 			wiring.EnvTable:            st.Spec.Table.Name,
-			wiring.EnvDecisionQueueURL: queueURL(full, st.Spec.Queues.Decision.Name),
 			wiring.EnvWorkQueueURL:     queueURL(full, st.Spec.Queues.Work.Name),
 			wiring.EnvHTTPAllow:        "api.example.com,*.example.org",
 			wiring.EnvWorkQueueARN:     queueARN(full, st.Spec.Queues.Work.Name),
@@ -153,7 +150,6 @@ func TestFunctions(t *testing.T) {
 		}},
 		{dev, HandlerWorker, 256, 60, 100.0, map[string]string{
 			wiring.EnvTable:            dev.stack.Spec.Table.Name,
-			wiring.EnvDecisionQueueURL: queueURL(dev, dev.stack.Spec.Queues.Decision.Name),
 			wiring.EnvWorkQueueURL:     queueURL(dev, dev.stack.Spec.Queues.Work.Name),
 			wiring.EnvWorkQueueARN:     queueARN(dev, dev.stack.Spec.Queues.Work.Name),
 			wiring.EnvScheduleGroup:    "${" + dev.logicalID(t, dev.stack.SchedulerGroup) + "}",

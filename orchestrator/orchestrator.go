@@ -35,19 +35,10 @@ type Config struct {
 	// (default DefaultClaimLease): a worker that dies has its step run
 	// again once the lease ends. It must exceed the longest step run.
 	ClaimLease time.Duration
-	// Dispatcher, when set, sends the steps a commit starts right after
-	// the commit (direct dispatch), ahead of the stream router, which then
-	// forwards them only as a backstop (store.BackstopDelay later).
-	Dispatcher Dispatcher
 	// SweepGrace is how long past the time a run should have heard back
 	// from its work the recovery sweeper waits before re-driving it
 	// (default DefaultSweepGrace).
 	SweepGrace time.Duration
-}
-
-// Dispatcher sends work-queue messages at once (direct dispatch).
-type Dispatcher interface {
-	Dispatch(ctx context.Context, msgs []store.Message) error
 }
 
 // DefaultSweepGrace is the default Config.SweepGrace: EventBridge
@@ -75,8 +66,6 @@ type Orchestrator struct {
 	claimLease time.Duration
 	// sweepGrace is how late a run may be before the sweeper re-drives it.
 	sweepGrace time.Duration
-	// dispatch sends work right after a commit; nil leaves it to the router.
-	dispatch Dispatcher
 
 	mu     sync.Mutex
 	graphs map[graphKey]compiled // compiled immutable versions
@@ -102,7 +91,6 @@ func New(cfg Config) *Orchestrator {
 		schedules:  cfg.Schedules,
 		claimLease: cfg.ClaimLease,
 		sweepGrace: cfg.SweepGrace,
-		dispatch:   cfg.Dispatcher,
 		graphs:     make(map[graphKey]compiled),
 	}
 	if o.claimLease <= 0 {

@@ -42,9 +42,6 @@ type WorkMessage struct {
 	Params     engine.Values       `json:"params,omitempty"`
 	Purpose    engine.TimerPurpose `json:"purpose,omitempty"`
 	FireAt     time.Time           `json:"fire_at,omitempty"`
-	// Backstop is set on the stream router's copy of a step the committer
-	// dispatched itself (store.Message.Direct).
-	Backstop bool `json:"backstop,omitempty"`
 	// Round numbers the rounds of a purge.
 	Round int64 `json:"round,omitempty"`
 	// SignalName and SignalSeq name a signal instance to deliver; for an
@@ -242,11 +239,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	if err := o.slots(ctx, &commit, &before, cur, strat); err != nil {
 		return nil, false, err
 	}
-	err = o.store.CommitRun(ctx, commit)
-	if err == nil {
-		o.dispatchDirect(ctx, commit.Outbox)
-	}
-	if err != nil {
+	if err := o.store.CommitRun(ctx, commit); err != nil {
 		var tooLarge *store.ItemTooLargeError
 		if errors.As(err, &tooLarge) {
 			return o.abortRun(ctx, g, rec, &before, pending, tooLarge, now)
@@ -498,9 +491,7 @@ func (o *Orchestrator) outboxMessage(st *engine.Instance, cmd engine.Command, no
 		m := base
 		m.Kind, m.StepID, m.Attempt = WorkRunStep, c.StepID, c.Attempt
 		m.StepKind, m.StepType, m.Params = c.StepKind, c.StepType, c.Params
-		// A step to run is on the critical path: the committer sends it
-		// itself (see dispatchDirect) when it can.
-		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m)), Direct: o.dispatch != nil}, true, nil
+		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m))}, true, nil
 	case engine.StartTimer:
 		m := base
 		m.Kind, m.StepID, m.Attempt, m.Purpose, m.FireAt = WorkTimer, c.StepID, c.Attempt, c.Purpose, c.FireAt
@@ -644,22 +635,4 @@ func (b *paramsBook) StepParams(ctx context.Context, step string, attempt, run i
 		b.err = fmt.Errorf("read the params of %s/%d run %d step %s attempt %d: %w", b.wf, b.inst, run, step, attempt, err)
 	}
 	return nil, b.err
-}
-
-// dispatchDirect sends a committed outbox's Direct messages (steps to run)
-// at once. A failure only costs time: the router's backstop copy follows.
-func (o *Orchestrator) dispatchDirect(ctx context.Context, outbox []store.Message) {
-	var msgs []store.Message
-	for _, m := range outbox {
-		if m.Direct {
-			m.Direct = false
-			msgs = append(msgs, m)
-		}
-	}
-	if len(msgs) == 0 || o.dispatch == nil {
-		return
-	}
-	if err := o.dispatch.Dispatch(ctx, msgs); err != nil {
-		o.log.Warn("direct dispatch failed; the stream router's backstop will send the work", "error", err)
-	}
 }
