@@ -105,6 +105,13 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 			// queue. Registering first and then trying once more closes the
 			// race with a run that ended in between (it saw no queue).
 			if enqueued {
+				// The run waits in the queue until a run frees a slot and
+				// wakes it; its start event is not lost, so the sweeper
+				// must not keep deciding it.
+				if err := o.store.UnsweepEvents(ctx, w.WorkflowID, w.InstanceID, w.RunID); err != nil {
+					o.log.Warn("cannot take a queued run's events out of the sweep index", "workflow_id", w.WorkflowID,
+						"instance_id", w.InstanceID, "error", err)
+				}
 				return st, nil
 			}
 			if err := o.store.Enqueue(ctx, w.WorkflowID, w.InstanceID, w.RunID); err != nil {

@@ -174,3 +174,45 @@ func (s *Store) Redrive(ctx context.Context, d Due, ev Event) error {
 	}
 	return nil
 }
+
+// UnsweepEvents takes a run's pending inbox events out of the sweep index:
+// for a run queued for a run-strategy slot, whose start event waits, by
+// design, until a run frees a slot and wakes it (with an event of its own,
+// which is indexed). Without it the sweeper would decide the queued run
+// every minute for nothing. An event consumed meanwhile is skipped.
+func (s *Store) UnsweepEvents(ctx context.Context, wf string, inst, run int64) error {
+	in := &dynamodb.QueryInput{
+		TableName:                aws.String(s.table),
+		KeyConditionExpression:   aws.String("pk = :pk AND begins_with(sk, :e)"),
+		ProjectionExpression:     aws.String("sk, #s"),
+		ExpressionAttributeNames: map[string]string{"#s": attrSweepSK},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(runPK(wf, inst)), ":e": str(eventPrefix(run)),
+		},
+	}
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return fmt.Errorf("store: pending events of %s/%d/%d: %w", wf, inst, run, err)
+		}
+		for _, item := range out.Items {
+			if getS(item, attrSweepSK) == "" {
+				continue
+			}
+			_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName:                aws.String(s.table),
+				Key:                      key(runPK(wf, inst), getS(item, attrSK)),
+				UpdateExpression:         aws.String("REMOVE #p, #s"),
+				ConditionExpression:      aws.String("attribute_exists(pk)"),
+				ExpressionAttributeNames: map[string]string{"#p": attrSweepPK, "#s": attrSweepSK},
+			})
+			if err != nil && !isConflict(err) {
+				return fmt.Errorf("store: unsweep %s: %w", getS(item, attrSK), err)
+			}
+		}
+		if out.LastEvaluatedKey == nil {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}

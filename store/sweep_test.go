@@ -104,3 +104,31 @@ func TestSweepIndexHoldsWhatIsPending(t *testing.T) {
 		t.Fatalf("an ended run is still indexed: %+v", got)
 	}
 }
+
+// TestUnsweepEventsTakesAQueuedRunOut: a run's pending events leave the
+// sweep index and stay pending; an already consumed one is no error.
+func TestUnsweepEventsTakesAQueuedRunOut(t *testing.T) {
+	t0 := time.UnixMilli(1_800_000_000_000)
+	s := newStoreWith(t, store.Options{Now: (&clock{now: t0}).Now, EventSweepAfter: time.Second})
+	ctx := context.Background()
+	rec, _ := createRun(t, s, "queued")
+	if err := s.PutEvent(ctx, "queued", rec.InstanceID, 1, store.Event{ID: "a-1", Body: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := due(t, s, t0.Add(time.Minute)); len(got) != 2 {
+		t.Fatalf("due before: %+v", got)
+	}
+	if err := s.UnsweepEvents(ctx, "queued", rec.InstanceID, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := due(t, s, t0.Add(time.Hour)); len(got) != 0 {
+		t.Fatalf("due after: %+v", got)
+	}
+	_, events, err := s.LoadRun(ctx, "queued", rec.InstanceID, 1)
+	if err != nil || len(events) != 2 {
+		t.Fatalf("pending after: %+v %v", events, err)
+	}
+	if err := s.UnsweepEvents(ctx, "queued", rec.InstanceID, 1); err != nil {
+		t.Fatal(err)
+	}
+}
