@@ -225,7 +225,7 @@ func (o *Orchestrator) handleSignal(ctx context.Context, name string, seq int64)
 			return err
 		}
 	}
-	return nil
+	return o.store.SignalDelivered(ctx, name, seq)
 }
 
 func signalTriggersDisabled(props []byte) bool {

@@ -40,8 +40,10 @@ type SweepReport struct {
 	Redriven int `json:"redriven"`
 	Decided  int `json:"decided"`
 	Moved    int `json:"moved"`
-	// Failed counts runs whose re-drive failed; the next sweep finds them
-	// again.
+	// Signals counts the signal instances delivered again.
+	Signals int `json:"signals"`
+	// Failed counts runs and signals whose re-drive failed; the next sweep
+	// finds them again.
 	Failed int `json:"failed"`
 }
 
@@ -62,6 +64,7 @@ func (o *Orchestrator) Sweep(ctx context.Context) (SweepReport, error) {
 		events bool
 	}
 	byRun := map[store.Wake]*runDue{}
+	var signalsDue []store.Due
 	var rep SweepReport
 	for shard := 0; shard < store.SweepShards; shard++ {
 		items, err := o.store.DueItems(ctx, shard, now, sweepPerShard)
@@ -71,6 +74,10 @@ func (o *Orchestrator) Sweep(ctx context.Context) (SweepReport, error) {
 		rep.Due += len(items)
 		for i := range items {
 			d := items[i]
+			if d.Signal != "" {
+				signalsDue = append(signalsDue, d)
+				continue
+			}
 			w := store.Wake{WorkflowID: d.WorkflowID, InstanceID: d.InstanceID, RunID: d.RunID}
 			r := byRun[w]
 			if r == nil {
@@ -155,9 +162,20 @@ func (o *Orchestrator) Sweep(ctx context.Context) (SweepReport, error) {
 		}(r)
 	}
 	wg.Wait()
+	for _, d := range signalsDue {
+		// Delivering again is safe: the events it puts are keyed by the
+		// signal, and trigger starts dedupe on a request id derived from it.
+		if err := o.handleSignal(ctx, d.Signal, d.SignalSeq); err != nil {
+			o.log.Error("sweep: cannot deliver signal", "signal", d.Signal, "seq", d.SignalSeq, "error", err)
+			rep.Failed++
+			continue
+		}
+		o.log.Warn("sweep: delivered a signal whose delivery was lost", "signal", d.Signal, "seq", d.SignalSeq)
+		rep.Signals++
+	}
 	if rep.Due > 0 {
 		o.log.Info("sweep done", "due", rep.Due, "runs", rep.Runs, "redriven", rep.Redriven,
-			"decided", rep.Decided, "moved", rep.Moved, "failed", rep.Failed)
+			"decided", rep.Decided, "moved", rep.Moved, "signals", rep.Signals, "failed", rep.Failed)
 	}
 	return rep, nil
 }

@@ -288,6 +288,9 @@ func (s *Store) AnnounceSignal(ctx context.Context, ns NewSignal) (*SignalRecord
 			return nil, false, fmt.Errorf("store: outbox: %w", err)
 		}
 		item[attrOutbox] = str(string(ob))
+		// Until its delivery is done (SignalDelivered), the instance is in
+		// the sweep index: a lost delivery message is found and redone.
+		merge(item, sweepKey(pk, millis(s.now().Add(s.eventSweepAfter))))
 	}
 	items := []types.TransactWriteItem{{Put: &types.Put{
 		TableName: aws.String(s.table), Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
@@ -762,4 +765,20 @@ func (s *Store) signalWaitItem(w SignalWait) types.TransactWriteItem {
 		TableName: aws.String(s.table),
 		Item:      merge(key(sigPK(w.Name), w.Key), map[string]types.AttributeValue{"name": str(w.Name)}),
 	}}
+}
+
+// SignalDelivered takes a signal instance out of the sweep index once its
+// delivery (to waiting steps and signal triggers) is done.
+func (s *Store) SignalDelivered(ctx context.Context, name string, seq int64) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(s.table),
+		Key:                      key(sigPK(name), sigInstanceSK(seq)),
+		UpdateExpression:         aws.String("REMOVE #p, #s"),
+		ConditionExpression:      aws.String("attribute_exists(#s)"),
+		ExpressionAttributeNames: map[string]string{"#p": attrSweepPK, "#s": attrSweepSK},
+	})
+	if err != nil && !isConflict(err) {
+		return fmt.Errorf("store: signal %s/%d delivered: %w", name, seq, err)
+	}
+	return nil
 }

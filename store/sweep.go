@@ -28,6 +28,9 @@ import (
 //     run should have heard back (its worker's claim lease, its earliest
 //     timer) plus a grace; each commit moves it. Still due then, the work
 //     message, the timer, or the outbox that carried them was lost.
+//   - a signal instance (SIG#<name>, I#<seq>) until its delivery to waiting
+//     steps and signal triggers is done, due EventSweepAfter after it was
+//     announced.
 //
 // The index projects keys only, so a run's commit costs the index one small
 // write, and an item leaves the index when it is deleted or rewritten
@@ -61,7 +64,8 @@ func sweepKey(pk string, due int64) map[string]types.AttributeValue {
 	}
 }
 
-// Due is an item of the sweep index whose time has come.
+// Due is an item of the sweep index whose time has come: a run's item or
+// inbox event, or a signal instance (Signal set).
 type Due struct {
 	WorkflowID string
 	InstanceID int64
@@ -69,6 +73,10 @@ type Due struct {
 	// Run is set for a run item; otherwise it is an inbox event, EventID.
 	Run     bool
 	EventID string
+	// Signal and SignalSeq name a signal instance whose delivery is not
+	// done.
+	Signal    string
+	SignalSeq int64
 	// At is when it was due (unix ms).
 	At int64
 }
@@ -116,6 +124,14 @@ func (s *Store) DueItems(ctx context.Context, shard int, now time.Time, limit in
 // parseDue reads an index entry's run out of its keys; ok is false for an
 // item of another kind.
 func parseDue(pk, sk, due string) (Due, bool) {
+	at, _ := strconv.ParseInt(due, 10, 64)
+	if name, ok := strings.CutPrefix(pk, "SIG#"); ok {
+		seq, err := strconv.ParseInt(strings.TrimPrefix(sk, "I#"), 10, 64)
+		if err != nil || !strings.HasPrefix(sk, "I#") {
+			return Due{}, false
+		}
+		return Due{Signal: name, SignalSeq: seq, At: at}, true
+	}
 	rest, ok := strings.CutPrefix(pk, "R#")
 	if !ok {
 		return Due{}, false
@@ -128,7 +144,6 @@ func parseDue(pk, sk, due string) (Due, bool) {
 	if err != nil {
 		return Due{}, false
 	}
-	at, _ := strconv.ParseInt(due, 10, 64)
 	d := Due{WorkflowID: rest[:cut], InstanceID: inst, At: at}
 	switch {
 	case strings.HasPrefix(sk, "RUN#"):

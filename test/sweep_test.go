@@ -200,3 +200,40 @@ func TestSweeperRecoversLostWork(t *testing.T) {
 		t.Errorf("the Http endpoint was called %d times, want 2 (once per Http run)", n)
 	}
 }
+
+// TestSweeperDeliversALostSignal: the work message that delivers a signal to
+// the steps waiting for it and to signal triggers is lost (with the waiting
+// run's signal check): the signal instance stays in the sweep index until
+// its delivery is done, so the sweeper delivers it — the waiting step goes
+// on and the triggered workflow starts, once.
+func TestSweeperDeliversALostSignal(t *testing.T) {
+	d := &dropper{dropped: map[string]int{}}
+	d.work = func(body string) bool {
+		return strings.Contains(body, `"kind":"signal"`) ||
+			(strings.Contains(body, `"workflow_id":"lost-wait"`) && strings.Contains(body, `"purpose":"signal_check"`))
+	}
+	s := startSystem(t, stack.Options{
+		SweepEvery: 250 * time.Millisecond, EventSweepAfter: time.Second, SweepGrace: time.Second,
+		Hooks: stack.Hooks{Worker: d.sqs("work", d.work)},
+	})
+	wait := s.push([]byte(`{"properties":{"owner":"sweep","run_strategy":"parallel"},"workflow":{"id":"lost-wait","steps":[
+	  {"step":{"id":"gated","type":"NoOp","signal_dependencies":[{"name":"sweep/lost"}]}}]}}`))
+	trig := s.push([]byte(`{"properties":{"owner":"sweep"},"workflow":{"id":"lost-trigger",
+	  "signal_triggers":[{"definitions":{"sweep/lost":{}}}],"steps":[{"step":{"id":"x","type":"NoOp"}}]}}`))
+	r := s.start(wait, "")
+	poll(t, 20*time.Second, "the gated step waits for its signal", func() (bool, string) {
+		st := s.instance(wait, r.WorkflowInstanceID).StepStatuses
+		return st["gated"] == "WAITING_FOR_SIGNALS", fmt.Sprint(st)
+	})
+	s.announce(t, `{"name":"sweep/lost","params":{"k":1}}`)
+	if v := s.wait(wait, r.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" {
+		t.Fatalf("waiting run %s %v", v.Status, v.StepStatuses)
+	}
+	list := s.waitInstances(t, trig, 1, 30*time.Second)
+	if v := s.wait(trig, list[0].WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" {
+		t.Fatalf("triggered run %s", v.Status)
+	}
+	if d.droppedCount("work") == 0 {
+		t.Error("no delivery was dropped: the test tested nothing")
+	}
+}

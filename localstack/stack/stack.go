@@ -78,8 +78,9 @@ type Options struct {
 	// the signals function; see signals.FromS3).
 	SignalRules []signals.Rule
 	// SweepEvery is how often the recovery sweeper runs (default a minute,
-	// the deployed schedule's rate): the stack sends its work message to
-	// the work queue, as EventBridge Scheduler does in AWS.
+	// the deployed schedule's rate): the stack hands its work message to
+	// the worker handler, as EventBridge Scheduler and the work queue do in
+	// AWS.
 	SweepEvery time.Duration
 	// ClaimLease, EventSweepAfter and SweepGrace tune recovery (see
 	// wiring.Options); zero keeps the defaults.
@@ -299,7 +300,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.sweepSchedule(runCtx, res.Queues.Work.URL, opts.SweepEvery)
+		s.sweepSchedule(runCtx, wrap(opts.Hooks.Worker, s.Deps.Worker.Handle), opts.SweepEvery)
 	}()
 	s.wg.Add(1)
 	go func() {
@@ -314,22 +315,28 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	return s, nil
 }
 
-// sweepSchedule plays the deployed stack's sweep schedule: every period it
-// sends the recovery sweeper's work message to the work queue.
-func (s *Stack) sweepSchedule(ctx context.Context, workQueueURL string, every time.Duration) {
+// sweepSchedule plays the deployed stack's sweep schedule and the work
+// queue's delivery of its message: every period it hands the recovery
+// sweeper's work message to the worker handler, one at a time. (Through the
+// queue, a fast test cadence would keep the queue busy for good, and
+// WaitIdle would never see it idle.)
+func (s *Stack) sweepSchedule(ctx context.Context, worker localstack.SQSHandler, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	for {
+	for n := 1; ; n++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		_, err := s.sqs.SendMessage(ctx, &sqs.SendMessageInput{
-			QueueUrl: aws.String(workQueueURL), MessageBody: aws.String(orchestrator.SweepBody),
-		})
-		if err != nil && ctx.Err() == nil {
-			s.log.Error("send the sweep message", "error", err)
+		resp, err := worker(ctx, events.SQSEvent{Records: []events.SQSMessage{{
+			MessageId: fmt.Sprintf("sweep-%d", n), Body: orchestrator.SweepBody, EventSource: "aws:sqs",
+		}}})
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil || len(resp.BatchItemFailures) > 0 {
+			s.log.Error("sweep failed; the next one runs in a period", "error", err)
 		}
 	}
 }
