@@ -98,8 +98,9 @@ func fuzzDefinition(f *fuzzBytes) []byte {
 
 // FuzzDecide drives random definitions the validator accepts through random
 // event sequences: Decide must never panic, never exceed its expression
-// budget without failing a step for it, and always leave a state that
-// encodes to JSON.
+// budget without failing a step for it, always leave a state that encodes
+// to JSON, and decide the same from the state as the store keeps it (settled
+// steps' params offloaded).
 func FuzzDecide(f *testing.F) {
 	f.Add([]byte{3, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Add([]byte{5, 1, 2, 1, 11, 0, 2, 3, 1, 9, 1, 12, 4, 4, 4, 4, 4, 1, 0, 3})
@@ -121,7 +122,13 @@ func FuzzDecide(f *testing.F) {
 		var ev Event = StartRun{}
 		for round := 0; round < 24; round++ {
 			b := expression.NewBudget(0, 0)
-			d, err := Decide(context.Background(), g, st, ev, now, WithBudget(b), WithMaxStarts(1+fb.next()%8))
+			maxStarts := 1 + fb.next()%8
+			d, err := Decide(context.Background(), g, st, ev, now, WithBudget(b), WithMaxStarts(maxStarts))
+			// The same decision from the state as the store keeps it
+			// (settled steps' params offloaded, read back when needed).
+			off, offErr := Decide(context.Background(), g, Offload(st), ev, now, WithBudget(expression.NewBudget(0, 0)),
+				WithMaxStarts(maxStarts), WithStepParams(stateParams{st}))
+			checkSameDecision(t, d, err, off, offErr)
 			if err == nil {
 				checkDecision(t, d, b)
 				st = d.State
@@ -130,6 +137,46 @@ func FuzzDecide(f *testing.F) {
 			ev = fuzzEvent(fb, g, st, d)
 		}
 	})
+}
+
+// stateParams serves offloaded step params from the state they were
+// offloaded from, as the store serves them from the attempt items.
+type stateParams struct{ st *Instance }
+
+func (p stateParams) StepParams(_ context.Context, stepID string, attempt, _ int64) (Values, error) {
+	s := p.st.Step(stepID)
+	if s == nil || s.Attempt != attempt {
+		return nil, fmt.Errorf("no attempt %s/%d", stepID, attempt)
+	}
+	return s.Params, nil
+}
+
+// checkSameDecision checks that deciding from an offloaded state gives the
+// decision deciding from the whole state gives.
+func checkSameDecision(t *testing.T, d *Decision, err error, off *Decision, offErr error) {
+	t.Helper()
+	if (err == nil) != (offErr == nil) {
+		t.Fatalf("decide: %v; from the offloaded state: %v", err, offErr)
+	}
+	if err != nil {
+		return
+	}
+	enc := func(d *Decision) string {
+		b, err := json.Marshal(struct {
+			State       *Instance
+			Commands    []Command
+			Timeline    []TimelineEntry
+			Transitions []Transition
+			Continue    bool
+		}{Offload(d.State), d.Commands, d.Timeline, d.Transitions, d.Continue})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if a, b := enc(d), enc(off); a != b {
+		t.Fatalf("deciding from the offloaded state differs:\n whole: %s\n   off: %s", a, b)
+	}
 }
 
 // checkDecision checks a decision's invariants.
