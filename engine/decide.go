@@ -581,11 +581,15 @@ func (d *decider) launch(i int) {
 			FireAt:  time.UnixMilli(d.now + sleep.Milliseconds()).UTC(),
 		})
 	default:
-		d.out.Commands = append(d.out.Commands, d.runStep(i))
+		rs := d.runStep(i)
+		rs.Params = rs.Params.Clone()
+		d.out.Commands = append(d.out.Commands, rs)
 	}
 }
 
-// runStep is the command that has a worker run step i's current attempt.
+// runStep is the command that has a worker run step i's current attempt. Its
+// Params are the state's own: a command that leaves the decision gets a
+// copy.
 func (d *decider) runStep(i int) RunStep {
 	s := &d.st.Steps[i]
 	step := d.g.nodes[i].step
@@ -593,7 +597,7 @@ func (d *decider) runStep(i int) RunStep {
 	if kind == "" {
 		kind = model.KindStep
 	}
-	rs := RunStep{StepID: s.StepID, Attempt: s.Attempt, StepKind: kind, SubType: step.SubType, Params: s.Params.Clone()}
+	rs := RunStep{StepID: s.StepID, Attempt: s.Attempt, StepKind: kind, SubType: step.SubType, Params: s.Params}
 	if kind == model.KindStep {
 		rs.StepType = step.Type
 	}

@@ -53,6 +53,12 @@ func (d *decider) redrive(e Redrive) error {
 	if err != nil {
 		return err
 	}
+	for i, c := range cmds {
+		if rs, ok := c.(RunStep); ok {
+			rs.Params = rs.Params.Clone()
+			cmds[i] = rs
+		}
+	}
 	d.out.Commands = append(d.out.Commands, cmds...)
 	d.out.Timeline = append(d.out.Timeline, TimelineEntry{
 		Time: d.now, Status: string(d.st.Status),
@@ -105,6 +111,8 @@ func (d *decider) awaited(checks bool) ([]Command, error) {
 // Awaited returns the commands whose answers an IN_PROGRESS run waits for
 // (see Redrive), without signal checks, for a caller that must know when
 // the run should next hear something: nil for a run in any other status.
+// It runs on every commit, so its RunStep commands share st's params
+// rather than copy them: read them, do not change them.
 func Awaited(ctx context.Context, g *Graph, st *Instance, now time.Time) ([]Command, error) {
 	if g == nil || st == nil {
 		return nil, fmt.Errorf("awaited: nil graph or state")

@@ -3,30 +3,12 @@ package store_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/maestro-serverless/maestro/localstack"
 	"github.com/maestro-serverless/maestro/store"
 )
-
-// clock is a settable clock for the store's sweep due times.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
 
 // due lists every shard's due items at t.
 func due(t *testing.T, s *store.Store, at time.Time) []store.Due {
@@ -49,7 +31,8 @@ func due(t *testing.T, s *store.Store, at time.Time) []store.Due {
 // time the sweeper read.
 func TestSweepIndexHoldsWhatIsPending(t *testing.T) {
 	t0 := time.UnixMilli(1_800_000_000_000)
-	c := &clock{now: t0}
+	c := localstack.NewManualClock()
+	c.Set(t0)
 	s := newStoreWith(t, store.Options{Now: c.Now, EventSweepAfter: 30 * time.Second})
 	ctx := context.Background()
 	rec, run := createRun(t, s, "swept")
@@ -86,7 +69,7 @@ func TestSweepIndexHoldsWhatIsPending(t *testing.T) {
 	if err := s.Redrive(ctx, stale, redrive); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("stale redrive: %v, want ErrConflict", err)
 	}
-	c.set(t0.Add(2 * time.Minute))
+	c.Set(t0.Add(2 * time.Minute))
 	if err := s.Redrive(ctx, runDue, redrive); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +92,9 @@ func TestSweepIndexHoldsWhatIsPending(t *testing.T) {
 // sweep index and stay pending; an already consumed one is no error.
 func TestUnsweepEventsTakesAQueuedRunOut(t *testing.T) {
 	t0 := time.UnixMilli(1_800_000_000_000)
-	s := newStoreWith(t, store.Options{Now: (&clock{now: t0}).Now, EventSweepAfter: time.Second})
+	c := localstack.NewManualClock()
+	c.Set(t0)
+	s := newStoreWith(t, store.Options{Now: c.Now, EventSweepAfter: time.Second})
 	ctx := context.Background()
 	rec, _ := createRun(t, s, "queued")
 	if err := s.PutEvent(ctx, "queued", rec.InstanceID, 1, store.Event{ID: "a-1", Body: []byte(`{}`)}); err != nil {
