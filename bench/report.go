@@ -131,7 +131,7 @@ func combine(ws []*WorkloadResult) *WorkloadResult {
 // Assumptions lists how the figures are obtained and what they leave out.
 func Assumptions() []string {
 	return []string{
-		"Instances run one at a time; step-launch and start overheads come from the step timelines' millisecond timestamps (the deciding handler's clock, the same machine as the client).",
+		"Instances run one at a time, except httpchains (all its instances at once); step-launch and start overheads come from the step timelines' millisecond timestamps (the deciding handler's clock, the same machine as the client).",
 		"Lambda invocations: one per API start request plus one per non-empty handler batch the local pumps deliver (stream: up to 100 records per poll; SQS: up to 10 messages per receive, 4 work and 2 decision pollers). AWS event source mappings batch differently.",
 		"Lambda duration: the measured local handler durations (against the emulator), rounded up to 1 ms per invocation, at 128 MB arm64.",
 		"DynamoDB write units from the requests: ceil(item bytes / 1 KB), x2 inside TransactWriteItems; a Put carries the whole item (exact), an Update or Delete only its key and expression values (a lower bound of the stored item). Failed writes (false conditions, cancelled transactions) are charged too and shown apart.",
@@ -172,7 +172,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	tw.Flush()
 	b.WriteString("(ms; launch = upstream SUCCEEDED -> downstream RUNNING, start = start request sent -> first step RUNNING)\n")
 	for _, res := range r.Workloads {
-		if res.CallGap.Count > 0 {
+		if res.CallGap.Count > 0 || res.FirstCall.Count > 0 {
 			fmt.Fprintf(&b, "%s, measured at the Http steps' server: step-launch gap (call returns -> next call arrives) p50 %s, p99 %s, max %s ms over %d edges; start request -> first call p50 %s ms\n",
 				res.Name, ms(res.CallGap.P50), ms(res.CallGap.P99), ms(res.CallGap.Max), res.CallGap.Count, ms(res.FirstCall.P50))
 		}

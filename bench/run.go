@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/aws/smithy-go/middleware"
@@ -27,6 +28,9 @@ const (
 	DefaultRuns           = 5
 	DefaultSteps          = 100
 	DefaultHTTPSteps      = 300
+	DefaultHTTPChain      = 10
+	DefaultHTTPChains     = 200
+	DefaultHTTPFan        = 250
 	DefaultStreamInterval = 250 * time.Millisecond
 	DefaultTimeout        = 2 * time.Minute
 	DefaultPollInterval   = 100 * time.Millisecond
@@ -45,6 +49,12 @@ type Config struct {
 	// HTTPSteps is the size of the Http DAG: ten chains of HTTPSteps/10 Http
 	// steps calling a loopback server (default 300; negative skips it).
 	HTTPSteps int
+	// HTTPChain is the length of the Http chains (default 10): Config.Runs
+	// instances of one run one after the other ("httpchain"), and
+	// HTTPChains instances of it run at once ("httpchains", one round;
+	// default 200). HTTPFan is the width of the Http fan (default 250).
+	// Negative skips the workload.
+	HTTPChain, HTTPChains, HTTPFan int
 	// StreamInterval is the DynamoDB stream poll period (Lambda's is 250 ms).
 	StreamInterval time.Duration
 	// Timeout bounds each instance, from its start request to its end.
@@ -75,6 +85,15 @@ func (c *Config) defaults() {
 	}
 	if c.HTTPSteps == 0 {
 		c.HTTPSteps = DefaultHTTPSteps
+	}
+	if c.HTTPChain == 0 {
+		c.HTTPChain = DefaultHTTPChain
+	}
+	if c.HTTPChains == 0 {
+		c.HTTPChains = DefaultHTTPChains
+	}
+	if c.HTTPFan == 0 {
+		c.HTTPFan = DefaultHTTPFan
 	}
 	if c.StreamInterval <= 0 {
 		c.StreamInterval = DefaultStreamInterval
@@ -107,7 +126,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	workloads := []*Workload{chain, fan}
-	if cfg.HTTPSteps > 0 {
+	if cfg.HTTPSteps > 0 || cfg.HTTPChain > 0 || cfg.HTTPFan > 0 {
 		// The server the Http steps call: on loopback, which the local
 		// stack's allow-list admits.
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -118,12 +137,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: cfg.calls}
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
-		width := min(10, cfg.HTTPSteps)
-		dag, err := HTTPDAG(fmt.Sprintf("bench-httpdag-%d", cfg.HTTPSteps), "http://"+ln.Addr().String()+"/", width, cfg.HTTPSteps/width)
+		url := "http://" + ln.Addr().String() + "/"
+		http, err := httpWorkloads(cfg, url)
 		if err != nil {
 			return nil, err
 		}
-		workloads = append(workloads, dag)
+		workloads = append(workloads, http...)
 	}
 	meter, calls := NewTracingMeter(cfg.Trace), NewInvocations()
 	// The same stack as `maestro local`, with every AWS client metered and
@@ -171,26 +190,80 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
-// runWorkload starts cfg.Runs instances of w one after the other and
+// httpWorkloads returns the workloads of Http steps calling url that cfg
+// asks for.
+func httpWorkloads(cfg Config, url string) ([]*Workload, error) {
+	var ws []*Workload
+	if cfg.HTTPChain > 0 {
+		w, err := HTTPChain("httpchain", fmt.Sprintf("bench-httpchain-%d", cfg.HTTPChain), url, cfg.HTTPChain)
+		if err != nil {
+			return nil, err
+		}
+		ws = append(ws, w)
+		if cfg.HTTPChains > 0 {
+			many, err := HTTPChain("httpchains", fmt.Sprintf("bench-httpchains-%d", cfg.HTTPChain), url, cfg.HTTPChain)
+			if err != nil {
+				return nil, err
+			}
+			if err := many.Concurrently(cfg.HTTPChains); err != nil {
+				return nil, err
+			}
+			ws = append(ws, many)
+		}
+	}
+	if cfg.HTTPFan > 0 {
+		w, err := HTTPFan(fmt.Sprintf("bench-httpfan-%d", cfg.HTTPFan), url, cfg.HTTPFan)
+		if err != nil {
+			return nil, err
+		}
+		ws = append(ws, w)
+	}
+	if cfg.HTTPSteps > 0 {
+		width := min(10, cfg.HTTPSteps)
+		w, err := HTTPDAG(fmt.Sprintf("bench-httpdag-%d", cfg.HTTPSteps), url, width, cfg.HTTPSteps/width)
+		if err != nil {
+			return nil, err
+		}
+		ws = append(ws, w)
+	}
+	return ws, nil
+}
+
+// runWorkload starts cfg.Runs instances of w one after the other (or, for
+// a concurrent workload, one round of w.Concurrent instances at once) and
 // measures each.
 func runWorkload(ctx context.Context, c *client, w *Workload, version int64, cfg Config) *WorkloadResult {
-	res := &WorkloadResult{Name: w.Name, WorkflowID: w.WorkflowID, StepsPerRun: w.Steps, Runs: cfg.Runs}
-	var firstSent time.Time
+	runs, at := cfg.Runs, 1
+	if w.Concurrent > 1 {
+		runs, at = w.Concurrent, w.Concurrent
+	}
+	res := &WorkloadResult{Name: w.Name, WorkflowID: w.WorkflowID, StepsPerRun: w.Steps, Runs: runs}
+	type outcome struct {
+		m   *instanceFigures
+		err error
+	}
+	outcomes := make([]outcome, runs)
+	firstSent := time.Now()
+	for i := 0; i < runs; i += at {
+		var wg sync.WaitGroup
+		for j := i; j < min(i+at, runs); j++ {
+			wg.Go(func() {
+				if ctx.Err() != nil {
+					outcomes[j].err = ctx.Err()
+					return
+				}
+				outcomes[j].m, outcomes[j].err = runInstance(ctx, c, w, version, time.Now(), cfg)
+			})
+		}
+		wg.Wait()
+	}
 	var lastEnd int64
-	for i := range cfg.Runs {
-		if ctx.Err() != nil {
-			res.Failures = append(res.Failures, fmt.Sprintf("run %d: %v", i+1, ctx.Err()))
+	for i, o := range outcomes {
+		if o.err != nil {
+			res.Failures = append(res.Failures, fmt.Sprintf("run %d: %v", i+1, o.err))
 			continue
 		}
-		sent := time.Now()
-		if i == 0 {
-			firstSent = sent
-		}
-		m, err := runInstance(ctx, c, w, version, sent, cfg)
-		if err != nil {
-			res.Failures = append(res.Failures, fmt.Sprintf("run %d: %v", i+1, err))
-			continue
-		}
+		m := o.m
 		res.Succeeded++
 		res.StepsCompleted += int64(w.Steps)
 		res.launch = append(res.launch, m.launch...)

@@ -22,6 +22,9 @@ type Workload struct {
 	// CallsServer is set when every step calls the benchmark's Http server
 	// (CallLog), which then measures the gaps between steps.
 	CallsServer bool
+	// Concurrent, when > 1, is how many instances are started at once, as
+	// one round; Config.Runs rounds run one after the other.
+	Concurrent int
 }
 
 // defStep, defTransition, defWorkflow and defDocument are the subset of
@@ -109,8 +112,7 @@ func HTTPDAG(workflowID, url string, width, depth int) (*Workload, error) {
 	}
 	ups := map[string][]string{}
 	steps := make([]defWrapped, 0, width*depth)
-	params := map[string]any{"http": map[string]any{"type": "MAP",
-		"expression": fmt.Sprintf(`{"url": %q + workflow_instance_id + "/" + step_id, "method": "GET"}`, url)}}
+	params := httpParams(url)
 	for w := 1; w <= width; w++ {
 		for d := 1; d <= depth; d++ {
 			s := defStep{ID: fmt.Sprintf("h%d_%d", w, d), Type: "Http", Params: params}
@@ -128,6 +130,67 @@ func HTTPDAG(workflowID, url string, width, depth int) (*Workload, error) {
 		w.CallsServer = true
 	}
 	return w, err
+}
+
+// HTTPChain returns a chain of n Http steps calling url + "<instance
+// id>/<step id>": Temporal's Chain(n) of activities.
+func HTTPChain(name, workflowID, url string, n int) (*Workload, error) {
+	w, err := HTTPDAG(workflowID, url, 1, n)
+	if err == nil {
+		w.Name = name
+	}
+	return w, err
+}
+
+// HTTPFan returns width Http steps with no edges between them, all started
+// at once (Temporal's Fan(width)); the run's step concurrency is width.
+func HTTPFan(workflowID, url string, width int) (*Workload, error) {
+	if width < 1 {
+		return nil, fmt.Errorf("bench: an Http fan needs a width of at least 1, got %d", width)
+	}
+	params := httpParams(url)
+	steps := make([]defWrapped, 0, width)
+	for i := 1; i <= width; i++ {
+		steps = append(steps, defWrapped{Step: defStep{ID: fmt.Sprintf("f%d", i), Type: "Http", Params: params}})
+	}
+	w, err := newWorkload("httpfan", workflowID, fmt.Sprintf("bench: %d Http steps in parallel", width), steps, map[string][]string{})
+	if err != nil {
+		return nil, err
+	}
+	w.CallsServer = true
+	// Maestro's default instance_step_concurrency (100) would run the fan
+	// in waves.
+	return w, w.edit(func(doc map[string]any) { doc["workflow"].(map[string]any)["instance_step_concurrency"] = width })
+}
+
+// Concurrently makes w a workload of n instances started at once, with a
+// PARALLEL run strategy that admits them all (Maestro's default,
+// SEQUENTIAL, would run them one after the other).
+func (w *Workload) Concurrently(n int) error {
+	w.Concurrent = n
+	return w.edit(func(doc map[string]any) {
+		doc["properties"].(map[string]any)["run_strategy"] = map[string]any{"rule": "PARALLEL", "workflow_concurrency": n}
+	})
+}
+
+// edit changes w's definition document.
+func (w *Workload) edit(change func(doc map[string]any)) error {
+	var doc map[string]any
+	if err := json.Unmarshal(w.Definition, &doc); err != nil {
+		return fmt.Errorf("bench: decode %s definition: %w", w.Name, err)
+	}
+	change(doc)
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("bench: encode %s definition: %w", w.Name, err)
+	}
+	w.Definition = b
+	return nil
+}
+
+func httpParams(url string) map[string]any {
+	return map[string]any{"http": map[string]any{"type": "MAP",
+		"expression": fmt.Sprintf(`{"url": %q + workflow_instance_id + "/" + step_id, "method": "GET"}`, url)}}
 }
 
 func chainStep(i int) string { return fmt.Sprintf("s%d", i) }

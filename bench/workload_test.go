@@ -53,3 +53,26 @@ func TestWorkloadSizeMustBePositive(t *testing.T) {
 	_, err = FanOut("f", 0)
 	require.Error(t, err)
 }
+
+func TestHTTPWorkloadsAreValid(t *testing.T) {
+	chain, err := HTTPChain("httpchain", "c", "http://127.0.0.1:1/", DefaultHTTPChain)
+	require.NoError(t, err)
+	assert.Equal(t, "httpchain", chain.Name)
+	assert.Len(t, chain.Upstreams, DefaultHTTPChain-1)
+	require.NoError(t, chain.Concurrently(DefaultHTTPChains))
+	fan, err := HTTPFan("f", "http://127.0.0.1:1/", DefaultHTTPFan)
+	require.NoError(t, err)
+	assert.Empty(t, fan.Upstreams)
+	for _, w := range []*Workload{chain, fan} {
+		def, err := definition.NewChecker().Check(w.Definition, definition.JSON)
+		require.NoError(t, err, w.Name)
+		assert.True(t, w.CallsServer, w.Name)
+		if w == chain {
+			assert.Equal(t, "PARALLEL", string(def.Properties.RunStrategy.Rule))
+			assert.EqualValues(t, DefaultHTTPChains, def.Properties.RunStrategy.WorkflowConcurrency)
+		} else {
+			require.NotNil(t, def.Workflow.InstanceStepConcurrency)
+			assert.EqualValues(t, DefaultHTTPFan, *def.Workflow.InstanceStepConcurrency)
+		}
+	}
+}

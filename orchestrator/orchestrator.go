@@ -39,7 +39,16 @@ type Config struct {
 	// from its work the recovery sweeper waits before re-driving it
 	// (default DefaultSweepGrace).
 	SweepGrace time.Duration
+	// StepRunReserve is how much time a worker's invocation must have left
+	// for it to run a step it started itself (default
+	// DefaultStepRunReserve); with less, the step goes through the work
+	// queue to a fresh invocation.
+	StepRunReserve time.Duration
 }
+
+// DefaultStepRunReserve is the default Config.StepRunReserve: an Http
+// step's connect and request timeouts (10 s + 30 s) with room to spare.
+const DefaultStepRunReserve = 45 * time.Second
 
 // DefaultSweepGrace is the default Config.SweepGrace: EventBridge
 // Scheduler fires one-time schedules within a minute of their time.
@@ -66,6 +75,8 @@ type Orchestrator struct {
 	claimLease time.Duration
 	// sweepGrace is how late a run may be before the sweeper re-drives it.
 	sweepGrace time.Duration
+	// stepRunReserve is the invocation time an inline step run needs.
+	stepRunReserve time.Duration
 
 	mu     sync.Mutex
 	graphs map[graphKey]compiled // compiled immutable versions
@@ -81,23 +92,27 @@ var _ Service = (*Orchestrator)(nil)
 // New returns an Orchestrator.
 func New(cfg Config) *Orchestrator {
 	o := &Orchestrator{
-		store:      cfg.Store,
-		checker:    cfg.Checker,
-		now:        cfg.Now,
-		newUUID:    cfg.NewUUID,
-		log:        cfg.Logger,
-		health:     cfg.HealthInfo,
-		retries:    cfg.MaxConflictRetries,
-		schedules:  cfg.Schedules,
-		claimLease: cfg.ClaimLease,
-		sweepGrace: cfg.SweepGrace,
-		graphs:     make(map[graphKey]compiled),
+		store:          cfg.Store,
+		checker:        cfg.Checker,
+		now:            cfg.Now,
+		newUUID:        cfg.NewUUID,
+		log:            cfg.Logger,
+		health:         cfg.HealthInfo,
+		retries:        cfg.MaxConflictRetries,
+		schedules:      cfg.Schedules,
+		claimLease:     cfg.ClaimLease,
+		sweepGrace:     cfg.SweepGrace,
+		stepRunReserve: cfg.StepRunReserve,
+		graphs:         make(map[graphKey]compiled),
 	}
 	if o.claimLease <= 0 {
 		o.claimLease = DefaultClaimLease
 	}
 	if o.sweepGrace <= 0 {
 		o.sweepGrace = DefaultSweepGrace
+	}
+	if o.stepRunReserve <= 0 {
+		o.stepRunReserve = DefaultStepRunReserve
 	}
 	if o.checker == nil {
 		o.checker = definition.NewChecker()

@@ -81,7 +81,7 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 	enqueued := false
 	b := fullRound()
 	for {
-		st, more, err := o.processOnce(ctx, w, b)
+		st, more, err := o.processOnce(ctx, w, b, nil)
 		switch {
 		case err == nil && !more:
 			return st, nil
@@ -137,8 +137,9 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 }
 
 // processOnce runs one round: load, decide pending events up to the commit
-// budget, commit. more reports that pending work remains.
-func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBudget) (st *engine.Instance, more bool, err error) {
+// budget, commit. more reports that pending work remains. With in, the
+// round is a worker's inline continuation (see inlineRound).
+func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBudget, in *inlineRound) (st *engine.Instance, more bool, err error) {
 	rec, pending, err := o.store.LoadRun(ctx, w.WorkflowID, w.InstanceID, w.RunID)
 	if err != nil {
 		return nil, false, err
@@ -147,12 +148,23 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	if err := jsonnum.Decode(rec.State, &before); err != nil {
 		return nil, false, fmt.Errorf("decode state of %s/%d/%d: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
 	}
-	if len(pending) == 0 {
+	if in != nil && len(pending) > 0 {
+		// Others' events wait: the decider is on its way to this run.
+		return nil, false, errContended
+	}
+	if in == nil && len(pending) == 0 {
 		return &before, false, nil
 	}
 	g, _, err := o.graph(ctx, w.WorkflowID, before.WorkflowVersion)
 	if err != nil {
 		return nil, false, err
+	}
+	if in != nil {
+		if busy, err := o.othersInFlight(ctx, g, &before, in.step); err != nil || busy {
+			return nil, false, errors.Join(errContended, err)
+		}
+		// Applied first and never stored: nothing to consume.
+		pending = []store.Event{in.event}
 	}
 	var strat runStrategy
 	if before.Status == model.WorkflowCreated {
@@ -214,7 +226,9 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 			more = true         // this event waits for the next round
 			break
 		}
-		consumed = append(consumed, p.ID)
+		if in == nil {
+			consumed = append(consumed, p.ID)
+		}
 		acc.add(d)
 		cur = d.State
 		if d.Continue {
@@ -225,9 +239,22 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 			break
 		}
 	}
+	if in != nil {
+		in.pick(&acc, cur)
+	}
 	commit, err := o.buildCommit(ctx, g, rec, &before, cur, &acc, consumed, now)
 	if err != nil {
 		return nil, false, err
+	}
+	if in != nil && in.picked != nil && !in.claim(&commit, now.Add(o.claimLease)) {
+		// Not among the commit's attempt writes (never expected): send it
+		// through the work queue after all.
+		m, _, err := o.outboxMessage(cur, *in.picked, now)
+		if err != nil {
+			return nil, false, err
+		}
+		commit.Outbox = append(commit.Outbox, m)
+		in.picked = nil
 	}
 	if cont {
 		// This process goes on with the next round itself; the event's
@@ -495,9 +522,7 @@ func (o *Orchestrator) outboxMessage(st *engine.Instance, cmd engine.Command, no
 	base := WorkMessage{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID}
 	switch c := cmd.(type) {
 	case engine.RunStep:
-		m := base
-		m.Kind, m.StepID, m.Attempt = WorkRunStep, c.StepID, c.Attempt
-		m.StepKind, m.StepType, m.Params = c.StepKind, c.StepType, c.Params
+		m := runStepMessage(store.Wake{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID}, c)
 		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m))}, true, nil
 	case engine.StartTimer:
 		m := base

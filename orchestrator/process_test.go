@@ -1,8 +1,14 @@
 package orchestrator
 
 import (
+	"context"
 	"math"
 	"testing"
+	"time"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
 )
 
 // TestRoundBudgetHalves: a round whose commit the store found too large is
@@ -30,5 +36,61 @@ func TestRoundBudgetHalves(t *testing.T) {
 	}
 	if seen[0] != (roundBudget{events: 32, starts: maxStartsPerDecision / 2, ends: maxEndsPerDecision / 2}) {
 		t.Errorf("first halving %+v", seen[0])
+	}
+}
+
+// TestInlineRunsOnlyWithTimeLeft: a worker runs a step it started itself
+// only when a runner here executes its type and its invocation has the
+// reserve left; the step it picks leaves the commands, so no work message
+// is sent for it, and the others stay.
+func TestInlineRunsOnlyWithTimeLeft(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	o := New(Config{Now: func() time.Time { return now }, StepRunReserve: 45 * time.Second})
+	runners := map[model.StepType]StepRunner{model.StepType("Http"): nil}
+
+	ctx, cancel := context.WithDeadline(context.Background(), now.Add(44*time.Second))
+	defer cancel()
+	if o.runnableHere(ctx, runners) != nil {
+		t.Error("44 s left, 45 s reserve: the step must go through the work queue")
+	}
+	ctx2, cancel2 := context.WithDeadline(context.Background(), now.Add(46*time.Second))
+	defer cancel2()
+	runnable := o.runnableHere(ctx2, runners)
+	if runnable == nil {
+		t.Fatal("46 s left: the worker may run the step")
+	}
+	if o.runnableHere(context.Background(), runners) == nil {
+		t.Error("no deadline (the local stack): the worker may run the step")
+	}
+
+	sleep := engine.RunStep{StepID: "s", Attempt: 1, StepKind: model.KindStep, StepType: model.StepType("Kubernetes")}
+	first := engine.RunStep{StepID: "a", Attempt: 1, StepKind: model.KindStep, StepType: model.StepType("Http")}
+	second := engine.RunStep{StepID: "b", Attempt: 1, StepKind: model.KindStep, StepType: model.StepType("Http")}
+	acc := &decisionSet{commands: []engine.Command{sleep, first, second}}
+	in := &inlineRound{runnable: runnable}
+	in.pick(acc, &engine.Instance{Status: model.WorkflowInProgress})
+	if in.picked == nil || in.picked.StepID != "a" {
+		t.Fatalf("picked %+v, want step a", in.picked)
+	}
+	left := func(i int) string { return acc.commands[i].(engine.RunStep).StepID }
+	if len(acc.commands) != 2 || left(0) != "s" || left(1) != "b" {
+		t.Errorf("commands left %+v, want the Kubernetes step and b", acc.commands)
+	}
+
+	// The claim goes on the picked attempt's write, and only if it starts it.
+	commit := &store.Commit{Attempts: []store.Attempt{{StepID: "a", Attempt: 1, Status: "RUNNING"}}}
+	in.token = "tok"
+	if !in.claim(commit, now.Add(time.Minute)) || commit.Attempts[0].Claim != "tok" || commit.Attempts[0].Lease != now.Add(time.Minute).UnixMilli() {
+		t.Errorf("claim not written: %+v", commit.Attempts)
+	}
+	if in.claim(&store.Commit{Attempts: []store.Attempt{{StepID: "a", Attempt: 1, Status: "SUCCEEDED"}}}, now) {
+		t.Error("claimed an attempt the commit does not start")
+	}
+
+	// A run that ended runs nothing.
+	ended := &inlineRound{runnable: runnable}
+	ended.pick(&decisionSet{commands: []engine.Command{first}}, &engine.Instance{Status: model.WorkflowStopped})
+	if ended.picked != nil {
+		t.Error("picked a step of a stopped run")
 	}
 }

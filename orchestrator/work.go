@@ -87,15 +87,135 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 	case err != nil:
 		return 0, err
 	}
-	res := o.runStep(ctx, m, runners)
-	// The run's sweep due time covers the step's answer: a lost wake is
-	// found through the run item.
-	ev := store.Event{ID: fmt.Sprintf("f-%s-%06d", m.StepID, m.Attempt), Body: mustJSON(res), Covered: true}
-	// The decision is left to the decider: the event's wake reaches the
-	// FIFO decision queue through the stream, and the decider applies every
-	// pending event of the run in one commit. Deciding here as well would
-	// make N finishing siblings of a fan-in race for the same run item.
-	return 0, o.store.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev)
+	return 0, o.runAndContinue(ctx, m, runners, token)
+}
+
+// runAndContinue runs a claimed step attempt and records its outcome. While
+// the run is uncontended — no other step of it in a worker's hands and no
+// event waiting in its inbox — the worker applies the outcome itself, in one
+// conditional commit, and runs the step that decision started (claimed in
+// the same commit) in this invocation: a chain of steps goes on without a
+// trip through the stream and the decision queue. Otherwise, or when the
+// commit loses a race, the outcome goes to the run's inbox and the decider
+// applies it, together with its siblings' (a fan-in decided by N workers
+// would have them race for one run item). It never retries inline.
+func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner, token string) error {
+	for n := 0; ; n++ {
+		res := o.runStep(ctx, m, runners)
+		// The run's sweep due time covers the step's answer: a lost wake
+		// is found through the run item.
+		ev := store.Event{ID: fmt.Sprintf("f-%s-%06d", m.StepID, m.Attempt), Body: mustJSON(res), Covered: true}
+		w := store.Wake{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID}
+		in := &inlineRound{event: ev, step: m.StepID, token: token}
+		if n < maxInlineSteps {
+			in.runnable = o.runnableHere(ctx, runners)
+		}
+		_, more, err := o.processOnce(ctx, w, fullRound(), in)
+		if err != nil {
+			if !errors.Is(err, errContended) && !errors.Is(err, store.ErrConflict) {
+				o.log.Warn("cannot apply a step's outcome inline; leaving it to the decider",
+					"attempt", fmt.Sprintf("%s/%d/%d/%s/%d", m.WorkflowID, m.InstanceID, m.RunID, m.StepID, m.Attempt), "error", err)
+			}
+			return o.store.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev)
+		}
+		if more {
+			// Rounds remain (a long decision): each is durable and carries
+			// a backstop wake, so finishing them here is only faster.
+			if _, err := o.Process(ctx, w); err != nil {
+				o.log.Warn("cannot finish a run's rounds inline; its backstop wake will", "workflow_id", w.WorkflowID,
+					"instance_id", w.InstanceID, "run_id", w.RunID, "error", err)
+			}
+		}
+		if in.picked == nil {
+			return nil
+		}
+		m = runStepMessage(w, *in.picked)
+	}
+}
+
+// maxInlineSteps bounds the steps one work message runs inline, one after
+// the other; the next step then goes through the work queue.
+const maxInlineSteps = 1000
+
+// runnableHere returns which started steps this invocation may run itself:
+// those a runner here executes, while the invocation has StepRunReserve
+// left before its deadline (a Lambda's timeout).
+func (o *Orchestrator) runnableHere(ctx context.Context, runners map[model.StepType]StepRunner) func(engine.RunStep) bool {
+	if dl, ok := ctx.Deadline(); ok && dl.Sub(o.now()) < o.stepRunReserve {
+		return nil
+	}
+	return func(c engine.RunStep) bool {
+		_, ok := runners[c.StepType]
+		return ok && c.StepKind == model.KindStep
+	}
+}
+
+// errContended says a worker's inline continuation found others at the run.
+var errContended = errors.New("run contended")
+
+// inlineRound is a worker's inline continuation of a run (see
+// runAndContinue): event is the outcome of step's attempt, applied without
+// being stored; runnable says which started step the worker may run itself,
+// and picked is the one the round chose, claimed for token.
+type inlineRound struct {
+	event    store.Event
+	step     string
+	token    string
+	runnable func(engine.RunStep) bool
+	picked   *engine.RunStep
+}
+
+// pick chooses the first started step the worker may run and takes its
+// command out of the decisions, so that no work message is sent for it.
+func (in *inlineRound) pick(acc *decisionSet, st *engine.Instance) {
+	if in.runnable == nil || st.Status != model.WorkflowInProgress {
+		return
+	}
+	for i, c := range acc.commands {
+		if rs, ok := c.(engine.RunStep); ok && in.runnable(rs) {
+			in.picked = &rs
+			acc.commands = append(acc.commands[:i:i], acc.commands[i+1:]...)
+			return
+		}
+	}
+}
+
+// claim puts the picked attempt's claim, held until lease, into commit: the
+// committing worker runs that step itself, as if it had claimed it with
+// ClaimAttempt, and no work message is sent for it. It reports false when
+// the commit does not write the attempt.
+func (in *inlineRound) claim(commit *store.Commit, lease time.Time) bool {
+	for i := range commit.Attempts {
+		a := &commit.Attempts[i]
+		if a.StepID == in.picked.StepID && a.Attempt == in.picked.Attempt && a.Status == string(model.StepRunning) {
+			a.Claim, a.Lease = in.token, lease.UnixMilli()
+			return true
+		}
+	}
+	return false
+}
+
+// othersInFlight reports whether a step other than step is in a worker's
+// hands: its outcome could race this process for the run item.
+func (o *Orchestrator) othersInFlight(ctx context.Context, g *engine.Graph, st *engine.Instance, step string) (bool, error) {
+	cmds, err := engine.Awaited(ctx, g, st, o.now())
+	if err != nil {
+		return false, err
+	}
+	for _, c := range cmds {
+		if rs, ok := c.(engine.RunStep); ok && rs.StepID != step {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// runStepMessage is the work message of a RunStep command.
+func runStepMessage(w store.Wake, c engine.RunStep) WorkMessage {
+	return WorkMessage{
+		Kind: WorkRunStep, WorkflowID: w.WorkflowID, InstanceID: w.InstanceID, RunID: w.RunID,
+		StepID: c.StepID, Attempt: c.Attempt, StepKind: c.StepKind, StepType: c.StepType, Params: c.Params,
+	}
 }
 
 func (o *Orchestrator) runStep(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) engine.StepFinished {

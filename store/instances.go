@@ -471,6 +471,11 @@ type Attempt struct {
 	// they are appended to the entries earlier commits wrote; on read they
 	// are all of them, oldest first.
 	Timeline [][]byte
+	// Claim and Lease, when Claim is set on commit, claim the attempt for
+	// the committing worker until Lease (unix ms), as ClaimAttempt does: a
+	// worker that decided a step's start runs it itself.
+	Claim string
+	Lease int64
 }
 
 // InstanceUpdate changes the mutable fields of an instance summary.
@@ -581,6 +586,11 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 		values := map[string]types.AttributeValue{
 			":st": str(a.Status), ":tl": &types.AttributeValueMemberL{Value: tl},
 			":none": &types.AttributeValueMemberL{Value: []types.AttributeValue{}},
+		}
+		if a.Claim != "" {
+			set += ", #c = :c, #l = :l"
+			names["#c"], names["#l"] = attrClaim, attrLease
+			values[":c"], values[":l"] = str(a.Claim), num(a.Lease)
 		}
 		if a.Body != nil { // nil: a status-only update that keeps the stored body
 			body, err := s.encodeBody(a.Body)

@@ -31,6 +31,18 @@ func httpThenNoOp(id, url string) []byte {
 	  {"step":{"id":"after","type":"NoOp"}}]}}`, id, url))
 }
 
+// twoHTTP is a workflow of two Http steps side by side: neither worker can
+// apply its step's outcome inline (the other step is in flight), so both
+// outcomes go to the run's inbox and wake the decider.
+func twoHTTP(id, url string) []byte {
+	call := func(step string) string {
+		return fmt.Sprintf(`{"step":{"id":%q,"type":"Http","retry_policy":{"error_retry_limit":0,"platform_retry_limit":0},
+	    "params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":%q},"method":{"type":"STRING","value":"GET"}}}}}}`, step, url)
+	}
+	return []byte(fmt.Sprintf(`{"properties":{"owner":"sweep","run_strategy":"parallel"},"workflow":{"id":%q,"steps":[%s,%s]}}`,
+		id, call("left"), call("right")))
+}
+
 // dropper loses chosen messages and stream records on their way to a
 // handler, as AWS can (a poison message past its receive count, a stream
 // record past its retry or age limit, a handler broken by a deploy).
@@ -108,8 +120,9 @@ func once(cond func(string) bool) func(string) bool {
 }
 
 // TestSweeperRecoversLostWork loses, on purpose, what runs depend on and
-// nothing else resends: an Http step's work message; the decision wake of an
-// Http step's result; the decision wake of a signal a step waits for (with
+// nothing else resends: an Http step's work message; the decision wakes of
+// two parallel Http steps' results (which their workers cannot apply
+// inline); the decision wake of a signal a step waits for (with
 // the run's signal check timer and every backstop wake); the stream record
 // of the commit whose outbox holds a Sleep step's timer. Each run stays stuck
 // until the recovery sweeper finds it through the sweep index: by its run
@@ -134,8 +147,8 @@ func TestSweeperRecoversLostWork(t *testing.T) {
 			and(of(wfSignal), kind("wake"))(body) ||
 			and(of(wfSignal), kind("timer"))(body) // the signal check
 	}
-	dropResult, dropSignal := once(of(wfResult)), once(of(wfSignal))
-	d.decision = func(body string) bool { return dropResult(body) || dropSignal(body) }
+	dropSignal := once(of(wfSignal))
+	d.decision = func(body string) bool { return of(wfResult)(body) || dropSignal(body) }
 	dropRecord := once(func(s string) bool { return s != "" })
 	d.record = func(pk, sk, outbox string) bool {
 		return pk == "R#"+wfRecord+"#1" && strings.HasPrefix(sk, "RUN#") && strings.Contains(outbox, `timer`) && dropRecord(sk)
@@ -151,7 +164,7 @@ func TestSweeperRecoversLostWork(t *testing.T) {
 		},
 	})
 	s.push(httpThenNoOp(wfWork, srv.URL))
-	s.push(httpThenNoOp(wfResult, srv.URL))
+	s.push(twoHTTP(wfResult, srv.URL))
 	s.push(sleepThenNoOp(wfRecord))
 	s.push([]byte(`{"properties":{"owner":"sweep","run_strategy":"parallel"},"workflow":{"id":"` + wfSignal + `","steps":[
 	  {"step":{"id":"gated","type":"NoOp","signal_dependencies":[{"name":"sweep/go"}]}}]}}`))
@@ -191,13 +204,16 @@ func TestSweeperRecoversLostWork(t *testing.T) {
 			}
 		}
 	}
+	if n := d.droppedCount("decision"); n < 2 {
+		t.Errorf("%d decision wakes dropped, want the signal's and the Http results'", n)
+	}
 	for _, what := range []string{"work", "decision", "record"} {
 		if d.droppedCount(what) == 0 {
 			t.Errorf("no %s was dropped: the test tested nothing", what)
 		}
 	}
-	if n := srv.Config.Handler.(*flaky).calls.Load(); n != 2 {
-		t.Errorf("the Http endpoint was called %d times, want 2 (once per Http run)", n)
+	if n := srv.Config.Handler.(*flaky).calls.Load(); n != 3 {
+		t.Errorf("the Http endpoint was called %d times, want 3 (once per Http step)", n)
 	}
 }
 

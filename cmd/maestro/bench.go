@@ -19,6 +19,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	runs := fs.Int("runs", bench.DefaultRuns, "instances of each workload, started one after the other")
 	steps := fs.Int("steps", bench.DefaultSteps, "length of the chain and width of the fan-out")
 	httpSteps := fs.Int("http-steps", bench.DefaultHTTPSteps, "steps of the Http DAG (ten chains calling a loopback server); 0 skips it")
+	httpChain := fs.Int("http-chain", bench.DefaultHTTPChain, "length of the Http chains (httpchain: -runs instances one after the other; httpchains: -http-chains at once); 0 skips both")
+	httpChains := fs.Int("http-chains", bench.DefaultHTTPChains, "Http chains run at once (httpchains); 0 skips it")
+	httpFan := fs.Int("http-fan", bench.DefaultHTTPFan, "width of the Http fan (httpfan); 0 skips it")
 	streamEvery := fs.Duration("stream-interval", bench.DefaultStreamInterval, "DynamoDB stream poll period (Lambda polls every 250ms)")
 	asJSON := fs.Bool("json", false, "print the figures as JSON")
 	timeout := fs.Duration("timeout", bench.DefaultTimeout, "limit for each instance, from its start request to its end")
@@ -27,8 +30,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if fs.NArg() > 0 || *runs < 1 || *steps < 1 || *httpSteps < 0 || *streamEvery <= 0 || *timeout <= 0 {
-		fmt.Fprintln(stderr, "usage: maestro bench [-runs N>=1] [-steps N>=1] [-http-steps N>=0] [-stream-interval D>0] [-timeout D>0] [-json] [-v] [-trace]")
+	if fs.NArg() > 0 || *runs < 1 || *steps < 1 || *httpSteps < 0 || *httpChain < 0 || *httpChains < 0 || *httpFan < 0 || *streamEvery <= 0 || *timeout <= 0 {
+		fmt.Fprintln(stderr, "usage: maestro bench [-runs N>=1] [-steps N>=1] [-http-steps N>=0] [-http-chain N>=0] [-http-chains N>=0] [-http-fan N>=0] [-stream-interval D>0] [-timeout D>0] [-json] [-v] [-trace]")
 		return exitUsage
 	}
 	logger := slog.New(slog.DiscardHandler)
@@ -36,8 +39,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	cfg := bench.Config{Runs: *runs, Steps: *steps, HTTPSteps: *httpSteps, StreamInterval: *streamEvery, Timeout: *timeout, Logger: logger}
-	if *httpSteps == 0 {
-		cfg.HTTPSteps = -1
+	cfg.HTTPChain, cfg.HTTPChains, cfg.HTTPFan = *httpChain, *httpChains, *httpFan
+	for _, n := range []*int{&cfg.HTTPSteps, &cfg.HTTPChain, &cfg.HTTPChains, &cfg.HTTPFan} {
+		if *n == 0 {
+			*n = -1 // 0 on the command line skips; in Config it is the default
+		}
 	}
 	if *trace {
 		cfg.Trace = stderr
