@@ -10,7 +10,7 @@ import (
 )
 
 // CallLog is the Http steps' server: it answers every call at once and
-// records, per "<instance id>/<step id>" path, when the call arrived and
+// records, per "<workflow id>/<instance id>/<step id>" path, when the call arrived and
 // when its answer was written, so that the gap between a step's call
 // returning and its successor's call arriving — what a user of the
 // orchestrator waits for between two steps — is measured at the edge, the
@@ -40,16 +40,16 @@ func (l *CallLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.mu.Unlock()
 }
 
-// Gaps returns, for one instance, the milliseconds from each upstream
+// Gaps returns, for one instance of workflow wf, the milliseconds from each upstream
 // step's call returning to its downstream step's call arriving (for a
 // fan-in, from the last upstream), and the time its first call arrived.
-func (l *CallLog) Gaps(instance int64, ups map[string][]string) (gaps []float64, first time.Time, err error) {
+func (l *CallLog) Gaps(wf string, instance int64, ups map[string][]string) (gaps []float64, first time.Time, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	get := func(step string) (call, error) {
-		c, ok := l.calls[fmt.Sprintf("%d/%s", instance, step)]
+		c, ok := l.calls[fmt.Sprintf("%s/%d/%s", wf, instance, step)]
 		if !ok {
-			return call{}, fmt.Errorf("bench: instance %d step %s never called the server", instance, step)
+			return call{}, fmt.Errorf("bench: %s instance %d step %s never called the server", wf, instance, step)
 		}
 		return c, nil
 	}
@@ -70,7 +70,7 @@ func (l *CallLog) Gaps(instance int64, ups map[string][]string) (gaps []float64,
 		}
 		gaps = append(gaps, float64(d.in.Sub(last).Microseconds())/1000)
 	}
-	prefix := fmt.Sprintf("%d/", instance)
+	prefix := fmt.Sprintf("%s/%d/", wf, instance)
 	for k, c := range l.calls {
 		if strings.HasPrefix(k, prefix) && (first.IsZero() || c.in.Before(first)) {
 			first = c.in

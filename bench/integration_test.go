@@ -15,17 +15,28 @@ import (
 // stack. It needs an emulator (AWS_ENDPOINT_URL, LocalStack or moto_server
 // on PATH) and fails without one.
 func TestRunOnLocalStack(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
-	rep, err := Run(ctx, Config{Runs: 1, Steps: 10, HTTPSteps: 20, Stage: "benchtest", Timeout: 20 * time.Second})
+	rep, err := Run(ctx, Config{Runs: 1, Steps: 10, HTTPSteps: 20, HTTPChain: 3, HTTPChains: 4, HTTPFan: 5,
+		Stage: "benchtest", Timeout: 20 * time.Second})
 	require.NoError(t, err)
 	t.Logf("benchmark took %v", time.Since(start))
 
 	require.Empty(t, rep.Overall.Failures)
 	require.False(t, rep.Failed())
-	require.Len(t, rep.Workloads, 3)
-	chain, fan, dag := rep.Workloads[0], rep.Workloads[1], rep.Workloads[2]
+	require.Len(t, rep.Workloads, 6)
+	chain, fan, dag := rep.Workloads[0], rep.Workloads[1], rep.Workloads[5]
+	hchain, hchains, hfan := rep.Workloads[2], rep.Workloads[3], rep.Workloads[4]
+	assert.Equal(t, "httpchain", hchain.Name)
+	assert.Equal(t, 2, hchain.CallGap.Count, "a 3-step chain has two edges")
+	assert.Equal(t, "httpchains", hchains.Name)
+	assert.Equal(t, 4, hchains.Succeeded, "four chains at once")
+	assert.Equal(t, 8, hchains.CallGap.Count)
+	assert.Equal(t, 4, hchains.FirstCall.Count)
+	assert.Equal(t, "httpfan", hfan.Name)
+	assert.Equal(t, int64(5), hfan.StepsCompleted)
+	assert.Equal(t, 1, hfan.FirstCall.Count)
 	assert.Equal(t, "chain", chain.Name)
 	assert.Equal(t, int64(10), chain.StepsCompleted)
 	assert.Equal(t, 9, chain.StepLaunch.Count)
@@ -39,16 +50,16 @@ func TestRunOnLocalStack(t *testing.T) {
 	assert.Positive(t, dag.CallGap.P50)
 	assert.Equal(t, 1, dag.FirstCall.Count)
 	assert.Greater(t, dag.FirstCall.P50, 0.0)
-	assert.Equal(t, int64(42), rep.Overall.StepsCompleted)
+	assert.Equal(t, int64(42+3+12+5), rep.Overall.StepsCompleted)
 
 	for _, w := range rep.Workloads {
-		assert.Equal(t, 1, w.StartOverhead.Count, w.Name)
+		assert.Equal(t, w.Runs, w.StartOverhead.Count, w.Name)
 		assert.GreaterOrEqual(t, w.StepLaunch.P50, 0.0, w.Name)
 		assert.Greater(t, w.StartOverhead.P50, 0.0, "%s: the first step runs after the request was sent", w.Name)
 		assert.Greater(t, w.StepsPerSecond, 0.0, w.Name)
 		assert.Positive(t, w.AWS.Requests["DynamoDB.TransactWriteItems"], w.Name)
 		assert.Greater(t, w.AWS.DynamoDBWriteUnits, 0.0, w.Name)
-		assert.Equal(t, int64(1), w.Lambda[FunctionAPI].Invocations, "%s: one start request, reads not counted", w.Name)
+		assert.Equal(t, int64(w.Runs), w.Lambda[FunctionAPI].Invocations, "%s: one start request per run, reads not counted", w.Name)
 		assert.Greater(t, w.Cost.Total, 0.0, w.Name)
 	}
 

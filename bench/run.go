@@ -252,7 +252,12 @@ func runWorkload(ctx context.Context, c *client, w *Workload, version int64, cfg
 					outcomes[j].err = ctx.Err()
 					return
 				}
-				outcomes[j].m, outcomes[j].err = runInstance(ctx, c, w, version, time.Now(), cfg)
+				icfg := cfg
+				if at > 1 {
+					// Every instance waits for the others' steps too.
+					icfg.Timeout = cfg.Timeout * time.Duration(max(1, at/40))
+				}
+				outcomes[j].m, outcomes[j].err = runInstance(ctx, c, w, version, time.Now(), icfg)
 			})
 		}
 		wg.Wait()
@@ -349,7 +354,7 @@ func runInstance(ctx context.Context, c *client, w *Workload, version int64, sen
 		makespan: float64(end) - float64(sent.UnixMicro())/1000,
 	}
 	if w.CallsServer && cfg.calls != nil {
-		gaps, first, err := cfg.calls.Gaps(resp.WorkflowInstanceID, w.Upstreams)
+		gaps, first, err := cfg.calls.Gaps(w.WorkflowID, resp.WorkflowInstanceID, w.Upstreams)
 		if err != nil {
 			return nil, err
 		}

@@ -103,7 +103,7 @@ func FanOut(workflowID string, width int) (*Workload, error) {
 }
 
 // HTTPDAG returns width chains of depth Http steps side by side (width ×
-// depth steps), each step calling url + "<instance id>/<step id>" (see
+// depth steps), each step calling url + "<workflow id>/<instance id>/<step id>" (see
 // CallLog): steps that do work, on a worker, as most steps of real
 // pipelines do.
 func HTTPDAG(workflowID, url string, width, depth int) (*Workload, error) {
@@ -132,8 +132,8 @@ func HTTPDAG(workflowID, url string, width, depth int) (*Workload, error) {
 	return w, err
 }
 
-// HTTPChain returns a chain of n Http steps calling url + "<instance
-// id>/<step id>": Temporal's Chain(n) of activities.
+// HTTPChain returns a chain of n Http steps calling url + "<workflow
+// id>/<instance id>/<step id>": Temporal's Chain(n) of activities.
 func HTTPChain(name, workflowID, url string, n int) (*Workload, error) {
 	w, err := HTTPDAG(workflowID, url, 1, n)
 	if err == nil {
@@ -190,7 +190,7 @@ func (w *Workload) edit(change func(doc map[string]any)) error {
 
 func httpParams(url string) map[string]any {
 	return map[string]any{"http": map[string]any{"type": "MAP",
-		"expression": fmt.Sprintf(`{"url": %q + workflow_instance_id + "/" + step_id, "method": "GET"}`, url)}}
+		"expression": fmt.Sprintf(`{"url": %q + workflow_id + "/" + workflow_instance_id + "/" + step_id, "method": "GET"}`, url)}}
 }
 
 func chainStep(i int) string { return fmt.Sprintf("s%d", i) }
