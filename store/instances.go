@@ -341,11 +341,11 @@ func (s *Store) runItem(wf string, inst, run, v int64, status string, state []by
 	}
 	merge(item, body)
 	if len(outbox) > 0 {
-		ob, err := json.Marshal(outbox)
+		ob, err := encodeOutbox(outbox)
 		if err != nil {
-			return nil, fmt.Errorf("store: outbox: %w", err)
+			return nil, err
 		}
-		item[attrOutbox] = str(string(ob))
+		item[attrOutbox] = str(ob)
 	}
 	return item, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/localstack"
 	"github.com/maestro-serverless/maestro/localstack/stack"
+	"github.com/maestro-serverless/maestro/store"
 )
 
 // sleepThenNoOp is a (Sleep 1s) -> b (NoOp).
@@ -91,7 +92,15 @@ func (d *dropper) stream(next localstack.StreamHandler) localstack.StreamHandler
 		kept := ev.Records[:0:0]
 		for _, r := range ev.Records {
 			img := r.Change.NewImage
-			if d.record(img["pk"].String(), img["sk"].String(), img["ob"].String()) {
+			msgs, err := store.OutboxFromImage(img)
+			if err != nil {
+				panic(err)
+			}
+			var outbox strings.Builder
+			for _, m := range msgs {
+				outbox.WriteString(m.Body)
+			}
+			if d.record(img["pk"].String(), img["sk"].String(), outbox.String()) {
 				d.count("record")
 				continue
 			}
