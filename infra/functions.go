@@ -153,9 +153,17 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	q := st.Queues
 	fns := map[string]*Function{}
 
+	// The functions that commit decisions (api, decider, worker) send the
+	// steps a commit starts to the work queue themselves (direct dispatch);
+	// SendMessageBatch is authorized as sqs:SendMessage.
+	dispatchEnv := map[string]string{wiring.EnvWorkQueueURL: *q.Work.QueueUrl()}
+	dispatch := func(fn *Function) {
+		fn.Role.AddToPrincipalPolicy(allow([]string{"sqs:SendMessage"}, q.Work.QueueArn()))
+	}
 	api := newFunction(scope, s, HandlerAPI, "ApiFunction", "Maestro REST API (API Gateway proxy integration)",
-		map[string]string{wiring.EnvTable: tableName})
+		merged(map[string]string{wiring.EnvTable: tableName}, dispatchEnv))
 	api.Role.AddToPrincipalPolicy(allow(apiActions(), st.Table.TableArn()))
+	dispatch(api)
 	fns[HandlerAPI] = api
 
 	router := newFunction(scope, s, HandlerRouter, "RouterFunction", "Maestro stream router: table stream to queues, EventBridge Scheduler and the events topic",
@@ -200,8 +208,9 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	fns[HandlerRouter] = router
 
 	decider := newFunction(scope, s, HandlerDecider, "DeciderFunction", "Maestro decider: FIFO decision queue to the engine",
-		map[string]string{wiring.EnvTable: tableName})
+		merged(map[string]string{wiring.EnvTable: tableName}, dispatchEnv))
 	decider.Role.AddToPrincipalPolicy(allow(deciderActions(), st.Table.TableArn()))
+	dispatch(decider)
 	decider.Role.AddToPrincipalPolicy(allow(queueConsumerActions(), q.Decision.QueueArn()))
 	decider.Function.AddEventSourceMapping(jsii.String("DecisionQueue"), &awslambda.EventSourceMappingOptions{
 		EventSourceArn:          q.Decision.QueueArn(),
@@ -222,8 +231,8 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	// index.
 	worker.Role.AddToPrincipalPolicy(allow([]string{"dynamodb:Query"}, jsii.String(*st.Table.TableArn()+"/index/"+resources.GSI1)))
 	worker.Role.AddToPrincipalPolicy(allow(queueConsumerActions(), q.Work.QueueArn()))
-	// The worker re-queues timers that are not due yet.
-	worker.Role.AddToPrincipalPolicy(allow([]string{"sqs:SendMessage"}, q.Work.QueueArn()))
+	// The worker re-queues timers that are not due yet, and dispatches.
+	dispatch(worker)
 	// The worker keeps the recurring schedules of time triggers, all named
 	// with the "tt-" prefix in the stage's group. ListSchedules supports no
 	// resource-level permission.
@@ -296,4 +305,16 @@ func workerEnv(table, workQueueURL string, allow []string, extra map[string]stri
 		env[wiring.EnvHTTPAllow] = strings.Join(allow, ",")
 	}
 	return env
+}
+
+// merged returns a's entries and b's in a new map.
+func merged(a, b map[string]string) map[string]string {
+	out := make(map[string]string, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
 }

@@ -124,20 +124,22 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 	}
 	store := []string{"dynamodb:BatchGetItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}
 	consume := []string{"sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"}
+	// Committers send the steps they start to the work queue themselves.
+	dispatch := on(work, "sqs:SendMessage")
 	want := map[string][]grant{
-		HandlerAPI: slices.Concat(base(HandlerAPI), on(table, store...), on(table, "dynamodb:ConditionCheckItem")),
+		HandlerAPI: slices.Concat(base(HandlerAPI), on(table, store...), on(table, "dynamodb:ConditionCheckItem"), dispatch),
 		HandlerRouter: slices.Concat(base(HandlerRouter),
 			on(table+"/stream/*", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
 			on(decision, "sqs:SendMessage"), on(work, "sqs:SendMessage"), on(eventsTopic, "sns:Publish"),
 			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/*", "scheduler:CreateSchedule"),
 			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}),
-		HandlerDecider: slices.Concat(base(HandlerDecider), on(table, store...), on(decision, consume...)),
+		HandlerDecider: slices.Concat(base(HandlerDecider), on(table, store...), on(decision, consume...), dispatch),
 		HandlerWorker: slices.Concat(base(HandlerWorker), on(table, store...), on(table, "dynamodb:BatchWriteItem"), on(work, consume...),
 			on(table+"/index/gsi1", "dynamodb:Query"),
 			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/tt-*",
 				"scheduler:CreateSchedule", "scheduler:DeleteSchedule", "scheduler:GetSchedule", "scheduler:UpdateSchedule"),
 			on("*", "scheduler:ListSchedules"),
-			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}, on(work, "sqs:SendMessage")),
+			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}, dispatch),
 		HandlerSignals: slices.Concat(base(HandlerSignals),
 			on(table, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 			on(ingest, consume...), on(ingestDLQ, "sqs:SendMessage")),

@@ -121,7 +121,8 @@ func TestFunctions(t *testing.T) {
 		concurrency any
 		env         map[string]string
 	}{
-		{full, HandlerAPI, 512, 29, 50.0, map[string]string{wiring.EnvTable: st.Spec.Table.Name}},
+		{full, HandlerAPI, 512, 29, 50.0, map[string]string{wiring.EnvTable: st.Spec.Table.Name,
+			wiring.EnvWorkQueueURL: queueURL(full, st.Spec.Queues.Work.Name)}},
 		{full, HandlerRouter, 256, 60, 10.0, map[string]string{
 			wiring.EnvDecisionQueueURL: queueURL(full, st.Spec.Queues.Decision.Name),
 			wiring.EnvWorkQueueURL:     queueURL(full, st.Spec.Queues.Work.Name),
@@ -130,7 +131,8 @@ func TestFunctions(t *testing.T) {
 			wiring.EnvEventsTopicARN:   "${" + full.logicalID(t, st.EventsTopic) + "}",
 			wiring.EnvSchedulerRoleARN: "${" + full.logicalID(t, st.SchedulerRole) + ".Arn}",
 		}},
-		{full, HandlerDecider, 512, 30, 50.0, map[string]string{wiring.EnvTable: st.Spec.Table.Name}},
+		{full, HandlerDecider, 512, 30, 50.0, map[string]string{wiring.EnvTable: st.Spec.Table.Name,
+			wiring.EnvWorkQueueURL: queueURL(full, st.Spec.Queues.Work.Name)}},
 		{full, HandlerWorker, 1024, 60, 20.0, map[string]string{
 			wiring.EnvTable:            st.Spec.Table.Name,
 			wiring.EnvWorkQueueURL:     queueURL(full, st.Spec.Queues.Work.Name),

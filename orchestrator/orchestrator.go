@@ -35,6 +35,10 @@ type Config struct {
 	// (default DefaultClaimLease): a worker that dies has its step run
 	// again once the lease ends. It must exceed the longest step run.
 	ClaimLease time.Duration
+	// Dispatcher, when set, sends the steps a commit starts right after
+	// the commit (direct dispatch), ahead of the stream router, which then
+	// forwards them only as a backstop (store.BackstopDelay later).
+	Dispatcher Dispatcher
 	// SweepGrace is how long past the time a run should have heard back
 	// from its work the recovery sweeper waits before re-driving it
 	// (default DefaultSweepGrace).
@@ -49,6 +53,11 @@ type Config struct {
 // DefaultStepRunReserve is the default Config.StepRunReserve: an Http
 // step's connect and request timeouts (10 s + 30 s) with room to spare.
 const DefaultStepRunReserve = 45 * time.Second
+
+// Dispatcher sends work-queue messages at once (direct dispatch).
+type Dispatcher interface {
+	Dispatch(ctx context.Context, msgs []store.Message) error
+}
 
 // DefaultSweepGrace is the default Config.SweepGrace: EventBridge
 // Scheduler fires one-time schedules within a minute of their time.
@@ -77,6 +86,8 @@ type Orchestrator struct {
 	sweepGrace time.Duration
 	// stepRunReserve is the invocation time an inline step run needs.
 	stepRunReserve time.Duration
+	// dispatch sends work right after a commit; nil leaves it to the router.
+	dispatch Dispatcher
 
 	mu     sync.Mutex
 	graphs map[graphKey]compiled // compiled immutable versions
@@ -103,6 +114,7 @@ func New(cfg Config) *Orchestrator {
 		claimLease:     cfg.ClaimLease,
 		sweepGrace:     cfg.SweepGrace,
 		stepRunReserve: cfg.StepRunReserve,
+		dispatch:       cfg.Dispatcher,
 		graphs:         make(map[graphKey]compiled),
 	}
 	if o.claimLease <= 0 {

@@ -42,6 +42,9 @@ type WorkMessage struct {
 	Params     engine.Values       `json:"params,omitempty"`
 	Purpose    engine.TimerPurpose `json:"purpose,omitempty"`
 	FireAt     time.Time           `json:"fire_at,omitempty"`
+	// Backstop is set on the stream router's copy of a step the committer
+	// dispatched itself (store.Message.Direct).
+	Backstop bool `json:"backstop,omitempty"`
 	// Round numbers the rounds of a purge.
 	Round int64 `json:"round,omitempty"`
 	// SignalName and SignalSeq name a signal instance to deliver; for an
@@ -273,7 +276,12 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	if err := o.slots(ctx, &commit, &before, cur, strat); err != nil {
 		return nil, false, err
 	}
-	if err := o.store.CommitRun(ctx, commit); err != nil {
+	limitDirect(commit.Outbox)
+	err = o.store.CommitRun(ctx, commit)
+	if err == nil {
+		o.dispatchDirect(ctx, commit.Outbox)
+	}
+	if err != nil {
 		var tooLarge *store.ItemTooLargeError
 		if errors.As(err, &tooLarge) {
 			return o.abortRun(ctx, g, rec, &before, pending, tooLarge, now)
@@ -523,7 +531,9 @@ func (o *Orchestrator) outboxMessage(st *engine.Instance, cmd engine.Command, no
 	switch c := cmd.(type) {
 	case engine.RunStep:
 		m := runStepMessage(store.Wake{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID}, c)
-		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m))}, true, nil
+		// A step to run is on the critical path: the committer sends it
+		// itself (see dispatchDirect) when it can.
+		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m)), Direct: o.dispatch != nil}, true, nil
 	case engine.StartTimer:
 		m := base
 		m.Kind, m.StepID, m.Attempt, m.Purpose, m.FireAt = WorkTimer, c.StepID, c.Attempt, c.Purpose, c.FireAt
@@ -667,4 +677,49 @@ func (b *paramsBook) StepParams(ctx context.Context, step string, attempt, run i
 		b.err = fmt.Errorf("read the params of %s/%d run %d step %s attempt %d: %w", b.wf, b.inst, run, step, attempt, err)
 	}
 	return nil, b.err
+}
+
+// maxDirect is the most steps one commit dispatches itself. A commit that
+// starts more (a fan-out) leaves them all to the stream router: sent in one
+// batch by the router, they run together and their outcomes reach the
+// decider together, which decides them in one commit; dispatched while the
+// committer goes on with its next rounds, they competed with it (measured on
+// the local stack: a 250-wide Http fan at 25 steps/s instead of 52, its start
+// request 10 s instead of 1.2 s; a 10-wide Http DAG's gap p99 1.8 s instead
+// of 0.65 s). A chain's next step, or a few, are what a user waits on.
+const maxDirect = 4
+
+// limitDirect clears the Direct marks of an outbox that starts more than
+// maxDirect steps.
+func limitDirect(outbox []store.Message) {
+	n := 0
+	for _, m := range outbox {
+		if m.Direct {
+			n++
+		}
+	}
+	if n <= maxDirect {
+		return
+	}
+	for i := range outbox {
+		outbox[i].Direct = false
+	}
+}
+
+// dispatchDirect sends a committed outbox's Direct messages (steps to run)
+// at once. A failure only costs time: the router's backstop copy follows.
+func (o *Orchestrator) dispatchDirect(ctx context.Context, outbox []store.Message) {
+	var msgs []store.Message
+	for _, m := range outbox {
+		if m.Direct {
+			m.Direct = false
+			msgs = append(msgs, m)
+		}
+	}
+	if len(msgs) == 0 || o.dispatch == nil {
+		return
+	}
+	if err := o.dispatch.Dispatch(ctx, msgs); err != nil {
+		o.log.Warn("direct dispatch failed; the stream router's backstop will send the work", "error", err)
+	}
 }

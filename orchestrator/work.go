@@ -60,7 +60,17 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 	default:
 		return 0, fmt.Errorf("%w: unknown work kind %q", ErrPoison, m.Kind)
 	}
-	return 0, o.store.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev)
+	return 0, o.putResult(ctx, m, ev)
+}
+
+// putResult puts a worker's result (a step's outcome, a timer) into its
+// run's inbox. Its wake reaches the FIFO decision queue through the stream
+// router, which sends one wake per run per stream batch: the results of a
+// run's parallel steps are decided together. (Waking the decider directly
+// from each worker made a decision per result: on the 300-step Http DAG, 63%
+// more transactions, the run item rewritten for each, and a slower run.)
+func (o *Orchestrator) putResult(ctx context.Context, m WorkMessage, ev store.Event) error {
+	return o.store.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev)
 }
 
 // claimAndRun runs a step attempt at most once per claim (see
@@ -70,8 +80,25 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 // redelivery then runs the step again.
 func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) (time.Duration, error) {
 	ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
-	token := o.newUUID()
 	now := o.now()
+	if m.Backstop {
+		// The router's backstop copy of a step the committer dispatched
+		// itself: it almost always finds the attempt finished, or claimed
+		// by a live worker. A read tells, without a write.
+		status, lease, err := o.store.PeekAttempt(ctx, ref)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			o.log.Warn("dropping work for a step attempt that does not exist", "attempt", ref.String())
+			return 0, nil
+		case err != nil:
+			return 0, err
+		case status != string(model.StepRunning):
+			return 0, nil
+		case lease > now.UnixMilli():
+			return max(time.UnixMilli(lease).Sub(now), time.Second), nil
+		}
+	}
+	token := o.newUUID()
 	err := o.store.ClaimAttempt(ctx, ref, token, now, now.Add(o.claimLease))
 	var ce *store.ClaimError
 	switch {
@@ -116,7 +143,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 				o.log.Warn("cannot apply a step's outcome inline; leaving it to the decider",
 					"attempt", fmt.Sprintf("%s/%d/%d/%s/%d", m.WorkflowID, m.InstanceID, m.RunID, m.StepID, m.Attempt), "error", err)
 			}
-			return o.store.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev)
+			return o.putResult(ctx, m, ev)
 		}
 		if more {
 			// Rounds remain (a long decision): each is durable and carries

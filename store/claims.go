@@ -102,3 +102,23 @@ func (s *Store) ClaimAttempt(ctx context.Context, ref AttemptRef, token string, 
 	}
 	return &ClaimError{Done: getS(item, attrStatus) != statusRunning, Until: getN(item, attrLease)}
 }
+
+// PeekAttempt reads an attempt's status and claim lease (unix ms; 0 when
+// never claimed) with an eventually consistent read, half the cost of the
+// claim's conditional write: a worker uses it to drop a duplicate delivery
+// without writing. The answer may be stale; the claim decides.
+func (s *Store) PeekAttempt(ctx context.Context, ref AttemptRef) (status string, lease int64, err error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:                aws.String(s.table),
+		Key:                      ref.key(),
+		ProjectionExpression:     aws.String("#st, #l"),
+		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#l": attrLease},
+	})
+	if err != nil {
+		return "", 0, fmt.Errorf("store: peek attempt %s: %w", ref, err)
+	}
+	if out.Item == nil {
+		return "", 0, ErrNotFound
+	}
+	return getS(out.Item, attrStatus), getN(out.Item, attrLease), nil
+}

@@ -28,7 +28,17 @@ type Message struct {
 	// message due within SQS's 15-minute delay limit with a delay and hands a
 	// later one to EventBridge Scheduler as a one-time schedule.
 	At int64 `json:"at,omitempty"`
+	// Direct marks a message the committer sends itself right after its
+	// commit (direct dispatch): the router forwards it only as a backstop,
+	// BackstopDelay later, for a committer that died in between.
+	Direct bool `json:"d,omitempty"`
 }
+
+// BackstopDelay is how much later than its committer the router sends a
+// Direct message: long enough that the committer's copy has normally been
+// handled (a handler then drops the backstop copy cheaply), short enough
+// that a committer's crash costs seconds.
+const BackstopDelay = 15 * time.Second
 
 // Logical queue names used in outbox messages.
 const (
@@ -350,8 +360,14 @@ func (s *Store) runItem(wf string, inst, run, v int64, status string, state []by
 	return item, nil
 }
 
+// WakeMessage is the decision-queue message that wakes a run's decider; its
+// FIFO group is the instance, so one instance is decided one wake at a time.
+func WakeMessage(wf string, inst, run int64) Message {
+	return Message{Queue: QueueDecision, Body: WakeBody(wf, inst, run), GroupID: fmt.Sprintf("%s#%d", wf, inst)}
+}
+
 func (s *Store) eventItem(wf string, inst, run int64, ev Event) (map[string]types.AttributeValue, error) {
-	msg := Message{Queue: QueueDecision, Body: WakeBody(wf, inst, run), GroupID: fmt.Sprintf("%s#%d", wf, inst)}
+	msg := WakeMessage(wf, inst, run)
 	if ev.WakeAfter > 0 {
 		body, err := json.Marshal(struct {
 			Kind string `json:"kind"`

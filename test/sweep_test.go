@@ -262,3 +262,38 @@ func TestSweeperDeliversALostSignal(t *testing.T) {
 		t.Error("no delivery was dropped: the test tested nothing")
 	}
 }
+
+// TestDirectDispatchNeedsNoStream: with the stream records of a workflow's
+// run item lost, a chain of Http steps still runs to the end, each step
+// called once: the API's commit sends the first step to the work queue
+// itself (direct dispatch; the stream router is only its backstop), and
+// the worker runs the others inline.
+func TestDirectDispatchNeedsNoStream(t *testing.T) {
+	srv := httptest.NewServer(&flaky{})
+	defer srv.Close()
+	d := &dropper{dropped: map[string]int{}}
+	d.record = func(pk, sk, _ string) bool {
+		return strings.HasPrefix(pk, "R#direct#") && strings.HasPrefix(sk, "RUN#")
+	}
+	s := startSystem(t, stack.Options{SweepEvery: time.Hour, Hooks: stack.Hooks{Router: d.stream}})
+	var steps []string
+	for i := 1; i <= 5; i++ {
+		next := ""
+		if i < 5 {
+			next = fmt.Sprintf(`,"transition":{"successors":{"h%d":"true"}}`, i+1)
+		}
+		steps = append(steps, fmt.Sprintf(`{"step":{"id":"h%d","type":"Http","retry_policy":{"error_retry_limit":0,"platform_retry_limit":0},
+		  "params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":%q},"method":{"type":"STRING","value":"GET"}}}}%s}}`, i, srv.URL, next))
+	}
+	wf := s.push([]byte(`{"properties":{"owner":"direct","run_strategy":"parallel"},"workflow":{"id":"direct","steps":[` + strings.Join(steps, ",") + `]}}`))
+	r := s.start(wf, "")
+	if v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" {
+		t.Fatalf("%s %v", v.Status, v.StepStatuses)
+	}
+	if d.droppedCount("record") == 0 {
+		t.Error("no stream record was dropped: the test tested nothing")
+	}
+	if n := srv.Config.Handler.(*flaky).calls.Load(); n != 5 {
+		t.Errorf("the Http endpoint was called %d times, want 5", n)
+	}
+}

@@ -21,3 +21,18 @@ func TestDelayCountsFromNow(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkBackstop: a JSON object gains "backstop": true, keeping its
+// fields; anything else is left alone.
+func TestMarkBackstop(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"kind":"run_step","step_id":"a"}`: `{"backstop":true,"kind":"run_step","step_id":"a"}`,
+		`{}`:                                `{"backstop":true}`,
+		`not json`:                          `not json`,
+		`[1,2]`:                             `[1,2]`,
+	} {
+		if got := markBackstop(in); got != want {
+			t.Errorf("markBackstop(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -142,22 +142,52 @@ func (r *Router) forward(ctx context.Context, rec events.DynamoDBEventRecord, in
 	if len(msgs) == 0 {
 		return nil
 	}
-	now := r.cfg.Now()
-	byQueue := map[string][]sqstypes.SendMessageBatchRequestEntry{}
-	var queues []string
+	ids := make([]string, len(msgs))
+	send := make([]store.Message, 0, len(msgs))
 	for i, m := range msgs {
 		if m.GroupID != "" && last[wakeKey{m.Queue, m.GroupID, m.Body}] > index {
 			continue // a later record of this batch sends the same wake
 		}
+		if m.Direct {
+			// The committer sent it already; this copy is the backstop
+			// for a committer that died before it could, marked so that
+			// the worker checks cheaply whether it is still needed.
+			m.DelaySeconds, m.At = int32(store.BackstopDelay/time.Second), max(m.At, r.cfg.Now().Add(store.BackstopDelay).UnixMilli())
+			m.Body = markBackstop(m.Body)
+		}
+		// The id is stable across retries of this record, so SQS FIFO
+		// drops a resend within its deduplication window.
+		ids[len(send)] = dedupID(rec, i)
+		send = append(send, m)
+	}
+	return r.send(ctx, send, ids[:len(send)])
+}
+
+// Dispatch sends work-queue messages at once: the committer's direct
+// dispatch, right after its commit (see store.Message.Direct).
+func (r *Router) Dispatch(ctx context.Context, msgs []store.Message) error {
+	for _, m := range msgs {
+		if m.Queue != store.QueueWork || m.At > 0 {
+			return fmt.Errorf("router: direct dispatch takes work to do now, not a %s message due at %d", m.Queue, m.At)
+		}
+	}
+	return r.send(ctx, msgs, make([]string, len(msgs)))
+}
+
+// send sends msgs: change events to SNS, messages due in more than 15
+// minutes to EventBridge Scheduler, the rest to their queues in batches.
+func (r *Router) send(ctx context.Context, msgs []store.Message, ids []string) error {
+	now := r.cfg.Now()
+	byQueue := map[string][]sqstypes.SendMessageBatchRequestEntry{}
+	var queues []string
+	for i, m := range msgs {
 		if m.Queue == store.QueueEvents {
 			if err := r.publish(ctx, m.Body); err != nil {
 				return err
 			}
 			continue
 		}
-		// The id is stable across retries of this record, so SQS FIFO drops
-		// a resend within its deduplication window.
-		id := dedupID(rec, i)
+		id := ids[i]
 		if m.At > 0 && time.UnixMilli(m.At).Sub(now) > 15*time.Minute {
 			if err := r.schedule(ctx, id, m); err != nil {
 				return err
@@ -202,6 +232,21 @@ func (r *Router) forward(ctx context.Context, rec events.DynamoDBEventRecord, in
 		}
 	}
 	return nil
+}
+
+// markBackstop adds "backstop": true to a JSON object body; any other body
+// is returned as it is.
+func markBackstop(body string) string {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(body), &fields); err != nil || fields == nil {
+		return body
+	}
+	fields["backstop"] = json.RawMessage("true")
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return body
+	}
+	return string(out)
 }
 
 // delayUntil is the SQS delay (whole seconds, rounded up, 0..900) of a

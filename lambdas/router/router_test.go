@@ -33,6 +33,8 @@ func record(seq int, msgs ...store.Message) events.DynamoDBEventRecord {
 		Change: events.DynamoDBStreamRecord{
 			SequenceNumber: fmt.Sprint(1000 + seq),
 			NewImage: map[string]events.DynamoDBAttributeValue{
+				"pk":                  events.NewStringAttribute("R#wf#1"),
+				"sk":                  events.NewStringAttribute(fmt.Sprintf("E#000001#e-%d", seq)),
 				store.OutboxAttribute: events.NewStringAttribute(string(ob)),
 			},
 		},

@@ -199,6 +199,27 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 	if cfg.ScheduleGroup != "" && cfg.WorkQueueARN != "" {
 		trig = schedules.New(sched, cfg.ScheduleGroup, cfg.SchedulerRoleARN, cfg.WorkQueueARN)
 	}
+	rt := router.New(router.Config{
+		SQS:       sqsClient,
+		Scheduler: sched,
+		QueueURLs: map[string]string{
+			store.QueueDecision: cfg.DecisionQueueURL,
+			store.QueueWork:     cfg.WorkQueueURL,
+		},
+		WorkQueueARN:     cfg.WorkQueueARN,
+		SNS:              sns.NewFromConfig(awsCfg),
+		EventsTopicARN:   cfg.EventsTopicARN,
+		ScheduleGroup:    cfg.ScheduleGroup,
+		SchedulerRoleARN: cfg.SchedulerRoleARN,
+		Now:              opts.Now,
+		Logger:           opts.Logger,
+	})
+	var dispatcher orchestrator.Dispatcher
+	if cfg.WorkQueueURL != "" {
+		// Direct dispatch: committers send the steps they start to the
+		// work queue themselves, with the router's code.
+		dispatcher = rt
+	}
 	orch := orchestrator.New(orchestrator.Config{
 		Schedules:  trig,
 		Store:      store.New(ddb, cfg.Table, store.Options{Now: opts.Now, EventSweepAfter: opts.EventSweepAfter}),
@@ -208,26 +229,13 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		HealthInfo: opts.HealthInfo,
 		ClaimLease: opts.ClaimLease,
 		SweepGrace: opts.SweepGrace,
+		Dispatcher: dispatcher,
 	})
 	return &Deps{
 		Orchestrator: orch,
 		Logger:       opts.Logger,
-		Router: router.New(router.Config{
-			SQS:       sqsClient,
-			Scheduler: sched,
-			QueueURLs: map[string]string{
-				store.QueueDecision: cfg.DecisionQueueURL,
-				store.QueueWork:     cfg.WorkQueueURL,
-			},
-			WorkQueueARN:     cfg.WorkQueueARN,
-			SNS:              sns.NewFromConfig(awsCfg),
-			EventsTopicARN:   cfg.EventsTopicARN,
-			ScheduleGroup:    cfg.ScheduleGroup,
-			SchedulerRoleARN: cfg.SchedulerRoleARN,
-			Now:              opts.Now,
-			Logger:           opts.Logger,
-		}),
-		Decider: decider.New(orch, opts.Logger),
+		Router:       rt,
+		Decider:      decider.New(orch, opts.Logger),
 		Worker: worker.New(worker.Config{
 			Processor: orch, SQS: sqsClient, WorkQueueURL: cfg.WorkQueueURL,
 			Runners: opts.Runners, Logger: opts.Logger,
