@@ -52,17 +52,17 @@ bench: dynamodb-local ## benchmarks: engine/model/expression micro-benchmarks an
 	$(GO) test -run '^$$' -bench . -benchmem ./model/ ./engine/...
 	$(GO) run ./cmd/maestro bench
 
-fuzz: ## run each fuzz target for FUZZTIME (default 30s)
-	$(GO) test ./model -run '^$$' -fuzz FuzzParseDefinition -fuzztime $${FUZZTIME:-30s}
-	$(GO) test ./engine/expression -run '^$$' -fuzz FuzzCompileEval -fuzztime $${FUZZTIME:-30s}
-	$(GO) test ./lambdas/api -run '^$$' -fuzz FuzzStartRequest -fuzztime $${FUZZTIME:-30s}
-	$(GO) test ./lambdas/api -run '^$$' -fuzz FuzzAPIGatewayEvent -fuzztime $${FUZZTIME:-30s}
-	$(GO) test ./events -run '^$$' -fuzz FuzzDecodeBatch -fuzztime $${FUZZTIME:-30s}
-	$(GO) test ./signals -run '^$$' -fuzz FuzzParseAnnounce -fuzztime $${FUZZTIME:-30s}
-	$(GO) test ./signals -run '^$$' -fuzz FuzzParseS3Notification -fuzztime $${FUZZTIME:-30s}
-	$(GO) test ./signals -run '^$$' -fuzz FuzzParseSNSMessage -fuzztime $${FUZZTIME:-30s}
-	$(GO) test ./jsonnum -run '^$$' -fuzz FuzzLong -fuzztime $${FUZZTIME:-30s}
-	$(GO) test ./engine -run '^$$' -fuzz FuzzDecide -fuzztime $${FUZZTIME:-30s}
+fuzz: ## run each fuzz target for FUZZTIME (default 30s; .ci/fuzz-one retries Go's bare -fuzztime deadline race once)
+	.ci/fuzz-one ./model FuzzParseDefinition $${FUZZTIME:-30s}
+	.ci/fuzz-one ./engine/expression FuzzCompileEval $${FUZZTIME:-30s}
+	.ci/fuzz-one ./lambdas/api FuzzStartRequest $${FUZZTIME:-30s}
+	.ci/fuzz-one ./lambdas/api FuzzAPIGatewayEvent $${FUZZTIME:-30s}
+	.ci/fuzz-one ./events FuzzDecodeBatch $${FUZZTIME:-30s}
+	.ci/fuzz-one ./signals FuzzParseAnnounce $${FUZZTIME:-30s}
+	.ci/fuzz-one ./signals FuzzParseS3Notification $${FUZZTIME:-30s}
+	.ci/fuzz-one ./signals FuzzParseSNSMessage $${FUZZTIME:-30s}
+	.ci/fuzz-one ./jsonnum FuzzLong $${FUZZTIME:-30s}
+	.ci/fuzz-one ./engine FuzzDecide $${FUZZTIME:-30s}
 
 synth: build ## build the Lambda binaries, then synthesize the CDK app into cdk.out/ (STAGE=dev)
 	$(CDK) synth $(CDK_FLAGS) --quiet
