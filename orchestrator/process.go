@@ -166,7 +166,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		if busy, err := o.othersInFlight(ctx, g, &before, in.step); err != nil || busy {
 			return nil, false, errors.Join(errContended, err)
 		}
-		// Applied first and never stored: nothing to consume.
+		// Applied first and never stored in the inbox: nothing to consume.
 		pending = []store.Event{in.event}
 	}
 	var strat runStrategy

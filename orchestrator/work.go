@@ -99,7 +99,7 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 		}
 	}
 	token := o.newUUID()
-	err := o.store.ClaimAttempt(ctx, ref, token, now, now.Add(o.claimLease))
+	recorded, err := o.store.ClaimAttempt(ctx, ref, token, now, now.Add(o.claimLease))
 	var ce *store.ClaimError
 	switch {
 	case errors.As(err, &ce) && ce.Done:
@@ -114,29 +114,55 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 	case err != nil:
 		return 0, err
 	}
-	return 0, o.runAndContinue(ctx, m, runners, token)
+	if recorded != nil {
+		// An earlier worker ran the step and recorded its outcome, then
+		// died before it was applied: apply it, without running again.
+		var res engine.StepFinished
+		if err := jsonnum.Decode(recorded, &res); err == nil && res.StepID == m.StepID && res.Attempt == m.Attempt {
+			o.log.Info("applying the outcome a dead worker recorded", "attempt", ref.String())
+			return 0, o.runAndContinue(ctx, m, runners, token, &res)
+		}
+		o.log.Warn("ignoring an unreadable recorded outcome; running the step", "attempt", ref.String())
+	}
+	return 0, o.runAndContinue(ctx, m, runners, token, nil)
 }
 
-// runAndContinue runs a claimed step attempt and records its outcome. While
-// the run is uncontended — no other step of it in a worker's hands and no
-// event waiting in its inbox — the worker applies the outcome itself, in one
-// conditional commit, and runs the step that decision started (claimed in
+// runAndContinue runs a claimed step attempt (or takes the outcome recorded
+// by a worker that died, recorded) and records its outcome. While the run is
+// uncontended — no other step of it in a worker's hands and no event waiting
+// in its inbox — the worker records the outcome on the attempt
+// (store.RecordOutcome) and applies it itself, in one conditional commit, and runs the step that decision started (claimed in
 // the same commit) in this invocation: a chain of steps goes on without a
 // trip through the stream and the decision queue. Otherwise, or when the
 // commit loses a race, the outcome goes to the run's inbox and the decider
 // applies it, together with its siblings' (a fan-in decided by N workers
 // would have them race for one run item). It never retries inline.
-func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner, token string) error {
+func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner, token string, recorded *engine.StepFinished) error {
 	for n := 0; ; n++ {
-		res := o.runStep(ctx, m, runners)
+		var res engine.StepFinished
+		if recorded != nil {
+			res, recorded = *recorded, nil
+		} else {
+			res = o.runStep(ctx, m, runners)
+		}
 		// The run's sweep due time covers the step's answer: a lost wake
 		// is found through the run item.
 		ev := store.Event{ID: fmt.Sprintf("f-%s-%06d", m.StepID, m.Attempt), Body: mustJSON(res), Covered: true}
 		w := store.Wake{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID}
-		in := &inlineRound{event: ev, step: m.StepID, token: token}
-		if n < maxInlineSteps {
-			in.runnable = o.runnableHere(ctx, runners)
+		ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
+		if n >= maxInlineSteps {
+			return o.putResult(ctx, m, ev)
 		}
+		// Durable at once, as an inbox event would be: deciding inline
+		// takes a load and a commit, and a worker that dies meanwhile must
+		// not have the step run again.
+		if err := o.store.RecordOutcome(ctx, ref, token, ev.Body); err != nil {
+			if !errors.Is(err, store.ErrClaimLost) {
+				o.log.Warn("cannot record a step's outcome; leaving it to the decider", "attempt", ref.String(), "error", err)
+			}
+			return o.putResult(ctx, m, ev)
+		}
+		in := &inlineRound{event: ev, step: m.StepID, token: token, runnable: o.runnableHere(ctx, runners)}
 		_, more, err := o.processOnce(ctx, w, fullRound(), in)
 		if err != nil {
 			if !errors.Is(err, errContended) && !errors.Is(err, store.ErrConflict) {

@@ -24,9 +24,16 @@ import (
 // outcome changes the attempt's status. The one gap: a duplicate delivered
 // after the lease ends but before that commit would run the step again, so
 // the lease must exceed the longest run plus the decider's lag.
+//
+// A worker that has run the step records its outcome on the attempt
+// ("outcome", RecordOutcome) before it decides what follows: a worker that
+// dies after that leaves the outcome, and the next claim of the attempt
+// returns it instead of having the step run again. The commit that applies
+// the outcome ends the attempt and removes it.
 const (
-	attrClaim = "claim"
-	attrLease = "lease"
+	attrClaim   = "claim"
+	attrLease   = "lease"
+	attrOutcome = "outcome"
 )
 
 // AttemptRef names one step attempt of a run.
@@ -66,11 +73,12 @@ func (e *ClaimError) Error() string {
 }
 
 // ClaimAttempt claims attempt ref, which must be RUNNING, for token until
-// until. It returns a *ClaimError when another worker holds an unexpired
-// claim, the attempt has finished or is no longer RUNNING, and ErrNotFound
-// when the attempt item does not exist.
-func (s *Store) ClaimAttempt(ctx context.Context, ref AttemptRef, token string, now, until time.Time) error {
-	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+// until. It returns the outcome an earlier holder recorded (RecordOutcome),
+// if any: the step ran, and must not run again. It returns a *ClaimError
+// when another worker holds an unexpired claim, the attempt has finished or
+// is no longer RUNNING, and ErrNotFound when the attempt item does not exist.
+func (s *Store) ClaimAttempt(ctx context.Context, ref AttemptRef, token string, now, until time.Time) (outcome []byte, err error) {
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(s.table),
 		Key:                      ref.key(),
 		UpdateExpression:         aws.String("SET #c = :c, #l = :l"),
@@ -79,28 +87,62 @@ func (s *Store) ClaimAttempt(ctx context.Context, ref AttemptRef, token string, 
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":c": str(token), ":l": num(millis(until)), ":now": num(millis(now)), ":running": str(statusRunning),
 		},
+		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if err == nil {
-		return nil
+		if v, ok := out.Attributes[attrOutcome].(*types.AttributeValueMemberB); ok {
+			return v.Value, nil
+		}
+		return nil, nil
 	}
 	var ccf *types.ConditionalCheckFailedException
 	if !errors.As(err, &ccf) {
-		return fmt.Errorf("store: claim %s: %w", ref, err)
+		return nil, fmt.Errorf("store: claim %s: %w", ref, err)
 	}
 	item := ccf.Item
 	if len(item) == 0 {
 		// Not every implementation returns the item with the failure.
 		got, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: ref.key(), ConsistentRead: aws.Bool(true)})
 		if err != nil {
-			return fmt.Errorf("store: claim %s: %w", ref, err)
+			return nil, fmt.Errorf("store: claim %s: %w", ref, err)
 		}
 		item = got.Item
 	}
 	if len(item) == 0 {
-		return fmt.Errorf("store: claim %s: %w", ref, ErrNotFound)
+		return nil, fmt.Errorf("store: claim %s: %w", ref, ErrNotFound)
 	}
-	return &ClaimError{Done: getS(item, attrStatus) != statusRunning, Until: getN(item, attrLease)}
+	return nil, &ClaimError{Done: getS(item, attrStatus) != statusRunning, Until: getN(item, attrLease)}
+}
+
+// ErrClaimLost is returned by RecordOutcome when token no longer holds the
+// attempt (its lease passed and another worker claimed it) or the attempt
+// is no longer RUNNING.
+var ErrClaimLost = errors.New("store: the claim on the step attempt was lost")
+
+// RecordOutcome records the outcome of attempt ref on its item, provided
+// token still holds the claim and the attempt is RUNNING: one write of the
+// outcome's size, which makes it durable before its worker decides what
+// follows (see ClaimAttempt).
+func (s *Store) RecordOutcome(ctx context.Context, ref AttemptRef, token string, outcome []byte) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(s.table),
+		Key:                      ref.key(),
+		UpdateExpression:         aws.String("SET #o = :o"),
+		ConditionExpression:      aws.String("#c = :c AND #st = :running"),
+		ExpressionAttributeNames: map[string]string{"#o": attrOutcome, "#c": attrClaim, "#st": attrStatus},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":o": bin(outcome), ":c": str(token), ":running": str(statusRunning),
+		},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return fmt.Errorf("store: record outcome of %s: %w", ref, ErrClaimLost)
+	case err != nil:
+		return fmt.Errorf("store: record outcome of %s: %w", ref, err)
+	}
+	return nil
 }
 
 // PeekAttempt reads an attempt's status and claim lease (unix ms; 0 when

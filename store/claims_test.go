@@ -10,14 +10,19 @@ import (
 )
 
 // TestClaimsRunAnAttemptOncePerLease: a RUNNING attempt is claimed by one
-// worker at a time; a claim whose lease passed can be taken again; an attempt
-// that is no longer RUNNING cannot be claimed.
+// worker at a time; a claim whose lease passed can be taken again, and hands
+// the next worker the outcome its holder recorded; only the holder records
+// one; an attempt that is no longer RUNNING cannot be claimed.
 func TestClaimsRunAnAttemptOncePerLease(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	ref := store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "s", Attempt: 1}
 	now := time.UnixMilli(1_700_000_000_000)
-	if err := s.ClaimAttempt(ctx, ref, "a", now, now.Add(time.Minute)); !errors.Is(err, store.ErrNotFound) {
+	claim := func(token string, at, until time.Time) error {
+		_, err := s.ClaimAttempt(ctx, ref, token, at, until)
+		return err
+	}
+	if err := claim("a", now, now.Add(time.Minute)); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("claim of a missing attempt: %v, want ErrNotFound", err)
 	}
 	commit := func(v int64, status string) {
@@ -39,22 +44,40 @@ func TestClaimsRunAnAttemptOncePerLease(t *testing.T) {
 	}
 	commit(1, "STARTING")
 	var ce *store.ClaimError
-	if err := s.ClaimAttempt(ctx, ref, "a", now, now.Add(time.Minute)); !errors.As(err, &ce) || !ce.Done {
+	if err := claim("a", now, now.Add(time.Minute)); !errors.As(err, &ce) || !ce.Done {
 		t.Fatalf("claim of a STARTING attempt: %v, want done", err)
 	}
 	commit(2, "RUNNING")
-	if err := s.ClaimAttempt(ctx, ref, "a", now, now.Add(time.Minute)); err != nil {
+	if err := s.RecordOutcome(ctx, ref, "a", []byte(`{"x":1}`)); !errors.Is(err, store.ErrClaimLost) {
+		t.Fatalf("outcome recorded without a claim: %v", err)
+	}
+	if err := claim("a", now, now.Add(time.Minute)); err != nil {
 		t.Fatalf("first claim: %v", err)
 	}
-	if err := s.ClaimAttempt(ctx, ref, "b", now.Add(30*time.Second), now.Add(90*time.Second)); !errors.As(err, &ce) || ce.Done ||
+	if err := claim("b", now.Add(30*time.Second), now.Add(90*time.Second)); !errors.As(err, &ce) || ce.Done ||
 		ce.Until != now.Add(time.Minute).UnixMilli() {
 		t.Fatalf("second claim within the lease: %v, want held until %d", err, now.Add(time.Minute).UnixMilli())
 	}
-	if err := s.ClaimAttempt(ctx, ref, "b", now.Add(61*time.Second), now.Add(2*time.Minute)); err != nil {
-		t.Fatalf("claim after the lease: %v", err)
+	if err := s.RecordOutcome(ctx, ref, "b", []byte(`{"x":1}`)); !errors.Is(err, store.ErrClaimLost) {
+		t.Fatalf("outcome recorded by a worker that does not hold the claim: %v", err)
+	}
+	if err := s.RecordOutcome(ctx, ref, "a", []byte(`{"x":2}`)); err != nil {
+		t.Fatalf("holder records its outcome: %v", err)
+	}
+	// "a" dies; after its lease, "b" claims the attempt and gets the outcome.
+	got, err := s.ClaimAttempt(ctx, ref, "b", now.Add(61*time.Second), now.Add(2*time.Minute))
+	if err != nil || string(got) != `{"x":2}` {
+		t.Fatalf("claim after the lease: outcome %q, %v; want the recorded one", got, err)
 	}
 	commit(3, "SUCCEEDED")
-	if err := s.ClaimAttempt(ctx, ref, "c", now.Add(time.Hour), now.Add(2*time.Hour)); !errors.As(err, &ce) || !ce.Done {
+	if err := claim("c", now.Add(time.Hour), now.Add(2*time.Hour)); !errors.As(err, &ce) || !ce.Done {
 		t.Fatalf("claim of a finished attempt: %v, want done", err)
+	}
+	a, err := s.GetAttempt(ctx, "wf", 1, 1, "s", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Status != "SUCCEEDED" {
+		t.Errorf("attempt %+v", a)
 	}
 }

@@ -603,6 +603,12 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 			":st": str(a.Status), ":tl": &types.AttributeValueMemberL{Value: tl},
 			":none": &types.AttributeValueMemberL{Value: []types.AttributeValue{}},
 		}
+		remove := ""
+		if a.Status != statusRunning {
+			// The attempt ends here: a recorded outcome has been applied.
+			remove = " REMOVE #o"
+			names["#o"] = attrOutcome
+		}
 		if a.Claim != "" {
 			set += ", #c = :c, #l = :l"
 			names["#c"], names["#l"] = attrClaim, attrLease
@@ -626,7 +632,7 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 		items = append(items, types.TransactWriteItem{Update: &types.Update{
 			TableName:                 aws.String(s.table),
 			Key:                       key(pk, attemptSK(c.RunID, a.StepID, a.Attempt)),
-			UpdateExpression:          aws.String(set),
+			UpdateExpression:          aws.String(set + remove),
 			ExpressionAttributeNames:  names,
 			ExpressionAttributeValues: values,
 		}})
