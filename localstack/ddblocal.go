@@ -101,51 +101,19 @@ var (
 // and waits until it answers. -sharedDb makes one database for every
 // region and access key, as a single-account emulator should be.
 func startDynamoDBLocal(ctx context.Context, java, jar, logDir string, timeout time.Duration, client *http.Client) (string, *childProcess, string, error) {
-	libDir := filepath.Join(filepath.Dir(jar), "DynamoDBLocal_lib")
-	var errs []error
-	for attempt := 0; attempt < 3; attempt++ {
-		port, err := freePort()
-		if err != nil {
-			return "", nil, "", fmt.Errorf("start DynamoDB Local: %w", err)
-		}
-		logFile, err := os.CreateTemp(logDir, "dynamodb-local-*.log")
-		if err != nil {
-			return "", nil, "", fmt.Errorf("start DynamoDB Local: log file: %w", err)
-		}
-		cmd := exec.Command(java,
-			// A small heap and one compiler thread: it shares two cores
-			// with moto, the pumps and the tests.
-			"-Xms64m", "-Xmx1g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-			"-Djava.library.path="+libDir, "-jar", jar,
-			"-inMemory", "-sharedDb", "-port", strconv.Itoa(port))
-		cmd.Dir = filepath.Dir(jar)
-		cmd.Stdout = logFile
-		cmd.Stderr = logFile
-		proc, err := startChild(cmd)
-		logFile.Close()
-		if err != nil {
-			return "", nil, "", fmt.Errorf("start DynamoDB Local: %w", err)
-		}
-		endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
-		// DynamoDB Local answers a GET with 400 (no operation): any HTTP
-		// answer means it listens.
-		err = waitAnswer(ctx, client, endpoint+"/", timeout, proc.exited, "DynamoDB Local", false)
-		if err == nil {
-			return endpoint, proc, logFile.Name(), nil
-		}
-		if stopErr := proc.stop(); stopErr != nil {
-			err = errors.Join(err, stopErr)
-		}
-		errs = append(errs, fmt.Errorf("port %d: %w (log %s)", port, err, logFile.Name()))
-		if ctx.Err() != nil {
-			break
-		}
-		select {
-		case <-proc.exited:
-			continue
-		default:
-			return "", nil, "", fmt.Errorf("start DynamoDB Local: %w", errors.Join(errs...))
-		}
-	}
-	return "", nil, "", fmt.Errorf("start DynamoDB Local: %w", errors.Join(errs...))
+	dir := filepath.Dir(jar)
+	c := childOnPort{what: "DynamoDB Local", logPattern: "dynamodb-local-*.log",
+		// It answers a GET with 400 (no operation): any answer means it listens.
+		probePath: "/", needOK: false,
+		command: func(port int) *exec.Cmd {
+			cmd := exec.Command(java,
+				// A small heap and the quick compiler: it shares two cores
+				// with moto, the pumps and the tests.
+				"-Xms64m", "-Xmx1g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+				"-Djava.library.path="+filepath.Join(dir, "DynamoDBLocal_lib"), "-jar", jar,
+				"-inMemory", "-sharedDb", "-port", strconv.Itoa(port))
+			cmd.Dir = dir
+			return cmd
+		}}
+	return c.start(ctx, logDir, timeout, client)
 }

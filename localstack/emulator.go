@@ -217,32 +217,58 @@ func localStackHealthy(ctx context.Context, client *http.Client, base string) bo
 }
 
 // startMoto starts moto_server on a free loopback port and waits until it
-// answers. A port taken between choosing and binding makes the child exit;
-// then it tries again on another port.
+// answers.
 func startMoto(ctx context.Context, argv []string, logDir string, timeout time.Duration, client *http.Client) (*Emulator, error) {
+	c := childOnPort{what: "moto_server", logPattern: "moto-server-*.log", probePath: "/moto-api/", needOK: true,
+		command: func(port int) *exec.Cmd {
+			args := append(append([]string{}, argv[1:]...), "-H", "127.0.0.1", "-p", strconv.Itoa(port))
+			return exec.Command(argv[0], args...)
+		}}
+	endpoint, proc, logPath, err := c.start(ctx, logDir, timeout, client)
+	if err != nil {
+		return nil, err
+	}
+	return &Emulator{Endpoint: endpoint, Kind: KindMoto, LogFile: logPath, proc: proc}, nil
+}
+
+// childOnPort is an emulator child process that serves HTTP on a loopback
+// port given on its command line.
+type childOnPort struct {
+	what, logPattern string
+	// command returns the command that serves on port.
+	command func(port int) *exec.Cmd
+	// probePath is requested until the child answers it (with a 200 when
+	// needOK, else with any HTTP status).
+	probePath string
+	needOK    bool
+}
+
+// start starts the child on a free loopback port, its output in a new log
+// file in logDir, and waits until it answers. A port taken between choosing
+// and binding makes the child exit; then it tries again on another port.
+func (c childOnPort) start(ctx context.Context, logDir string, timeout time.Duration, client *http.Client) (endpoint string, proc *childProcess, logPath string, err error) {
 	var errs []error
 	for attempt := 0; attempt < 3; attempt++ {
 		port, err := freePort()
 		if err != nil {
-			return nil, fmt.Errorf("start moto_server: %w", err)
+			return "", nil, "", fmt.Errorf("start %s: %w", c.what, err)
 		}
-		logFile, err := os.CreateTemp(logDir, "moto-server-*.log")
+		logFile, err := os.CreateTemp(logDir, c.logPattern)
 		if err != nil {
-			return nil, fmt.Errorf("start moto_server: log file: %w", err)
+			return "", nil, "", fmt.Errorf("start %s: log file: %w", c.what, err)
 		}
-		args := append(append([]string{}, argv[1:]...), "-H", "127.0.0.1", "-p", strconv.Itoa(port))
-		cmd := exec.Command(argv[0], args...)
+		cmd := c.command(port)
 		cmd.Stdout = logFile
 		cmd.Stderr = logFile
 		proc, err := startChild(cmd)
 		logFile.Close() // the child holds its own descriptor
 		if err != nil {
-			return nil, fmt.Errorf("start moto_server: %w", err)
+			return "", nil, "", fmt.Errorf("start %s: %w", c.what, err)
 		}
 		endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
-		err = waitAnswer(ctx, client, endpoint+"/moto-api/", timeout, proc.exited, "moto_server", true)
+		err = waitAnswer(ctx, client, endpoint+c.probePath, timeout, proc.exited, c.what, c.needOK)
 		if err == nil {
-			return &Emulator{Endpoint: endpoint, Kind: KindMoto, LogFile: logFile.Name(), proc: proc}, nil
+			return endpoint, proc, logFile.Name(), nil
 		}
 		if stopErr := proc.stop(); stopErr != nil {
 			err = errors.Join(err, stopErr)
@@ -255,10 +281,10 @@ func startMoto(ctx context.Context, argv []string, logDir string, timeout time.D
 		case <-proc.exited:
 			continue // most likely the port was taken: try another
 		default:
-			return nil, fmt.Errorf("start moto_server: %w", errors.Join(errs...))
+			return "", nil, "", fmt.Errorf("start %s: %w", c.what, errors.Join(errs...))
 		}
 	}
-	return nil, fmt.Errorf("start moto_server: %w", errors.Join(errs...))
+	return "", nil, "", fmt.Errorf("start %s: %w", c.what, errors.Join(errs...))
 }
 
 // freePort asks the kernel for a free loopback TCP port.

@@ -143,6 +143,15 @@ func (s *Store) encodeBody(b []byte) (map[string]types.AttributeValue, error) {
 	if len(b) <= s.compressAbove {
 		return map[string]types.AttributeValue{attrBody: bin(b), attrEnc: str("raw")}, nil
 	}
+	z, err := gzipBytes(b)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]types.AttributeValue{attrBody: bin(z), attrEnc: str("gz")}, nil
+}
+
+// gzipBytes compresses b at gzip's fastest level.
+func gzipBytes(b []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	if err != nil {
@@ -154,7 +163,21 @@ func (s *Store) encodeBody(b []byte) (map[string]types.AttributeValue, error) {
 	if err := zw.Close(); err != nil {
 		return nil, fmt.Errorf("store: gzip: %w", err)
 	}
-	return map[string]types.AttributeValue{attrBody: bin(buf.Bytes()), attrEnc: str("gz")}, nil
+	return buf.Bytes(), nil
+}
+
+// gunzipBytes decompresses what gzipBytes made.
+func gunzipBytes(z []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return nil, fmt.Errorf("store: gunzip: %w", err)
+	}
+	defer zr.Close()
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("store: gunzip: %w", err)
+	}
+	return out, nil
 }
 
 func decodeBody(item map[string]types.AttributeValue) ([]byte, error) {
@@ -165,16 +188,7 @@ func decodeBody(item map[string]types.AttributeValue) ([]byte, error) {
 	if getS(item, attrEnc) != "gz" {
 		return v.Value, nil
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(v.Value))
-	if err != nil {
-		return nil, fmt.Errorf("store: gunzip: %w", err)
-	}
-	defer zr.Close()
-	out, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("store: gunzip: %w", err)
-	}
-	return out, nil
+	return gunzipBytes(v.Value)
 }
 
 func merge(dst map[string]types.AttributeValue, src map[string]types.AttributeValue) map[string]types.AttributeValue {

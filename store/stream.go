@@ -1,12 +1,9 @@
 package store
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -62,18 +59,11 @@ func encodeOutbox(msgs []Message) (string, error) {
 	if len(b) <= outboxCompressAbove {
 		return string(b), nil
 	}
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	z, err := gzipBytes(b)
 	if err != nil {
-		return "", fmt.Errorf("store: outbox: %w", err)
+		return "", err
 	}
-	if _, err := zw.Write(b); err != nil {
-		return "", fmt.Errorf("store: outbox: %w", err)
-	}
-	if err := zw.Close(); err != nil {
-		return "", fmt.Errorf("store: outbox: %w", err)
-	}
-	return gzOutboxPrefix + base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+	return gzOutboxPrefix + base64.StdEncoding.EncodeToString(z), nil
 }
 
 func encodeOutboxRaw(msgs []Message) ([]byte, error) {
@@ -89,14 +79,5 @@ func gunzipBase64(s string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("base64: %w", err)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(z))
-	if err != nil {
-		return nil, fmt.Errorf("gunzip: %w", err)
-	}
-	defer zr.Close()
-	out, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("gunzip: %w", err)
-	}
-	return out, nil
+	return gunzipBytes(z)
 }
