@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,6 +36,29 @@ func TestMain(m *testing.M) {
 
 var stageSeq atomic.Int64
 
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.max; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
+
 // system is one running local stack and an HTTP client for it.
 type system struct {
 	t      *testing.T
@@ -48,10 +72,19 @@ func startSystem(t *testing.T, opts stack.Options) *system {
 	opts.Addr = "127.0.0.1:0"
 	opts.Stage = fmt.Sprintf("e2e%d-%d", os.Getpid()%100000, stageSeq.Add(1))
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		// Warnings are kept and printed when the test fails, so a failure
+		// under load shows what the handlers saw.
+		logs := &tailBuffer{max: 64 << 10}
+		var w io.Writer = logs
 		if testing.Verbose() {
-			opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			w = io.MultiWriter(logs, os.Stderr)
 		}
+		opts.Logger = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		t.Cleanup(func() {
+			if t.Failed() && !testing.Verbose() {
+				t.Logf("stack warnings (last %d KB):\n%s", logs.max>>10, logs.String())
+			}
+		})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -160,7 +193,10 @@ func poll(t testing.TB, timeout time.Duration, what string, cond func() (bool, s
 // stack.Stack.WaitIdle): whatever the test caused has run.
 func (s *system) idle(t testing.TB) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// Longer than the longest visibility timeout (the work queue's 60 s): a
+	// batch whose handler failed under load returns after it, and that is
+	// still work the stack has to do.
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
 	if err := s.st.WaitIdle(ctx); err != nil {
 		t.Fatalf("the local stack did not become idle: %v", err)
