@@ -21,10 +21,16 @@ type Action struct {
 	// Principal is the IAM principal whose request it is, recorded in the
 	// timeline; empty for actions the system takes (a run strategy's stop).
 	Principal string `json:"principal,omitempty"`
+	// By, when set, names who acts in the timeline instead of a user: the
+	// system acting for a reason (a foreach step stopping its iterations).
+	By string `json:"by,omitempty"`
 }
 
 // byWhom is how a timeline message names who acted.
 func (e Action) byWhom() string {
+	if e.By != "" {
+		return e.By
+	}
 	if e.Principal == "" {
 		return "a user action"
 	}

@@ -69,6 +69,9 @@ func Decide(ctx context.Context, g *Graph, st *Instance, ev Event, now time.Time
 		}
 		err = d.apply(ev)
 	}
+	if err == nil {
+		d.drainChildStops()
+	}
 	if err == nil && d.loadErr != nil {
 		// An expression saw no params where the store holds some: the
 		// decision may be wrong, so none is returned.
@@ -112,6 +115,10 @@ func (d *decider) apply(ev Event) error {
 		err = d.redrive(e)
 	case *Redrive:
 		err = d.redrive(*e)
+	case ChildEnded:
+		err = d.childEnded(e)
+	case *ChildEnded:
+		err = d.childEnded(*e)
 	default:
 		err = fmt.Errorf("unsupported event %T", ev)
 	}
@@ -215,6 +222,7 @@ func (d *decider) resume() error {
 		return err
 	}
 	d.startCounting()
+	d.resumeLoops()
 	return d.advance()
 }
 
@@ -573,6 +581,8 @@ func (d *decider) launch(i int) {
 	switch {
 	case isNoWork(step):
 		d.succeed(i, "")
+	case isForeach(step):
+		d.startLoop(i)
 	case isSleep(step):
 		d.out.Commands = append(d.out.Commands, StartTimer{
 			StepID:  s.StepID,
@@ -703,6 +713,7 @@ func (d *decider) setStepStatus(i int, to model.StepStatus, msg string) {
 	if isStepTerminal(to) {
 		s.EndTime = d.now
 		d.releasePermits(i, from)
+		d.stopChildren(i, to)
 	}
 	d.st.Seq++
 	d.out.Transitions = append(d.out.Transitions, Transition{

@@ -664,7 +664,7 @@ func TestConditionErrorFailsStep(t *testing.T) {
 	assert.Equal(t, model.WorkflowFailed, d.State.Status)
 }
 
-func TestStepKindsRunOnWorkers(t *testing.T) {
+func TestStepKindsRunOnWorkersAndForeachStartsChildren(t *testing.T) {
 	loop := params("i", expr(model.TypeLongArray, "Util.intsBetween(1, 4, 1)"))
 	wf := &model.Workflow{ID: "kinds", Params: params("x", literal(model.TypeLong, int64(5))), Steps: []model.Step{
 		{Kind: model.KindStep, ID: "nb", Type: model.StepNotebook, SubType: "shell", Params: params("path", literal(model.TypeString, "s3://b/${x}"))},
@@ -677,10 +677,38 @@ func TestStepKindsRunOnWorkers(t *testing.T) {
 	require.NoError(t, err)
 	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0)
 	require.NoError(t, err)
-	require.Len(t, stepCommands(d.Commands), 5)
 	got := map[string]RunStep{}
-	for _, c := range stepCommands(d.Commands) {
-		rs := c.(RunStep)
+	var children []StartChild
+	var created []CreateLoop
+	for _, c := range d.Commands {
+		switch x := c.(type) {
+		case StartChild:
+			children = append(children, x)
+		case CreateLoop:
+			created = append(created, x)
+		}
+	}
+	// A foreach step runs no worker: it starts its iterations as child runs.
+	require.Len(t, created, 1)
+	require.Len(t, children, 3)
+	for n, c := range children {
+		assert.Equal(t, "loop", c.StepID)
+		assert.Equal(t, created[0].WorkflowID, c.WorkflowID)
+		assert.Equal(t, int64(n), c.Index)
+		assert.Equal(t, int64(n), c.Params[LoopIndexName])
+		assert.Equal(t, int64(n+1), c.Params["i"])
+		assert.Equal(t, int64(5), c.Params["x"])
+		assert.Equal(t, ParentRef{WorkflowID: "kinds", InstanceID: 1, RunID: 1, StepID: "loop", Attempt: 1, Index: int64(n), Depth: 1, RootWorkflowID: "kinds", RootInstanceID: 1}, c.Parent)
+	}
+	assert.Equal(t, &LoopSummary{WorkflowID: created[0].WorkflowID, Total: 3, Launched: 3, Running: 3, RunningIterations: []int64{1, 2, 3}}, d.State.Step("loop").Loop.Summary())
+	var runs []RunStep
+	for _, c := range d.Commands {
+		if rs, ok := c.(RunStep); ok {
+			runs = append(runs, rs)
+		}
+	}
+	require.Len(t, runs, 4)
+	for _, rs := range runs {
 		got[rs.StepID] = rs
 		assert.Equal(t, model.StepRunning, d.State.Step(rs.StepID).Status)
 		assert.Equal(t, int64(1), rs.Attempt)
@@ -689,9 +717,7 @@ func TestStepKindsRunOnWorkers(t *testing.T) {
 	assert.Equal(t, model.StepNotebook, got["nb"].StepType)
 	assert.Equal(t, "shell", got["nb"].SubType)
 	assert.Equal(t, "s3://b/5", got["nb"].Params["path"])
-	assert.Equal(t, model.KindForeach, got["loop"].StepKind)
-	assert.Empty(t, got["loop"].StepType)
-	assert.Equal(t, map[string]any{"i": []int64{1, 2, 3}}, got["loop"].Params["loop_params"])
+	assert.Equal(t, map[string]any{"i": []int64{1, 2, 3}}, d.State.Step("loop").Params["loop_params"])
 	assert.Equal(t, model.KindSubworkflow, got["sub"].StepKind)
 	assert.Equal(t, "child", got["sub"].Params["subworkflow_id"])
 	assert.Equal(t, model.KindWhile, got["again"].StepKind)

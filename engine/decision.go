@@ -163,6 +163,18 @@ func UnmarshalCommand(data []byte) (Command, error) {
 		var x InstanceDone
 		err = json.Unmarshal(data, &x)
 		c = x
+	case KindCreateLoop:
+		var x CreateLoop
+		err = jsonnum.Decode(data, &x)
+		c = x
+	case KindStartChild:
+		var x StartChild
+		err = jsonnum.Decode(data, &x)
+		c = x
+	case KindStopChild:
+		var x StopChild
+		err = json.Unmarshal(data, &x)
+		c = x
 	case KindAnnounceSignal:
 		var x AnnounceSignal
 		err = jsonnum.Decode(data, &x)

@@ -65,6 +65,7 @@ func (d *decider) redrive(e Redrive) error {
 		Message: fmt.Sprintf("re-driven: %d command(s) sent again (%s)", len(cmds), orDefault(e.Reason, "the run had not moved")),
 	})
 	d.startCounting()
+	d.resumeLoops()
 	return d.advance()
 }
 
@@ -83,7 +84,11 @@ func (d *decider) awaited(checks bool) ([]Command, error) {
 		case s.Status == model.StepWaitingForSignals && checks:
 			cmds = append(cmds, StartTimer{StepID: s.StepID, Attempt: s.Attempt, Purpose: PurposeSignalCheck, FireAt: time.UnixMilli(d.now).UTC()})
 		case s.Status == model.StepRunning && !isNoWork(step):
-			if isSleep(step) {
+			if isForeach(step) {
+				// Its iterations report back in their own terminal
+				// commits; a lost start is recovered in the child's own
+				// partition (its start event is in the sweep index).
+			} else if isSleep(step) {
 				sleep, err := sleepDuration(s.Params)
 				if err != nil {
 					return nil, fmt.Errorf("step %q: %w", s.StepID, err)

@@ -51,6 +51,12 @@ type Instance struct {
 	// Version is the optimistic-concurrency token of the stored item. The store
 	// bumps it; the engine copies it unchanged.
 	Version int64 `json:"version"`
+	// Parent is set on a child run (a foreach iteration): the step attempt
+	// that started it, which its end is reported to.
+	Parent *ParentRef `json:"parent,omitempty"`
+	// ChildStops are iterations of loop steps that ended while they ran,
+	// still to be told to end (a few per decision, see WithMaxEnds).
+	ChildStops []ChildStops `json:"child_stops,omitempty"`
 }
 
 // Ending says how a run that is being ended ends: every step in flight with
@@ -109,6 +115,9 @@ type StepState struct {
 	// item (of run FromRun when set), and an expression that needs them
 	// reads them through WithStepParams.
 	Offloaded bool `json:"offloaded,omitempty"`
+	// Loop is a foreach step attempt's iterations, from when it started
+	// them.
+	Loop *LoopState `json:"loop,omitempty"`
 }
 
 // settled reports whether a step has reached its final status for the run:
@@ -142,6 +151,17 @@ func (in *Instance) Clone() *Instance {
 	}
 	out := *in
 	out.Params = in.Params.Clone()
+	if in.ChildStops != nil {
+		out.ChildStops = make([]ChildStops, len(in.ChildStops))
+		for i, cs := range in.ChildStops {
+			cs.Indices = slices.Clone(cs.Indices)
+			out.ChildStops[i] = cs
+		}
+	}
+	if in.Parent != nil {
+		p := *in.Parent
+		out.Parent = &p
+	}
 	if in.Steps != nil {
 		out.Steps = make([]StepState, len(in.Steps))
 		for i := range in.Steps {
@@ -156,6 +176,7 @@ func (s StepState) clone() StepState {
 	s.Outputs = s.Outputs.Clone()
 	s.External = s.External.Clone()
 	s.Permits = slices.Clone(s.Permits)
+	s.Loop = s.Loop.clone()
 	s.WaitsFor = slices.Clone(s.WaitsFor)
 	if s.SignalDeps != nil {
 		deps := make([]*SignalMatch, len(s.SignalDeps))

@@ -44,6 +44,26 @@ func NameProblems(s, what string) []string {
 	return out
 }
 
+// InlineForeachPrefix starts the id of an inline workflow: the workflow
+// whose instances are the iterations of one foreach step attempt. Only the
+// engine creates such workflows (the prefix is reserved for users).
+const InlineForeachPrefix = "maestro_foreach_"
+
+// IsInlineWorkflowID reports whether id names an inline workflow: the
+// prefix and then lower-case hexadecimal digits.
+func IsInlineWorkflowID(id string) bool {
+	rest, ok := strings.CutPrefix(id, InlineForeachPrefix)
+	if !ok || rest == "" || len(id) > IDLengthLimit {
+		return false
+	}
+	for _, c := range rest {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // CheckWorkflowID reports the workflow id rules id breaks, or nil.
 func CheckWorkflowID(id string) error { return joinProblems(WorkflowIDProblems(id)) }
 

@@ -289,6 +289,11 @@ func (o *Orchestrator) ListSteps(ctx context.Context, wf string, inst int64) ([]
 		if err != nil {
 			return nil, Internal(err)
 		}
+		if ss := st.Step(id); ss != nil && ss.Loop != nil && ss.Attempt == v.StepAttemptID {
+			// Iterations move the loop without touching the attempt's
+			// item: the state has its current counts.
+			v.Foreach = ss.Loop.Summary()
+		}
 		out = append(out, v)
 	}
 	return out, nil
@@ -360,6 +365,7 @@ func stepView(st *engine.Instance, s *engine.StepState) *StepView {
 		RuntimeState: StepRuntimeView{
 			Status: string(s.Status), CreateTime: s.CreateTime, StartTime: s.StartTime, EndTime: s.EndTime,
 		},
+		Foreach: s.Loop.Summary(),
 	}
 }
 

@@ -170,7 +170,9 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		pending = []store.Event{in.event}
 	}
 	var strat runStrategy
-	if before.Status == model.WorkflowCreated {
+	if before.Status == model.WorkflowCreated && before.Parent == nil {
+		// A child run (an iteration) has no run strategy: its parent
+		// bounds how many run at once.
 		if strat, err = o.strategy(ctx, w.WorkflowID); err != nil {
 			return nil, false, err
 		}
@@ -263,7 +265,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		// This process goes on with the next round itself; the event's
 		// delayed wake only matters if it dies first.
 		commit.NewEvents = append(commit.NewEvents, store.Event{
-			ID: fmt.Sprintf("c-%012d", cur.Seq), Body: mustJSON(engine.Continue{}), WakeAfter: backstopWake,
+			ID: continueID(cur, rec.V), Body: mustJSON(engine.Continue{}), WakeAfter: backstopWake,
 		})
 		more = true
 	}
@@ -272,6 +274,9 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		if commit.Permits, commit.Wakes, err = book.updates(); err != nil {
 			return nil, false, err
 		}
+	}
+	if err := o.loopWrites(ctx, g, &commit, &before, cur, acc.commands, now); err != nil {
+		return nil, false, err
 	}
 	if err := o.slots(ctx, &commit, &before, cur, strat); err != nil {
 		return nil, false, err
@@ -301,6 +306,14 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		return nil, false, err
 	}
 	return cur, more, nil
+}
+
+// continueID is the id of the Continue event a commit at version v+1
+// leaves: unique per commit, since a round that only launches iterations
+// changes no status (and so not the state's Seq), and the event it
+// consumes must not be the one it puts.
+func continueID(st *engine.Instance, v int64) string {
+	return fmt.Sprintf("c-%012d-%d", st.Seq, v+1)
 }
 
 // roundBudget bounds one round of Process: the pending events it decides and
@@ -361,7 +374,7 @@ func (o *Orchestrator) abortRun(ctx context.Context, g *engine.Graph, rec *store
 	more := d.Continue
 	if more {
 		commit.NewEvents = append(commit.NewEvents, store.Event{
-			ID: fmt.Sprintf("c-%012d", d.State.Seq), Body: mustJSON(engine.Continue{}), WakeAfter: backstopWake,
+			ID: continueID(d.State, rec.V), Body: mustJSON(engine.Continue{}), WakeAfter: backstopWake,
 		})
 	}
 	commit.SignalWaits, commit.Lineage = signalChanges(before, d.State)
@@ -369,6 +382,9 @@ func (o *Orchestrator) abortRun(ctx context.Context, g *engine.Graph, rec *store
 		if commit.Permits, commit.Wakes, err = book.updates(); err != nil {
 			return nil, false, err
 		}
+	}
+	if err := o.loopWrites(ctx, g, &commit, before, d.State, acc.commands, now); err != nil {
+		return nil, false, err
 	}
 	if err := o.slots(ctx, &commit, before, d.State, runStrategy{}); err != nil {
 		return nil, false, err
@@ -548,6 +564,9 @@ func (o *Orchestrator) outboxMessage(st *engine.Instance, cmd engine.Command, no
 		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m))}, true, nil
 	case engine.InstanceDone:
 		// Nothing to send: status changes reach subscribers from the stream.
+		return store.Message{}, false, nil
+	case engine.CreateLoop, engine.StartChild, engine.StopChild:
+		// Writes of the commit itself (see loopWrites), not messages.
 		return store.Message{}, false, nil
 	default:
 		return store.Message{}, false, fmt.Errorf("orchestrator: unknown command %T", cmd)

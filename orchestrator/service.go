@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/signals"
 )
 
@@ -214,7 +215,11 @@ type StepView struct {
 	Params             map[string]any  `json:"params,omitempty"`
 	Outputs            map[string]any  `json:"outputs,omitempty"`
 	RuntimeState       StepRuntimeView `json:"runtime_state"`
-	Timeline           []TimelineEntry `json:"timeline,omitempty"`
+	// Foreach is a foreach step attempt's iterations: their inline
+	// workflow (whose instance n is iteration n), counts and those in
+	// flight.
+	Foreach  *engine.LoopSummary `json:"foreach_overview,omitempty"`
+	Timeline []TimelineEntry     `json:"timeline,omitempty"`
 }
 
 // StepRuntimeView is a step attempt's status and times (unix ms).

@@ -556,6 +556,10 @@ type Commit struct {
 	// of a permit this commit frees).
 	Permits []PermitUpdate
 	Wakes   []WakeRun
+	// Definitions are inline workflows (foreach bodies) first used by this
+	// commit; Children are child runs (iterations) it creates.
+	Definitions []InlineDefinition
+	Children    []ChildRun
 	// SignalWaits register and withdraw step attempts waiting for signals;
 	// Lineage records the signals that unblocked step attempts.
 	SignalWaits []SignalWait
@@ -720,6 +724,20 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 			return err
 		}
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}})
+	}
+	for _, d := range c.Definitions {
+		item, err := s.inlineDefinitionItem(d)
+		if err != nil {
+			return err
+		}
+		items = append(items, item)
+	}
+	for _, ch := range c.Children {
+		its, err := s.childItems(ch)
+		if err != nil {
+			return err
+		}
+		items = append(items, its...)
 	}
 	if u := c.Instance; u != nil {
 		items = append(items, types.TransactWriteItem{Update: &types.Update{

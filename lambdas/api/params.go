@@ -48,6 +48,11 @@ func checkPathIDs(r *http.Request) error {
 		if v == "" {
 			continue // not a parameter of this route (empty segments do not match)
 		}
+		if rule.param == "id" && r.Method == http.MethodGet && model.IsInlineWorkflowID(v) {
+			// The iterations of a foreach step are instances of an inline
+			// workflow: readable, never changed through its id.
+			continue
+		}
 		if err := rule.check(v); err != nil {
 			return invalidParam(rule.param, err.Error())
 		}

@@ -1,0 +1,580 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/maestro-serverless/maestro/model"
+)
+
+// A foreach step runs its inline steps once per iteration, each iteration as
+// a run of its own (a child run): the engine of the parent run only counts
+// them. Launching one is a StartChild command, which the store turns into
+// the child's items in the parent's commit; a child that ends puts a
+// ChildEnded event into the parent's inbox in its own terminal commit. The
+// parent's state holds the loop's counters and the indices of the
+// iterations in flight (at most the loop's concurrency), never one entry
+// per iteration.
+
+// Loop limits.
+const (
+	// MaxIterations bounds the iterations of one foreach step (the
+	// cartesian product of its loop params).
+	MaxIterations = 1_000_000
+	// LoopParamsName is the foreach step param holding the loop params.
+	LoopParamsName = "loop_params"
+	// LoopIndexName is the param that gives an iteration its 0-based index.
+	LoopIndexName = "loop_index"
+)
+
+// ParentRef points a child run at the step attempt that started it.
+type ParentRef struct {
+	WorkflowID string `json:"workflow_id"`
+	InstanceID int64  `json:"workflow_instance_id"`
+	RunID      int64  `json:"workflow_run_id"`
+	StepID     string `json:"step_id"`
+	Attempt    int64  `json:"step_attempt_id"`
+	// Index is the child's 0-based iteration index.
+	Index int64 `json:"index"`
+	// Depth is how deep the child is below the root run (1 for an
+	// iteration of a root run's foreach).
+	Depth int `json:"depth"`
+	// RootWorkflowID and RootInstanceID name the run at the top of the tree.
+	RootWorkflowID string `json:"root_workflow_id"`
+	RootInstanceID int64  `json:"root_workflow_instance_id"`
+}
+
+// LoopState is the state of a foreach step attempt's iterations.
+type LoopState struct {
+	// WorkflowID is the inline workflow whose instance n is iteration n-1.
+	WorkflowID string `json:"workflow_id"`
+	// Total is the number of iterations; Next the index of the next one to
+	// launch.
+	Total int64 `json:"total"`
+	Next  int64 `json:"next"`
+	// Concurrency bounds the iterations in flight.
+	Concurrency int64 `json:"concurrency"`
+	// Running holds the indices of the iterations in flight, ascending.
+	Running []int64 `json:"running,omitempty"`
+	// Counts holds the ended iterations by workflow status.
+	Counts map[model.WorkflowStatus]int64 `json:"counts,omitempty"`
+	// Stopping is set once no more iterations are launched: one failed
+	// (FAIL_AFTER_RUNNING, IGNORE_FAILURE) and the step ends when the
+	// running ones have.
+	Stopping bool `json:"stopping,omitempty"`
+}
+
+func (l *LoopState) clone() *LoopState {
+	if l == nil {
+		return nil
+	}
+	c := *l
+	c.Running = slices.Clone(l.Running)
+	if l.Counts != nil {
+		c.Counts = make(map[model.WorkflowStatus]int64, len(l.Counts))
+		for k, v := range l.Counts {
+			c.Counts[k] = v
+		}
+	}
+	return &c
+}
+
+// KindChildEnded is the kind of a ChildEnded event.
+const KindChildEnded EventKind = "child_ended"
+
+// ChildEnded reports that a child run (an iteration) reached a terminal
+// status.
+type ChildEnded struct {
+	StepID  string               `json:"step_id"`
+	Attempt int64                `json:"step_attempt_id"`
+	Index   int64                `json:"index"`
+	Status  model.WorkflowStatus `json:"status"`
+	Message string               `json:"message,omitempty"`
+}
+
+// Kind returns KindChildEnded.
+func (ChildEnded) Kind() EventKind { return KindChildEnded }
+
+func (ChildEnded) isEvent() {}
+
+// MarshalJSON writes the event with its "kind".
+func (e ChildEnded) MarshalJSON() ([]byte, error) {
+	type plain ChildEnded
+	return json.Marshal(struct {
+		Kind EventKind `json:"kind"`
+		plain
+	}{e.Kind(), plain(e)})
+}
+
+// ChildEndedID is the inbox event id of a child's report: one per
+// iteration of a step attempt, so a report is stored once.
+func ChildEndedID(step string, attempt, index int64) string {
+	return fmt.Sprintf("ce-%s-%d-%d", step, attempt, index)
+}
+
+// Command kinds of loops.
+const (
+	KindCreateLoop CommandKind = "create_loop"
+	KindStartChild CommandKind = "start_child"
+	KindStopChild  CommandKind = "stop_child"
+)
+
+// CreateLoop asks the store to record the inline workflow of a foreach
+// step attempt (its definition: the step's inline steps) before its first
+// iteration starts. Params are the first iteration's params: the inline
+// definition declares each with its type.
+type CreateLoop struct {
+	StepID     string `json:"step_id"`
+	Attempt    int64  `json:"step_attempt_id"`
+	WorkflowID string `json:"workflow_id"`
+	Params     Values `json:"params,omitempty"`
+}
+
+// StartChild asks for iteration Index of a foreach step attempt to be
+// created and started: instance Index+1 of the inline workflow WorkflowID,
+// with Params as its run params.
+type StartChild struct {
+	StepID     string    `json:"step_id"`
+	Attempt    int64     `json:"step_attempt_id"`
+	WorkflowID string    `json:"workflow_id"`
+	Index      int64     `json:"index"`
+	Params     Values    `json:"params,omitempty"`
+	Parent     ParentRef `json:"parent"`
+}
+
+// StopChild asks a child run to end: Action is STOP or KILL.
+type StopChild struct {
+	WorkflowID string `json:"workflow_id"`
+	InstanceID int64  `json:"workflow_instance_id"`
+	Action     string `json:"action"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+// Kind returns KindCreateLoop.
+func (CreateLoop) Kind() CommandKind { return KindCreateLoop }
+
+// Kind returns KindStartChild.
+func (StartChild) Kind() CommandKind { return KindStartChild }
+
+// Kind returns KindStopChild.
+func (StopChild) Kind() CommandKind { return KindStopChild }
+
+func (CreateLoop) isCommand() {}
+func (StartChild) isCommand() {}
+func (StopChild) isCommand()  {}
+
+// InlineWorkflowID is the id of the inline workflow of a foreach step
+// attempt of a run: the same for the same attempt, different for any other.
+func InlineWorkflowID(st *Instance, stepID string, attempt int64) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d\x00%s\x00%d\x00%s", st.WorkflowID, st.InstanceID, st.RunID, stepID, attempt, st.UUID)))
+	return model.InlineForeachPrefix + hex.EncodeToString(sum[:12])
+}
+
+func isForeach(s *model.Step) bool { return s.Kind == model.KindForeach }
+
+// notInherited are the params a child computes for itself rather than take
+// from its parent: its identity and how it was started.
+var notInherited = map[string]bool{
+	"workflow_id": true, "workflow_instance_id": true, "RUN_POLICY": true, "INITIATOR_TYPE": true,
+	"INITIATOR_TIMEZONE": true, "INITIATOR_RUNNER_NAME": true, "FIRST_TIME_TRIGGER_TIMEZONE": true,
+	"step_instance_uuid": true, "step_attempt_id": true, "step_id": true, LoopParamsName: true,
+}
+
+// loopArrays returns the loop params of foreach step i in definition order,
+// each an array value, and the number of iterations (their product).
+func (d *decider) loopArrays(i int) (names []string, arrays []any, total int64, err error) {
+	s := &d.st.Steps[i]
+	step := d.g.nodes[i].step
+	raw, ok := s.Params[LoopParamsName]
+	if !ok {
+		return nil, nil, 0, fmt.Errorf("foreach step has no %s", LoopParamsName)
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return nil, nil, 0, fmt.Errorf("%s is %T, want a MAP", LoopParamsName, raw)
+	}
+	var order []string
+	if def := step.Params.Defs[LoopParamsName]; def != nil {
+		order = def.Keys
+	}
+	names = model.MapKeys(order, m)
+	total = 1
+	for _, n := range names {
+		v := m[n]
+		var l int
+		switch a := v.(type) {
+		case []string:
+			l = len(a)
+		case []int64:
+			l = len(a)
+		case []float64:
+			l = len(a)
+		case []bool:
+			l = len(a)
+		default:
+			t, _ := TypeOf(v)
+			return nil, nil, 0, fmt.Errorf("loop param %q is %s, want an array (STRING_ARRAY, LONG_ARRAY, DOUBLE_ARRAY or BOOLEAN_ARRAY)", n, orDefault(string(t), fmt.Sprintf("%T", v)))
+		}
+		arrays = append(arrays, v)
+		if l == 0 {
+			total = 0
+			continue
+		}
+		if total > 0 && total > math.MaxInt64/int64(l) {
+			return nil, nil, 0, fmt.Errorf("the loop params' cartesian product exceeds the limit of %d iterations", MaxIterations)
+		}
+		total *= int64(l)
+	}
+	if total > MaxIterations {
+		return nil, nil, 0, fmt.Errorf("the loop params' cartesian product has %d iterations, more than the limit of %d", total, MaxIterations)
+	}
+	return names, arrays, total, nil
+}
+
+// iterationParams returns the run params of iteration idx of foreach step
+// i: the parent's workflow params, the step's own params, loop_index and
+// one value of each loop param (the first one varying fastest, as in
+// Maestro).
+func (d *decider) iterationParams(i int, names []string, arrays []any, idx int64) Values {
+	s := &d.st.Steps[i]
+	step := d.g.nodes[i].step
+	out := Values{}
+	for k, v := range d.st.Params {
+		if !notInherited[k] {
+			out[k] = v
+		}
+	}
+	for _, k := range step.Params.Names {
+		if v, ok := s.Params[k]; ok && !notInherited[k] {
+			out[k] = v
+		}
+	}
+	out[LoopIndexName] = idx
+	rest := idx
+	for j, n := range names {
+		switch a := arrays[j].(type) {
+		case []string:
+			out[n], rest = a[rest%int64(len(a))], rest/int64(len(a))
+		case []int64:
+			out[n], rest = a[rest%int64(len(a))], rest/int64(len(a))
+		case []float64:
+			out[n], rest = a[rest%int64(len(a))], rest/int64(len(a))
+		case []bool:
+			out[n], rest = a[rest%int64(len(a))], rest/int64(len(a))
+		}
+	}
+	return out
+}
+
+// loopConcurrency is how many iterations of foreach step i may run at once:
+// its concurrency, at most the workflow's instance_step_concurrency
+// (default 100), as Maestro computes it.
+func (d *decider) loopConcurrency(i int) int64 {
+	limit := int64(model.DefaultInstanceStepConcurrency)
+	if c := d.g.workflow.InstanceStepConcurrency; c != nil && *c > 0 {
+		limit = *c
+	}
+	if c := d.g.nodes[i].step.Concurrency; c != nil && *c > 0 {
+		limit = min(limit, *c)
+	}
+	return max(limit, 1)
+}
+
+// startLoop begins foreach step i, which has just reached RUNNING.
+func (d *decider) startLoop(i int) {
+	s := &d.st.Steps[i]
+	if d.st.Parent != nil && d.st.Parent.Depth >= model.WorkflowDepthLimit {
+		d.fail(i, model.StepFatallyFailed, fmt.Sprintf("foreach: nesting deeper than the limit of %d levels", model.WorkflowDepthLimit))
+		return
+	}
+	names, arrays, total, err := d.loopArrays(i)
+	if err != nil {
+		d.fail(i, model.StepFatallyFailed, "foreach: "+err.Error())
+		return
+	}
+	if total == 0 {
+		s.Loop = &LoopState{Counts: map[model.WorkflowStatus]int64{}}
+		d.succeed(i, "foreach: no iterations (a loop param is empty)")
+		return
+	}
+	s.Loop = &LoopState{
+		WorkflowID:  InlineWorkflowID(d.st, s.StepID, s.Attempt),
+		Total:       total,
+		Concurrency: d.loopConcurrency(i),
+		Counts:      map[model.WorkflowStatus]int64{},
+	}
+	d.out.Commands = append(d.out.Commands, CreateLoop{
+		StepID: s.StepID, Attempt: s.Attempt, WorkflowID: s.Loop.WorkflowID,
+		Params: d.iterationParams(i, names, arrays, 0),
+	})
+	d.launchIterations(i, names, arrays)
+}
+
+// launchIterations starts iterations of foreach step i while it has room
+// (its concurrency) and the decision has budget (WithMaxStarts: each
+// iteration counts as a start). A loop cut short by the budget goes on in
+// the Continue decision the run asks for.
+func (d *decider) launchIterations(i int, names []string, arrays []any) {
+	s := &d.st.Steps[i]
+	l := s.Loop
+	if l.Stopping {
+		return
+	}
+	if names == nil && l.Next < l.Total {
+		var err error
+		if names, arrays, _, err = d.loopArrays(i); err != nil {
+			d.fail(i, model.StepFatallyFailed, "foreach: "+err.Error())
+			return
+		}
+	}
+	parent := ParentRef{
+		WorkflowID: d.st.WorkflowID, InstanceID: d.st.InstanceID, RunID: d.st.RunID,
+		StepID: s.StepID, Attempt: s.Attempt, Depth: 1,
+		RootWorkflowID: d.st.WorkflowID, RootInstanceID: d.st.InstanceID,
+	}
+	if p := d.st.Parent; p != nil {
+		parent.Depth = p.Depth + 1
+		parent.RootWorkflowID, parent.RootInstanceID = p.RootWorkflowID, p.RootInstanceID
+	}
+	for l.Next < l.Total && int64(len(l.Running)) < l.Concurrency {
+		if d.maxStarts > 0 && d.starts >= d.maxStarts {
+			d.out.Continue = true
+			return
+		}
+		d.starts++
+		idx := l.Next
+		l.Next++
+		l.Running = append(l.Running, idx)
+		p := parent
+		p.Index = idx
+		d.out.Commands = append(d.out.Commands, StartChild{
+			StepID: s.StepID, Attempt: s.Attempt, WorkflowID: l.WorkflowID, Index: idx,
+			Params: d.iterationParams(i, names, arrays, idx), Parent: p,
+		})
+	}
+}
+
+// resumeLoops launches the iterations a decision cut short by its budget
+// (WithMaxStarts) left unlaunched.
+func (d *decider) resumeLoops() {
+	for i := range d.st.Steps {
+		s := &d.st.Steps[i]
+		if s.Loop != nil && s.Status == model.StepRunning && !s.Loop.Stopping && s.Loop.Next < s.Loop.Total {
+			d.launchIterations(i, nil, nil)
+		}
+	}
+}
+
+// childEnded applies an iteration's end to its foreach step.
+func (d *decider) childEnded(e ChildEnded) error {
+	i, ok, err := d.current(e.StepID, e.Attempt)
+	if err != nil || !ok {
+		return err // late: the step attempt has ended
+	}
+	s := &d.st.Steps[i]
+	l := s.Loop
+	if l == nil {
+		return nil
+	}
+	k, found := slices.BinarySearch(l.Running, e.Index)
+	if !found {
+		return nil // a duplicate report
+	}
+	d.startCounting()
+	l.Running = slices.Delete(l.Running, k, k+1)
+	status := e.Status
+	if !status.IsTerminal() {
+		status = model.WorkflowFailed
+	}
+	if l.Counts == nil {
+		l.Counts = map[model.WorkflowStatus]int64{}
+	}
+	l.Counts[status]++
+	if status == model.WorkflowFailed && !l.Stopping {
+		l.Stopping = true
+		if d.g.nodes[i].step.FailureMode == model.FailImmediately {
+			d.endLoop(i)
+			return d.advance()
+		}
+	}
+	if !l.Stopping {
+		d.launchIterations(i, nil, nil)
+	}
+	if len(l.Running) == 0 && (l.Stopping || l.Next == l.Total) {
+		d.endLoop(i)
+	}
+	return d.advance()
+}
+
+// endLoop ends foreach step i from its iterations' statuses: FAILED, then
+// TIMED_OUT, then STOPPED win over SUCCEEDED (Maestro's order).
+func (d *decider) endLoop(i int) {
+	l := d.st.Steps[i].Loop
+	switch {
+	case l.Counts[model.WorkflowFailed] > 0:
+		d.fail(i, model.StepFatallyFailed, fmt.Sprintf("foreach: %d of %d iterations failed", l.Counts[model.WorkflowFailed], l.Total))
+	case l.Counts[model.WorkflowTimedOut] > 0:
+		d.endStep(i, model.StepTimedOut, fmt.Sprintf("foreach: %d of %d iterations timed out", l.Counts[model.WorkflowTimedOut], l.Total))
+	case l.Counts[model.WorkflowStopped] > 0:
+		d.endStep(i, model.StepStopped, fmt.Sprintf("foreach: %d of %d iterations were stopped", l.Counts[model.WorkflowStopped], l.Total))
+	default:
+		d.succeed(i, fmt.Sprintf("foreach: %d iterations succeeded", l.Total))
+	}
+}
+
+// ChildStops are iterations of a loop step that ended while they ran,
+// still to be told to end (see Instance.ChildStops).
+type ChildStops struct {
+	WorkflowID string  `json:"workflow_id"`
+	Action     string  `json:"action"`
+	Reason     string  `json:"reason"`
+	Indices    []int64 `json:"indices"`
+}
+
+// stopChildren queues a stop for every iteration of step i still in
+// flight, because the step ends with status to; drainChildStops sends
+// them, a bounded number per decision.
+func (d *decider) stopChildren(i int, to model.StepStatus) {
+	l := d.st.Steps[i].Loop
+	if l == nil || len(l.Running) == 0 {
+		return
+	}
+	action := string(model.WorkflowActionKill)
+	if to == model.StepStopped {
+		action = string(model.WorkflowActionStop)
+	}
+	d.st.ChildStops = append(d.st.ChildStops, ChildStops{
+		WorkflowID: l.WorkflowID, Action: action, Indices: l.Running,
+		Reason: fmt.Sprintf("its foreach step %q, which ended %s", d.st.Steps[i].StepID, to),
+	})
+	l.Running = nil
+}
+
+// drainChildStops sends queued child stops while the decision's budget of
+// ends (WithMaxEnds) lasts; the rest wait for the Continue decision it
+// asks for. It runs after every event, whatever the run's status: a run
+// that ended still tells its iterations to end.
+func (d *decider) drainChildStops() {
+	for len(d.st.ChildStops) > 0 {
+		cs := &d.st.ChildStops[0]
+		for len(cs.Indices) > 0 {
+			if d.maxEnds > 0 && d.ends >= d.maxEnds {
+				d.out.Continue = true
+				return
+			}
+			d.ends++
+			d.out.Commands = append(d.out.Commands, StopChild{WorkflowID: cs.WorkflowID, InstanceID: cs.Indices[0] + 1, Action: cs.Action, Reason: cs.Reason})
+			cs.Indices = cs.Indices[1:]
+		}
+		d.st.ChildStops = d.st.ChildStops[1:]
+	}
+	if len(d.st.ChildStops) == 0 {
+		d.st.ChildStops = nil
+	}
+}
+
+// LoopSummary is what a view shows of a foreach step's iterations.
+type LoopSummary struct {
+	WorkflowID string                         `json:"foreach_workflow_id"`
+	Total      int64                          `json:"total_loop_count"`
+	Launched   int64                          `json:"next_loop_index"`
+	Running    int64                          `json:"running_count"`
+	Counts     map[model.WorkflowStatus]int64 `json:"status_counts,omitempty"`
+	// RunningIterations are the 1-based iteration (instance) ids in flight.
+	RunningIterations []int64 `json:"running_iterations,omitempty"`
+}
+
+// Summary returns the view of a loop, nil for nil.
+func (l *LoopState) Summary() *LoopSummary {
+	if l == nil {
+		return nil
+	}
+	out := &LoopSummary{WorkflowID: l.WorkflowID, Total: l.Total, Launched: l.Next, Running: int64(len(l.Running))}
+	if len(l.Counts) > 0 {
+		out.Counts = make(map[model.WorkflowStatus]int64, len(l.Counts))
+		for k, v := range l.Counts {
+			out.Counts[k] = v
+		}
+	}
+	for _, idx := range l.Running {
+		out.RunningIterations = append(out.RunningIterations, idx+1)
+	}
+	return out
+}
+
+// MarshalJSON writes the command with its "kind".
+func (c CreateLoop) MarshalJSON() ([]byte, error) {
+	type plain CreateLoop
+	return json.Marshal(struct {
+		Kind CommandKind `json:"kind"`
+		plain
+	}{c.Kind(), plain(c)})
+}
+
+// MarshalJSON writes the command with its "kind".
+func (c StartChild) MarshalJSON() ([]byte, error) {
+	type plain StartChild
+	return json.Marshal(struct {
+		Kind CommandKind `json:"kind"`
+		plain
+	}{c.Kind(), plain(c)})
+}
+
+// MarshalJSON writes the command with its "kind".
+func (c StopChild) MarshalJSON() ([]byte, error) {
+	type plain StopChild
+	return json.Marshal(struct {
+		Kind CommandKind `json:"kind"`
+		plain
+	}{c.Kind(), plain(c)})
+}
+
+// LiteralParams turns evaluated values into param definitions with literal
+// values, in name order: how a child run receives its parent's params as
+// run params (and how an inline definition declares them).
+func LiteralParams(v Values) (model.Params, error) {
+	out := model.Params{Defs: make(map[string]*model.ParamDefinition, len(v))}
+	names := make([]string, 0, len(v))
+	for k := range v {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		def, err := literalParam(v[n])
+		if err != nil {
+			return model.Params{}, fmt.Errorf("param %q: %w", n, err)
+		}
+		out.Names = append(out.Names, n)
+		out.Defs[n] = def
+	}
+	return out, nil
+}
+
+func literalParam(x any) (*model.ParamDefinition, error) {
+	t, err := TypeOf(x)
+	if err != nil {
+		return nil, err
+	}
+	if t != model.TypeMap {
+		return &model.ParamDefinition{Type: t, Value: cloneValue(x), HasValue: true}, nil
+	}
+	m := x.(map[string]any)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	defs := make(map[string]*model.ParamDefinition, len(m))
+	for _, k := range keys {
+		d, err := literalParam(m[k])
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %w", k, err)
+		}
+		defs[k] = d
+	}
+	return &model.ParamDefinition{Type: model.TypeMap, Value: defs, HasValue: true, Keys: keys}, nil
+}

@@ -1,0 +1,112 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/events"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// loopWrites adds to a commit what its decisions do to child runs: the
+// inline definition of a foreach step that starts its iterations, the
+// iterations it starts (created in this same transaction, so exactly once
+// per step attempt and index), stop actions for iterations in flight when
+// their step ends, and — when the run is itself an iteration that ends —
+// its report to the parent's inbox (exactly once: its terminal commit
+// happens once).
+func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store.Commit, before, after *engine.Instance, cmds []engine.Command, now time.Time) error {
+	for _, cmd := range cmds {
+		switch x := cmd.(type) {
+		case engine.CreateLoop:
+			def, err := inlineDefinition(g, x)
+			if err != nil {
+				return err
+			}
+			c.Definitions = append(c.Definitions, store.InlineDefinition{WorkflowID: x.WorkflowID, Definition: def, Now: now})
+		case engine.StartChild:
+			ch, err := o.childRun(ctx, after, x, now)
+			if err != nil {
+				return err
+			}
+			c.Children = append(c.Children, ch)
+		case engine.StopChild:
+			ev := engine.Action{Action: x.Action, By: x.Reason}
+			c.Wakes = append(c.Wakes, store.WakeRun{
+				WorkflowID: x.WorkflowID, InstanceID: x.InstanceID, RunID: 1,
+				Event: store.Event{ID: fmt.Sprintf("a-parent-%s", x.Action), Body: mustJSON(ev)},
+			})
+		}
+	}
+	if p := after.Parent; p != nil && after.Status.IsTerminal() && !before.Status.IsTerminal() {
+		ev := engine.ChildEnded{StepID: p.StepID, Attempt: p.Attempt, Index: p.Index, Status: after.Status, Message: after.Message}
+		c.Wakes = append(c.Wakes, store.WakeRun{
+			WorkflowID: p.WorkflowID, InstanceID: p.InstanceID, RunID: p.RunID,
+			Event: store.Event{ID: engine.ChildEndedID(p.StepID, p.Attempt, p.Index), Body: mustJSON(ev)},
+		})
+	}
+	return nil
+}
+
+// inlineDefinition is the definition of a foreach step attempt's inline
+// workflow: the step's inline steps, declaring the params every iteration
+// receives (with the first iteration's values; each iteration's run params
+// replace them).
+func inlineDefinition(g *engine.Graph, x engine.CreateLoop) ([]byte, error) {
+	step := g.Step(x.StepID)
+	if step == nil {
+		return nil, fmt.Errorf("create loop: no step %q", x.StepID)
+	}
+	params, err := engine.LiteralParams(x.Params)
+	if err != nil {
+		return nil, fmt.Errorf("create loop of step %q: %w", x.StepID, err)
+	}
+	def := model.Definition{Workflow: &model.Workflow{
+		ID:     x.WorkflowID,
+		Name:   fmt.Sprintf("foreach %s attempt %d", x.StepID, x.Attempt),
+		Params: params,
+		Steps:  step.Steps,
+	}}
+	data, err := json.Marshal(&def)
+	if err != nil {
+		return nil, fmt.Errorf("encode inline definition of step %q: %w", x.StepID, err)
+	}
+	return data, nil
+}
+
+// childRun is the creation of one iteration: a CREATED run whose start
+// event carries the iteration's params as run params.
+func (o *Orchestrator) childRun(ctx context.Context, parent *engine.Instance, x engine.StartChild, now time.Time) (store.ChildRun, error) {
+	params, err := engine.LiteralParams(x.Params)
+	if err != nil {
+		return store.ChildRun{}, fmt.Errorf("iteration %d of step %q: %w", x.Index, x.StepID, err)
+	}
+	inst := x.Index + 1
+	p := x.Parent
+	st := &engine.Instance{
+		WorkflowID: x.WorkflowID, WorkflowVersion: 1, InstanceID: inst, RunID: 1, UUID: o.newUUID(),
+		Owner: parent.Owner, Status: model.WorkflowCreated, CreateTime: now.UnixMilli(), Parent: &p,
+	}
+	initiator := engine.Initiator{Type: "FOREACH"}
+	start, err := json.Marshal(engine.StartRun{RunParams: params, Initiator: initiator})
+	if err != nil {
+		return store.ChildRun{}, fmt.Errorf("encode start of iteration %d of step %q: %w", x.Index, x.StepID, err)
+	}
+	state, err := json.Marshal(st)
+	if err != nil {
+		return store.ChildRun{}, err
+	}
+	outbox, err := eventsMessage(ctx, events.Transition(x.WorkflowID, 1, inst, 1, "", 0, "", string(st.Status), 0, now.UnixMilli()))
+	if err != nil {
+		return store.ChildRun{}, err
+	}
+	return store.ChildRun{
+		WorkflowID: x.WorkflowID, InstanceID: inst, Version: 1, UUID: st.UUID,
+		Initiator: mustJSON(initiator), Status: string(st.Status), State: state,
+		FirstEvent: store.Event{ID: startEventID, Body: start}, Outbox: outbox, Now: now,
+	}, nil
+}

@@ -1,0 +1,192 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/maestro-serverless/maestro/localstack/stack"
+)
+
+// loopServer records which (i, j) pairs the iterations of a foreach called
+// and how many were in flight at once; a call holds for hold, and a pair in
+// fail answers 500.
+type loopServer struct {
+	mu       sync.Mutex
+	calls    map[string]int
+	inFlight int
+	peak     int
+	hold     time.Duration
+	fail     map[string]bool
+}
+
+func (l *loopServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key := strings.TrimPrefix(r.URL.Path, "/it/")
+	l.mu.Lock()
+	l.calls[key]++
+	l.inFlight++
+	l.peak = max(l.peak, l.inFlight)
+	l.mu.Unlock()
+	time.Sleep(l.hold)
+	l.mu.Lock()
+	l.inFlight--
+	l.mu.Unlock()
+	if l.fail[key] {
+		http.Error(w, "planned failure", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprint(w, `{"ok": true}`)
+}
+
+func (l *loopServer) snapshot() (map[string]int, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]int, len(l.calls))
+	for k, v := range l.calls {
+		out[k] = v
+	}
+	return out, l.peak
+}
+
+// foreachWorkflow is a workflow whose foreach step "loop" runs an Http step
+// calling /it/<i>/<j> for every i in is and j in js.
+func foreachWorkflow(id, url, is, js string, concurrency int, mode string) []byte {
+	return []byte(fmt.Sprintf(`{"properties":{"owner":"loop"},"workflow":{"id":%q,"steps":[
+	  {"foreach":{"id":"loop","concurrency":%d,"failure_mode":%q,
+	    "params":{"loop_params":{"type":"MAP","value":{
+	      "i":{"type":"LONG_ARRAY","value":%s},
+	      "j":{"type":"STRING_ARRAY","value":%s}}}},
+	    "steps":[{"step":{"id":"call","type":"Http","retry_policy":{"error_retry_limit":0,"platform_retry_limit":0},"params":{"http":{"type":"MAP","value":{
+	      "url":{"type":"STRING","value":"%s/it/${i}/${j}"},"method":{"type":"STRING","value":"GET"}}}}}}],
+	    "transition":{"successors":{"after":"true"}}}},
+	  {"step":{"id":"after","type":"NoOp"}}]}}`, id, concurrency, mode, is, js, url))
+}
+
+func TestForeachRunsEachIterationOnceWithinItsConcurrency(t *testing.T) {
+	ls := &loopServer{calls: map[string]int{}, hold: 150 * time.Millisecond, fail: map[string]bool{}}
+	srv := httptest.NewServer(ls)
+	defer srv.Close()
+	s := startSystem(t, stack.Options{})
+
+	wf := s.push(foreachWorkflow("loop-ok", srv.URL, "[1,2,3,4,5,6,7]", `["a","b"]`, 3, "FAIL_AFTER_RUNNING"))
+	r := s.start(wf, "")
+	v := s.wait(wf, r.WorkflowInstanceID, 90*time.Second)
+	if v.Status != "SUCCEEDED" {
+		t.Fatalf("instance %s, steps %v", v.Status, v.StepStatuses)
+	}
+	calls, peak := ls.snapshot()
+	for i := 1; i <= 7; i++ {
+		for _, j := range []string{"a", "b"} {
+			if n := calls[fmt.Sprintf("%d/%s", i, j)]; n != 1 {
+				t.Errorf("iteration (%d, %s) called %d times, want 1", i, j, n)
+			}
+		}
+	}
+	if len(calls) != 14 {
+		t.Errorf("%d distinct calls, want 14: %v", len(calls), calls)
+	}
+	if peak > 3 {
+		t.Errorf("%d iterations called at once, concurrency is 3", peak)
+	}
+	steps := s.steps(wf, r.WorkflowInstanceID)
+	loop := steps["loop"]
+	if loop.RuntimeState.Status != "SUCCEEDED" || steps["after"].RuntimeState.Status != "SUCCEEDED" {
+		t.Fatalf("loop %s, after %s", loop.RuntimeState.Status, steps["after"].RuntimeState.Status)
+	}
+	if o := loop.Foreach; o == nil || o.Total != 14 || o.Counts["SUCCEEDED"] != 14 || o.Running != 0 {
+		t.Fatalf("foreach overview %+v", o)
+	}
+	// Iteration n is instance n of the inline workflow: (i, j) with the
+	// first loop param varying fastest, as in Maestro.
+	it := s.instance(loop.Foreach.WorkflowID, 9)
+	if it.Status != "SUCCEEDED" || fmt.Sprint(it.Params["i"]) != "2" || fmt.Sprint(it.Params["j"]) != "b" || fmt.Sprint(it.Params["loop_index"]) != "8" {
+		t.Fatalf("iteration 9: %s i=%v j=%v loop_index=%v", it.Status, it.Params["i"], it.Params["j"], it.Params["loop_index"])
+	}
+	if it.Initiator == nil || it.Initiator.Type != "FOREACH" {
+		t.Errorf("iteration initiator %+v", it.Initiator)
+	}
+}
+
+func TestForeachFailureModes(t *testing.T) {
+	ls := &loopServer{calls: map[string]int{}, hold: 100 * time.Millisecond, fail: map[string]bool{"2/a": true}}
+	srv := httptest.NewServer(ls)
+	defer srv.Close()
+	s := startSystem(t, stack.Options{})
+
+	t.Run("FAIL_AFTER_RUNNING launches no more and fails the step", func(t *testing.T) {
+		wf := s.push(foreachWorkflow("loop-fail", srv.URL, "[1,2,3,4,5,6,7,8,9,10]", `["a"]`, 2, "FAIL_AFTER_RUNNING"))
+		r := s.start(wf, "")
+		v := s.wait(wf, r.WorkflowInstanceID, 90*time.Second)
+		steps := s.steps(wf, r.WorkflowInstanceID)
+		if v.Status != "FAILED" || steps["loop"].RuntimeState.Status != "FATALLY_FAILED" {
+			t.Fatalf("instance %s, steps %v", v.Status, v.StepStatuses)
+		}
+		o := steps["loop"].Foreach
+		if o == nil || o.Counts["FAILED"] != 1 || o.Launched >= 10 {
+			t.Fatalf("foreach overview %+v: want one failure and no launch after it", o)
+		}
+	})
+
+	t.Run("IGNORE_FAILURE completes with error and the run goes on", func(t *testing.T) {
+		wf := s.push(foreachWorkflow("loop-ignore", srv.URL, "[1,2,3]", `["a"]`, 3, "IGNORE_FAILURE"))
+		r := s.start(wf, "")
+		v := s.wait(wf, r.WorkflowInstanceID, 90*time.Second)
+		steps := s.steps(wf, r.WorkflowInstanceID)
+		if v.Status != "SUCCEEDED" || steps["loop"].RuntimeState.Status != "COMPLETED_WITH_ERROR" || steps["after"].RuntimeState.Status != "SUCCEEDED" {
+			t.Fatalf("instance %s, steps %v", v.Status, v.StepStatuses)
+		}
+	})
+
+	t.Run("an empty loop succeeds", func(t *testing.T) {
+		wf := s.push(foreachWorkflow("loop-empty", srv.URL, "[]", `["a"]`, 3, "FAIL_AFTER_RUNNING"))
+		r := s.start(wf, "")
+		if v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" {
+			t.Fatalf("instance %s, steps %v", v.Status, v.StepStatuses)
+		}
+	})
+}
+
+func TestForeachKillStopsItsIterations(t *testing.T) {
+	s := startSystem(t, stack.Options{})
+	wf := s.push([]byte(`{"properties":{"owner":"loop"},"workflow":{"id":"loop-kill","instance_step_concurrency":200,"steps":[
+	  {"foreach":{"id":"loop","concurrency":150,
+	    "params":{"loop_params":{"type":"MAP","value":{"i":{"type":"LONG_ARRAY","expression":"Util.intsBetween(0, 150, 1)"}}}},
+	    "steps":[{"step":{"id":"nap","type":"Sleep","params":{"sleep_seconds":{"type":"LONG","value":600}}}}]}}]}}`))
+	r := s.start(wf, "")
+	var overview string
+	poll(t, 60*time.Second, "150 iterations running", func() (bool, string) {
+		o := s.steps(wf, r.WorkflowInstanceID)["loop"].Foreach
+		if o == nil {
+			return false, "no overview yet"
+		}
+		overview = fmt.Sprintf("%+v", *o)
+		return o.Running == 150, overview
+	})
+	inline := s.steps(wf, r.WorkflowInstanceID)["loop"].Foreach.WorkflowID
+	killed := time.Now()
+	if code := s.do("PUT", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/kill", wf, r.WorkflowInstanceID), nil, nil); code != http.StatusOK {
+		t.Fatalf("kill: HTTP %d", code)
+	}
+	v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+	if v.Status != "FAILED" {
+		t.Fatalf("killed instance ended %s", v.Status)
+	}
+	t.Logf("instance ended %s %.1f s after the kill", v.Status, time.Since(killed).Seconds())
+	// Every iteration ends too.
+	poll(t, 60*time.Second, "every iteration ended", func() (bool, string) {
+		live := 0
+		for n := int64(1); n <= 150; n++ {
+			switch s.instance(inline, n).Status {
+			case "SUCCEEDED", "FAILED", "STOPPED", "TIMED_OUT":
+			default:
+				live++
+			}
+		}
+		return live == 0, fmt.Sprintf("%d iterations still live", live)
+	})
+}
