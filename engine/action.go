@@ -24,6 +24,9 @@ type Action struct {
 	// By, when set, names who acts in the timeline instead of a user: the
 	// system acting for a reason (a foreach step stopping its iterations).
 	By string `json:"by,omitempty"`
+	// FromParent marks a parent's stop of its child run: the parent no
+	// longer counts the child, so the child's end is not reported to it.
+	FromParent bool `json:"from_parent,omitempty"`
 }
 
 // byWhom is how a timeline message names who acted.
@@ -166,6 +169,9 @@ func (d *decider) act(e Action) error {
 		return err
 	}
 	if e.StepID == "" {
+		if e.FromParent {
+			d.st.ParentGone = true
+		}
 		return d.actOnInstance(model.WorkflowAction(strings.ToUpper(e.Action)), e.byWhom())
 	}
 	if err := d.checkSteps(); err != nil {

@@ -177,3 +177,18 @@ func TestForeachLoopParams(t *testing.T) {
 	assert.Equal(t, model.StepFatallyFailed, d.State.Step("loop").Status)
 	assert.Contains(t, d.State.Step("loop").Message, `loop param "k" is LONG, want an array`)
 }
+
+func TestAParentsStopDetachesTheChild(t *testing.T) {
+	ctx := context.Background()
+	wf := &model.Workflow{ID: "child", Steps: []model.Step{{Kind: model.KindStep, ID: "nap", Type: model.StepSleep}}}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	for _, fromParent := range []bool{false, true} {
+		s, err := Decide(ctx, g, d.State, Action{Action: "STOP", FromParent: fromParent}, t0)
+		require.NoError(t, err)
+		assert.Equal(t, model.WorkflowStopped, s.State.Status)
+		assert.Equal(t, fromParent, s.State.ParentGone, "a stop from the parent detaches the child; a user's does not")
+	}
+}

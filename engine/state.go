@@ -57,6 +57,9 @@ type Instance struct {
 	// ChildStops are iterations of loop steps that ended while they ran,
 	// still to be told to end (a few per decision, see WithMaxEnds).
 	ChildStops []ChildStops `json:"child_stops,omitempty"`
+	// ParentGone is set on a child run its parent stopped: the parent no
+	// longer waits for its end.
+	ParentGone bool `json:"parent_gone,omitempty"`
 }
 
 // Ending says how a run that is being ended ends: every step in flight with

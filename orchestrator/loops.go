@@ -18,7 +18,7 @@ import (
 // per step attempt and index), stop actions for iterations in flight when
 // their step ends, and — when the run is itself an iteration that ends —
 // its report to the parent's inbox (exactly once: its terminal commit
-// happens once).
+// happens once) — unless the parent stopped it and so no longer waits.
 func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store.Commit, before, after *engine.Instance, cmds []engine.Command, now time.Time) error {
 	for _, cmd := range cmds {
 		switch x := cmd.(type) {
@@ -35,14 +35,14 @@ func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store
 			}
 			c.Children = append(c.Children, ch)
 		case engine.StopChild:
-			ev := engine.Action{Action: x.Action, By: x.Reason}
+			ev := engine.Action{Action: x.Action, By: x.Reason, FromParent: true}
 			c.Wakes = append(c.Wakes, store.WakeRun{
 				WorkflowID: x.WorkflowID, InstanceID: x.InstanceID, RunID: 1,
 				Event: store.Event{ID: fmt.Sprintf("a-parent-%s", x.Action), Body: mustJSON(ev)},
 			})
 		}
 	}
-	if p := after.Parent; p != nil && after.Status.IsTerminal() && !before.Status.IsTerminal() {
+	if p := after.Parent; p != nil && !after.ParentGone && after.Status.IsTerminal() && !before.Status.IsTerminal() {
 		ev := engine.ChildEnded{StepID: p.StepID, Attempt: p.Attempt, Index: p.Index, Status: after.Status, Message: after.Message}
 		c.Wakes = append(c.Wakes, store.WakeRun{
 			WorkflowID: p.WorkflowID, InstanceID: p.InstanceID, RunID: p.RunID,

@@ -6,6 +6,7 @@ package decider
 import (
 	"context"
 	"log/slog"
+	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -17,45 +18,82 @@ type Processor interface {
 
 // Handler consumes decision-queue batches.
 type Handler struct {
-	p   Processor
-	log *slog.Logger
+	p           Processor
+	log         *slog.Logger
+	concurrency int
 }
+
+// DefaultConcurrency is how many runs of one batch are decided at once.
+const DefaultConcurrency = 10
 
 // New returns a Handler.
 func New(p Processor, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Handler{p: p, log: log}
+	return &Handler{p: p, log: log, concurrency: DefaultConcurrency}
 }
 
-// Handle processes messages in order. A FIFO batch may hold several message
-// groups; once a message fails, later messages of the same group are failed
-// too so their order is kept when SQS redelivers them.
+// Handle processes a batch: the messages of one message group (one run) in
+// order, different groups concurrently (at most Concurrency at once), as
+// the runs are independent. Once a message fails, later messages of the
+// same group are failed too, so their order is kept when SQS redelivers
+// them. A wake repeated within a group is applied once: the first applied
+// all of the run's pending events, and any added since carry their own.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	var resp events.SQSEventResponse
-	failedGroups := map[string]bool{}
-	done := map[string]bool{} // wake bodies already applied in this batch
+	var order []string
+	groups := map[string][]events.SQSMessage{}
 	for _, m := range ev.Records {
-		group := m.Attributes["MessageGroupId"]
-		if group != "" && failedGroups[group] {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+		g := m.Attributes["MessageGroupId"]
+		if g == "" {
+			g = "\x00" + m.MessageId // no group: a group of its own
+		}
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], m)
+	}
+	failed := make([][]string, len(order))
+	sem := make(chan struct{}, max(1, h.concurrency))
+	var wg sync.WaitGroup
+	for i, g := range order {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			failed[i] = h.group(ctx, groups[g])
+		}()
+	}
+	wg.Wait()
+	var resp events.SQSEventResponse
+	for _, ids := range failed {
+		for _, id := range ids {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: id})
+		}
+	}
+	return resp, nil
+}
+
+// group handles one group's messages in order and returns the ids of those
+// that failed (the first failure and every later message).
+func (h *Handler) group(ctx context.Context, msgs []events.SQSMessage) []string {
+	var failed []string
+	done := map[string]bool{}
+	for _, m := range msgs {
+		if len(failed) > 0 {
+			failed = append(failed, m.MessageId)
 			continue
 		}
 		if done[m.Body] {
-			// The same wake again: the run's pending events were all
-			// applied by the first one, and any added since carry their own.
 			continue
 		}
 		if err := h.p.HandleWake(ctx, []byte(m.Body)); err != nil {
 			h.log.Error("decider: message failed; SQS will redeliver it", "message_id", m.MessageId, "error", err)
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
-			if group != "" {
-				failedGroups[group] = true
-			}
+			failed = append(failed, m.MessageId)
 			continue
 		}
 		done[m.Body] = true
 	}
-	return resp, nil
+	return failed
 }

@@ -3,17 +3,23 @@ package decider
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 )
 
 type recorder struct {
+	mu    sync.Mutex
 	calls []string
 	fail  map[string]bool
 }
 
 func (r *recorder) HandleWake(_ context.Context, body []byte) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.calls = append(r.calls, string(body))
 	if r.fail[string(body)] {
 		return errors.New("boom")
@@ -34,14 +40,57 @@ func TestHandleCoalescesWakesAndKeepsGroupOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A is applied once; B fails, so B2 (same group, later) is held back too.
-	if got := len(r.calls); got != 2 || r.calls[0] != "A" || r.calls[1] != "B" {
-		t.Fatalf("calls %v, want [A B]", r.calls)
+	got := slices.Clone(r.calls)
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"A", "B"}) {
+		t.Fatalf("calls %v, want A and B once each", r.calls)
 	}
 	var failed []string
 	for _, f := range resp.BatchItemFailures {
 		failed = append(failed, f.ItemIdentifier)
 	}
-	if len(failed) != 2 || failed[0] != "3" || failed[1] != "4" {
+	if !slices.Equal(failed, []string{"3", "4"}) {
 		t.Fatalf("failed %v, want [3 4]", failed)
+	}
+}
+
+// gate blocks each wake until n wakes are in flight at once.
+type gate struct {
+	n       int
+	mu      sync.Mutex
+	in      int
+	release chan struct{}
+	order   map[string][]string
+}
+
+func (g *gate) HandleWake(ctx context.Context, body []byte) error {
+	g.mu.Lock()
+	g.in++
+	if g.in == g.n {
+		close(g.release)
+	}
+	g.mu.Unlock()
+	select {
+	case <-g.release:
+	case <-time.After(10 * time.Second):
+		return errors.New("the groups were not handled concurrently")
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	group := string(body[:1])
+	g.order[group] = append(g.order[group], string(body))
+	return nil
+}
+
+func TestHandleDecidesGroupsConcurrentlyAndEachInOrder(t *testing.T) {
+	g := &gate{n: 3, release: make(chan struct{}), order: map[string][]string{}}
+	resp, err := New(g, nil).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		msg("1", "a", "a1"), msg("2", "b", "b1"), msg("3", "c", "c1"), msg("4", "a", "a2"), msg("5", "b", "b2"),
+	}})
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("err %v, failures %v", err, resp.BatchItemFailures)
+	}
+	if !slices.Equal(g.order["a"], []string{"a1", "a2"}) || !slices.Equal(g.order["b"], []string{"b1", "b2"}) {
+		t.Fatalf("per-group order %v", g.order)
 	}
 }

@@ -1,0 +1,150 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/maestro-serverless/maestro/localstack/stack"
+)
+
+// wideLoops has loops foreach steps side by side, each with per iterations
+// of a 10-minute Sleep all in flight at once, a workflow timeout when
+// timeout > 0 and, with failURL, an Http step that fails with
+// FAIL_IMMEDIATELY once failURL answers.
+func wideLoops(id string, loops, per, timeout int, failURL string) []byte {
+	var steps []string
+	if failURL != "" {
+		steps = append(steps, fmt.Sprintf(`{"step":{"id":"bad","type":"Http","failure_mode":"fail_immediately",
+		  "retry_policy":{"error_retry_limit":0,"platform_retry_limit":0},
+		  "params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":%q}}}}}}`, failURL))
+	}
+	for l := 0; l < loops; l++ {
+		steps = append(steps, fmt.Sprintf(`{"foreach":{"id":"loop%d","concurrency":%d,
+		  "params":{"loop_params":{"type":"MAP","value":{"i":{"type":"LONG_ARRAY","expression":"Util.intsBetween(0, %d, 1)"}}}},
+		  "steps":[{"step":{"id":"nap%d","type":"Sleep","params":{"sleep_seconds":{"type":"LONG","value":600}}}}]}}`, l, per, per, l))
+	}
+	t := ""
+	if timeout > 0 {
+		t = fmt.Sprintf(`"timeout":%d,`, timeout)
+	}
+	return []byte(fmt.Sprintf(`{"properties":{"owner":"wide"},"workflow":{"id":%q,%s"instance_step_concurrency":999,"steps":[%s]}}`,
+		id, t, strings.Join(steps, ",")))
+}
+
+// TestEndingWideLoops: the workflow timeout and FAIL_IMMEDIATELY with 500
+// iterations in flight and kill with 1,000 end the run within 30 s of their
+// cause (issue 12's acceptance, beside TestEndingAWideRun's 120 and 300
+// steps; stop takes the same path as kill with another status).
+func TestEndingWideLoops(t *testing.T) {
+	s := startSystem(t, stack.Options{})
+	// inFlight waits until every loop of the run has per iterations running.
+	inFlight := func(wf string, id int64, loops, per int) []string {
+		t.Helper()
+		var inline []string
+		poll(t, 3*time.Minute, fmt.Sprintf("%d x %d iterations running", loops, per), func() (bool, string) {
+			inline = inline[:0]
+			running := 0
+			for _, v := range s.steps(wf, id) {
+				if o := v.Foreach; o != nil {
+					running += int(o.Running)
+					inline = append(inline, o.WorkflowID)
+				}
+			}
+			return running == loops*per && len(inline) == loops, fmt.Sprintf("%d running", running)
+		})
+		return inline
+	}
+	// started waits until every iteration of the loops has started (its
+	// own first decision is done), checking the last ones first.
+	started := func(inline []string, per int) {
+		t.Helper()
+		poll(t, 3*time.Minute, "every iteration started", func() (bool, string) {
+			for _, wf := range inline {
+				for n := int64(per); n >= 1; n-- {
+					if st := s.instance(wf, n).Status; st != "IN_PROGRESS" {
+						return false, fmt.Sprintf("iteration %d of %s is %s", n, wf, st)
+					}
+				}
+			}
+			return true, ""
+		})
+	}
+	ended := func(wf string, id int64, status string, t0 time.Time, inline []string, per int) {
+		t.Helper()
+		v := s.wait(wf, id, time.Until(t0.Add(30*time.Second)))
+		if v.Status != status {
+			t.Fatalf("instance %s, want %s: %v", v.Status, status, v.StepStatuses)
+		}
+		t.Logf("%s ended %s %s after its cause", wf, status, time.Since(t0).Round(time.Millisecond))
+		if inline == nil {
+			return
+		}
+		poll(t, 2*time.Minute, "every iteration ended", func() (bool, string) {
+			live := 0
+			for _, wf := range inline {
+				for n := int64(1); n <= int64(per); n++ {
+					if st := s.instance(wf, n).Status; st == "CREATED" || st == "IN_PROGRESS" {
+						live++
+					}
+				}
+			}
+			return live == 0, fmt.Sprintf("%d iterations live", live)
+		})
+		t.Logf("every iteration ended %s after the cause", time.Since(t0).Round(time.Millisecond))
+	}
+	act := func(wf string, id int64, action string) {
+		t.Helper()
+		var e map[string]any
+		if code := s.do("PUT", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/%s", wf, id, action), nil, &e); code != http.StatusOK {
+			t.Fatalf("%s: HTTP %d %v", action, code, e)
+		}
+	}
+
+	// Each case first lets the stack finish what the previous one caused
+	// (its iterations' own stop decisions), so that its cause is not
+	// queued behind them.
+	t.Run("workflow timeout 500", func(t *testing.T) {
+		// Time for every iteration to start first.
+		const timeout = 40
+		wf := s.push(wideLoops("loops-timeout", 1, 500, timeout, ""))
+		due := time.Now().Add(timeout * time.Second)
+		r := s.start(wf, "")
+		started(inFlight(wf, r.WorkflowInstanceID, 1, 500), 500)
+		if left := time.Until(due); left < 0 {
+			t.Fatalf("the iterations took %s longer than the workflow timeout to start", -left)
+		}
+		ended(wf, r.WorkflowInstanceID, "TIMED_OUT", due, nil, 500)
+	})
+	t.Run("FAIL_IMMEDIATELY 500", func(t *testing.T) {
+		s.idle(t)
+		release := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select { // answer once every iteration runs
+			case <-release:
+			case <-r.Context().Done():
+			}
+			w.WriteHeader(http.StatusNotFound)
+		}))
+		defer srv.Close()
+		wf := s.push(wideLoops("loops-fail", 1, 500, 0, srv.URL))
+		r := s.start(wf, "")
+		started(inFlight(wf, r.WorkflowInstanceID, 1, 500), 500)
+		t0 := time.Now()
+		close(release)
+		ended(wf, r.WorkflowInstanceID, "FAILED", t0, nil, 500)
+	})
+	t.Run("kill 1000", func(t *testing.T) {
+		s.idle(t)
+		wf := s.push(wideLoops("loops-kill", 2, 500, 0, ""))
+		r := s.start(wf, "")
+		inFlight(wf, r.WorkflowInstanceID, 2, 500)
+		t0 := time.Now()
+		act(wf, r.WorkflowInstanceID, "kill")
+		// That every iteration then ends is TestForeachKillStopsItsIterations'.
+		ended(wf, r.WorkflowInstanceID, "FAILED", t0, nil, 500)
+	})
+}
