@@ -71,6 +71,12 @@ const (
 	// maxCommitItems is the item budget of one commit, leaving headroom
 	// under store.MaxTransactItems for the run item and the summary.
 	maxCommitItems = 90
+	// maxRoundsPerCall bounds the rounds one Process call commits; a run
+	// with more to do (a wide loop launching or stopping its iterations)
+	// is handed to the decider (see handOff). A request that starts or
+	// ends a run thus answers in a few commits' time, and no invocation's
+	// work grows with the run.
+	maxRoundsPerCall = 8
 )
 
 // Process applies a run's pending events through the engine and commits the
@@ -82,6 +88,7 @@ const (
 func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Instance, error) {
 	conflicts := 0
 	enqueued := false
+	rounds := 0
 	b := fullRound()
 	for {
 		st, more, err := o.processOnce(ctx, w, b, nil)
@@ -89,6 +96,9 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 		case err == nil && !more:
 			return st, nil
 		case err == nil:
+			if rounds++; rounds >= maxRoundsPerCall {
+				return st, o.handOff(ctx, w, st)
+			}
 			b = fullRound()
 			continue // next round of the same run
 		case errors.Is(err, store.ErrTooManyItems):
@@ -314,6 +324,18 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 // consumes must not be the one it puts.
 func continueID(st *engine.Instance, v int64) string {
 	return fmt.Sprintf("c-%012d-%d", st.Seq, v+1)
+}
+
+// handOff gives the rest of a run's work to the decider: an inbox event
+// whose wake the stream carries (the Continue event the last round left
+// behind wakes an invocation only after its backstop delay, meant for a
+// committer that died).
+func (o *Orchestrator) handOff(ctx context.Context, w store.Wake, st *engine.Instance) error {
+	id := fmt.Sprintf("k-%012d-%d", st.Seq, st.Version)
+	if err := o.store.PutEvent(ctx, w.WorkflowID, w.InstanceID, w.RunID, store.Event{ID: id, Body: mustJSON(engine.Continue{})}); err != nil {
+		return fmt.Errorf("hand off %s/%d/%d to the decider: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
+	}
+	return nil
 }
 
 // roundBudget bounds one round of Process: the pending events it decides and
