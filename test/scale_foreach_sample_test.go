@@ -1,0 +1,37 @@
+//go:build scale
+
+package e2e
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/maestro-serverless/maestro/localstack/stack"
+)
+
+// TestMaestroLargeForeachSample runs sample-large-foreach-wf (1,098
+// iterations) unchanged. It is in `make test-scale`, not `make test`: on
+// DynamoDB Local, after the rest of the suite, it slowed past its limit and
+// every test after it.
+func TestMaestroLargeForeachSample(t *testing.T) {
+	s := startSystem(t, stack.Options{})
+	wf := s.push(readFile(t, "sample-large-foreach-wf.json"))
+	started := time.Now()
+	r := s.start(wf, `{"initiator": {"type": "manual"}}`)
+	v := s.wait(wf, r.WorkflowInstanceID, 5*time.Minute)
+	t.Logf("%s ended %s after %.1f s", wf, v.Status, time.Since(started).Seconds())
+	if v.Status != "SUCCEEDED" {
+		t.Fatalf("%s: %s %v", wf, v.Status, v.StepStatuses)
+	}
+	o := s.steps(wf, r.WorkflowInstanceID)["job1"].Foreach
+	if o == nil {
+		t.Fatal("no foreach overview")
+	}
+	if o.Total != 1098 || o.Counts["SUCCEEDED"] != 1098 {
+		t.Errorf("%d iterations, counts %v; want 1098 SUCCEEDED", o.Total, o.Counts)
+	}
+	if p := s.steps(o.WorkflowID, 1098)["job2"].Params["param2"]; fmt.Sprint(p) != "20201231c" {
+		t.Errorf("iteration 1098: param2 = %v, want 20201231c", p)
+	}
+}
