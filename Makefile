@@ -24,9 +24,6 @@ help: ## list targets
 test: fmt-check vet dynamodb-local ## unit + integration + end-to-end tests (starts moto_server and DynamoDB Local when AWS_ENDPOINT_URL is unset)
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
-test-scale: dynamodb-local ## the wide-loop tests (500/1,000 iterations in flight, Maestro's 1,098-iteration sample); not in make test
-	$(GO) test -count=1 -tags scale -timeout $(TEST_TIMEOUT) -run 'TestEndingWideLoops|TestMaestroLargeForeachSample' ./test/
-
 vet: ## go vet
 	$(GO) vet $(PKGS)
 

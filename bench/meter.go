@@ -159,9 +159,13 @@ func (m *Meter) record(service, op string, took time.Duration, params, result an
 	m.u.Requests[service+"."+op]++
 	m.u.RequestMillis[service+"."+op] += float64(took.Microseconds()) / 1000
 	var items, units int64
+	var kinds []string
 	eachWrite(params, func(kind string, n int64) {
 		items++
 		units += n
+		if m.trace != nil {
+			kinds = append(kinds, kind+":"+strconv.FormatInt(n, 10))
+		}
 		m.u.DynamoDBWriteUnits += float64(n)
 		m.u.WriteUnitsByKind[kind] += float64(n)
 		if err != nil {
@@ -173,8 +177,12 @@ func (m *Meter) record(service, op string, took time.Duration, params, result an
 		if err != nil {
 			errText = " error=" + strconv.Quote(err.Error())
 		}
-		fmt.Fprintf(m.trace, "%s %8.1fms %s.%s items=%d wru=%d%s\n",
-			time.Now().Format("15:04:05.000"), float64(took.Microseconds())/1000, service, op, items, units, errText)
+		detail := ""
+		if len(kinds) > 0 {
+			detail = " [" + strings.Join(kinds, " ") + "]"
+		}
+		fmt.Fprintf(m.trace, "%s %8.1fms %s.%s items=%d wru=%d%s%s\n",
+			time.Now().Format("15:04:05.000"), float64(took.Microseconds())/1000, service, op, items, units, detail, errText)
 	}
 	if err == nil {
 		m.u.DynamoDBReadUnits += readUnits(params, result)

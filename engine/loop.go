@@ -314,10 +314,17 @@ func (d *decider) startLoop(i int) {
 	d.launchIterations(i, names, arrays)
 }
 
+// iterationStarts is what starting one iteration counts against a
+// decision's start budget: it writes three items (the child's summary, run
+// and start event) where a step start writes its attempt and, at times, a
+// permit or a signal wait. Counted as one, a budget of 40 starts made
+// 120-item commits that the store refused before every round.
+const iterationStarts = 2
+
 // launchIterations starts iterations of foreach step i while it has room
 // (its concurrency) and the decision has budget (WithMaxStarts: each
-// iteration counts as a start). A loop cut short by the budget goes on in
-// the Continue decision the run asks for.
+// iteration counts as iterationStarts starts). A loop cut short by the
+// budget goes on in the Continue decision the run asks for.
 func (d *decider) launchIterations(i int, names []string, arrays []any) {
 	s := &d.st.Steps[i]
 	l := s.Loop
@@ -341,11 +348,11 @@ func (d *decider) launchIterations(i int, names []string, arrays []any) {
 		parent.RootWorkflowID, parent.RootInstanceID = p.RootWorkflowID, p.RootInstanceID
 	}
 	for l.Next < l.Total && int64(len(l.Running)) < l.Concurrency {
-		if d.maxStarts > 0 && d.starts >= d.maxStarts {
+		if d.maxStarts > 0 && d.starts+iterationStarts > max(d.maxStarts, iterationStarts) {
 			d.out.Continue = true
 			return
 		}
-		d.starts++
+		d.starts += iterationStarts
 		idx := l.Next
 		l.Next++
 		l.Running = append(l.Running, idx)

@@ -139,6 +139,60 @@ _s3_notifications.datetime = _UTCDateTime
 _s3_notifications._EVENT_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
+# SQS: moto (5.2) reads the clock through datetime arithmetic (utcnow minus
+# the epoch), and reads it for every message of a queue, delayed ones
+# included, several times per request: to find the receivable messages on
+# every receive and every time a long poll is woken (each send wakes every
+# waiting poller), and to count the queue's messages by state, which it
+# does for every message sent and received (a retention check reads all
+# the queue's attributes). A work queue holding a few hundred long timers
+# (SQS DelaySeconds up to 15 minutes, as Sleep steps use) then took 0.3 s
+# to hand over a new message when idle, and tens of seconds under a test's
+# load. The same selections, with the clock read from time.time():
+import time as _time  # noqa: E402
+
+from moto.sqs import models as _sqs_models  # noqa: E402
+
+_unix_time, _unix_time_millis = _sqs_models.unix_time, _sqs_models.unix_time_millis
+_sqs_models.unix_time = lambda dt=None: _time.time() if dt is None else _unix_time(dt)
+_sqs_models.unix_time_millis = lambda dt=None: _time.time() * 1000.0 if dt is None else _unix_time_millis(dt)
+
+
+def _receivable(self):
+    now = _time.time() * 1000.0
+    return [m for m in self._messages if m.visible_at < now and m.delayed_until <= now]
+
+
+def _any_receivable(self):
+    now = _time.time() * 1000.0
+    return any(m.visible_at < now and m.delayed_until <= now for m in self._messages)
+
+
+def _wait_for_messages(self, timeout):
+    with self._messages_lock:
+        self._messages_lock.wait_for(lambda: _any_receivable(self), timeout=timeout)
+
+
+def _within_retention(self, queue_name, message):
+    # moto builds every attribute of the queue (message counts included) to
+    # read this one, once per message received.
+    period = self.get_queue(queue_name).message_retention_period
+    return period + message.sent_timestamp / 1000 > _time.time()
+
+
+_sqs_models.Queue.messages = property(_receivable)
+_sqs_models.Queue.wait_for_messages = _wait_for_messages
+_sqs_models.SQSBackend.is_message_valid_based_on_retention_period = _within_retention
+
+# moto picks each request's service under one server-wide lock, listing its
+# own package directory on disk to do it (every request, every service);
+# the list never changes while the server runs.
+from moto import backends as _backends  # noqa: E402
+
+_moto_modules = tuple(_backends.list_of_moto_modules())
+_backends.list_of_moto_modules = lambda: _moto_modules
+
+
 if __name__ == "__main__":
     from moto.server import main
 

@@ -544,3 +544,33 @@ func arnPartition(arn string) string {
 	}
 	return parts[1]
 }
+
+// Deprovision deletes the stage's table and queues: what grows with use
+// on the emulator. Tests call it when a stage is done, so that an emulator
+// shared by many stages does not carry every finished stage's items (Amazon's
+// DynamoDB Local slows down as its in-memory database fills). Topics, the
+// bucket and the scheduler group are left: they hold nothing that grows.
+// Resources already gone are not an error.
+func Deprovision(ctx context.Context, cfg aws.Config, r *Resources) error {
+	var errs []error
+	ddb := dynamodb.NewFromConfig(cfg)
+	if r.Table.Name != "" {
+		_, err := ddb.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(r.Table.Name)})
+		var nf *ddbtypes.ResourceNotFoundException
+		if err != nil && !errors.As(err, &nf) {
+			errs = append(errs, fmt.Errorf("delete table %s: %w", r.Table.Name, err))
+		}
+	}
+	q := sqs.NewFromConfig(cfg)
+	for _, qi := range []QueueInfo{r.Queues.Decision, r.Queues.DecisionDLQ, r.Queues.Work, r.Queues.WorkDLQ, r.Queues.SignalIngest, r.Queues.SignalIngestDLQ} {
+		if qi.URL == "" {
+			continue
+		}
+		_, err := q.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(qi.URL)})
+		var nf *sqstypes.QueueDoesNotExist
+		if err != nil && !errors.As(err, &nf) {
+			errs = append(errs, fmt.Errorf("delete queue %s: %w", qi.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -49,8 +49,14 @@ const (
 	DefaultRetryBackoff = 100 * time.Millisecond
 	// DefaultMaxRetryBackoff caps the doubling retry wait.
 	DefaultMaxRetryBackoff = 5 * time.Second
-	// DefaultShardRefresh is how often the stream's shard list is re-read.
-	DefaultShardRefresh = 5 * time.Second
+	// DefaultShardRefresh is how often the stream's shard list is re-read
+	// besides when a shard ends (the only time a new one appears). Rarely:
+	// DynamoDB Local answers DescribeStream by going through every stream
+	// record it holds, deleted tables' included, on the one thread that
+	// serves every request — 0.2 s and more after a few large tests, every
+	// one of them stalling the whole emulator; at a 5 s period the stacks of
+	// a test run spent most of DynamoDB Local's time there.
+	DefaultShardRefresh = time.Minute
 )
 
 // StreamPumpOptions tunes a StreamPump. The zero value is ready to use.

@@ -71,12 +71,14 @@ const (
 	// maxCommitItems is the item budget of one commit, leaving headroom
 	// under store.MaxTransactItems for the run item and the summary.
 	maxCommitItems = 90
-	// maxRoundsPerCall bounds the rounds one Process call commits; a run
-	// with more to do (a wide loop launching or stopping its iterations)
-	// is handed to the decider (see handOff). A request that starts or
-	// ends a run thus answers in a few commits' time, and no invocation's
-	// work grows with the run.
+	// maxRoundsPerCall and maxCallTime bound the rounds one Process call
+	// commits; a run with more to do (a wide loop launching or stopping
+	// its iterations) is handed to the decider (see handOff). A request
+	// that starts or ends a run thus answers in a few commits' time, well
+	// inside API Gateway's 29 s, and no invocation's work grows with the
+	// run.
 	maxRoundsPerCall = 8
+	maxCallTime      = 5 * time.Second
 )
 
 // Process applies a run's pending events through the engine and commits the
@@ -89,6 +91,7 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 	conflicts := 0
 	enqueued := false
 	rounds := 0
+	began := time.Now()
 	b := fullRound()
 	for {
 		st, more, err := o.processOnce(ctx, w, b, nil)
@@ -96,7 +99,7 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 		case err == nil && !more:
 			return st, nil
 		case err == nil:
-			if rounds++; rounds >= maxRoundsPerCall {
+			if rounds++; rounds >= maxRoundsPerCall || time.Since(began) >= maxCallTime {
 				return st, o.handOff(ctx, w, st)
 			}
 			b = fullRound()
@@ -176,6 +179,11 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		if busy, err := o.othersInFlight(ctx, g, &before, in.step); err != nil || busy {
 			return nil, false, errors.Join(errContended, err)
 		}
+		if in.record != nil {
+			if err := in.record(); err != nil {
+				return nil, false, err
+			}
+		}
 		// Applied first and never stored in the inbox: nothing to consume.
 		pending = []store.Event{in.event}
 	}
@@ -229,6 +237,13 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		if stepParams.err != nil {
 			// Likewise a read of offloaded step params.
 			return nil, false, stepParams.err
+		}
+		if err != nil && ctx.Err() != nil {
+			// Cut short (the invocation is ending), not rejected: the
+			// event stays in the inbox for the next try. Consumed, it was
+			// lost — a stack shut down mid-decision dropped iterations'
+			// start events.
+			return nil, false, fmt.Errorf("decide %s/%d/%d: %w", w.WorkflowID, w.InstanceID, w.RunID, ctx.Err())
 		}
 		if err != nil {
 			book.rollback(mark)
@@ -326,12 +341,23 @@ func continueID(st *engine.Instance, v int64) string {
 	return fmt.Sprintf("c-%012d-%d", st.Seq, v+1)
 }
 
-// handOff gives the rest of a run's work to the decider: an inbox event
-// whose wake the stream carries (the Continue event the last round left
-// behind wakes an invocation only after its backstop delay, meant for a
-// committer that died).
+// handOff gives the rest of a run's work to the decider. The last round
+// left a Continue event in the run's inbox whose wake comes only after its
+// backstop delay (meant for a committer that died), so handOff wakes the
+// decision queue at once. Without a dispatcher, or when the send fails, it
+// puts an inbox event instead, whose wake the stream carries — seconds
+// late when the router has the rounds' change events to forward first (a
+// kill of 300 steps: 3 s).
 func (o *Orchestrator) handOff(ctx context.Context, w store.Wake, st *engine.Instance) error {
-	id := fmt.Sprintf("k-%012d-%d", st.Seq, st.Version)
+	if o.dispatch != nil {
+		err := o.dispatch.Dispatch(ctx, []store.Message{store.WakeMessage(w.WorkflowID, w.InstanceID, w.RunID)})
+		if err == nil {
+			return nil
+		}
+		o.log.Warn("cannot wake the decider directly; an inbox event's wake will", "workflow_id", w.WorkflowID,
+			"instance_id", w.InstanceID, "run_id", w.RunID, "error", err)
+	}
+	id := fmt.Sprintf("k-%012d-%s", st.Seq, o.newUUID())
 	if err := o.store.PutEvent(ctx, w.WorkflowID, w.InstanceID, w.RunID, store.Event{ID: id, Body: mustJSON(engine.Continue{})}); err != nil {
 		return fmt.Errorf("hand off %s/%d/%d to the decider: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
 	}
@@ -418,7 +444,8 @@ func (o *Orchestrator) abortRun(ctx context.Context, g *engine.Graph, rec *store
 }
 
 // decisionItems estimates the transaction items one decision needs: one per
-// touched step attempt and one per instance timeline entry.
+// touched step attempt, one per instance timeline entry, and the writes of
+// its loop commands.
 func decisionItems(d *engine.Decision) int {
 	n := 0
 	seen := map[attemptKey]bool{}
@@ -428,6 +455,23 @@ func decisionItems(d *engine.Decision) int {
 			n++
 		} else if !seen[k] {
 			seen[k] = true
+			n++
+		}
+	}
+	return n + commandItems(d.Commands)
+}
+
+// commandItems counts the writes of a decision's loop commands: an
+// iteration's start writes its summary, run item and start event; a stop
+// puts one event into the iteration's inbox; a new loop writes its inline
+// definition.
+func commandItems(cmds []engine.Command) int {
+	n := 0
+	for _, c := range cmds {
+		switch c.(type) {
+		case engine.StartChild:
+			n += 3
+		case engine.StopChild, engine.CreateLoop:
 			n++
 		}
 	}
@@ -444,7 +488,7 @@ type decisionSet struct {
 // items estimates the transaction items of the accumulated decisions plus
 // consumed inbox events, the run item and the instance summary.
 func (a *decisionSet) items(consumed int) int {
-	return decisionItems(&engine.Decision{Transitions: a.transitions}) + consumed + 2
+	return decisionItems(&engine.Decision{Transitions: a.transitions, Commands: a.commands}) + consumed + 2
 }
 
 func (a *decisionSet) add(d *engine.Decision) {

@@ -153,18 +153,20 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 		if n >= maxInlineSteps {
 			return o.putResult(ctx, m, ev)
 		}
-		// Durable at once, as an inbox event would be: deciding inline
-		// takes a load and a commit, and a worker that dies meanwhile must
-		// not have the step run again.
-		if err := o.store.RecordOutcome(ctx, ref, token, ev.Body); err != nil {
-			if !errors.Is(err, store.ErrClaimLost) {
-				o.log.Warn("cannot record a step's outcome; leaving it to the decider", "attempt", ref.String(), "error", err)
-			}
-			return o.putResult(ctx, m, ev)
+		in := &inlineRound{event: ev, step: m.StepID, token: token, runnable: o.runnableHere(ctx, runners),
+			// Once the run is found uncontended, the outcome is made
+			// durable before the decision, as an inbox event would be:
+			// deciding takes a graph load and a commit, and a worker that
+			// dies meanwhile must not have the step run again. A contended
+			// run skips it (one write per step of a fan-out): its outcome
+			// goes to the inbox at once.
+			record: func() error { return o.store.RecordOutcome(ctx, ref, token, ev.Body) },
 		}
-		in := &inlineRound{event: ev, step: m.StepID, token: token, runnable: o.runnableHere(ctx, runners)}
 		_, more, err := o.processOnce(ctx, w, fullRound(), in)
 		if err != nil {
+			if errors.Is(err, store.ErrClaimLost) {
+				return o.putResult(ctx, m, ev)
+			}
 			if !errors.Is(err, errContended) && !errors.Is(err, store.ErrConflict) {
 				o.log.Warn("cannot apply a step's outcome inline; leaving it to the decider",
 					"attempt", fmt.Sprintf("%s/%d/%d/%s/%d", m.WorkflowID, m.InstanceID, m.RunID, m.StepID, m.Attempt), "error", err)
@@ -216,6 +218,9 @@ type inlineRound struct {
 	token    string
 	runnable func(engine.RunStep) bool
 	picked   *engine.RunStep
+	// record makes the outcome durable on the attempt item; processOnce
+	// calls it once it found the run uncontended, before it decides.
+	record func() error
 }
 
 // pick chooses the first started step the worker may run and takes its

@@ -38,7 +38,7 @@ func wideWorkflow(id string, n int, timeout int, failURL string) []byte {
 // in one decision before, whose transaction passed DynamoDB's 100 items and
 // failed on every retry: the run stayed IN_PROGRESS for good.
 func TestEndingAWideRun(t *testing.T) {
-	s := startSystem(t, stack.Options{})
+	s := startIsolatedSystem(t, stack.Options{})
 	running := func(wf string, id int64, n int) {
 		t.Helper()
 		poll(t, 60*time.Second, fmt.Sprintf("%d steps running", n), func() (bool, string) {

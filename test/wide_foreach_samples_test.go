@@ -10,8 +10,7 @@ import (
 
 // TestMaestroForeachSamples runs Maestro's foreach samples unchanged and
 // checks the outcomes of ../shared/maestro/reference/expected-outcomes.txt
-// (sample-large-foreach-wf, 1,098 iterations, is TestMaestroLargeForeachSample
-// in `make test-scale`).
+// (sample-large-foreach-wf, 1,098 iterations, is TestMaestroLargeForeachSample).
 func TestMaestroForeachSamples(t *testing.T) {
 	s := startSystem(t, stack.Options{})
 	type run struct {

@@ -7,12 +7,14 @@ package router
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -77,10 +79,16 @@ func New(cfg Config) *Router {
 	return &Router{cfg: cfg}
 }
 
-// Handle processes a batch of stream records in order. On a failure it
-// reports that record and every later one as failed, so Lambda retries from
-// the failed record on (ReportBatchItemFailures semantics) and no message is
-// lost; messages already sent may be sent again, which every consumer tolerates.
+// Handle forwards a batch of stream records. The messages of every record
+// are sent together — SQS messages ten per SendMessageBatch, change events
+// ten per PublishBatch, across records — so that a busy shard (a kill of
+// 300 steps writes 300 records) costs a few calls per batch rather than a
+// few per record: one at a time, the router fell tens of seconds behind
+// and every timer and wake behind it came late. On a failure it reports
+// the first record with a message not sent, and every later one, as
+// failed, so Lambda retries from there (ReportBatchItemFailures semantics)
+// and no message is lost; messages already sent may be sent again, which
+// every consumer tolerates.
 //
 // Wakes are coalesced: a FIFO message (a decider wake) that a later record
 // of the same batch repeats is sent only with that later record. A wake
@@ -90,15 +98,16 @@ func New(cfg Config) *Router {
 func (r *Router) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	var resp events.DynamoDBEventResponse
 	last := r.lastWakes(ev.Records)
+	var out []outgoing
 	for i, rec := range ev.Records {
-		if err := r.forward(ctx, rec, i, last); err != nil {
-			r.cfg.Logger.Error("router: forwarding failed; the batch is retried from this record",
-				"sequence_number", rec.Change.SequenceNumber, "error", err)
-			for _, later := range ev.Records[i:] {
-				resp.BatchItemFailures = append(resp.BatchItemFailures,
-					events.DynamoDBBatchItemFailure{ItemIdentifier: later.Change.SequenceNumber})
-			}
-			return resp, nil
+		out = append(out, r.messagesOf(rec, i, last)...)
+	}
+	if failed, err := r.send(ctx, out); err != nil {
+		r.cfg.Logger.Error("router: forwarding failed; the batch is retried from this record",
+			"sequence_number", ev.Records[failed].Change.SequenceNumber, "error", err)
+		for _, later := range ev.Records[failed:] {
+			resp.BatchItemFailures = append(resp.BatchItemFailures,
+				events.DynamoDBBatchItemFailure{ItemIdentifier: later.Change.SequenceNumber})
 		}
 	}
 	return resp, nil
@@ -128,7 +137,18 @@ func (r *Router) lastWakes(recs []events.DynamoDBEventRecord) map[wakeKey]int {
 	return last
 }
 
-func (r *Router) forward(ctx context.Context, rec events.DynamoDBEventRecord, index int, last map[wakeKey]int) error {
+// outgoing is one message to send and the index of the stream record (of
+// its batch) that carries it.
+type outgoing struct {
+	rec int
+	msg store.Message
+	// id is the FIFO deduplication id (and the seed of a schedule's name),
+	// stable across retries of the record.
+	id string
+}
+
+// messagesOf returns the messages record rec (index in its batch) carries.
+func (r *Router) messagesOf(rec events.DynamoDBEventRecord, index int, last map[wakeKey]int) []outgoing {
 	if rec.EventName == string(events.DynamoDBOperationTypeRemove) {
 		return nil
 	}
@@ -139,11 +159,7 @@ func (r *Router) forward(ctx context.Context, rec events.DynamoDBEventRecord, in
 		r.cfg.Logger.Error("router: undecodable outbox dropped", "sequence_number", rec.Change.SequenceNumber, "error", err)
 		return nil
 	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	ids := make([]string, len(msgs))
-	send := make([]store.Message, 0, len(msgs))
+	var out []outgoing
 	for i, m := range msgs {
 		if m.GroupID != "" && last[wakeKey{m.Queue, m.GroupID, m.Body}] > index {
 			continue // a later record of this batch sends the same wake
@@ -155,54 +171,93 @@ func (r *Router) forward(ctx context.Context, rec events.DynamoDBEventRecord, in
 			m.DelaySeconds, m.At = int32(store.BackstopDelay/time.Second), max(m.At, r.cfg.Now().Add(store.BackstopDelay).UnixMilli())
 			m.Body = markBackstop(m.Body)
 		}
-		// The id is stable across retries of this record, so SQS FIFO
-		// drops a resend within its deduplication window.
-		ids[len(send)] = dedupID(rec, i)
-		send = append(send, m)
+		out = append(out, outgoing{rec: index, msg: m, id: dedupID(rec, i)})
 	}
-	return r.send(ctx, send, ids[:len(send)])
+	return out
 }
 
-// Dispatch sends work-queue messages at once: the committer's direct
-// dispatch, right after its commit (see store.Message.Direct).
+// Dispatch sends messages at once: the committer's direct dispatch right
+// after its commit (work-queue messages, see store.Message.Direct) and
+// wakes of the FIFO decision queue (a run handed to the decider). Each
+// wake gets a deduplication id of its own: a wake sent directly is a
+// shortcut beside the stream's copy, and a second wake of a run is a no-op.
 func (r *Router) Dispatch(ctx context.Context, msgs []store.Message) error {
-	for _, m := range msgs {
-		if m.Queue != store.QueueWork || m.At > 0 {
-			return fmt.Errorf("router: direct dispatch takes work to do now, not a %s message due at %d", m.Queue, m.At)
+	out := make([]outgoing, len(msgs))
+	for i, m := range msgs {
+		switch {
+		case m.At > 0:
+			return fmt.Errorf("router: direct dispatch takes messages to send now, not one due at %d", m.At)
+		case m.Queue == store.QueueWork:
+			out[i] = outgoing{msg: m}
+		case m.Queue == store.QueueDecision && m.GroupID != "":
+			out[i] = outgoing{msg: m, id: "direct-" + rand.Text()}
+		default:
+			return fmt.Errorf("router: direct dispatch takes work or decision-queue wakes, not a %s message", m.Queue)
 		}
 	}
-	return r.send(ctx, msgs, make([]string, len(msgs)))
+	_, err := r.send(ctx, out)
+	return err
 }
 
-// send sends msgs: change events to SNS, messages due in more than 15
-// minutes to EventBridge Scheduler, the rest to their queues in batches.
-func (r *Router) send(ctx context.Context, msgs []store.Message, ids []string) error {
+// send sends out: change events to SNS, messages due in more than 15
+// minutes to EventBridge Scheduler, the rest to their queues in batches of
+// ten. On a failure it returns the smallest record index among the
+// messages it did not send.
+func (r *Router) send(ctx context.Context, out []outgoing) (failed int, err error) {
 	now := r.cfg.Now()
-	byQueue := map[string][]sqstypes.SendMessageBatchRequestEntry{}
+	sent := make([]bool, len(out))
+	unsent := func(err error) (int, error) {
+		first := -1
+		for i, o := range out {
+			if !sent[i] && (first < 0 || o.rec < first) {
+				first = o.rec
+			}
+		}
+		return max(first, 0), err
+	}
+	type entry struct {
+		at int // index in out
+		e  sqstypes.SendMessageBatchRequestEntry
+	}
+	byQueue := map[string][]entry{}
 	var queues []string
-	for i, m := range msgs {
+	var evs []changes.Event
+	var evFrom []int // index in out of each event's message
+	for i, o := range out {
+		m := o.msg
 		if m.Queue == store.QueueEvents {
-			if err := r.publish(ctx, m.Body); err != nil {
-				return err
+			batch, err := changes.DecodeBatch(m.Body)
+			if err != nil {
+				// A batch that cannot be decoded never will be.
+				r.cfg.Logger.Error("router: undecodable events dropped", "error", err)
+				sent[i] = true
+				continue
+			}
+			evs = append(evs, batch...)
+			for range batch {
+				evFrom = append(evFrom, i)
+			}
+			if len(batch) == 0 {
+				sent[i] = true
 			}
 			continue
 		}
-		id := ids[i]
 		if m.At > 0 && time.UnixMilli(m.At).Sub(now) > 15*time.Minute {
-			if err := r.schedule(ctx, id, m); err != nil {
-				return err
+			if err := r.schedule(ctx, o.id, m); err != nil {
+				return unsent(err)
 			}
+			sent[i] = true
 			continue
 		}
 		url, ok := r.cfg.QueueURLs[m.Queue]
 		if !ok {
-			return fmt.Errorf("router: no URL for queue %q", m.Queue)
+			return unsent(fmt.Errorf("router: no URL for queue %q", m.Queue))
 		}
-		e := sqstypes.SendMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), MessageBody: aws.String(m.Body)}
+		e := sqstypes.SendMessageBatchRequestEntry{MessageBody: aws.String(m.Body)}
 		switch {
 		case m.GroupID != "":
 			e.MessageGroupId = aws.String(m.GroupID)
-			e.MessageDeduplicationId = aws.String(id)
+			e.MessageDeduplicationId = aws.String(o.id)
 		case m.At > 0:
 			// The delay counts from now, not from the commit: a record
 			// forwarded late (a busy shard, a retried batch) must not
@@ -214,24 +269,52 @@ func (r *Router) send(ctx context.Context, msgs []store.Message, ids []string) e
 		if _, seen := byQueue[url]; !seen {
 			queues = append(queues, url)
 		}
-		byQueue[url] = append(byQueue[url], e)
+		byQueue[url] = append(byQueue[url], entry{i, e})
 	}
 	for _, url := range queues {
 		entries := byQueue[url]
 		for len(entries) > 0 {
 			n := min(10, len(entries))
-			out, err := r.cfg.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: entries[:n]})
-			if err != nil {
-				return fmt.Errorf("router: send to %s: %w", url, err)
+			batch := make([]sqstypes.SendMessageBatchRequestEntry, n)
+			for k, e := range entries[:n] {
+				batch[k] = e.e
+				batch[k].Id = aws.String(strconv.Itoa(k))
 			}
-			if len(out.Failed) > 0 {
-				f := out.Failed[0]
-				return fmt.Errorf("router: send to %s: %d failed, first %s: %s", url, len(out.Failed), aws.ToString(f.Code), aws.ToString(f.Message))
+			res, err := r.cfg.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: batch})
+			if err != nil {
+				return unsent(fmt.Errorf("router: send to %s: %w", url, err))
+			}
+			for k, e := range entries[:n] {
+				sent[e.at] = true
+				for _, f := range res.Failed {
+					if aws.ToString(f.Id) == strconv.Itoa(k) {
+						sent[e.at] = false
+					}
+				}
+			}
+			if len(res.Failed) > 0 {
+				f := res.Failed[0]
+				return unsent(fmt.Errorf("router: send to %s: %d failed, first %s: %s", url, len(res.Failed), aws.ToString(f.Code), aws.ToString(f.Message)))
 			}
 			entries = entries[n:]
 		}
 	}
-	return nil
+	if len(evs) > 0 {
+		done, err := r.publish(ctx, evs)
+		// An events message is sent once all its events are.
+		for k, from := range evFrom {
+			if k < done {
+				sent[from] = true
+			}
+		}
+		for k := done; k < len(evFrom); k++ {
+			sent[evFrom[k]] = false
+		}
+		if err != nil {
+			return unsent(err)
+		}
+	}
+	return 0, nil
 }
 
 // markBackstop adds "backstop": true to a JSON object body; any other body
@@ -287,46 +370,42 @@ func (r *Router) schedule(ctx context.Context, id string, m store.Message) error
 	return nil
 }
 
-// publish sends a batch of change events to the events topic, ten per
-// PublishBatch call, each with its filterable attributes. A batch that
-// cannot be decoded never will be: it is logged and dropped.
-func (r *Router) publish(ctx context.Context, body string) error {
-	evs, err := changes.DecodeBatch(body)
-	if err != nil {
-		r.cfg.Logger.Error("router: undecodable events dropped", "error", err)
-		return nil
-	}
+// publish sends change events to the events topic, ten per PublishBatch
+// call, each with its filterable attributes. It returns how many of evs,
+// from the first, it published.
+func (r *Router) publish(ctx context.Context, evs []changes.Event) (int, error) {
 	if r.cfg.SNS == nil || r.cfg.EventsTopicARN == "" {
 		r.cfg.Logger.Warn("router: no events topic configured; events dropped", "count", len(evs))
-		return nil
+		return len(evs), nil
 	}
-	for len(evs) > 0 {
-		n := min(10, len(evs))
+	done := 0
+	for done < len(evs) {
+		n := min(10, len(evs)-done)
 		entries := make([]snstypes.PublishBatchRequestEntry, n)
-		for i, e := range evs[:n] {
+		for i, e := range evs[done : done+n] {
 			msg, err := json.Marshal(e)
 			if err != nil {
-				return fmt.Errorf("router: encode event %s: %w", e.ID, err)
+				return done, fmt.Errorf("router: encode event %s: %w", e.ID, err)
 			}
 			attrs := map[string]snstypes.MessageAttributeValue{}
 			for k, v := range changes.Attributes(e) {
 				attrs[k] = snstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
 			}
 			entries[i] = snstypes.PublishBatchRequestEntry{
-				Id: aws.String(fmt.Sprint(i)), Message: aws.String(string(msg)), MessageAttributes: attrs,
+				Id: aws.String(strconv.Itoa(i)), Message: aws.String(string(msg)), MessageAttributes: attrs,
 			}
 		}
 		out, err := r.cfg.SNS.PublishBatch(ctx, &sns.PublishBatchInput{TopicArn: aws.String(r.cfg.EventsTopicARN), PublishBatchRequestEntries: entries})
 		if err != nil {
-			return fmt.Errorf("router: publish events: %w", err)
+			return done, fmt.Errorf("router: publish events: %w", err)
 		}
 		if len(out.Failed) > 0 {
 			f := out.Failed[0]
-			return fmt.Errorf("router: publish events: %d failed, first %s: %s", len(out.Failed), aws.ToString(f.Code), aws.ToString(f.Message))
+			return done, fmt.Errorf("router: publish events: %d failed, first %s: %s", len(out.Failed), aws.ToString(f.Code), aws.ToString(f.Message))
 		}
-		evs = evs[n:]
+		done += n
 	}
-	return nil
+	return done, nil
 }
 
 func dedupID(rec events.DynamoDBEventRecord, i int) string {

@@ -111,3 +111,50 @@ func TestRouterForwardsAndCoalescesWakes(t *testing.T) {
 		t.Errorf("failures %v, want [1002 1003]", failed)
 	}
 }
+
+// countingSQS counts the SendMessageBatch calls made through a real client.
+type countingSQS struct {
+	*sqs.Client
+	calls int
+}
+
+func (c *countingSQS) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, opts ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	c.calls++
+	return c.Client.SendMessageBatch(ctx, in, opts...)
+}
+
+// TestRouterSendsABatchsMessagesTogether: the messages of many records go
+// out ten per call, not one call per record (a kill of 300 steps writes 300
+// records; one call each put the router tens of seconds behind).
+func TestRouterSendsABatchsMessagesTogether(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := emulator.AWSConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := localstack.Provision(ctx, cfg, resources.ForStage(fmt.Sprintf("rb%d", time.Now().UnixNano()%1_000_000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &countingSQS{Client: sqs.NewFromConfig(cfg)}
+	r := router.New(router.Config{SQS: client, QueueURLs: map[string]string{
+		store.QueueDecision: res.Queues.Decision.URL, store.QueueWork: res.Queues.Work.URL}})
+	var recs []events.DynamoDBEventRecord
+	for i := range 30 {
+		recs = append(recs, record(i, store.Message{Queue: store.QueueWork, Body: fmt.Sprintf("step-%02d", i)}))
+	}
+	recs = append(recs, record(30, store.Message{Queue: store.QueueDecision, Body: `{"run":"a"}`, GroupID: "wf#1"}))
+	resp, err := r.Handle(ctx, events.DynamoDBEvent{Records: recs})
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("handle: %v %v", err, resp.BatchItemFailures)
+	}
+	if client.calls != 4 {
+		t.Errorf("%d SendMessageBatch calls for 30 work messages and a wake, want 4", client.calls)
+	}
+	if got := drain(t, client.Client, res.Queues.Work.URL); len(got) != 30 {
+		t.Errorf("work queue got %d messages, want 30", len(got))
+	}
+	if got := drain(t, client.Client, res.Queues.Decision.URL); len(got) != 1 {
+		t.Errorf("decision queue got %v, want one wake", got)
+	}
+}

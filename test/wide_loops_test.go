@@ -1,5 +1,3 @@
-//go:build scale
-
 package e2e
 
 import (
@@ -40,13 +38,10 @@ func wideLoops(id string, loops, per, timeout int, failURL string) []byte {
 // TestEndingWideLoops: the workflow timeout and FAIL_IMMEDIATELY with 500
 // iterations in flight and kill with 1,000 end the run within 30 s of their
 // cause (issue 12's acceptance, beside TestEndingAWideRun's 120 and 300
-// steps; stop takes the same path as kill with another status).
-//
-// It is in `make test-scale`, not `make test`: on DynamoDB Local the
-// thousands of items and stream records it writes slowed every later test
-// past its limits in CI.
+// steps; stop takes the same path as kill with another status). It runs on
+// an emulator of its own (see startIsolatedSystem).
 func TestEndingWideLoops(t *testing.T) {
-	s := startSystem(t, stack.Options{})
+	s := startIsolatedSystem(t, stack.Options{})
 	// inFlight waits until every loop of the run has per iterations running.
 	inFlight := func(wf string, id int64, loops, per int) []string {
 		t.Helper()

@@ -1,5 +1,3 @@
-//go:build scale
-
 package e2e
 
 import (
@@ -11,11 +9,10 @@ import (
 )
 
 // TestMaestroLargeForeachSample runs sample-large-foreach-wf (1,098
-// iterations) unchanged. It is in `make test-scale`, not `make test`: on
-// DynamoDB Local, after the rest of the suite, it slowed past its limit and
-// every test after it.
+// iterations) unchanged, on an emulator of its own (see
+// startIsolatedSystem).
 func TestMaestroLargeForeachSample(t *testing.T) {
-	s := startSystem(t, stack.Options{})
+	s := startIsolatedSystem(t, stack.Options{})
 	wf := s.push(readFile(t, "sample-large-foreach-wf.json"))
 	started := time.Now()
 	r := s.start(wf, `{"initiator": {"type": "manual"}}`)
