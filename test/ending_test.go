@@ -5,11 +5,46 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/maestro-serverless/maestro/localstack/stack"
 )
+
+// failImmediatelyStep is an Http step "bad" that calls url once, with no
+// retry, and fails the run with FAIL_IMMEDIATELY when it gets an error.
+func failImmediatelyStep(url string) string {
+	return fmt.Sprintf(`{"step":{"id":"bad","type":"Http","failure_mode":"fail_immediately",
+	  "retry_policy":{"error_retry_limit":0,"platform_retry_limit":0},
+	  "params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":%q}}}}}}`, url)
+}
+
+// heldFailure serves 404 to every call once release is called (so a test
+// can let every other step start first); it is closed when t ends.
+func heldFailure(t *testing.T) (url string, release func()) {
+	t.Helper()
+	ch := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-ch:
+		case <-r.Context().Done():
+		}
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, sync.OnceFunc(func() { close(ch) })
+}
+
+// act sends a run action (stop, kill, ...) and fails the test unless it
+// is accepted.
+func (s *system) act(wf string, id int64, action string) {
+	s.t.Helper()
+	var e map[string]any
+	if code := s.do("PUT", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/%s", wf, id, action), nil, &e); code != http.StatusOK {
+		s.t.Fatalf("%s: HTTP %d %v", action, code, e)
+	}
+}
 
 // wideWorkflow has n 10-minute Sleep steps side by side (all in flight at
 // once; their timers ride SQS delays, not a Scheduler schedule each, which
@@ -17,9 +52,7 @@ import (
 func wideWorkflow(id string, n int, timeout int, failURL string) []byte {
 	var steps []string
 	if failURL != "" {
-		steps = append(steps, fmt.Sprintf(`{"step":{"id":"bad","type":"Http","failure_mode":"fail_immediately",
-		  "retry_policy":{"error_retry_limit":0,"platform_retry_limit":0},
-		  "params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":%q}}}}}}`, failURL))
+		steps = append(steps, failImmediatelyStep(failURL))
 	}
 	for i := 0; i < n; i++ {
 		steps = append(steps, fmt.Sprintf(`{"step":{"id":"s%03d","type":"Sleep","params":{"sleep_seconds":{"value":600,"type":"LONG"}}}}`, i))
@@ -70,13 +103,6 @@ func TestEndingAWideRun(t *testing.T) {
 		}
 		t.Logf("%s with %d steps in flight ended %s %s after its cause", wf, n, status, time.Since(t0).Round(time.Millisecond))
 	}
-	act := func(wf string, id int64, action string) {
-		t.Helper()
-		var e map[string]any
-		if code := s.do("PUT", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/%s", wf, id, action), nil, &e); code != http.StatusOK {
-			t.Fatalf("%s: HTTP %d %v", action, code, e)
-		}
-	}
 
 	for _, n := range []int{120, 300} {
 		t.Run(fmt.Sprintf("kill %d", n), func(t *testing.T) {
@@ -84,7 +110,7 @@ func TestEndingAWideRun(t *testing.T) {
 			r := s.start(wf, "")
 			running(wf, r.WorkflowInstanceID, n)
 			t0 := time.Now()
-			act(wf, r.WorkflowInstanceID, "kill")
+			s.act(wf, r.WorkflowInstanceID, "kill")
 			ended(wf, r.WorkflowInstanceID, "FAILED", "FATALLY_FAILED", n, t0)
 		})
 		t.Run(fmt.Sprintf("stop %d", n), func(t *testing.T) {
@@ -92,7 +118,7 @@ func TestEndingAWideRun(t *testing.T) {
 			r := s.start(wf, "")
 			running(wf, r.WorkflowInstanceID, n)
 			t0 := time.Now()
-			act(wf, r.WorkflowInstanceID, "stop")
+			s.act(wf, r.WorkflowInstanceID, "stop")
 			ended(wf, r.WorkflowInstanceID, "STOPPED", "STOPPED", n, t0)
 		})
 	}
@@ -112,20 +138,12 @@ func TestEndingAWideRun(t *testing.T) {
 	}
 	for _, n := range []int{120} {
 		t.Run(fmt.Sprintf("FAIL_IMMEDIATELY %d", n), func(t *testing.T) {
-			release := make(chan struct{})
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				select { // answer once every sleep runs
-				case <-release:
-				case <-r.Context().Done():
-				}
-				w.WriteHeader(http.StatusNotFound)
-			}))
-			defer srv.Close()
-			wf := s.push(wideWorkflow(fmt.Sprintf("wide-fail-%d", n), n, 0, srv.URL))
+			url, release := heldFailure(t) // answers once every sleep runs
+			wf := s.push(wideWorkflow(fmt.Sprintf("wide-fail-%d", n), n, 0, url))
 			r := s.start(wf, "")
 			running(wf, r.WorkflowInstanceID, n)
 			t0 := time.Now()
-			close(release)
+			release()
 			ended(wf, r.WorkflowInstanceID, "FAILED", "STOPPED", n, t0)
 		})
 	}

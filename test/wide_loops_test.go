@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -18,9 +16,7 @@ import (
 func wideLoops(id string, loops, per, timeout int, failURL string) []byte {
 	var steps []string
 	if failURL != "" {
-		steps = append(steps, fmt.Sprintf(`{"step":{"id":"bad","type":"Http","failure_mode":"fail_immediately",
-		  "retry_policy":{"error_retry_limit":0,"platform_retry_limit":0},
-		  "params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":%q}}}}}}`, failURL))
+		steps = append(steps, failImmediatelyStep(failURL))
 	}
 	for l := 0; l < loops; l++ {
 		steps = append(steps, fmt.Sprintf(`{"foreach":{"id":"loop%d","concurrency":%d,
@@ -97,13 +93,6 @@ func TestEndingWideLoops(t *testing.T) {
 		})
 		t.Logf("every iteration ended %s after the cause", time.Since(t0).Round(time.Millisecond))
 	}
-	act := func(wf string, id int64, action string) {
-		t.Helper()
-		var e map[string]any
-		if code := s.do("PUT", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/%s", wf, id, action), nil, &e); code != http.StatusOK {
-			t.Fatalf("%s: HTTP %d %v", action, code, e)
-		}
-	}
 
 	// Each case first lets the stack finish what the previous one caused
 	// (its iterations' own stop decisions), so that its cause is not
@@ -122,20 +111,12 @@ func TestEndingWideLoops(t *testing.T) {
 	})
 	t.Run("FAIL_IMMEDIATELY 500", func(t *testing.T) {
 		s.idle(t)
-		release := make(chan struct{})
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			select { // answer once every iteration runs
-			case <-release:
-			case <-r.Context().Done():
-			}
-			w.WriteHeader(http.StatusNotFound)
-		}))
-		defer srv.Close()
-		wf := s.push(wideLoops("loops-fail", 1, 500, 0, srv.URL))
+		url, release := heldFailure(t) // answers once every iteration runs
+		wf := s.push(wideLoops("loops-fail", 1, 500, 0, url))
 		r := s.start(wf, "")
 		started(inFlight(wf, r.WorkflowInstanceID, 1, 500), 500)
 		t0 := time.Now()
-		close(release)
+		release()
 		ended(wf, r.WorkflowInstanceID, "FAILED", t0, nil, 500)
 	})
 	t.Run("kill 1000", func(t *testing.T) {
@@ -144,7 +125,7 @@ func TestEndingWideLoops(t *testing.T) {
 		r := s.start(wf, "")
 		inFlight(wf, r.WorkflowInstanceID, 2, 500)
 		t0 := time.Now()
-		act(wf, r.WorkflowInstanceID, "kill")
+		s.act(wf, r.WorkflowInstanceID, "kill")
 		// That every iteration then ends is TestForeachKillStopsItsIterations'.
 		ended(wf, r.WorkflowInstanceID, "FAILED", t0, nil, 500)
 	})
