@@ -94,7 +94,9 @@ func (o *Orchestrator) start(ctx context.Context, wf, selector string, req Start
 		o.log.Warn("inline start decision failed; the decision queue will retry", "workflow_id", wf, "instance_id", rec.InstanceID, "error", err)
 		return resp, nil
 	}
-	resp.Status = string(after.Status)
+	if after != nil { // nil: handed to the decider after losing races (see Process)
+		resp.Status = string(after.Status)
+	}
 	return resp, nil
 }
 

@@ -85,8 +85,9 @@ const (
 // result in one conditional transaction, retrying from a fresh read when
 // another decider won the race. A run with more pending work than one
 // transaction holds is committed in several rounds, each durable. It returns
-// the run's state afterwards. A run with no pending events (a duplicate
-// wake) is a no-op.
+// the run's state afterwards, or nil when it handed the run to the decider
+// after losing races for longer than maxCallTime. A run with no pending
+// events (a duplicate wake) is a no-op.
 func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Instance, error) {
 	conflicts := 0
 	enqueued := false
@@ -100,7 +101,7 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 			return st, nil
 		case err == nil:
 			if rounds++; rounds >= maxRoundsPerCall || time.Since(began) >= maxCallTime {
-				return st, o.handOff(ctx, w, st)
+				return st, o.handOff(ctx, w)
 			}
 			b = fullRound()
 			continue // next round of the same run
@@ -139,6 +140,12 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 			return nil, err
 		}
 		conflicts++
+		if time.Since(began) >= maxCallTime {
+			// Another committer keeps winning (a decider launching a wide
+			// loop's iterations while a kill arrives): the events are in
+			// the inbox, so the decider takes them from here.
+			return nil, o.handOff(ctx, w)
+		}
 		if conflicts >= o.retries {
 			return nil, fmt.Errorf("process %s/%d/%d: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
 		}
@@ -348,7 +355,7 @@ func continueID(st *engine.Instance, v int64) string {
 // puts an inbox event instead, whose wake the stream carries — seconds
 // late when the router has the rounds' change events to forward first (a
 // kill of 300 steps: 3 s).
-func (o *Orchestrator) handOff(ctx context.Context, w store.Wake, st *engine.Instance) error {
+func (o *Orchestrator) handOff(ctx context.Context, w store.Wake) error {
 	if o.dispatch != nil {
 		err := o.dispatch.Dispatch(ctx, []store.Message{store.WakeMessage(w.WorkflowID, w.InstanceID, w.RunID)})
 		if err == nil {
@@ -357,7 +364,7 @@ func (o *Orchestrator) handOff(ctx context.Context, w store.Wake, st *engine.Ins
 		o.log.Warn("cannot wake the decider directly; an inbox event's wake will", "workflow_id", w.WorkflowID,
 			"instance_id", w.InstanceID, "run_id", w.RunID, "error", err)
 	}
-	id := fmt.Sprintf("k-%012d-%s", st.Seq, o.newUUID())
+	id := "k-" + o.newUUID()
 	if err := o.store.PutEvent(ctx, w.WorkflowID, w.InstanceID, w.RunID, store.Event{ID: id, Body: mustJSON(engine.Continue{})}); err != nil {
 		return fmt.Errorf("hand off %s/%d/%d to the decider: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
 	}
