@@ -583,6 +583,8 @@ func (d *decider) launch(i int) {
 		d.succeed(i, "")
 	case isForeach(step):
 		d.startLoop(i)
+	case isWhile(step):
+		d.startWhile(i)
 	case isSleep(step):
 		d.out.Commands = append(d.out.Commands, StartTimer{
 			StepID:  s.StepID,
@@ -691,6 +693,9 @@ func (d *decider) finish() {
 		}
 	}
 	status, msg := model.WorkflowSucceeded, ""
+	if failed == nil && stopped == nil {
+		d.st.Feedback = d.feedback()
+	}
 	switch {
 	case failed != nil:
 		status = model.WorkflowFailed

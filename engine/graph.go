@@ -38,8 +38,12 @@ type node struct {
 	// (an entry's error fails the step when it is needed).
 	deps    []compiledSet
 	outputs []compiledOutput
-	preds   []int // indexes into Graph.edges, ordered by predecessor definition order
-	succs   []int // indexes into Graph.edges, in the step's successor order
+	// whileCond is a while step's compiled condition; whileErr its
+	// compile error, which fails the step when it runs.
+	whileCond Condition
+	whileErr  error
+	preds     []int // indexes into Graph.edges, ordered by predecessor definition order
+	succs     []int // indexes into Graph.edges, in the step's successor order
 }
 
 type edge struct {
@@ -103,6 +107,9 @@ func Compile(wf *model.Workflow, ev Evaluator) (*Graph, error) {
 			g.nodes[i].params, g.nodes[i].paramsErr = ev.CompileParams(s.Params, model.Scope{Vars: g.scope})
 		}
 		g.compileSignals(ev, i)
+		if s.Kind == model.KindWhile {
+			g.nodes[i].whileCond, g.nodes[i].whileErr = compileWhileCondition(ev, g.scope, s)
+		}
 		var scope *model.Scope // the step's condition scope, built on first use
 		seen := make(map[string]bool, len(s.Transition.Successors))
 		for _, succ := range s.Transition.Successors {

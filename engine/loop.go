@@ -46,6 +46,10 @@ type ParentRef struct {
 	// RootWorkflowID and RootInstanceID name the run at the top of the tree.
 	RootWorkflowID string `json:"root_workflow_id"`
 	RootInstanceID int64  `json:"root_workflow_instance_id"`
+	// Feedback, on an iteration of a while step, names the loop params
+	// whose values the iteration reports back when it succeeds
+	// (Instance.Feedback).
+	Feedback []string `json:"feedback,omitempty"`
 }
 
 // LoopState is the state of a foreach step attempt's iterations.
@@ -66,6 +70,11 @@ type LoopState struct {
 	// (FAIL_AFTER_RUNNING, IGNORE_FAILURE) and the step ends when the
 	// running ones have.
 	Stopping bool `json:"stopping,omitempty"`
+	// While is set on a while step's loop: Total is unused, iterations run
+	// one at a time while the condition holds, and Vars holds the loop
+	// params' current values.
+	While bool   `json:"while,omitempty"`
+	Vars  Values `json:"vars,omitempty"`
 }
 
 func (l *LoopState) clone() *LoopState {
@@ -74,6 +83,7 @@ func (l *LoopState) clone() *LoopState {
 	}
 	c := *l
 	c.Running = slices.Clone(l.Running)
+	c.Vars = l.Vars.Clone()
 	if l.Counts != nil {
 		c.Counts = make(map[model.WorkflowStatus]int64, len(l.Counts))
 		for k, v := range l.Counts {
@@ -94,6 +104,9 @@ type ChildEnded struct {
 	Index   int64                `json:"index"`
 	Status  model.WorkflowStatus `json:"status"`
 	Message string               `json:"message,omitempty"`
+	// Feedback is what a succeeded while iteration reports for its loop
+	// params (Instance.Feedback).
+	Feedback Values `json:"feedback,omitempty"`
 }
 
 // Kind returns KindChildEnded.
@@ -123,27 +136,32 @@ const (
 	KindStopChild  CommandKind = "stop_child"
 )
 
-// CreateLoop asks the store to record the inline workflow of a foreach
-// step attempt (its definition: the step's inline steps) before its first
-// iteration starts. Params are the first iteration's params: the inline
-// definition declares each with its type.
+// CreateLoop asks the store to record the inline workflow of a foreach or
+// while step attempt (its definition: the step's inline steps) before its
+// first iteration starts. Params are the first iteration's params: the
+// inline definition declares each with its type.
 type CreateLoop struct {
 	StepID     string `json:"step_id"`
 	Attempt    int64  `json:"step_attempt_id"`
 	WorkflowID string `json:"workflow_id"`
-	Params     Values `json:"params,omitempty"`
+	// While is set for a while step's loop.
+	While  bool   `json:"while,omitempty"`
+	Params Values `json:"params,omitempty"`
 }
 
-// StartChild asks for iteration Index of a foreach step attempt to be
-// created and started: instance Index+1 of the inline workflow WorkflowID,
-// with Params as its run params.
+// StartChild asks for iteration Index of a foreach or while step attempt
+// to be created and started: instance Index+1 of the inline workflow
+// WorkflowID, with Params as its run params.
 type StartChild struct {
-	StepID     string    `json:"step_id"`
-	Attempt    int64     `json:"step_attempt_id"`
-	WorkflowID string    `json:"workflow_id"`
-	Index      int64     `json:"index"`
-	Params     Values    `json:"params,omitempty"`
-	Parent     ParentRef `json:"parent"`
+	StepID     string `json:"step_id"`
+	Attempt    int64  `json:"step_attempt_id"`
+	WorkflowID string `json:"workflow_id"`
+	Index      int64  `json:"index"`
+	// Initiator is the child's initiator type: FOREACH (when empty) or
+	// WHILE.
+	Initiator string    `json:"initiator,omitempty"`
+	Params    Values    `json:"params,omitempty"`
+	Parent    ParentRef `json:"parent"`
 }
 
 // StopChild asks a child run to end: Action is STOP or KILL.
@@ -170,8 +188,12 @@ func (StopChild) isCommand()  {}
 // InlineWorkflowID is the id of the inline workflow of a foreach step
 // attempt of a run: the same for the same attempt, different for any other.
 func InlineWorkflowID(st *Instance, stepID string, attempt int64) string {
+	return inlineWorkflowID(model.InlineForeachPrefix, st, stepID, attempt)
+}
+
+func inlineWorkflowID(prefix string, st *Instance, stepID string, attempt int64) string {
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d\x00%s\x00%d\x00%s", st.WorkflowID, st.InstanceID, st.RunID, stepID, attempt, st.UUID)))
-	return model.InlineForeachPrefix + hex.EncodeToString(sum[:12])
+	return prefix + hex.EncodeToString(sum[:12])
 }
 
 func isForeach(s *model.Step) bool { return s.Kind == model.KindForeach }
@@ -338,15 +360,7 @@ func (d *decider) launchIterations(i int, names []string, arrays []any) {
 			return
 		}
 	}
-	parent := ParentRef{
-		WorkflowID: d.st.WorkflowID, InstanceID: d.st.InstanceID, RunID: d.st.RunID,
-		StepID: s.StepID, Attempt: s.Attempt, Depth: 1,
-		RootWorkflowID: d.st.WorkflowID, RootInstanceID: d.st.InstanceID,
-	}
-	if p := d.st.Parent; p != nil {
-		parent.Depth = p.Depth + 1
-		parent.RootWorkflowID, parent.RootInstanceID = p.RootWorkflowID, p.RootInstanceID
-	}
+	parent := d.childParent(i)
 	for l.Next < l.Total && int64(len(l.Running)) < l.Concurrency {
 		if d.maxStarts > 0 && d.starts+iterationStarts > max(d.maxStarts, iterationStarts) {
 			d.out.Continue = true
@@ -365,12 +379,34 @@ func (d *decider) launchIterations(i int, names []string, arrays []any) {
 	}
 }
 
+// childParent is what a child run of loop step i points back at (Index
+// aside).
+func (d *decider) childParent(i int) ParentRef {
+	s := &d.st.Steps[i]
+	parent := ParentRef{
+		WorkflowID: d.st.WorkflowID, InstanceID: d.st.InstanceID, RunID: d.st.RunID,
+		StepID: s.StepID, Attempt: s.Attempt, Depth: 1,
+		RootWorkflowID: d.st.WorkflowID, RootInstanceID: d.st.InstanceID,
+	}
+	if p := d.st.Parent; p != nil {
+		parent.Depth = p.Depth + 1
+		parent.RootWorkflowID, parent.RootInstanceID = p.RootWorkflowID, p.RootInstanceID
+	}
+	return parent
+}
+
 // resumeLoops launches the iterations a decision cut short by its budget
 // (WithMaxStarts) left unlaunched.
 func (d *decider) resumeLoops() {
 	for i := range d.st.Steps {
 		s := &d.st.Steps[i]
-		if s.Loop != nil && s.Status == model.StepRunning && !s.Loop.Stopping && s.Loop.Next < s.Loop.Total {
+		switch {
+		case s.Loop == nil || s.Status != model.StepRunning || s.Loop.Stopping:
+		case s.Loop.While:
+			if len(s.Loop.Running) == 0 {
+				d.nextWhile(i)
+			}
+		case s.Loop.Next < s.Loop.Total:
 			d.launchIterations(i, nil, nil)
 		}
 	}
@@ -401,6 +437,10 @@ func (d *decider) childEnded(e ChildEnded) error {
 		l.Counts = map[model.WorkflowStatus]int64{}
 	}
 	l.Counts[status]++
+	if l.While {
+		d.whileChildEnded(i, e, status)
+		return d.advance()
+	}
 	if status == model.WorkflowFailed && !l.Stopping {
 		l.Stopping = true
 		if d.g.nodes[i].step.FailureMode == model.FailImmediately {
@@ -484,9 +524,13 @@ func (d *decider) drainChildStops() {
 	}
 }
 
-// LoopSummary is what a view shows of a foreach step's iterations.
+// LoopSummary is what a view shows of a foreach or while step's
+// iterations. For a while step Total is the iterations started so far and
+// LoopParams the loop params' current values.
 type LoopSummary struct {
-	WorkflowID string                         `json:"foreach_workflow_id"`
+	WorkflowID string                         `json:"foreach_workflow_id,omitempty"`
+	WhileID    string                         `json:"while_workflow_id,omitempty"`
+	LoopParams Values                         `json:"loop_param_values,omitempty"`
 	Total      int64                          `json:"total_loop_count"`
 	Launched   int64                          `json:"next_loop_index"`
 	Running    int64                          `json:"running_count"`
@@ -501,6 +545,10 @@ func (l *LoopState) Summary() *LoopSummary {
 		return nil
 	}
 	out := &LoopSummary{WorkflowID: l.WorkflowID, Total: l.Total, Launched: l.Next, Running: int64(len(l.Running))}
+	if l.While {
+		out.WorkflowID, out.WhileID = "", l.WorkflowID
+		out.Total, out.LoopParams = l.Next, l.Vars.Clone()
+	}
 	if len(l.Counts) > 0 {
 		out.Counts = make(map[model.WorkflowStatus]int64, len(l.Counts))
 		for k, v := range l.Counts {

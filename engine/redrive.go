@@ -84,7 +84,7 @@ func (d *decider) awaited(checks bool) ([]Command, error) {
 		case s.Status == model.StepWaitingForSignals && checks:
 			cmds = append(cmds, StartTimer{StepID: s.StepID, Attempt: s.Attempt, Purpose: PurposeSignalCheck, FireAt: time.UnixMilli(d.now).UTC()})
 		case s.Status == model.StepRunning && !isNoWork(step):
-			if isForeach(step) {
+			if isForeach(step) || isWhile(step) {
 				// Its iterations report back in their own terminal
 				// commits; a lost start is recovered in the child's own
 				// partition (its start event is in the sweep index).

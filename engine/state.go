@@ -60,6 +60,10 @@ type Instance struct {
 	// ParentGone is set on a child run its parent stopped: the parent no
 	// longer waits for its end.
 	ParentGone bool `json:"parent_gone,omitempty"`
+	// Feedback is set when a while iteration succeeds: the values its
+	// steps give the loop params its parent names (ParentRef.Feedback),
+	// reported in its ChildEnded event.
+	Feedback Values `json:"feedback,omitempty"`
 }
 
 // Ending says how a run that is being ended ends: every step in flight with
@@ -154,6 +158,7 @@ func (in *Instance) Clone() *Instance {
 	}
 	out := *in
 	out.Params = in.Params.Clone()
+	out.Feedback = in.Feedback.Clone()
 	if in.ChildStops != nil {
 		out.ChildStops = make([]ChildStops, len(in.ChildStops))
 		for i, cs := range in.ChildStops {
@@ -163,6 +168,7 @@ func (in *Instance) Clone() *Instance {
 	}
 	if in.Parent != nil {
 		p := *in.Parent
+		p.Feedback = slices.Clone(in.Parent.Feedback)
 		out.Parent = &p
 	}
 	if in.Steps != nil {

@@ -44,15 +44,22 @@ func NameProblems(s, what string) []string {
 	return out
 }
 
-// InlineForeachPrefix starts the id of an inline workflow: the workflow
-// whose instances are the iterations of one foreach step attempt. Only the
-// engine creates such workflows (the prefix is reserved for users).
-const InlineForeachPrefix = "maestro_foreach_"
+// InlineForeachPrefix and InlineWhilePrefix start the id of an inline
+// workflow: the workflow whose instances are the iterations of one foreach
+// or while step attempt. Only the engine creates such workflows (the
+// prefix is reserved for users).
+const (
+	InlineForeachPrefix = "maestro_foreach_"
+	InlineWhilePrefix   = "maestro_while_"
+)
 
-// IsInlineWorkflowID reports whether id names an inline workflow: the
-// prefix and then lower-case hexadecimal digits.
+// IsInlineWorkflowID reports whether id names an inline workflow: one of
+// the prefixes and then lower-case hexadecimal digits.
 func IsInlineWorkflowID(id string) bool {
 	rest, ok := strings.CutPrefix(id, InlineForeachPrefix)
+	if !ok {
+		rest, ok = strings.CutPrefix(id, InlineWhilePrefix)
+	}
 	if !ok || rest == "" || len(id) > IDLengthLimit {
 		return false
 	}

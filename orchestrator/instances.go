@@ -294,7 +294,7 @@ func (o *Orchestrator) ListSteps(ctx context.Context, wf string, inst int64) ([]
 		if ss := st.Step(id); ss != nil && ss.Loop != nil && ss.Attempt == v.StepAttemptID {
 			// Iterations move the loop without touching the attempt's
 			// item: the state has its current counts.
-			v.Foreach = ss.Loop.Summary()
+			v.setLoop(ss.Loop)
 		}
 		out = append(out, v)
 	}
@@ -361,14 +361,15 @@ func stepView(st *engine.Instance, s *engine.StepState) *StepView {
 			outputs[k] = v
 		}
 	}
-	return &StepView{
+	v := &StepView{
 		WorkflowID: st.WorkflowID, WorkflowInstanceID: st.InstanceID, WorkflowRunID: st.RunID,
 		StepID: s.StepID, StepAttemptID: s.Attempt, Params: s.Params, Outputs: outputs,
 		RuntimeState: StepRuntimeView{
 			Status: string(s.Status), CreateTime: s.CreateTime, StartTime: s.StartTime, EndTime: s.EndTime,
 		},
-		Foreach: s.Loop.Summary(),
 	}
+	v.setLoop(s.Loop)
+	return v
 }
 
 func attemptView(a store.Attempt) (*StepView, error) {

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,7 +44,7 @@ func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store
 		}
 	}
 	if p := after.Parent; p != nil && !after.ParentGone && after.Status.IsTerminal() && !before.Status.IsTerminal() {
-		ev := engine.ChildEnded{StepID: p.StepID, Attempt: p.Attempt, Index: p.Index, Status: after.Status, Message: after.Message}
+		ev := engine.ChildEnded{StepID: p.StepID, Attempt: p.Attempt, Index: p.Index, Status: after.Status, Message: after.Message, Feedback: after.Feedback}
 		c.Wakes = append(c.Wakes, store.WakeRun{
 			WorkflowID: p.WorkflowID, InstanceID: p.InstanceID, RunID: p.RunID,
 			Event: store.Event{ID: engine.ChildEndedID(p.StepID, p.Attempt, p.Index), Body: mustJSON(ev)},
@@ -52,7 +53,7 @@ func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store
 	return nil
 }
 
-// inlineDefinition is the definition of a foreach step attempt's inline
+// inlineDefinition is the definition of a foreach or while step attempt's inline
 // workflow: the step's inline steps, declaring the params every iteration
 // receives (with the first iteration's values; each iteration's run params
 // replace them).
@@ -65,9 +66,13 @@ func inlineDefinition(g *engine.Graph, x engine.CreateLoop) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create loop of step %q: %w", x.StepID, err)
 	}
+	kind := "foreach"
+	if x.While {
+		kind = "while"
+	}
 	def := model.Definition{Workflow: &model.Workflow{
 		ID:     x.WorkflowID,
-		Name:   fmt.Sprintf("foreach %s attempt %d", x.StepID, x.Attempt),
+		Name:   fmt.Sprintf("%s %s attempt %d", kind, x.StepID, x.Attempt),
 		Params: params,
 		Steps:  step.Steps,
 	}}
@@ -91,7 +96,7 @@ func (o *Orchestrator) childRun(ctx context.Context, parent *engine.Instance, x 
 		WorkflowID: x.WorkflowID, WorkflowVersion: 1, InstanceID: inst, RunID: 1, UUID: o.newUUID(),
 		Owner: parent.Owner, Status: model.WorkflowCreated, CreateTime: now.UnixMilli(), Parent: &p,
 	}
-	initiator := engine.Initiator{Type: "FOREACH"}
+	initiator := engine.Initiator{Type: cmp.Or(x.Initiator, "FOREACH")}
 	start, err := json.Marshal(engine.StartRun{RunParams: params, Initiator: initiator})
 	if err != nil {
 		return store.ChildRun{}, fmt.Errorf("encode start of iteration %d of step %q: %w", x.Index, x.StepID, err)

@@ -218,8 +218,23 @@ type StepView struct {
 	// Foreach is a foreach step attempt's iterations: their inline
 	// workflow (whose instance n is iteration n), counts and those in
 	// flight.
-	Foreach  *engine.LoopSummary `json:"foreach_overview,omitempty"`
+	Foreach *engine.LoopSummary `json:"foreach_overview,omitempty"`
+	// While is a while step attempt's iterations: their inline workflow,
+	// how many started, the loop params' current values and counts.
+	While    *engine.LoopSummary `json:"while_overview,omitempty"`
 	Timeline []TimelineEntry     `json:"timeline,omitempty"`
+}
+
+// setLoop shows loop l (nil: none) as the view's foreach or while
+// overview.
+func (v *StepView) setLoop(l *engine.LoopState) {
+	switch {
+	case l == nil:
+	case l.While:
+		v.While = l.Summary()
+	default:
+		v.Foreach = l.Summary()
+	}
 }
 
 // StepRuntimeView is a step attempt's status and times (unix ms).
