@@ -119,6 +119,10 @@ func (d *decider) apply(ev Event) error {
 		err = d.childEnded(e)
 	case *ChildEnded:
 		err = d.childEnded(*e)
+	case ChildStarted:
+		err = d.childStarted(e)
+	case *ChildStarted:
+		err = d.childStarted(*e)
 	default:
 		err = fmt.Errorf("unsupported event %T", ev)
 	}
@@ -585,6 +589,8 @@ func (d *decider) launch(i int) {
 		d.startLoop(i)
 	case isWhile(step):
 		d.startWhile(i)
+	case isSubworkflow(step):
+		d.startSubworkflow(i)
 	case isSleep(step):
 		d.out.Commands = append(d.out.Commands, StartTimer{
 			StepID:  s.StepID,
@@ -719,6 +725,7 @@ func (d *decider) setStepStatus(i int, to model.StepStatus, msg string) {
 		s.EndTime = d.now
 		d.releasePermits(i, from)
 		d.stopChildren(i, to)
+		d.stopSubworkflow(i, to)
 	}
 	d.st.Seq++
 	d.out.Transitions = append(d.out.Transitions, Transition{

@@ -175,6 +175,10 @@ func UnmarshalCommand(data []byte) (Command, error) {
 		var x StopChild
 		err = json.Unmarshal(data, &x)
 		c = x
+	case KindStartSubworkflow:
+		var x StartSubworkflow
+		err = jsonnum.Decode(data, &x)
+		c = x
 	case KindAnnounceSignal:
 		var x AnnounceSignal
 		err = jsonnum.Decode(data, &x)

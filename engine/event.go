@@ -190,6 +190,12 @@ func UnmarshalEvent(data []byte) (Event, error) {
 			return nil, fmt.Errorf("decode %s event: %w", kind, err)
 		}
 		return e, nil
+	case KindChildStarted:
+		var e ChildStarted
+		if err := jsonnum.Decode(data, &e); err != nil {
+			return nil, fmt.Errorf("decode %s event: %w", kind, err)
+		}
+		return e, nil
 	case KindRedrive:
 		var e Redrive
 		if err := jsonnum.Decode(data, &e); err != nil {

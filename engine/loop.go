@@ -50,6 +50,12 @@ type ParentRef struct {
 	// whose values the iteration reports back when it succeeds
 	// (Instance.Feedback).
 	Feedback []string `json:"feedback,omitempty"`
+	// Subworkflow is set on an instance a subworkflow step started: a
+	// real instance of its workflow, to which the workflow's run strategy
+	// applies; Async when that step does not follow it (sync false), so
+	// it reports no end.
+	Subworkflow bool `json:"subworkflow,omitempty"`
+	Async       bool `json:"async,omitempty"`
 }
 
 // LoopState is the state of a foreach step attempt's iterations.
@@ -107,6 +113,9 @@ type ChildEnded struct {
 	// Feedback is what a succeeded while iteration reports for its loop
 	// params (Instance.Feedback).
 	Feedback Values `json:"feedback,omitempty"`
+	// Child names the reporting instance when a subworkflow step started
+	// it: its end may arrive before its start report (ChildStarted).
+	Child *ChildRef `json:"child,omitempty"`
 }
 
 // Kind returns KindChildEnded.
@@ -421,6 +430,9 @@ func (d *decider) childEnded(e ChildEnded) error {
 	s := &d.st.Steps[i]
 	l := s.Loop
 	if l == nil {
+		if isSubworkflow(d.g.nodes[i].step) {
+			return d.subworkflowEnded(i, e)
+		}
 		return nil
 	}
 	k, found := slices.BinarySearch(l.Running, e.Index)

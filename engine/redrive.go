@@ -88,6 +88,17 @@ func (d *decider) awaited(checks bool) ([]Command, error) {
 				// Its iterations report back in their own terminal
 				// commits; a lost start is recovered in the child's own
 				// partition (its start event is in the sweep index).
+			} else if isSubworkflow(step) {
+				// Until the child is reported, its start is awaited
+				// (idempotent: one child per attempt); then the child
+				// reports its end in its terminal commit.
+				if s.Child == nil {
+					c, err := d.subworkflowCommand(i)
+					if err != nil {
+						return nil, fmt.Errorf("step %q: %w", s.StepID, err)
+					}
+					cmds = append(cmds, c)
+				}
 			} else if isSleep(step) {
 				sleep, err := sleepDuration(s.Params)
 				if err != nil {

@@ -125,6 +125,9 @@ type StepState struct {
 	// Loop is a foreach step attempt's iterations, from when it started
 	// them.
 	Loop *LoopState `json:"loop,omitempty"`
+	// Child is the instance a subworkflow step attempt started, once it
+	// has been reported (ChildStarted).
+	Child *ChildRef `json:"child,omitempty"`
 }
 
 // settled reports whether a step has reached its final status for the run:
@@ -186,6 +189,10 @@ func (s StepState) clone() StepState {
 	s.External = s.External.Clone()
 	s.Permits = slices.Clone(s.Permits)
 	s.Loop = s.Loop.clone()
+	if s.Child != nil {
+		c := *s.Child
+		s.Child = &c
+	}
 	s.WaitsFor = slices.Clone(s.WaitsFor)
 	if s.SignalDeps != nil {
 		deps := make([]*SignalMatch, len(s.SignalDeps))

@@ -28,12 +28,14 @@ func (o *Orchestrator) StartWorkflow(ctx context.Context, wf, selector string, r
 	if req.Initiator != nil && req.Initiator.Type != "" {
 		initiator.Type = strings.ToUpper(req.Initiator.Type)
 	}
-	return o.start(ctx, wf, selector, req, initiator, model.Params{})
+	return o.start(ctx, wf, selector, req, initiator, model.Params{}, nil)
 }
 
 // start creates and starts an instance for initiator. Params given by the
-// runtime (a signal trigger's params) go before the request's run params.
-func (o *Orchestrator) start(ctx context.Context, wf, selector string, req StartRequest, initiator engine.Initiator, given model.Params) (*StartResponse, error) {
+// runtime (a signal trigger's params, a subworkflow step's) go before the
+// request's run params; parent is set on an instance a subworkflow step
+// starts.
+func (o *Orchestrator) start(ctx context.Context, wf, selector string, req StartRequest, initiator engine.Initiator, given model.Params, parent *engine.ParentRef) (*StartResponse, error) {
 	head, err := o.head(ctx, wf)
 	if err != nil {
 		return nil, err
@@ -58,7 +60,7 @@ func (o *Orchestrator) start(ctx context.Context, wf, selector string, req Start
 	id := o.newUUID()
 	st := &engine.Instance{
 		WorkflowID: wf, WorkflowVersion: version, RunID: 1, UUID: id,
-		Owner: ownerOf(def, head), Status: model.WorkflowCreated, CreateTime: now.UnixMilli(),
+		Owner: ownerOf(def, head), Status: model.WorkflowCreated, CreateTime: now.UnixMilli(), Parent: parent,
 	}
 	startEv, err := json.Marshal(engine.StartRun{RunParams: runParams, Initiator: initiator})
 	if err != nil {
@@ -197,7 +199,7 @@ func (o *Orchestrator) runView(ctx context.Context, rec *store.InstanceRecord, r
 		WorkflowUUID: st.UUID, WorkflowVersionID: st.WorkflowVersion, Status: string(st.Status),
 		Initiator: &Initiator{
 			Type: st.Initiator.Type, Timezone: st.Initiator.Timezone, ScheduledTime: st.Initiator.ScheduledTime,
-			Principal: st.Initiator.Principal,
+			Principal: st.Initiator.Principal, Parent: st.Parent,
 		},
 		Params:     st.Params,
 		CreateTime: st.CreateTime, StartTime: st.StartTime, EndTime: st.EndTime, ModifyTime: rec.ModifyTime,
@@ -295,6 +297,7 @@ func (o *Orchestrator) ListSteps(ctx context.Context, wf string, inst int64) ([]
 			// Iterations move the loop without touching the attempt's
 			// item: the state has its current counts.
 			v.setLoop(ss.Loop)
+			v.Subworkflow = ss.Child
 		}
 		out = append(out, v)
 	}
@@ -369,6 +372,7 @@ func stepView(st *engine.Instance, s *engine.StepState) *StepView {
 		},
 	}
 	v.setLoop(s.Loop)
+	v.Subworkflow = s.Child
 	return v
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,7 +20,8 @@ import (
 // per step attempt and index), stop actions for iterations in flight when
 // their step ends, and — when the run is itself an iteration that ends —
 // its report to the parent's inbox (exactly once: its terminal commit
-// happens once) — unless the parent stopped it and so no longer waits.
+// happens once) — unless the parent stopped it or, for a subworkflow
+// started with sync false, never waited.
 func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store.Commit, before, after *engine.Instance, cmds []engine.Command, now time.Time) error {
 	for _, cmd := range cmds {
 		switch x := cmd.(type) {
@@ -43,8 +45,12 @@ func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store
 			})
 		}
 	}
-	if p := after.Parent; p != nil && !after.ParentGone && after.Status.IsTerminal() && !before.Status.IsTerminal() {
+	if p := after.Parent; p != nil && !p.Async && !after.ParentGone && after.Status.IsTerminal() && !before.Status.IsTerminal() {
 		ev := engine.ChildEnded{StepID: p.StepID, Attempt: p.Attempt, Index: p.Index, Status: after.Status, Message: after.Message, Feedback: after.Feedback}
+		if p.Subworkflow {
+			ev.Child = &engine.ChildRef{WorkflowID: after.WorkflowID, InstanceID: after.InstanceID, RunID: after.RunID,
+				Version: after.WorkflowVersion, UUID: after.UUID}
+		}
 		c.Wakes = append(c.Wakes, store.WakeRun{
 			WorkflowID: p.WorkflowID, InstanceID: p.InstanceID, RunID: p.RunID,
 			Event: store.Event{ID: engine.ChildEndedID(p.StepID, p.Attempt, p.Index), Body: mustJSON(ev)},
@@ -114,4 +120,44 @@ func (o *Orchestrator) childRun(ctx context.Context, parent *engine.Instance, x 
 		Initiator: mustJSON(initiator), Status: string(st.Status), State: state,
 		FirstEvent: store.Event{ID: startEventID, Body: start}, Outbox: outbox, Now: now,
 	}, nil
+}
+
+// WorkStartSubworkflow is a work message that starts the child instance of
+// a subworkflow step attempt (engine.StartSubworkflow).
+const WorkStartSubworkflow WorkKind = "start_subworkflow"
+
+// startSubworkflow starts the child of a subworkflow step attempt — an
+// instance of the named workflow and version, initiator SUBWORKFLOW, its
+// run strategy applying — under the attempt's request id, so a message
+// delivered twice starts it once, and reports it (or why it cannot start:
+// no such workflow or version, run params it refuses) to the parent.
+func (o *Orchestrator) startSubworkflow(ctx context.Context, m WorkMessage) error {
+	x := m.Subworkflow
+	if x == nil {
+		return fmt.Errorf("%w: %s message without its subworkflow", ErrPoison, m.Kind)
+	}
+	report := engine.ChildStarted{StepID: x.StepID, Attempt: x.Attempt}
+	params, err := engine.LiteralParams(x.Params)
+	if err != nil {
+		report.Error = fmt.Sprintf("the params passed down: %v", err)
+	} else {
+		parent := x.Parent
+		resp, err := o.start(ctx, x.WorkflowID, x.Version, StartRequest{RequestID: x.RequestID},
+			engine.Initiator{Type: "SUBWORKFLOW"}, params, &parent)
+		var e *Error
+		switch {
+		case errors.As(err, &e) && e.Status < 500:
+			report.Error = fmt.Sprintf("cannot start %s version %s: %v", x.WorkflowID, x.Version, e)
+		case err != nil:
+			return err
+		default:
+			report.Child = engine.ChildRef{
+				WorkflowID: resp.WorkflowID, InstanceID: resp.WorkflowInstanceID, RunID: resp.WorkflowRunID,
+				Version: resp.WorkflowVersionID, UUID: resp.WorkflowUUID,
+			}
+		}
+	}
+	return o.store.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, store.Event{
+		ID: engine.ChildStartedID(x.StepID, x.Attempt), Body: mustJSON(report), Covered: true,
+	})
 }

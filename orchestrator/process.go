@@ -54,6 +54,8 @@ type WorkMessage struct {
 	SignalSeq  int64          `json:"signal_seq,omitempty"`
 	Index      int            `json:"index,omitempty"`
 	Payload    map[string]any `json:"payload,omitempty"`
+	// Subworkflow is the child a start_subworkflow message starts.
+	Subworkflow *engine.StartSubworkflow `json:"subworkflow,omitempty"`
 }
 
 // MaxSQSDelay is the longest delay SQS supports on one message.
@@ -195,9 +197,9 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		pending = []store.Event{in.event}
 	}
 	var strat runStrategy
-	if before.Status == model.WorkflowCreated && before.Parent == nil {
-		// A child run (an iteration) has no run strategy: its parent
-		// bounds how many run at once.
+	if before.Status == model.WorkflowCreated && (before.Parent == nil || before.Parent.Subworkflow) {
+		// An iteration has no run strategy: its parent bounds how many
+		// run at once. A subworkflow's instance has its workflow's.
 		if strat, err = o.strategy(ctx, w.WorkflowID); err != nil {
 			return nil, false, err
 		}
@@ -635,6 +637,10 @@ func (o *Orchestrator) outboxMessage(st *engine.Instance, cmd engine.Command, no
 		m.Kind, m.StepID, m.Attempt, m.Index = WorkAnnounce, c.StepID, c.Attempt, c.Index
 		m.SignalName, m.Params, m.Payload = c.Name, c.Params, c.Payload
 		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m))}, true, nil
+	case engine.StartSubworkflow:
+		m := base
+		m.Kind, m.StepID, m.Attempt, m.Subworkflow = WorkStartSubworkflow, c.StepID, c.Attempt, &c
+		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m))}, true, nil
 	case engine.InstanceDone:
 		// Nothing to send: status changes reach subscribers from the stream.
 		return store.Message{}, false, nil
@@ -713,7 +719,7 @@ func (o *Orchestrator) sweepNeed(ctx context.Context, g *engine.Graph, st *engin
 	}
 	for _, c := range cmds {
 		switch c := c.(type) {
-		case engine.RunStep:
+		case engine.RunStep, engine.StartSubworkflow:
 			earliest(now.Add(o.claimLease + o.sweepGrace))
 		case engine.StartTimer:
 			earliest(maxTime(c.FireAt, now).Add(o.sweepGrace))

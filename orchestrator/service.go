@@ -114,6 +114,9 @@ type Initiator struct {
 	// Principal is the IAM principal whose API request started the run
 	// (see package caller); never taken from a request body.
 	Principal string `json:"principal,omitempty"`
+	// Parent is the step attempt that started a SUBWORKFLOW, FOREACH or
+	// WHILE run, with its depth and the root of its tree.
+	Parent *engine.ParentRef `json:"parent,omitempty"`
 }
 
 // RestartRequest is Maestro's WorkflowInstanceRestartRequest.
@@ -221,8 +224,10 @@ type StepView struct {
 	Foreach *engine.LoopSummary `json:"foreach_overview,omitempty"`
 	// While is a while step attempt's iterations: their inline workflow,
 	// how many started, the loop params' current values and counts.
-	While    *engine.LoopSummary `json:"while_overview,omitempty"`
-	Timeline []TimelineEntry     `json:"timeline,omitempty"`
+	While *engine.LoopSummary `json:"while_overview,omitempty"`
+	// Subworkflow is the instance a subworkflow step attempt started.
+	Subworkflow *engine.ChildRef `json:"subworkflow_overview,omitempty"`
+	Timeline    []TimelineEntry  `json:"timeline,omitempty"`
 }
 
 // setLoop shows loop l (nil: none) as the view's foreach or while

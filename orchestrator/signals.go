@@ -326,7 +326,7 @@ func (o *Orchestrator) fireSignalTrigger(ctx context.Context, wf string, index i
 		dedup = fmt.Sprint(v)
 	}
 	reqID := signals.TriggerRequestID(wf, index, match, dedup)
-	resp, err := o.start(ctx, wf, "active", StartRequest{RequestID: reqID}, engine.Initiator{Type: "SIGNAL", Signals: matches}, t.Params)
+	resp, err := o.start(ctx, wf, "active", StartRequest{RequestID: reqID}, engine.Initiator{Type: "SIGNAL", Signals: matches}, t.Params, nil)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Status < 500 {

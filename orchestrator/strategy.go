@@ -50,8 +50,8 @@ func (o *Orchestrator) strategy(ctx context.Context, wf string) (runStrategy, er
 // free); a run that ends gives its slot back and wakes the oldest queued
 // instance; a run leaving the queue removes its queue item.
 func (o *Orchestrator) slots(ctx context.Context, c *store.Commit, before, after *engine.Instance, rs runStrategy) error {
-	if after.Parent != nil {
-		return nil // a child run holds no slot of its (inline) workflow
+	if after.Parent != nil && !after.Parent.Subworkflow {
+		return nil // an iteration holds no slot of its inline workflow
 	}
 	admitted := before.Status == model.WorkflowCreated && after.StartTime != 0
 	held := before.Status == model.WorkflowInProgress || before.Status == model.WorkflowPaused

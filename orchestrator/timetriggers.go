@@ -154,7 +154,7 @@ func (o *Orchestrator) fireTrigger(ctx context.Context, body []byte) (time.Durat
 	ini := engine.Initiator{Type: "TIME", Timezone: tz, ScheduledTime: f.ScheduledTime.UnixMilli()}
 	resp, err := o.start(ctx, f.WorkflowID, "active", StartRequest{
 		RequestID: triggers.FiringRequestID(f.WorkflowID, f.TriggerIndex, f.ScheduledTime),
-	}, ini, model.Params{})
+	}, ini, model.Params{}, nil)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Status < 500 {

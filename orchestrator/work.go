@@ -54,6 +54,8 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 		return o.fireTrigger(ctx, body)
 	case WorkRunStep:
 		return o.claimAndRun(ctx, m, runners)
+	case WorkStartSubworkflow:
+		return 0, o.startSubworkflow(ctx, m)
 	case WorkSweep:
 		_, err := o.Sweep(ctx)
 		return 0, err

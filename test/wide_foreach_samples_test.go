@@ -11,7 +11,11 @@ import (
 // TestMaestroForeachSamples runs Maestro's foreach samples unchanged and
 // checks the outcomes of ../shared/maestro/reference/expected-outcomes.txt
 // (sample-large-foreach-wf, 1,098 iterations, is TestMaestroLargeForeachSample).
+//
+// The samples' Sleep steps make it mostly idle: it runs beside the other
+// sample tests (t.Parallel).
 func TestMaestroForeachSamples(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	type run struct {
 		wf   string

@@ -1,0 +1,183 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/maestro-serverless/maestro/localstack/stack"
+	"github.com/maestro-serverless/maestro/orchestrator"
+)
+
+// subChild is a PARALLEL workflow whose one Http step calls
+// /it/<p>/<w>: p and w are its params (defaults 0 and "none"), so the
+// calls tell which params a parent passed down.
+func subChild(url string) []byte {
+	return []byte(fmt.Sprintf(`{"properties":{"owner":"sub","run_strategy":"parallel"},"workflow":{"id":"sub-child",
+	  "params":{"p":{"type":"LONG","value":0},"w":{"type":"STRING","value":"none"}},
+	  "steps":[{"step":{"id":"call","type":"Http","retry_policy":{"error_retry_limit":0,"platform_retry_limit":0},
+	    "params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":"%s/it/${p}/${w}"},"method":{"type":"STRING","value":"GET"}}}}}}]}}`, url))
+}
+
+// subParent runs sub-child three times: "a" (sync, all params), then "b"
+// (explicit_params: only its own p), and beside them "c" (sync false).
+const subParent = `{"properties":{"owner":"sub"},"workflow":{"id":"sub-parent",
+  "params":{"w":{"type":"STRING","value":"pw"}},
+  "steps":[
+    {"subworkflow":{"id":"a","params":{"subworkflow_id":{"type":"STRING","value":"sub-child"},"p":{"type":"LONG","value":1}},
+      "transition":{"successors":{"b":"true"}}}},
+    {"subworkflow":{"id":"b","explicit_params":true,"params":{"subworkflow_id":{"type":"STRING","value":"sub-child"},
+      "subworkflow_version":{"type":"STRING","value":"latest"},"p":{"type":"LONG","value":2}}}},
+    {"subworkflow":{"id":"c","sync":false,"params":{"subworkflow_id":{"type":"STRING","value":"sub-child"},"p":{"type":"LONG","value":3}}}}]}}`
+
+// TestSubworkflows: a subworkflow step starts one real instance of its
+// workflow per attempt (initiator SUBWORKFLOW, parent named), passes the
+// params Maestro passes, follows it (sync) or not; a workflow that calls
+// itself stops at the depth limit; a kill of the parent reaches the child;
+// a child workflow that does not exist fails the step with a message.
+func TestSubworkflows(t *testing.T) {
+	ls := &loopServer{calls: map[string]int{}, hold: 20 * time.Millisecond, fail: map[string]bool{}}
+	srv := httptest.NewServer(ls)
+	defer srv.Close()
+	s := startSystem(t, stack.Options{})
+	s.push(subChild(srv.URL))
+	parent := s.push([]byte(subParent))
+	r := s.start(parent, "")
+	v := s.wait(parent, r.WorkflowInstanceID, 90*time.Second)
+	steps := s.steps(parent, r.WorkflowInstanceID)
+	if v.Status != "SUCCEEDED" {
+		t.Fatalf("sub-parent: %s %v", v.Status, v.StepStatuses)
+	}
+	// c does not wait for its child: wait for the child's call.
+	poll(t, 30*time.Second, "the sync=false child's call", func() (bool, string) {
+		calls, _ := ls.snapshot()
+		return calls["3/pw"] == 1, fmt.Sprint(calls)
+	})
+	calls, _ := ls.snapshot()
+	want := map[string]int{"1/pw": 1, "2/none": 1, "3/pw": 1}
+	if fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("calls %v, want %v (a and c pass the workflow param w down, b with explicit_params does not)", calls, want)
+	}
+	seen := map[int64]bool{}
+	for _, id := range []string{"a", "b", "c"} {
+		o := steps[id].Subworkflow
+		if o == nil || o.WorkflowID != "sub-child" || o.InstanceID < 1 || seen[o.InstanceID] {
+			t.Fatalf("step %s: subworkflow overview %+v", id, o)
+		}
+		seen[o.InstanceID] = true
+		child := s.wait("sub-child", o.InstanceID, 30*time.Second)
+		if child.Status != "SUCCEEDED" || child.Initiator == nil || child.Initiator.Type != "SUBWORKFLOW" ||
+			child.Initiator.Parent == nil || child.Initiator.Parent.StepID != id || child.Initiator.Parent.InstanceID != r.WorkflowInstanceID ||
+			child.Initiator.Parent.Depth != 1 {
+			t.Errorf("step %s's child: %s initiator %+v", id, child.Status, child.Initiator)
+		}
+	}
+	if !strings.Contains(steps["c"].Timeline[len(steps["c"].Timeline)-1].Message, "sync false") {
+		t.Errorf("step c's last timeline entry: %+v", steps["c"].Timeline)
+	}
+
+	t.Run("a workflow that calls itself stops at the depth limit", func(t *testing.T) {
+		self := s.push([]byte(`{"properties":{"owner":"sub","run_strategy":"parallel"},"workflow":{"id":"sub-self","steps":[
+		  {"subworkflow":{"id":"again","params":{"subworkflow_id":{"type":"STRING","value":"sub-self"}}}}]}}`))
+		r := s.start(self, "")
+		if v := s.wait(self, r.WorkflowInstanceID, 90*time.Second); v.Status != "FAILED" {
+			t.Fatalf("sub-self: %s %v", v.Status, v.StepStatuses)
+		}
+		// Instances 1..11: instance k is at depth k-1; the step of the one
+		// at depth 10 fails without starting another.
+		deepest := s.steps(self, 11)["again"]
+		if deepest.RuntimeState.Status != "FATALLY_FAILED" || !strings.Contains(deepest.Timeline[len(deepest.Timeline)-1].Message, "nesting deeper than the limit of 10 levels") {
+			t.Errorf("instance 11's step: %s %+v", deepest.RuntimeState.Status, deepest.Timeline)
+		}
+		if code := s.do("GET", "/api/v3/workflows/sub-self/instances/12", nil, nil); code != 404 {
+			t.Errorf("a 12th instance: GET answered %d, want 404", code)
+		}
+	})
+
+	t.Run("a kill of the parent kills its child", func(t *testing.T) {
+		s.push([]byte(`{"properties":{"owner":"sub","run_strategy":"parallel"},"workflow":{"id":"sub-sleeper","steps":[
+		  {"step":{"id":"nap","type":"Sleep","params":{"sleep_seconds":{"type":"LONG","value":600}}}}]}}`))
+		wf := s.push([]byte(`{"properties":{"owner":"sub"},"workflow":{"id":"sub-killed","steps":[
+		  {"subworkflow":{"id":"sub","params":{"subworkflow_id":{"type":"STRING","value":"sub-sleeper"}}}}]}}`))
+		r := s.start(wf, "")
+		var child int64
+		poll(t, 30*time.Second, "the child starts", func() (bool, string) {
+			o := s.steps(wf, r.WorkflowInstanceID)["sub"].Subworkflow
+			if o == nil {
+				return false, "no child yet"
+			}
+			child = o.InstanceID
+			return s.instance("sub-sleeper", child).StepStatuses["nap"] == "RUNNING", "child not running yet"
+		})
+		killed := time.Now()
+		s.act(wf, r.WorkflowInstanceID, "kill")
+		if v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "FAILED" {
+			t.Fatalf("killed parent: %s", v.Status)
+		}
+		c := s.wait("sub-sleeper", child, 30*time.Second)
+		t.Logf("child %s %.1f s after the kill", c.Status, time.Since(killed).Seconds())
+		if c.Status != "FAILED" && c.Status != "STOPPED" {
+			t.Errorf("child after the parent's kill: %s", c.Status)
+		}
+	})
+
+	t.Run("a child workflow that does not exist fails the step", func(t *testing.T) {
+		wf := s.push([]byte(`{"properties":{"owner":"sub"},"workflow":{"id":"sub-missing","steps":[
+		  {"subworkflow":{"id":"sub","params":{"subworkflow_id":{"type":"STRING","value":"no-such-workflow"}}}}]}}`))
+		r := s.start(wf, "")
+		if v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "FAILED" {
+			t.Fatalf("sub-missing: %s", v.Status)
+		}
+		st := s.steps(wf, r.WorkflowInstanceID)["sub"]
+		last := st.Timeline[len(st.Timeline)-1].Message
+		if st.RuntimeState.Status != "FATALLY_FAILED" || !strings.Contains(last, "no-such-workflow") {
+			t.Errorf("step: %s %q", st.RuntimeState.Status, last)
+		}
+	})
+}
+
+// TestMaestroSubworkflowSamples runs sample-nested-subworkflow-wf, whose
+// step starts sample-subworkflow-wf, whose six steps each start
+// sample-dag-test-3 (sync, sync false, explicit_params true and false):
+// depth 2 below the root, every instance SUCCEEDED. It takes about two
+// minutes of the samples' own Sleep steps (sample-dag-test-3's 15 s sleeps,
+// three children at a time under instance_step_concurrency 3), nearly all
+// of it idle, so it runs beside the other sample tests (t.Parallel).
+func TestMaestroSubworkflowSamples(t *testing.T) {
+	t.Parallel()
+	s := startSystem(t, stack.Options{})
+	// Push order as the reference says: what a sample calls first.
+	for _, f := range []string{"sample-dag-test-3.json", "sample-subworkflow-wf.json", "sample-nested-subworkflow-wf.json"} {
+		s.push(readFile(t, f))
+	}
+	started := time.Now()
+	r := s.start("sample-nested-subworkflow-wf", `{"initiator": {"type": "manual"}}`)
+	v := s.wait("sample-nested-subworkflow-wf", r.WorkflowInstanceID, 3*time.Minute)
+	t.Logf("sample-nested-subworkflow-wf ended %s after %.1f s", v.Status, time.Since(started).Seconds())
+	if v.Status != "SUCCEEDED" {
+		t.Fatalf("sample-nested-subworkflow-wf: %s %v", v.Status, v.StepStatuses)
+	}
+	mid := s.steps("sample-nested-subworkflow-wf", r.WorkflowInstanceID)["sub-step1"].Subworkflow
+	if mid == nil || mid.WorkflowID != "sample-subworkflow-wf" {
+		t.Fatalf("sub-step1 overview %+v", mid)
+	}
+	subs := s.steps("sample-subworkflow-wf", mid.InstanceID)
+	if len(subs) != 6 {
+		t.Fatalf("sample-subworkflow-wf has %d steps", len(subs))
+	}
+	for id, st := range subs {
+		o := st.Subworkflow
+		if st.RuntimeState.Status != "SUCCEEDED" || o == nil || o.WorkflowID != "sample-dag-test-3" {
+			t.Errorf("sample-subworkflow-wf step %s: %s %+v", id, st.RuntimeState.Status, o)
+			continue
+		}
+		leaf := s.wait("sample-dag-test-3", o.InstanceID, 2*time.Minute)
+		var p *orchestrator.InstanceView = &leaf
+		if p.Status != "SUCCEEDED" || p.Initiator == nil || p.Initiator.Parent == nil || p.Initiator.Parent.Depth != 2 ||
+			p.Initiator.Parent.RootWorkflowID != "sample-nested-subworkflow-wf" {
+			t.Errorf("step %s's instance: %s %+v", id, p.Status, p.Initiator)
+		}
+	}
+}
