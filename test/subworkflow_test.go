@@ -181,3 +181,71 @@ func TestMaestroSubworkflowSamples(t *testing.T) {
 		}
 	}
 }
+
+// TestMaestroMixedSample runs sample-mixed-wf: three subworkflows side by
+// side — sample-dag-test-3, sample-nested-foreach-subworkflow-wf (a foreach
+// of 6 iterations, 2 at a time, each starting sample-dag-test-3) and
+// sample-nested-subworkflow-foreach-wf (three sample-foreach-wf instances,
+// queued one after the other by its SEQUENTIAL run strategy). Mostly the
+// samples' Sleep steps: it runs beside the other sample tests.
+func TestMaestroMixedSample(t *testing.T) {
+	t.Parallel()
+	s := startSystem(t, stack.Options{})
+	for _, f := range []string{"sample-dag-test-3.json", "sample-foreach-wf.json", "sample-nested-foreach-subworkflow-wf.json",
+		"sample-nested-subworkflow-foreach-wf.json", "sample-mixed-wf.json"} {
+		s.push(readFile(t, f))
+	}
+	started := time.Now()
+	r := s.start("sample-mixed-wf", `{"initiator": {"type": "manual"}}`)
+	v := s.wait("sample-mixed-wf", r.WorkflowInstanceID, 5*time.Minute)
+	t.Logf("sample-mixed-wf ended %s after %.1f s", v.Status, time.Since(started).Seconds())
+	if v.Status != "SUCCEEDED" {
+		t.Fatalf("sample-mixed-wf: %s %v", v.Status, v.StepStatuses)
+	}
+	steps := s.steps("sample-mixed-wf", r.WorkflowInstanceID)
+	child := func(step, wf string) int64 {
+		t.Helper()
+		o := steps[step].Subworkflow
+		if o == nil || o.WorkflowID != wf {
+			t.Fatalf("step %s: overview %+v, want an instance of %s", step, o, wf)
+		}
+		if v := s.instance(wf, o.InstanceID); v.Status != "SUCCEEDED" {
+			t.Fatalf("%s/%d: %s", wf, o.InstanceID, v.Status)
+		}
+		return o.InstanceID
+	}
+	child("sub-step1", "sample-dag-test-3")
+
+	// The foreach's 6 iterations each started sample-dag-test-3.
+	nfs := child("sub-step2", "sample-nested-foreach-subworkflow-wf")
+	loop := s.steps("sample-nested-foreach-subworkflow-wf", nfs)["foreach-step1"].Foreach
+	if loop == nil || loop.Total != 6 || loop.Counts["SUCCEEDED"] != 6 {
+		t.Fatalf("sample-nested-foreach-subworkflow-wf foreach overview %+v", loop)
+	}
+	leaves := map[int64]bool{}
+	for n := int64(1); n <= 6; n++ {
+		o := s.steps(loop.WorkflowID, n)["sub-step2"].Subworkflow
+		if o == nil || o.WorkflowID != "sample-dag-test-3" || leaves[o.InstanceID] {
+			t.Fatalf("iteration %d: subworkflow %+v", n, o)
+		}
+		leaves[o.InstanceID] = true
+		leaf := s.instance("sample-dag-test-3", o.InstanceID)
+		if leaf.Status != "SUCCEEDED" || leaf.Initiator == nil || leaf.Initiator.Parent == nil || leaf.Initiator.Parent.Depth != 3 ||
+			leaf.Initiator.Parent.RootWorkflowID != "sample-mixed-wf" {
+			t.Errorf("iteration %d's instance: %s %+v", n, leaf.Status, leaf.Initiator)
+		}
+	}
+
+	// Three sample-foreach-wf instances, each with its 9 iterations.
+	nsf := child("sub-step3", "sample-nested-subworkflow-foreach-wf")
+	for _, id := range []string{"sub-step1", "sub-step2", "sub-step3"} {
+		o := s.steps("sample-nested-subworkflow-foreach-wf", nsf)[id].Subworkflow
+		if o == nil || o.WorkflowID != "sample-foreach-wf" {
+			t.Fatalf("sample-nested-subworkflow-foreach-wf step %s: %+v", id, o)
+		}
+		fe := s.steps("sample-foreach-wf", o.InstanceID)["foreach-job"].Foreach
+		if fe == nil || fe.Total != 9 || fe.Counts["SUCCEEDED"] != 9 {
+			t.Errorf("sample-foreach-wf/%d foreach overview %+v", o.InstanceID, fe)
+		}
+	}
+}
