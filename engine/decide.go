@@ -177,6 +177,9 @@ type decider struct {
 	paramsReader StepParams
 	loaded       map[int]Values
 	loadErr      error
+	// childReader reads child runs' step params (getFromForeach,
+	// getFromSubworkflow).
+	childReader ChildParams
 }
 
 // Option tunes one Decide call.
@@ -802,11 +805,13 @@ func (d *decider) stepParams(i int) (Values, error) {
 		return defaults, nil
 	}
 	env := &Env{
-		Vars:       overlay(d.st.Params, defaults),
-		Step:       d.stepFn,
-		StepFields: stepFields(s, defaults),
-		Instance:   d.instanceFields(),
-		Seed:       defaults[ParamStepInstanceUUID].(string),
+		Vars:        overlay(d.st.Params, defaults),
+		Step:        d.stepFn,
+		StepFields:  stepFields(s, defaults),
+		Instance:    d.instanceFields(),
+		Seed:        defaults[ParamStepInstanceUUID].(string),
+		Foreach:     d.getFromForeach,
+		Subworkflow: d.getFromSubworkflow,
 	}
 	d.signalEnv(env, i)
 	res, err := n.params.Eval(d.ctx, env)
@@ -852,11 +857,13 @@ func (d *decider) conditionEnv(from int) *Env {
 		d.condVars[from] = vars
 	}
 	return &Env{
-		Vars:       vars,
-		Step:       d.stepFn,
-		StepFields: stepFields(p, params),
-		Instance:   d.instanceFields(),
-		Seed:       stepUUID(d.st.UUID, p.StepID, p.Attempt) + "/conditions",
+		Vars:        vars,
+		Step:        d.stepFn,
+		StepFields:  stepFields(p, params),
+		Instance:    d.instanceFields(),
+		Seed:        stepUUID(d.st.UUID, p.StepID, p.Attempt) + "/conditions",
+		Foreach:     d.getFromForeach,
+		Subworkflow: d.getFromSubworkflow,
 	}
 }
 

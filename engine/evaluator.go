@@ -66,6 +66,10 @@ type Env struct {
 	SignalParams       map[string]any
 	Signals            map[string]map[string]any
 	SignalDependencies []map[string]any
+	// Foreach and Subworkflow resolve params.getFromForeach and
+	// params.getFromSubworkflow (nil: not available where evaluated).
+	Foreach     func(ctx context.Context, foreachStepID, stepID, name string) (any, error)
+	Subworkflow func(ctx context.Context, subworkflowStepID, stepID, name string) (any, error)
 }
 
 // NewEvaluator returns an Evaluator backed by the expression language l
@@ -137,5 +141,7 @@ func exprEnv(env *Env) *expression.Env {
 		SignalParams:       env.SignalParams,
 		Signals:            env.Signals,
 		SignalDependencies: env.SignalDependencies,
+		Foreach:            env.Foreach,
+		Subworkflow:        env.Subworkflow,
 	}
 }

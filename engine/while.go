@@ -167,11 +167,13 @@ func (d *decider) whileCondition(i int) (bool, error) {
 		vars[k] = v
 	}
 	env := &Env{
-		Vars:       vars,
-		Step:       d.stepFn,
-		StepFields: stepFields(s, s.Params),
-		Instance:   d.instanceFields(),
-		Seed:       fmt.Sprintf("%s/while/%d", stepUUID(d.st.UUID, s.StepID, s.Attempt), s.Loop.Next),
+		Vars:        vars,
+		Step:        d.stepFn,
+		StepFields:  stepFields(s, s.Params),
+		Instance:    d.instanceFields(),
+		Seed:        fmt.Sprintf("%s/while/%d", stepUUID(d.st.UUID, s.StepID, s.Attempt), s.Loop.Next),
+		Foreach:     d.getFromForeach,
+		Subworkflow: d.getFromSubworkflow,
 	}
 	return cond.Eval(d.ctx, env)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/events"
+	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -160,4 +161,79 @@ func (o *Orchestrator) startSubworkflow(ctx context.Context, m WorkMessage) erro
 	return o.store.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, store.Event{
 		ID: engine.ChildStartedID(x.StepID, x.Attempt), Body: mustJSON(report), Covered: true,
 	})
+}
+
+// childBook reads the step params of child runs (engine.ChildParams) for
+// params.getFromForeach and params.getFromSubworkflow. err is the first
+// read that failed: the decision is then not committed.
+type childBook struct {
+	store *store.Store
+	err   error
+}
+
+// ChildStepParams returns the params of step stepID in run run of instance
+// inst of workflow wf: from the run's state, or from the attempt's item
+// when the state offloaded them.
+func (b *childBook) ChildStepParams(ctx context.Context, wf string, inst, run int64, stepID string) (engine.Values, bool, error) {
+	params, ok, err := b.read(ctx, wf, inst, run, stepID)
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return params, ok, err
+}
+
+func (b *childBook) read(ctx context.Context, wf string, inst, run int64, stepID string) (engine.Values, bool, error) {
+	rec, _, err := b.store.LoadRun(ctx, wf, inst, run)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var st engine.Instance
+	if err := jsonnum.Decode(rec.State, &st); err != nil {
+		return nil, false, fmt.Errorf("decode the state of %s/%d run %d: %w", wf, inst, run, err)
+	}
+	s := st.Step(stepID)
+	if s == nil || s.Attempt == 0 {
+		return nil, false, nil
+	}
+	if !s.Offloaded {
+		return s.Params, s.Params != nil, nil
+	}
+	from := s.FromRun
+	if from == 0 {
+		from = run
+	}
+	a, err := b.store.GetAttempt(ctx, wf, inst, from, stepID, s.Attempt)
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s/%d run %d step %s attempt %d: %w", wf, inst, from, stepID, s.Attempt, err)
+	}
+	view, err := attemptView(*a)
+	if err != nil {
+		return nil, false, err
+	}
+	if view.Params == nil {
+		return nil, false, nil
+	}
+	out, err := normalizedParams(view.Params)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s/%d run %d step %s: %w", wf, inst, from, stepID, err)
+	}
+	return out, true, nil
+}
+
+// normalizedParams returns an attempt view's params as engine values:
+// decoded from JSON, their numbers are json.Number until normalised, which
+// no expression accepts.
+func normalizedParams(params map[string]any) (engine.Values, error) {
+	out := make(engine.Values, len(params))
+	for k, v := range params {
+		n, err := engine.Normalize(v)
+		if err != nil {
+			return nil, fmt.Errorf("param %q: %w", k, err)
+		}
+		out[k] = n
+	}
+	return out, nil
 }

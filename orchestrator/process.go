@@ -222,7 +222,8 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	}
 	sigs := &signalBook{ctx: ctx, store: o.store, log: o.log}
 	stepParams := &paramsBook{store: o.store, wf: w.WorkflowID, inst: w.InstanceID}
-	opts = append(opts, engine.WithSignals(sigs), engine.WithStepParams(stepParams))
+	children := &childBook{store: o.store}
+	opts = append(opts, engine.WithSignals(sigs), engine.WithStepParams(stepParams), engine.WithChildParams(children))
 	acc := decisionSet{}
 	cur := &before
 	var consumed []string
@@ -246,6 +247,10 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		if stepParams.err != nil {
 			// Likewise a read of offloaded step params.
 			return nil, false, stepParams.err
+		}
+		if children.err != nil {
+			// Or of a child run's (getFromForeach, getFromSubworkflow).
+			return nil, false, children.err
 		}
 		if err != nil && ctx.Err() != nil {
 			// Cut short (the invocation is ending), not rejected: the
@@ -764,11 +769,14 @@ func (b *paramsBook) StepParams(ctx context.Context, step string, attempt, run i
 	if err == nil {
 		var view *StepView
 		if view, err = attemptView(*a); err == nil {
-			if b.attempts == nil {
-				b.attempts = map[paramsKey]engine.Values{}
+			var params engine.Values
+			if params, err = normalizedParams(view.Params); err == nil {
+				if b.attempts == nil {
+					b.attempts = map[paramsKey]engine.Values{}
+				}
+				b.attempts[k] = params
+				return params, nil
 			}
-			b.attempts[k] = view.Params
-			return view.Params, nil
 		}
 	}
 	if b.err == nil {

@@ -123,6 +123,29 @@ func TestSubworkflows(t *testing.T) {
 		}
 	})
 
+	t.Run("getFromSubworkflow and getFromForeach read the children's params", func(t *testing.T) {
+		s.push([]byte(`{"properties":{"owner":"sub","run_strategy":"parallel"},"workflow":{"id":"sub-inner",
+		  "params":{"p":{"type":"LONG","value":0}},
+		  "steps":[{"step":{"id":"inner","type":"NoOp","params":{"x":{"type":"LONG","expression":"p * 10"}}}}]}}`))
+		wf := s.push([]byte(`{"properties":{"owner":"sub"},"workflow":{"id":"sub-reader","steps":[
+		  {"subworkflow":{"id":"sub","params":{"subworkflow_id":{"type":"STRING","value":"sub-inner"},"p":{"type":"LONG","value":4}},
+		    "transition":{"successors":{"loop":"true"}}}},
+		  {"foreach":{"id":"loop","params":{"loop_params":{"type":"MAP","value":{"i":{"type":"LONG_ARRAY","value":[3,1,2]}}}},
+		    "steps":[{"step":{"id":"sq","type":"NoOp","params":{"v":{"type":"LONG","expression":"i * i"}}}}],
+		    "transition":{"successors":{"read":"true"}}}},
+		  {"step":{"id":"read","type":"NoOp","params":{
+		    "got":{"type":"LONG","expression":"params.getFromSubworkflow('sub', 'inner', 'x')"},
+		    "all":{"type":"LONG_ARRAY","expression":"params.getFromForeach('loop', 'sq', 'v')"}}}}]}}`))
+		r := s.start(wf, "")
+		if v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second); v.Status != "SUCCEEDED" {
+			st := s.steps(wf, r.WorkflowInstanceID)["read"]; t.Fatalf("sub-reader: %s %v %+v", v.Status, v.StepStatuses, st.Timeline)
+		}
+		p := s.steps(wf, r.WorkflowInstanceID)["read"].Params
+		if fmt.Sprint(p["got"]) != "40" || fmt.Sprint(p["all"]) != "[9 1 4]" {
+			t.Errorf("read: got=%v all=%v; want 40 and [9 1 4]", p["got"], p["all"])
+		}
+	})
+
 	t.Run("a child workflow that does not exist fails the step", func(t *testing.T) {
 		wf := s.push([]byte(`{"properties":{"owner":"sub"},"workflow":{"id":"sub-missing","steps":[
 		  {"subworkflow":{"id":"sub","params":{"subworkflow_id":{"type":"STRING","value":"no-such-workflow"}}}}]}}`))
