@@ -138,7 +138,8 @@ func TestSubworkflows(t *testing.T) {
 		    "all":{"type":"LONG_ARRAY","expression":"params.getFromForeach('loop', 'sq', 'v')"}}}}]}}`))
 		r := s.start(wf, "")
 		if v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second); v.Status != "SUCCEEDED" {
-			st := s.steps(wf, r.WorkflowInstanceID)["read"]; t.Fatalf("sub-reader: %s %v %+v", v.Status, v.StepStatuses, st.Timeline)
+			st := s.steps(wf, r.WorkflowInstanceID)["read"]
+			t.Fatalf("sub-reader: %s %v %+v", v.Status, v.StepStatuses, st.Timeline)
 		}
 		p := s.steps(wf, r.WorkflowInstanceID)["read"].Params
 		if fmt.Sprint(p["got"]) != "40" || fmt.Sprint(p["all"]) != "[9 1 4]" {
