@@ -328,12 +328,25 @@ func (o *Orchestrator) GetStepAttempt(ctx context.Context, wf string, inst, run 
 	return v, nil
 }
 
-// ListInstances pages through a workflow's instances, newest first.
-func (o *Orchestrator) ListInstances(ctx context.Context, wf, cursor string, limit int) (*InstanceList, error) {
+// ListInstances pages through a workflow's instances, newest first; with
+// status set, only those in that status (a foreach's failed iterations:
+// its inline workflow's FAILED instances).
+func (o *Orchestrator) ListInstances(ctx context.Context, wf, status, cursor string, limit int) (*InstanceList, error) {
+	if status != "" {
+		st := model.WorkflowStatus(strings.ToUpper(status))
+		if !st.Valid() {
+			names := make([]string, 0, len(model.WorkflowStatuses()))
+			for _, s := range model.WorkflowStatuses() {
+				names = append(names, string(s))
+			}
+			return nil, Invalid("bad status filter", fmt.Sprintf("status: %q is not a workflow instance status (%s)", status, strings.Join(names, ", ")))
+		}
+		status = string(st)
+	}
 	if _, err := o.head(ctx, wf); err != nil {
 		return nil, err
 	}
-	recs, next, err := o.store.ListInstances(ctx, wf, cursor, limit)
+	recs, next, err := o.store.ListInstances(ctx, wf, status, cursor, limit)
 	if err != nil {
 		if errors.Is(err, store.ErrBadCursor) {
 			return nil, Invalid("bad cursor", fmt.Sprintf("cursor: %q is not a cursor this API returned", cursor))

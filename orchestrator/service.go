@@ -73,8 +73,9 @@ type Service interface {
 	// RestartStep restarts a step that has ended, and everything downstream
 	// of it: a new attempt in a run in progress, a new run otherwise.
 	RestartStep(ctx context.Context, workflowID string, instanceID int64, stepID string, req StepRestartRequest) (*InstanceView, error)
-	// ListInstances pages through a workflow's instances, newest first.
-	ListInstances(ctx context.Context, workflowID string, cursor string, limit int) (*InstanceList, error)
+	// ListInstances pages through a workflow's instances, newest first;
+	// a non-empty status keeps only the instances in that status.
+	ListInstances(ctx context.Context, workflowID, status, cursor string, limit int) (*InstanceList, error)
 	// Health reports readiness and the resources in use.
 	Health(ctx context.Context) (*HealthView, error)
 

@@ -258,9 +258,16 @@ func (s *Store) GetInstance(ctx context.Context, wf string, inst int64) (*Instan
 	return instanceFromItem(out.Item)
 }
 
-// ListInstances pages through a workflow's instances, newest first. cursor is
-// the opaque value a previous page returned ("" for the first page).
-func (s *Store) ListInstances(ctx context.Context, wf string, cursor string, limit int) ([]*InstanceRecord, string, error) {
+// maxFilteredPages bounds the pages one filtered listing reads: a status
+// few instances have would otherwise read the whole partition in one
+// request. A listing cut short returns a cursor to go on from.
+const maxFilteredPages = 10
+
+// ListInstances pages through a workflow's instances, newest first; with
+// status set, only those in that status. The cursor is the instance id to
+// continue below; a filtered page may hold fewer than limit instances
+// and still have a cursor.
+func (s *Store) ListInstances(ctx context.Context, wf, status, cursor string, limit int) ([]*InstanceRecord, string, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
@@ -270,6 +277,12 @@ func (s *Store) ListInstances(ctx context.Context, wf string, cursor string, lim
 		ScanIndexForward: aws.Bool(false),
 		Limit:            aws.Int32(int32(limit)),
 	}
+	if status != "" {
+		in.FilterExpression = aws.String("#st = :st")
+		in.ExpressionAttributeNames = map[string]string{"#st": attrStatus}
+		in.ExpressionAttributeValues[":st"] = str(status)
+		in.Limit = aws.Int32(int32(max(limit, 250)))
+	}
 	if cursor != "" {
 		var id int64
 		if _, err := fmt.Sscanf(cursor, "%d", &id); err != nil || id <= 0 {
@@ -277,26 +290,37 @@ func (s *Store) ListInstances(ctx context.Context, wf string, cursor string, lim
 		}
 		in.ExclusiveStartKey = key(wfPK(wf), instanceSK(id))
 	}
-	out, err := s.db.Query(ctx, in)
-	if err != nil {
-		return nil, "", fmt.Errorf("store: list instances of %s: %w", wf, err)
-	}
-	recs := make([]*InstanceRecord, 0, len(out.Items))
-	for _, item := range out.Items {
-		r, err := instanceFromItem(item)
+	recs := make([]*InstanceRecord, 0, limit)
+	for page := 1; ; page++ {
+		out, err := s.db.Query(ctx, in)
 		if err != nil {
-			return nil, "", err
+			return nil, "", fmt.Errorf("store: list instances of %s: %w", wf, err)
 		}
-		recs = append(recs, r)
-	}
-	next := ""
-	if out.LastEvaluatedKey != nil {
-		id, err := parseInstanceSK(getS(out.LastEvaluatedKey, attrSK))
-		if err == nil {
-			next = fmt.Sprint(id)
+		for n, item := range out.Items {
+			r, err := instanceFromItem(item)
+			if err != nil {
+				return nil, "", err
+			}
+			recs = append(recs, r)
+			if len(recs) == limit {
+				if n == len(out.Items)-1 && out.LastEvaluatedKey == nil {
+					return recs, "", nil
+				}
+				return recs, fmt.Sprint(r.InstanceID), nil
+			}
 		}
+		if out.LastEvaluatedKey == nil {
+			return recs, "", nil
+		}
+		if page >= maxFilteredPages || status == "" {
+			id, err := parseInstanceSK(getS(out.LastEvaluatedKey, attrSK))
+			if err != nil {
+				return nil, "", fmt.Errorf("store: list instances of %s: %w", wf, err)
+			}
+			return recs, fmt.Sprint(id), nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
-	return recs, next, nil
 }
 
 // Event is an engine event waiting in a run's inbox.

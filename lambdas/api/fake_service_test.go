@@ -157,8 +157,8 @@ func (f *fakeService) GetStepAttempt(_ context.Context, workflowID string, insta
 	return cannedStep(workflowID, instanceID, runID, stepID, attempt), nil
 }
 
-func (f *fakeService) ListInstances(_ context.Context, workflowID string, cursor string, limit int) (*orchestrator.InstanceList, error) {
-	if nilResult, err := f.record("ListInstances", workflowID, cursor, limit); err != nil || nilResult {
+func (f *fakeService) ListInstances(_ context.Context, workflowID, status, cursor string, limit int) (*orchestrator.InstanceList, error) {
+	if nilResult, err := f.record("ListInstances", workflowID, status, cursor, limit); err != nil || nilResult {
 		return nil, err
 	}
 	if cursor == "empty" {

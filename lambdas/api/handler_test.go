@@ -337,12 +337,14 @@ func TestRoutes(t *testing.T) {
 
 		// list instances
 		{name: "instances default limit", method: "GET", target: wf + "/sample-wf/instances", wantStatus: 200,
-			wantCall: &call{"ListInstances", []any{"sample-wf", "", 20}},
+			wantCall: &call{"ListInstances", []any{"sample-wf", "", "", 20}},
 			wantBody: `{"workflow_instances":[` + instJSON(2, 1) + `,` + instJSON(1, 1) + `],"next_cursor":"next-page"}`},
 		{name: "instances cursor and limit", method: "GET", target: wf + "/sample-wf/instances?cursor=abc%3D%3D&limit=100", wantStatus: 200,
-			wantCall: &call{"ListInstances", []any{"sample-wf", "abc==", 100}}},
+			wantCall: &call{"ListInstances", []any{"sample-wf", "", "abc==", 100}}},
 		{name: "instances empty page", method: "GET", target: wf + "/sample-wf/instances?cursor=empty&limit=1", wantStatus: 200,
-			wantCall: &call{"ListInstances", []any{"sample-wf", "empty", 1}}, wantBody: `{"workflow_instances":[]}`},
+			wantCall: &call{"ListInstances", []any{"sample-wf", "", "empty", 1}}, wantBody: `{"workflow_instances":[]}`},
+		{name: "instances by status", method: "GET", target: wf + "/sample-wf/instances?status=FAILED&limit=5", wantStatus: 200,
+			wantCall: &call{"ListInstances", []any{"sample-wf", "FAILED", "", 5}}},
 		{name: "instances limit zero", method: "GET", target: wf + "/sample-wf/instances?limit=0", wantStatus: 400, wantError: "limit: must be"},
 		{name: "instances limit 101", method: "GET", target: wf + "/sample-wf/instances?limit=101", wantStatus: 400, wantError: "limit: must be"},
 		{name: "instances limit word", method: "GET", target: wf + "/sample-wf/instances?limit=all", wantStatus: 400, wantError: "limit: must be"},

@@ -50,7 +50,7 @@ func TestLambdaHandlerEvents(t *testing.T) {
 			// cursor survives re-encoding.
 			file:          "apigw-list-instances-request.json",
 			wantStatus:    200,
-			wantCall:      call{"ListInstances", []any{"sample-wf", "page 2&more=yes", 5}},
+			wantCall:      call{"ListInstances", []any{"sample-wf", "", "page 2&more=yes", 5}},
 			wantRequestID: "client-req-42", // the caller's own
 		},
 		{

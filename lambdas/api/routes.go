@@ -123,7 +123,7 @@ func (s *server) listInstances(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := s.svc.ListInstances(r.Context(), r.PathValue("id"), q.Get("cursor"), limit)
+	list, err := s.svc.ListInstances(r.Context(), r.PathValue("id"), q.Get("status"), q.Get("cursor"), limit)
 	if err != nil {
 		return err
 	}
