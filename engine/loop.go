@@ -81,6 +81,8 @@ type LoopState struct {
 	// params' current values.
 	While bool   `json:"while,omitempty"`
 	Vars  Values `json:"vars,omitempty"`
+	// Rollup sums the rollups the ended iterations reported.
+	Rollup *Rollup `json:"rollup,omitempty"`
 }
 
 func (l *LoopState) clone() *LoopState {
@@ -90,6 +92,7 @@ func (l *LoopState) clone() *LoopState {
 	c := *l
 	c.Running = slices.Clone(l.Running)
 	c.Vars = l.Vars.Clone()
+	c.Rollup = l.Rollup.clone()
 	if l.Counts != nil {
 		c.Counts = make(map[model.WorkflowStatus]int64, len(l.Counts))
 		for k, v := range l.Counts {
@@ -116,6 +119,8 @@ type ChildEnded struct {
 	// Child names the reporting instance when a subworkflow step started
 	// it: its end may arrive before its start report (ChildStarted).
 	Child *ChildRef `json:"child,omitempty"`
+	// Rollup is the child's rollup at its end (see Rollup).
+	Rollup *Rollup `json:"rollup,omitempty"`
 }
 
 // Kind returns KindChildEnded.
@@ -441,6 +446,12 @@ func (d *decider) childEnded(e ChildEnded) error {
 	}
 	d.startCounting()
 	l.Running = slices.Delete(l.Running, k, k+1)
+	if e.Rollup != nil {
+		if l.Rollup == nil {
+			l.Rollup = &Rollup{}
+		}
+		l.Rollup.add(e.Rollup)
+	}
 	status := e.Status
 	if !status.IsTerminal() {
 		status = model.WorkflowFailed
@@ -549,6 +560,8 @@ type LoopSummary struct {
 	Counts     map[model.WorkflowStatus]int64 `json:"status_counts,omitempty"`
 	// RunningIterations are the 1-based iteration (instance) ids in flight.
 	RunningIterations []int64 `json:"running_iterations,omitempty"`
+	// Rollup counts the leaf steps of the ended iterations by status.
+	Rollup *Rollup `json:"rollup,omitempty"`
 }
 
 // Summary returns the view of a loop, nil for nil.
@@ -556,7 +569,7 @@ func (l *LoopState) Summary() *LoopSummary {
 	if l == nil {
 		return nil
 	}
-	out := &LoopSummary{WorkflowID: l.WorkflowID, Total: l.Total, Launched: l.Next, Running: int64(len(l.Running))}
+	out := &LoopSummary{WorkflowID: l.WorkflowID, Total: l.Total, Launched: l.Next, Running: int64(len(l.Running)), Rollup: l.Rollup.clone()}
 	if l.While {
 		out.WorkflowID, out.WhileID = "", l.WorkflowID
 		out.Total, out.LoopParams = l.Next, l.Vars.Clone()

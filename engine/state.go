@@ -191,6 +191,7 @@ func (s StepState) clone() StepState {
 	s.Loop = s.Loop.clone()
 	if s.Child != nil {
 		c := *s.Child
+		c.Rollup = c.Rollup.clone()
 		s.Child = &c
 	}
 	s.WaitsFor = slices.Clone(s.WaitsFor)

@@ -41,6 +41,8 @@ type ChildRef struct {
 	// reported its end, or the step does not wait for it (sync false).
 	// A step that ends before sets stops the child.
 	Ended bool `json:"ended,omitempty"`
+	// Rollup is the child's rollup, once it reported its end.
+	Rollup *Rollup `json:"rollup,omitempty"`
 }
 
 // KindStartSubworkflow is the kind of a StartSubworkflow command.
@@ -237,6 +239,7 @@ func (d *decider) subworkflowEnded(i int, e ChildEnded) error {
 	}
 	d.startCounting()
 	s.Child.Ended = true
+	s.Child.Rollup = e.Rollup.clone()
 	what := fmt.Sprintf("subworkflow %s instance %d", s.Child.WorkflowID, s.Child.InstanceID)
 	switch e.Status {
 	case model.WorkflowSucceeded:

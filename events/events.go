@@ -86,6 +86,22 @@ type Event struct {
 	// push, an activation, a start, an action...); empty for changes the
 	// system made on its own (a step finishing, a timer, a signal trigger).
 	Principal string `json:"principal,omitempty"`
+	// Parent is set on the events of a child run — a foreach or while
+	// iteration, an instance a subworkflow step started: the step attempt
+	// that started it and the root of its tree.
+	Parent *Parent `json:"parent,omitempty"`
+}
+
+// Parent names the step attempt that started a child run, and the run at
+// the top of its tree.
+type Parent struct {
+	WorkflowID     string `json:"workflow_id"`
+	InstanceID     int64  `json:"workflow_instance_id"`
+	RunID          int64  `json:"workflow_run_id"`
+	StepID         string `json:"step_id"`
+	Attempt        int64  `json:"step_attempt_id"`
+	RootWorkflowID string `json:"root_workflow_id"`
+	RootInstanceID int64  `json:"root_workflow_instance_id"`
 }
 
 // Change is one status change.
@@ -138,15 +154,25 @@ const (
 	AttrType       = "event_type"
 	AttrWorkflowID = "workflow_id"
 	AttrStatus     = "status"
+	// AttrRootWorkflowID is the workflow at the top of the tree: the
+	// event's own for a run without a parent.
+	AttrRootWorkflowID = "root_workflow_id"
 )
 
-// Attributes returns the message attributes of e: its type, workflow id
-// and, for status changes, the last new status (a run or step event's
-// status is where the decision left it: FAILED, SUCCEEDED, RUNNING...).
+// Attributes returns the message attributes of e: its type, workflow id,
+// the root of its tree for a status change, and, for status changes, the
+// last new status (a run or step event's status is where the decision
+// left it: FAILED, SUCCEEDED, RUNNING...).
 func Attributes(e Event) map[string]string {
 	a := map[string]string{AttrType: string(e.Type), AttrWorkflowID: e.WorkflowID}
 	if e.NewStatus != "" {
 		a[AttrStatus] = e.NewStatus
+	}
+	switch {
+	case e.Parent != nil:
+		a[AttrRootWorkflowID] = e.Parent.RootWorkflowID
+	case e.Type == InstanceStatusChanged || e.Type == StepStatusChanged:
+		a[AttrRootWorkflowID] = e.WorkflowID
 	}
 	return a
 }

@@ -31,7 +31,13 @@ func TestTransitionAndDefinitionEvents(t *testing.T) {
 	assert.Equal(t, StepStatusChanged, step.Type)
 	assert.Equal(t, "job.1", step.StepID)
 	assert.Equal(t, int64(3), step.Attempt)
-	assert.Equal(t, map[string]string{AttrType: "step_status_changed", AttrWorkflowID: "wf", AttrStatus: "SUCCEEDED"}, Attributes(step))
+	assert.Equal(t, map[string]string{AttrType: "step_status_changed", AttrWorkflowID: "wf", AttrStatus: "SUCCEEDED", AttrRootWorkflowID: "wf"}, Attributes(step))
+	// A child run's events name its parent; filters select a whole tree
+	// by its root.
+	child := step
+	child.WorkflowID = "maestro_foreach_ab"
+	child.Parent = &Parent{WorkflowID: "mid", InstanceID: 3, RunID: 1, StepID: "loop", Attempt: 1, RootWorkflowID: "top", RootInstanceID: 9}
+	assert.Equal(t, "top", Attributes(child)[AttrRootWorkflowID])
 
 	def := Definition(VersionActivated, "wf", 4, 12, 300)
 	assert.Equal(t, "wf/definition/12", def.ID)

@@ -99,8 +99,10 @@ func (o *Orchestrator) RestartInstance(ctx context.Context, wf string, inst int6
 func (o *Orchestrator) startNextRun(ctx context.Context, rec *store.InstanceRecord, st, next *engine.Instance, runParams model.Params) (*InstanceView, error) {
 	wf, inst := st.WorkflowID, st.InstanceID
 	startEv := mustJSON(engine.StartRun{RunParams: runParams, Initiator: st.Initiator})
-	created, err := eventsMessage(ctx, events.Transition(wf, next.WorkflowVersion, inst, next.RunID, "", 0,
-		string(st.Status), string(next.Status), next.Seq, o.now().UnixMilli()))
+	ev := events.Transition(wf, next.WorkflowVersion, inst, next.RunID, "", 0,
+		string(st.Status), string(next.Status), next.Seq, o.now().UnixMilli())
+	ev.Parent = eventParent(next.Parent)
+	created, err := eventsMessage(ctx, ev)
 	if err != nil {
 		return nil, Internal(err)
 	}

@@ -76,7 +76,9 @@ func (o *Orchestrator) start(ctx context.Context, wf, selector string, req Start
 		FirstEvent: store.Event{ID: startEventID, Body: startEv, WakeAfter: backstopWake},
 		Outbox: func(instanceID int64) ([]store.Message, error) {
 			// The instance's creation is its event of sequence 0.
-			return eventsMessage(ctx, events.Transition(wf, version, instanceID, 1, "", 0, "", string(st.Status), 0, now.UnixMilli()))
+			created := events.Transition(wf, version, instanceID, 1, "", 0, "", string(st.Status), 0, now.UnixMilli())
+			created.Parent = eventParent(parent)
+			return eventsMessage(ctx, created)
 		},
 		Now: now,
 	})
@@ -219,6 +221,11 @@ func (o *Orchestrator) runView(ctx context.Context, rec *store.InstanceRecord, r
 		overview.TotalStepCount++
 	}
 	view.RuntimeOverview = overview
+	if g, _, err := o.graph(ctx, st.WorkflowID, st.WorkflowVersion); err == nil {
+		view.RollupOverview = engine.RollupOf(g, &st)
+	} else {
+		o.log.Warn("no rollup: cannot load the instance's definition", "workflow_id", st.WorkflowID, "version", st.WorkflowVersion, "error", err)
+	}
 	for _, t := range tl {
 		if e, err := readEntry(t.Body, "", 0); err == nil {
 			view.Timeline = append(view.Timeline, e)

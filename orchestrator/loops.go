@@ -47,7 +47,8 @@ func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store
 		}
 	}
 	if p := after.Parent; p != nil && !p.Async && !after.ParentGone && after.Status.IsTerminal() && !before.Status.IsTerminal() {
-		ev := engine.ChildEnded{StepID: p.StepID, Attempt: p.Attempt, Index: p.Index, Status: after.Status, Message: after.Message, Feedback: after.Feedback}
+		ev := engine.ChildEnded{StepID: p.StepID, Attempt: p.Attempt, Index: p.Index, Status: after.Status, Message: after.Message,
+			Feedback: after.Feedback, Rollup: engine.RollupOf(g, after)}
 		if p.Subworkflow {
 			ev.Child = &engine.ChildRef{WorkflowID: after.WorkflowID, InstanceID: after.InstanceID, RunID: after.RunID,
 				Version: after.WorkflowVersion, UUID: after.UUID}
@@ -112,7 +113,9 @@ func (o *Orchestrator) childRun(ctx context.Context, parent *engine.Instance, x 
 	if err != nil {
 		return store.ChildRun{}, err
 	}
-	outbox, err := eventsMessage(ctx, events.Transition(x.WorkflowID, 1, inst, 1, "", 0, "", string(st.Status), 0, now.UnixMilli()))
+	created := events.Transition(x.WorkflowID, 1, inst, 1, "", 0, "", string(st.Status), 0, now.UnixMilli())
+	created.Parent = eventParent(&p)
+	outbox, err := eventsMessage(ctx, created)
 	if err != nil {
 		return store.ChildRun{}, err
 	}
@@ -236,4 +239,16 @@ func normalizedParams(params map[string]any) (engine.Values, error) {
 		out[k] = n
 	}
 	return out, nil
+}
+
+// eventParent is what a child run's change events say of its parent (nil
+// for a run without one).
+func eventParent(p *engine.ParentRef) *events.Parent {
+	if p == nil {
+		return nil
+	}
+	return &events.Parent{
+		WorkflowID: p.WorkflowID, InstanceID: p.InstanceID, RunID: p.RunID, StepID: p.StepID, Attempt: p.Attempt,
+		RootWorkflowID: p.RootWorkflowID, RootInstanceID: p.RootInstanceID,
+	}
 }

@@ -596,6 +596,7 @@ func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *st
 		evs := make([]events.Event, len(order))
 		for i, k := range order {
 			evs[i] = events.Transitions(after.WorkflowID, after.WorkflowVersion, after.InstanceID, after.RunID, k.step, k.attempt, changes[k])
+			evs[i].Parent = eventParent(after.Parent)
 		}
 		msgs, err := eventsMessage(ctx, evs...)
 		if err != nil {

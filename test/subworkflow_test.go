@@ -147,6 +147,39 @@ func TestSubworkflows(t *testing.T) {
 		}
 	})
 
+	t.Run("change events name the parent and root of a child run", func(t *testing.T) {
+		sub := subscribe(t, s, "tree", `{"root_workflow_id": ["sub-tree"], "event_type": ["instance_status_changed"]}`)
+		wf := s.push([]byte(`{"properties":{"owner":"sub"},"workflow":{"id":"sub-tree","steps":[
+		  {"subworkflow":{"id":"sub","params":{"subworkflow_id":{"type":"STRING","value":"sub-inner"},"p":{"type":"LONG","value":1}},
+		    "transition":{"successors":{"loop":"true"}}}},
+		  {"foreach":{"id":"loop","params":{"loop_params":{"type":"MAP","value":{"i":{"type":"LONG_ARRAY","value":[1,2]}}}},
+		    "steps":[{"step":{"id":"sq","type":"NoOp"}}]}}]}}`))
+		r := s.start(wf, "")
+		if v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second); v.Status != "SUCCEEDED" {
+			t.Fatalf("sub-tree: %s %v", v.Status, v.StepStatuses)
+		}
+		ended := map[string]string{} // whose SUCCEEDED event -> parent step
+		for _, e := range sub.drain() {
+			if e.NewStatus != "SUCCEEDED" {
+				continue
+			}
+			switch {
+			case e.WorkflowID == "sub-tree" && e.Parent == nil:
+				ended["root"] = ""
+			case e.Parent != nil && e.Parent.WorkflowID == "sub-tree" && e.Parent.InstanceID == r.WorkflowInstanceID &&
+				e.Parent.RootWorkflowID == "sub-tree" && e.Parent.RootInstanceID == r.WorkflowInstanceID:
+				ended[fmt.Sprintf("%s/%d", strings.SplitN(e.WorkflowID, "_", 2)[0], e.InstanceID)] = e.Parent.StepID
+			default:
+				t.Errorf("unexpected event %+v parent %+v", e, e.Parent)
+			}
+		}
+		inner := s.steps(wf, r.WorkflowInstanceID)["sub"].Subworkflow
+		want := map[string]string{"root": "", fmt.Sprintf("sub-inner/%d", inner.InstanceID): "sub", "maestro/1": "loop", "maestro/2": "loop"}
+		if fmt.Sprint(ended) != fmt.Sprint(want) {
+			t.Errorf("SUCCEEDED events of the tree (by run -> parent step): %v, want %v", ended, want)
+		}
+	})
+
 	t.Run("a child workflow that does not exist fails the step", func(t *testing.T) {
 		wf := s.push([]byte(`{"properties":{"owner":"sub"},"workflow":{"id":"sub-missing","steps":[
 		  {"subworkflow":{"id":"sub","params":{"subworkflow_id":{"type":"STRING","value":"no-such-workflow"}}}}]}}`))
@@ -225,6 +258,12 @@ func TestMaestroMixedSample(t *testing.T) {
 	t.Logf("sample-mixed-wf ended %s after %.1f s", v.Status, time.Since(started).Seconds())
 	if v.Status != "SUCCEEDED" {
 		t.Fatalf("sample-mixed-wf: %s %v", v.Status, v.StepStatuses)
+	}
+	// 196 leaf steps: sample-dag-test-3's 4; 6 iterations of job1 and a
+	// sample-dag-test-3 (30); 3 sample-foreach-wf of 9 iterations of 6
+	// (162).
+	if ro := v.RollupOverview; ro == nil || ro.TotalLeafCount != 196 || ro.Overview["SUCCEEDED"] != 196 {
+		t.Errorf("sample-mixed-wf rollup %+v, want 196 leaf steps SUCCEEDED", ro)
 	}
 	steps := s.steps("sample-mixed-wf", r.WorkflowInstanceID)
 	child := func(step, wf string) int64 {

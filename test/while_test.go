@@ -58,6 +58,11 @@ func TestWhileRunsUntilItsConditionIsFalse(t *testing.T) {
 			t.Errorf("iteration %d initiator %+v", n, it.Initiator)
 		}
 	}
+	// The instance's rollup counts the leaf steps of its tree: job.1 of
+	// each of the 5 iterations (the while step is not a leaf).
+	if r := s.instance(sample, rs.WorkflowInstanceID).RollupOverview; r == nil || r.TotalLeafCount != 5 || r.Overview["SUCCEEDED"] != 5 {
+		t.Errorf("sample-while-wf rollup %+v, want 5 leaf steps SUCCEEDED", r)
+	}
 	if code := s.do("GET", fmt.Sprintf("/api/v3/workflows/%s/instances/6", o.WhileID), nil, nil); code != 404 {
 		t.Errorf("a sixth iteration: GET answered %d, want 404", code)
 	}
