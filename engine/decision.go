@@ -175,6 +175,10 @@ func UnmarshalCommand(data []byte) (Command, error) {
 		var x StopChild
 		err = json.Unmarshal(data, &x)
 		c = x
+	case KindRestartChild:
+		var x RestartChild
+		err = jsonnum.Decode(data, &x)
+		c = x
 	case KindStartSubworkflow:
 		var x StartSubworkflow
 		err = jsonnum.Decode(data, &x)

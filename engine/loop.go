@@ -83,6 +83,47 @@ type LoopState struct {
 	Vars  Values `json:"vars,omitempty"`
 	// Rollup sums the rollups the ended iterations reported.
 	Rollup *Rollup `json:"rollup,omitempty"`
+	// Failed holds, ascending, the indices of the iterations that ended
+	// other than SUCCEEDED (stopped ones included), so that a restart from
+	// incomplete runs only those again; at most MaxFailedKept, past which
+	// FailedOverflow is set and a restart runs the whole loop again.
+	Failed         []int64 `json:"failed,omitempty"`
+	FailedOverflow bool    `json:"failed_overflow,omitempty"`
+	// Pending holds, ascending, the indices of a restarted loop's
+	// iterations still to run again (RestartChild), launched before
+	// Next..Total.
+	Pending []int64 `json:"pending,omitempty"`
+}
+
+// MaxFailedKept bounds LoopState.Failed.
+const MaxFailedKept = 1_000
+
+// noteFailed records that iteration idx did not succeed.
+func (l *LoopState) noteFailed(idx int64) {
+	if l.FailedOverflow {
+		return
+	}
+	k, found := slices.BinarySearch(l.Failed, idx)
+	if found {
+		return
+	}
+	if len(l.Failed) >= MaxFailedKept {
+		l.Failed, l.FailedOverflow = nil, true
+		return
+	}
+	l.Failed = slices.Insert(l.Failed, k, idx)
+}
+
+// LoopRedo is what a foreach step restarted from incomplete keeps of its
+// previous attempt's loop (RestartState): its inline workflow, whose
+// iterations that did not succeed (Indices, of the first Ran launched)
+// run again as new runs of the same instances, and the ones never
+// launched run for the first time; the succeeded ones are not run again.
+type LoopRedo struct {
+	WorkflowID string  `json:"workflow_id"`
+	Total      int64   `json:"total"`
+	Ran        int64   `json:"ran"`
+	Indices    []int64 `json:"indices,omitempty"`
 }
 
 func (l *LoopState) clone() *LoopState {
@@ -93,6 +134,8 @@ func (l *LoopState) clone() *LoopState {
 	c.Running = slices.Clone(l.Running)
 	c.Vars = l.Vars.Clone()
 	c.Rollup = l.Rollup.clone()
+	c.Failed = slices.Clone(l.Failed)
+	c.Pending = slices.Clone(l.Pending)
 	if l.Counts != nil {
 		c.Counts = make(map[model.WorkflowStatus]int64, len(l.Counts))
 		for k, v := range l.Counts {
@@ -176,6 +219,36 @@ type StartChild struct {
 	Initiator string    `json:"initiator,omitempty"`
 	Params    Values    `json:"params,omitempty"`
 	Parent    ParentRef `json:"parent"`
+}
+
+// KindRestartChild is the kind of a RestartChild command.
+const KindRestartChild CommandKind = "restart_child"
+
+// RestartChild asks for iteration Index of a restarted foreach step
+// attempt to run again: a new run of instance Index+1 of the inline
+// workflow WorkflowID, restarted from incomplete (its succeeded steps
+// carried over), with Params as its run params and Parent as its parent.
+type RestartChild struct {
+	StepID     string    `json:"step_id"`
+	Attempt    int64     `json:"step_attempt_id"`
+	WorkflowID string    `json:"workflow_id"`
+	Index      int64     `json:"index"`
+	Params     Values    `json:"params,omitempty"`
+	Parent     ParentRef `json:"parent"`
+}
+
+// Kind returns KindRestartChild.
+func (RestartChild) Kind() CommandKind { return KindRestartChild }
+
+func (RestartChild) isCommand() {}
+
+// MarshalJSON writes the command with its "kind".
+func (c RestartChild) MarshalJSON() ([]byte, error) {
+	type plain RestartChild
+	return json.Marshal(struct {
+		Kind CommandKind `json:"kind"`
+		plain
+	}{c.Kind(), plain(c)})
 }
 
 // StopChild asks a child run to end: Action is STOP or KILL.
@@ -337,6 +410,25 @@ func (d *decider) startLoop(i int) {
 		d.succeed(i, "foreach: no iterations (a loop param is empty)")
 		return
 	}
+	if r := s.Redo; r != nil && r.Total == total {
+		// Restarted from incomplete: the same iterations, the succeeded
+		// ones kept, the others run again.
+		s.Loop = &LoopState{
+			WorkflowID:  r.WorkflowID,
+			Total:       total,
+			Next:        r.Ran,
+			Concurrency: d.loopConcurrency(i),
+			Counts:      map[model.WorkflowStatus]int64{model.WorkflowSucceeded: r.Ran - int64(len(r.Indices))},
+			Pending:     slices.Clone(r.Indices),
+		}
+		s.Redo = nil
+		d.launchIterations(i, names, arrays)
+		if len(s.Loop.Running) == 0 && len(s.Loop.Pending) == 0 && s.Loop.Next == s.Loop.Total {
+			d.endLoop(i)
+		}
+		return
+	}
+	s.Redo = nil
 	s.Loop = &LoopState{
 		WorkflowID:  InlineWorkflowID(d.st, s.StepID, s.Attempt),
 		Total:       total,
@@ -367,7 +459,7 @@ func (d *decider) launchIterations(i int, names []string, arrays []any) {
 	if l.Stopping {
 		return
 	}
-	if names == nil && l.Next < l.Total {
+	if names == nil && (l.Next < l.Total || len(l.Pending) > 0) {
 		var err error
 		if names, arrays, _, err = d.loopArrays(i); err != nil {
 			d.fail(i, model.StepFatallyFailed, "foreach: "+err.Error())
@@ -375,20 +467,36 @@ func (d *decider) launchIterations(i int, names []string, arrays []any) {
 		}
 	}
 	parent := d.childParent(i)
-	for l.Next < l.Total && int64(len(l.Running)) < l.Concurrency {
+	for (l.Next < l.Total || len(l.Pending) > 0) && int64(len(l.Running)) < l.Concurrency {
 		if d.maxStarts > 0 && d.starts+iterationStarts > max(d.maxStarts, iterationStarts) {
 			d.out.Continue = true
 			return
 		}
 		d.starts += iterationStarts
-		idx := l.Next
-		l.Next++
-		l.Running = append(l.Running, idx)
+		again := len(l.Pending) > 0
+		var idx int64
+		if again {
+			idx, l.Pending = l.Pending[0], l.Pending[1:]
+			if len(l.Pending) == 0 {
+				l.Pending = nil
+			}
+		} else {
+			idx = l.Next
+			l.Next++
+		}
+		k, _ := slices.BinarySearch(l.Running, idx)
+		l.Running = slices.Insert(l.Running, k, idx)
 		p := parent
 		p.Index = idx
+		params := d.iterationParams(i, names, arrays, idx)
+		if again {
+			d.out.Commands = append(d.out.Commands, RestartChild{
+				StepID: s.StepID, Attempt: s.Attempt, WorkflowID: l.WorkflowID, Index: idx, Params: params, Parent: p,
+			})
+			continue
+		}
 		d.out.Commands = append(d.out.Commands, StartChild{
-			StepID: s.StepID, Attempt: s.Attempt, WorkflowID: l.WorkflowID, Index: idx,
-			Params: d.iterationParams(i, names, arrays, idx), Parent: p,
+			StepID: s.StepID, Attempt: s.Attempt, WorkflowID: l.WorkflowID, Index: idx, Params: params, Parent: p,
 		})
 	}
 }
@@ -420,7 +528,7 @@ func (d *decider) resumeLoops() {
 			if len(s.Loop.Running) == 0 {
 				d.nextWhile(i)
 			}
-		case s.Loop.Next < s.Loop.Total:
+		case s.Loop.Next < s.Loop.Total || len(s.Loop.Pending) > 0:
 			d.launchIterations(i, nil, nil)
 		}
 	}
@@ -460,6 +568,9 @@ func (d *decider) childEnded(e ChildEnded) error {
 		l.Counts = map[model.WorkflowStatus]int64{}
 	}
 	l.Counts[status]++
+	if status != model.WorkflowSucceeded {
+		l.noteFailed(e.Index)
+	}
 	if l.While {
 		d.whileChildEnded(i, e, status)
 		return d.advance()
@@ -474,7 +585,7 @@ func (d *decider) childEnded(e ChildEnded) error {
 	if !l.Stopping {
 		d.launchIterations(i, nil, nil)
 	}
-	if len(l.Running) == 0 && (l.Stopping || l.Next == l.Total) {
+	if len(l.Running) == 0 && (l.Stopping || (l.Next == l.Total && len(l.Pending) == 0)) {
 		d.endLoop(i)
 	}
 	return d.advance()
@@ -521,6 +632,9 @@ func (d *decider) stopChildren(i int, to model.StepStatus) {
 		WorkflowID: l.WorkflowID, Action: action, Indices: l.Running,
 		Reason: fmt.Sprintf("its foreach step %q, which ended %s", d.st.Steps[i].StepID, to),
 	})
+	for _, idx := range l.Running {
+		l.noteFailed(idx) // stopped: it runs again on a restart
+	}
 	l.Running = nil
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/maestro-serverless/maestro/model"
@@ -57,10 +58,20 @@ func RestartState(prev *Instance, policy string, now time.Time) (*Instance, erro
 				s.FromRun = prev.RunID
 			}
 		default:
-			next.Steps[i] = StepState{StepID: s.StepID, Status: model.StepNotCreated}
+			next.Steps[i] = StepState{StepID: s.StepID, Status: model.StepNotCreated, Redo: redoOf(s.Loop)}
 		}
 	}
 	return next, nil
+}
+
+// redoOf is what a foreach step restarted from incomplete keeps of its
+// previous attempt's loop l: nil (run the loop afresh) for no loop, a
+// while loop, or one that lost track of its failed iterations.
+func redoOf(l *LoopState) *LoopRedo {
+	if l == nil || l.While || l.WorkflowID == "" || l.FailedOverflow {
+		return nil
+	}
+	return &LoopRedo{WorkflowID: l.WorkflowID, Total: l.Total, Ran: l.Next, Indices: slices.Clone(l.Failed)}
 }
 
 // RunPolicyRestartFromSpecific is the RUN_POLICY of a run that restarts

@@ -128,6 +128,9 @@ type StepState struct {
 	// Child is the instance a subworkflow step attempt started, once it
 	// has been reported (ChildStarted).
 	Child *ChildRef `json:"child,omitempty"`
+	// Redo is set on a foreach step of a run restarted from incomplete:
+	// what its next attempt keeps of the previous one's iterations.
+	Redo *LoopRedo `json:"redo,omitempty"`
 }
 
 // settled reports whether a step has reached its final status for the run:
@@ -189,6 +192,11 @@ func (s StepState) clone() StepState {
 	s.External = s.External.Clone()
 	s.Permits = slices.Clone(s.Permits)
 	s.Loop = s.Loop.clone()
+	if s.Redo != nil {
+		r := *s.Redo
+		r.Indices = slices.Clone(s.Redo.Indices)
+		s.Redo = &r
+	}
 	if s.Child != nil {
 		c := *s.Child
 		c.Rollup = c.Rollup.clone()

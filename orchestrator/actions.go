@@ -90,7 +90,32 @@ func (o *Orchestrator) RestartInstance(ctx context.Context, wf string, inst int6
 	if problems := engine.CheckRunParamModes(def.Workflow.Params, runParams, true); len(problems) > 0 {
 		return nil, Invalid("restart params override params their mode protects", problems...)
 	}
+	if err := o.redoEnded(ctx, next); err != nil {
+		return nil, err
+	}
 	return o.startNextRun(ctx, rec, &st, next, runParams)
+}
+
+// redoEnded checks that the iterations a restart from incomplete runs
+// again have ended: an iteration a stop or kill is still ending (its
+// parent does not wait for it) cannot get its next run yet.
+func (o *Orchestrator) redoEnded(ctx context.Context, next *engine.Instance) error {
+	for _, s := range next.Steps {
+		if s.Redo == nil {
+			continue
+		}
+		for _, idx := range s.Redo.Indices {
+			rec, err := o.store.GetInstance(ctx, s.Redo.WorkflowID, idx+1)
+			if err != nil {
+				return Internal(fmt.Errorf("iteration %d of step %s: %w", idx+1, s.StepID, err))
+			}
+			if !model.WorkflowStatus(rec.Status).IsTerminal() {
+				return &Error{Status: http.StatusConflict, Message: fmt.Sprintf(
+					"iteration %d of foreach step %s is still %s; restart once it has ended", idx+1, s.StepID, rec.Status)}
+			}
+		}
+	}
+	return nil
 }
 
 // startNextRun writes run next (the restart of st, the instance's latest

@@ -38,6 +38,12 @@ func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store
 				return err
 			}
 			c.Children = append(c.Children, ch)
+		case engine.RestartChild:
+			nr, err := o.childRerun(ctx, x, now)
+			if err != nil {
+				return err
+			}
+			c.Reruns = append(c.Reruns, nr)
 		case engine.StopChild:
 			ev := engine.Action{Action: x.Action, By: x.Reason, FromParent: true}
 			c.Wakes = append(c.Wakes, store.WakeRun{
@@ -251,4 +257,50 @@ func eventParent(p *engine.ParentRef) *events.Parent {
 		WorkflowID: p.WorkflowID, InstanceID: p.InstanceID, RunID: p.RunID, StepID: p.StepID, Attempt: p.Attempt,
 		RootWorkflowID: p.RootWorkflowID, RootInstanceID: p.RootInstanceID,
 	}
+}
+
+// childRerun is the new run of an iteration of a foreach step restarted
+// from incomplete: run r+1 of the iteration's instance, its succeeded
+// steps carried over (engine.RestartState), pointing at the parent's new
+// attempt, with the iteration's params. The iteration must have ended
+// (RestartInstance checks it before the parent restarts).
+func (o *Orchestrator) childRerun(ctx context.Context, x engine.RestartChild, now time.Time) (store.NewRun, error) {
+	inst := x.Index + 1
+	rec, err := o.store.GetInstance(ctx, x.WorkflowID, inst)
+	if err != nil {
+		return store.NewRun{}, fmt.Errorf("rerun iteration %d of step %q: %w", inst, x.StepID, err)
+	}
+	rr, _, err := o.store.LoadRun(ctx, x.WorkflowID, inst, rec.RunID)
+	if err != nil {
+		return store.NewRun{}, fmt.Errorf("rerun iteration %d of step %q: %w", inst, x.StepID, err)
+	}
+	var prev engine.Instance
+	if err := jsonnum.Decode(rr.State, &prev); err != nil {
+		return store.NewRun{}, fmt.Errorf("rerun iteration %d of step %q: decode state: %w", inst, x.StepID, err)
+	}
+	next, err := engine.RestartState(&prev, engine.RestartFromIncomplete, now)
+	if err != nil {
+		return store.NewRun{}, fmt.Errorf("rerun iteration %d of step %q: %w", inst, x.StepID, err)
+	}
+	p := x.Parent
+	next.Parent, next.ParentGone, next.Feedback = &p, false, nil
+	params, err := engine.LiteralParams(x.Params)
+	if err != nil {
+		return store.NewRun{}, fmt.Errorf("iteration %d of step %q: %w", inst, x.StepID, err)
+	}
+	start, err := json.Marshal(engine.StartRun{RunParams: params, Initiator: engine.Initiator{Type: "FOREACH"}})
+	if err != nil {
+		return store.NewRun{}, err
+	}
+	created := events.Transition(x.WorkflowID, next.WorkflowVersion, inst, next.RunID, "", 0,
+		string(prev.Status), string(next.Status), next.Seq, now.UnixMilli())
+	created.Parent = eventParent(&p)
+	outbox, err := eventsMessage(ctx, created)
+	if err != nil {
+		return store.NewRun{}, err
+	}
+	return store.NewRun{
+		WorkflowID: x.WorkflowID, InstanceID: inst, PrevRun: prev.RunID, Status: string(next.Status),
+		State: mustJSON(next), FirstEvent: store.Event{ID: startEventID, Body: start}, Outbox: outbox, Now: now,
+	}, nil
 }

@@ -483,7 +483,7 @@ func commandItems(cmds []engine.Command) int {
 	n := 0
 	for _, c := range cmds {
 		switch c.(type) {
-		case engine.StartChild:
+		case engine.StartChild, engine.RestartChild:
 			n += 3
 		case engine.StopChild, engine.CreateLoop:
 			n++
@@ -650,7 +650,7 @@ func (o *Orchestrator) outboxMessage(st *engine.Instance, cmd engine.Command, no
 	case engine.InstanceDone:
 		// Nothing to send: status changes reach subscribers from the stream.
 		return store.Message{}, false, nil
-	case engine.CreateLoop, engine.StartChild, engine.StopChild:
+	case engine.CreateLoop, engine.StartChild, engine.RestartChild, engine.StopChild:
 		// Writes of the commit itself (see loopWrites), not messages.
 		return store.Message{}, false, nil
 	default:

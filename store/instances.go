@@ -584,6 +584,10 @@ type Commit struct {
 	// commit; Children are child runs (iterations) it creates.
 	Definitions []InlineDefinition
 	Children    []ChildRun
+	// Reruns are new runs of child runs (iterations of a foreach step
+	// restarted from incomplete), each conditioned on the child's latest
+	// run being the one it follows.
+	Reruns []NewRun
 	// SignalWaits register and withdraw step attempts waiting for signals;
 	// Lineage records the signals that unblocked step attempts.
 	SignalWaits []SignalWait
@@ -763,6 +767,13 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 		}
 		items = append(items, its...)
 	}
+	for _, nr := range c.Reruns {
+		its, err := s.newRunItems(nr)
+		if err != nil {
+			return err
+		}
+		items = append(items, its...)
+	}
 	if u := c.Instance; u != nil {
 		items = append(items, types.TransactWriteItem{Update: &types.Update{
 			TableName:                aws.String(s.table),
@@ -917,16 +928,34 @@ type NewRun struct {
 // status, conditioned on the latest run still being PrevRun, so that two
 // concurrent restarts create one run (the other gets ErrConflict).
 func (s *Store) CreateRun(ctx context.Context, nr NewRun) error {
+	items, err := s.newRunItems(nr)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	if err != nil {
+		if isConflict(err) {
+			return fmt.Errorf("store: restart %s/%d after run %d: %w", nr.WorkflowID, nr.InstanceID, nr.PrevRun, ErrConflict)
+		}
+		return fmt.Errorf("store: restart %s/%d: %w", nr.WorkflowID, nr.InstanceID, err)
+	}
+	return nil
+}
+
+// newRunItems are the writes of CreateRun: the instance summary's latest
+// run (conditioned on it being PrevRun), the new run's item (on it not
+// existing) and its first event.
+func (s *Store) newRunItems(nr NewRun) ([]types.TransactWriteItem, error) {
 	run := nr.PrevRun + 1
 	runItem, err := s.runItem(nr.WorkflowID, nr.InstanceID, run, 1, nr.Status, nr.State, nr.Outbox, 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	evItem, err := s.eventItem(nr.WorkflowID, nr.InstanceID, run, nr.FirstEvent)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	return []types.TransactWriteItem{
 		{Update: &types.Update{
 			TableName:                aws.String(s.table),
 			Key:                      key(wfPK(nr.WorkflowID), instanceSK(nr.InstanceID)),
@@ -939,14 +968,7 @@ func (s *Store) CreateRun(ctx context.Context, nr NewRun) error {
 		}},
 		{Put: &types.Put{TableName: aws.String(s.table), Item: runItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 		{Put: &types.Put{TableName: aws.String(s.table), Item: evItem}},
-	}})
-	if err != nil {
-		if isConflict(err) {
-			return fmt.Errorf("store: restart %s/%d after run %d: %w", nr.WorkflowID, nr.InstanceID, nr.PrevRun, ErrConflict)
-		}
-		return fmt.Errorf("store: restart %s/%d: %w", nr.WorkflowID, nr.InstanceID, err)
-	}
-	return nil
+	}, nil
 }
 
 // Enqueue records that an instance's run waits for a run slot. It bumps the

@@ -190,3 +190,49 @@ func TestForeachKillStopsItsIterations(t *testing.T) {
 		return live == 0, fmt.Sprintf("%d iterations still live", live)
 	})
 }
+
+// TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain: a
+// foreach whose iteration (3, a) failed is restarted from incomplete; only
+// that iteration runs again — as run 2 of the same iteration instance —
+// and the others keep their first (and only) call.
+func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing.T) {
+	ls := &loopServer{calls: map[string]int{}, hold: 20 * time.Millisecond, fail: map[string]bool{"3/a": true}}
+	srv := httptest.NewServer(ls)
+	defer srv.Close()
+	s := startSystem(t, stack.Options{})
+	wf := s.push(foreachWorkflow("loop-restart", srv.URL, "[1,2,3,4,5]", `["a"]`, 5, "FAIL_AFTER_RUNNING"))
+	r := s.start(wf, "")
+	if v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second); v.Status != "FAILED" {
+		t.Fatalf("first run: %s %v", v.Status, v.StepStatuses)
+	}
+	inline := s.steps(wf, r.WorkflowInstanceID)["loop"].Foreach.WorkflowID
+	ls.mu.Lock()
+	delete(ls.fail, "3/a")
+	ls.mu.Unlock()
+	var out map[string]any
+	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, r.WorkflowInstanceID),
+		[]byte(`{"restart_policy": "RESTART_FROM_INCOMPLETE"}`), &out); code != http.StatusOK {
+		t.Fatalf("restart: HTTP %d %v", code, out)
+	}
+	v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
+	steps := s.steps(wf, r.WorkflowInstanceID)
+	if v.Status != "SUCCEEDED" || v.WorkflowRunID != 2 {
+		t.Fatalf("restarted run: %s run %d %v", v.Status, v.WorkflowRunID, v.StepStatuses)
+	}
+	o := steps["loop"].Foreach
+	if o == nil || o.WorkflowID != inline || o.Total != 5 || o.Counts["SUCCEEDED"] != 5 {
+		t.Fatalf("restarted foreach overview %+v (inline workflow before: %s)", o, inline)
+	}
+	calls, _ := ls.snapshot()
+	want := map[string]int{"1/a": 1, "2/a": 1, "3/a": 2, "4/a": 1, "5/a": 1}
+	if fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("calls %v, want %v: only the failed iteration runs again", calls, want)
+	}
+	it := s.instance(inline, 3)
+	if it.Status != "SUCCEEDED" || it.WorkflowRunID != 2 || it.Initiator == nil || it.Initiator.Parent == nil || it.Initiator.Parent.RunID != 2 {
+		t.Errorf("iteration 3: %s run %d initiator %+v", it.Status, it.WorkflowRunID, it.Initiator)
+	}
+	if it := s.instance(inline, 2); it.WorkflowRunID != 1 {
+		t.Errorf("iteration 2 ran again: run %d", it.WorkflowRunID)
+	}
+}

@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maestro-serverless/maestro/model"
+)
+
+func restarts(d *Decision) []RestartChild {
+	var out []RestartChild
+	for _, c := range d.Commands {
+		if x, ok := c.(RestartChild); ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func TestForeachRestartFromIncompleteRunsOnlyTheIterationsThatDidNotSucceed(t *testing.T) {
+	ctx := context.Background()
+	// A FAILED foreach (FAIL_AFTER_RUNNING, all 6 launched at once):
+	// iterations 1 and 4 fail.
+	g, err := Compile(loopWorkflow(6, 6, model.FailAfterRunning), newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	st := d.State
+	inline := st.Step("loop").Loop.WorkflowID
+	for _, idx := range []int64{0, 1, 2, 3, 4, 5} {
+		status := model.WorkflowSucceeded
+		if idx == 1 || idx == 4 {
+			status = model.WorkflowFailed
+		}
+		d, err = Decide(ctx, g, st, ChildEnded{StepID: "loop", Attempt: 1, Index: idx, Status: status}, t0)
+		require.NoError(t, err)
+		st = d.State
+	}
+	require.Equal(t, model.WorkflowFailed, st.Status)
+	assert.Equal(t, []int64{1, 4}, st.Step("loop").Loop.Failed)
+
+	next, err := RestartState(st, RestartFromIncomplete, t0)
+	require.NoError(t, err)
+	assert.Equal(t, &LoopRedo{WorkflowID: inline, Total: 6, Ran: 6, Indices: []int64{1, 4}}, next.Step("loop").Redo)
+	d, err = Decide(ctx, g, next, StartRun{}, t0)
+	require.NoError(t, err)
+	st = d.State
+	loop := st.Step("loop")
+	for _, c := range d.Commands {
+		switch c.(type) {
+		case CreateLoop, StartChild:
+			t.Fatalf("a restarted loop creates no inline workflow and starts no fresh iteration: %#v", c)
+		}
+	}
+	rs := restarts(d)
+	require.Len(t, rs, 2)
+	assert.Equal(t, []int64{1, 4}, []int64{rs[0].Index, rs[1].Index})
+	assert.Equal(t, inline, rs[0].WorkflowID, "the same iterations, run again")
+	assert.Equal(t, loop.Attempt, rs[0].Parent.Attempt)
+	assert.Equal(t, int64(2), rs[0].Parent.RunID)
+	assert.Equal(t, int64(1), rs[0].Params["i"], "the iteration's params")
+	assert.Equal(t, int64(4), loop.Loop.Counts[model.WorkflowSucceeded])
+	assert.Nil(t, loop.Redo)
+
+	for _, idx := range []int64{4, 1} {
+		d, err = Decide(ctx, g, st, ChildEnded{StepID: "loop", Attempt: loop.Attempt, Index: idx, Status: model.WorkflowSucceeded}, t0)
+		require.NoError(t, err)
+		st = d.State
+	}
+	assert.Equal(t, model.StepSucceeded, st.Step("loop").Status, st.Step("loop").Message)
+	assert.Equal(t, int64(6), st.Step("loop").Loop.Counts[model.WorkflowSucceeded])
+	assert.Equal(t, model.WorkflowSucceeded, st.Status)
+
+	// RESTART_FROM_BEGINNING runs the loop afresh.
+	fresh, err := RestartState(st, RestartFromBeginning, t0)
+	require.NoError(t, err)
+	d, err = Decide(ctx, g, fresh, StartRun{}, t0)
+	require.NoError(t, err)
+	assert.Len(t, started(d), 6)
+	assert.NotEqual(t, inline, d.State.Step("loop").Loop.WorkflowID)
+}
+
+func TestForeachRestartAfterAKillRunsTheStoppedAndTheUnlaunchedIterations(t *testing.T) {
+	ctx := context.Background()
+	g, err := Compile(loopWorkflow(5, 2, ""), newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	d, err = Decide(ctx, g, d.State, ChildEnded{StepID: "loop", Attempt: 1, Index: 0, Status: model.WorkflowSucceeded}, t0)
+	require.NoError(t, err)
+	// Iterations 1 and 2 run, 3 and 4 are not launched: the kill stops 1, 2.
+	d, err = Decide(ctx, g, d.State, Action{Action: string(model.WorkflowActionKill)}, t0)
+	require.NoError(t, err)
+	st := d.State
+	require.Equal(t, model.WorkflowFailed, st.Status)
+	next, err := RestartState(st, RestartFromIncomplete, t0)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 2}, next.Step("loop").Redo.Indices)
+	assert.Equal(t, int64(3), next.Step("loop").Redo.Ran)
+	d, err = Decide(ctx, g, next, StartRun{}, t0)
+	require.NoError(t, err)
+	// Concurrency 2: the two stopped ones again first.
+	assert.Len(t, restarts(d), 2)
+	assert.Empty(t, started(d))
+	st = d.State
+	a := st.Step("loop").Attempt
+	d, err = Decide(ctx, g, st, ChildEnded{StepID: "loop", Attempt: a, Index: 2, Status: model.WorkflowSucceeded}, t0)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{3}, started(d), "then the ones never launched")
+}
