@@ -410,6 +410,11 @@ func (d *decider) startLoop(i int) {
 		d.succeed(i, "foreach: no iterations (a loop param is empty)")
 		return
 	}
+	if k := bodyLeaves(d.g.nodes[i].step.Steps); k > 0 && total > model.TotalLeafStepCountLimit/k {
+		d.fail(i, model.StepFatallyFailed, fmt.Sprintf("foreach: %d iterations of %d leaf steps each is more than the limit of %d leaf steps in an instance tree",
+			total, k, model.TotalLeafStepCountLimit))
+		return
+	}
 	if r := s.Redo; r != nil && r.Total == total {
 		// Restarted from incomplete: the same iterations, the succeeded
 		// ones kept, the others run again.
@@ -570,6 +575,9 @@ func (d *decider) childEnded(e ChildEnded) error {
 	l.Counts[status]++
 	if status != model.WorkflowSucceeded {
 		l.noteFailed(e.Index)
+	}
+	if err := d.checkLeafLimit(); err != nil || d.st.Status != model.WorkflowInProgress || d.st.Ending != nil {
+		return err // the tree grew past its limit: the run is being stopped
 	}
 	if l.While {
 		d.whileChildEnded(i, e, status)

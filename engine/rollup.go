@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 
 	"github.com/maestro-serverless/maestro/model"
@@ -109,4 +110,34 @@ func (r *Rollup) UnmarshalJSON(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// bodyLeaves counts the typed (leaf) steps of a loop body's top level:
+// the leaf steps each iteration has at least.
+func bodyLeaves(steps []model.Step) int64 {
+	var n int64
+	for i := range steps {
+		switch steps[i].Kind {
+		case model.KindForeach, model.KindWhile, model.KindSubworkflow:
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// checkLeafLimit stops a root run whose tree has grown past
+// model.TotalLeafStepCountLimit leaf steps (what its ended children
+// reported, and its own), as Maestro's end task does: the run ends
+// STOPPED, its running steps stopped, with a message naming the limit.
+func (d *decider) checkLeafLimit() error {
+	if d.st.Parent != nil || d.st.Status != model.WorkflowInProgress || d.st.Ending != nil {
+		return nil
+	}
+	n := RollupOf(d.g, d.st).TotalLeafCount
+	if n <= model.TotalLeafStepCountLimit {
+		return nil
+	}
+	msg := fmt.Sprintf("stopped: the instance's tree has %d leaf steps, more than the limit of %d", n, model.TotalLeafStepCountLimit)
+	return d.endRun(Ending{StepStatus: model.StepStopped, StepMessage: msg, RunStatus: model.WorkflowStopped, Message: msg})
 }

@@ -60,3 +60,50 @@ func TestRollupOfASubworkflowStepIsItsChilds(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, &Rollup{TotalLeafCount: 8, Overview: map[model.StepStatus]int64{model.StepSucceeded: 8}}, RollupOf(g, d.State))
 }
+
+func TestTreeLeafStepLimit(t *testing.T) {
+	ctx := context.Background()
+	t.Run("a loop that would pass it fails at its start", func(t *testing.T) {
+		loop := params("i", expr(model.TypeLongArray, "Util.intsBetween(0, 1000, 1)"), "j", expr(model.TypeLongArray, "Util.intsBetween(0, 600, 1)"))
+		wf := &model.Workflow{ID: "big", Steps: []model.Step{{Kind: model.KindForeach, ID: "loop",
+			Params: params("loop_params", &model.ParamDefinition{Type: model.TypeMap, Value: loop.Defs, HasValue: true}),
+			Steps: []model.Step{
+				{Kind: model.KindStep, ID: "a", Type: model.StepNoOp, Transition: model.Transition{Successors: []model.Successor{{StepID: "b", Condition: "true"}}}},
+				{Kind: model.KindStep, ID: "b", Type: model.StepNoOp},
+			}}}}
+		g, err := Compile(wf, newEvaluator(t))
+		require.NoError(t, err)
+		d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+		require.NoError(t, err)
+		s := d.State.Step("loop")
+		assert.Equal(t, model.StepFatallyFailed, s.Status)
+		assert.Equal(t, "foreach: 600000 iterations of 2 leaf steps each is more than the limit of 1000000 leaf steps in an instance tree", s.Message)
+		assert.Empty(t, started(d))
+	})
+	t.Run("a root whose ended iterations report past it is stopped", func(t *testing.T) {
+		// 4,000 iterations, each a nested loop of 300 (not known at the
+		// start): a 1,200,000-leaf tree, accepted, then stopped once the
+		// reports pass 1,000,000.
+		g, err := Compile(loopWorkflow(4000, 100, ""), newEvaluator(t))
+		require.NoError(t, err)
+		d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+		require.NoError(t, err)
+		st := d.State
+		report := &Rollup{TotalLeafCount: 300, Overview: map[model.StepStatus]int64{model.StepSucceeded: 300}}
+		var n int64
+		for ; st.Status == model.WorkflowInProgress && st.Ending == nil; n++ {
+			require.Less(t, n, int64(4000))
+			idx := st.Step("loop").Loop.Running[0]
+			d, err = Decide(ctx, g, st, ChildEnded{StepID: "loop", Attempt: 1, Index: idx, Status: model.WorkflowSucceeded, Rollup: report}, t0)
+			require.NoError(t, err)
+			st = d.State
+		}
+		// 3,334 reports make 1,000,200 leaves (plus "after"): the run stops.
+		assert.Equal(t, int64(3334), n)
+		assert.Equal(t, model.WorkflowStopped, st.Status)
+		assert.Equal(t, "stopped: the instance's tree has 1000201 leaf steps, more than the limit of 1000000", st.Message)
+		assert.Equal(t, model.StepStopped, st.Step("loop").Status)
+		assert.Len(t, st.ChildStops, 0, "its running iterations are told to stop")
+		assert.NotEmpty(t, stops(d))
+	})
+}

@@ -240,6 +240,9 @@ func (d *decider) subworkflowEnded(i int, e ChildEnded) error {
 	d.startCounting()
 	s.Child.Ended = true
 	s.Child.Rollup = e.Rollup.clone()
+	if err := d.checkLeafLimit(); err != nil || d.st.Status != model.WorkflowInProgress || d.st.Ending != nil {
+		return err // the tree grew past its limit: the run is being stopped
+	}
 	what := fmt.Sprintf("subworkflow %s instance %d", s.Child.WorkflowID, s.Child.InstanceID)
 	switch e.Status {
 	case model.WorkflowSucceeded:

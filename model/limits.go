@@ -17,6 +17,9 @@ const (
 	WorkflowDepthLimit = 10
 	// IterationLimit bounds the iterations of one foreach or while loop.
 	IterationLimit = 25000
+	// TotalLeafStepCountLimit bounds the leaf steps of a whole instance
+	// tree (iterations and subworkflow instances included).
+	TotalLeafStepCountLimit = 1_000_000
 	// ForeachConcurrencyMaxLimit bounds a foreach step's concurrency.
 	ForeachConcurrencyMaxLimit = 500
 	// StepConcurrencyMaxLimit bounds properties.step_concurrency.
