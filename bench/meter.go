@@ -78,8 +78,8 @@ type Usage struct {
 	SQSEmptyReceives int64 `json:"sqs_empty_receives"`
 	// StreamRecords counts records returned by DynamoDB Streams GetRecords.
 	StreamRecords int64 `json:"stream_records"`
-	// SNSBilledMessages are SNS publishes as billed: one per 64 KB chunk of
-	// each message, every entry of a PublishBatch counted.
+	// SNSBilledMessages are SNS publish requests as billed: one per 64 KB
+	// chunk of a Publish's message or of a PublishBatch's whole payload.
 	SNSBilledMessages int64 `json:"sns_billed_messages"`
 }
 
@@ -225,9 +225,14 @@ func (m *Meter) record(service, op string, took time.Duration, params, result an
 	case *sns.PublishInput:
 		m.u.SNSBilledMessages += chunks(len(deref(in.Message)))
 	case *sns.PublishBatchInput:
+		// A batch of up to 10 is one request, billed per 64 KB of its
+		// whole payload: "up to 10x" cheaper, as AWS documents
+		// (docs.aws.amazon.com/sns/latest/dg/sns-batch-api-actions.html).
+		payload := 0
 		for _, e := range in.PublishBatchRequestEntries {
-			m.u.SNSBilledMessages += chunks(len(deref(e.Message)))
+			payload += len(deref(e.Message))
 		}
+		m.u.SNSBilledMessages += chunks(payload)
 	case *dynamodbstreams.GetRecordsInput:
 		if out, ok := result.(*dynamodbstreams.GetRecordsOutput); ok && out != nil {
 			m.u.StreamRecords += int64(len(out.Records))

@@ -6,11 +6,14 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	snstypes "github.com/aws/aws-sdk-go-v2/service/sns/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/stretchr/testify/assert"
@@ -247,4 +250,22 @@ func TestIndexWritesFollowTheSweepIndex(t *testing.T) {
 		ddbtypes.TransactWriteItem{Delete: &ddbtypes.Delete{Key: item("E#000001#f-a", "")}},
 		ddbtypes.TransactWriteItem{Delete: &ddbtypes.Delete{Key: item("E#000001#f-b", "")}}), "a new due time and a consumed indexed event")
 	assert.Equal(t, 1.0, txn(put(item("RUN#000001", ""))), "the run ends")
+}
+
+func TestMeterBillsAnSNSBatchPerRequest(t *testing.T) {
+	m := NewMeter()
+	entry := func(n int) snstypes.PublishBatchRequestEntry {
+		return snstypes.PublishBatchRequestEntry{Id: aws.String("x"), Message: aws.String(strings.Repeat("e", n))}
+	}
+	small := &sns.PublishBatchInput{PublishBatchRequestEntries: []snstypes.PublishBatchRequestEntry{}}
+	for range 10 {
+		small.PublishBatchRequestEntries = append(small.PublishBatchRequestEntries, entry(1024))
+	}
+	m.record("SNS", "PublishBatch", time.Millisecond, small, &sns.PublishBatchOutput{}, nil)
+	assert.Equal(t, int64(1), m.Usage().SNSBilledMessages, "ten 1 KB events in one batch are one request")
+	big := &sns.PublishBatchInput{PublishBatchRequestEntries: []snstypes.PublishBatchRequestEntry{entry(40 << 10), entry(40 << 10)}}
+	m.record("SNS", "PublishBatch", time.Millisecond, big, &sns.PublishBatchOutput{}, nil)
+	assert.Equal(t, int64(1+2), m.Usage().SNSBilledMessages, "an 80 KB batch is two 64 KB chunks")
+	m.record("SNS", "Publish", time.Millisecond, &sns.PublishInput{Message: aws.String("one")}, &sns.PublishOutput{}, nil)
+	assert.Equal(t, int64(1+2+1), m.Usage().SNSBilledMessages)
 }

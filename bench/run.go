@@ -13,7 +13,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/smithy-go/middleware"
@@ -25,15 +27,19 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultRuns           = 5
-	DefaultSteps          = 100
-	DefaultHTTPSteps      = 300
-	DefaultHTTPChain      = 10
-	DefaultHTTPChains     = 200
-	DefaultHTTPFan        = 250
-	DefaultStreamInterval = 250 * time.Millisecond
-	DefaultTimeout        = 2 * time.Minute
-	DefaultPollInterval   = 100 * time.Millisecond
+	DefaultRuns       = 5
+	DefaultSteps      = 100
+	DefaultHTTPSteps  = 300
+	DefaultHTTPChain  = 10
+	DefaultHTTPChains = 200
+	DefaultHTTPFan    = 250
+	// DefaultForeach is the foreach workload's iterations, and
+	// DefaultForeachConcurrency its concurrency.
+	DefaultForeach            = 5000
+	DefaultForeachConcurrency = 500
+	DefaultStreamInterval     = 250 * time.Millisecond
+	DefaultTimeout            = 2 * time.Minute
+	DefaultPollInterval       = 100 * time.Millisecond
 	// settleLimit bounds the wait for the system to fall quiet after a
 	// workload.
 	settleLimit = 30 * time.Second
@@ -55,6 +61,9 @@ type Config struct {
 	// default 200). HTTPFan is the width of the Http fan (default 250).
 	// Negative skips the workload.
 	HTTPChain, HTTPChains, HTTPFan int
+	// Foreach is the iterations of the foreach workload (a NoOp body,
+	// ForeachConcurrency at once, default 500); 0 skips it.
+	Foreach, ForeachConcurrency int
 	// StreamInterval is the DynamoDB stream poll period (Lambda's is 250 ms).
 	StreamInterval time.Duration
 	// Timeout bounds each instance, from its start request to its end.
@@ -95,6 +104,9 @@ func (c *Config) defaults() {
 	if c.HTTPFan == 0 {
 		c.HTTPFan = DefaultHTTPFan
 	}
+	if c.ForeachConcurrency <= 0 {
+		c.ForeachConcurrency = DefaultForeachConcurrency
+	}
 	if c.StreamInterval <= 0 {
 		c.StreamInterval = DefaultStreamInterval
 	}
@@ -126,6 +138,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	workloads := []*Workload{chain, fan}
+	if cfg.Foreach > 0 {
+		fe, err := Foreach(fmt.Sprintf("bench-foreach-%d", cfg.Foreach), cfg.Foreach, cfg.ForeachConcurrency)
+		if err != nil {
+			return nil, err
+		}
+		workloads = append(workloads, fe)
+	}
 	if cfg.HTTPSteps > 0 || cfg.HTTPChain > 0 || cfg.HTTPFan > 0 {
 		// The server the Http steps call: on loopback, which the local
 		// stack's allow-list admits.
@@ -177,7 +196,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		meter.Reset()
 		calls.Reset()
+		heap := sampleHeap()
 		res := runWorkload(ctx, c, w, version, cfg)
+		res.PeakHeapBytes = heap()
 		if err := settle(ctx, meter, calls, cfg.StreamInterval); err != nil {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("after %s: %v; work after that is not counted", w.Name, err))
 		}
@@ -237,6 +258,11 @@ func runWorkload(ctx context.Context, c *client, w *Workload, version int64, cfg
 	if w.Concurrent > 1 {
 		runs, at = w.Concurrent, w.Concurrent
 	}
+	if w.Iterations > 0 {
+		// One loop is the measure: its iterations are the units.
+		runs = 1
+		cfg.Timeout = max(cfg.Timeout, time.Duration(w.Iterations)*50*time.Millisecond)
+	}
 	res := &WorkloadResult{Name: w.Name, WorkflowID: w.WorkflowID, StepsPerRun: w.Steps, Runs: runs}
 	type outcome struct {
 		m   *instanceFigures
@@ -270,7 +296,11 @@ func runWorkload(ctx context.Context, c *client, w *Workload, version int64, cfg
 		}
 		m := o.m
 		res.Succeeded++
-		res.StepsCompleted += int64(w.Steps)
+		if w.Iterations > 0 {
+			res.StepsCompleted += int64(w.Iterations)
+		} else {
+			res.StepsCompleted += int64(w.Steps)
+		}
 		res.launch = append(res.launch, m.launch...)
 		res.start = append(res.start, m.start)
 		res.startReq = append(res.startReq, m.startRequest)
@@ -400,4 +430,38 @@ func settle(ctx context.Context, m *Meter, calls *Invocations, streamInterval ti
 		}
 	}
 	return nil
+}
+
+// sampleHeap samples the process's Go heap in use every 100 ms until the
+// returned function is called, which returns the peak: the memory the
+// local stack's handlers (all in this process) needed at once.
+func sampleHeap() func() uint64 {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	read := func() {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		if m.HeapInuse > peak.Load() {
+			peak.Store(m.HeapInuse)
+		}
+	}
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			read()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-stopped
+		return peak.Load()
+	}
 }

@@ -25,6 +25,9 @@ type Workload struct {
 	// Concurrent, when > 1, is how many instances are started at once, as
 	// one round; Config.Runs rounds run one after the other.
 	Concurrent int
+	// Iterations, when > 0, is the foreach iterations of one instance: the
+	// unit its throughput and cost are counted in instead of steps.
+	Iterations int
 }
 
 // defStep, defTransition, defWorkflow and defDocument are the subset of
@@ -207,4 +210,41 @@ func newWorkload(name, workflowID, title string, steps []defWrapped, ups map[str
 		return nil, fmt.Errorf("bench: encode %s definition: %w", name, err)
 	}
 	return &Workload{Name: name, WorkflowID: workflowID, Definition: body, Upstreams: ups, Steps: len(steps)}, nil
+}
+
+// Foreach returns a workflow whose one foreach step runs n iterations, at
+// most concurrency at once, of one NoOp step: what a loop costs by itself.
+func Foreach(workflowID string, n, concurrency int) (*Workload, error) {
+	if n < 1 || concurrency < 1 {
+		return nil, fmt.Errorf("bench: a foreach needs at least 1 iteration and a concurrency of at least 1, got %d and %d", n, concurrency)
+	}
+	// Two loop params whose product is n keep each array under the
+	// expression language's 25,001 elements.
+	outer := 1
+	for outer*25_000 < n {
+		outer *= 10
+	}
+	if n%outer != 0 {
+		return nil, fmt.Errorf("bench: %d iterations do not split into %d rows; use a round number", n, outer)
+	}
+	doc := map[string]any{
+		"properties": map[string]any{"owner": "maestro-bench", "run_strategy": "parallel"},
+		"workflow": map[string]any{
+			"id": workflowID, "name": fmt.Sprintf("bench: foreach of %d NoOp iterations, %d at once", n, concurrency),
+			"instance_step_concurrency": 999,
+			"steps": []any{map[string]any{"foreach": map[string]any{
+				"id": "loop", "concurrency": concurrency,
+				"params": map[string]any{"loop_params": map[string]any{"type": "MAP", "value": map[string]any{
+					"i": map[string]any{"type": "LONG_ARRAY", "expression": fmt.Sprintf("Util.intsBetween(0, %d, 1)", n/outer)},
+					"j": map[string]any{"type": "LONG_ARRAY", "expression": fmt.Sprintf("Util.intsBetween(0, %d, 1)", outer)},
+				}}},
+				"steps": []any{map[string]any{"step": map[string]any{"id": "body", "type": "NoOp"}}},
+			}}},
+		},
+	}
+	body, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("bench: encode foreach definition: %w", err)
+	}
+	return &Workload{Name: "foreach", WorkflowID: workflowID, Definition: body, Upstreams: map[string][]string{}, Steps: 1, Iterations: n}, nil
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -75,4 +76,16 @@ func TestHTTPWorkloadsAreValid(t *testing.T) {
 			assert.EqualValues(t, DefaultHTTPFan, *def.Workflow.InstanceStepConcurrency)
 		}
 	}
+}
+
+func TestForeachWorkloadIsValid(t *testing.T) {
+	for _, n := range []int{1, 5000, 100_000} {
+		w, err := Foreach(fmt.Sprintf("bench-foreach-%d", n), n, 500)
+		require.NoError(t, err)
+		_, err = definition.NewChecker().Check(w.Definition, definition.JSON)
+		require.NoError(t, err, "%d iterations", n)
+		assert.Equal(t, n, w.Iterations)
+	}
+	_, err := Foreach("odd", 100_001, 500)
+	assert.ErrorContains(t, err, "use a round number")
 }

@@ -22,6 +22,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	httpChain := fs.Int("http-chain", bench.DefaultHTTPChain, "length of the Http chains (httpchain: -runs instances one after the other; httpchains: -http-chains at once); 0 skips both")
 	httpChains := fs.Int("http-chains", bench.DefaultHTTPChains, "Http chains run at once (httpchains); 0 skips it")
 	httpFan := fs.Int("http-fan", bench.DefaultHTTPFan, "width of the Http fan (httpfan); 0 skips it")
+	foreach := fs.Int("foreach", bench.DefaultForeach, "iterations of the foreach workload (a NoOp body; one instance); 0 skips it")
+	foreachConc := fs.Int("foreach-concurrency", bench.DefaultForeachConcurrency, "the foreach workload's concurrency (at most 500)")
 	streamEvery := fs.Duration("stream-interval", bench.DefaultStreamInterval, "DynamoDB stream poll period (Lambda polls every 250ms)")
 	asJSON := fs.Bool("json", false, "print the figures as JSON")
 	timeout := fs.Duration("timeout", bench.DefaultTimeout, "limit for each instance, from its start request to its end")
@@ -30,8 +32,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if fs.NArg() > 0 || *runs < 1 || *steps < 1 || *httpSteps < 0 || *httpChain < 0 || *httpChains < 0 || *httpFan < 0 || *streamEvery <= 0 || *timeout <= 0 {
-		fmt.Fprintln(stderr, "usage: maestro bench [-runs N>=1] [-steps N>=1] [-http-steps N>=0] [-http-chain N>=0] [-http-chains N>=0] [-http-fan N>=0] [-stream-interval D>0] [-timeout D>0] [-json] [-v] [-trace]")
+	if fs.NArg() > 0 || *runs < 1 || *steps < 1 || *httpSteps < 0 || *httpChain < 0 || *httpChains < 0 || *httpFan < 0 || *foreach < 0 || *foreachConc < 1 || *foreachConc > 500 || *streamEvery <= 0 || *timeout <= 0 {
+		fmt.Fprintln(stderr, "usage: maestro bench [-runs N>=1] [-steps N>=1] [-http-steps N>=0] [-http-chain N>=0] [-http-chains N>=0] [-http-fan N>=0] [-foreach N>=0] [-foreach-concurrency 1..500] [-stream-interval D>0] [-timeout D>0] [-json] [-v] [-trace]")
 		return exitUsage
 	}
 	logger := slog.New(slog.DiscardHandler)
@@ -40,6 +42,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	cfg := bench.Config{Runs: *runs, Steps: *steps, HTTPSteps: *httpSteps, StreamInterval: *streamEvery, Timeout: *timeout, Logger: logger}
 	cfg.HTTPChain, cfg.HTTPChains, cfg.HTTPFan = *httpChain, *httpChains, *httpFan
+	cfg.Foreach, cfg.ForeachConcurrency = *foreach, *foreachConc
 	for _, n := range []*int{&cfg.HTTPSteps, &cfg.HTTPChain, &cfg.HTTPChains, &cfg.HTTPFan} {
 		if *n == 0 {
 			*n = -1 // 0 on the command line skips; in Config it is the default
