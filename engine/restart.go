@@ -58,7 +58,7 @@ func RestartState(prev *Instance, policy string, now time.Time) (*Instance, erro
 				s.FromRun = prev.RunID
 			}
 		default:
-			next.Steps[i] = StepState{StepID: s.StepID, Status: model.StepNotCreated, Redo: redoOf(s.Loop)}
+			next.Steps[i] = StepState{StepID: s.StepID, Status: model.StepNotCreated, Redo: redoOf(s.Loop), RedoChild: redoChildOf(s)}
 		}
 	}
 	return next, nil
@@ -166,4 +166,20 @@ func (d *decider) restartStep(i int) error {
 // attempt record of its own).
 func neverRan(s *StepState) bool {
 	return s.StartTime == 0 && s.CreateTime == 0
+}
+
+// redoChildOf is the child a subworkflow step restarted from incomplete
+// restarts: its previous attempt's (or the one that attempt restarted,
+// when it never heard back), nil when it had none.
+func redoChildOf(s *StepState) *ChildRef {
+	c := s.Child
+	if c == nil {
+		c = s.RedoChild
+	}
+	if c == nil {
+		return nil
+	}
+	out := *c
+	out.Ended, out.Rollup = false, nil
+	return &out
 }

@@ -131,6 +131,10 @@ type StepState struct {
 	// Redo is set on a foreach step of a run restarted from incomplete:
 	// what its next attempt keeps of the previous one's iterations.
 	Redo *LoopRedo `json:"redo,omitempty"`
+	// RedoChild is set on a subworkflow step of a run restarted from
+	// incomplete: the previous attempt's child, which did not succeed and
+	// is restarted rather than replaced.
+	RedoChild *ChildRef `json:"redo_child,omitempty"`
 }
 
 // settled reports whether a step has reached its final status for the run:
@@ -192,6 +196,11 @@ func (s StepState) clone() StepState {
 	s.External = s.External.Clone()
 	s.Permits = slices.Clone(s.Permits)
 	s.Loop = s.Loop.clone()
+	if s.RedoChild != nil {
+		c := *s.RedoChild
+		c.Rollup = c.Rollup.clone()
+		s.RedoChild = &c
+	}
 	if s.Redo != nil {
 		r := *s.Redo
 		r.Indices = slices.Clone(s.Redo.Indices)

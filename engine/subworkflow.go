@@ -60,6 +60,11 @@ type StartSubworkflow struct {
 	RequestID  string    `json:"request_id"`
 	Params     Values    `json:"params,omitempty"`
 	Parent     ParentRef `json:"parent"`
+	// Restart, on a subworkflow step of a run restarted from incomplete
+	// whose previous child did not succeed, names that child: it is
+	// restarted from incomplete (a new run of the same instance) instead
+	// of a new instance being started.
+	Restart *ChildRef `json:"restart,omitempty"`
 }
 
 // Kind returns KindStartSubworkflow.
@@ -169,10 +174,14 @@ func (d *decider) subworkflowCommand(i int) (StartSubworkflow, error) {
 	p := d.childParent(i)
 	p.Subworkflow = true
 	p.Async = step.Sync != nil && !*step.Sync
-	return StartSubworkflow{
+	c := StartSubworkflow{
 		StepID: s.StepID, Attempt: s.Attempt, WorkflowID: wf, Version: version,
 		RequestID: SubworkflowRequestID(d.st, s.StepID, s.Attempt), Params: out, Parent: p,
-	}, nil
+	}
+	if r := s.RedoChild; r != nil && r.WorkflowID == wf {
+		c.Restart = &ChildRef{WorkflowID: r.WorkflowID, InstanceID: r.InstanceID, RunID: r.RunID, Version: r.Version, UUID: r.UUID}
+	}
+	return c, nil
 }
 
 // childStarted applies a subworkflow step attempt's start report. A report
@@ -209,7 +218,7 @@ func (d *decider) childStarted(e ChildStarted) error {
 		return d.advance()
 	}
 	child := e.Child
-	s.Child = &child
+	s.Child, s.RedoChild = &child, nil
 	step := d.g.nodes[i].step
 	if step.Sync != nil && !*step.Sync {
 		s.Child.Ended = true

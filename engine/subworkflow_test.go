@@ -205,3 +205,44 @@ func TestSubworkflowEndReportedBeforeItsStart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, stops(d))
 }
+
+func TestSubworkflowRestartFromIncompleteRestartsTheFailedChild(t *testing.T) {
+	ctx := context.Background()
+	g, err := Compile(subWorkflow(nil, nil), newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	child := ChildRef{WorkflowID: "child", InstanceID: 6, RunID: 1, Version: 2, UUID: "u"}
+	d, err = Decide(ctx, g, d.State, ChildStarted{StepID: "sub", Attempt: 1, Child: child}, t0)
+	require.NoError(t, err)
+	d, err = Decide(ctx, g, d.State, ChildEnded{StepID: "sub", Attempt: 1, Status: model.WorkflowFailed}, t0)
+	require.NoError(t, err)
+	require.Equal(t, model.WorkflowFailed, d.State.Status)
+
+	next, err := RestartState(d.State, RestartFromIncomplete, t0)
+	require.NoError(t, err)
+	d, err = Decide(ctx, g, next, StartRun{}, t0)
+	require.NoError(t, err)
+	starts := subworkflowStarts(d)
+	require.Len(t, starts, 1)
+	assert.Equal(t, &child, starts[0].Restart, "the same instance, restarted")
+	assert.Equal(t, int64(2), starts[0].Parent.RunID)
+	// Its report (run 2 of the instance) replaces the redo.
+	restarted := child
+	restarted.RunID = 2
+	d, err = Decide(ctx, g, d.State, ChildStarted{StepID: "sub", Attempt: starts[0].Attempt, Child: restarted}, t0)
+	require.NoError(t, err)
+	assert.Nil(t, d.State.Step("sub").RedoChild)
+	assert.Equal(t, int64(2), d.State.Step("sub").Child.RunID)
+
+	// RESTART_FROM_BEGINNING starts a new instance.
+	d, err = Decide(ctx, g, d.State, ChildEnded{StepID: "sub", Attempt: starts[0].Attempt, Status: model.WorkflowSucceeded}, t0)
+	require.NoError(t, err)
+	require.Equal(t, model.WorkflowSucceeded, d.State.Status)
+	fresh, err := RestartState(d.State, RestartFromBeginning, t0)
+	require.NoError(t, err)
+	d, err = Decide(ctx, g, fresh, StartRun{}, t0)
+	require.NoError(t, err)
+	require.Len(t, subworkflowStarts(d), 1)
+	assert.Nil(t, subworkflowStarts(d)[0].Restart)
+}

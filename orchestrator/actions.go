@@ -96,11 +96,22 @@ func (o *Orchestrator) RestartInstance(ctx context.Context, wf string, inst int6
 	return o.startNextRun(ctx, rec, &st, next, runParams)
 }
 
-// redoEnded checks that the iterations a restart from incomplete runs
-// again have ended: an iteration a stop or kill is still ending (its
-// parent does not wait for it) cannot get its next run yet.
+// redoEnded checks that the iterations and subworkflow instances a
+// restart from incomplete runs again have ended: one a stop or kill is
+// still ending (its parent does not wait for it) cannot get its next run
+// yet.
 func (o *Orchestrator) redoEnded(ctx context.Context, next *engine.Instance) error {
 	for _, s := range next.Steps {
+		if c := s.RedoChild; c != nil {
+			rec, err := o.store.GetInstance(ctx, c.WorkflowID, c.InstanceID)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return Internal(fmt.Errorf("subworkflow instance of step %s: %w", s.StepID, err))
+			}
+			if err == nil && !model.WorkflowStatus(rec.Status).IsTerminal() {
+				return &Error{Status: http.StatusConflict, Message: fmt.Sprintf(
+					"the subworkflow instance %s/%d of step %s is still %s; restart once it has ended", c.WorkflowID, c.InstanceID, s.StepID, rec.Status)}
+			}
+		}
 		if s.Redo == nil {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/maestro-serverless/maestro/engine"
@@ -45,9 +46,20 @@ func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store
 			}
 			c.Reruns = append(c.Reruns, nr)
 		case engine.StopChild:
+			// To the child's latest run: a restarted iteration or
+			// subworkflow instance runs in run 2 or later. One created in
+			// this same commit is not stored yet: run 1.
+			run := int64(1)
+			rec, err := o.store.GetInstance(ctx, x.WorkflowID, x.InstanceID)
+			switch {
+			case err == nil:
+				run = rec.RunID
+			case !errors.Is(err, store.ErrNotFound):
+				return fmt.Errorf("stop child %s/%d: %w", x.WorkflowID, x.InstanceID, err)
+			}
 			ev := engine.Action{Action: x.Action, By: x.Reason, FromParent: true}
 			c.Wakes = append(c.Wakes, store.WakeRun{
-				WorkflowID: x.WorkflowID, InstanceID: x.InstanceID, RunID: 1,
+				WorkflowID: x.WorkflowID, InstanceID: x.InstanceID, RunID: run,
 				Event: store.Event{ID: fmt.Sprintf("a-parent-%s", x.Action), Body: mustJSON(ev)},
 			})
 		}
@@ -148,9 +160,16 @@ func (o *Orchestrator) startSubworkflow(ctx context.Context, m WorkMessage) erro
 	}
 	report := engine.ChildStarted{StepID: x.StepID, Attempt: x.Attempt}
 	params, err := engine.LiteralParams(x.Params)
-	if err != nil {
+	switch {
+	case err != nil:
 		report.Error = fmt.Sprintf("the params passed down: %v", err)
-	} else {
+	case x.Restart != nil:
+		child, msg, err := o.rerunSubworkflow(ctx, x, params)
+		if err != nil {
+			return err
+		}
+		report.Child, report.Error = child, msg
+	default:
 		parent := x.Parent
 		resp, err := o.start(ctx, x.WorkflowID, x.Version, StartRequest{RequestID: x.RequestID},
 			engine.Initiator{Type: "SUBWORKFLOW"}, params, &parent)
@@ -303,4 +322,49 @@ func (o *Orchestrator) childRerun(ctx context.Context, x engine.RestartChild, no
 		WorkflowID: x.WorkflowID, InstanceID: inst, PrevRun: prev.RunID, Status: string(next.Status),
 		State: mustJSON(next), FirstEvent: store.Event{ID: startEventID, Body: start}, Outbox: outbox, Now: now,
 	}, nil
+}
+
+// rerunSubworkflow restarts from incomplete the instance a subworkflow
+// step's previous attempt started (x.Restart) as the child of the new
+// attempt: a new run of the same instance, its succeeded steps carried
+// over, pointing at x.Parent, with the params passed down as run params.
+// A delivery that finds the run already made for this attempt reports it.
+// It returns the child, or the reason it cannot be restarted (gone, still
+// running after the parent's restart checked it) as msg.
+func (o *Orchestrator) rerunSubworkflow(ctx context.Context, x *engine.StartSubworkflow, params model.Params) (child engine.ChildRef, msg string, err error) {
+	ref := x.Restart
+	rec, st, err := o.runState(ctx, ref.WorkflowID, ref.InstanceID, 0)
+	var e *Error
+	switch {
+	case errors.As(err, &e) && e.Status == http.StatusNotFound:
+		return engine.ChildRef{}, fmt.Sprintf("cannot restart %s instance %d: %s", ref.WorkflowID, ref.InstanceID, e.Message), nil
+	case err != nil:
+		return engine.ChildRef{}, "", err
+	}
+	self := func(st *engine.Instance) engine.ChildRef {
+		return engine.ChildRef{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID, Version: st.WorkflowVersion, UUID: st.UUID}
+	}
+	if p := st.Parent; p != nil && p.WorkflowID == x.Parent.WorkflowID && p.InstanceID == x.Parent.InstanceID &&
+		p.RunID == x.Parent.RunID && p.StepID == x.Parent.StepID && p.Attempt == x.Parent.Attempt {
+		return self(st), "", nil // restarted for this attempt already
+	}
+	if !st.Status.IsTerminal() {
+		return engine.ChildRef{}, fmt.Sprintf("cannot restart %s instance %d: it is %s", ref.WorkflowID, ref.InstanceID, st.Status), nil
+	}
+	next, err := engine.RestartState(st, engine.RestartFromIncomplete, o.now())
+	if err != nil {
+		return engine.ChildRef{}, "", err
+	}
+	parent := x.Parent
+	next.Parent, next.ParentGone, next.Feedback = &parent, false, nil
+	if _, err := o.startNextRun(ctx, rec, st, next, params); err != nil {
+		if errors.As(err, &e) && e.Status == http.StatusConflict {
+			// A concurrent delivery made it: report what it made.
+			if _, now, rerr := o.runState(ctx, ref.WorkflowID, ref.InstanceID, 0); rerr == nil && now.Parent != nil && now.Parent.Attempt == x.Parent.Attempt && now.Parent.RunID == x.Parent.RunID {
+				return self(now), "", nil
+			}
+		}
+		return engine.ChildRef{}, "", err
+	}
+	return self(next), "", nil
 }

@@ -180,6 +180,43 @@ func TestSubworkflows(t *testing.T) {
 		}
 	})
 
+	t.Run("a restart from incomplete restarts the failed child, which reruns only its failed step", func(t *testing.T) {
+		ls.mu.Lock()
+		ls.fail["flaky/x"] = true
+		ls.mu.Unlock()
+		s.push([]byte(fmt.Sprintf(`{"properties":{"owner":"sub","run_strategy":"parallel"},"workflow":{"id":"sub-twostep","steps":[
+		  {"step":{"id":"ok","type":"Http","params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":"%[1]s/it/ok/x"},"method":{"type":"STRING","value":"GET"}}}},
+		    "transition":{"successors":{"flaky":"true"}}}},
+		  {"step":{"id":"flaky","type":"Http","retry_policy":{"error_retry_limit":0,"platform_retry_limit":0},
+		    "params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":"%[1]s/it/flaky/x"},"method":{"type":"STRING","value":"GET"}}}}}}]}}`, srv.URL)))
+		wf := s.push([]byte(`{"properties":{"owner":"sub"},"workflow":{"id":"sub-restarted","steps":[
+		  {"subworkflow":{"id":"sub","params":{"subworkflow_id":{"type":"STRING","value":"sub-twostep"}}}}]}}`))
+		r := s.start(wf, "")
+		if v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second); v.Status != "FAILED" {
+			t.Fatalf("first run: %s %v", v.Status, v.StepStatuses)
+		}
+		first := s.steps(wf, r.WorkflowInstanceID)["sub"].Subworkflow
+		ls.mu.Lock()
+		delete(ls.fail, "flaky/x")
+		ls.mu.Unlock()
+		var out map[string]any
+		if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, r.WorkflowInstanceID),
+			[]byte(`{"restart_policy": "RESTART_FROM_INCOMPLETE"}`), &out); code != 200 {
+			t.Fatalf("restart: HTTP %d %v", code, out)
+		}
+		if v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second); v.Status != "SUCCEEDED" {
+			t.Fatalf("restarted run: %s %v", v.Status, v.StepStatuses)
+		}
+		again := s.steps(wf, r.WorkflowInstanceID)["sub"].Subworkflow
+		if first == nil || again == nil || again.InstanceID != first.InstanceID || again.RunID != 2 {
+			t.Fatalf("child before %+v, after %+v: want the same instance, run 2", first, again)
+		}
+		calls, _ := ls.snapshot()
+		if calls["ok/x"] != 1 || calls["flaky/x"] != 2 {
+			t.Errorf("calls ok=%d flaky=%d, want 1 and 2: the child reruns only its failed step", calls["ok/x"], calls["flaky/x"])
+		}
+	})
+
 	t.Run("a child workflow that does not exist fails the step", func(t *testing.T) {
 		wf := s.push([]byte(`{"properties":{"owner":"sub"},"workflow":{"id":"sub-missing","steps":[
 		  {"subworkflow":{"id":"sub","params":{"subworkflow_id":{"type":"STRING","value":"no-such-workflow"}}}}]}}`))
