@@ -50,6 +50,10 @@ type ParentRef struct {
 	// whose values the iteration reports back when it succeeds
 	// (Instance.Feedback).
 	Feedback []string `json:"feedback,omitempty"`
+	// Owner, on an iteration, is the workflow whose definition holds the
+	// iteration's steps (the nearest ancestor that is not an iteration):
+	// its breakpoints on those steps apply in every iteration.
+	Owner string `json:"owner,omitempty"`
 	// Subworkflow is set on an instance a subworkflow step started: a
 	// real instance of its workflow, to which the workflow's run strategy
 	// applies; Async when that step does not follow it (sync false), so
@@ -518,6 +522,12 @@ func (d *decider) childParent(i int) ParentRef {
 	if p := d.st.Parent; p != nil {
 		parent.Depth = p.Depth + 1
 		parent.RootWorkflowID, parent.RootInstanceID = p.RootWorkflowID, p.RootInstanceID
+	}
+	if step := d.g.nodes[i].step; isForeach(step) || isWhile(step) {
+		parent.Owner = d.st.WorkflowID
+		if p := d.st.Parent; p != nil && !p.Subworkflow && p.Owner != "" {
+			parent.Owner = p.Owner
+		}
 	}
 	return parent
 }

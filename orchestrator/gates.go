@@ -73,9 +73,12 @@ func (o *Orchestrator) AddBreakpoint(ctx context.Context, b Breakpoint) (*Breakp
 	return &b, nil
 }
 
+// hasStep reports whether steps, loop bodies included, have a step id: a
+// breakpoint on a step inside a foreach or while pauses it in every
+// iteration.
 func hasStep(steps []model.Step, id string) bool {
 	for i := range steps {
-		if steps[i].ID == id {
+		if steps[i].ID == id || hasStep(steps[i].Steps, id) {
 			return true
 		}
 	}
@@ -118,7 +121,7 @@ func (o *Orchestrator) RemoveBreakpoints(ctx context.Context, wf, step string, r
 	}
 	for _, p := range paused {
 		ev := store.Event{ID: "a-" + o.newUUID(), Body: mustJSON(engine.Action{StepID: p.StepID, Action: string(model.StepActionResume)})}
-		if err := o.store.PutEvent(ctx, wf, p.Instance, p.Run, ev); err != nil {
+		if err := o.store.PutEvent(ctx, p.WorkflowID, p.Instance, p.Run, ev); err != nil {
 			return 0, Internal(err)
 		}
 	}
@@ -138,8 +141,10 @@ func (o *Orchestrator) PausedAttempts(ctx context.Context, wf, step string) ([]P
 	return out, nil
 }
 
-// pausedAttempts reads the state of every run holding a slot (only running
-// runs have paused steps).
+// pausedAttempts lists the paused attempts of a workflow's running runs —
+// only running runs have paused steps, and only runs holding a slot run —
+// and of the iterations their loops have in flight, nested ones included,
+// since a breakpoint on a step inside a loop pauses it in each iteration.
 func (o *Orchestrator) pausedAttempts(ctx context.Context, wf, step string) ([]PausedAttempt, error) {
 	holding, _, err := o.store.ActiveRuns(ctx, wf, 0)
 	if err != nil {
@@ -147,25 +152,49 @@ func (o *Orchestrator) pausedAttempts(ctx context.Context, wf, step string) ([]P
 	}
 	out := []PausedAttempt{}
 	for _, r := range holding {
-		rec, _, err := o.store.LoadRun(ctx, wf, r.InstanceID, r.RunID)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
+		if err := o.pausedIn(ctx, wf, r.InstanceID, r.RunID, step, 0, &out); err != nil {
 			return nil, err
-		}
-		var st engine.Instance
-		if err := jsonnum.Decode(rec.State, &st); err != nil {
-			return nil, fmt.Errorf("decode state of %s/%d/%d: %w", wf, r.InstanceID, r.RunID, err)
-		}
-		for _, s := range st.Steps {
-			if s.Status == model.StepPaused && (step == "" || s.StepID == step) {
-				out = append(out, PausedAttempt{WorkflowID: wf, Version: st.WorkflowVersion, Instance: st.InstanceID,
-					Run: st.RunID, StepID: s.StepID, Attempt: s.Attempt})
-			}
 		}
 	}
 	return out, nil
+}
+
+// pausedIn adds the paused attempts of run run of wf/inst, and of its
+// loops' running iterations, to out.
+func (o *Orchestrator) pausedIn(ctx context.Context, wf string, inst, run int64, step string, depth int, out *[]PausedAttempt) error {
+	rec, _, err := o.store.LoadRun(ctx, wf, inst, run)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var st engine.Instance
+	if err := jsonnum.Decode(rec.State, &st); err != nil {
+		return fmt.Errorf("decode state of %s/%d/%d: %w", wf, inst, run, err)
+	}
+	for _, s := range st.Steps {
+		if s.Status == model.StepPaused && (step == "" || s.StepID == step) {
+			*out = append(*out, PausedAttempt{WorkflowID: wf, Version: st.WorkflowVersion, Instance: st.InstanceID,
+				Run: st.RunID, StepID: s.StepID, Attempt: s.Attempt})
+		}
+		if s.Loop == nil || s.Status != model.StepRunning || depth >= model.WorkflowDepthLimit {
+			continue
+		}
+		for _, idx := range s.Loop.Running {
+			it, err := o.store.GetInstance(ctx, s.Loop.WorkflowID, idx+1)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := o.pausedIn(ctx, s.Loop.WorkflowID, idx+1, it.RunID, step, depth+1, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // ResumeAttempt resumes one paused step attempt. The attempt must be the

@@ -215,6 +215,20 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		if err != nil {
 			return nil, false, err
 		}
+		if p := before.Parent; p != nil && !p.Subworkflow && p.Owner != "" {
+			// An iteration: the owner's breakpoints on its steps apply,
+			// those matching every run (an instance, run or attempt
+			// named on one are the owner's, not the iteration's).
+			owned, err := o.breakpoints(ctx, p.Owner)
+			if err != nil {
+				return nil, false, err
+			}
+			for _, b := range owned {
+				if b.Version == 0 && b.Instance == 0 && b.Run == 0 && b.Attempt == 0 {
+					bps = append(bps, b)
+				}
+			}
+		}
 		if book, err = o.loadPermits(ctx, g, &before, now); err != nil {
 			return nil, false, err
 		}

@@ -236,3 +236,67 @@ func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing
 		t.Errorf("iteration 2 ran again: run %d", it.WorkflowRunID)
 	}
 }
+
+// TestBreakpointsInsideLoops: a breakpoint on a step inside a foreach,
+// set with the workflow's id, pauses that step in every iteration; the
+// paused attempts are listed under the iterations' inline workflow, one
+// resumes through its own id, and deleting the breakpoint resumes the
+// rest.
+func TestBreakpointsInsideLoops(t *testing.T) {
+	ls := &loopServer{calls: map[string]int{}, hold: 10 * time.Millisecond, fail: map[string]bool{}}
+	srv := httptest.NewServer(ls)
+	defer srv.Close()
+	s := startSystem(t, stack.Options{})
+	wf := s.push(foreachWorkflow("loop-bp", srv.URL, "[1,2,3]", `["a"]`, 3, "FAIL_AFTER_RUNNING"))
+	var bp map[string]any
+	if code := s.do("POST", "/api/v3/workflows/steps/breakpoints", []byte(`{"workflow_id":"loop-bp","step_id":"call"}`), &bp); code != 200 {
+		t.Fatalf("breakpoint on a step inside the loop: %d %v", code, bp)
+	}
+	r := s.start(wf, "")
+	type paused struct {
+		WorkflowID string `json:"workflow_id"`
+		Instance   int64  `json:"workflow_instance_id"`
+		Run        int64  `json:"workflow_run_id"`
+		StepID     string `json:"step_id"`
+		Attempt    int64  `json:"step_attempt_id"`
+	}
+	var pl struct {
+		Attempts []paused `json:"paused_step_attempts"`
+	}
+	poll(t, 30*time.Second, "three iterations paused at the breakpoint", func() (bool, string) {
+		pl.Attempts = nil
+		code := s.do("GET", "/api/v3/workflows/steps/breakpoints/paused-step-attempts?workflowId=loop-bp&stepId=call", nil, &pl)
+		return code == 200 && len(pl.Attempts) == 3, fmt.Sprintf("HTTP %d, %+v", code, pl.Attempts)
+	})
+	s.idle(t)
+	if calls, _ := ls.snapshot(); len(calls) != 0 {
+		t.Fatalf("paused steps called the server: %v", calls)
+	}
+	inline := s.steps(wf, r.WorkflowInstanceID)["loop"].Foreach.WorkflowID
+	first := pl.Attempts[0]
+	if first.WorkflowID != inline || first.StepID != "call" {
+		t.Fatalf("paused attempt %+v, want step call of %s", first, inline)
+	}
+	var e map[string]any
+	path := fmt.Sprintf("/api/v3/workflows/steps/breakpoints/%s/instances/%d/runs/%d/steps/call/attempts/%d/actions/resume",
+		first.WorkflowID, first.Instance, first.Run, first.Attempt)
+	if code := s.do("PUT", path, nil, &e); code != 200 {
+		t.Fatalf("resume one iteration: %d %v", code, e)
+	}
+	poll(t, 30*time.Second, "the resumed iteration's call", func() (bool, string) {
+		calls, _ := ls.snapshot()
+		return len(calls) == 1, fmt.Sprint(calls)
+	})
+	var rm struct {
+		Resumed int `json:"resumed_step_attempts"`
+	}
+	if code := s.do("DELETE", "/api/v3/workflows/steps/breakpoints?workflowId=loop-bp&stepId=call", nil, &rm); code != 200 || rm.Resumed != 2 {
+		t.Fatalf("remove: %d %+v, want 2 resumed", code, rm)
+	}
+	if v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second); v.Status != "SUCCEEDED" {
+		t.Fatalf("instance: %s %v", v.Status, v.StepStatuses)
+	}
+	if calls, _ := ls.snapshot(); fmt.Sprint(calls) != fmt.Sprint(map[string]int{"1/a": 1, "2/a": 1, "3/a": 1}) {
+		t.Errorf("calls %v, want each iteration once", calls)
+	}
+}

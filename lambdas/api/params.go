@@ -48,9 +48,11 @@ func checkPathIDs(r *http.Request) error {
 		if v == "" {
 			continue // not a parameter of this route (empty segments do not match)
 		}
-		if rule.param == "id" && r.Method == http.MethodGet && model.IsInlineWorkflowID(v) {
-			// The iterations of a foreach step are instances of an inline
-			// workflow: readable, never changed through its id.
+		if rule.param == "id" && model.IsInlineWorkflowID(v) &&
+			(r.Method == http.MethodGet || (r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, breakpointsPath+"/"))) {
+			// The iterations of a loop are instances of an inline
+			// workflow: readable, and their attempts a breakpoint paused
+			// can be resumed, never changed otherwise through its id.
 			continue
 		}
 		if err := rule.check(v); err != nil {
