@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -94,9 +95,10 @@ type LoopState struct {
 	Failed         []int64 `json:"failed,omitempty"`
 	FailedOverflow bool    `json:"failed_overflow,omitempty"`
 	// Pending holds, ascending, the indices of a restarted loop's
-	// iterations still to run again (RestartChild), launched before
-	// Next..Total.
-	Pending []int64 `json:"pending,omitempty"`
+	// iterations still to run again (RestartChild, with PendingPolicy),
+	// launched before Next..Total.
+	Pending       []int64 `json:"pending,omitempty"`
+	PendingPolicy string  `json:"pending_policy,omitempty"`
 }
 
 // MaxFailedKept bounds LoopState.Failed.
@@ -128,6 +130,15 @@ type LoopRedo struct {
 	Total      int64   `json:"total"`
 	Ran        int64   `json:"ran"`
 	Indices    []int64 `json:"indices,omitempty"`
+	// Kept, when set, counts by status the launched iterations that do
+	// not run again, and KeptFailed lists those of them that did not
+	// succeed (a restart of one iteration keeps the others as they
+	// ended); unset, they all succeeded.
+	Kept       map[model.WorkflowStatus]int64 `json:"kept,omitempty"`
+	KeptFailed []int64                        `json:"kept_failed,omitempty"`
+	// Policy is how the iterations in Indices restart: from incomplete
+	// (empty) or from the beginning.
+	Policy string `json:"policy,omitempty"`
 }
 
 func (l *LoopState) clone() *LoopState {
@@ -239,6 +250,8 @@ type RestartChild struct {
 	Index      int64     `json:"index"`
 	Params     Values    `json:"params,omitempty"`
 	Parent     ParentRef `json:"parent"`
+	// Policy is RestartFromIncomplete (when empty) or RestartFromBeginning.
+	Policy string `json:"policy,omitempty"`
 }
 
 // Kind returns KindRestartChild.
@@ -423,12 +436,23 @@ func (d *decider) startLoop(i int) {
 		// Restarted from incomplete: the same iterations, the succeeded
 		// ones kept, the others run again.
 		s.Loop = &LoopState{
-			WorkflowID:  r.WorkflowID,
-			Total:       total,
-			Next:        r.Ran,
-			Concurrency: d.loopConcurrency(i),
-			Counts:      map[model.WorkflowStatus]int64{model.WorkflowSucceeded: r.Ran - int64(len(r.Indices))},
-			Pending:     slices.Clone(r.Indices),
+			WorkflowID:    r.WorkflowID,
+			Total:         total,
+			Next:          r.Ran,
+			Concurrency:   d.loopConcurrency(i),
+			Counts:        map[model.WorkflowStatus]int64{model.WorkflowSucceeded: r.Ran - int64(len(r.Indices))},
+			Pending:       slices.Clone(r.Indices),
+			PendingPolicy: r.Policy,
+		}
+		if r.Kept != nil {
+			s.Loop.Counts = maps.Clone(r.Kept)
+			s.Loop.Failed = slices.Clone(r.KeptFailed)
+			if l := s.Loop; l.Counts[model.WorkflowFailed] > 0 {
+				// A kept failure stops the launches as it did before
+				// (FAIL_AFTER_RUNNING, IGNORE_FAILURE): only the
+				// iteration asked for runs again.
+				l.Next = l.Total
+			}
 		}
 		s.Redo = nil
 		d.launchIterations(i, names, arrays)
@@ -501,6 +525,7 @@ func (d *decider) launchIterations(i int, names []string, arrays []any) {
 		if again {
 			d.out.Commands = append(d.out.Commands, RestartChild{
 				StepID: s.StepID, Attempt: s.Attempt, WorkflowID: l.WorkflowID, Index: idx, Params: params, Parent: p,
+				Policy: l.PendingPolicy,
 			})
 			continue
 		}
@@ -650,8 +675,18 @@ func (d *decider) stopChildren(i int, to model.StepStatus) {
 		WorkflowID: l.WorkflowID, Action: action, Indices: l.Running,
 		Reason: fmt.Sprintf("its foreach step %q, which ended %s", d.st.Steps[i].StepID, to),
 	})
+	// The stopped iterations end without reporting (Action.FromParent):
+	// count them as they are told to end, and keep them for a restart.
+	told := model.WorkflowFailed // a KILL fails a run
+	if action == string(model.WorkflowActionStop) {
+		told = model.WorkflowStopped
+	}
+	if l.Counts == nil {
+		l.Counts = map[model.WorkflowStatus]int64{}
+	}
 	for _, idx := range l.Running {
-		l.noteFailed(idx) // stopped: it runs again on a restart
+		l.Counts[told]++
+		l.noteFailed(idx)
 	}
 	l.Running = nil
 }

@@ -111,3 +111,56 @@ func TestForeachRestartAfterAKillRunsTheStoppedAndTheUnlaunchedIterations(t *tes
 	require.NoError(t, err)
 	assert.Equal(t, []int64{3}, started(d), "then the ones never launched")
 }
+
+func TestRestartOneIteration(t *testing.T) {
+	ctx := context.Background()
+	g, err := Compile(loopWorkflow(4, 4, model.FailAfterRunning), newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	st := d.State
+	// Iterations 0 and 2 fail, 1 and 3 succeed.
+	for idx, status := range []model.WorkflowStatus{model.WorkflowFailed, model.WorkflowSucceeded, model.WorkflowFailed, model.WorkflowSucceeded} {
+		d, err = Decide(ctx, g, st, ChildEnded{StepID: "loop", Attempt: 1, Index: int64(idx), Status: status}, t0)
+		require.NoError(t, err)
+		st = d.State
+	}
+	require.Equal(t, model.WorkflowFailed, st.Status)
+
+	// Restart iteration 3 (index 2): only it runs again; iteration 1 keeps
+	// its failure, so the loop fails again.
+	next, err := RestartIteration(g, st, "loop", 2, model.WorkflowFailed, "", t0)
+	require.NoError(t, err)
+	d, err = Decide(ctx, g, next, StartRun{}, t0)
+	require.NoError(t, err)
+	rs := restarts(d)
+	require.Len(t, rs, 1)
+	assert.Equal(t, int64(2), rs[0].Index)
+	assert.Empty(t, started(d))
+	loop := d.State.Step("loop")
+	d, err = Decide(ctx, g, d.State, ChildEnded{StepID: "loop", Attempt: loop.Attempt, Index: 2, Status: model.WorkflowSucceeded}, t0)
+	require.NoError(t, err)
+	st2 := d.State
+	assert.Equal(t, model.StepFatallyFailed, st2.Step("loop").Status, "iteration 1 still failed")
+	assert.Equal(t, map[model.WorkflowStatus]int64{model.WorkflowFailed: 1, model.WorkflowSucceeded: 3}, st2.Step("loop").Loop.Counts)
+	assert.Equal(t, []int64{0}, st2.Step("loop").Loop.Failed)
+
+	// Then iteration 1 (index 0): the loop succeeds, and the step after it runs.
+	next, err = RestartIteration(g, st2, "loop", 0, model.WorkflowFailed, RestartFromBeginning, t0)
+	require.NoError(t, err)
+	d, err = Decide(ctx, g, next, StartRun{}, t0)
+	require.NoError(t, err)
+	require.Len(t, restarts(d), 1)
+	assert.Equal(t, RestartFromBeginning, restarts(d)[0].Policy)
+	loop = d.State.Step("loop")
+	d, err = Decide(ctx, g, d.State, ChildEnded{StepID: "loop", Attempt: loop.Attempt, Index: 0, Status: model.WorkflowSucceeded}, t0)
+	require.NoError(t, err)
+	assert.Equal(t, model.StepSucceeded, d.State.Step("loop").Status)
+	assert.Equal(t, model.StepSucceeded, d.State.Step("after").Status)
+	assert.Equal(t, model.WorkflowSucceeded, d.State.Status)
+
+	_, err = RestartIteration(g, st, "loop", 9, model.WorkflowFailed, "", t0)
+	assert.ErrorContains(t, err, "never launched iteration 10")
+	_, err = RestartIteration(g, st, "after", 0, model.WorkflowFailed, "", t0)
+	assert.ErrorContains(t, err, "not a foreach step")
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -182,4 +183,58 @@ func redoChildOf(s *StepState) *ChildRef {
 	out := *c
 	out.Ended, out.Rollup = false, nil
 	return &out
+}
+
+// RestartIteration returns the first state of the run that restarts prev,
+// a run that has ended, to run iteration index (0-based) of its foreach
+// step stepID again: the foreach step and the steps downstream of it start
+// afresh, as in RestartFromStep, and the loop keeps every other iteration
+// as it ended (was is how the iteration to rerun ended), launching only
+// that one again and then any never launched — unless a kept iteration
+// failed, which stops the launches as before. The iteration itself is
+// restarted with policy (RestartChild): from incomplete (its succeeded
+// steps kept, so a succeeded iteration does nothing) or from the
+// beginning.
+func RestartIteration(g *Graph, prev *Instance, stepID string, index int64, was model.WorkflowStatus, policy string, now time.Time) (*Instance, error) {
+	switch policy {
+	case "", RestartFromIncomplete:
+		policy = ""
+	case RestartFromBeginning:
+	default:
+		return nil, fmt.Errorf("restart: unknown restart policy %q (want %s or %s)", policy, RestartFromIncomplete, RestartFromBeginning)
+	}
+	i, ok := g.index[stepID]
+	if !ok || !isForeach(g.nodes[i].step) {
+		return nil, fmt.Errorf("restart: %q is not a foreach step of this workflow", stepID)
+	}
+	if i >= len(prev.Steps) || prev.Steps[i].Loop == nil || prev.Steps[i].Loop.WorkflowID == "" {
+		return nil, fmt.Errorf("restart: foreach step %q of run %d started no iterations", stepID, prev.RunID)
+	}
+	l := prev.Steps[i].Loop
+	if index < 0 || index >= l.Next {
+		return nil, fmt.Errorf("restart: foreach step %q of run %d never launched iteration %d", stepID, prev.RunID, index+1)
+	}
+	if l.FailedOverflow {
+		return nil, fmt.Errorf("restart: foreach step %q lost track of its failed iterations (more than %d); restart the run", stepID, MaxFailedKept)
+	}
+	next, err := RestartFromStep(g, prev, stepID, now)
+	if err != nil {
+		return nil, err
+	}
+	kept := maps.Clone(l.Counts)
+	if kept == nil {
+		kept = map[model.WorkflowStatus]int64{}
+	}
+	if kept[was] > 0 {
+		kept[was]--
+	}
+	var keptFailed []int64
+	for _, f := range l.Failed {
+		if f != index {
+			keptFailed = append(keptFailed, f)
+		}
+	}
+	next.Steps[i].Redo = &LoopRedo{WorkflowID: l.WorkflowID, Total: l.Total, Ran: l.Next, Indices: []int64{index},
+		Kept: kept, KeptFailed: keptFailed, Policy: policy}
+	return next, nil
 }

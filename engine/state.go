@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/maestro-serverless/maestro/model"
@@ -204,6 +205,8 @@ func (s StepState) clone() StepState {
 	if s.Redo != nil {
 		r := *s.Redo
 		r.Indices = slices.Clone(s.Redo.Indices)
+		r.Kept = maps.Clone(s.Redo.Kept)
+		r.KeptFailed = slices.Clone(s.Redo.KeptFailed)
 		s.Redo = &r
 	}
 	if s.Child != nil {

@@ -278,9 +278,9 @@ func eventParent(p *engine.ParentRef) *events.Parent {
 	}
 }
 
-// childRerun is the new run of an iteration of a foreach step restarted
-// from incomplete: run r+1 of the iteration's instance, its succeeded
-// steps carried over (engine.RestartState), pointing at the parent's new
+// childRerun is the new run of an iteration of a restarted foreach step:
+// run r+1 of the iteration's instance, restarted with x.Policy (from
+// incomplete: its succeeded steps carried over), pointing at the parent's new
 // attempt, with the iteration's params. The iteration must have ended
 // (RestartInstance checks it before the parent restarts).
 func (o *Orchestrator) childRerun(ctx context.Context, x engine.RestartChild, now time.Time) (store.NewRun, error) {
@@ -297,7 +297,7 @@ func (o *Orchestrator) childRerun(ctx context.Context, x engine.RestartChild, no
 	if err := jsonnum.Decode(rr.State, &prev); err != nil {
 		return store.NewRun{}, fmt.Errorf("rerun iteration %d of step %q: decode state: %w", inst, x.StepID, err)
 	}
-	next, err := engine.RestartState(&prev, engine.RestartFromIncomplete, now)
+	next, err := engine.RestartState(&prev, cmp.Or(x.Policy, engine.RestartFromIncomplete), now)
 	if err != nil {
 		return store.NewRun{}, fmt.Errorf("rerun iteration %d of step %q: %w", inst, x.StepID, err)
 	}

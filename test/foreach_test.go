@@ -235,6 +235,34 @@ func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing
 	if it := s.instance(inline, 2); it.WorkflowRunID != 1 {
 		t.Errorf("iteration 2 ran again: run %d", it.WorkflowRunID)
 	}
+
+	// One iteration restarted by itself (through its own id), from the
+	// beginning: the parent's run 3 runs it again, and it alone.
+	var rv map[string]any
+	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/2/actions/restart", inline),
+		[]byte(`{"restart_policy": "RESTART_FROM_BEGINNING"}`), &rv); code != http.StatusOK {
+		t.Fatalf("restart iteration 2: HTTP %d %v", code, rv)
+	}
+	v = s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
+	if v.Status != "SUCCEEDED" || v.WorkflowRunID != 3 {
+		t.Fatalf("after restarting iteration 2: %s run %d %v", v.Status, v.WorkflowRunID, v.StepStatuses)
+	}
+	calls, _ = ls.snapshot()
+	want = map[string]int{"1/a": 1, "2/a": 2, "3/a": 2, "4/a": 1, "5/a": 1}
+	if fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("calls %v, want %v: only iteration 2 runs again", calls, want)
+	}
+	if it := s.instance(inline, 2); it.WorkflowRunID != 2 || it.Status != "SUCCEEDED" {
+		t.Errorf("iteration 2: %s run %d", it.Status, it.WorkflowRunID)
+	}
+	if o := s.steps(wf, r.WorkflowInstanceID)["loop"].Foreach; o == nil || o.Counts["SUCCEEDED"] != 5 {
+		t.Errorf("foreach overview after restarting one iteration: %+v", o)
+	}
+	// An iteration runs with its loop's params.
+	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/4/actions/restart", inline),
+		[]byte(`{"run_params": {"i": {"type": "LONG", "value": 9}}}`), &rv); code != http.StatusBadRequest {
+		t.Errorf("an iteration restarted with run params: HTTP %d %v, want 400", code, rv)
+	}
 }
 
 // TestBreakpointsInsideLoops: a breakpoint on a step inside a foreach,

@@ -622,3 +622,35 @@ func TestExtraRoutes(t *testing.T) {
 func TestNewHandlerNeedsService(t *testing.T) {
 	assert.Panics(t, func() { NewHandler(nil, Options{}) })
 }
+
+// TestInlineWorkflowIDs: a loop's iterations are instances of an inline
+// workflow, read, restarted one by one and resumed at a breakpoint through
+// its id; nothing else takes it.
+func TestInlineWorkflowIDs(t *testing.T) {
+	const inline = "maestro_foreach_0123456789abcdef01234567"
+	tests := []struct {
+		method, target string
+		allowed        bool
+	}{
+		{"GET", "/api/v3/workflows/" + inline + "/instances/3", true},
+		{"POST", "/api/v3/workflows/" + inline + "/instances/3/actions/restart", true},
+		{"PUT", "/api/v3/workflows/steps/breakpoints/" + inline + "/instances/3/runs/1/steps/s/attempts/1/actions/resume", true},
+		{"POST", "/api/v3/workflows/" + inline + "/instances/3/steps/s/actions/restart", false},
+		{"PUT", "/api/v3/workflows/" + inline + "/instances/3/actions/stop", false},
+		{"POST", "/api/v3/workflows/" + inline + "/versions/latest/actions/start", false},
+		{"DELETE", "/api/v3/workflows/" + inline, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
+			h := NewHandler(&fakeService{}, Options{})
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(tc.method, "http://api"+tc.target, strings.NewReader(`{}`)))
+			if tc.allowed {
+				assert.NotEqual(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+			} else {
+				assert.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+				assert.Contains(t, rec.Body.String(), "must not start with")
+			}
+		})
+	}
+}

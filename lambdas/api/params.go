@@ -48,11 +48,11 @@ func checkPathIDs(r *http.Request) error {
 		if v == "" {
 			continue // not a parameter of this route (empty segments do not match)
 		}
-		if rule.param == "id" && model.IsInlineWorkflowID(v) &&
-			(r.Method == http.MethodGet || (r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, breakpointsPath+"/"))) {
+		if rule.param == "id" && model.IsInlineWorkflowID(v) && inlineAllowed(r) {
 			// The iterations of a loop are instances of an inline
-			// workflow: readable, and their attempts a breakpoint paused
-			// can be resumed, never changed otherwise through its id.
+			// workflow: readable, restartable one by one, and their
+			// attempts a breakpoint paused can be resumed; never
+			// changed otherwise through its id.
 			continue
 		}
 		if err := rule.check(v); err != nil {
@@ -147,4 +147,19 @@ func parsePositive(s string) (int64, error) {
 		return 0, strconv.ErrRange
 	}
 	return n, nil
+}
+
+// inlineAllowed reports whether request r may name an inline workflow
+// (a loop's iterations) by its id: reads, an iteration's restart and the
+// resume of a paused attempt.
+func inlineAllowed(r *http.Request) bool {
+	switch {
+	case r.Method == http.MethodGet:
+		return true
+	case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, breakpointsPath+"/"):
+		return true
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/actions/restart") && r.PathValue("instanceId") != "" && r.PathValue("stepId") == "":
+		return true
+	}
+	return false
 }
