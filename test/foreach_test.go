@@ -328,3 +328,32 @@ func TestBreakpointsInsideLoops(t *testing.T) {
 		t.Errorf("calls %v, want each iteration once", calls)
 	}
 }
+
+// TestTagPermitsBoundStepsInsideLoops: a tag permit bounds the steps that
+// carry its tag across iterations as across runs — six iterations, four at
+// a time, of an Http step tagged with a permit of 2 never call more than
+// two at once.
+func TestTagPermitsBoundStepsInsideLoops(t *testing.T) {
+	ls := &loopServer{calls: map[string]int{}, hold: 150 * time.Millisecond, fail: map[string]bool{}}
+	srv := httptest.NewServer(ls)
+	defer srv.Close()
+	s := startSystem(t, stack.Options{})
+	var p map[string]any
+	if code := s.do("POST", "/api/v3/tag-permits", []byte(`{"tag":"loop-db","max_allowed":2}`), &p); code != 200 {
+		t.Fatalf("tag permit: %d %v", code, p)
+	}
+	wf := s.push([]byte(fmt.Sprintf(`{"properties":{"owner":"loop"},"workflow":{"id":"loop-permits","steps":[
+	  {"foreach":{"id":"loop","concurrency":4,
+	    "params":{"loop_params":{"type":"MAP","value":{"i":{"type":"LONG_ARRAY","value":[1,2,3,4,5,6]}}}},
+	    "steps":[{"step":{"id":"call","type":"Http","tags":[{"name":"loop-db"}],"retry_policy":{"error_retry_limit":0,"platform_retry_limit":0},
+	      "params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":"%s/it/${i}/p"},"method":{"type":"STRING","value":"GET"}}}}}}]}}]}}`, srv.URL)))
+	r := s.start(wf, "")
+	if v := s.wait(wf, r.WorkflowInstanceID, 90*time.Second); v.Status != "SUCCEEDED" {
+		t.Fatalf("instance: %s %v", v.Status, v.StepStatuses)
+	}
+	calls, peak := ls.snapshot()
+	if len(calls) != 6 || peak > 2 {
+		t.Errorf("calls %v, %d at once; want 6 calls, at most 2 at once (the permit)", calls, peak)
+	}
+	t.Logf("peak %d calls at once", peak)
+}
