@@ -139,6 +139,11 @@ type LoopRedo struct {
 	// Policy is how the iterations in Indices restart: from incomplete
 	// (empty) or from the beginning.
 	Policy string `json:"policy,omitempty"`
+	// While is set for a while loop, which goes on from where it stopped
+	// (Maestro's while restart): its last iteration, if it did not
+	// succeed, runs again (Indices), with the loop params' values Vars.
+	While bool   `json:"while,omitempty"`
+	Vars  Values `json:"vars,omitempty"`
 }
 
 func (l *LoopState) clone() *LoopState {

@@ -69,10 +69,36 @@ func RestartState(prev *Instance, policy string, now time.Time) (*Instance, erro
 // previous attempt's loop l: nil (run the loop afresh) for no loop, a
 // while loop, or one that lost track of its failed iterations.
 func redoOf(l *LoopState) *LoopRedo {
-	if l == nil || l.While || l.WorkflowID == "" || l.FailedOverflow {
+	if l == nil || l.WorkflowID == "" || l.FailedOverflow {
 		return nil
 	}
+	if l.While {
+		return whileRedoOf(l)
+	}
 	return &LoopRedo{WorkflowID: l.WorkflowID, Total: l.Total, Ran: l.Next, Indices: slices.Clone(l.Failed)}
+}
+
+// whileRedoOf is what a while step restarted from incomplete keeps: the
+// iterations that succeeded and the loop params' values after them; its
+// last iteration, which did not succeed (it failed, timed out or was
+// stopped with the step), runs again with those values.
+func whileRedoOf(l *LoopState) *LoopRedo {
+	r := &LoopRedo{WorkflowID: l.WorkflowID, Ran: l.Next, While: true, Vars: l.Vars.Clone(), Kept: maps.Clone(l.Counts)}
+	if r.Kept == nil {
+		r.Kept = map[model.WorkflowStatus]int64{}
+	}
+	last := l.Next - 1
+	if last < 0 || !slices.Contains(l.Failed, last) {
+		return r // the condition is evaluated again
+	}
+	r.Indices = []int64{last}
+	for _, st := range []model.WorkflowStatus{model.WorkflowFailed, model.WorkflowTimedOut, model.WorkflowStopped} {
+		if r.Kept[st] > 0 {
+			r.Kept[st]--
+			break
+		}
+	}
+	return r
 }
 
 // RunPolicyRestartFromSpecific is the RUN_POLICY of a run that restarts

@@ -207,6 +207,7 @@ func (s StepState) clone() StepState {
 		r.Indices = slices.Clone(s.Redo.Indices)
 		r.Kept = maps.Clone(s.Redo.Kept)
 		r.KeptFailed = slices.Clone(s.Redo.KeptFailed)
+		r.Vars = s.Redo.Vars.Clone()
 		s.Redo = &r
 	}
 	if s.Child != nil {

@@ -100,6 +100,30 @@ func (d *decider) startWhile(i int) {
 		d.fail(i, model.StepFatallyFailed, "while: "+err.Error())
 		return
 	}
+	if r := s.Redo; r != nil && r.While {
+		// Restarted from incomplete: go on from where the loop stopped.
+		s.Redo = nil
+		s.Loop = &LoopState{
+			WorkflowID: r.WorkflowID, While: true, Vars: r.Vars.Clone(), Concurrency: 1,
+			Next: r.Ran, Counts: maps.Clone(r.Kept),
+		}
+		if len(r.Indices) == 0 {
+			d.nextWhile(i)
+			return
+		}
+		idx := r.Indices[0]
+		d.starts += iterationStarts
+		s.Loop.Running = []int64{idx}
+		p := d.childParent(i)
+		p.Index = idx
+		p.Feedback = slices.Sorted(maps.Keys(s.Loop.Vars))
+		d.out.Commands = append(d.out.Commands, RestartChild{
+			StepID: s.StepID, Attempt: s.Attempt, WorkflowID: s.Loop.WorkflowID, Index: idx,
+			Params: d.whileIterationParams(i, idx), Parent: p,
+		})
+		return
+	}
+	s.Redo = nil
 	s.Loop = &LoopState{
 		WorkflowID:  InlineWhileWorkflowID(d.st, s.StepID, s.Attempt),
 		While:       true,

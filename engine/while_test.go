@@ -195,3 +195,48 @@ func TestWhileIterationReportsItsLoopParams(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, d.State.Feedback)
 }
+
+func TestWhileRestartFromIncompleteGoesOnFromTheFailedIteration(t *testing.T) {
+	ctx := context.Background()
+	g, err := Compile(whileWorkflow("i < 5", 1, ""), newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	st := d.State
+	inline := st.Step("loop").Loop.WorkflowID
+	// i = 1 and 2 succeed (feeding back 2 and 3), i = 3 fails.
+	for idx, status := range []model.WorkflowStatus{model.WorkflowSucceeded, model.WorkflowSucceeded, model.WorkflowFailed} {
+		i := int64(idx) + 1
+		d, err = Decide(ctx, g, st, ChildEnded{StepID: "loop", Attempt: 1, Index: int64(idx), Status: status, Feedback: Values{"i": i + 1}}, t0)
+		require.NoError(t, err)
+		st = d.State
+	}
+	require.Equal(t, model.WorkflowFailed, st.Status)
+
+	next, err := RestartState(st, RestartFromIncomplete, t0)
+	require.NoError(t, err)
+	d, err = Decide(ctx, g, next, StartRun{}, t0)
+	require.NoError(t, err)
+	rs := restarts(d)
+	require.Len(t, rs, 1, "the failed third iteration runs again")
+	assert.Equal(t, int64(2), rs[0].Index)
+	assert.Equal(t, inline, rs[0].WorkflowID)
+	assert.Equal(t, int64(3), rs[0].Params["i"], "with the values it started with")
+	assert.Equal(t, []string{"i"}, rs[0].Parent.Feedback)
+	assert.Empty(t, startedChildren(d))
+	st = d.State
+	a := st.Step("loop").Attempt
+	d, err = Decide(ctx, g, st, ChildEnded{StepID: "loop", Attempt: a, Index: 2, Status: model.WorkflowSucceeded, Feedback: Values{"i": int64(4)}}, t0)
+	require.NoError(t, err)
+	sc := startedChildren(d)
+	require.Len(t, sc, 1, "then the loop goes on")
+	assert.Equal(t, int64(3), sc[0].Index)
+	assert.Equal(t, int64(4), sc[0].Params["i"])
+	d, err = Decide(ctx, g, d.State, ChildEnded{StepID: "loop", Attempt: a, Index: 3, Status: model.WorkflowSucceeded, Feedback: Values{"i": int64(5)}}, t0)
+	require.NoError(t, err)
+	loop := d.State.Step("loop")
+	assert.Equal(t, model.StepSucceeded, loop.Status, loop.Message)
+	assert.Equal(t, int64(4), loop.Loop.Counts[model.WorkflowSucceeded])
+	assert.Zero(t, loop.Loop.Counts[model.WorkflowFailed])
+	assert.Equal(t, model.WorkflowSucceeded, d.State.Status)
+}

@@ -106,4 +106,25 @@ func TestWhileRunsUntilItsConditionIsFalse(t *testing.T) {
 	if o := steps["loop"].While; o == nil || o.Total != 3 || o.Counts["FAILED"] != 1 || o.Counts["SUCCEEDED"] != 2 {
 		t.Errorf("failing while overview %+v", o)
 	}
+
+	// Restarted from incomplete, the loop goes on from its failed third
+	// iteration (run 2 of the same iteration, n = 2 again), then a fourth.
+	ls.mu.Lock()
+	delete(ls.fail, "2/w")
+	ls.mu.Unlock()
+	var rv map[string]any
+	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, r.WorkflowInstanceID),
+		[]byte(`{"restart_policy": "RESTART_FROM_INCOMPLETE"}`), &rv); code != 200 {
+		t.Fatalf("restart: HTTP %d %v", code, rv)
+	}
+	if v := s.wait(wf, r.WorkflowInstanceID, 2*time.Minute); v.Status != "SUCCEEDED" || v.WorkflowRunID != 2 {
+		t.Fatalf("restarted while: %s run %d %v", v.Status, v.WorkflowRunID, v.StepStatuses)
+	}
+	calls, _ = ls.snapshot()
+	if want := map[string]int{"0/w": 1, "1/w": 1, "2/w": 2, "3/w": 1}; fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("calls after the restart %v, want %v", calls, want)
+	}
+	if o := s.steps(wf, r.WorkflowInstanceID)["loop"].While; o == nil || o.Total != 4 || o.Counts["SUCCEEDED"] != 4 || fmt.Sprint(o.LoopParams["n"]) != "4" {
+		t.Errorf("restarted while overview %+v", o)
+	}
 }
