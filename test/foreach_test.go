@@ -357,3 +357,42 @@ func TestTagPermitsBoundStepsInsideLoops(t *testing.T) {
 	}
 	t.Logf("peak %d calls at once", peak)
 }
+
+// TestNestedForeachCallsEachPairOnce: a foreach over i whose body is a
+// foreach over j calls /it/<i>/<j> for exactly the (i, j) pairs, each once,
+// never more at once than the two concurrencies allow.
+func TestNestedForeachCallsEachPairOnce(t *testing.T) {
+	ls := &loopServer{calls: map[string]int{}, hold: 50 * time.Millisecond, fail: map[string]bool{}}
+	srv := httptest.NewServer(ls)
+	defer srv.Close()
+	s := startSystem(t, stack.Options{})
+	wf := s.push([]byte(fmt.Sprintf(`{"properties":{"owner":"loop"},"workflow":{"id":"loop-nested","steps":[
+	  {"foreach":{"id":"outer","concurrency":2,
+	    "params":{"loop_params":{"type":"MAP","value":{"i":{"type":"LONG_ARRAY","value":[1,2,3]}}}},
+	    "steps":[{"foreach":{"id":"inner","concurrency":2,
+	      "params":{"loop_params":{"type":"MAP","value":{"j":{"type":"STRING_ARRAY","value":["a","b","c"]}}}},
+	      "steps":[{"step":{"id":"call","type":"Http","retry_policy":{"error_retry_limit":0,"platform_retry_limit":0},
+	        "params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":"%s/it/${i}/${j}"},"method":{"type":"STRING","value":"GET"}}}}}}]}}]}}]}}`, srv.URL)))
+	r := s.start(wf, "")
+	v := s.wait(wf, r.WorkflowInstanceID, 90*time.Second)
+	if v.Status != "SUCCEEDED" {
+		t.Fatalf("instance: %s %v", v.Status, v.StepStatuses)
+	}
+	calls, peak := ls.snapshot()
+	want := map[string]int{}
+	for _, i := range []string{"1", "2", "3"} {
+		for _, j := range []string{"a", "b", "c"} {
+			want[i+"/"+j] = 1
+		}
+	}
+	if fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("calls %v, want each of the 9 pairs once", calls)
+	}
+	if peak > 4 {
+		t.Errorf("%d calls at once; 2 outer x 2 inner allow 4", peak)
+	}
+	if ro := v.RollupOverview; ro == nil || ro.TotalLeafCount != 9 || ro.Overview["SUCCEEDED"] != 9 {
+		t.Errorf("rollup %+v, want 9 leaf steps SUCCEEDED", ro)
+	}
+	t.Logf("peak %d calls at once", peak)
+}
