@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 LAMBDAS   ?= api router decider worker signals
 BUILD_DIR ?= build/lambda
-# The end-to-end package takes ~12 minutes; the limit leaves room for a slow machine.
+# The end-to-end package takes 15-19 minutes; the limit leaves room for a slow machine.
 TEST_TIMEOUT ?= 30m
 # Amazon's DynamoDB Local, from a pinned npm package, serves DynamoDB and its
 # streams to the local stack and the tests (moto serves the other services).
