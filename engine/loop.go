@@ -366,24 +366,33 @@ func (d *decider) loopArrays(i int) (names []string, arrays []any, total int64, 
 	return names, arrays, total, nil
 }
 
+// passedDown returns the params step i passes to a child run: the
+// workflow params (with withWorkflow; the child's identity and how it was
+// started aside, see notInherited), then the step's own params.
+func (d *decider) passedDown(i int, withWorkflow bool) Values {
+	s := &d.st.Steps[i]
+	out := Values{}
+	if withWorkflow {
+		for k, v := range d.st.Params {
+			if !notInherited[k] {
+				out[k] = v
+			}
+		}
+	}
+	for _, k := range d.g.nodes[i].step.Params.Names {
+		if v, ok := s.Params[k]; ok && !notInherited[k] {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // iterationParams returns the run params of iteration idx of foreach step
 // i: the parent's workflow params, the step's own params, loop_index and
 // one value of each loop param (the first one varying fastest, as in
 // Maestro).
 func (d *decider) iterationParams(i int, names []string, arrays []any, idx int64) Values {
-	s := &d.st.Steps[i]
-	step := d.g.nodes[i].step
-	out := Values{}
-	for k, v := range d.st.Params {
-		if !notInherited[k] {
-			out[k] = v
-		}
-	}
-	for _, k := range step.Params.Names {
-		if v, ok := s.Params[k]; ok && !notInherited[k] {
-			out[k] = v
-		}
-	}
+	out := d.passedDown(i, true)
 	out[LoopIndexName] = idx
 	rest := idx
 	for j, n := range names {

@@ -156,19 +156,7 @@ func (d *decider) subworkflowCommand(i int) (StartSubworkflow, error) {
 			version = str
 		}
 	}
-	out := Values{}
-	if step.ExplicitParams == nil || !*step.ExplicitParams {
-		for k, v := range d.st.Params {
-			if !notInherited[k] {
-				out[k] = v
-			}
-		}
-	}
-	for _, k := range step.Params.Names {
-		if v, ok := s.Params[k]; ok && !notInherited[k] {
-			out[k] = v
-		}
-	}
+	out := d.passedDown(i, step.ExplicitParams == nil || !*step.ExplicitParams)
 	delete(out, SubworkflowIDName)
 	delete(out, SubworkflowVersionName)
 	p := d.childParent(i)

@@ -207,18 +207,7 @@ func (d *decider) whileCondition(i int) (bool, error) {
 // params' current values and condition (true), as Maestro passes them.
 func (d *decider) whileIterationParams(i int, idx int64) Values {
 	s := &d.st.Steps[i]
-	step := d.g.nodes[i].step
-	out := Values{}
-	for k, v := range d.st.Params {
-		if !notInherited[k] {
-			out[k] = v
-		}
-	}
-	for _, k := range step.Params.Names {
-		if v, ok := s.Params[k]; ok && !notInherited[k] {
-			out[k] = v
-		}
-	}
+	out := d.passedDown(i, true)
 	out[LoopIndexName] = idx
 	for k, v := range s.Loop.Vars {
 		out[k] = v
