@@ -164,6 +164,11 @@ type decider struct {
 	// maxStarts bounds the steps started in this decision (0 = no bound);
 	// starts counts them.
 	maxStarts, starts int
+	// iterationStarts, when set, is what one iteration of a loop step
+	// counts against maxStarts (WithIterationStarts); strictStarts lets no
+	// iteration past maxStarts, not even a first (WithStrictMaxStarts).
+	iterationStarts func(*model.Step) int
+	strictStarts    bool
 
 	// breakpoints pause matching attempts; permits bounds steps across
 	// runs (nil: no tag permits).
@@ -191,6 +196,24 @@ type Option func(*decider)
 // When the bound stops a decision, Decision.Continue is set and the caller
 // feeds a Continue event to go on.
 func WithMaxStarts(n int) Option { return func(d *decider) { d.maxStarts = n } }
+
+// WithStrictMaxStarts bounds the starts of one decision as WithMaxStarts
+// does, n ≥ 1, without letting a first iteration through when it alone
+// costs more than n (WithIterationStarts): a caller filling the rest of a
+// transaction asks for nothing past it, and goes on with the Continue
+// event the decision asks for.
+func WithStrictMaxStarts(n int) Option {
+	return func(d *decider) { d.maxStarts, d.strictStarts = max(n, 1), true }
+}
+
+// WithIterationStarts sets what starting one iteration of loop step s
+// counts against WithMaxStarts: f(s), at least 1 (default 2, for the three
+// items an iteration's creation writes). A caller that writes more for
+// some iterations (an iteration born finished writes its whole run) says
+// so here, so that a decision launches no more than its transaction holds.
+func WithIterationStarts(f func(s *model.Step) int) Option {
+	return func(d *decider) { d.iterationStarts = f }
+}
 
 // WithMaxEnds bounds how many steps in flight one decision ends when the
 // run ends early (stop, kill, workflow timeout, FAIL_IMMEDIATELY): each is a

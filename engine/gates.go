@@ -228,6 +228,10 @@ func (d *decider) resumePaused(i int) {
 	}
 }
 
+// HasWork reports whether step s has work: it is neither NoOp nor Join
+// (a foreach, while or subworkflow step has work).
+func HasWork(s *model.Step) bool { return !isNoWork(s) }
+
 // HasWork reports whether any step of the graph has work (is neither NoOp
 // nor Join): only such steps take permits.
 func (g *Graph) HasWork() bool {

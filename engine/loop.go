@@ -490,15 +490,38 @@ func (d *decider) startLoop(i int) {
 }
 
 // iterationStarts is what starting one iteration counts against a
-// decision's start budget: it writes three items (the child's summary, run
-// and start event) where a step start writes its attempt and, at times, a
-// permit or a signal wait. Counted as one, a budget of 40 starts made
-// 120-item commits that the store refused before every round.
+// decision's start budget by default (see WithIterationStarts): it writes
+// three items (the child's summary, run and start event) where a step start
+// writes its attempt and, at times, a permit or a signal wait. Counted as
+// one, a budget of 40 starts made 120-item commits that the store refused
+// before every round.
 const iterationStarts = 2
+
+// iterationCost is what starting one iteration of loop step i counts
+// against the decision's start budget.
+func (d *decider) iterationCost(i int) int {
+	if d.iterationStarts != nil {
+		return max(1, d.iterationStarts(d.g.nodes[i].step))
+	}
+	return iterationStarts
+}
+
+// overBudget reports whether one more iteration costing cost would pass the
+// decision's start budget. A first one passes unless the budget is strict,
+// so that a loop whose iterations each cost more than the budget goes on.
+func (d *decider) overBudget(cost int) bool {
+	if d.maxStarts <= 0 {
+		return false
+	}
+	if d.strictStarts {
+		return d.starts+cost > d.maxStarts
+	}
+	return d.starts+cost > max(d.maxStarts, cost)
+}
 
 // launchIterations starts iterations of foreach step i while it has room
 // (its concurrency) and the decision has budget (WithMaxStarts: each
-// iteration counts as iterationStarts starts). A loop cut short by the
+// iteration counts as iterationCost starts). A loop cut short by the
 // budget goes on in the Continue decision the run asks for.
 func (d *decider) launchIterations(i int, names []string, arrays []any) {
 	s := &d.st.Steps[i]
@@ -514,12 +537,13 @@ func (d *decider) launchIterations(i int, names []string, arrays []any) {
 		}
 	}
 	parent := d.childParent(i)
+	cost := d.iterationCost(i)
 	for (l.Next < l.Total || len(l.Pending) > 0) && int64(len(l.Running)) < l.Concurrency {
-		if d.maxStarts > 0 && d.starts+iterationStarts > max(d.maxStarts, iterationStarts) {
+		if d.overBudget(cost) {
 			d.out.Continue = true
 			return
 		}
-		d.starts += iterationStarts
+		d.starts += cost
 		again := len(l.Pending) > 0
 		var idx int64
 		if again {

@@ -192,3 +192,44 @@ func TestAParentsStopDetachesTheChild(t *testing.T) {
 		assert.Equal(t, fromParent, s.State.ParentGone, "a stop from the parent detaches the child; a user's does not")
 	}
 }
+
+// TestIterationStartBudget: WithIterationStarts prices an iteration against
+// WithMaxStarts (the foreach step's own start counts 1); a plain budget lets
+// one iteration through in a decision that started nothing else whatever
+// its price, a strict one (WithStrictMaxStarts) does not; both ask for a
+// Continue when they stop launching.
+func TestIterationStartBudget(t *testing.T) {
+	g, err := Compile(loopWorkflow(50, 30, ""), newEvaluator(t))
+	require.NoError(t, err)
+	ctx := context.Background()
+	price := func(n int) Option { return WithIterationStarts(func(*model.Step) int { return n }) }
+	tests := []struct {
+		name   string
+		opts   []Option
+		starts int
+		cont   bool
+	}{
+		{"default price 2", []Option{WithMaxStarts(40)}, 19, true},
+		{"price 6", []Option{WithMaxStarts(40), price(6)}, 6, true},
+		{"over the budget after the step's start", []Option{WithMaxStarts(4), price(6)}, 0, true},
+		{"strict within the budget", []Option{WithStrictMaxStarts(13), price(6)}, 2, true},
+		{"unbounded", []Option{price(6)}, 30, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0, tc.opts...)
+			require.NoError(t, err)
+			assert.Len(t, started(d), tc.starts)
+			assert.Equal(t, tc.cont, d.Continue)
+		})
+	}
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0, WithMaxStarts(4), price(6))
+	require.NoError(t, err)
+	plain, err := Decide(ctx, g, d.State, Continue{}, t0, WithMaxStarts(4), price(6))
+	require.NoError(t, err)
+	assert.Len(t, started(plain), 1, "a plain budget lets a first iteration through")
+	strict, err := Decide(ctx, g, d.State, Continue{}, t0, WithStrictMaxStarts(4), price(6))
+	require.NoError(t, err)
+	assert.Empty(t, started(strict), "a strict budget does not")
+	assert.True(t, strict.Continue)
+}

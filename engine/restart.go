@@ -41,6 +41,7 @@ func RestartState(prev *Instance, policy string, now time.Time) (*Instance, erro
 		return nil, fmt.Errorf("restart: unknown restart policy %q (want %s or %s)", policy, RestartFromIncomplete, RestartFromBeginning)
 	}
 	next := prev.Clone()
+	next.Compact = false // the new run is decided and stored as any
 	next.RunID = prev.RunID + 1
 	next.Status = model.WorkflowCreated
 	next.Seq = prev.Seq + 1 // the new run's creation is a status change of the instance

@@ -58,6 +58,11 @@ type Instance struct {
 	// ChildStops are iterations of loop steps that ended while they ran,
 	// still to be told to end (a few per decision, see WithMaxEnds).
 	ChildStops []ChildStops `json:"child_stops,omitempty"`
+	// Compact is set on a run stored whole in its run item (an iteration
+	// born finished in its parent's commit, every step succeeded): its step
+	// attempts and timeline have no items of their own, its steps' params
+	// and outputs stay in the state, and readers derive the rest from it.
+	Compact bool `json:"compact,omitempty"`
 	// ParentGone is set on a child run its parent stopped: the parent no
 	// longer waits for its end.
 	ParentGone bool `json:"parent_gone,omitempty"`

@@ -153,11 +153,12 @@ func (d *decider) nextWhile(i int) {
 		d.fail(i, model.StepFatallyFailed, fmt.Sprintf("while: the condition still holds after %d iterations, the limit", MaxIterations))
 		return
 	}
-	if d.maxStarts > 0 && d.starts+iterationStarts > max(d.maxStarts, iterationStarts) {
+	cost := d.iterationCost(i)
+	if d.overBudget(cost) {
 		d.out.Continue = true
 		return
 	}
-	d.starts += iterationStarts
+	d.starts += cost
 	idx := l.Next
 	params := d.whileIterationParams(i, idx)
 	if idx == 0 {

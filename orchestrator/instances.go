@@ -192,9 +192,11 @@ func (o *Orchestrator) runView(ctx context.Context, rec *store.InstanceRecord, r
 	if err := jsonnum.Decode(rr.State, &st); err != nil {
 		return nil, Internal(fmt.Errorf("decode state: %w", err))
 	}
-	tl, err := o.store.ListTimeline(ctx, rec.WorkflowID, rec.InstanceID, run)
-	if err != nil {
-		return nil, Internal(err)
+	tl := compactTimeline(&st)
+	if !st.Compact {
+		if tl, err = o.store.ListTimeline(ctx, rec.WorkflowID, rec.InstanceID, run); err != nil {
+			return nil, Internal(err)
+		}
 	}
 	view := &InstanceView{
 		WorkflowID: st.WorkflowID, WorkflowInstanceID: st.InstanceID, WorkflowRunID: st.RunID,
@@ -240,9 +242,19 @@ func (o *Orchestrator) ListSteps(ctx context.Context, wf string, inst int64) ([]
 	if err != nil {
 		return nil, err
 	}
-	attempts, err := o.store.ListAttempts(ctx, wf, inst, rec.RunID)
+	rr, _, err := o.store.LoadRun(ctx, wf, inst, rec.RunID)
 	if err != nil {
 		return nil, Internal(err)
+	}
+	var st engine.Instance
+	if err := jsonnum.Decode(rr.State, &st); err != nil {
+		return nil, Internal(fmt.Errorf("decode state: %w", err))
+	}
+	attempts := compactAttempts(&st)
+	if !st.Compact {
+		if attempts, err = o.store.ListAttempts(ctx, wf, inst, rec.RunID); err != nil {
+			return nil, Internal(err)
+		}
 	}
 	latest := map[string]store.Attempt{}
 	var order []string
@@ -256,14 +268,6 @@ func (o *Orchestrator) ListSteps(ctx context.Context, wf string, inst int64) ([]
 	}
 	// Steps that ended without starting (unsatisfied) have no item; their
 	// view comes from the state.
-	rr, _, err := o.store.LoadRun(ctx, wf, inst, rec.RunID)
-	if err != nil {
-		return nil, Internal(err)
-	}
-	var st engine.Instance
-	if err := jsonnum.Decode(rr.State, &st); err != nil {
-		return nil, Internal(fmt.Errorf("decode state: %w", err))
-	}
 	synth := map[string]*StepView{}
 	for i := range st.Steps {
 		ss := &st.Steps[i]
@@ -273,7 +277,7 @@ func (o *Orchestrator) ListSteps(ctx context.Context, wf string, inst int64) ([]
 		if ss.FromRun != 0 && ss.FromRun != rec.RunID {
 			// Carried over by a restart: its attempt lives under the run
 			// it ran in (Maestro's aggregated view).
-			a, err := o.store.GetAttempt(ctx, wf, inst, ss.FromRun, ss.StepID, 0)
+			a, err := o.attempt(ctx, wf, inst, ss.FromRun, ss.StepID, 0)
 			if err == nil {
 				latest[ss.StepID] = *a
 				order = append(order, ss.StepID)
@@ -316,7 +320,7 @@ func (o *Orchestrator) GetStepAttempt(ctx context.Context, wf string, inst, run 
 	if _, err := o.instance(ctx, wf, inst); err != nil {
 		return nil, err
 	}
-	a, err := o.store.GetAttempt(ctx, wf, inst, run, step, attempt)
+	a, err := o.attempt(ctx, wf, inst, run, step, attempt)
 	if errors.Is(err, store.ErrNotFound) && attempt <= 1 {
 		if v := o.unstartedStep(ctx, wf, inst, run, step); v != nil {
 			return v, nil
@@ -455,6 +459,35 @@ func unstartedView(st *engine.Instance, ss *engine.StepState) *StepView {
 	v := stepView(st, ss)
 	v.Timeline = []TimelineEntry{{Time: ss.EndTime, Status: string(ss.Status), Message: ss.Message}}
 	return v
+}
+
+// attempt returns one attempt of a step of run run (attempt 0: the latest):
+// its item, or for a compact run (engine.Instance.Compact) what its item
+// would have been.
+func (o *Orchestrator) attempt(ctx context.Context, wf string, inst, run int64, step string, attempt int64) (*store.Attempt, error) {
+	return attemptOf(ctx, o.store, wf, inst, run, step, attempt)
+}
+
+// attemptOf is Orchestrator.attempt over db.
+func attemptOf(ctx context.Context, db *store.Store, wf string, inst, run int64, step string, attempt int64) (*store.Attempt, error) {
+	a, err := db.GetAttempt(ctx, wf, inst, run, step, attempt)
+	if !errors.Is(err, store.ErrNotFound) {
+		return a, err
+	}
+	rr, _, rerr := db.LoadRun(ctx, wf, inst, run)
+	if rerr != nil {
+		return nil, err
+	}
+	var st engine.Instance
+	if jsonnum.Decode(rr.State, &st) != nil || !st.Compact {
+		return nil, err
+	}
+	for _, c := range compactAttempts(&st) {
+		if c.StepID == step && (attempt == 0 || c.Attempt == attempt) {
+			return &c, nil
+		}
+	}
+	return nil, err
 }
 
 // unstartedStep returns the synthesised view of a step of run that ended

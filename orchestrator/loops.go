@@ -19,12 +19,13 @@ import (
 // loopWrites adds to a commit what its decisions do to child runs: the
 // inline definition of a foreach step that starts its iterations, the
 // iterations it starts (created in this same transaction, so exactly once
-// per step attempt and index), stop actions for iterations in flight when
+// per step attempt and index; those in born already finished), stop actions for iterations in flight when
 // their step ends, and — when the run is itself an iteration that ends —
 // its report to the parent's inbox (exactly once: its terminal commit
 // happens once) — unless the parent stopped it or, for a subworkflow
 // started with sync false, never waited.
-func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store.Commit, before, after *engine.Instance, cmds []engine.Command, now time.Time) error {
+func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store.Commit, before, after *engine.Instance, cmds []engine.Command,
+	born map[bornKey]store.ChildRun, now time.Time) error {
 	for _, cmd := range cmds {
 		switch x := cmd.(type) {
 		case engine.CreateLoop:
@@ -34,6 +35,10 @@ func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store
 			}
 			c.Definitions = append(c.Definitions, store.InlineDefinition{WorkflowID: x.WorkflowID, Definition: def, Now: now})
 		case engine.StartChild:
+			if ch, ok := born[bornKeyOf(x)]; ok {
+				c.Children = append(c.Children, ch)
+				continue
+			}
 			ch, err := o.childRun(ctx, after, x, now)
 			if err != nil {
 				return err
@@ -197,12 +202,35 @@ func (o *Orchestrator) startSubworkflow(ctx context.Context, m WorkMessage) erro
 type childBook struct {
 	store *store.Store
 	err   error
+	// born holds the final states of the iterations born finished in the
+	// round (bearChildren), which are not stored until it commits.
+	born map[runKey]*engine.Instance
+}
+
+type runKey struct {
+	wf        string
+	inst, run int64
+}
+
+// bear records the final state of an iteration born finished in the round.
+func (b *childBook) bear(st *engine.Instance) {
+	if b.born == nil {
+		b.born = map[runKey]*engine.Instance{}
+	}
+	b.born[runKey{st.WorkflowID, st.InstanceID, st.RunID}] = st
 }
 
 // ChildStepParams returns the params of step stepID in run run of instance
 // inst of workflow wf: from the run's state, or from the attempt's item
 // when the state offloaded them.
 func (b *childBook) ChildStepParams(ctx context.Context, wf string, inst, run int64, stepID string) (engine.Values, bool, error) {
+	if st, ok := b.born[runKey{wf, inst, run}]; ok {
+		s := st.Step(stepID)
+		if s == nil || s.Attempt == 0 || s.Params == nil {
+			return nil, false, nil
+		}
+		return s.Params, true, nil
+	}
 	params, ok, err := b.read(ctx, wf, inst, run, stepID)
 	if err != nil && b.err == nil {
 		b.err = err
@@ -233,7 +261,7 @@ func (b *childBook) read(ctx context.Context, wf string, inst, run int64, stepID
 	if from == 0 {
 		from = run
 	}
-	a, err := b.store.GetAttempt(ctx, wf, inst, from, stepID, s.Attempt)
+	a, err := attemptOf(ctx, b.store, wf, inst, from, stepID, s.Attempt)
 	if err != nil {
 		return nil, false, fmt.Errorf("read %s/%d run %d step %s attempt %d: %w", wf, inst, from, stepID, s.Attempt, err)
 	}

@@ -251,6 +251,27 @@ func (o *Orchestrator) breakpoints(ctx context.Context, wf string) ([]engine.Bre
 	return out, nil
 }
 
+// runBreakpoints returns the breakpoints a run of workflow wf meets: wf's
+// own and, for an iteration (owner set: the workflow whose definition holds
+// its steps), the owner's breakpoints that match every run — one naming an
+// instance, run or attempt names the owner's, not the iteration's.
+func (o *Orchestrator) runBreakpoints(ctx context.Context, wf, owner string) ([]engine.Breakpoint, error) {
+	bps, err := o.breakpoints(ctx, wf)
+	if err != nil || owner == "" {
+		return bps, err
+	}
+	owned, err := o.breakpoints(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range owned {
+		if b.Version == 0 && b.Instance == 0 && b.Run == 0 && b.Attempt == 0 {
+			bps = append(bps, b)
+		}
+	}
+	return bps, nil
+}
+
 // permitMark is a copy of a permitBook's working state.
 type permitMark struct {
 	holders, waiters map[string]map[string]int64

@@ -208,26 +208,16 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		}
 	}
 	now := o.now()
-	opts := []engine.Option{engine.WithMaxStarts(b.starts), engine.WithMaxEnds(b.ends)}
+	opts := []engine.Option{engine.WithMaxStarts(b.starts), engine.WithMaxEnds(b.ends), engine.WithIterationStarts(iterationStarts)}
 	var book *permitBook
 	if hasWork(&before) {
-		bps, err := o.breakpoints(ctx, w.WorkflowID)
+		owner := ""
+		if p := before.Parent; p != nil && !p.Subworkflow {
+			owner = p.Owner
+		}
+		bps, err := o.runBreakpoints(ctx, w.WorkflowID, owner)
 		if err != nil {
 			return nil, false, err
-		}
-		if p := before.Parent; p != nil && !p.Subworkflow && p.Owner != "" {
-			// An iteration: the owner's breakpoints on its steps apply,
-			// those matching every run (an instance, run or attempt
-			// named on one are the owner's, not the iteration's).
-			owned, err := o.breakpoints(ctx, p.Owner)
-			if err != nil {
-				return nil, false, err
-			}
-			for _, b := range owned {
-				if b.Version == 0 && b.Instance == 0 && b.Run == 0 && b.Attempt == 0 {
-					bps = append(bps, b)
-				}
-			}
 		}
 		if book, err = o.loadPermits(ctx, g, &before, now); err != nil {
 			return nil, false, err
@@ -238,7 +228,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	stepParams := &paramsBook{store: o.store, wf: w.WorkflowID, inst: w.InstanceID}
 	children := &childBook{store: o.store}
 	opts = append(opts, engine.WithSignals(sigs), engine.WithStepParams(stepParams), engine.WithChildParams(children))
-	acc := decisionSet{}
+	acc := decisionSet{g: g}
 	cur := &before
 	var consumed []string
 	cont := false
@@ -279,7 +269,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 			consumed = append(consumed, p.ID)
 			continue
 		}
-		if n > 0 && (n >= b.events || acc.items(len(consumed))+decisionItems(d)+1 > maxCommitItems) {
+		if n > 0 && (n >= b.events || acc.items(len(consumed))+decisionItems(g, d)+1 > maxCommitItems) {
 			book.rollback(mark) // the decision is dropped, and what it took
 			more = true         // this event waits for the next round
 			break
@@ -297,6 +287,11 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 			break
 		}
 	}
+	born, queued, bornCont, err := o.bearChildren(ctx, g, &acc, &cur, opts, len(consumed), book, children, now)
+	if err != nil {
+		return nil, false, err
+	}
+	cont = cont || bornCont
 	if in != nil {
 		in.pick(&acc, cur)
 	}
@@ -328,8 +323,12 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 			return nil, false, err
 		}
 	}
-	if err := o.loopWrites(ctx, g, &commit, &before, cur, acc.commands, now); err != nil {
+	if err := o.loopWrites(ctx, g, &commit, &before, cur, acc.commands, born, now); err != nil {
 		return nil, false, err
+	}
+	if len(queued) > 0 {
+		commit.NewEvents = append(commit.NewEvents, queued...)
+		more = true
 	}
 	if err := o.slots(ctx, &commit, &before, cur, strat); err != nil {
 		return nil, false, err
@@ -437,7 +436,7 @@ func (o *Orchestrator) abortRun(ctx context.Context, g *engine.Graph, rec *store
 	if err != nil {
 		return nil, false, err
 	}
-	acc := decisionSet{}
+	acc := decisionSet{g: g}
 	acc.add(d)
 	consumed := make([]string, len(pending))
 	for i, p := range pending {
@@ -459,7 +458,7 @@ func (o *Orchestrator) abortRun(ctx context.Context, g *engine.Graph, rec *store
 			return nil, false, err
 		}
 	}
-	if err := o.loopWrites(ctx, g, &commit, before, d.State, acc.commands, now); err != nil {
+	if err := o.loopWrites(ctx, g, &commit, before, d.State, acc.commands, nil, now); err != nil {
 		return nil, false, err
 	}
 	if err := o.slots(ctx, &commit, before, d.State, runStrategy{}); err != nil {
@@ -473,8 +472,9 @@ func (o *Orchestrator) abortRun(ctx context.Context, g *engine.Graph, rec *store
 
 // decisionItems estimates the transaction items one decision needs: one per
 // touched step attempt, one per instance timeline entry, and the writes of
-// its loop commands.
-func decisionItems(d *engine.Decision) int {
+// its loop commands. g is the run's graph (nil: iterations are counted as
+// never born finished).
+func decisionItems(g *engine.Graph, d *engine.Decision) int {
 	n := 0
 	seen := map[attemptKey]bool{}
 	for _, t := range d.Transitions {
@@ -486,18 +486,26 @@ func decisionItems(d *engine.Decision) int {
 			n++
 		}
 	}
-	return n + commandItems(d.Commands)
+	return n + commandItems(g, d.Commands)
 }
 
 // commandItems counts the writes of a decision's loop commands: an
-// iteration's start writes its summary, run item and start event; a stop
-// puts one event into the iteration's inbox; a new loop writes its inline
-// definition.
-func commandItems(cmds []engine.Command) int {
+// iteration's start writes its summary, run item and start event — or,
+// born finished, its summary, run item, attempts and timeline (bornItems);
+// a stop puts one event into the iteration's inbox; a new loop writes its
+// inline definition.
+func commandItems(g *engine.Graph, cmds []engine.Command) int {
 	n := 0
 	for _, c := range cmds {
-		switch c.(type) {
-		case engine.StartChild, engine.RestartChild:
+		switch x := c.(type) {
+		case engine.StartChild:
+			n += 3
+			if g != nil {
+				if step := g.Step(x.StepID); step != nil {
+					n = n - 3 + max(3, bornItems(step.Steps))
+				}
+			}
+		case engine.RestartChild:
 			n += 3
 		case engine.StopChild, engine.CreateLoop:
 			n++
@@ -506,8 +514,9 @@ func commandItems(cmds []engine.Command) int {
 	return n
 }
 
-// decisionSet accumulates the decisions of one commit.
+// decisionSet accumulates the decisions of one commit of a run of graph g.
 type decisionSet struct {
+	g           *engine.Graph
 	commands    []engine.Command
 	timeline    []engine.TimelineEntry
 	transitions []engine.Transition
@@ -516,7 +525,7 @@ type decisionSet struct {
 // items estimates the transaction items of the accumulated decisions plus
 // consumed inbox events, the run item and the instance summary.
 func (a *decisionSet) items(consumed int) int {
-	return decisionItems(&engine.Decision{Transitions: a.transitions, Commands: a.commands}) + consumed + 2
+	return decisionItems(a.g, &engine.Decision{Transitions: a.transitions, Commands: a.commands}) + consumed + 2
 }
 
 func (a *decisionSet) add(d *engine.Decision) {
@@ -780,7 +789,7 @@ func (b *paramsBook) StepParams(ctx context.Context, step string, attempt, run i
 	if v, ok := b.attempts[k]; ok {
 		return v, nil
 	}
-	a, err := b.store.GetAttempt(ctx, b.wf, b.inst, run, step, attempt)
+	a, err := attemptOf(ctx, b.store, b.wf, b.inst, run, step, attempt)
 	if err == nil {
 		var view *StepView
 		if view, err = attemptView(*a); err == nil {

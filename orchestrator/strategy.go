@@ -148,7 +148,7 @@ func pendingActions(pending []store.Event) []pendingAction {
 // pending for when a slot frees.
 func (o *Orchestrator) withoutStart(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before *engine.Instance,
 	pending []store.Event, acts []pendingAction, now time.Time) (*engine.Instance, bool, error) {
-	acc := decisionSet{}
+	acc := decisionSet{g: g}
 	cur := before
 	var consumed []string
 	for _, a := range acts {

@@ -41,7 +41,7 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 			Covered: m.Purpose != engine.PurposeSignalCheck,
 		}
 	case WorkWake:
-		return 0, o.handleWake(ctx, store.Wake{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID})
+		return 0, o.handleBackstop(ctx, store.Wake{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID})
 	case WorkPurge:
 		return 0, o.purge(ctx, m)
 	case WorkSyncTriggers:
@@ -325,10 +325,30 @@ const WorkWake WorkKind = store.WorkKindWake
 // backstop wake comes.
 const backstopWake = 10 // seconds
 
-// handleWake applies a run's pending events; a run of a deleted workflow is
-// a no-op.
+// handleWake applies a run's pending events (its decider's wake); a run of
+// a deleted workflow is a no-op.
 func (o *Orchestrator) handleWake(ctx context.Context, w store.Wake) error {
 	_, err := o.Process(ctx, w)
+	return o.goneRun(ctx, w, err)
+}
+
+// handleBackstop applies a backstop wake (store.Event.WakeAfter): a run
+// whose events still wait goes to its decider. Their writer died, or is
+// still at it — a run making round after round (a wide loop's launches)
+// leaves a Continue event each round — and deciding here, beside that
+// decider, would only lose races, each costing a whole commit's write
+// units: the FIFO decision queue serialises it.
+func (o *Orchestrator) handleBackstop(ctx context.Context, w store.Wake) error {
+	_, pending, err := o.store.LoadRun(ctx, w.WorkflowID, w.InstanceID, w.RunID)
+	if err == nil && len(pending) > 0 {
+		err = o.handOff(ctx, w)
+	}
+	return o.goneRun(ctx, w, err)
+}
+
+// goneRun turns the ErrNotFound of a wake for a run of a deleted workflow
+// into nil, and for a run that never existed into a poison error.
+func (o *Orchestrator) goneRun(ctx context.Context, w store.Wake, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		if _, herr := o.store.GetHead(ctx, w.WorkflowID); errors.Is(herr, store.ErrNotFound) {
 			// A late timer or event of a deleted workflow: nothing to do.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -17,8 +18,9 @@ type InlineDefinition struct {
 	Now        time.Time
 }
 
-// ChildRun is a child run (a foreach iteration) created in its parent's
-// commit: its instance summary, its run item and its first event.
+// ChildRun is a child run (a foreach or while iteration) created in its
+// parent's commit: its instance summary, its run item and its first event —
+// or, born finished, its whole life (see Born).
 type ChildRun struct {
 	WorkflowID string
 	InstanceID int64
@@ -34,6 +36,24 @@ type ChildRun struct {
 	// Outbox is forwarded by the router from the new run item.
 	Outbox []Message
 	Now    time.Time
+	// Born is set for a child that ran to its end in its first decision,
+	// which its parent made in the commit that creates it (an iteration of
+	// steps without work): Status is terminal, State its final state,
+	// Attempts and Timeline its step attempts and instance timeline entries,
+	// StartTime and EndTime its times, and no FirstEvent is written. Its
+	// parent applies the child's end in the same commit.
+	Born               bool
+	Attempts           []Attempt
+	Timeline           []TimelineItem
+	StartTime, EndTime int64
+}
+
+// Items is how many transaction items the child's creation writes.
+func (c ChildRun) Items() int {
+	if c.Born {
+		return 2 + len(c.Attempts) + len(c.Timeline)
+	}
+	return 3
 }
 
 // inlineDefinitionItem is the version item of an inline workflow. Written
@@ -50,25 +70,45 @@ func (s *Store) inlineDefinitionItem(d InlineDefinition) (types.TransactWriteIte
 	return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}}, nil
 }
 
-// childItems are the three writes that create a child run; each is
-// conditioned on not existing, so a child is created once.
+// childItems are the writes that create a child run: its instance summary
+// and run item, each conditioned on not existing so that a child is created
+// once, and its first event — or, born finished, its step attempts and
+// timeline entries.
 func (s *Store) childItems(c ChildRun) ([]types.TransactWriteItem, error) {
 	rec := &InstanceRecord{
 		WorkflowID: c.WorkflowID, InstanceID: c.InstanceID, Version: c.Version, RunID: 1, UUID: c.UUID,
 		Status: c.Status, Initiator: c.Initiator, CreateTime: millis(c.Now), ModifyTime: millis(c.Now),
+		StartTime: c.StartTime, EndTime: c.EndTime,
 	}
 	runItem, err := s.runItem(c.WorkflowID, c.InstanceID, 1, 1, c.Status, c.State, c.Outbox, 0)
 	if err != nil {
 		return nil, err
 	}
-	evItem, err := s.eventItem(c.WorkflowID, c.InstanceID, 1, c.FirstEvent)
-	if err != nil {
-		return nil, err
+	if n := ItemSize(runItem); n > MaxItemBytes {
+		return nil, fmt.Errorf("store: create %s/%d: %w", c.WorkflowID, c.InstanceID, &ItemTooLargeError{Item: "run state", Bytes: n})
 	}
 	notExists := aws.String("attribute_not_exists(pk)")
-	return []types.TransactWriteItem{
+	items := []types.TransactWriteItem{
 		{Put: &types.Put{TableName: aws.String(s.table), Item: instanceItem(rec), ConditionExpression: notExists}},
 		{Put: &types.Put{TableName: aws.String(s.table), Item: runItem, ConditionExpression: notExists}},
-		{Put: &types.Put{TableName: aws.String(s.table), Item: evItem}},
-	}, nil
+	}
+	if !c.Born {
+		evItem, err := s.eventItem(c.WorkflowID, c.InstanceID, 1, c.FirstEvent)
+		if err != nil {
+			return nil, err
+		}
+		return append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: evItem}}), nil
+	}
+	for _, a := range c.Attempts {
+		item, err := s.attemptWrite(c.WorkflowID, c.InstanceID, 1, a)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, item)
+	}
+	pk := runPK(c.WorkflowID, c.InstanceID)
+	for _, t := range c.Timeline {
+		items = append(items, s.timelineWrite(pk, 1, t))
+	}
+	return items, nil
 }

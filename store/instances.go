@@ -625,55 +625,14 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 	}}}
 	pk := runPK(c.WorkflowID, c.InstanceID)
 	for _, a := range c.Attempts {
-		tl := make([]types.AttributeValue, len(a.Timeline))
-		for i, e := range a.Timeline {
-			tl[i] = str(string(e))
+		item, err := s.attemptWrite(c.WorkflowID, c.InstanceID, c.RunID, a)
+		if err != nil {
+			return err
 		}
-		set := "SET #st = :st, #tl = list_append(if_not_exists(#tl, :none), :tl)"
-		names := map[string]string{"#st": attrStatus, "#tl": attrTimeline}
-		values := map[string]types.AttributeValue{
-			":st": str(a.Status), ":tl": &types.AttributeValueMemberL{Value: tl},
-			":none": &types.AttributeValueMemberL{Value: []types.AttributeValue{}},
-		}
-		remove := ""
-		if a.Status != statusRunning {
-			// The attempt ends here: a recorded outcome has been applied.
-			remove = " REMOVE #o"
-			names["#o"] = attrOutcome
-		}
-		if a.Claim != "" {
-			set += ", #c = :c, #l = :l"
-			names["#c"], names["#l"] = attrClaim, attrLease
-			values[":c"], values[":l"] = str(a.Claim), num(a.Lease)
-		}
-		if a.Body != nil { // nil: a status-only update that keeps the stored body
-			body, err := s.encodeBody(a.Body)
-			if err != nil {
-				return err
-			}
-			set += ", #b = :b, #e = :e"
-			names["#b"], names["#e"] = attrBody, attrEnc
-			values[":b"], values[":e"] = body[attrBody], body[attrEnc]
-			// The stored timeline is small next to the body; the body alone
-			// past the limit can never be written.
-			if n := AttributeValueSize(body[attrBody]); n > MaxItemBytes {
-				return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID,
-					&ItemTooLargeError{Item: fmt.Sprintf("step attempt %s/%d", a.StepID, a.Attempt), Bytes: n})
-			}
-		}
-		items = append(items, types.TransactWriteItem{Update: &types.Update{
-			TableName:                 aws.String(s.table),
-			Key:                       key(pk, attemptSK(c.RunID, a.StepID, a.Attempt)),
-			UpdateExpression:          aws.String(set + remove),
-			ExpressionAttributeNames:  names,
-			ExpressionAttributeValues: values,
-		}})
+		items = append(items, item)
 	}
 	for _, t := range c.Timeline {
-		items = append(items, types.TransactWriteItem{Put: &types.Put{
-			TableName: aws.String(s.table),
-			Item:      merge(key(pk, timelineSK(c.RunID, t.Seq)), map[string]types.AttributeValue{attrBody: bin(t.Body), attrEnc: str("raw")}),
-		}})
+		items = append(items, s.timelineWrite(pk, c.RunID, t))
 	}
 	for _, id := range c.Consumed {
 		items = append(items, types.TransactWriteItem{Delete: &types.Delete{
@@ -804,6 +763,64 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 		return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, err)
 	}
 	return nil
+}
+
+// attemptWrite is the write of step attempt a of run run of instance inst:
+// its status, its new timeline entries appended to the stored ones, its
+// claim and, unless nil, its body. An update, so it creates the item too.
+func (s *Store) attemptWrite(wf string, inst, run int64, a Attempt) (types.TransactWriteItem, error) {
+	tl := make([]types.AttributeValue, len(a.Timeline))
+	for i, e := range a.Timeline {
+		tl[i] = str(string(e))
+	}
+	set := "SET #st = :st, #tl = list_append(if_not_exists(#tl, :none), :tl)"
+	names := map[string]string{"#st": attrStatus, "#tl": attrTimeline}
+	values := map[string]types.AttributeValue{
+		":st": str(a.Status), ":tl": &types.AttributeValueMemberL{Value: tl},
+		":none": &types.AttributeValueMemberL{Value: []types.AttributeValue{}},
+	}
+	remove := ""
+	if a.Status != statusRunning {
+		// The attempt ends here: a recorded outcome has been applied.
+		remove = " REMOVE #o"
+		names["#o"] = attrOutcome
+	}
+	if a.Claim != "" {
+		set += ", #c = :c, #l = :l"
+		names["#c"], names["#l"] = attrClaim, attrLease
+		values[":c"], values[":l"] = str(a.Claim), num(a.Lease)
+	}
+	if a.Body != nil { // nil: a status-only update that keeps the stored body
+		body, err := s.encodeBody(a.Body)
+		if err != nil {
+			return types.TransactWriteItem{}, err
+		}
+		set += ", #b = :b, #e = :e"
+		names["#b"], names["#e"] = attrBody, attrEnc
+		values[":b"], values[":e"] = body[attrBody], body[attrEnc]
+		// The stored timeline is small next to the body; the body alone
+		// past the limit can never be written.
+		if n := AttributeValueSize(body[attrBody]); n > MaxItemBytes {
+			return types.TransactWriteItem{}, fmt.Errorf("store: commit %s/%d/%d: %w", wf, inst, run,
+				&ItemTooLargeError{Item: fmt.Sprintf("step attempt %s/%d", a.StepID, a.Attempt), Bytes: n})
+		}
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName:                 aws.String(s.table),
+		Key:                       key(runPK(wf, inst), attemptSK(run, a.StepID, a.Attempt)),
+		UpdateExpression:          aws.String(set + remove),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	}}, nil
+}
+
+// timelineWrite is the write of instance timeline entry t of run run in
+// partition pk.
+func (s *Store) timelineWrite(pk string, run int64, t TimelineItem) types.TransactWriteItem {
+	return types.TransactWriteItem{Put: &types.Put{
+		TableName: aws.String(s.table),
+		Item:      merge(key(pk, timelineSK(run, t.Seq)), map[string]types.AttributeValue{attrBody: bin(t.Body), attrEnc: str("raw")}),
+	}}
 }
 
 // ListAttempts returns every step attempt of a run, ordered by step id then attempt.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,7 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/maestro-serverless/maestro/localstack/stack"
+	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/store"
 )
 
 // loopServer records which (i, j) pairs the iterations of a foreach called
@@ -395,4 +400,131 @@ func TestNestedForeachCallsEachPairOnce(t *testing.T) {
 		t.Errorf("rollup %+v, want 9 leaf steps SUCCEEDED", ro)
 	}
 	t.Logf("peak %d calls at once", peak)
+}
+
+// TestNoOpIterationsAreBornFinished holds the born-finished path: a foreach
+// whose steps have no work creates each iteration already ended, in the
+// commit that launches it — its run item stays at version 1 and its inbox
+// empty, so no decider of its own ever ran — and stores a succeeded one
+// compact (no attempt or timeline items), while the views, getFromForeach
+// and the rollup read those iterations as they read any other. A failed
+// iteration is born too, with its items. A breakpoint on one of those steps
+// keeps its iterations from being born finished: they pause there.
+func TestNoOpIterationsAreBornFinished(t *testing.T) {
+	s := startSystem(t, stack.Options{})
+	const n = 60
+	is := make([]string, n)
+	want := make([]string, n)
+	for i := range n {
+		is[i], want[i] = fmt.Sprint(i), fmt.Sprint(i*i)
+	}
+	body := func(id string) []byte {
+		return []byte(fmt.Sprintf(`{"properties":{"owner":"born"},"workflow":{"id":%q,"steps":[
+		  {"foreach":{"id":"loop","concurrency":7,"params":{"loop_params":{"type":"MAP","value":{"i":{"type":"LONG_ARRAY","value":[%s]}}}},
+		    "steps":[{"step":{"id":"sq","type":"NoOp","params":{"v":{"type":"LONG","expression":"i * i"}},"transition":{"successors":{"tail":"true"}}}},
+		      {"step":{"id":"tail","type":"NoOp"}}],
+		    "transition":{"successors":{"read":"true"}}}},
+		  {"step":{"id":"read","type":"NoOp","params":{"all":{"type":"LONG_ARRAY","expression":"params.getFromForeach('loop', 'sq', 'v')"}}}}]}}`,
+			id, strings.Join(is, ",")))
+	}
+	wf := s.push(body("born-loop"))
+	r := s.start(wf, "")
+	if v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second); v.Status != "SUCCEEDED" {
+		t.Fatalf("instance %s, steps %v", v.Status, v.StepStatuses)
+	}
+	steps := s.steps(wf, r.WorkflowInstanceID)
+	if got := fmt.Sprint(steps["read"].Params["all"]); got != "["+strings.Join(want, " ")+"]" {
+		t.Errorf("getFromForeach over born iterations: %s", got)
+	}
+	loop := steps["loop"].Foreach
+	if loop == nil || loop.Total != n || loop.Counts["SUCCEEDED"] != n || loop.Running != 0 {
+		t.Fatalf("foreach overview %+v", loop)
+	}
+	if ro := s.instance(wf, r.WorkflowInstanceID).RollupOverview; ro == nil || ro.TotalLeafCount < 2*n || ro.Overview["SUCCEEDED"] != ro.TotalLeafCount {
+		t.Errorf("rollup overview %+v, want every one of more than %d leaf steps SUCCEEDED", ro, 2*n)
+	}
+	ctx := context.Background()
+	cfg, err := s.st.Emulator.AWSConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := store.New(dynamodb.NewFromConfig(cfg), s.st.Resources.Table.Name, store.Options{})
+	for inst := int64(1); inst <= n; inst++ {
+		rec, pending, err := db.LoadRun(ctx, loop.WorkflowID, inst, 1)
+		if err != nil {
+			t.Fatalf("iteration %d: %v", inst, err)
+		}
+		if rec.V != 1 || rec.Status != "SUCCEEDED" || len(pending) != 0 {
+			t.Errorf("iteration %d: run item v%d %s, %d inbox events; want v1 SUCCEEDED, none (born finished)", inst, rec.V, rec.Status, len(pending))
+		}
+	}
+	if as, err := db.ListAttempts(ctx, loop.WorkflowID, 34, 1); err != nil || len(as) != 0 {
+		t.Errorf("iteration 34 has %d attempt items (%v), want none: stored compact", len(as), err)
+	}
+	if tl, err := db.ListTimeline(ctx, loop.WorkflowID, 34, 1); err != nil || len(tl) != 0 {
+		t.Errorf("iteration 34 has %d timeline items (%v), want none: stored compact", len(tl), err)
+	}
+	it := s.instance(loop.WorkflowID, 34)
+	if it.Status != "SUCCEEDED" || fmt.Sprint(it.Params["i"]) != "33" || it.Initiator == nil || it.Initiator.Type != "FOREACH" || len(it.Timeline) != 2 {
+		t.Errorf("iteration 34: %s i=%v initiator %+v timeline %+v", it.Status, it.Params["i"], it.Initiator, it.Timeline)
+	}
+	inner := s.steps(loop.WorkflowID, 34)
+	if sq := inner["sq"]; sq.RuntimeState.Status != "SUCCEEDED" || fmt.Sprint(sq.Params["v"]) != "1089" || len(sq.Timeline) != 7 ||
+		sq.Timeline[6].Message != "step sq attempt 1 is SUCCEEDED" {
+		t.Errorf("iteration 34 step sq: %s v=%v timeline %+v", sq.RuntimeState.Status, sq.Params["v"], sq.Timeline)
+	}
+	if tail := inner["tail"]; tail.RuntimeState.Status != "SUCCEEDED" {
+		t.Errorf("iteration 34 step tail: %s", tail.RuntimeState.Status)
+	}
+	var one orchestrator.StepView
+	if code := s.do("GET", fmt.Sprintf("/api/v3/workflows/%s/instances/34/runs/1/steps/sq/attempts/1", loop.WorkflowID), nil, &one); code != 200 ||
+		fmt.Sprint(one.Params["v"]) != "1089" || len(one.Timeline) != 7 {
+		t.Errorf("iteration 34 step sq attempt 1: HTTP %d, v=%v, %d timeline entries", code, one.Params["v"], len(one.Timeline))
+	}
+
+	// A failed iteration is born finished too, with its items.
+	wf = s.push([]byte(`{"properties":{"owner":"born"},"workflow":{"id":"born-fail","steps":[
+	  {"foreach":{"id":"loop","concurrency":3,"failure_mode":"IGNORE_FAILURE","params":{"loop_params":{"type":"MAP","value":{"i":{"type":"LONG_ARRAY","value":[3,4,5,6]}}}},
+	    "steps":[{"step":{"id":"div","type":"NoOp","params":{"v":{"type":"LONG","expression":"10 / (i - 5)"}}}}]}}]}}`))
+	r = s.start(wf, "")
+	if v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second); v.Status != "SUCCEEDED" || v.StepStatuses["loop"] != "COMPLETED_WITH_ERROR" {
+		t.Fatalf("born-fail: %s %v; want SUCCEEDED, the loop COMPLETED_WITH_ERROR (IGNORE_FAILURE)", v.Status, v.StepStatuses)
+	}
+	fl := s.steps(wf, r.WorkflowInstanceID)["loop"].Foreach
+	if fl == nil || fl.Counts["SUCCEEDED"] != 3 || fl.Counts["FAILED"] != 1 {
+		t.Fatalf("born-fail overview %+v", fl)
+	}
+	for inst := int64(1); inst <= 4; inst++ {
+		rec, _, err := db.LoadRun(ctx, fl.WorkflowID, inst, 1)
+		if err != nil || rec.V != 1 {
+			t.Errorf("born-fail iteration %d: %v, v%d; want v1", inst, err, rec.V)
+		}
+	}
+	if as, err := db.ListAttempts(ctx, fl.WorkflowID, 3, 1); err != nil || len(as) != 1 || as[0].Status != "FATALLY_FAILED" {
+		t.Errorf("the failed iteration's attempt items: %+v %v", as, err)
+	}
+	if div := s.steps(fl.WorkflowID, 3)["div"]; div.RuntimeState.Status != "FATALLY_FAILED" || len(div.Timeline) == 0 ||
+		!strings.Contains(div.Timeline[len(div.Timeline)-1].Message, "division by zero") {
+		t.Errorf("the failed iteration's step: %s %+v", div.RuntimeState.Status, div.Timeline)
+	}
+
+	wf = s.push(body("born-bp"))
+	var bp map[string]any
+	if code := s.do("POST", "/api/v3/workflows/steps/breakpoints", []byte(`{"workflow_id":"born-bp","step_id":"tail"}`), &bp); code != 200 {
+		t.Fatalf("breakpoint: %d %v", code, bp)
+	}
+	r = s.start(wf, "")
+	var pl struct {
+		Attempts []struct {
+			WorkflowID string `json:"workflow_id"`
+		} `json:"paused_step_attempts"`
+	}
+	poll(t, 30*time.Second, "7 iterations paused at the breakpoint", func() (bool, string) {
+		pl.Attempts = nil
+		code := s.do("GET", "/api/v3/workflows/steps/breakpoints/paused-step-attempts?workflowId=born-bp&stepId=tail", nil, &pl)
+		return code == 200 && len(pl.Attempts) == 7, fmt.Sprintf("HTTP %d, %d paused", code, len(pl.Attempts))
+	})
+	if o := s.steps(wf, r.WorkflowInstanceID)["loop"].Foreach; o == nil || o.Running != 7 || o.Counts["SUCCEEDED"] != 0 {
+		t.Errorf("foreach overview with a breakpoint on its steps: %+v", o)
+	}
 }

@@ -1,0 +1,392 @@
+package orchestrator
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/events"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// Iterations born finished.
+//
+// An iteration whose steps have no work (NoOp and Join steps) runs to its
+// end in its first decision. Created the ordinary way it would cost four
+// commits and two queue hops: its creation with a start event, its
+// decider's wake, its one decision, and its report through the parent's
+// inbox, which the parent's decider applies in yet another commit. Instead
+// the parent's decider makes the iteration's first decision itself, with
+// the same engine, definition, params and breakpoints its own decider
+// would use, in the round that launches it. When that decision ends the
+// run and asks for nothing (no work, no signal, no wait), the iteration is
+// written finished in the parent's transaction — its summary, run item,
+// step attempts and timeline, exactly the items its own commits would
+// have left — and the parent applies its end (ChildEnded) in the same
+// round, which launches the next iterations, and so on while the
+// transaction has room. An iteration that does not end so (a breakpoint
+// pauses it, a step waits for a signal, its commit would not fit) is
+// created the ordinary way.
+
+// maxBornItems bounds the items of one iteration born finished, so that a
+// round's transaction holds several.
+const maxBornItems = maxCommitItems / 4
+
+// bornKey names an iteration of a step attempt.
+type bornKey struct {
+	step     string
+	attempt  int64
+	index    int64
+	workflow string
+}
+
+func bornKeyOf(x engine.StartChild) bornKey {
+	return bornKey{x.StepID, x.Attempt, x.Index, x.WorkflowID}
+}
+
+// bornRound is what one round knows of the iterations it may bear: the
+// inline workflows it read or creates, and their breakpoints.
+type bornRound struct {
+	o      *Orchestrator
+	now    time.Time
+	graphs map[string]*engine.Graph
+	bps    map[string][]engine.Breakpoint
+	// created holds the inline definitions this round creates (CreateLoop),
+	// not stored before the round commits.
+	created map[string]engine.CreateLoop
+	parent  *engine.Graph
+}
+
+// bearChildren bears the iterations of acc's StartChild commands that end
+// in their first decision, while the round's transaction has room, and
+// applies each one's end to the parent (advancing cur), which may start
+// more iterations, borne in turn. consumed is how many inbox events the
+// round deletes; opts are the parent's decision options, children the
+// child params reader among them, which learns the born iterations' states
+// (not stored before the round commits: getFromForeach in a decision of
+// this round must see them). It returns the
+// iterations born, by key, the ends it could not apply for want of room
+// (to be put into the parent's inbox), and whether a decision asked for a
+// Continue event.
+func (o *Orchestrator) bearChildren(ctx context.Context, g *engine.Graph, acc *decisionSet, cur **engine.Instance,
+	opts []engine.Option, consumed int, book *permitBook, children *childBook, now time.Time) (map[bornKey]store.ChildRun, []store.Event, bool, error) {
+	var (
+		r = bornRound{o: o, now: now, parent: g, graphs: map[string]*engine.Graph{},
+			bps: map[string][]engine.Breakpoint{}, created: map[string]engine.CreateLoop{}}
+		born   map[bornKey]store.ChildRun
+		queued []store.Event
+		cont   bool
+		// adj corrects acc's estimate, which counts each iteration whose
+		// body has no work at its born size plus its end (commandItems with
+		// g), for the iterations decided: born, their real size with one item
+		// kept for the end until it is applied (if there is no room to, it
+		// is queued, one item); created the ordinary way, 3.
+		adj = 0
+	)
+	fits := func(n int) bool { return acc.items(consumed)+adj+n <= maxCommitItems }
+	for i := 0; i < len(acc.commands); i++ {
+		switch x := acc.commands[i].(type) {
+		case engine.CreateLoop:
+			r.created[x.WorkflowID] = x
+			continue
+		case engine.StartChild:
+			est := commandItems(g, []engine.Command{x})
+			if !inFlight(*cur, x) {
+				// Told to stop in this same round (its loop ended): its
+				// own decider applies the stop to it.
+				adj += 3 - est
+				continue
+			}
+			b, err := r.bear(ctx, *cur, x)
+			if err != nil {
+				return nil, nil, false, err
+			}
+			if b == nil || b.run.Items() > maxBornItems || !fits(b.run.Items()+1-est) {
+				adj += 3 - est
+				continue
+			}
+			if born == nil {
+				born = map[bornKey]store.ChildRun{}
+			}
+			born[bornKeyOf(x)] = b.run
+			children.bear(b.state)
+			adj += b.run.Items() + 1 - est
+			// The end launches no more iterations than the rest of the
+			// transaction holds (the item kept for the end is freed when it
+			// is applied); the decision's Continue goes on from there.
+			left := maxCommitItems - (acc.items(consumed) + adj) + 1
+			mark := book.checkpoint()
+			d, err := engine.Decide(ctx, g, *cur, b.end, now, append(opts[:len(opts):len(opts)], engine.WithStrictMaxStarts(left))...)
+			if err != nil && ctx.Err() != nil {
+				return nil, nil, false, fmt.Errorf("decide %s/%d/%d: %w", (*cur).WorkflowID, (*cur).InstanceID, (*cur).RunID, ctx.Err())
+			}
+			// The iterations the end launches count at their born size,
+			// as do those launched before and not borne yet: room is kept
+			// for them.
+			if err != nil || !fits(decisionItems(g, d)-1) {
+				// No room to apply it now (or, never expected, the engine
+				// refused it): the end waits in the parent's inbox, where
+				// the next round, or the sweeper, applies it.
+				book.rollback(mark)
+				if err != nil {
+					o.log.Error("the end of an iteration born finished was refused; leaving it in the inbox", "workflow_id", (*cur).WorkflowID,
+						"instance_id", (*cur).InstanceID, "step_id", x.StepID, "index", x.Index, "error", err)
+				}
+				queued = append(queued, store.Event{
+					ID: engine.ChildEndedID(x.StepID, x.Attempt, x.Index), Body: mustJSON(b.end), WakeAfter: backstopWake,
+				})
+				continue
+			}
+			adj--
+			acc.add(d)
+			*cur = d.State
+			cont = cont || d.Continue
+		}
+	}
+	return born, queued, cont, nil
+}
+
+// bornChild is an iteration born finished: its writes, its end to apply to
+// its parent and its final state.
+type bornChild struct {
+	run   store.ChildRun
+	end   engine.ChildEnded
+	state *engine.Instance
+}
+
+// bear makes the first decision of iteration x of parent and returns the
+// iteration born finished, or nil when it does not end in that decision (or
+// asks for anything but its own writes).
+func (r *bornRound) bear(ctx context.Context, parent *engine.Instance, x engine.StartChild) (*bornChild, error) {
+	g, err := r.graph(ctx, x.WorkflowID)
+	if err != nil || g == nil || g.HasWork() {
+		return nil, err
+	}
+	p := x.Parent
+	bps, err := r.breakpoints(ctx, x.WorkflowID, p.Owner)
+	if err != nil {
+		return nil, err
+	}
+	params, err := engine.LiteralParams(x.Params)
+	if err != nil {
+		return nil, fmt.Errorf("iteration %d of step %q: %w", x.Index, x.StepID, err)
+	}
+	inst := x.Index + 1
+	st := &engine.Instance{
+		WorkflowID: x.WorkflowID, WorkflowVersion: 1, InstanceID: inst, RunID: 1, UUID: r.o.newUUID(),
+		Owner: parent.Owner, Status: model.WorkflowCreated, CreateTime: r.now.UnixMilli(), Parent: &p,
+	}
+	initiator := engine.Initiator{Type: cmp.Or(x.Initiator, "FOREACH")}
+	sigs := &signalBook{ctx: ctx, store: r.o.store, log: r.o.log}
+	stepParams := &paramsBook{store: r.o.store, wf: x.WorkflowID, inst: inst}
+	children := &childBook{store: r.o.store}
+	d, err := engine.Decide(ctx, g, st, engine.StartRun{RunParams: params, Initiator: initiator}, r.now,
+		engine.WithMaxStarts(maxStartsPerDecision), engine.WithMaxEnds(maxEndsPerDecision), engine.WithBreakpoints(bps),
+		engine.WithSignals(sigs), engine.WithStepParams(stepParams), engine.WithChildParams(children))
+	if err = errors.Join(sigs.err, stepParams.err, children.err, err); err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		// The iteration's own decider will meet the same refusal and say
+		// so; it is not born finished.
+		return nil, nil
+	}
+	after := d.State
+	if !after.Status.IsTerminal() || d.Continue || slices.ContainsFunc(d.Commands, asksForWork) {
+		return nil, nil
+	}
+	if waits, links := signalChanges(st, after); len(waits) > 0 || len(links) > 0 {
+		return nil, nil
+	}
+	acc := decisionSet{g: g}
+	acc.add(d)
+	rec := &store.RunRecord{WorkflowID: x.WorkflowID, InstanceID: inst, RunID: 1}
+	c, err := r.o.buildCommit(ctx, g, rec, st, after, &acc, nil, r.now)
+	if err != nil {
+		return nil, err
+	}
+	created := events.Transition(x.WorkflowID, 1, inst, 1, "", 0, "", string(model.WorkflowCreated), 0, r.now.UnixMilli())
+	created.Parent = eventParent(&p)
+	outbox, err := eventsMessage(ctx, created)
+	if err != nil {
+		return nil, err
+	}
+	ch := store.ChildRun{
+		WorkflowID: x.WorkflowID, InstanceID: inst, Version: 1, UUID: st.UUID,
+		Initiator: mustJSON(initiator), Status: c.Status, State: c.State, Outbox: append(outbox, c.Outbox...), Now: r.now,
+		Born: true, Attempts: c.Attempts, Timeline: c.Timeline, StartTime: after.StartTime, EndTime: after.EndTime,
+	}
+	if compactable(after, c) {
+		after.Compact = true
+		if ch.State, err = json.Marshal(after); err != nil {
+			return nil, fmt.Errorf("encode state of iteration %d of step %q: %w", x.Index, x.StepID, err)
+		}
+		ch.Attempts, ch.Timeline = nil, nil
+	}
+	end := engine.ChildEnded{StepID: p.StepID, Attempt: p.Attempt, Index: p.Index, Status: after.Status, Message: after.Message,
+		Feedback: after.Feedback, Rollup: engine.RollupOf(g, after)}
+	return &bornChild{run: ch, end: end, state: after}, nil
+}
+
+// graph returns the compiled inline workflow wf: created by this round
+// (not stored yet) or stored.
+func (r *bornRound) graph(ctx context.Context, wf string) (*engine.Graph, error) {
+	if g, ok := r.graphs[wf]; ok {
+		return g, nil
+	}
+	var g *engine.Graph
+	if x, ok := r.created[wf]; ok {
+		data, err := inlineDefinition(r.parent, x)
+		if err != nil {
+			return nil, err
+		}
+		def, err := model.ParseDefinition(data)
+		if err != nil {
+			return nil, fmt.Errorf("decode inline definition %s: %w", wf, err)
+		}
+		if g, err = engine.Compile(def.Workflow, r.o.eval); err != nil {
+			return nil, fmt.Errorf("compile inline definition %s: %w", wf, err)
+		}
+	} else {
+		var err error
+		if g, _, err = r.o.graph(ctx, wf, 1); err != nil {
+			return nil, err
+		}
+	}
+	r.graphs[wf] = g
+	return g, nil
+}
+
+// breakpoints returns the breakpoints an iteration of inline workflow wf
+// meets: wf's own, and those of its owner that match every run (as
+// processOnce gathers them).
+func (r *bornRound) breakpoints(ctx context.Context, wf, owner string) ([]engine.Breakpoint, error) {
+	k := wf + "\x00" + owner
+	if b, ok := r.bps[k]; ok {
+		return b, nil
+	}
+	bps, err := r.o.runBreakpoints(ctx, wf, owner)
+	if err != nil {
+		return nil, err
+	}
+	r.bps[k] = bps
+	return bps, nil
+}
+
+// inFlight reports whether iteration x is among its loop's iterations in
+// flight in st.
+func inFlight(st *engine.Instance, x engine.StartChild) bool {
+	s := st.Step(x.StepID)
+	if s == nil || s.Attempt != x.Attempt || s.Loop == nil {
+		return false
+	}
+	_, found := slices.BinarySearch(s.Loop.Running, x.Index)
+	return found
+}
+
+// asksForWork reports whether a command asks for more than the commit's own
+// writes (InstanceDone announces an end the stream carries).
+func asksForWork(c engine.Command) bool {
+	_, done := c.(engine.InstanceDone)
+	return !done
+}
+
+// bornItems is what an iteration of body born finished is expected to cost
+// its parent's commit — stored compact, its summary and run item, and its
+// end if it must wait in the parent's inbox — or 0 when it is never born
+// finished (a step has work, or stored whole it would write more than
+// maxBornItems: its summary, run item, an attempt per step and two instance
+// timeline entries). One that ends otherwise than compact costs more, and is
+// created the ordinary way when that does not fit.
+func bornItems(body []model.Step) int {
+	for i := range body {
+		if engine.HasWork(&body[i]) {
+			return 0
+		}
+	}
+	if 4+len(body) > maxBornItems {
+		return 0
+	}
+	return 3
+}
+
+// iterationStarts is what one iteration of loop step s counts against a
+// decision's start budget (engine.WithIterationStarts): the items it costs
+// born finished, else the engine's default for the three of its ordinary
+// creation.
+func iterationStarts(s *model.Step) int {
+	if n := bornItems(s.Steps); n > 0 {
+		return n
+	}
+	return 2
+}
+
+// A compact run is an iteration born finished whose every step succeeded:
+// it is stored as its summary and its run item alone (engine.Instance.Compact:
+// the state keeps its steps' params and outputs), and readers derive its step
+// attempts and instance timeline from the state (compactAttempts,
+// compactTimeline) — which bear checks, before storing a run compact, are
+// byte for byte the items its ordinary commit would have written.
+
+// compactStepStatuses is the timeline of a step created, run and succeeded in
+// one instant (a NoOp step of an iteration born finished).
+func compactStepStatuses() []model.StepStatus {
+	return []model.StepStatus{model.StepCreated, model.StepInitialized, model.StepEvaluatingParams,
+		model.StepStarting, model.StepRunning, model.StepFinishing, model.StepSucceeded}
+}
+
+// compactAttempts returns the step attempt items a compact run's ordinary
+// commit would have written: one per step that ran, its view as body and its
+// timeline entries, all at the step's end.
+func compactAttempts(st *engine.Instance) []store.Attempt {
+	var out []store.Attempt
+	for i := range st.Steps {
+		ss := &st.Steps[i]
+		if ss.Attempt == 0 || neverStarted(ss) {
+			continue
+		}
+		statuses := compactStepStatuses()
+		tl := make([][]byte, len(statuses))
+		for k, s := range statuses {
+			tl[k] = storeEntry(engine.TimelineEntry{Time: ss.EndTime, StepID: ss.StepID, Attempt: ss.Attempt, Status: string(s)})
+		}
+		out = append(out, store.Attempt{
+			StepID: ss.StepID, Attempt: ss.Attempt, Status: string(ss.Status), Body: mustJSON(stepView(st, ss)), Timeline: tl,
+		})
+	}
+	return out
+}
+
+// compactTimeline returns the instance timeline items a compact run's
+// ordinary commit would have written: IN_PROGRESS at its start, its status
+// at its end.
+func compactTimeline(st *engine.Instance) []store.TimelineItem {
+	seq := st.Seq * 1000
+	return []store.TimelineItem{
+		{Seq: seq + 1, Body: storeEntry(engine.TimelineEntry{Time: st.StartTime, Status: string(model.WorkflowInProgress)})},
+		{Seq: seq + 2, Body: storeEntry(engine.TimelineEntry{Time: st.EndTime, Status: string(st.Status)})},
+	}
+}
+
+// compactable reports whether a run that ended with state st, whose
+// ordinary commit is c, may be stored compact: it succeeded, and what its
+// readers would derive is exactly what c writes.
+func compactable(st *engine.Instance, c store.Commit) bool {
+	if st.Status != model.WorkflowSucceeded {
+		return false
+	}
+	attemptEq := func(a, b store.Attempt) bool {
+		return a.StepID == b.StepID && a.Attempt == b.Attempt && a.Status == b.Status && a.Claim == "" && b.Claim == "" &&
+			bytes.Equal(a.Body, b.Body) && slices.EqualFunc(a.Timeline, b.Timeline, bytes.Equal)
+	}
+	timelineEq := func(a, b store.TimelineItem) bool { return a.Seq == b.Seq && bytes.Equal(a.Body, b.Body) }
+	return slices.EqualFunc(compactAttempts(st), c.Attempts, attemptEq) &&
+		slices.EqualFunc(compactTimeline(st), c.Timeline, timelineEq)
+}
