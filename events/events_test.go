@@ -79,6 +79,19 @@ func TestBatchRoundTrip(t *testing.T) {
 	}
 }
 
+func TestPlainBatchRoundTrip(t *testing.T) {
+	evs := make([]Event, 300)
+	for i := range evs {
+		evs[i] = Transition("wf", 1, 1, 1, fmt.Sprintf("job.%d", i%40), 1, "RUNNING", "SUCCEEDED", int64(i+1), 1_763_776_800_000)
+	}
+	enc, err := EncodePlainBatch(evs)
+	require.NoError(t, err)
+	assert.False(t, strings.HasPrefix(enc, gzipPrefix), "a plain batch is never gzipped")
+	got, err := DecodeBatch(enc)
+	require.NoError(t, err)
+	assert.Equal(t, evs, got)
+}
+
 func TestDecodeBatchRejectsGarbage(t *testing.T) {
 	for _, s := range []string{"", "{}", "z:!!!", "z:" + "aGVsbG8=", `[{"type":"x"}]`} {
 		_, err := DecodeBatch(s)

@@ -76,11 +76,11 @@ type bornRound struct {
 // (to be put into the parent's inbox), and whether a decision asked for a
 // Continue event.
 func (o *Orchestrator) bearChildren(ctx context.Context, g *engine.Graph, acc *decisionSet, cur **engine.Instance,
-	opts []engine.Option, consumed int, book *permitBook, children *childBook, now time.Time) (map[bornKey]store.ChildRun, []store.Event, bool, error) {
+	opts []engine.Option, consumed int, book *permitBook, children *childBook, now time.Time) (map[bornKey]*bornChild, []store.Event, bool, error) {
 	var (
 		r = bornRound{o: o, now: now, parent: g, graphs: map[string]*engine.Graph{},
 			bps: map[string][]engine.Breakpoint{}, created: map[string]engine.CreateLoop{}}
-		born   map[bornKey]store.ChildRun
+		born   map[bornKey]*bornChild
 		queued []store.Event
 		cont   bool
 		// adj corrects acc's estimate, which counts each iteration whose
@@ -113,9 +113,9 @@ func (o *Orchestrator) bearChildren(ctx context.Context, g *engine.Graph, acc *d
 				continue
 			}
 			if born == nil {
-				born = map[bornKey]store.ChildRun{}
+				born = map[bornKey]*bornChild{}
 			}
-			born[bornKeyOf(x)] = b.run
+			born[bornKeyOf(x)] = b
 			children.bear(b.state)
 			adj += b.run.Items() + 1 - est
 			// The end launches no more iterations than the rest of the
@@ -159,6 +159,9 @@ type bornChild struct {
 	run   store.ChildRun
 	end   engine.ChildEnded
 	state *engine.Instance
+	// events are its change events, published from the parent's outbox
+	// in one batch with the round's others (loopWrites).
+	events []events.Event
 }
 
 // bear makes the first decision of iteration x of parent and returns the
@@ -212,15 +215,9 @@ func (r *bornRound) bear(ctx context.Context, parent *engine.Instance, x engine.
 	if err != nil {
 		return nil, err
 	}
-	created := events.Transition(x.WorkflowID, 1, inst, 1, "", 0, "", string(model.WorkflowCreated), 0, r.now.UnixMilli())
-	created.Parent = eventParent(&p)
-	outbox, err := eventsMessage(ctx, created)
-	if err != nil {
-		return nil, err
-	}
 	ch := store.ChildRun{
 		WorkflowID: x.WorkflowID, InstanceID: inst, Version: 1, UUID: st.UUID,
-		Initiator: mustJSON(initiator), Status: c.Status, State: c.State, Outbox: append(outbox, c.Outbox...), Now: r.now,
+		Initiator: mustJSON(initiator), Status: c.Status, State: c.State, Now: r.now,
 		Born: true, Attempts: c.Attempts, Timeline: c.Timeline, StartTime: after.StartTime, EndTime: after.EndTime,
 	}
 	if compactable(after, c) {
@@ -232,7 +229,12 @@ func (r *bornRound) bear(ctx context.Context, parent *engine.Instance, x engine.
 	}
 	end := engine.ChildEnded{StepID: p.StepID, Attempt: p.Attempt, Index: p.Index, Status: after.Status, Message: after.Message,
 		Feedback: after.Feedback, Rollup: engine.RollupOf(g, after)}
-	return &bornChild{run: ch, end: end, state: after}, nil
+	// Created and decided in one commit: its creation is the first change
+	// of its one instance event (one event per run or step attempt and
+	// commit, as for any run), not an event of its own.
+	created := engine.Transition{Seq: 0, From: "", To: string(model.WorkflowCreated), Time: r.now.UnixMilli()}
+	evs := changeEvents(after, append([]engine.Transition{created}, d.Transitions...))
+	return &bornChild{run: ch, end: end, state: after, events: evs}, nil
 }
 
 // graph returns the compiled inline workflow wf: created by this round

@@ -25,7 +25,8 @@ import (
 // happens once) — unless the parent stopped it or, for a subworkflow
 // started with sync false, never waited.
 func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store.Commit, before, after *engine.Instance, cmds []engine.Command,
-	born map[bornKey]store.ChildRun, now time.Time) error {
+	born map[bornKey]*bornChild, now time.Time) error {
+	var bornEvents []events.Event
 	for _, cmd := range cmds {
 		switch x := cmd.(type) {
 		case engine.CreateLoop:
@@ -35,8 +36,9 @@ func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store
 			}
 			c.Definitions = append(c.Definitions, store.InlineDefinition{WorkflowID: x.WorkflowID, Definition: def, Now: now})
 		case engine.StartChild:
-			if ch, ok := born[bornKeyOf(x)]; ok {
-				c.Children = append(c.Children, ch)
+			if b, ok := born[bornKeyOf(x)]; ok {
+				c.Children = append(c.Children, b.run)
+				bornEvents = append(bornEvents, b.events...)
 				continue
 			}
 			ch, err := o.childRun(ctx, after, x, now)
@@ -68,6 +70,17 @@ func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store
 				Event: store.Event{ID: fmt.Sprintf("a-parent-%s", x.Action), Body: mustJSON(ev)},
 			})
 		}
+	}
+	if len(bornEvents) > 0 {
+		// The change events of the iterations born finished ride in the
+		// parent's outbox, one batch compressed as a whole: in their own
+		// run items, each compressed alone, they made them pass 1 KB,
+		// doubling their write units.
+		msgs, err := eventsMessage(ctx, bornEvents...)
+		if err != nil {
+			return err
+		}
+		c.Outbox = append(c.Outbox, msgs...)
 	}
 	if p := after.Parent; p != nil && !p.Async && !after.ParentGone && after.Status.IsTerminal() && !before.Status.IsTerminal() {
 		ev := engine.ChildEnded{StepID: p.StepID, Attempt: p.Attempt, Index: p.Index, Status: after.Status, Message: after.Message,

@@ -605,22 +605,7 @@ func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *st
 			Body: mustJSON(view), Timeline: stepTL[k],
 		})
 	}
-	if len(acc.transitions) > 0 {
-		// One event per run or step attempt, carrying its changes in order.
-		var order []attemptKey
-		changes := map[attemptKey][]events.Change{}
-		for _, t := range acc.transitions {
-			k := attemptKey{t.StepID, t.Attempt}
-			if _, ok := changes[k]; !ok {
-				order = append(order, k)
-			}
-			changes[k] = append(changes[k], events.Change{OldStatus: t.From, NewStatus: t.To, Sequence: t.Seq, Time: t.Time})
-		}
-		evs := make([]events.Event, len(order))
-		for i, k := range order {
-			evs[i] = events.Transitions(after.WorkflowID, after.WorkflowVersion, after.InstanceID, after.RunID, k.step, k.attempt, changes[k])
-			evs[i].Parent = eventParent(after.Parent)
-		}
+	if evs := changeEvents(after, acc.transitions); len(evs) > 0 {
 		msgs, err := eventsMessage(ctx, evs...)
 		if err != nil {
 			return store.Commit{}, err
@@ -643,6 +628,26 @@ func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *st
 		}
 	}
 	return c, nil
+}
+
+// changeEvents are the change events of a run's transitions: one per run or
+// step attempt, carrying its changes in order.
+func changeEvents(after *engine.Instance, transitions []engine.Transition) []events.Event {
+	var order []attemptKey
+	changes := map[attemptKey][]events.Change{}
+	for _, t := range transitions {
+		k := attemptKey{t.StepID, t.Attempt}
+		if _, ok := changes[k]; !ok {
+			order = append(order, k)
+		}
+		changes[k] = append(changes[k], events.Change{OldStatus: t.From, NewStatus: t.To, Sequence: t.Seq, Time: t.Time})
+	}
+	evs := make([]events.Event, len(order))
+	for i, k := range order {
+		evs[i] = events.Transitions(after.WorkflowID, after.WorkflowVersion, after.InstanceID, after.RunID, k.step, k.attempt, changes[k])
+		evs[i].Parent = eventParent(after.Parent)
+	}
+	return evs
 }
 
 // outboxMessage maps an engine command to the queue message that carries it.
@@ -700,7 +705,7 @@ func eventsMessage(ctx context.Context, evs ...events.Event) ([]store.Message, e
 			evs[i].Principal = p
 		}
 	}
-	body, err := events.EncodeBatch(evs)
+	body, err := events.EncodePlainBatch(evs) // the outbox is compressed as a whole
 	if err != nil {
 		return nil, err
 	}
