@@ -186,19 +186,16 @@ const gzipPrefix = "z:"
 // EncodeBatch encodes events for an outbox message: a JSON array, gzipped
 // and base64-encoded (with a "z:" prefix) when larger than 1 KiB.
 func EncodeBatch(evs []Event) (string, error) {
-	raw, err := json.Marshal(evs)
-	if err != nil {
-		return "", fmt.Errorf("events: encode batch: %w", err)
-	}
-	if len(raw) <= compressAbove {
-		return string(raw), nil
+	raw, err := EncodePlainBatch(evs)
+	if err != nil || len(raw) <= compressAbove {
+		return raw, err
 	}
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	if err != nil {
 		return "", fmt.Errorf("events: encode batch: %w", err)
 	}
-	if _, err := zw.Write(raw); err != nil {
+	if _, err := io.WriteString(zw, raw); err != nil {
 		return "", fmt.Errorf("events: encode batch: %w", err)
 	}
 	if err := zw.Close(); err != nil {

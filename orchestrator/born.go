@@ -227,8 +227,7 @@ func (r *bornRound) bear(ctx context.Context, parent *engine.Instance, x engine.
 		}
 		ch.Attempts, ch.Timeline = nil, nil
 	}
-	end := engine.ChildEnded{StepID: p.StepID, Attempt: p.Attempt, Index: p.Index, Status: after.Status, Message: after.Message,
-		Feedback: after.Feedback, Rollup: engine.RollupOf(g, after)}
+	end := endReport(g, after)
 	// Created and decided in one commit: its creation is the first change
 	// of its one instance event (one event per run or step attempt and
 	// commit, as for any run), not an event of its own.
@@ -249,12 +248,8 @@ func (r *bornRound) graph(ctx context.Context, wf string) (*engine.Graph, error)
 		if err != nil {
 			return nil, err
 		}
-		def, err := model.ParseDefinition(data)
-		if err != nil {
-			return nil, fmt.Errorf("decode inline definition %s: %w", wf, err)
-		}
-		if g, err = engine.Compile(def.Workflow, r.o.eval); err != nil {
-			return nil, fmt.Errorf("compile inline definition %s: %w", wf, err)
+		if g, _, err = r.o.compile(data, wf, 1); err != nil {
+			return nil, err
 		}
 	} else {
 		var err error
@@ -364,6 +359,21 @@ func compactAttempts(st *engine.Instance) []store.Attempt {
 		})
 	}
 	return out
+}
+
+// compactAttempt returns attempt (0: the latest) of step of compact run st
+// as compactAttempts derives it, nil for a run that is not compact or a
+// step or attempt it lacks.
+func compactAttempt(st *engine.Instance, step string, attempt int64) *store.Attempt {
+	if !st.Compact {
+		return nil
+	}
+	for _, c := range compactAttempts(st) {
+		if c.StepID == step && (attempt == 0 || c.Attempt == attempt) {
+			return &c
+		}
+	}
+	return nil
 }
 
 // compactTimeline returns the instance timeline items a compact run's

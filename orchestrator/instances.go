@@ -320,13 +320,11 @@ func (o *Orchestrator) GetStepAttempt(ctx context.Context, wf string, inst, run 
 	if _, err := o.instance(ctx, wf, inst); err != nil {
 		return nil, err
 	}
-	a, err := o.attempt(ctx, wf, inst, run, step, attempt)
-	if errors.Is(err, store.ErrNotFound) && attempt <= 1 {
-		if v := o.unstartedStep(ctx, wf, inst, run, step); v != nil {
+	a, err := o.store.GetAttempt(ctx, wf, inst, run, step, attempt)
+	if errors.Is(err, store.ErrNotFound) {
+		if v := o.stepFromState(ctx, wf, inst, run, step, attempt); v != nil {
 			return v, nil
 		}
-	}
-	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("workflow %s instance %d run %d has no attempt of step %s", wf, inst, run, step)
 	}
 	if err != nil {
@@ -474,26 +472,17 @@ func attemptOf(ctx context.Context, db *store.Store, wf string, inst, run int64,
 	if !errors.Is(err, store.ErrNotFound) {
 		return a, err
 	}
-	rr, _, rerr := db.LoadRun(ctx, wf, inst, run)
-	if rerr != nil {
-		return nil, err
-	}
-	var st engine.Instance
-	if jsonnum.Decode(rr.State, &st) != nil || !st.Compact {
-		return nil, err
-	}
-	for _, c := range compactAttempts(&st) {
-		if c.StepID == step && (attempt == 0 || c.Attempt == attempt) {
-			return &c, nil
+	if st := loadState(ctx, db, wf, inst, run); st != nil {
+		if c := compactAttempt(st, step, attempt); c != nil {
+			return c, nil
 		}
 	}
 	return nil, err
 }
 
-// unstartedStep returns the synthesised view of a step of run that ended
-// without starting, or nil.
-func (o *Orchestrator) unstartedStep(ctx context.Context, wf string, inst, run int64, step string) *StepView {
-	rr, _, err := o.store.LoadRun(ctx, wf, inst, run)
+// loadState returns the state of a run, nil if it cannot be read.
+func loadState(ctx context.Context, db *store.Store, wf string, inst, run int64) *engine.Instance {
+	rr, _, err := db.LoadRun(ctx, wf, inst, run)
 	if err != nil {
 		return nil
 	}
@@ -501,11 +490,29 @@ func (o *Orchestrator) unstartedStep(ctx context.Context, wf string, inst, run i
 	if jsonnum.Decode(rr.State, &st) != nil {
 		return nil
 	}
-	ss := st.Step(step)
-	if ss == nil || ss.Status == model.StepNotCreated || ss.Status == "" || !neverStarted(ss) {
+	return &st
+}
+
+// stepFromState returns the view of a step attempt of run that has no item,
+// derived from the run's state — any of a compact run's, or (attempt 0 or
+// 1) one of a step that ended without starting — or nil.
+func (o *Orchestrator) stepFromState(ctx context.Context, wf string, inst, run int64, step string, attempt int64) *StepView {
+	st := loadState(ctx, o.store, wf, inst, run)
+	if st == nil {
 		return nil
 	}
-	return unstartedView(&st, ss)
+	if c := compactAttempt(st, step, attempt); c != nil {
+		v, err := attemptView(*c)
+		if err != nil {
+			return nil
+		}
+		return v
+	}
+	ss := st.Step(step)
+	if attempt > 1 || ss == nil || ss.Status == model.StepNotCreated || ss.Status == "" || !neverStarted(ss) {
+		return nil
+	}
+	return unstartedView(st, ss)
 }
 
 // mergeParams returns base's definitions overridden by top's, in order.

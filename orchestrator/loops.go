@@ -83,8 +83,7 @@ func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store
 		c.Outbox = append(c.Outbox, msgs...)
 	}
 	if p := after.Parent; p != nil && !p.Async && !after.ParentGone && after.Status.IsTerminal() && !before.Status.IsTerminal() {
-		ev := engine.ChildEnded{StepID: p.StepID, Attempt: p.Attempt, Index: p.Index, Status: after.Status, Message: after.Message,
-			Feedback: after.Feedback, Rollup: engine.RollupOf(g, after)}
+		ev := endReport(g, after)
 		if p.Subworkflow {
 			ev.Child = &engine.ChildRef{WorkflowID: after.WorkflowID, InstanceID: after.InstanceID, RunID: after.RunID,
 				Version: after.WorkflowVersion, UUID: after.UUID}
@@ -95,6 +94,15 @@ func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store
 		})
 	}
 	return nil
+}
+
+// endReport is the ChildEnded a child run that ended with state after (of
+// graph g) reports to its parent (after.Parent): its status, message,
+// while feedback and rollup.
+func endReport(g *engine.Graph, after *engine.Instance) engine.ChildEnded {
+	p := after.Parent
+	return engine.ChildEnded{StepID: p.StepID, Attempt: p.Attempt, Index: p.Index, Status: after.Status, Message: after.Message,
+		Feedback: after.Feedback, Rollup: engine.RollupOf(g, after)}
 }
 
 // inlineDefinition is the definition of a foreach or while step attempt's inline

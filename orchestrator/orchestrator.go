@@ -173,13 +173,9 @@ func (o *Orchestrator) graph(ctx context.Context, wf string, version int64) (*en
 	if err != nil {
 		return nil, nil, fmt.Errorf("load %s version %d: %w", wf, version, err)
 	}
-	def, err := model.ParseDefinition(rec.Definition)
+	g, def, err := o.compile(rec.Definition, wf, version)
 	if err != nil {
-		return nil, nil, fmt.Errorf("decode stored %s version %d: %w", wf, version, err)
-	}
-	g, err := engine.Compile(def.Workflow, o.eval)
-	if err != nil {
-		return nil, nil, fmt.Errorf("compile %s version %d: %w", wf, version, err)
+		return nil, nil, err
 	}
 	o.mu.Lock()
 	if len(o.graphs) >= 1024 {
@@ -187,6 +183,20 @@ func (o *Orchestrator) graph(ctx context.Context, wf string, version int64) (*en
 	}
 	o.graphs[k] = compiled{graph: g, def: def}
 	o.mu.Unlock()
+	return g, def, nil
+}
+
+// compile parses and compiles the definition JSON of version version of
+// workflow wf (stored, or about to be: an inline definition).
+func (o *Orchestrator) compile(data []byte, wf string, version int64) (*engine.Graph, *model.Definition, error) {
+	def, err := model.ParseDefinition(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("decode stored %s version %d: %w", wf, version, err)
+	}
+	g, err := engine.Compile(def.Workflow, o.eval)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compile %s version %d: %w", wf, version, err)
+	}
 	return g, def, nil
 }
 
