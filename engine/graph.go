@@ -278,6 +278,14 @@ func (g *Graph) Step(id string) *model.Step {
 	return g.nodes[i].step
 }
 
+// OnWorker reports whether the step with the given id runs its attempts on a
+// worker (RunStep commands): not a NoOp/Join, Sleep, foreach, while or
+// subworkflow step, which the decisions themselves carry out.
+func (g *Graph) OnWorker(id string) bool {
+	s := g.Step(id)
+	return s != nil && !isNoWork(s) && !isSleep(s) && !isForeach(s) && !isWhile(s) && !isSubworkflow(s)
+}
+
 // Successors returns the outgoing edges of a step in definition order (nil for
 // an unknown step).
 func (g *Graph) Successors(id string) []Edge {

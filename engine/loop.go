@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -321,6 +322,11 @@ func (d *decider) loopArrays(i int) (names []string, arrays []any, total int64, 
 	s := &d.st.Steps[i]
 	step := d.g.nodes[i].step
 	raw, ok := s.Params[LoopParamsName]
+	if !ok && s.LoopParamsOffloaded {
+		if raw, ok, err = d.offloadedLoopParams(i); err != nil {
+			return nil, nil, 0, err
+		}
+	}
 	if !ok {
 		return nil, nil, 0, fmt.Errorf("foreach step has no %s", LoopParamsName)
 	}
@@ -364,6 +370,40 @@ func (d *decider) loopArrays(i int) (names []string, arrays []any, total int64, 
 		return nil, nil, 0, fmt.Errorf("the loop params' cartesian product has %d iterations, more than the limit of %d", total, MaxIterations)
 	}
 	return names, arrays, total, nil
+}
+
+// LoopParamsReader reads the evaluated loop_params of a running foreach step
+// attempt that the state no longer holds (StepState.LoopParamsOffloaded).
+// The StepParams reader given with WithStepParams provides it by
+// implementing this interface too.
+type LoopParamsReader interface {
+	LoopParams(ctx context.Context, stepID string, attempt, run int64) (map[string]any, error)
+}
+
+// offloadedLoopParams reads the loop_params of running foreach step i (see
+// LoopParamsReader). A read that fails fails the decision (its error, never
+// the step's).
+func (d *decider) offloadedLoopParams(i int) (any, bool, error) {
+	s := &d.st.Steps[i]
+	run := s.FromRun
+	if run == 0 {
+		run = d.st.RunID
+	}
+	r, ok := d.paramsReader.(LoopParamsReader)
+	var lp map[string]any
+	var err error
+	if !ok {
+		err = fmt.Errorf("the loop params of step %q are not in the run's state and no reader was given", s.StepID)
+	} else if lp, err = r.LoopParams(d.ctx, s.StepID, s.Attempt, run); err != nil {
+		err = fmt.Errorf("read the loop params of step %q attempt %d: %w", s.StepID, s.Attempt, err)
+	}
+	if err != nil {
+		if d.loadErr == nil {
+			d.loadErr = err
+		}
+		return nil, false, err
+	}
+	return lp, lp != nil, nil
 }
 
 // passedDown returns the params step i passes to a child run: the

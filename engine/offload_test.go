@@ -80,3 +80,82 @@ func TestOffloadedParamsAreReadWhenNeeded(t *testing.T) {
 	_, err = Decide(ctx, g, off, wDone, t0)
 	require.ErrorContains(t, err, "no reader")
 }
+
+// loopStore plays the loop params items as well as the attempt items.
+type loopStore struct {
+	attemptStore
+	loops     map[string]map[string]any
+	loopReads int
+}
+
+func (s *loopStore) LoopParams(_ context.Context, stepID string, attempt, run int64) (map[string]any, error) {
+	s.loopReads++
+	if s.err != nil {
+		return nil, s.err
+	}
+	return s.loops[stepID], nil
+}
+
+// TestLoopParamsLeaveTheState: a running foreach step's loop params past
+// OffloadLoopElements values leave the stored state (Offload), and the
+// decisions that launch its iterations read them through the reader, with
+// their exact types (a DOUBLE_ARRAY of whole numbers stays DOUBLE); small
+// ones stay. A read that fails fails the decision, never the step, and so
+// does a reader that cannot read loop params.
+func TestLoopParamsLeaveTheState(t *testing.T) {
+	ctx := context.Background()
+	n := OffloadLoopElements + 36
+	g, err := Compile(loopWorkflow(n, 2, ""), newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	full := d.State
+	lp := full.Step("loop").Params[LoopParamsName]
+	require.NotNil(t, lp)
+	off := Offload(full)
+	require.True(t, off.Step("loop").LoopParamsOffloaded)
+	assert.NotContains(t, off.Step("loop").Params, LoopParamsName)
+	assert.Contains(t, full.Step("loop").Params, LoopParamsName, "Offload copies")
+
+	ended := ChildEnded{StepID: "loop", Attempt: 1, Index: 0, Status: model.WorkflowSucceeded}
+	want, err := Decide(ctx, g, full, ended, t0)
+	require.NoError(t, err)
+	reader := &loopStore{loops: map[string]map[string]any{"loop": lp.(map[string]any)}}
+	got, err := Decide(ctx, g, off, ended, t0, WithStepParams(reader))
+	require.NoError(t, err)
+	assert.Equal(t, started(want), started(got))
+	assert.Equal(t, []int64{2}, started(got))
+	assert.Equal(t, 1, reader.loopReads)
+	for _, c := range got.Commands {
+		if sc, ok := c.(StartChild); ok {
+			assert.Equal(t, int64(2), sc.Params["i"])
+		}
+	}
+
+	_, err = Decide(ctx, g, off, ended, t0, WithStepParams(&loopStore{attemptStore: attemptStore{err: errors.New("throttled")}}))
+	require.ErrorContains(t, err, "throttled")
+	_, err = Decide(ctx, g, off, ended, t0, WithStepParams(&attemptStore{}))
+	require.ErrorContains(t, err, "no reader")
+
+	// Exact types: whole doubles stay DOUBLE.
+	doubles := off.Clone()
+	reader.loops["loop"] = map[string]any{"i": make([]float64, n)}
+	for i := range n {
+		reader.loops["loop"]["i"].([]float64)[i] = float64(i)
+	}
+	got, err = Decide(ctx, g, doubles, ended, t0, WithStepParams(reader))
+	require.NoError(t, err)
+	for _, c := range got.Commands {
+		if sc, ok := c.(StartChild); ok {
+			assert.Equal(t, float64(2), sc.Params["i"])
+		}
+	}
+
+	// A small loop keeps its params in the state.
+	small, err := Compile(loopWorkflow(OffloadLoopElements, 2, ""), newEvaluator(t))
+	require.NoError(t, err)
+	d, err = Decide(ctx, small, newInstance(small), StartRun{}, t0)
+	require.NoError(t, err)
+	assert.False(t, Offload(d.State).Step("loop").LoopParamsOffloaded)
+	assert.Contains(t, Offload(d.State).Step("loop").Params, LoopParamsName)
+}

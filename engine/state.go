@@ -128,6 +128,11 @@ type StepState struct {
 	// item (of run FromRun when set), and an expression that needs them
 	// reads them through WithStepParams.
 	Offloaded bool `json:"offloaded,omitempty"`
+	// LoopParamsOffloaded is set on a running foreach step attempt whose
+	// evaluated loop_params the state no longer holds (see Offload): they
+	// are in the attempt's own item, written when it started, and the
+	// decisions that launch iterations read them through WithStepParams.
+	LoopParamsOffloaded bool `json:"loop_params_offloaded,omitempty"`
 	// Loop is a foreach step attempt's iterations, from when it started
 	// them.
 	Loop *LoopState `json:"loop,omitempty"`
@@ -249,14 +254,54 @@ func (in *Instance) Step(id string) *StepState {
 // keeps them in each attempt's item, written when it settled, so the run's
 // own item stays small whatever the steps produced. Only attempts that
 // started (and so have an item) are offloaded.
+//
+// A running foreach step's loop_params leave the state too once they hold
+// more than OffloadLoopElements values (StepState.LoopParamsOffloaded):
+// a loop of 100,000 iterations would otherwise rewrite its arrays with
+// every commit of the run.
 func Offload(in *Instance) *Instance {
 	out := *in
 	out.Steps = slices.Clone(in.Steps)
 	for i := range out.Steps {
 		s := &out.Steps[i]
-		if s.settled() && s.CreateTime != 0 && (s.Params != nil || s.Outputs != nil) {
-			s.Params, s.Outputs, s.Offloaded = nil, nil, true
+		switch {
+		case s.settled() && s.CreateTime != 0 && (s.Params != nil || s.Outputs != nil):
+			s.Params, s.Outputs, s.Offloaded, s.LoopParamsOffloaded = nil, nil, true, false
+		case !s.settled() && s.Loop != nil && !s.Loop.While && s.CreateTime != 0 && loopElements(s.Params[LoopParamsName]) > OffloadLoopElements:
+			kept := make(Values, len(s.Params)-1)
+			for k, v := range s.Params {
+				if k != LoopParamsName {
+					kept[k] = v
+				}
+			}
+			s.Params, s.LoopParamsOffloaded = kept, true
 		}
 	}
 	return &out
+}
+
+// OffloadLoopElements is how many loop param values a running foreach step
+// keeps in the run's state; past it they are read from its attempt item.
+const OffloadLoopElements = 64
+
+// loopElements counts the values of an evaluated loop_params map.
+func loopElements(v any) int {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, a := range m {
+		switch a := a.(type) {
+		case []string:
+			n += len(a)
+		case []int64:
+			n += len(a)
+		case []float64:
+			n += len(a)
+		case []bool:
+			n += len(a)
+		}
+	}
+	return n
 }

@@ -266,11 +266,20 @@ func (o *Orchestrator) ListSteps(ctx context.Context, wf string, inst int64) ([]
 			latest[a.StepID] = a
 		}
 	}
-	// Steps that ended without starting (unsatisfied) have no item; their
-	// view comes from the state.
+	// Steps that ended without starting (unsatisfied) have no item, nor do
+	// running attempts no worker claimed yet (deferred.go); their view
+	// comes from the state.
 	synth := map[string]*StepView{}
 	for i := range st.Steps {
 		ss := &st.Steps[i]
+		if p := pendingAttempt(&st, ss.StepID, 0); p != nil {
+			if a, ok := latest[ss.StepID]; !ok || a.Attempt < p.Attempt {
+				if !ok {
+					order = append(order, ss.StepID)
+				}
+				latest[ss.StepID] = *p
+			}
+		}
 		if _, ok := latest[ss.StepID]; ok {
 			continue
 		}
@@ -329,6 +338,12 @@ func (o *Orchestrator) GetStepAttempt(ctx context.Context, wf string, inst, run 
 	}
 	if err != nil {
 		return nil, Internal(err)
+	}
+	if attempt == 0 && a.Status != string(model.StepRunning) {
+		// A later attempt may have started without an item yet.
+		if p := pendingAttempt(loadState(ctx, o.store, wf, inst, run), step, 0); p != nil && p.Attempt > a.Attempt {
+			a = p
+		}
 	}
 	v, err := attemptView(*a)
 	if err != nil {
@@ -460,8 +475,8 @@ func unstartedView(st *engine.Instance, ss *engine.StepState) *StepView {
 }
 
 // attempt returns one attempt of a step of run run (attempt 0: the latest):
-// its item, or for a compact run (engine.Instance.Compact) what its item
-// would have been.
+// its item, or, without one, what its item is to be: a compact run's
+// (engine.Instance.Compact), or a running attempt's no worker claimed yet.
 func (o *Orchestrator) attempt(ctx context.Context, wf string, inst, run int64, step string, attempt int64) (*store.Attempt, error) {
 	return attemptOf(ctx, o.store, wf, inst, run, step, attempt)
 }
@@ -475,6 +490,9 @@ func attemptOf(ctx context.Context, db *store.Store, wf string, inst, run int64,
 	if st := loadState(ctx, db, wf, inst, run); st != nil {
 		if c := compactAttempt(st, step, attempt); c != nil {
 			return c, nil
+		}
+		if p := pendingAttempt(st, step, attempt); p != nil {
+			return p, nil
 		}
 	}
 	return nil, err
@@ -494,14 +512,19 @@ func loadState(ctx context.Context, db *store.Store, wf string, inst, run int64)
 }
 
 // stepFromState returns the view of a step attempt of run that has no item,
-// derived from the run's state — any of a compact run's, or (attempt 0 or
-// 1) one of a step that ended without starting — or nil.
+// derived from the run's state — any of a compact run's, a running one no
+// worker claimed yet (pendingAttempt), or (attempt 0 or 1) one of a step
+// that ended without starting — or nil.
 func (o *Orchestrator) stepFromState(ctx context.Context, wf string, inst, run int64, step string, attempt int64) *StepView {
 	st := loadState(ctx, o.store, wf, inst, run)
 	if st == nil {
 		return nil
 	}
-	if c := compactAttempt(st, step, attempt); c != nil {
+	c := compactAttempt(st, step, attempt)
+	if c == nil {
+		c = pendingAttempt(st, step, attempt)
+	}
+	if c != nil {
 		v, err := attemptView(*c)
 		if err != nil {
 			return nil

@@ -56,6 +56,10 @@ type WorkMessage struct {
 	Payload    map[string]any `json:"payload,omitempty"`
 	// Subworkflow is the child a start_subworkflow message starts.
 	Subworkflow *engine.StartSubworkflow `json:"subworkflow,omitempty"`
+	// StartTime is when a run_step's attempt was created and started (unix
+	// ms), set when that was one instant: its claim then creates the
+	// attempt's item if its start commit left it out (see deferred.go).
+	StartTime int64 `json:"start_time,omitempty"`
 }
 
 // MaxSQSDelay is the longest delay SQS supports on one message.
@@ -165,17 +169,24 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 // budget, commit. more reports that pending work remains. With in, the
 // round is a worker's inline continuation (see inlineRound).
 func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBudget, in *inlineRound) (st *engine.Instance, more bool, err error) {
-	rec, pending, err := o.store.LoadRun(ctx, w.WorkflowID, w.InstanceID, w.RunID)
+	var rec *store.RunRecord
+	var pending []store.Event
+	if in != nil {
+		// Others' events wait: the decider is on its way to this run.
+		// Asked with one small read, not a load of every event waiting.
+		var quiet bool
+		if rec, quiet, err = o.store.LoadQuietRun(ctx, w.WorkflowID, w.InstanceID, w.RunID); err == nil && !quiet {
+			return nil, false, errContended
+		}
+	} else {
+		rec, pending, err = o.store.LoadRun(ctx, w.WorkflowID, w.InstanceID, w.RunID)
+	}
 	if err != nil {
 		return nil, false, err
 	}
 	var before engine.Instance
 	if err := jsonnum.Decode(rec.State, &before); err != nil {
 		return nil, false, fmt.Errorf("decode state of %s/%d/%d: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
-	}
-	if in != nil && len(pending) > 0 {
-		// Others' events wait: the decider is on its way to this run.
-		return nil, false, errContended
 	}
 	if in == nil && len(pending) == 0 {
 		return &before, false, nil
@@ -230,7 +241,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	opts = append(opts, engine.WithSignals(sigs), engine.WithStepParams(stepParams), engine.WithChildParams(children))
 	acc := decisionSet{g: g}
 	cur := &before
-	var consumed []string
+	var consumed, discard []string
 	cont := false
 	for n, p := range pending {
 		ev, err := engine.UnmarshalEvent(p.Body)
@@ -274,7 +285,11 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 			more = true         // this event waits for the next round
 			break
 		}
-		if in == nil {
+		switch {
+		case in != nil:
+		case replayable(ev):
+			discard = append(discard, p.ID)
+		default:
 			consumed = append(consumed, p.ID)
 		}
 		acc.add(d)
@@ -337,6 +352,12 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	err = o.store.CommitRun(ctx, commit)
 	if err == nil {
 		o.dispatchDirect(ctx, commit.Outbox)
+		if len(discard) > 0 {
+			if derr := o.store.DiscardEvents(ctx, w.WorkflowID, w.InstanceID, w.RunID, discard); derr != nil {
+				o.log.Warn("cannot delete applied events; the next round will", "workflow_id", w.WorkflowID,
+					"instance_id", w.InstanceID, "run_id", w.RunID, "events", len(discard), "error", derr)
+			}
+		}
 	}
 	if err != nil {
 		var tooLarge *store.ItemTooLargeError
@@ -358,6 +379,69 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		return nil, false, err
 	}
 	return cur, more, nil
+}
+
+// restoreLoopParams puts back into view, the body a commit writes for
+// running foreach step ss, the loop_params the run's state no longer holds
+// (engine.Offload), read from their item, so that rewriting the attempt's
+// item keeps them.
+func (o *Orchestrator) restoreLoopParams(ctx context.Context, st *engine.Instance, ss *engine.StepState, view *StepView) error {
+	if !ss.LoopParamsOffloaded {
+		return nil
+	}
+	if _, ok := ss.Params[engine.LoopParamsName]; ok {
+		return nil
+	}
+	run := ss.FromRun
+	if run == 0 {
+		run = st.RunID
+	}
+	lp, err := loopParamsOf(ctx, o.store, st.WorkflowID, st.InstanceID, run, ss.StepID, ss.Attempt)
+	if err != nil {
+		return err
+	}
+	params := make(map[string]any, len(view.Params)+1)
+	for k, v := range view.Params {
+		params[k] = v
+	}
+	params[engine.LoopParamsName] = lp
+	view.Params = params
+	return nil
+}
+
+// loopParamsOf reads the loop params item of a foreach step attempt.
+func loopParamsOf(ctx context.Context, db *store.Store, wf string, inst, run int64, step string, attempt int64) (map[string]any, error) {
+	body, err := db.GetLoopParams(ctx, wf, inst, run, step, attempt)
+	if err != nil {
+		return nil, err
+	}
+	var v engine.Values
+	if err := jsonnum.Decode(body, &v); err != nil {
+		return nil, fmt.Errorf("decode the loop params of %s/%d/%d step %s/%d: %w", wf, inst, run, step, attempt, err)
+	}
+	lp, ok := v[engine.LoopParamsName].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the loop params of %s/%d/%d step %s/%d are %T, want a MAP", wf, inst, run, step, attempt, v[engine.LoopParamsName])
+	}
+	return lp, nil
+}
+
+// replayable reports whether applying ev a second time changes nothing,
+// so that it may be deleted after its commit rather than inside it (see
+// store.DiscardEvents): a step attempt's outcome, its sleep, retry and
+// timeout timers — each applies only while the attempt is where the event
+// found it. (A signal check re-applied would start a second chain of
+// checks; actions, signals and children's reports are not idempotent.)
+func replayable(ev engine.Event) bool {
+	switch e := ev.(type) {
+	case engine.StepFinished, *engine.StepFinished:
+		return true
+	case engine.TimerFired:
+		return e.Purpose == engine.PurposeSleep || e.Purpose == engine.PurposeRetry || e.Purpose == engine.PurposeTimeout
+	case *engine.TimerFired:
+		return e.Purpose == engine.PurposeSleep || e.Purpose == engine.PurposeRetry || e.Purpose == engine.PurposeTimeout
+	}
+	return false
 }
 
 // continueID is the id of the Continue event a commit at version v+1
@@ -545,14 +629,28 @@ type attemptKey struct {
 func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before, after *engine.Instance, acc *decisionSet, consumed []string, now time.Time) (store.Commit, error) {
 	// The run item keeps no settled attempt's params or outputs: they are
 	// in the attempt items (written below when the attempt settles).
-	state, err := json.Marshal(engine.Offload(after))
+	offloaded := engine.Offload(after)
+	state, err := json.Marshal(offloaded)
 	if err != nil {
 		return store.Commit{}, fmt.Errorf("encode state: %w", err)
+	}
+	var loopParams []store.LoopParams
+	for i := range offloaded.Steps {
+		// Loop params the state leaves out from this commit on go to an
+		// item of their own, in the same transaction.
+		ss := &after.Steps[i]
+		if lp, ok := ss.Params[engine.LoopParamsName]; ok && offloaded.Steps[i].LoopParamsOffloaded {
+			body, err := json.Marshal(engine.Values{engine.LoopParamsName: lp})
+			if err != nil {
+				return store.Commit{}, fmt.Errorf("encode the loop params of step %s: %w", ss.StepID, err)
+			}
+			loopParams = append(loopParams, store.LoopParams{StepID: ss.StepID, Attempt: ss.Attempt, Body: body})
+		}
 	}
 	c := store.Commit{
 		WorkflowID: rec.WorkflowID, InstanceID: rec.InstanceID, RunID: rec.RunID,
 		ExpectV: rec.V, Status: string(after.Status), State: state, Consumed: consumed,
-		SweepAt: o.sweepAt(ctx, g, after, now, rec.SweepAt),
+		SweepAt: o.sweepAt(ctx, g, after, now, rec.SweepAt), LoopParams: loopParams,
 	}
 	// Step attempts touched by this commit, in first-touch order.
 	var order []attemptKey
@@ -564,10 +662,14 @@ func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *st
 			order = append(order, k)
 		}
 	}
+	created := map[attemptKey]bool{} // attempts this commit creates: its write is their first
 	for _, t := range acc.transitions {
 		if t.StepID != "" {
 			touch(attemptKey{t.StepID, t.Attempt})
 			lastTo[attemptKey{t.StepID, t.Attempt}] = t.To
+			if t.To == string(model.StepCreated) {
+				created[attemptKey{t.StepID, t.Attempt}] = true
+			}
 		}
 	}
 	seq := after.Seq * 1000
@@ -581,6 +683,20 @@ func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *st
 		touch(k)
 		stepTL[k] = append(stepTL[k], storeEntry(e))
 	}
+	var cmdMsgs []store.Message
+	work := map[attemptKey]store.Message{} // the work messages of started steps
+	for _, cmd := range acc.commands {
+		m, ok, err := o.outboxMessage(after, cmd, now)
+		if err != nil {
+			return store.Commit{}, err
+		}
+		if ok {
+			cmdMsgs = append(cmdMsgs, m)
+			if rs, isRun := cmd.(engine.RunStep); isRun {
+				work[attemptKey{rs.StepID, rs.Attempt}] = m
+			}
+		}
+	}
 	for _, k := range order {
 		ss := after.Step(k.step)
 		if ss == nil {
@@ -589,9 +705,11 @@ func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *st
 		if ss.Attempt != k.attempt {
 			// An older attempt ended in this commit and a retry started:
 			// record its final status on its own item, keeping its body.
-			c.Attempts = append(c.Attempts, store.Attempt{
-				StepID: k.step, Attempt: k.attempt, Status: lastTo[k], Timeline: stepTL[k],
-			})
+			a := store.Attempt{StepID: k.step, Attempt: k.attempt, Status: lastTo[k], Timeline: stepTL[k]}
+			if old := before.Step(k.step); old != nil && old.Attempt == k.attempt && !created[k] && g.OnWorker(k.step) {
+				a.Start = stateStart(before, old)
+			}
+			c.Attempts = append(c.Attempts, a)
 			continue
 		}
 		if neverStarted(ss) {
@@ -600,10 +718,24 @@ func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *st
 			continue
 		}
 		view := stepView(after, ss)
-		c.Attempts = append(c.Attempts, store.Attempt{
+		if err := o.restoreLoopParams(ctx, after, ss, view); err != nil {
+			return store.Commit{}, err
+		}
+		a := store.Attempt{
 			StepID: ss.StepID, Attempt: ss.Attempt, Status: string(ss.Status),
 			Body: mustJSON(view), Timeline: stepTL[k],
-		})
+		}
+		if m, ok := work[k]; ok && deferrable(a, m) {
+			continue // the worker's claim writes it (see deferred.go)
+		}
+		if !created[k] && g.OnWorker(ss.StepID) {
+			// A later write of an attempt whose start may have been left
+			// to a claim that has not come.
+			if s := stateStart(after, ss); s != nil {
+				a.Start = &store.AttemptStart{Timeline: s.Timeline}
+			}
+		}
+		c.Attempts = append(c.Attempts, a)
 	}
 	if evs := changeEvents(after, acc.transitions); len(evs) > 0 {
 		msgs, err := eventsMessage(ctx, evs...)
@@ -612,15 +744,7 @@ func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *st
 		}
 		c.Outbox = append(c.Outbox, msgs...)
 	}
-	for _, cmd := range acc.commands {
-		m, ok, err := o.outboxMessage(after, cmd, now)
-		if err != nil {
-			return store.Commit{}, err
-		}
-		if ok {
-			c.Outbox = append(c.Outbox, m)
-		}
-	}
+	c.Outbox = append(c.Outbox, cmdMsgs...)
 	if before.Status != after.Status || before.StartTime != after.StartTime || before.EndTime != after.EndTime {
 		c.Instance = &store.InstanceUpdate{
 			RunID: after.RunID, Status: string(after.Status), StartTime: after.StartTime,
@@ -656,6 +780,9 @@ func (o *Orchestrator) outboxMessage(st *engine.Instance, cmd engine.Command, no
 	switch c := cmd.(type) {
 	case engine.RunStep:
 		m := runStepMessage(store.Wake{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID}, c)
+		if ss := st.Step(c.StepID); ss != nil && ss.Attempt == c.Attempt && startedInOne(ss) {
+			m.StartTime = ss.StartTime
+		}
 		// A step to run is on the critical path: the committer sends it
 		// itself (see dispatchDirect) when it can.
 		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m)), Direct: o.dispatch != nil}, true, nil
@@ -780,12 +907,33 @@ type paramsBook struct {
 	wf       string
 	inst     int64
 	attempts map[paramsKey]engine.Values
+	loops    map[paramsKey]map[string]any
 	err      error
 }
 
 type paramsKey struct {
 	step         string
 	attempt, run int64
+}
+
+// LoopParams implements engine.LoopParamsReader, reading each item once.
+func (b *paramsBook) LoopParams(ctx context.Context, step string, attempt, run int64) (map[string]any, error) {
+	k := paramsKey{step, attempt, run}
+	if v, ok := b.loops[k]; ok {
+		return v, nil
+	}
+	lp, err := loopParamsOf(ctx, b.store, b.wf, b.inst, run, step, attempt)
+	if err != nil {
+		if b.err == nil {
+			b.err = err
+		}
+		return nil, err
+	}
+	if b.loops == nil {
+		b.loops = map[paramsKey]map[string]any{}
+	}
+	b.loops[k] = lp
+	return lp, nil
 }
 
 // StepParams implements engine.StepParams.

@@ -83,12 +83,15 @@ func (o *Orchestrator) putResult(ctx context.Context, m WorkMessage, ev store.Ev
 func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) (time.Duration, error) {
 	ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
 	now := o.now()
+	start := workerStart(m)
 	if m.Backstop {
 		// The router's backstop copy of a step the committer dispatched
 		// itself: it almost always finds the attempt finished, or claimed
 		// by a live worker. A read tells, without a write.
 		status, lease, err := o.store.PeekAttempt(ctx, ref)
 		switch {
+		case errors.Is(err, store.ErrNotFound) && start != nil:
+			// A deferred start no worker claimed yet: claim it below.
 		case errors.Is(err, store.ErrNotFound):
 			o.log.Warn("dropping work for a step attempt that does not exist", "attempt", ref.String())
 			return 0, nil
@@ -101,7 +104,7 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 		}
 	}
 	token := o.newUUID()
-	recorded, err := o.store.ClaimAttempt(ctx, ref, token, now, now.Add(o.claimLease))
+	recorded, err := o.store.ClaimAttempt(ctx, ref, token, now, now.Add(o.claimLease), start)
 	var ce *store.ClaimError
 	switch {
 	case errors.As(err, &ce) && ce.Done:

@@ -77,16 +77,36 @@ func (e *ClaimError) Error() string {
 // if any: the step ran, and must not run again. It returns a *ClaimError
 // when another worker holds an unexpired claim, the attempt has finished or
 // is no longer RUNNING, and ErrNotFound when the attempt item does not exist.
-func (s *Store) ClaimAttempt(ctx context.Context, ref AttemptRef, token string, now, until time.Time) (outcome []byte, err error) {
+//
+// With start, the attempt's start commit may have left its item unwritten
+// (a deferred start: one conditional write here instead of a transactional
+// one there): an item that does not exist yet is the attempt RUNNING, and
+// the claim creates it as start describes. A commit that ended the attempt
+// meanwhile wrote the item (see Attempt.Start), so the claim then fails.
+func (s *Store) ClaimAttempt(ctx context.Context, ref AttemptRef, token string, now, until time.Time, start *AttemptStart) (outcome []byte, err error) {
+	set := "SET #c = :c, #l = :l"
+	cond := "#st = :running AND (attribute_not_exists(#l) OR #l < :now)"
+	names := map[string]string{"#c": attrClaim, "#l": attrLease, "#st": attrStatus}
+	values := map[string]types.AttributeValue{
+		":c": str(token), ":l": num(millis(until)), ":now": num(millis(now)), ":running": str(statusRunning),
+	}
+	if start != nil {
+		body, err := s.encodeBody(start.Body)
+		if err != nil {
+			return nil, err
+		}
+		set += ", #st = if_not_exists(#st, :running), #tl = if_not_exists(#tl, :tl), #b = if_not_exists(#b, :b), #e = if_not_exists(#e, :e)"
+		cond = "attribute_not_exists(#st) OR (" + cond + ")"
+		names["#tl"], names["#b"], names["#e"] = attrTimeline, attrBody, attrEnc
+		values[":tl"], values[":b"], values[":e"] = entryList(start.Timeline), body[attrBody], body[attrEnc]
+	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(s.table),
-		Key:                      ref.key(),
-		UpdateExpression:         aws.String("SET #c = :c, #l = :l"),
-		ConditionExpression:      aws.String("#st = :running AND (attribute_not_exists(#l) OR #l < :now)"),
-		ExpressionAttributeNames: map[string]string{"#c": attrClaim, "#l": attrLease, "#st": attrStatus},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":c": str(token), ":l": num(millis(until)), ":now": num(millis(now)), ":running": str(statusRunning),
-		},
+		TableName:                           aws.String(s.table),
+		Key:                                 ref.key(),
+		UpdateExpression:                    aws.String(set),
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})

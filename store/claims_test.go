@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ func TestClaimsRunAnAttemptOncePerLease(t *testing.T) {
 	ref := store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "s", Attempt: 1}
 	now := time.UnixMilli(1_700_000_000_000)
 	claim := func(token string, at, until time.Time) error {
-		_, err := s.ClaimAttempt(ctx, ref, token, at, until)
+		_, err := s.ClaimAttempt(ctx, ref, token, at, until, nil)
 		return err
 	}
 	if err := claim("a", now, now.Add(time.Minute)); !errors.Is(err, store.ErrNotFound) {
@@ -65,7 +66,7 @@ func TestClaimsRunAnAttemptOncePerLease(t *testing.T) {
 		t.Fatalf("holder records its outcome: %v", err)
 	}
 	// "a" dies; after its lease, "b" claims the attempt and gets the outcome.
-	got, err := s.ClaimAttempt(ctx, ref, "b", now.Add(61*time.Second), now.Add(2*time.Minute))
+	got, err := s.ClaimAttempt(ctx, ref, "b", now.Add(61*time.Second), now.Add(2*time.Minute), nil)
 	if err != nil || string(got) != `{"x":2}` {
 		t.Fatalf("claim after the lease: outcome %q, %v; want the recorded one", got, err)
 	}
@@ -79,5 +80,81 @@ func TestClaimsRunAnAttemptOncePerLease(t *testing.T) {
 	}
 	if a.Status != "SUCCEEDED" {
 		t.Errorf("attempt %+v", a)
+	}
+}
+
+// TestDeferredStarts: an attempt whose start commit left its item out is
+// created by its first claim, as the start describes, and claimed once per
+// lease; a commit that ends an attempt no worker claimed writes the start's
+// entries before its own, and the claim that comes after finds it done; a
+// later commit of an attempt whose item exists keeps the stored entries.
+func TestDeferredStarts(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.UnixMilli(1_700_000_000_000)
+	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state, Now: now,
+		FirstEvent: store.Event{ID: "start", Body: []byte(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	start := &store.AttemptStart{Body: []byte(`{"params":{"a":1}}`), Timeline: [][]byte{[]byte(`"CREATED"`), []byte(`"RUNNING"`)}}
+	ref := func(step string) store.AttemptRef {
+		return store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: step, Attempt: 1}
+	}
+	entries := func(a *store.Attempt) string {
+		var out []string
+		for _, e := range a.Timeline {
+			out = append(out, string(e))
+		}
+		return strings.Join(out, ",")
+	}
+
+	// Claimed, then ended: the claim wrote the start, the end appends.
+	if _, err := s.ClaimAttempt(ctx, ref("x"), "a", now, now.Add(time.Minute), start); err != nil {
+		t.Fatalf("first claim of a deferred start: %v", err)
+	}
+	a, err := s.GetAttempt(ctx, "wf", 1, 1, "x", 1)
+	if err != nil || a.Status != "RUNNING" || string(a.Body) != `{"params":{"a":1}}` || entries(a) != `"CREATED","RUNNING"` {
+		t.Fatalf("claimed deferred start: %+v, %v", a, err)
+	}
+	var ce *store.ClaimError
+	if _, err := s.ClaimAttempt(ctx, ref("x"), "b", now.Add(time.Second), now.Add(time.Minute), start); !errors.As(err, &ce) || ce.Done {
+		t.Fatalf("second claim within the lease: %v, want held", err)
+	}
+	end := func(v int64, step string) {
+		t.Helper()
+		if err := s.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: 1, RunID: 1, ExpectV: v, Status: "IN_PROGRESS",
+			State: []byte(`{}`), Attempts: []store.Attempt{{StepID: step, Attempt: 1, Status: "STOPPED",
+				Body: []byte(`{"stopped":true}`), Timeline: [][]byte{[]byte(`"STOPPED"`)}, Start: start}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end(1, "x")
+	if a, err = s.GetAttempt(ctx, "wf", 1, 1, "x", 1); err != nil || a.Status != "STOPPED" || entries(a) != `"CREATED","RUNNING","STOPPED"` {
+		t.Fatalf("claimed attempt ended: %+v, %v", a, err)
+	}
+
+	// Ended before any claim: the end writes the start's entries first, and
+	// a late claim finds the attempt done.
+	end(2, "y")
+	if a, err = s.GetAttempt(ctx, "wf", 1, 1, "y", 1); err != nil || a.Status != "STOPPED" || entries(a) != `"CREATED","RUNNING","STOPPED"` ||
+		string(a.Body) != `{"stopped":true}` {
+		t.Fatalf("unclaimed attempt ended: %+v, %v", a, err)
+	}
+	if _, err := s.ClaimAttempt(ctx, ref("y"), "a", now, now.Add(time.Minute), start); !errors.As(err, &ce) || !ce.Done {
+		t.Fatalf("claim after the end: %v, want done", err)
+	}
+
+	// A status-only write (no body) of an unclaimed attempt takes the
+	// start's body.
+	if err := s.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: 1, RunID: 1, ExpectV: 3, Status: "IN_PROGRESS",
+		State: []byte(`{}`), Attempts: []store.Attempt{{StepID: "z", Attempt: 1, Status: "FAILED",
+			Timeline: [][]byte{[]byte(`"FAILED"`)}, Start: start}}}); err != nil {
+		t.Fatal(err)
+	}
+	if a, err = s.GetAttempt(ctx, "wf", 1, 1, "z", 1); err != nil || string(a.Body) != `{"params":{"a":1}}` || entries(a) != `"CREATED","RUNNING","FAILED"` {
+		t.Fatalf("status-only end of an unclaimed attempt: %+v, %v", a, err)
 	}
 }

@@ -453,6 +453,52 @@ func (s *Store) PutEvent(ctx context.Context, wf string, inst, run int64, ev Eve
 	return nil
 }
 
+// LoadQuietRun loads run run of instance inst when no inbox event waits for
+// it: quiet reports whether none does, and rec is nil when one does. It
+// reads the run item and at most one event — one read unit where LoadRun
+// would read every waiting event (a worker of a 250-wide fan-out asking
+// whether it may decide inline read up to 250).
+func (s *Store) LoadQuietRun(ctx context.Context, wf string, inst, run int64) (rec *RunRecord, quiet bool, err error) {
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(runPK(wf, inst)), ":from": str(eventPrefix(run)), ":to": str(runSK(run)),
+		},
+		ScanIndexForward: aws.Bool(false), // the run item first, then the latest event
+		Limit:            aws.Int32(2),
+		ConsistentRead:   aws.Bool(true),
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("store: load run %s/%d/%d: %w", wf, inst, run, err)
+	}
+	if len(out.Items) == 0 || getS(out.Items[0], attrSK) != runSK(run) {
+		return nil, false, ErrNotFound
+	}
+	if len(out.Items) > 1 {
+		if sk := getS(out.Items[1], attrSK); !strings.HasPrefix(sk, "E#") {
+			// An earlier run's item (this run is a restart's): the
+			// range holds them before its events, so read it all.
+			rec, events, err := s.LoadRun(ctx, wf, inst, run)
+			if err != nil || len(events) > 0 {
+				return nil, false, err
+			}
+			return rec, true, nil
+		}
+		// An event of this run, or of a later one (a restart's): either
+		// way, others are at the instance.
+		return nil, false, nil
+	}
+	item := out.Items[0]
+	body, err := decodeBody(item)
+	if err != nil {
+		return nil, false, err
+	}
+	due, _ := strconv.ParseInt(getS(item, attrSweepSK), 10, 64)
+	return &RunRecord{WorkflowID: wf, InstanceID: inst, RunID: run,
+		V: getN(item, attrVersion), Status: getS(item, attrStatus), State: body, SweepAt: due}, true, nil
+}
+
 // LoadRun reads a run's state and its pending events (oldest first) with one
 // strongly consistent query.
 func (s *Store) LoadRun(ctx context.Context, wf string, inst, run int64) (*RunRecord, []Event, error) {
@@ -516,6 +562,20 @@ type Attempt struct {
 	// worker that decided a step's start runs it itself.
 	Claim string
 	Lease int64
+	// Start, when set, is what the attempt's start would have written: its
+	// start commit may have left the item to the worker that claims it
+	// (ClaimAttempt with a start). Should the item not exist yet — no
+	// worker claimed the attempt before this commit ends it — the commit
+	// writes Start's timeline before its own entries and, when Body is nil,
+	// Start's body.
+	Start *AttemptStart
+}
+
+// AttemptStart is a step attempt's item as its start writes it: RUNNING,
+// with its body and its timeline entries up to RUNNING.
+type AttemptStart struct {
+	Body     []byte
+	Timeline [][]byte
 }
 
 // InstanceUpdate changes the mutable fields of an instance summary.
@@ -584,6 +644,9 @@ type Commit struct {
 	// commit; Children are child runs (iterations) it creates.
 	Definitions []InlineDefinition
 	Children    []ChildRun
+	// LoopParams are loop params items of this run's foreach steps whose
+	// state leaves them out from this commit on.
+	LoopParams []LoopParams
 	// Reruns are new runs of child runs (iterations of a foreach step
 	// restarted from incomplete), each conditioned on the child's latest
 	// run being the one it follows.
@@ -605,6 +668,24 @@ type WakeRun struct {
 type RunEvent struct {
 	InstanceID, RunID int64
 	Event             Event
+}
+
+// DiscardEvents deletes applied inbox events of run run of instance inst
+// outside any transaction, one write unit each (two inside one). It is for
+// events whose second application changes nothing — a step attempt's
+// outcome or timer once the attempt moved on — deleted after the commit that
+// applied them: should the deletes fail, or their writer die first, the next
+// round finds them, applies them as the no-ops they have become, and
+// deletes them again.
+func (s *Store) DiscardEvents(ctx context.Context, wf string, inst, run int64, ids []string) error {
+	keys := make([]map[string]types.AttributeValue, len(ids))
+	for i, id := range ids {
+		keys[i] = key(runPK(wf, inst), eventSK(run, id))
+	}
+	if err := s.batchDelete(ctx, keys); err != nil {
+		return fmt.Errorf("store: discard events of %s/%d/%d: %w", wf, inst, run, err)
+	}
+	return nil
 }
 
 // CommitRun writes a decision in one transaction conditioned on ExpectV.
@@ -719,6 +800,13 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 		}
 		items = append(items, item)
 	}
+	for _, p := range c.LoopParams {
+		item, err := s.loopParamsItem(c.WorkflowID, c.InstanceID, c.RunID, p)
+		if err != nil {
+			return err
+		}
+		items = append(items, item)
+	}
 	for _, ch := range c.Children {
 		its, err := s.childItems(ch)
 		if err != nil {
@@ -769,15 +857,26 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 // its status, its new timeline entries appended to the stored ones, its
 // claim and, unless nil, its body. An update, so it creates the item too.
 func (s *Store) attemptWrite(wf string, inst, run int64, a Attempt) (types.TransactWriteItem, error) {
-	tl := make([]types.AttributeValue, len(a.Timeline))
-	for i, e := range a.Timeline {
-		tl[i] = str(string(e))
-	}
+	tl := entryList(a.Timeline).Value
 	set := "SET #st = :st, #tl = list_append(if_not_exists(#tl, :none), :tl)"
 	names := map[string]string{"#st": attrStatus, "#tl": attrTimeline}
 	values := map[string]types.AttributeValue{
 		":st": str(a.Status), ":tl": &types.AttributeValueMemberL{Value: tl},
 		":none": &types.AttributeValueMemberL{Value: []types.AttributeValue{}},
+	}
+	if a.Start != nil {
+		// The attempt's start may be unwritten (left to a claim that has
+		// not come): its entries come first.
+		values[":none"] = entryList(a.Start.Timeline)
+		if a.Body == nil && a.Start.Body != nil {
+			body, err := s.encodeBody(a.Start.Body)
+			if err != nil {
+				return types.TransactWriteItem{}, err
+			}
+			set += ", #b = if_not_exists(#b, :sb), #e = if_not_exists(#e, :se)"
+			names["#b"], names["#e"] = attrBody, attrEnc
+			values[":sb"], values[":se"] = body[attrBody], body[attrEnc]
+		}
 	}
 	remove := ""
 	if a.Status != statusRunning {
@@ -812,6 +911,15 @@ func (s *Store) attemptWrite(wf string, inst, run int64, a Attempt) (types.Trans
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 	}}, nil
+}
+
+// entryList is the stored form of timeline entries: a list of strings.
+func entryList(entries [][]byte) *types.AttributeValueMemberL {
+	l := make([]types.AttributeValue, len(entries))
+	for i, e := range entries {
+		l[i] = str(string(e))
+	}
+	return &types.AttributeValueMemberL{Value: l}
 }
 
 // timelineWrite is the write of instance timeline entry t of run run in

@@ -12,6 +12,7 @@
 //	R#<wf>#<instance>  RUN#<run:6>                 run state (engine state, versioned by "v"), outbox in "ob"
 //	R#<wf>#<instance>  S#<run:6>#<step>#<attempt:4> step attempt: status, params, outputs, timeline
 //	R#<wf>#<instance>  T#<run:6>#<seq:10>          instance timeline entry
+//	R#<wf>#<instance>  X#<run:6>#<step>#<attempt:4> a running foreach step's evaluated loop params, once large
 //
 // Items that cause work carry an "ob" attribute (the transactional outbox):
 // the stream router forwards it to SQS. Step ids and workflow ids cannot

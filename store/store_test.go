@@ -209,6 +209,53 @@ func TestCommitIsConditionalAndConsumesEvents(t *testing.T) {
 	if err != nil || a.Status != "SUCCEEDED" || len(a.Timeline) != 2 || string(a.Body) != `{"done":true}` {
 		t.Fatalf("attempt %+v %v", a, err)
 	}
+	// Applied events deleted outside a commit (DiscardEvents): gone, the
+	// others kept; discarding one that is gone already is no error.
+	for _, id := range []string{"f-c", "f-d", "f-e"} {
+		if err := s.PutEvent(ctx, "wf", rec.InstanceID, 1, store.Event{ID: id, Body: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DiscardEvents(ctx, "wf", rec.InstanceID, 1, []string{"f-c", "f-e", "f-gone"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, events, err = s.LoadRun(ctx, "wf", rec.InstanceID, 1); err != nil || len(events) != 1 || events[0].ID != "f-d" {
+		t.Fatalf("after discarding f-c and f-e: %+v, %v; want f-d alone", events, err)
+	}
+	// LoadQuietRun: not quiet while f-d waits (nor while a later run's
+	// event does); quiet, with the run, once none waits.
+	if rec, quiet, err := s.LoadQuietRun(ctx, "wf", rec.InstanceID, 1); err != nil || quiet || rec != nil {
+		t.Fatalf("with an event waiting: %+v quiet=%v %v", rec, quiet, err)
+	}
+	if err := s.DiscardEvents(ctx, "wf", rec.InstanceID, 1, []string{"f-d"}); err != nil {
+		t.Fatal(err)
+	}
+	if run, quiet, err := s.LoadQuietRun(ctx, "wf", rec.InstanceID, 1); err != nil || !quiet || run.V != 3 || string(run.State) != `{}` {
+		t.Fatalf("with no event waiting: %+v quiet=%v %v", run, quiet, err)
+	}
+	if err := s.PutEvent(ctx, "wf", rec.InstanceID, 2, store.Event{ID: "f-x", Body: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, quiet, err := s.LoadQuietRun(ctx, "wf", rec.InstanceID, 1); err != nil || quiet {
+		t.Fatalf("with a later run's event waiting: quiet=%v %v", quiet, err)
+	}
+	if _, _, err := s.LoadQuietRun(ctx, "wf", rec.InstanceID, 9); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a run that does not exist: %v", err)
+	}
+	// A second run (a restart's), whose key range holds the first run's
+	// item before its own events.
+	if err := s.CreateRun(ctx, store.NewRun{WorkflowID: "wf", InstanceID: rec.InstanceID, PrevRun: 1, Status: "CREATED", State: []byte(`{}`), FirstEvent: store.Event{ID: "start", Body: []byte(`{}`)}, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	if run, quiet, err := s.LoadQuietRun(ctx, "wf", rec.InstanceID, 2); err != nil || quiet || run != nil {
+		t.Fatalf("second run, its events waiting: %+v quiet=%v %v", run, quiet, err)
+	}
+	if err := s.DiscardEvents(ctx, "wf", rec.InstanceID, 2, []string{"f-x", "start"}); err != nil {
+		t.Fatal(err)
+	}
+	if run, quiet, err := s.LoadQuietRun(ctx, "wf", rec.InstanceID, 2); err != nil || !quiet || run.RunID != 2 {
+		t.Fatalf("second run, nothing waiting: %+v quiet=%v %v", run, quiet, err)
+	}
 }
 
 // TestCommitPastTheItemLimitIsRefusedBeforeSending: a run state or an

@@ -12,6 +12,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/localstack/stack"
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/store"
@@ -412,7 +414,7 @@ func TestNestedForeachCallsEachPairOnce(t *testing.T) {
 // keeps its iterations from being born finished: they pause there.
 func TestNoOpIterationsAreBornFinished(t *testing.T) {
 	s := startSystem(t, stack.Options{})
-	const n = 60
+	const n = engine.OffloadLoopElements + 26 // its loop params leave the run's state
 	is := make([]string, n)
 	want := make([]string, n)
 	for i := range n {
@@ -457,6 +459,20 @@ func TestNoOpIterationsAreBornFinished(t *testing.T) {
 		if rec.V != 1 || rec.Status != "SUCCEEDED" || len(pending) != 0 {
 			t.Errorf("iteration %d: run item v%d %s, %d inbox events; want v1 SUCCEEDED, none (born finished)", inst, rec.V, rec.Status, len(pending))
 		}
+	}
+	// The loop params lived in their own item while the loop ran; the
+	// foreach step's attempt keeps them.
+	raw, err := db.GetLoopParams(ctx, wf, r.WorkflowInstanceID, 1, "loop", 1)
+	var lp engine.Values
+	if err == nil {
+		err = jsonnum.Decode(raw, &lp)
+	}
+	m, _ := lp[engine.LoopParamsName].(map[string]any)
+	if ints, _ := m["i"].([]int64); err != nil || len(ints) != n {
+		t.Errorf("loop params item: %v %v, want %d LONG values", lp, err, n)
+	}
+	if got := fmt.Sprint(steps["loop"].Params["loop_params"]); got != "map[i:["+strings.Join(is, " ")+"]]" {
+		t.Errorf("the foreach step's params after the loop: loop_params %s", got)
 	}
 	if as, err := db.ListAttempts(ctx, loop.WorkflowID, 34, 1); err != nil || len(as) != 0 {
 		t.Errorf("iteration 34 has %d attempt items (%v), want none: stored compact", len(as), err)

@@ -1,0 +1,116 @@
+package orchestrator
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/jsonnum"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// Deferred starts.
+//
+// A step that runs on a worker (Http, and any type a runner executes) used
+// to have its attempt item written three times: RUNNING in the decision's
+// transaction (two write units per KB), claimed by its worker (one), and
+// ended in the transaction that applies its outcome (two). Its start write
+// only repeats what its work message carries: the step, the attempt, its
+// params and the instant it was created and started. So when an attempt is
+// created and started in one decision — its timeline is the five statuses
+// CREATED … RUNNING at one instant — the decision leaves the item out and
+// the work message says when it started (WorkMessage.StartTime); the
+// worker's claim (store.ClaimAttempt with a start) creates the item as the
+// decision would have written it, in the write the claim costs anyway.
+//
+// The decision defers a start only after checking that what the worker
+// will write from the message, decoded as the worker decodes it, is byte
+// for byte the item it would have written itself. Until the claim, readers
+// derive the attempt from the run's state (pendingAttempt). A commit that
+// ends an attempt whose start may have been deferred carries the start
+// (store.Attempt.Start), written first should the item still not exist —
+// an attempt stopped, or timed out, before any worker claimed it.
+
+// startStatuses is the timeline of a step attempt created and started in
+// one instant.
+func startStatuses() []model.StepStatus {
+	return []model.StepStatus{model.StepCreated, model.StepInitialized, model.StepEvaluatingParams,
+		model.StepStarting, model.StepRunning}
+}
+
+// startEntries are the timeline entries of a step attempt created and
+// started at t (unix ms).
+func startEntries(stepID string, attempt, t int64) [][]byte {
+	statuses := startStatuses()
+	out := make([][]byte, len(statuses))
+	for i, s := range statuses {
+		out[i] = storeEntry(engine.TimelineEntry{Time: t, StepID: stepID, Attempt: attempt, Status: string(s)})
+	}
+	return out
+}
+
+// startedInOne reports whether attempt ss was created and started in one
+// instant: the attempts whose start a decision may defer.
+func startedInOne(ss *engine.StepState) bool {
+	return ss != nil && ss.Attempt > 0 && ss.StartTime != 0 && ss.CreateTime == ss.StartTime
+}
+
+// stateStart is the start item of attempt ss of run st as its start wrote
+// it, or would have: RUNNING, its view as then, its start entries. Nil when
+// ss was not created and started in one instant.
+func stateStart(st *engine.Instance, ss *engine.StepState) *store.AttemptStart {
+	if !startedInOne(ss) {
+		return nil
+	}
+	at := *ss
+	at.Status, at.Outputs, at.External, at.EndTime, at.Message = model.StepRunning, nil, nil, 0, ""
+	return &store.AttemptStart{Body: mustJSON(stepView(st, &at)), Timeline: startEntries(ss.StepID, ss.Attempt, ss.StartTime)}
+}
+
+// workerStart is the start item a worker's claim writes for work message m
+// (see store.ClaimAttempt), nil when m carries no start time.
+func workerStart(m WorkMessage) *store.AttemptStart {
+	if m.Kind != WorkRunStep || m.StartTime == 0 {
+		return nil
+	}
+	st := &engine.Instance{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID}
+	ss := &engine.StepState{StepID: m.StepID, Attempt: m.Attempt, Status: model.StepRunning, Params: m.Params,
+		CreateTime: m.StartTime, StartTime: m.StartTime}
+	return &store.AttemptStart{Body: mustJSON(stepView(st, ss)), Timeline: startEntries(m.StepID, m.Attempt, m.StartTime)}
+}
+
+// deferrable reports whether write — attempt a's write in a commit that
+// also sends msg, the attempt's work message — may be left to the worker's
+// claim: it is the attempt's first write, RUNNING, and exactly what the
+// worker writes from msg as it will decode it.
+func deferrable(a store.Attempt, msg store.Message) bool {
+	if a.Status != string(model.StepRunning) || a.Claim != "" {
+		return false
+	}
+	var m WorkMessage
+	if err := jsonnum.Decode([]byte(msg.Body), &m); err != nil {
+		return false
+	}
+	ws := workerStart(m)
+	return ws != nil && m.StepID == a.StepID && m.Attempt == a.Attempt &&
+		bytes.Equal(ws.Body, a.Body) && slices.EqualFunc(ws.Timeline, a.Timeline, bytes.Equal)
+}
+
+// pendingAttempt returns attempt (0: the current one) of step of run st when
+// it is RUNNING and its item may not exist yet (a deferred start no worker
+// claimed): what the claim will write. Nil otherwise.
+func pendingAttempt(st *engine.Instance, step string, attempt int64) *store.Attempt {
+	if st == nil {
+		return nil
+	}
+	ss := st.Step(step)
+	if ss == nil || ss.Status != model.StepRunning || (attempt != 0 && attempt != ss.Attempt) {
+		return nil
+	}
+	s := stateStart(st, ss)
+	if s == nil {
+		return nil
+	}
+	return &store.Attempt{StepID: ss.StepID, Attempt: ss.Attempt, Status: string(model.StepRunning), Body: s.Body, Timeline: s.Timeline}
+}

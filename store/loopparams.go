@@ -1,0 +1,61 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// A running foreach step's evaluated loop params live in an item of their
+// own once they are large (engine.Offload): X#<run>#<step>#<attempt> in the
+// run's partition, written by the commit whose state first leaves them out
+// and read by the decisions that launch iterations. Without it a loop of
+// 100,000 iterations rewrote its arrays (~20 KB gzipped) with every commit
+// of its run. (X sorts after every other kind of the partition, so that no
+// query of the run's events, attempts or timeline reads it.)
+
+func loopParamsSK(run int64, step string, attempt int64) string {
+	return fmt.Sprintf("X#%06d#%s#%04d", run, step, attempt)
+}
+
+// LoopParams is the loop params item of a foreach step attempt: Body is the
+// JSON of its evaluated loop_params.
+type LoopParams struct {
+	StepID  string
+	Attempt int64
+	Body    []byte
+}
+
+// loopParamsItem is the write of loop params item p of run run.
+func (s *Store) loopParamsItem(wf string, inst, run int64, p LoopParams) (types.TransactWriteItem, error) {
+	body, err := s.encodeBody(p.Body)
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	if n := AttributeValueSize(body[attrBody]); n > MaxItemBytes {
+		return types.TransactWriteItem{}, fmt.Errorf("store: commit %s/%d/%d: %w", wf, inst, run,
+			&ItemTooLargeError{Item: fmt.Sprintf("loop params of step %s/%d", p.StepID, p.Attempt), Bytes: n})
+	}
+	item := merge(key(runPK(wf, inst), loopParamsSK(run, p.StepID, p.Attempt)), body)
+	return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}}, nil
+}
+
+// GetLoopParams reads the loop params item of a foreach step attempt
+// (strongly consistent): ErrNotFound when there is none.
+func (s *Store) GetLoopParams(ctx context.Context, wf string, inst, run int64, step string, attempt int64) ([]byte, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            key(runPK(wf, inst), loopParamsSK(run, step, attempt)),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: loop params of %s/%d/%d step %s/%d: %w", wf, inst, run, step, attempt, err)
+	}
+	if out.Item == nil {
+		return nil, ErrNotFound
+	}
+	return decodeBody(out.Item)
+}
