@@ -19,6 +19,14 @@ type ChildParams interface {
 	ChildStepParams(ctx context.Context, wf string, inst, run int64, stepID string) (params Values, ok bool, err error)
 }
 
+// ChildrenPrefetcher is a ChildParams reader that can load many runs at
+// once: params.getFromForeach hands it the iterations it is about to read
+// (instances insts of inline workflow wf, run run), so that the reads one by
+// one that follow are served from what it loaded.
+type ChildrenPrefetcher interface {
+	PrefetchChildren(ctx context.Context, wf string, insts []int64, run int64, stepID string) error
+}
+
 // WithChildParams gives the decision the reader params.getFromForeach and
 // params.getFromSubworkflow use. Without it they fail their expression.
 func WithChildParams(r ChildParams) Option { return func(d *decider) { d.childReader = r } }
@@ -74,6 +82,15 @@ func (d *decider) getFromForeach(ctx context.Context, foreachID, stepID, name st
 		return nil, fmt.Errorf("%s: foreach step %q has %d iterations; reading a param of each is limited to %d", fn, foreachID, total, MaxForeachReads)
 	}
 	typ := innerParamType(step.Steps, stepID, name)
+	if p, ok := d.childReader.(ChildrenPrefetcher); ok {
+		insts := make([]int64, 0, min(total, s.Loop.Next))
+		for n := int64(1); n <= total && n <= s.Loop.Next; n++ {
+			insts = append(insts, n)
+		}
+		if err := p.PrefetchChildren(ctx, s.Loop.WorkflowID, insts, 1, stepID); err != nil {
+			return nil, d.childReadFailed(fmt.Errorf("%s: read the iterations of %q: %w", fn, foreachID, err))
+		}
+	}
 	values := make([]any, total)
 	for n := int64(1); n <= total; n++ {
 		if n > s.Loop.Next {

@@ -28,6 +28,18 @@ func (c *childRuns) ChildStepParams(_ context.Context, wf string, inst, run int6
 	return v, ok, nil
 }
 
+// prefetching is a childRuns that also prefetches (ChildrenPrefetcher).
+type prefetching struct {
+	childRuns
+	prefetched [][]int64
+	err        error
+}
+
+func (p *prefetching) PrefetchChildren(_ context.Context, wf string, insts []int64, run int64, stepID string) error {
+	p.prefetched = append(p.prefetched, insts)
+	return p.err
+}
+
 func TestGetFromForeachCollectsAnInnerParamInIterationOrder(t *testing.T) {
 	ctx := context.Background()
 	loop := params("i", expr(model.TypeLongArray, "Util.intsBetween(1, 5, 1)"))
@@ -48,7 +60,11 @@ func TestGetFromForeachCollectsAnInnerParamInIterationOrder(t *testing.T) {
 	for _, n := range []int64{1, 2, 4} {
 		runs.params[fmt.Sprintf("%s/%d/1/sq", inline, n)] = Values{"v": n * n}
 	}
+	var beforeLast *Instance
 	for idx := int64(0); idx < 4; idx++ {
+		if idx == 3 {
+			beforeLast = st
+		}
 		d, err = Decide(ctx, g, st, ChildEnded{StepID: "loop", Attempt: 1, Index: idx, Status: model.WorkflowSucceeded}, t0, WithChildParams(runs))
 		require.NoError(t, err)
 		st = d.State
@@ -57,6 +73,17 @@ func TestGetFromForeachCollectsAnInnerParamInIterationOrder(t *testing.T) {
 	require.Equal(t, model.StepSucceeded, sum.Status, sum.Message)
 	assert.Equal(t, []int64{1, 4, 0, 16}, sum.Params["all"])
 	assert.Equal(t, 4, runs.reads)
+
+	// A reader that prefetches is handed every iteration first, once; one
+	// whose prefetch fails fails the decision.
+	pre := &prefetching{childRuns: childRuns{params: runs.params}}
+	last := ChildEnded{StepID: "loop", Attempt: 1, Index: 3, Status: model.WorkflowSucceeded}
+	d, err = Decide(ctx, g, beforeLast, last, t0, WithChildParams(pre))
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 4, 0, 16}, d.State.Step("sum").Params["all"])
+	assert.Equal(t, [][]int64{{1, 2, 3, 4}}, pre.prefetched)
+	_, err = Decide(ctx, g, beforeLast, last, t0, WithChildParams(&prefetching{childRuns: childRuns{params: runs.params}, err: errors.New("throttled")}))
+	require.ErrorContains(t, err, "throttled")
 
 }
 

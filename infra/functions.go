@@ -31,13 +31,15 @@ type Function struct {
 
 // deciderActions are the table actions of the decider, which runs
 // Orchestrator.Process: the store's GetItem, PutItem, UpdateItem and Query,
-// BatchGetItem (the tag permits a round may need), plus TransactWriteItems,
-// which IAM authorizes per item as PutItem, UpdateItem and DeleteItem
-// (store.CommitRun deletes queue and slot items). The store never queries an
-// index, so no index ARN is granted.
+// BatchGetItem (the tag permits a round may need, the iterations
+// getFromForeach reads), BatchWriteItem (the applied outcome and timer
+// events a round deletes after its commit, store.DiscardEvents), plus
+// TransactWriteItems, which IAM authorizes per item as PutItem, UpdateItem
+// and DeleteItem (store.CommitRun deletes queue and slot items). The store
+// never queries an index, so no index ARN is granted.
 func deciderActions() []string {
 	return []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem",
-		"dynamodb:Query", "dynamodb:BatchGetItem"}
+		"dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem"}
 }
 
 // apiActions are the API's table actions: the decider's (it decides starts
@@ -64,10 +66,10 @@ const TriggerSchedulePrefix = "tt-"
 
 // workerActions are the worker's table actions: the decider's, since it
 // starts instances for time and signal triggers and decides them inline
-// (and records step outcomes, announces signals, syncs subscriptions), plus
-// BatchWriteItem for the purge rounds of deleted workflows.
+// (and records step outcomes, announces signals, syncs subscriptions);
+// BatchWriteItem also serves the purge rounds of deleted workflows.
 func workerActions() []string {
-	return append(deciderActions(), "dynamodb:BatchWriteItem")
+	return deciderActions()
 }
 
 // streamActions are what Lambda's event source mapping needs to read the

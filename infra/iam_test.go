@@ -122,7 +122,7 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 		}
 		return out
 	}
-	store := []string{"dynamodb:BatchGetItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}
+	store := []string{"dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}
 	consume := []string{"sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"}
 	// Committers send the steps they start to the work queue themselves.
 	dispatch := on(work, "sqs:SendMessage")
@@ -134,7 +134,7 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/*", "scheduler:CreateSchedule"),
 			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}),
 		HandlerDecider: slices.Concat(base(HandlerDecider), on(table, store...), on(decision, consume...), dispatch),
-		HandlerWorker: slices.Concat(base(HandlerWorker), on(table, store...), on(table, "dynamodb:BatchWriteItem"), on(work, consume...),
+		HandlerWorker: slices.Concat(base(HandlerWorker), on(table, store...), on(work, consume...),
 			on(table+"/index/gsi1", "dynamodb:Query"),
 			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/tt-*",
 				"scheduler:CreateSchedule", "scheduler:DeleteSchedule", "scheduler:GetSchedule", "scheduler:UpdateSchedule"),

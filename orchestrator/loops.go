@@ -226,6 +226,93 @@ type childBook struct {
 	// born holds the final states of the iterations born finished in the
 	// round (bearChildren), which are not stored until it commits.
 	born map[runKey]*engine.Instance
+	// fetched holds what PrefetchChildren read: a step's params in a run.
+	fetched map[childParamsKey]childParams
+}
+
+type childParamsKey struct {
+	run  runKey
+	step string
+}
+
+type childParams struct {
+	params engine.Values
+	ok     bool
+}
+
+// PrefetchChildren implements engine.ChildrenPrefetcher: it reads the run
+// items of runs run of instances insts of wf, then the attempt items of
+// those whose step stepID settled (its params offloaded), each batch 100
+// keys per request, instead of a Query and a read per run.
+func (b *childBook) PrefetchChildren(ctx context.Context, wf string, insts []int64, run int64, stepID string) error {
+	var keys []store.RunKey
+	for _, inst := range insts {
+		k := runKey{wf, inst, run}
+		if _, ok := b.born[k]; ok {
+			continue
+		}
+		if _, ok := b.fetched[childParamsKey{k, stepID}]; ok {
+			continue
+		}
+		keys = append(keys, store.RunKey{WorkflowID: wf, InstanceID: inst, RunID: run})
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	recs, err := b.store.GetRuns(ctx, keys)
+	if err != nil {
+		return err
+	}
+	if b.fetched == nil {
+		b.fetched = map[childParamsKey]childParams{}
+	}
+	var refs []store.AttemptRef
+	for _, k := range keys {
+		ck := childParamsKey{runKey{k.WorkflowID, k.InstanceID, k.RunID}, stepID}
+		rec, ok := recs[k]
+		if !ok {
+			b.fetched[ck] = childParams{} // not created yet
+			continue
+		}
+		var st engine.Instance
+		if err := jsonnum.Decode(rec.State, &st); err != nil {
+			return fmt.Errorf("decode the state of %s/%d run %d: %w", k.WorkflowID, k.InstanceID, k.RunID, err)
+		}
+		s := st.Step(stepID)
+		switch {
+		case s == nil || s.Attempt == 0:
+			b.fetched[ck] = childParams{}
+		case !s.Offloaded:
+			b.fetched[ck] = childParams{params: s.Params, ok: s.Params != nil}
+		default:
+			from := s.FromRun
+			if from == 0 {
+				from = k.RunID
+			}
+			refs = append(refs, store.AttemptRef{WorkflowID: k.WorkflowID, InstanceID: k.InstanceID, RunID: from, StepID: stepID, Attempt: s.Attempt})
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	attempts, err := b.store.GetAttempts(ctx, refs)
+	if err != nil {
+		return err
+	}
+	for _, ref := range refs {
+		a, ok := attempts[ref]
+		if !ok {
+			// Not where expected (a compact run's are derived): leave it to
+			// the read one by one.
+			continue
+		}
+		params, ok, err := paramsOfAttempt(*a)
+		if err != nil {
+			return fmt.Errorf("%s/%d run %d step %s: %w", ref.WorkflowID, ref.InstanceID, ref.RunID, stepID, err)
+		}
+		b.fetched[childParamsKey{runKey{ref.WorkflowID, ref.InstanceID, run}, stepID}] = childParams{params: params, ok: ok}
+	}
+	return nil
 }
 
 type runKey struct {
@@ -251,6 +338,9 @@ func (b *childBook) ChildStepParams(ctx context.Context, wf string, inst, run in
 			return nil, false, nil
 		}
 		return s.Params, true, nil
+	}
+	if f, ok := b.fetched[childParamsKey{runKey{wf, inst, run}, stepID}]; ok {
+		return f.params, f.ok, nil
 	}
 	params, ok, err := b.read(ctx, wf, inst, run, stepID)
 	if err != nil && b.err == nil {
@@ -286,18 +376,11 @@ func (b *childBook) read(ctx context.Context, wf string, inst, run int64, stepID
 	if err != nil {
 		return nil, false, fmt.Errorf("read %s/%d run %d step %s attempt %d: %w", wf, inst, from, stepID, s.Attempt, err)
 	}
-	view, err := attemptView(*a)
-	if err != nil {
-		return nil, false, err
-	}
-	if view.Params == nil {
-		return nil, false, nil
-	}
-	out, err := normalizedParams(view.Params)
+	out, ok, err := paramsOfAttempt(*a)
 	if err != nil {
 		return nil, false, fmt.Errorf("%s/%d run %d step %s: %w", wf, inst, from, stepID, err)
 	}
-	return out, true, nil
+	return out, ok, nil
 }
 
 // normalizedParams returns an attempt view's params as engine values:
@@ -313,6 +396,22 @@ func normalizedParams(params map[string]any) (engine.Values, error) {
 		out[k] = n
 	}
 	return out, nil
+}
+
+// paramsOfAttempt returns the params an attempt item's body holds.
+func paramsOfAttempt(a store.Attempt) (engine.Values, bool, error) {
+	view, err := attemptView(a)
+	if err != nil {
+		return nil, false, err
+	}
+	if view.Params == nil {
+		return nil, false, nil
+	}
+	out, err := normalizedParams(view.Params)
+	if err != nil {
+		return nil, false, err
+	}
+	return out, true, nil
 }
 
 // eventParent is what a child run's change events say of its parent (nil

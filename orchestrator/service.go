@@ -49,6 +49,11 @@ type Service interface {
 	ListSteps(ctx context.Context, workflowID string, instanceID int64) ([]*StepView, error)
 	// GetStepAttempt returns one attempt; attempt 0 means the latest.
 	GetStepAttempt(ctx context.Context, workflowID string, instanceID, runID int64, stepID string, attempt int64) (*StepView, error)
+	// FlattenIterations, FlattenIteration and FlattenSummary are Maestro's
+	// flatten views of a step inside foreach loops (see flatten.go).
+	FlattenIterations(ctx context.Context, workflowID string, instanceID, runID int64, stepID string, q FlattenQuery) (*StepIterationPage, error)
+	FlattenIteration(ctx context.Context, workflowID string, instanceID, runID int64, stepID, iterationID string) (*StepIteration, error)
+	FlattenSummary(ctx context.Context, workflowID string, instanceID, runID int64, stepID string, q SummaryQuery) (*StepIterationsSummary, error)
 	// ActOnInstance applies a workflow action (stop, kill) to run runID of
 	// an instance (0: its latest run) and returns the run afterwards. An
 	// action the run's status does not allow is a 409 naming the status.

@@ -954,6 +954,41 @@ func (s *Store) GetAttempt(ctx context.Context, wf string, inst, run int64, step
 	return &list[0], nil
 }
 
+// attemptFromItem decodes a step attempt item and the run it belongs to.
+func attemptFromItem(item map[string]types.AttributeValue) (*Attempt, int64, error) {
+	body, err := decodeBody(item)
+	if err != nil {
+		return nil, 0, err
+	}
+	// sk = S#<run:6>#<step>#<attempt>
+	sk := getS(item, attrSK)
+	if len(sk) < len("S#000000#") || !strings.HasPrefix(sk, "S#") {
+		return nil, 0, fmt.Errorf("store: not an attempt key: %q", sk)
+	}
+	run, err := strconv.ParseInt(sk[2:8], 10, 64)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: attempt key %q: %w", sk, err)
+	}
+	rest := sk[len("S#000000#"):]
+	i := strings.LastIndexByte(rest, '#')
+	if i < 0 {
+		return nil, 0, fmt.Errorf("store: attempt key %q has no attempt", sk)
+	}
+	n, err := strconv.ParseInt(rest[i+1:], 10, 64)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: attempt key %q: %w", sk, err)
+	}
+	a := &Attempt{StepID: rest[:i], Attempt: n, Status: getS(item, attrStatus), Body: body}
+	if l, ok := item[attrTimeline].(*types.AttributeValueMemberL); ok {
+		for _, e := range l.Value {
+			if sv, ok := e.(*types.AttributeValueMemberS); ok {
+				a.Timeline = append(a.Timeline, []byte(sv.Value))
+			}
+		}
+	}
+	return a, run, nil
+}
+
 func (s *Store) queryAttempts(ctx context.Context, wf string, inst int64, prefix string, forward bool, limit int32) ([]Attempt, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
@@ -974,25 +1009,11 @@ func (s *Store) queryAttempts(ctx context.Context, wf string, inst int64, prefix
 			return nil, fmt.Errorf("store: list attempts %s/%d: %w", wf, inst, err)
 		}
 		for _, item := range res.Items {
-			body, err := decodeBody(item)
+			a, _, err := attemptFromItem(item)
 			if err != nil {
 				return nil, err
 			}
-			// sk = S#<run>#<step>#<attempt>
-			sk := getS(item, attrSK)
-			rest := sk[len("S#000000#"):]
-			i := strings.LastIndexByte(rest, '#')
-			var n int64
-			fmt.Sscanf(rest[i+1:], "%d", &n)
-			a := Attempt{StepID: rest[:i], Attempt: n, Status: getS(item, attrStatus), Body: body}
-			if l, ok := item[attrTimeline].(*types.AttributeValueMemberL); ok {
-				for _, e := range l.Value {
-					if sv, ok := e.(*types.AttributeValueMemberS); ok {
-						a.Timeline = append(a.Timeline, []byte(sv.Value))
-					}
-				}
-			}
-			out = append(out, a)
+			out = append(out, *a)
 		}
 		if res.LastEvaluatedKey == nil || (limit > 0 && int32(len(out)) >= limit) {
 			break

@@ -335,3 +335,59 @@ func createRun(t *testing.T, s *store.Store, wf string) (*store.InstanceRecord, 
 	}
 	return rec, run
 }
+
+// TestBatchReads: GetRuns and GetAttempts read many runs and attempts at
+// once, across instances and runs, more than one request's 100 keys; what
+// does not exist is absent.
+func TestBatchReads(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 120
+	var keys []store.RunKey
+	var refs []store.AttemptRef
+	for i := 1; i <= n; i++ {
+		rec, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state,
+			FirstEvent: store.Event{ID: "start", Body: []byte(`{}`)}, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: rec.InstanceID, RunID: 1, ExpectV: 1, Status: "IN_PROGRESS",
+			State: []byte(fmt.Sprintf(`{"i":%d}`, i)), Attempts: []store.Attempt{{StepID: "s", Attempt: 2, Status: "SUCCEEDED",
+				Body: []byte(fmt.Sprintf(`{"params":{"v":%d}}`, i)), Timeline: [][]byte{[]byte(`{"t":1}`)}}}}); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, store.RunKey{WorkflowID: "wf", InstanceID: rec.InstanceID, RunID: 1})
+		refs = append(refs, store.AttemptRef{WorkflowID: "wf", InstanceID: rec.InstanceID, RunID: 1, StepID: "s", Attempt: 2})
+	}
+	keys = append(keys, store.RunKey{WorkflowID: "wf", InstanceID: 1, RunID: 2}, store.RunKey{WorkflowID: "nope", InstanceID: 1, RunID: 1})
+	refs = append(refs, store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "s", Attempt: 1})
+	sums, err := s.GetInstances(ctx, "wf", []int64{1, 2, n, n + 1})
+	if err != nil || len(sums) != 3 || sums[n].InstanceID != n || sums[n].RunID != 1 {
+		t.Fatalf("instances: %+v %v; want 1, 2 and %d", sums, err, n)
+	}
+	runs, err := s.GetRuns(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attempts, err := s.GetAttempts(ctx, refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != n || len(attempts) != n {
+		t.Fatalf("%d runs and %d attempts, want %d of each", len(runs), len(attempts), n)
+	}
+	for i, k := range keys[:n] {
+		r := runs[k]
+		if r == nil || r.V != 2 || r.Status != "IN_PROGRESS" || string(r.State) != fmt.Sprintf(`{"i":%d}`, i+1) {
+			t.Fatalf("run %+v: %+v", k, r)
+		}
+		a := attempts[refs[i]]
+		if a == nil || a.StepID != "s" || a.Attempt != 2 || a.Status != "SUCCEEDED" || string(a.Body) != fmt.Sprintf(`{"params":{"v":%d}}`, i+1) || len(a.Timeline) != 1 {
+			t.Fatalf("attempt %+v: %+v", refs[i], a)
+		}
+	}
+}

@@ -123,6 +123,8 @@ func TestSubworkflows(t *testing.T) {
 		}
 	})
 
+	// The iterations have work (a Sleep), so they are runs of their own whose
+	// settled steps' params are in their attempt items (read in batches).
 	t.Run("getFromSubworkflow and getFromForeach read the children's params", func(t *testing.T) {
 		s.push([]byte(`{"properties":{"owner":"sub","run_strategy":"parallel"},"workflow":{"id":"sub-inner",
 		  "params":{"p":{"type":"LONG","value":0}},
@@ -131,7 +133,8 @@ func TestSubworkflows(t *testing.T) {
 		  {"subworkflow":{"id":"sub","params":{"subworkflow_id":{"type":"STRING","value":"sub-inner"},"p":{"type":"LONG","value":4}},
 		    "transition":{"successors":{"loop":"true"}}}},
 		  {"foreach":{"id":"loop","params":{"loop_params":{"type":"MAP","value":{"i":{"type":"LONG_ARRAY","value":[3,1,2]}}}},
-		    "steps":[{"step":{"id":"sq","type":"NoOp","params":{"v":{"type":"LONG","expression":"i * i"}}}}],
+		    "steps":[{"step":{"id":"sq","type":"NoOp","params":{"v":{"type":"LONG","expression":"i * i"}},"transition":{"successors":{"nap":"true"}}}},
+		      {"step":{"id":"nap","type":"Sleep","params":{"sleep_seconds":{"type":"LONG","value":0}}}}],
 		    "transition":{"successors":{"read":"true"}}}},
 		  {"step":{"id":"read","type":"NoOp","params":{
 		    "got":{"type":"LONG","expression":"params.getFromSubworkflow('sub', 'inner', 'x')"},

@@ -157,6 +157,27 @@ func (f *fakeService) GetStepAttempt(_ context.Context, workflowID string, insta
 	return cannedStep(workflowID, instanceID, runID, stepID, attempt), nil
 }
 
+func (f *fakeService) FlattenIterations(_ context.Context, workflowID string, instanceID, runID int64, stepID string, q orchestrator.FlattenQuery) (*orchestrator.StepIterationPage, error) {
+	if nilResult, err := f.record("FlattenIterations", workflowID, instanceID, runID, stepID, q); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.StepIterationPage{Elements: []orchestrator.StepIteration{}}, nil
+}
+
+func (f *fakeService) FlattenIteration(_ context.Context, workflowID string, instanceID, runID int64, stepID, iterationID string) (*orchestrator.StepIteration, error) {
+	if nilResult, err := f.record("FlattenIteration", workflowID, instanceID, runID, stepID, iterationID); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.StepIteration{WorkflowID: workflowID, WorkflowInstanceID: instanceID, WorkflowRunID: runID, StepID: stepID}, nil
+}
+
+func (f *fakeService) FlattenSummary(_ context.Context, workflowID string, instanceID, runID int64, stepID string, q orchestrator.SummaryQuery) (*orchestrator.StepIterationsSummary, error) {
+	if nilResult, err := f.record("FlattenSummary", workflowID, instanceID, runID, stepID, q); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.StepIterationsSummary{}, nil
+}
+
 func (f *fakeService) ListInstances(_ context.Context, workflowID, status, cursor string, limit int) (*orchestrator.InstanceList, error) {
 	if nilResult, err := f.record("ListInstances", workflowID, status, cursor, limit); err != nil || nilResult {
 		return nil, err

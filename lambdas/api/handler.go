@@ -100,6 +100,9 @@ func NewHandler(svc orchestrator.Service, opts Options) http.Handler {
 // workflowsPath is the prefix of Maestro's workflow endpoints.
 const workflowsPath = "/api/v3/workflows"
 
+// flattenPath is the prefix of Maestro's flatten views of foreach steps.
+const flattenPath = "/api/v3/views/flatten"
+
 // register adds the API's routes to mux.
 func (s *server) register(mux *http.ServeMux) {
 	route := func(pattern string, fn apiFunc) {
@@ -128,6 +131,9 @@ func (s *server) register(mux *http.ServeMux) {
 	route("PUT "+workflowsPath+"/{id}/instances/{instanceId}/runs/{runId}/actions/{action}", s.actOnInstance)
 	route("PUT "+workflowsPath+"/{id}/instances/{instanceId}/steps/{stepId}/actions/{action}", s.actOnStep)
 	route("POST "+workflowsPath+"/{id}/instances/{instanceId}/steps/{stepId}/actions/restart", s.restartStep)
+	route("GET "+flattenPath+"/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}", s.flattenIterations)
+	route("GET "+flattenPath+"/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/iterations/{iterationId}", s.flattenIteration)
+	route("GET "+flattenPath+"/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/summary", s.flattenSummary)
 	route("PUT /api/v3/output-data", s.putOutputData)
 	route("DELETE "+workflowsPath+"/{id}", s.deleteWorkflow)
 	s.registerGates(route)

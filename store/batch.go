@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// RunKey names one run of an instance.
+type RunKey struct {
+	WorkflowID        string
+	InstanceID, RunID int64
+}
+
+// GetRuns reads the run items of many runs at once (BatchGetItem, 100 per
+// request, strongly consistent): the records of those that exist. It is
+// for readers of many children (params.getFromForeach), which read them
+// one Query each otherwise.
+func (s *Store) GetRuns(ctx context.Context, keys []RunKey) (map[RunKey]*RunRecord, error) {
+	ks := make([]map[string]types.AttributeValue, len(keys))
+	for i, k := range keys {
+		ks[i] = key(runPK(k.WorkflowID, k.InstanceID), runSK(k.RunID))
+	}
+	items, err := s.batchGet(ctx, ks)
+	if err != nil {
+		return nil, fmt.Errorf("store: get runs: %w", err)
+	}
+	out := make(map[RunKey]*RunRecord, len(items))
+	for _, item := range items {
+		wf, inst, err := parseRunPK(getS(item, attrPK))
+		if err != nil {
+			return nil, err
+		}
+		run, err := strconv.ParseInt(strings.TrimPrefix(getS(item, attrSK), "RUN#"), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("store: run key %q: %w", getS(item, attrSK), err)
+		}
+		body, err := decodeBody(item)
+		if err != nil {
+			return nil, err
+		}
+		due, _ := strconv.ParseInt(getS(item, attrSweepSK), 10, 64)
+		k := RunKey{WorkflowID: wf, InstanceID: inst, RunID: run}
+		out[k] = &RunRecord{WorkflowID: wf, InstanceID: inst, RunID: run,
+			V: getN(item, attrVersion), Status: getS(item, attrStatus), State: body, SweepAt: due}
+	}
+	return out, nil
+}
+
+// GetAttempts reads many step attempt items at once (BatchGetItem, 100 per
+// request, strongly consistent): those that exist, by reference.
+func (s *Store) GetAttempts(ctx context.Context, refs []AttemptRef) (map[AttemptRef]*Attempt, error) {
+	ks := make([]map[string]types.AttributeValue, len(refs))
+	for i, r := range refs {
+		ks[i] = r.key()
+	}
+	items, err := s.batchGet(ctx, ks)
+	if err != nil {
+		return nil, fmt.Errorf("store: get attempts: %w", err)
+	}
+	out := make(map[AttemptRef]*Attempt, len(items))
+	for _, item := range items {
+		wf, inst, err := parseRunPK(getS(item, attrPK))
+		if err != nil {
+			return nil, err
+		}
+		a, run, err := attemptFromItem(item)
+		if err != nil {
+			return nil, err
+		}
+		out[AttemptRef{WorkflowID: wf, InstanceID: inst, RunID: run, StepID: a.StepID, Attempt: a.Attempt}] = a
+	}
+	return out, nil
+}
+
+// parseRunPK reads the workflow and instance ids out of a run partition key
+// (R#<wf>#<instance>; workflow ids cannot contain '#').
+func parseRunPK(pk string) (string, int64, error) {
+	rest, ok := strings.CutPrefix(pk, "R#")
+	i := strings.LastIndexByte(rest, '#')
+	if !ok || i < 0 {
+		return "", 0, fmt.Errorf("store: not a run partition key: %q", pk)
+	}
+	inst, err := strconv.ParseInt(rest[i+1:], 10, 64)
+	if err != nil {
+		return "", 0, fmt.Errorf("store: run partition key %q: %w", pk, err)
+	}
+	return rest[:i], inst, nil
+}
+
+// GetInstances reads the summaries of instances insts of workflow wf at
+// once (BatchGetItem, 100 per request, strongly consistent): those that
+// exist, by instance id.
+func (s *Store) GetInstances(ctx context.Context, wf string, insts []int64) (map[int64]*InstanceRecord, error) {
+	ks := make([]map[string]types.AttributeValue, len(insts))
+	for i, n := range insts {
+		ks[i] = key(wfPK(wf), instanceSK(n))
+	}
+	items, err := s.batchGet(ctx, ks)
+	if err != nil {
+		return nil, fmt.Errorf("store: get instances of %s: %w", wf, err)
+	}
+	out := make(map[int64]*InstanceRecord, len(items))
+	for _, item := range items {
+		rec, err := instanceFromItem(item)
+		if err != nil {
+			return nil, err
+		}
+		out[rec.InstanceID] = rec
+	}
+	return out, nil
+}
