@@ -100,6 +100,9 @@ type LoopState struct {
 	// launched before Next..Total.
 	Pending       []int64 `json:"pending,omitempty"`
 	PendingPolicy string  `json:"pending_policy,omitempty"`
+	// PendingInner is how the one pending iteration restarts when it is
+	// restarted by itself inside it (LoopRedo.Inner).
+	PendingInner *InnerRestart `json:"pending_inner,omitempty"`
 }
 
 // MaxFailedKept bounds LoopState.Failed.
@@ -145,6 +148,21 @@ type LoopRedo struct {
 	// succeed, runs again (Indices), with the loop params' values Vars.
 	While bool   `json:"while,omitempty"`
 	Vars  Values `json:"vars,omitempty"`
+	// Inner, set with one index in Indices, restarts that iteration as a
+	// restart of one iteration of a loop of its own (a nested loop's
+	// iteration restarted by itself).
+	Inner *InnerRestart `json:"inner,omitempty"`
+}
+
+// InnerRestart names one iteration of a loop inside an iteration run: the
+// run restarts with only it run again (RestartIteration), and so on down
+// through Inner.
+type InnerRestart struct {
+	StepID string               `json:"step_id"`
+	Index  int64                `json:"index"`
+	Was    model.WorkflowStatus `json:"was"`
+	Policy string               `json:"policy,omitempty"`
+	Inner  *InnerRestart        `json:"inner,omitempty"`
 }
 
 func (l *LoopState) clone() *LoopState {
@@ -258,6 +276,9 @@ type RestartChild struct {
 	Parent     ParentRef `json:"parent"`
 	// Policy is RestartFromIncomplete (when empty) or RestartFromBeginning.
 	Policy string `json:"policy,omitempty"`
+	// Inner, when set, restarts the child as a restart of one iteration of
+	// a loop of its own (RestartIteration) instead of by Policy.
+	Inner *InnerRestart `json:"inner,omitempty"`
 }
 
 // Kind returns KindRestartChild.
@@ -497,6 +518,7 @@ func (d *decider) startLoop(i int) {
 			Counts:        map[model.WorkflowStatus]int64{model.WorkflowSucceeded: r.Ran - int64(len(r.Indices))},
 			Pending:       slices.Clone(r.Indices),
 			PendingPolicy: r.Policy,
+			PendingInner:  r.Inner,
 		}
 		if r.Kept != nil {
 			s.Loop.Counts = maps.Clone(r.Kept)
@@ -601,10 +623,14 @@ func (d *decider) launchIterations(i int, names []string, arrays []any) {
 		p.Index = idx
 		params := d.iterationParams(i, names, arrays, idx)
 		if again {
-			d.out.Commands = append(d.out.Commands, RestartChild{
+			rc := RestartChild{
 				StepID: s.StepID, Attempt: s.Attempt, WorkflowID: l.WorkflowID, Index: idx, Params: params, Parent: p,
 				Policy: l.PendingPolicy,
-			})
+			}
+			if l.PendingInner != nil {
+				rc.Inner, l.PendingInner = l.PendingInner, nil
+			}
+			d.out.Commands = append(d.out.Commands, rc)
 			continue
 		}
 		d.out.Commands = append(d.out.Commands, StartChild{

@@ -129,7 +129,7 @@ func TestRestartOneIteration(t *testing.T) {
 
 	// Restart iteration 3 (index 2): only it runs again; iteration 1 keeps
 	// its failure, so the loop fails again.
-	next, err := RestartIteration(g, st, "loop", 2, model.WorkflowFailed, "", t0)
+	next, err := RestartIteration(g, st, "loop", 2, model.WorkflowFailed, "", t0, nil)
 	require.NoError(t, err)
 	d, err = Decide(ctx, g, next, StartRun{}, t0)
 	require.NoError(t, err)
@@ -146,7 +146,7 @@ func TestRestartOneIteration(t *testing.T) {
 	assert.Equal(t, []int64{0}, st2.Step("loop").Loop.Failed)
 
 	// Then iteration 1 (index 0): the loop succeeds, and the step after it runs.
-	next, err = RestartIteration(g, st2, "loop", 0, model.WorkflowFailed, RestartFromBeginning, t0)
+	next, err = RestartIteration(g, st2, "loop", 0, model.WorkflowFailed, RestartFromBeginning, t0, nil)
 	require.NoError(t, err)
 	d, err = Decide(ctx, g, next, StartRun{}, t0)
 	require.NoError(t, err)
@@ -159,8 +159,21 @@ func TestRestartOneIteration(t *testing.T) {
 	assert.Equal(t, model.StepSucceeded, d.State.Step("after").Status)
 	assert.Equal(t, model.WorkflowSucceeded, d.State.Status)
 
-	_, err = RestartIteration(g, st, "loop", 9, model.WorkflowFailed, "", t0)
+	// An iteration restarted for one inner iteration of its own: the
+	// relaunch carries the inner restart, once, and no policy of its own
+	// matters.
+	inner := &InnerRestart{StepID: "innerloop", Index: 4, Was: model.WorkflowFailed, Policy: RestartFromBeginning}
+	next, err = RestartIteration(g, st, "loop", 2, model.WorkflowFailed, "", t0, inner)
+	require.NoError(t, err)
+	assert.Equal(t, inner, next.Step("loop").Redo.Inner)
+	d, err = Decide(ctx, g, next, StartRun{}, t0)
+	require.NoError(t, err)
+	require.Len(t, restarts(d), 1)
+	assert.Equal(t, inner, restarts(d)[0].Inner)
+	assert.Nil(t, d.State.Step("loop").Loop.PendingInner, "handed to the relaunch")
+
+	_, err = RestartIteration(g, st, "loop", 9, model.WorkflowFailed, "", t0, nil)
 	assert.ErrorContains(t, err, "never launched iteration 10")
-	_, err = RestartIteration(g, st, "after", 0, model.WorkflowFailed, "", t0)
+	_, err = RestartIteration(g, st, "after", 0, model.WorkflowFailed, "", t0, nil)
 	assert.ErrorContains(t, err, "not a foreach step")
 }

@@ -222,7 +222,11 @@ func redoChildOf(s *StepState) *ChildRef {
 // restarted with policy (RestartChild): from incomplete (its succeeded
 // steps kept, so a succeeded iteration does nothing) or from the
 // beginning.
-func RestartIteration(g *Graph, prev *Instance, stepID string, index int64, was model.WorkflowStatus, policy string, now time.Time) (*Instance, error) {
+//
+// With inner, the iteration is itself restarted as a restart of one
+// iteration of a loop of its own (a nested loop's iteration restarted by
+// itself): policy is then unused.
+func RestartIteration(g *Graph, prev *Instance, stepID string, index int64, was model.WorkflowStatus, policy string, now time.Time, inner *InnerRestart) (*Instance, error) {
 	switch policy {
 	case "", RestartFromIncomplete:
 		policy = ""
@@ -262,6 +266,6 @@ func RestartIteration(g *Graph, prev *Instance, stepID string, index int64, was 
 		}
 	}
 	next.Steps[i].Redo = &LoopRedo{WorkflowID: l.WorkflowID, Total: l.Total, Ran: l.Next, Indices: []int64{index},
-		Kept: kept, KeptFailed: keptFailed, Policy: policy}
+		Kept: kept, KeptFailed: keptFailed, Policy: policy, Inner: inner}
 	return next, nil
 }

@@ -325,15 +325,17 @@ func (o *Orchestrator) runState(ctx context.Context, wf string, inst, run int64)
 
 // restartIteration restarts one iteration of a foreach: its parent run,
 // which must have ended, restarts with that iteration run again (itself
-// restarted from incomplete) and every other kept as it ended
-// (engine.RestartIteration). It answers with the parent's new run. An
-// iteration of a nested loop, or of a while loop, is not restarted by
-// itself: restart the run above it.
+// restarted from incomplete, or from the beginning) and every other kept as
+// it ended (engine.RestartIteration). An iteration of a nested loop climbs:
+// its parent, itself an iteration, restarts the same way as a restart of
+// this one iteration (engine.InnerRestart), up to the first run that is not
+// an iteration, which restarts. It answers with that run's new run. An
+// iteration of a while loop is not restarted by itself: restart the run
+// above it.
 func (o *Orchestrator) restartIteration(ctx context.Context, it *engine.Instance, req RestartRequest) (*InstanceView, error) {
-	p := it.Parent
 	if !it.Status.IsTerminal() {
 		return nil, &Error{Status: http.StatusConflict, Message: fmt.Sprintf(
-			"iteration %d of step %s is %s; restart it once it has ended", it.InstanceID, p.StepID, it.Status)}
+			"iteration %d of step %s is %s; restart it once it has ended", it.InstanceID, it.Parent.StepID, it.Status)}
 	}
 	policy := strings.ToUpper(req.RestartPolicy)
 	if policy != "" && policy != engine.RestartFromIncomplete && policy != engine.RestartFromBeginning {
@@ -342,34 +344,43 @@ func (o *Orchestrator) restartIteration(ctx context.Context, it *engine.Instance
 	if len(req.RunParams) > 0 {
 		return nil, Invalid("bad restart request", "run_params: an iteration's params are its loop's; restart the run above it to change them")
 	}
-	prec, parent, err := o.runState(ctx, p.WorkflowID, p.InstanceID, 0)
-	if err != nil {
-		return nil, err
+	var inner *engine.InnerRestart
+	child := it
+	for {
+		p := child.Parent
+		prec, parent, err := o.runState(ctx, p.WorkflowID, p.InstanceID, 0)
+		if err != nil {
+			return nil, err
+		}
+		if !parent.Status.IsTerminal() {
+			return nil, &Error{Status: http.StatusConflict, Message: fmt.Sprintf(
+				"the iteration's run %s/%d is %s; restart the iteration once it has ended", p.WorkflowID, p.InstanceID, parent.Status)}
+		}
+		// The parent's latest run may have kept the iteration from an
+		// earlier run (a restart from incomplete): it belongs to the loop
+		// as long as the loop runs the same inline workflow.
+		if s := parent.Step(p.StepID); s == nil || s.Loop == nil || s.Loop.While || s.Loop.WorkflowID != child.WorkflowID {
+			return nil, &Error{Status: http.StatusConflict, Message: fmt.Sprintf(
+				"iteration %d is not an iteration of the foreach step %s of %s/%d's latest run any more: restart that run", child.InstanceID, p.StepID, p.WorkflowID, p.InstanceID)}
+		}
+		g, _, err := o.graph(ctx, parent.WorkflowID, parent.WorkflowVersion)
+		if err != nil {
+			return nil, Internal(err)
+		}
+		next, err := engine.RestartIteration(g, parent, p.StepID, p.Index, child.Status, policy, o.now(), inner)
+		if err != nil {
+			return nil, &Error{Status: http.StatusConflict, Message: err.Error()}
+		}
+		if pp := parent.Parent; pp != nil && !pp.Subworkflow {
+			// The parent is itself an iteration: it restarts, when its own
+			// parent relaunches it, as a restart of this one iteration.
+			inner = &engine.InnerRestart{StepID: p.StepID, Index: p.Index, Was: child.Status, Policy: policy, Inner: inner}
+			child = parent
+			continue
+		}
+		if err := o.redoEnded(ctx, next); err != nil {
+			return nil, err
+		}
+		return o.startNextRun(ctx, prec, parent, next, model.Params{})
 	}
-	switch {
-	case !parent.Status.IsTerminal():
-		return nil, &Error{Status: http.StatusConflict, Message: fmt.Sprintf(
-			"the iteration's run %s/%d is %s; restart the iteration once it has ended", p.WorkflowID, p.InstanceID, parent.Status)}
-	case parent.Parent != nil && !parent.Parent.Subworkflow:
-		return nil, &Error{Status: http.StatusConflict, Message: "an iteration of a nested loop is not restarted by itself: restart the iteration or the run above it"}
-	}
-	// The parent's latest run may have kept the iteration from an
-	// earlier run (a restart from incomplete): it belongs to the loop as
-	// long as the loop runs the same inline workflow.
-	if s := parent.Step(p.StepID); s == nil || s.Loop == nil || s.Loop.While || s.Loop.WorkflowID != it.WorkflowID {
-		return nil, &Error{Status: http.StatusConflict, Message: fmt.Sprintf(
-			"iteration %d is not an iteration of the foreach step %s of %s/%d's latest run any more: restart that run", it.InstanceID, p.StepID, p.WorkflowID, p.InstanceID)}
-	}
-	g, _, err := o.graph(ctx, parent.WorkflowID, parent.WorkflowVersion)
-	if err != nil {
-		return nil, Internal(err)
-	}
-	next, err := engine.RestartIteration(g, parent, p.StepID, p.Index, it.Status, policy, o.now())
-	if err != nil {
-		return nil, &Error{Status: http.StatusConflict, Message: err.Error()}
-	}
-	if err := o.redoEnded(ctx, next); err != nil {
-		return nil, err
-	}
-	return o.startNextRun(ctx, prec, parent, next, model.Params{})
 }

@@ -445,9 +445,26 @@ func (o *Orchestrator) childRerun(ctx context.Context, x engine.RestartChild, no
 	if err := jsonnum.Decode(rr.State, &prev); err != nil {
 		return store.NewRun{}, fmt.Errorf("rerun iteration %d of step %q: decode state: %w", inst, x.StepID, err)
 	}
-	next, err := engine.RestartState(&prev, cmp.Or(x.Policy, engine.RestartFromIncomplete), now)
-	if err != nil {
-		return store.NewRun{}, fmt.Errorf("rerun iteration %d of step %q: %w", inst, x.StepID, err)
+	var next *engine.Instance
+	if in := x.Inner; in != nil {
+		// Restarted for one iteration of a loop of its own (a nested
+		// loop's iteration restarted by itself).
+		g, _, gerr := o.graph(ctx, x.WorkflowID, prev.WorkflowVersion)
+		if gerr == nil {
+			next, err = engine.RestartIteration(g, &prev, in.StepID, in.Index, in.Was, in.Policy, now, in.Inner)
+		}
+		if gerr != nil || err != nil {
+			// Its state moved on since the restart was asked for: rerun
+			// what did not succeed rather than wedge the parent's round.
+			o.log.Warn("cannot restart one inner iteration; restarting the iteration from incomplete",
+				"workflow_id", x.WorkflowID, "instance_id", inst, "step_id", in.StepID, "index", in.Index, "error", errors.Join(gerr, err))
+			next = nil
+		}
+	}
+	if next == nil {
+		if next, err = engine.RestartState(&prev, cmp.Or(x.Policy, engine.RestartFromIncomplete), now); err != nil {
+			return store.NewRun{}, fmt.Errorf("rerun iteration %d of step %q: %w", inst, x.StepID, err)
+		}
 	}
 	p := x.Parent
 	next.Parent, next.ParentGone, next.Feedback = &p, false, nil

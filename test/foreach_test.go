@@ -367,7 +367,8 @@ func TestTagPermitsBoundStepsInsideLoops(t *testing.T) {
 
 // TestNestedForeachCallsEachPairOnce: a foreach over i whose body is a
 // foreach over j calls /it/<i>/<j> for exactly the (i, j) pairs, each once,
-// never more at once than the two concurrencies allow.
+// never more at once than the two concurrencies allow; one inner iteration
+// restarted by itself calls its pair again, and only it.
 func TestNestedForeachCallsEachPairOnce(t *testing.T) {
 	ls := &loopServer{calls: map[string]int{}, hold: 50 * time.Millisecond, fail: map[string]bool{}}
 	srv := httptest.NewServer(ls)
@@ -397,6 +398,37 @@ func TestNestedForeachCallsEachPairOnce(t *testing.T) {
 	}
 	if peak > 4 {
 		t.Errorf("%d calls at once; 2 outer x 2 inner allow 4", peak)
+	}
+
+	// One inner iteration restarted by itself: (2, b) is called again and
+	// nothing else; its outer iteration and the root each take a new run.
+	outer := s.steps(wf, r.WorkflowInstanceID)["outer"].Foreach.WorkflowID
+	inner := s.steps(outer, 2)["inner"].Foreach.WorkflowID
+	var rv map[string]any
+	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/2/actions/restart", inner),
+		[]byte(`{"restart_policy": "RESTART_FROM_BEGINNING"}`), &rv); code != http.StatusOK {
+		t.Fatalf("restart inner iteration (2, b): HTTP %d %v", code, rv)
+	}
+	if v := s.wait(wf, r.WorkflowInstanceID, 90*time.Second); v.Status != "SUCCEEDED" || v.WorkflowRunID != 2 {
+		t.Fatalf("after restarting (2, b): %s run %d %v", v.Status, v.WorkflowRunID, v.StepStatuses)
+	}
+	want["2/b"] = 2
+	if calls, _ := ls.snapshot(); fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("calls %v, want %v: only (2, b) runs again", calls, want)
+	}
+	for _, c := range []struct {
+		wf        string
+		inst, run int64
+	}{{outer, 1, 1}, {outer, 2, 2}, {outer, 3, 1}, {inner, 1, 1}, {inner, 2, 2}, {inner, 3, 1}} {
+		if it := s.instance(c.wf, c.inst); it.Status != "SUCCEEDED" || it.WorkflowRunID != c.run {
+			t.Errorf("%s/%d: %s run %d, want SUCCEEDED run %d", c.wf, c.inst, it.Status, it.WorkflowRunID, c.run)
+		}
+	}
+	if o := s.steps(wf, r.WorkflowInstanceID)["outer"].Foreach; o == nil || o.Counts["SUCCEEDED"] != 3 {
+		t.Errorf("outer overview after the restart: %+v", o)
+	}
+	if o := s.steps(outer, 2)["inner"].Foreach; o == nil || o.Counts["SUCCEEDED"] != 3 || o.WorkflowID != inner {
+		t.Errorf("inner overview of (2, *) after the restart: %+v", o)
 	}
 	if ro := v.RollupOverview; ro == nil || ro.TotalLeafCount != 9 || ro.Overview["SUCCEEDED"] != 9 {
 		t.Errorf("rollup %+v, want 9 leaf steps SUCCEEDED", ro)
