@@ -62,8 +62,10 @@ type Config struct {
 	// Negative skips the workload.
 	HTTPChain, HTTPChains, HTTPFan int
 	// Foreach is the iterations of the foreach workload (a NoOp body,
-	// ForeachConcurrency at once, default 500); 0 skips it.
-	Foreach, ForeachConcurrency int
+	// ForeachConcurrency at once, default 500); 0 skips it. ForeachHTTP is
+	// the iterations of the foreachhttp workload (an Http body calling the
+	// loopback server, ForeachConcurrency at once); 0 (the default) skips it.
+	Foreach, ForeachConcurrency, ForeachHTTP int
 	// StreamInterval is the DynamoDB stream poll period (Lambda's is 250 ms).
 	StreamInterval time.Duration
 	// Timeout bounds each instance, from its start request to its end.
@@ -145,7 +147,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		workloads = append(workloads, fe)
 	}
-	if cfg.HTTPSteps > 0 || cfg.HTTPChain > 0 || cfg.HTTPFan > 0 {
+	if cfg.HTTPSteps > 0 || cfg.HTTPChain > 0 || cfg.HTTPFan > 0 || cfg.ForeachHTTP > 0 {
 		// The server the Http steps call: on loopback, which the local
 		// stack's allow-list admits.
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -234,6 +236,13 @@ func httpWorkloads(cfg Config, url string) ([]*Workload, error) {
 	}
 	if cfg.HTTPFan > 0 {
 		w, err := HTTPFan(fmt.Sprintf("bench-httpfan-%d", cfg.HTTPFan), url, cfg.HTTPFan)
+		if err != nil {
+			return nil, err
+		}
+		ws = append(ws, w)
+	}
+	if cfg.ForeachHTTP > 0 {
+		w, err := ForeachHTTP(fmt.Sprintf("bench-foreachhttp-%d", cfg.ForeachHTTP), url, cfg.ForeachHTTP, cfg.ForeachConcurrency)
 		if err != nil {
 			return nil, err
 		}

@@ -215,6 +215,19 @@ func newWorkload(name, workflowID, title string, steps []defWrapped, ups map[str
 // Foreach returns a workflow whose one foreach step runs n iterations, at
 // most concurrency at once, of one NoOp step: what a loop costs by itself.
 func Foreach(workflowID string, n, concurrency int) (*Workload, error) {
+	return foreachWorkload("foreach", workflowID, n, concurrency, "NoOp",
+		map[string]any{"step": map[string]any{"id": "body", "type": "NoOp"}})
+}
+
+// ForeachHTTP returns a workflow whose one foreach step runs n iterations,
+// at most concurrency at once, of one Http step calling url: iterations
+// that do work, each a run of its own.
+func ForeachHTTP(workflowID, url string, n, concurrency int) (*Workload, error) {
+	return foreachWorkload("foreachhttp", workflowID, n, concurrency, "Http",
+		map[string]any{"step": map[string]any{"id": "body", "type": "Http", "params": httpParams(url)}})
+}
+
+func foreachWorkload(name, workflowID string, n, concurrency int, kind string, body map[string]any) (*Workload, error) {
 	if n < 1 || concurrency < 1 {
 		return nil, fmt.Errorf("bench: a foreach needs at least 1 iteration and a concurrency of at least 1, got %d and %d", n, concurrency)
 	}
@@ -230,7 +243,7 @@ func Foreach(workflowID string, n, concurrency int) (*Workload, error) {
 	doc := map[string]any{
 		"properties": map[string]any{"owner": "maestro-bench", "run_strategy": "parallel"},
 		"workflow": map[string]any{
-			"id": workflowID, "name": fmt.Sprintf("bench: foreach of %d NoOp iterations, %d at once", n, concurrency),
+			"id": workflowID, "name": fmt.Sprintf("bench: foreach of %d %s iterations, %d at once", n, kind, concurrency),
 			"instance_step_concurrency": 999,
 			"steps": []any{map[string]any{"foreach": map[string]any{
 				"id": "loop", "concurrency": concurrency,
@@ -238,13 +251,13 @@ func Foreach(workflowID string, n, concurrency int) (*Workload, error) {
 					"i": map[string]any{"type": "LONG_ARRAY", "expression": fmt.Sprintf("Util.intsBetween(0, %d, 1)", n/outer)},
 					"j": map[string]any{"type": "LONG_ARRAY", "expression": fmt.Sprintf("Util.intsBetween(0, %d, 1)", outer)},
 				}}},
-				"steps": []any{map[string]any{"step": map[string]any{"id": "body", "type": "NoOp"}}},
+				"steps": []any{body},
 			}}},
 		},
 	}
-	body, err := json.Marshal(doc)
+	def, err := json.Marshal(doc)
 	if err != nil {
-		return nil, fmt.Errorf("bench: encode foreach definition: %w", err)
+		return nil, fmt.Errorf("bench: encode %s definition: %w", name, err)
 	}
-	return &Workload{Name: "foreach", WorkflowID: workflowID, Definition: body, Upstreams: map[string][]string{}, Steps: 1, Iterations: n}, nil
+	return &Workload{Name: name, WorkflowID: workflowID, Definition: def, Upstreams: map[string][]string{}, Steps: 1, Iterations: n}, nil
 }

@@ -88,4 +88,12 @@ func TestForeachWorkloadIsValid(t *testing.T) {
 	}
 	_, err := Foreach("odd", 100_001, 500)
 	assert.ErrorContains(t, err, "use a round number")
+	w, err := ForeachHTTP("bench-foreachhttp-1000", "http://127.0.0.1:9/", 1000, 100)
+	require.NoError(t, err)
+	def, err := definition.NewChecker().Check(w.Definition, definition.JSON)
+	require.NoError(t, err)
+	assert.Equal(t, "foreachhttp", w.Name)
+	assert.Equal(t, 1000, w.Iterations)
+	body := def.Workflow.Steps[0].Steps[0]
+	assert.Equal(t, "Http", string(body.Type))
 }

@@ -23,7 +23,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	httpChains := fs.Int("http-chains", bench.DefaultHTTPChains, "Http chains run at once (httpchains); 0 skips it")
 	httpFan := fs.Int("http-fan", bench.DefaultHTTPFan, "width of the Http fan (httpfan); 0 skips it")
 	foreach := fs.Int("foreach", bench.DefaultForeach, "iterations of the foreach workload (a NoOp body; one instance); 0 skips it")
-	foreachConc := fs.Int("foreach-concurrency", bench.DefaultForeachConcurrency, "the foreach workload's concurrency (at most 500)")
+	foreachConc := fs.Int("foreach-concurrency", bench.DefaultForeachConcurrency, "the foreach workloads' concurrency (at most 500)")
+	foreachHTTP := fs.Int("foreach-http", 0, "iterations of the foreachhttp workload (an Http body calling the loopback server; one instance); 0 skips it")
 	streamEvery := fs.Duration("stream-interval", bench.DefaultStreamInterval, "DynamoDB stream poll period (Lambda polls every 250ms)")
 	asJSON := fs.Bool("json", false, "print the figures as JSON")
 	timeout := fs.Duration("timeout", bench.DefaultTimeout, "limit for each instance, from its start request to its end")
@@ -32,8 +33,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if fs.NArg() > 0 || *runs < 1 || *steps < 1 || *httpSteps < 0 || *httpChain < 0 || *httpChains < 0 || *httpFan < 0 || *foreach < 0 || *foreachConc < 1 || *foreachConc > 500 || *streamEvery <= 0 || *timeout <= 0 {
-		fmt.Fprintln(stderr, "usage: maestro bench [-runs N>=1] [-steps N>=1] [-http-steps N>=0] [-http-chain N>=0] [-http-chains N>=0] [-http-fan N>=0] [-foreach N>=0] [-foreach-concurrency 1..500] [-stream-interval D>0] [-timeout D>0] [-json] [-v] [-trace]")
+	if fs.NArg() > 0 || *runs < 1 || *steps < 1 || *httpSteps < 0 || *httpChain < 0 || *httpChains < 0 || *httpFan < 0 || *foreach < 0 || *foreachHTTP < 0 || *foreachConc < 1 || *foreachConc > 500 || *streamEvery <= 0 || *timeout <= 0 {
+		fmt.Fprintln(stderr, "usage: maestro bench [-runs N>=1] [-steps N>=1] [-http-steps N>=0] [-http-chain N>=0] [-http-chains N>=0] [-http-fan N>=0] [-foreach N>=0] [-foreach-http N>=0] [-foreach-concurrency 1..500] [-stream-interval D>0] [-timeout D>0] [-json] [-v] [-trace]")
 		return exitUsage
 	}
 	logger := slog.New(slog.DiscardHandler)
@@ -42,7 +43,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	cfg := bench.Config{Runs: *runs, Steps: *steps, HTTPSteps: *httpSteps, StreamInterval: *streamEvery, Timeout: *timeout, Logger: logger}
 	cfg.HTTPChain, cfg.HTTPChains, cfg.HTTPFan = *httpChain, *httpChains, *httpFan
-	cfg.Foreach, cfg.ForeachConcurrency = *foreach, *foreachConc
+	cfg.Foreach, cfg.ForeachConcurrency, cfg.ForeachHTTP = *foreach, *foreachConc, *foreachHTTP
 	for _, n := range []*int{&cfg.HTTPSteps, &cfg.HTTPChain, &cfg.HTTPChains, &cfg.HTTPFan} {
 		if *n == 0 {
 			*n = -1 // 0 on the command line skips; in Config it is the default
