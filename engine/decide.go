@@ -952,10 +952,7 @@ func (d *decider) paramsOf(i int) Values {
 	if v, ok := d.loaded[i]; ok {
 		return v
 	}
-	run := s.FromRun
-	if run == 0 {
-		run = d.st.RunID
-	}
+	run := s.ItemRun(d.st.RunID)
 	var v Values
 	var err error
 	if d.paramsReader == nil {

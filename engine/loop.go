@@ -363,17 +363,8 @@ func (d *decider) loopArrays(i int) (names []string, arrays []any, total int64, 
 	total = 1
 	for _, n := range names {
 		v := m[n]
-		var l int
-		switch a := v.(type) {
-		case []string:
-			l = len(a)
-		case []int64:
-			l = len(a)
-		case []float64:
-			l = len(a)
-		case []bool:
-			l = len(a)
-		default:
+		l, ok := arrayLen(v)
+		if !ok {
 			t, _ := TypeOf(v)
 			return nil, nil, 0, fmt.Errorf("loop param %q is %s, want an array (STRING_ARRAY, LONG_ARRAY, DOUBLE_ARRAY or BOOLEAN_ARRAY)", n, orDefault(string(t), fmt.Sprintf("%T", v)))
 		}
@@ -406,10 +397,7 @@ type LoopParamsReader interface {
 // the step's).
 func (d *decider) offloadedLoopParams(i int) (any, bool, error) {
 	s := &d.st.Steps[i]
-	run := s.FromRun
-	if run == 0 {
-		run = d.st.RunID
-	}
+	run := s.ItemRun(d.st.RunID)
 	r, ok := d.paramsReader.(LoopParamsReader)
 	var lp map[string]any
 	var err error
@@ -425,6 +413,22 @@ func (d *decider) offloadedLoopParams(i int) (any, bool, error) {
 		return nil, false, err
 	}
 	return lp, lp != nil, nil
+}
+
+// arrayLen returns the length of a loop param's value, false when it is not
+// an array.
+func arrayLen(v any) (int, bool) {
+	switch a := v.(type) {
+	case []string:
+		return len(a), true
+	case []int64:
+		return len(a), true
+	case []float64:
+		return len(a), true
+	case []bool:
+		return len(a), true
+	}
+	return 0, false
 }
 
 // passedDown returns the params step i passes to a child run: the

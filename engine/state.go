@@ -150,6 +150,15 @@ type StepState struct {
 
 // settled reports whether a step has reached its final status for the run:
 // terminal and not waiting to retry.
+// ItemRun returns the run whose items hold attempt s of a step of run run:
+// the run it was carried over from by a restart (FromRun), or run itself.
+func (s *StepState) ItemRun(run int64) int64 {
+	if s.FromRun != 0 {
+		return s.FromRun
+	}
+	return run
+}
+
 func (s *StepState) settled() bool { return s.Status.IsTerminal() && s.RetryAt == 0 }
 
 // Initiator says who or what started a run.
@@ -292,16 +301,8 @@ func loopElements(v any) int {
 	}
 	n := 0
 	for _, a := range m {
-		switch a := a.(type) {
-		case []string:
-			n += len(a)
-		case []int64:
-			n += len(a)
-		case []float64:
-			n += len(a)
-		case []bool:
-			n += len(a)
-		}
+		l, _ := arrayLen(a)
+		n += l
 	}
 	return n
 }

@@ -291,11 +291,11 @@ func (o *Orchestrator) iterationStates(ctx context.Context, wf string, insts []i
 	}
 	out := make(map[int64]*engine.Instance, len(runs))
 	for k, rec := range runs {
-		var st engine.Instance
-		if err := jsonnum.Decode(rec.State, &st); err != nil {
-			return nil, fmt.Errorf("decode the state of %s/%d run %d: %w", k.WorkflowID, k.InstanceID, k.RunID, err)
+		st, err := decodeState(rec)
+		if err != nil {
+			return nil, err
 		}
-		out[k.InstanceID] = &st
+		out[k.InstanceID] = st
 	}
 	return out, nil
 }
@@ -441,24 +441,28 @@ func (o *Orchestrator) FlattenIteration(ctx context.Context, wf string, inst, ru
 	if len(path) != len(fl.loops) {
 		return nil, notFound
 	}
-	// Walk to the leaf: from the path one before it, the first leaf found.
-	before := slices.Clone(path)
-	before[len(before)-1]--
-	w := &flatWalk{o: o, rootWF: wf, inst: inst, run: run, step: step, loop: fl, limit: 1}
-	var found *StepIteration
-	want := encodeRank(path)
-	if _, err := w.walk(ctx, level{st: st}, 0, before, func(it StepIteration) bool {
-		if it.IterationRank == want {
-			found = &it
+	// Down the path, one iteration read per level.
+	w := &flatWalk{rootWF: wf, inst: inst, run: run, step: step, loop: fl}
+	var seq []string
+	for d, n := range path {
+		ss := st.Step(fl.loops[d])
+		if ss == nil || ss.Loop == nil || ss.Loop.WorkflowID == "" {
+			return nil, notFound
 		}
-		return false
-	}); err != nil {
-		return nil, Internal(err)
+		seq = append(seq, encodeRankPart(st.RunID), encodeRankPart(ss.Attempt))
+		states, err := o.iterationStates(ctx, ss.Loop.WorkflowID, []int64{n})
+		if err != nil {
+			return nil, Internal(err)
+		}
+		if st = states[n]; st == nil {
+			return nil, notFound
+		}
 	}
-	if found == nil {
+	it, ok := w.iteration(st, path, seq)
+	if !ok {
 		return nil, notFound
 	}
-	return found, nil
+	return &it, nil
 }
 
 // FlattenSummary sums the iterations of step up (Maestro's .../summary).

@@ -274,23 +274,16 @@ func (b *childBook) PrefetchChildren(ctx context.Context, wf string, insts []int
 			b.fetched[ck] = childParams{} // not created yet
 			continue
 		}
-		var st engine.Instance
-		if err := jsonnum.Decode(rec.State, &st); err != nil {
-			return fmt.Errorf("decode the state of %s/%d run %d: %w", k.WorkflowID, k.InstanceID, k.RunID, err)
+		st, err := decodeState(rec)
+		if err != nil {
+			return err
 		}
-		s := st.Step(stepID)
-		switch {
-		case s == nil || s.Attempt == 0:
-			b.fetched[ck] = childParams{}
-		case !s.Offloaded:
-			b.fetched[ck] = childParams{params: s.Params, ok: s.Params != nil}
-		default:
-			from := s.FromRun
-			if from == 0 {
-				from = k.RunID
-			}
-			refs = append(refs, store.AttemptRef{WorkflowID: k.WorkflowID, InstanceID: k.InstanceID, RunID: from, StepID: stepID, Attempt: s.Attempt})
+		params, ok, ref := childStep(st, k, stepID)
+		if ref == nil {
+			b.fetched[ck] = childParams{params: params, ok: ok}
+			continue
 		}
+		refs = append(refs, *ref)
 	}
 	if len(refs) == 0 {
 		return nil
@@ -357,30 +350,47 @@ func (b *childBook) read(ctx context.Context, wf string, inst, run int64, stepID
 	if err != nil {
 		return nil, false, err
 	}
-	var st engine.Instance
-	if err := jsonnum.Decode(rec.State, &st); err != nil {
-		return nil, false, fmt.Errorf("decode the state of %s/%d run %d: %w", wf, inst, run, err)
-	}
-	s := st.Step(stepID)
-	if s == nil || s.Attempt == 0 {
-		return nil, false, nil
-	}
-	if !s.Offloaded {
-		return s.Params, s.Params != nil, nil
-	}
-	from := s.FromRun
-	if from == 0 {
-		from = run
-	}
-	a, err := attemptOf(ctx, b.store, wf, inst, from, stepID, s.Attempt)
+	st, err := decodeState(rec)
 	if err != nil {
-		return nil, false, fmt.Errorf("read %s/%d run %d step %s attempt %d: %w", wf, inst, from, stepID, s.Attempt, err)
+		return nil, false, err
+	}
+	params, ok, ref := childStep(st, store.RunKey{WorkflowID: wf, InstanceID: inst, RunID: run}, stepID)
+	if ref == nil {
+		return params, ok, nil
+	}
+	a, err := attemptOf(ctx, b.store, ref.WorkflowID, ref.InstanceID, ref.RunID, stepID, ref.Attempt)
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s: %w", ref, err)
 	}
 	out, ok, err := paramsOfAttempt(*a)
 	if err != nil {
-		return nil, false, fmt.Errorf("%s/%d run %d step %s: %w", wf, inst, from, stepID, err)
+		return nil, false, fmt.Errorf("%s: %w", ref, err)
 	}
 	return out, ok, nil
+}
+
+// childStep returns the params of step stepID in state st of child run k when
+// the state holds them (ok false when the step has none yet); when they
+// were offloaded, ref names the attempt item that holds them instead.
+func childStep(st *engine.Instance, k store.RunKey, stepID string) (params engine.Values, ok bool, ref *store.AttemptRef) {
+	s := st.Step(stepID)
+	switch {
+	case s == nil || s.Attempt == 0:
+		return nil, false, nil
+	case !s.Offloaded:
+		return s.Params, s.Params != nil, nil
+	}
+	return nil, false, &store.AttemptRef{WorkflowID: k.WorkflowID, InstanceID: k.InstanceID, RunID: s.ItemRun(k.RunID),
+		StepID: stepID, Attempt: s.Attempt}
+}
+
+// decodeState decodes a run record's engine state.
+func decodeState(rec *store.RunRecord) (*engine.Instance, error) {
+	var st engine.Instance
+	if err := jsonnum.Decode(rec.State, &st); err != nil {
+		return nil, fmt.Errorf("decode the state of %s/%d run %d: %w", rec.WorkflowID, rec.InstanceID, rec.RunID, err)
+	}
+	return &st, nil
 }
 
 // normalizedParams returns an attempt view's params as engine values:

@@ -392,10 +392,7 @@ func (o *Orchestrator) restoreLoopParams(ctx context.Context, st *engine.Instanc
 	if _, ok := ss.Params[engine.LoopParamsName]; ok {
 		return nil
 	}
-	run := ss.FromRun
-	if run == 0 {
-		run = st.RunID
-	}
+	run := ss.ItemRun(st.RunID)
 	lp, err := loopParamsOf(ctx, o.store, st.WorkflowID, st.InstanceID, run, ss.StepID, ss.Attempt)
 	if err != nil {
 		return err

@@ -38,14 +38,11 @@ func (s *Store) GetRuns(ctx context.Context, keys []RunKey) (map[RunKey]*RunReco
 		if err != nil {
 			return nil, fmt.Errorf("store: run key %q: %w", getS(item, attrSK), err)
 		}
-		body, err := decodeBody(item)
+		rec, err := runRecordFromItem(item, wf, inst, run)
 		if err != nil {
 			return nil, err
 		}
-		due, _ := strconv.ParseInt(getS(item, attrSweepSK), 10, 64)
-		k := RunKey{WorkflowID: wf, InstanceID: inst, RunID: run}
-		out[k] = &RunRecord{WorkflowID: wf, InstanceID: inst, RunID: run,
-			V: getN(item, attrVersion), Status: getS(item, attrStatus), State: body, SweepAt: due}
+		out[RunKey{WorkflowID: wf, InstanceID: inst, RunID: run}] = rec
 	}
 	return out, nil
 }

@@ -489,14 +489,22 @@ func (s *Store) LoadQuietRun(ctx context.Context, wf string, inst, run int64) (r
 		// way, others are at the instance.
 		return nil, false, nil
 	}
-	item := out.Items[0]
-	body, err := decodeBody(item)
+	rec, err = runRecordFromItem(out.Items[0], wf, inst, run)
 	if err != nil {
 		return nil, false, err
 	}
+	return rec, true, nil
+}
+
+// runRecordFromItem decodes the run item of run run of instance inst of wf.
+func runRecordFromItem(item map[string]types.AttributeValue, wf string, inst, run int64) (*RunRecord, error) {
+	body, err := decodeBody(item)
+	if err != nil {
+		return nil, err
+	}
 	due, _ := strconv.ParseInt(getS(item, attrSweepSK), 10, 64)
 	return &RunRecord{WorkflowID: wf, InstanceID: inst, RunID: run,
-		V: getN(item, attrVersion), Status: getS(item, attrStatus), State: body, SweepAt: due}, true, nil
+		V: getN(item, attrVersion), Status: getS(item, attrStatus), State: body, SweepAt: due}, nil
 }
 
 // LoadRun reads a run's state and its pending events (oldest first) with one
@@ -519,17 +527,16 @@ func (s *Store) LoadRun(ctx context.Context, wf string, inst, run int64) (*RunRe
 			return nil, nil, fmt.Errorf("store: load run %s/%d/%d: %w", wf, inst, run, err)
 		}
 		for _, item := range out.Items {
-			sk := getS(item, attrSK)
-			body, err := decodeBody(item)
-			if err != nil {
-				return nil, nil, err
-			}
-			switch {
+			switch sk := getS(item, attrSK); {
 			case sk == runSK(run):
-				due, _ := strconv.ParseInt(getS(item, attrSweepSK), 10, 64)
-				rec = &RunRecord{WorkflowID: wf, InstanceID: inst, RunID: run,
-					V: getN(item, attrVersion), Status: getS(item, attrStatus), State: body, SweepAt: due}
+				if rec, err = runRecordFromItem(item, wf, inst, run); err != nil {
+					return nil, nil, err
+				}
 			case strings.HasPrefix(sk, prefix):
+				body, err := decodeBody(item)
+				if err != nil {
+					return nil, nil, err
+				}
 				events = append(events, Event{ID: strings.TrimPrefix(sk, prefix), Body: body})
 			}
 		}
