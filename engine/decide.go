@@ -377,8 +377,55 @@ func (d *decider) stepFinished(e StepFinished) error {
 		s.Params = params
 		d.noteStepParams(i)
 	}
-	d.succeed(i, e.Message)
+	if t := e.FinishedAt; t >= s.StartTime && t > 0 && t <= d.now {
+		// The attempt ends when its worker finished it; what the end
+		// releases starts at the decision's time.
+		now := d.now
+		d.now = t
+		d.succeed(i, e.Message)
+		d.now = now
+	} else {
+		d.succeed(i, e.Message)
+	}
 	return d.advance()
+}
+
+// SucceededAttempt returns running attempt s as the decision that applies
+// success e ends it when nothing else of the run bears on it — no output
+// data reported meanwhile, no signal outputs, params within their limit,
+// e.FinishedAt between its start and the decision: SUCCEEDED at
+// e.FinishedAt, its outputs over its params, and the timeline entries of
+// the end. A worker writes that end itself (see the orchestrator's
+// worker-written ends); the decision compares, and rewrites what differs.
+// ok is false when e is no success, has no FinishedAt or bad outputs.
+func SucceededAttempt(s StepState, e StepFinished) (end StepState, entries []TimelineEntry, ok bool) {
+	t := e.FinishedAt
+	if e.Outcome != OutcomeSucceeded || t <= 0 || t < s.StartTime || s.Status != model.StepRunning {
+		return StepState{}, nil, false
+	}
+	outputs, err := normalizeOutputs(e.Outputs)
+	if err == nil {
+		err = CheckOutputs(outputs)
+	}
+	if err != nil {
+		return StepState{}, nil, false
+	}
+	if outputs != nil {
+		s.Outputs = outputs
+		params := s.Params.Clone()
+		if params == nil {
+			params = Values{}
+		}
+		for k, v := range outputs {
+			params[k] = cloneValue(v)
+		}
+		s.Params = params
+	}
+	s.Status, s.EndTime, s.Message = model.StepSucceeded, t, e.Message
+	return s, []TimelineEntry{
+		{Time: t, StepID: s.StepID, Attempt: s.Attempt, Status: string(model.StepFinishing)},
+		{Time: t, StepID: s.StepID, Attempt: s.Attempt, Status: string(model.StepSucceeded), Message: e.Message},
+	}, true
 }
 
 // timerFired ends a Sleep step whose timer is due.

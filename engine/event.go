@@ -57,6 +57,11 @@ type StepFinished struct {
 	// of the same name.
 	Outputs map[string]any `json:"outputs,omitempty"`
 	Message string         `json:"message,omitempty"`
+	// FinishedAt is when the step finished (unix ms, the worker's clock);
+	// a success ends the attempt then rather than when it is decided. 0,
+	// or an instant outside the attempt's start and the decision, means
+	// the decision's time.
+	FinishedAt int64 `json:"finished_at,omitempty"`
 }
 
 // TimerPurpose says what a timer is for.

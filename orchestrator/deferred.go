@@ -2,6 +2,8 @@ package orchestrator
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/maestro-serverless/maestro/engine"
@@ -113,4 +115,73 @@ func pendingAttempt(st *engine.Instance, step string, attempt int64) *store.Atte
 		return nil
 	}
 	return &store.Attempt{StepID: ss.StepID, Attempt: ss.Attempt, Status: string(model.StepRunning), Body: s.Body, Timeline: s.Timeline}
+}
+
+// Worker-written ends (see store.FinishAttempt).
+//
+// A worker whose step succeeded while its run is contended writes the
+// attempt's end itself when it knows all of it: the attempt's start was
+// deferred to it (the work message carries the start, so the worker holds
+// what the decision's state holds of the attempt), and the end is what
+// engine.SucceededAttempt says the decision will make of the outcome. The
+// decision that applies the outcome compares its own write with the stored
+// one and leaves the item alone when they are equal (sameEnd), or rewrites
+// it with the worker's timeline entries replaced by its own.
+
+// workerEnd is the end a worker writes for the success res of work message
+// m's attempt, nil when it cannot know it.
+func workerEnd(m WorkMessage, res engine.StepFinished) *store.AttemptEnd {
+	if m.Kind != WorkRunStep || m.StartTime == 0 {
+		return nil
+	}
+	st := &engine.Instance{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID}
+	start := engine.StepState{StepID: m.StepID, Attempt: m.Attempt, Status: model.StepRunning, Params: m.Params,
+		CreateTime: m.StartTime, StartTime: m.StartTime}
+	end, entries, ok := engine.SucceededAttempt(start, res)
+	if !ok {
+		return nil
+	}
+	tl := make([][]byte, len(entries))
+	for i, e := range entries {
+		tl[i] = storeEntry(e)
+	}
+	return &store.AttemptEnd{Status: string(end.Status), Body: mustJSON(stepView(st, &end)), Timeline: tl}
+}
+
+// withWorkerEnd adapts decision write a of an attempt whose worker wrote
+// its end (f): it reports false when the write is the stored item already
+// (the commit leaves it out); otherwise the write replaces the worker's
+// timeline entries with the decision's.
+func withWorkerEnd(a *store.Attempt, f *store.FinishedAttempt) (write bool) {
+	stored := f.Attempt.Timeline
+	before, worker := stored[:len(stored)-f.WorkerEntries], stored[len(stored)-f.WorkerEntries:]
+	if a.Status == f.Attempt.Status && a.Body != nil && bytes.Equal(a.Body, f.Attempt.Body) &&
+		slices.EqualFunc(a.Timeline, worker, bytes.Equal) {
+		return false
+	}
+	a.Timeline = append(slices.Clip(before), a.Timeline...)
+	a.ReplaceTimeline, a.Start = true, nil
+	return true
+}
+
+// endOutcome is the outcome a worker's end f says (see workerEnd): the
+// success, with its outputs, message and instant, that the end is of.
+func endOutcome(f *store.FinishedAttempt) (engine.StepFinished, error) {
+	var v StepView
+	if err := jsonnum.Decode(f.Attempt.Body, &v); err != nil {
+		return engine.StepFinished{}, fmt.Errorf("decode the end's body: %w", err)
+	}
+	if f.Attempt.Status != string(model.StepSucceeded) || v.RuntimeState.EndTime <= 0 {
+		return engine.StepFinished{}, fmt.Errorf("a worker's end is SUCCEEDED with an end time, not %s at %d", f.Attempt.Status, v.RuntimeState.EndTime)
+	}
+	var last storedEntry
+	if err := json.Unmarshal(f.Attempt.Timeline[len(f.Attempt.Timeline)-1], &last); err != nil {
+		return engine.StepFinished{}, fmt.Errorf("decode the end's timeline entry: %w", err)
+	}
+	var outputs map[string]any
+	if v.Outputs != nil {
+		outputs = map[string]any(v.Outputs)
+	}
+	return engine.StepFinished{StepID: f.Ref.StepID, Attempt: f.Ref.Attempt, Outcome: engine.OutcomeSucceeded,
+		Outputs: outputs, Message: last.Message, FinishedAt: v.RuntimeState.EndTime}, nil
 }

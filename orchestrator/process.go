@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/maestro-serverless/maestro/caller"
@@ -188,6 +189,14 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	if err := jsonnum.Decode(rec.State, &before); err != nil {
 		return nil, false, fmt.Errorf("decode state of %s/%d/%d: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
 	}
+	var ended map[attemptKey]*store.FinishedAttempt
+	if in == nil {
+		var recorded []store.Event
+		if recorded, ended, err = o.workerEnds(ctx, w, &before, pending); err != nil {
+			return nil, false, err
+		}
+		pending = append(recorded, pending...)
+	}
 	if in == nil && len(pending) == 0 {
 		return &before, false, nil
 	}
@@ -239,7 +248,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	stepParams := &paramsBook{store: o.store, wf: w.WorkflowID, inst: w.InstanceID}
 	children := &childBook{store: o.store}
 	opts = append(opts, engine.WithSignals(sigs), engine.WithStepParams(stepParams), engine.WithChildParams(children))
-	acc := decisionSet{g: g}
+	acc := decisionSet{g: g, ended: ended}
 	cur := &before
 	var consumed, discard []string
 	cont := false
@@ -286,7 +295,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 			break
 		}
 		switch {
-		case in != nil:
+		case in != nil, p.Recorded:
 		case replayable(ev):
 			discard = append(discard, p.ID)
 		default:
@@ -458,7 +467,7 @@ func continueID(st *engine.Instance, v int64) string {
 // kill of 300 steps: 3 s).
 func (o *Orchestrator) handOff(ctx context.Context, w store.Wake) error {
 	if o.dispatch != nil {
-		err := o.dispatch.Dispatch(ctx, []store.Message{store.WakeMessage(w.WorkflowID, w.InstanceID, w.RunID)})
+		err := o.dispatch.Dispatch(ctx, []store.Message{store.WakeMessageOf(w)})
 		if err == nil {
 			return nil
 		}
@@ -470,6 +479,59 @@ func (o *Orchestrator) handOff(ctx context.Context, w store.Wake) error {
 		return fmt.Errorf("hand off %s/%d/%d to the decider: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
 	}
 	return nil
+}
+
+// workerEnds reads the attempts of run before whose workers wrote their
+// ends (store.FinishAttempt), or recorded their outcomes and died: those
+// wake w names and, when a Redrive is pending (a wake may have been lost),
+// every attempt the run has running. It returns their outcomes as events
+// and the attempts by key.
+func (o *Orchestrator) workerEnds(ctx context.Context, w store.Wake, before *engine.Instance, pending []store.Event) ([]store.Event, map[attemptKey]*store.FinishedAttempt, error) {
+	ref := func(step string, attempt int64) store.AttemptRef {
+		return store.AttemptRef{WorkflowID: w.WorkflowID, InstanceID: w.InstanceID, RunID: w.RunID, StepID: step, Attempt: attempt}
+	}
+	var refs []store.AttemptRef
+	for _, f := range w.Finished {
+		if ss := before.Step(f.StepID); ss != nil && ss.Attempt == f.Attempt && ss.Status == model.StepRunning {
+			refs = append(refs, ref(f.StepID, f.Attempt))
+		}
+	}
+	if slices.ContainsFunc(pending, func(p store.Event) bool {
+		ev, err := engine.UnmarshalEvent(p.Body)
+		return err == nil && ev.Kind() == engine.KindRedrive
+	}) {
+		for _, ss := range before.Steps {
+			if ss.Status == model.StepRunning && ss.Attempt > 0 && !slices.Contains(refs, ref(ss.StepID, ss.Attempt)) {
+				refs = append(refs, ref(ss.StepID, ss.Attempt))
+			}
+		}
+	}
+	if len(refs) == 0 {
+		return nil, nil, nil
+	}
+	fs, err := o.store.FinishedAttempts(ctx, refs)
+	if err != nil {
+		return nil, nil, err
+	}
+	evs := make([]store.Event, 0, len(fs))
+	ended := make(map[attemptKey]*store.FinishedAttempt, len(fs))
+	for i := range fs {
+		f := &fs[i]
+		body := f.Outcome
+		if f.WorkerEntries > 0 {
+			ended[attemptKey{f.Ref.StepID, f.Ref.Attempt}] = f
+			res, err := endOutcome(f)
+			if err != nil {
+				// Not what a worker writes: the attempt stays running
+				// until its timeout, and the run can still be stopped.
+				o.log.Error("ignoring an unreadable step end", "attempt", f.Ref.String(), "error", err)
+				continue
+			}
+			body = mustJSON(res)
+		}
+		evs = append(evs, store.Event{ID: fmt.Sprintf("f-%s-%06d", f.Ref.StepID, f.Ref.Attempt), Body: body, Recorded: true})
+	}
+	return evs, ended, nil
 }
 
 // roundBudget bounds one round of Process: the pending events it decides and
@@ -519,9 +581,11 @@ func (o *Orchestrator) abortRun(ctx context.Context, g *engine.Graph, rec *store
 	}
 	acc := decisionSet{g: g}
 	acc.add(d)
-	consumed := make([]string, len(pending))
-	for i, p := range pending {
-		consumed[i] = p.ID
+	consumed := make([]string, 0, len(pending))
+	for _, p := range pending {
+		if !p.Recorded {
+			consumed = append(consumed, p.ID)
+		}
 	}
 	commit, err := o.buildCommit(ctx, g, rec, before, d.State, &acc, consumed, now)
 	if err != nil {
@@ -601,6 +665,9 @@ type decisionSet struct {
 	commands    []engine.Command
 	timeline    []engine.TimelineEntry
 	transitions []engine.Transition
+	// ended are the attempts whose workers wrote their ends, read this
+	// round (see workerEnd).
+	ended map[attemptKey]*store.FinishedAttempt
 }
 
 // items estimates the transaction items of the accumulated decisions plus
@@ -706,6 +773,9 @@ func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *st
 			if old := before.Step(k.step); old != nil && old.Attempt == k.attempt && !created[k] && g.OnWorker(k.step) {
 				a.Start = stateStart(before, old)
 			}
+			if f := acc.ended[k]; f != nil && !withWorkerEnd(&a, f) {
+				continue
+			}
 			c.Attempts = append(c.Attempts, a)
 			continue
 		}
@@ -724,6 +794,13 @@ func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *st
 		}
 		if m, ok := work[k]; ok && deferrable(a, m) {
 			continue // the worker's claim writes it (see deferred.go)
+		}
+		if f := acc.ended[k]; f != nil {
+			if !withWorkerEnd(&a, f) {
+				continue // its worker wrote it (see deferred.go)
+			}
+			c.Attempts = append(c.Attempts, a)
+			continue
 		}
 		if !created[k] && g.OnWorker(ss.StepID) {
 			// A later write of an attempt whose start may have been left

@@ -63,7 +63,7 @@ func (o *Orchestrator) Sweep(ctx context.Context) (SweepReport, error) {
 		// events is set when inbox events are due.
 		events bool
 	}
-	byRun := map[store.Wake]*runDue{}
+	byRun := map[store.RunKey]*runDue{}
 	var signalsDue []store.Due
 	var rep SweepReport
 	for shard := 0; shard < store.SweepShards; shard++ {
@@ -79,10 +79,11 @@ func (o *Orchestrator) Sweep(ctx context.Context) (SweepReport, error) {
 				continue
 			}
 			w := store.Wake{WorkflowID: d.WorkflowID, InstanceID: d.InstanceID, RunID: d.RunID}
-			r := byRun[w]
+			k := store.RunKey{WorkflowID: d.WorkflowID, InstanceID: d.InstanceID, RunID: d.RunID}
+			r := byRun[k]
 			if r == nil {
 				r = &runDue{wake: w}
-				byRun[w] = r
+				byRun[k] = r
 			}
 			if d.Run {
 				r.run = &d

@@ -156,7 +156,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 		w := store.Wake{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID}
 		ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
 		if n >= maxInlineSteps {
-			return o.putResult(ctx, m, ev)
+			return o.handResult(ctx, m, token, res, ev)
 		}
 		in := &inlineRound{event: ev, step: m.StepID, token: token, runnable: o.runnableHere(ctx, runners),
 			// Once the run is found uncontended, the outcome is made
@@ -176,7 +176,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 				o.log.Warn("cannot apply a step's outcome inline; leaving it to the decider",
 					"attempt", fmt.Sprintf("%s/%d/%d/%s/%d", m.WorkflowID, m.InstanceID, m.RunID, m.StepID, m.Attempt), "error", err)
 			}
-			return o.putResult(ctx, m, ev)
+			return o.handResult(ctx, m, token, res, ev)
 		}
 		if more {
 			// Rounds remain (a long decision): each is durable and carries
@@ -191,6 +191,26 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 		}
 		m = runStepMessage(w, *in.picked)
 	}
+}
+
+// handResult hands a step's outcome to the run's decider. A success
+// whose end the worker can write as the decision would (workerEnd) is
+// written on the attempt item with a wake naming it (store.FinishAttempt);
+// anything else, or a write that fails, goes to the run's inbox as event
+// ev.
+func (o *Orchestrator) handResult(ctx context.Context, m WorkMessage, token string, res engine.StepFinished, ev store.Event) error {
+	if end := workerEnd(m, res); end != nil {
+		ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
+		err := o.store.FinishAttempt(ctx, ref, token, *end)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, store.ErrClaimLost) {
+			o.log.Warn("cannot write a step's end on its attempt; sending its outcome to the run's inbox",
+				"attempt", ref.String(), "error", err)
+		}
+	}
+	return o.putResult(ctx, m, ev)
 }
 
 // maxInlineSteps bounds the steps one work message runs inline, one after
@@ -299,7 +319,7 @@ func (o *Orchestrator) runStep(ctx context.Context, m WorkMessage, runners map[m
 			StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomePlatformError, Message: err.Error(),
 		}
 	}
-	res.StepID, res.Attempt = m.StepID, m.Attempt
+	res.StepID, res.Attempt, res.FinishedAt = m.StepID, m.Attempt, o.now().UnixMilli()
 	if err := engine.CheckOutputs(res.Outputs); err != nil {
 		// Reported as is, the result could not be stored (DynamoDB's item
 		// limit) and the run would never learn how the step ended.

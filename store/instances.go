@@ -339,6 +339,9 @@ type Event struct {
 	// its wake is lost, the sweeper finds the run by that due time, so the
 	// event stays out of the sweep index and costs it no writes.
 	Covered bool
+	// Recorded marks the outcome a worker recorded on its attempt item
+	// (FinishedAttempts), not an inbox event: nothing to delete.
+	Recorded bool
 }
 
 // WorkKindWake is the kind of a backstop wake on the work queue (see
@@ -427,6 +430,16 @@ type Wake struct {
 	WorkflowID string `json:"workflow_id"`
 	InstanceID int64  `json:"workflow_instance_id"`
 	RunID      int64  `json:"workflow_run_id"`
+	// Finished names attempts whose workers wrote their ends (see
+	// FinishAttempt): the decider reads them for their outcomes.
+	Finished []FinishedStep `json:"finished,omitempty"`
+}
+
+// WakeMessageOf is the decision-queue message of wake w, its hints kept.
+func WakeMessageOf(w Wake) Message {
+	m := WakeMessage(w.WorkflowID, w.InstanceID, w.RunID)
+	m.Body = wakeBody(w)
+	return m
 }
 
 // WakeBody encodes a Wake message.
@@ -569,6 +582,10 @@ type Attempt struct {
 	// worker that decided a step's start runs it itself.
 	Claim string
 	Lease int64
+	// ReplaceTimeline makes Timeline the item's whole timeline instead of
+	// entries appended to it: a decision that rewrites an end its worker
+	// wrote (FinishAttempt) replaces the worker's entries with its own.
+	ReplaceTimeline bool
 	// Start, when set, is what the attempt's start would have written: its
 	// start commit may have left the item to the worker that claims it
 	// (ClaimAttempt with a start). Should the item not exist yet — no
@@ -695,7 +712,8 @@ func (s *Store) DiscardEvents(ctx context.Context, wf string, inst, run int64, i
 	return nil
 }
 
-// CommitRun writes a decision in one transaction conditioned on ExpectV.
+// CommitRun writes a decision in one transaction conditioned on ExpectV (a
+// conditional put when the decision writes the run item alone).
 func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 	runItem, err := s.runItem(c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV+1, c.Status, c.State, c.Outbox, c.SweepAt)
 	if err != nil {
@@ -845,6 +863,22 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 		return fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction: %w",
 			c.WorkflowID, c.InstanceID, len(items), MaxTransactItems, ErrTooManyItems)
 	}
+	if len(items) == 1 {
+		// Only the run item: a conditional put, half a transaction's write
+		// units, with the same condition and the same stream record.
+		put := items[0].Put
+		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
+			ExpressionAttributeNames: put.ExpressionAttributeNames, ExpressionAttributeValues: put.ExpressionAttributeValues,
+		})
+		switch {
+		case isConflict(err):
+			return fmt.Errorf("store: commit %s/%d/%d at v%d: %w", c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV, ErrConflict)
+		case err != nil:
+			return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, err)
+		}
+		return nil
+	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if err != nil {
 		reasons := cancelReasons(err)
@@ -871,7 +905,11 @@ func (s *Store) attemptWrite(wf string, inst, run int64, a Attempt) (types.Trans
 		":st": str(a.Status), ":tl": &types.AttributeValueMemberL{Value: tl},
 		":none": &types.AttributeValueMemberL{Value: []types.AttributeValue{}},
 	}
-	if a.Start != nil {
+	switch {
+	case a.ReplaceTimeline:
+		set = "SET #st = :st, #tl = :tl"
+		delete(values, ":none")
+	case a.Start != nil:
 		// The attempt's start may be unwritten (left to a claim that has
 		// not come): its entries come first.
 		values[":none"] = entryList(a.Start.Timeline)
@@ -887,9 +925,10 @@ func (s *Store) attemptWrite(wf string, inst, run int64, a Attempt) (types.Trans
 	}
 	remove := ""
 	if a.Status != statusRunning {
-		// The attempt ends here: a recorded outcome has been applied.
-		remove = " REMOVE #o"
-		names["#o"] = attrOutcome
+		// The attempt ends here: a recorded outcome has been applied, and
+		// the wake of a worker's end (FinishAttempt) was sent.
+		remove = " REMOVE #o, #ob, #wn"
+		names["#o"], names["#ob"], names["#wn"] = attrOutcome, attrOutbox, attrWorkerEntries
 	}
 	if a.Claim != "" {
 		set += ", #c = :c, #l = :l"

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/maestro-serverless/maestro/store"
 )
 
 // Processor applies a wake message; orchestrator.Orchestrator implements it.
@@ -38,8 +40,9 @@ func New(p Processor, log *slog.Logger) *Handler {
 // order, different groups concurrently (at most Concurrency at once), as
 // the runs are independent. Once a message fails, later messages of the
 // same group are failed too, so their order is kept when SQS redelivers
-// them. A wake repeated within a group is applied once: the first applied
-// all of the run's pending events, and any added since carry their own.
+// them. The wakes of one run within a group are applied as one, naming
+// every attempt any of them names (store.MergeWakes): it applies all of the
+// run's pending events, and any added since carry their own wakes.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	var order []string
 	groups := map[string][]events.SQSMessage{}
@@ -75,25 +78,36 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	return resp, nil
 }
 
-// group handles one group's messages in order and returns the ids of those
-// that failed (the first failure and every later message).
+// group handles one group's messages, each run's at the place of its first
+// wake, and returns the ids of those that failed (the first failure's and
+// every later one's).
 func (h *Handler) group(ctx context.Context, msgs []events.SQSMessage) []string {
-	var failed []string
-	done := map[string]bool{}
+	// Wakes of one run become one: the attempts they name, merged.
+	var order []string
+	bodies := map[string][]string{}
+	ids := map[string][]string{}
 	for _, m := range msgs {
+		k := store.WakeCoalesceKey(m.Body)
+		if _, ok := bodies[k]; !ok {
+			order = append(order, k)
+		}
+		bodies[k] = append(bodies[k], m.Body)
+		ids[k] = append(ids[k], m.MessageId)
+	}
+	var failed []string
+	for _, k := range order {
 		if len(failed) > 0 {
-			failed = append(failed, m.MessageId)
+			failed = append(failed, ids[k]...)
 			continue
 		}
-		if done[m.Body] {
-			continue
+		body := bodies[k][0]
+		if len(bodies[k]) > 1 {
+			body = store.MergeWakes(bodies[k]...)
 		}
-		if err := h.p.HandleWake(ctx, []byte(m.Body)); err != nil {
-			h.log.Error("decider: message failed; SQS will redeliver it", "message_id", m.MessageId, "error", err)
-			failed = append(failed, m.MessageId)
-			continue
+		if err := h.p.HandleWake(ctx, []byte(body)); err != nil {
+			h.log.Error("decider: message failed; SQS will redeliver it", "message_ids", ids[k], "error", err)
+			failed = append(failed, ids[k]...)
 		}
-		done[m.Body] = true
 	}
 	return failed
 }

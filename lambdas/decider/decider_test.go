@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/maestro-serverless/maestro/store"
 )
 
 type recorder struct {
@@ -51,6 +53,31 @@ func TestHandleCoalescesWakesAndKeepsGroupOrder(t *testing.T) {
 	}
 	if !slices.Equal(failed, []string{"3", "4"}) {
 		t.Fatalf("failed %v, want [3 4]", failed)
+	}
+}
+
+// TestHandleMergesTheWakesOfARun: the wakes of one run within a group —
+// workers' ends naming their attempts, and a plain wake — are applied as
+// one wake naming every attempt; another run of the instance is decided
+// apart, in its place.
+func TestHandleMergesTheWakesOfARun(t *testing.T) {
+	ended := func(run int64, step string) string {
+		return store.FinishedWakeMessage(store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: run, StepID: step, Attempt: 1}).Body
+	}
+	r := &recorder{}
+	resp, err := New(r, nil).Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{
+		msg("1", "wf#1", ended(1, "a")), msg("2", "wf#1", ended(2, "a")), msg("3", "wf#1", store.WakeBody("wf", 1, 1)),
+		msg("4", "wf#1", ended(1, "b")),
+	}})
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatal(err, resp.BatchItemFailures)
+	}
+	want := []string{
+		`{"workflow_id":"wf","workflow_instance_id":1,"workflow_run_id":1,"finished":[{"step_id":"a","step_attempt_id":1},{"step_id":"b","step_attempt_id":1}]}`,
+		ended(2, "a"),
+	}
+	if !slices.Equal(r.calls, want) {
+		t.Fatalf("calls %v, want %v", r.calls, want)
 	}
 }
 

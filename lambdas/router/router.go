@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -97,10 +98,10 @@ func New(cfg Config) *Router {
 // of N finishing steps costs one decision instead of N.
 func (r *Router) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	var resp events.DynamoDBEventResponse
-	last := r.lastWakes(ev.Records)
+	wakes := r.lastWakes(ev.Records)
 	var out []outgoing
 	for i, rec := range ev.Records {
-		out = append(out, r.messagesOf(rec, i, last)...)
+		out = append(out, r.messagesOf(rec, i, wakes)...)
 	}
 	if failed, err := r.send(ctx, out); err != nil {
 		r.cfg.Logger.Error("router: forwarding failed; the batch is retried from this record",
@@ -113,13 +114,26 @@ func (r *Router) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 	return resp, nil
 }
 
-// wakeKey identifies a FIFO message by its group and body.
+// wakeKey identifies a FIFO message by its group and body (a wake's body
+// without the attempts it names, see store.WakeCoalesceKey).
 type wakeKey struct{ queue, group, body string }
 
-// lastWakes maps each FIFO message of the batch to the index of the last
-// record that carries it.
-func (r *Router) lastWakes(recs []events.DynamoDBEventRecord) map[wakeKey]int {
-	last := map[wakeKey]int{}
+func keyOf(m store.Message) wakeKey {
+	return wakeKey{m.Queue, m.GroupID, store.WakeCoalesceKey(m.Body)}
+}
+
+// batchWake is a FIFO message of a batch: the first and last records that
+// carry it, and its bodies (wakes of one run naming different attempts).
+type batchWake struct {
+	first, last int
+	bodies      []string
+}
+
+// lastWakes maps each FIFO message of the batch to the records that carry
+// it: the last one sends it, merged (store.MergeWakes), and a failure to
+// send it retries the batch from the first.
+func (r *Router) lastWakes(recs []events.DynamoDBEventRecord) map[wakeKey]*batchWake {
+	wakes := map[wakeKey]*batchWake{}
 	for i, rec := range recs {
 		if rec.EventName == string(events.DynamoDBOperationTypeRemove) {
 			continue
@@ -129,12 +143,22 @@ func (r *Router) lastWakes(recs []events.DynamoDBEventRecord) map[wakeKey]int {
 			continue
 		}
 		for _, m := range msgs {
-			if m.GroupID != "" {
-				last[wakeKey{m.Queue, m.GroupID, m.Body}] = i
+			if m.GroupID == "" {
+				continue
+			}
+			k := keyOf(m)
+			w := wakes[k]
+			if w == nil {
+				w = &batchWake{first: i}
+				wakes[k] = w
+			}
+			w.last = i
+			if !slices.Contains(w.bodies, m.Body) {
+				w.bodies = append(w.bodies, m.Body)
 			}
 		}
 	}
-	return last
+	return wakes
 }
 
 // outgoing is one message to send and the index of the stream record (of
@@ -148,7 +172,7 @@ type outgoing struct {
 }
 
 // messagesOf returns the messages record rec (index in its batch) carries.
-func (r *Router) messagesOf(rec events.DynamoDBEventRecord, index int, last map[wakeKey]int) []outgoing {
+func (r *Router) messagesOf(rec events.DynamoDBEventRecord, index int, wakes map[wakeKey]*batchWake) []outgoing {
 	if rec.EventName == string(events.DynamoDBOperationTypeRemove) {
 		return nil
 	}
@@ -161,8 +185,16 @@ func (r *Router) messagesOf(rec events.DynamoDBEventRecord, index int, last map[
 	}
 	var out []outgoing
 	for i, m := range msgs {
-		if m.GroupID != "" && last[wakeKey{m.Queue, m.GroupID, m.Body}] > index {
-			continue // a later record of this batch sends the same wake
+		from := index
+		if m.GroupID != "" {
+			w := wakes[keyOf(m)]
+			if w.last > index {
+				continue // a later record of this batch sends the same wake
+			}
+			if len(w.bodies) > 1 {
+				m.Body = store.MergeWakes(w.bodies...)
+			}
+			from = w.first
 		}
 		if m.Direct {
 			// The committer sent it already; this copy is the backstop
@@ -171,7 +203,7 @@ func (r *Router) messagesOf(rec events.DynamoDBEventRecord, index int, last map[
 			m.DelaySeconds, m.At = int32(store.BackstopDelay/time.Second), max(m.At, r.cfg.Now().Add(store.BackstopDelay).UnixMilli())
 			m.Body = markBackstop(m.Body)
 		}
-		out = append(out, outgoing{rec: index, msg: m, id: dedupID(rec, i)})
+		out = append(out, outgoing{rec: from, msg: m, id: dedupID(rec, i)})
 	}
 	return out
 }

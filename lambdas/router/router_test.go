@@ -158,3 +158,60 @@ func TestRouterSendsABatchsMessagesTogether(t *testing.T) {
 		t.Errorf("decision queue got %v, want one wake", got)
 	}
 }
+
+// TestRouterMergesTheAttemptsWakesName: the wakes workers' ends carry name
+// their attempts (store.FinishedWakeMessage); a batch's wakes of one run go
+// out as one wake naming every attempt, and a plain wake of the run merges
+// into it too. Should sending it fail, the batch is retried from the first
+// record that named one of them, so no attempt is dropped.
+func TestRouterMergesTheAttemptsWakesName(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := emulator.AWSConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := localstack.Provision(ctx, cfg, resources.ForStage(fmt.Sprintf("rm%d", time.Now().UnixNano()%1_000_000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := sqs.NewFromConfig(cfg)
+	queues := map[string]string{store.QueueDecision: res.Queues.Decision.URL, store.QueueWork: res.Queues.Work.URL}
+	r := router.New(router.Config{SQS: client, QueueURLs: queues})
+	ended := func(step string) store.Message {
+		return store.FinishedWakeMessage(store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: step, Attempt: 1})
+	}
+	other := store.FinishedWakeMessage(store.AttemptRef{WorkflowID: "wf", InstanceID: 2, RunID: 1, StepID: "a", Attempt: 1})
+	resp, err := r.Handle(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
+		record(1, ended("a")), record(2, other), record(3, ended("b")), record(4, store.WakeMessage("wf", 1, 1)), record(5, ended("a")),
+	}})
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("handle: %v %v", err, resp.BatchItemFailures)
+	}
+	got := map[string]bool{}
+	for _, b := range drain(t, client, res.Queues.Decision.URL) {
+		got[b] = true
+	}
+	want := map[string]bool{
+		`{"workflow_id":"wf","workflow_instance_id":1,"workflow_run_id":1,"finished":[{"step_id":"a","step_attempt_id":1},{"step_id":"b","step_attempt_id":1}]}`: true,
+		other.Body: true,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("decision queue got %v, want %v", got, want)
+	}
+
+	broken := router.New(router.Config{SQS: client, QueueURLs: map[string]string{
+		store.QueueDecision: res.Queues.Decision.URL + "-missing", store.QueueWork: res.Queues.Work.URL}})
+	resp, err = broken.Handle(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
+		record(1, store.Message{Queue: store.QueueWork, Body: "step"}), record(2, ended("a")), record(3, ended("b")),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for _, f := range resp.BatchItemFailures {
+		failed = append(failed, f.ItemIdentifier)
+	}
+	if fmt.Sprint(failed) != "[1002 1003]" {
+		t.Errorf("failures %v, want [1002 1003]: from the first record naming an attempt of the merged wake", failed)
+	}
+}

@@ -1,0 +1,120 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/localstack"
+	"github.com/maestro-serverless/maestro/resources"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// TestWorkerWrittenEnds: only the worker holding a RUNNING attempt's claim
+// writes its end; the end carries a wake naming the attempt and reads back
+// as a finished attempt with the worker's entries counted; an attempt with
+// neither an end nor a recorded outcome is not one. A decision that
+// rewrites the end replaces the worker's entries and takes the wake and the
+// marks off the item, which then reads as finished no more.
+func TestWorkerWrittenEnds(t *testing.T) {
+	s, raw := newStoreRaw(t)
+	ctx := context.Background()
+	now := time.UnixMilli(1_700_000_000_000)
+	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state, Now: now,
+		FirstEvent: store.Event{ID: "start", Body: []byte(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	ref := func(step string) store.AttemptRef {
+		return store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: step, Attempt: 1}
+	}
+	start := &store.AttemptStart{Body: []byte(`{"status":"RUNNING"}`), Timeline: [][]byte{[]byte(`"CREATED"`), []byte(`"RUNNING"`)}}
+	for _, step := range []string{"a", "b"} {
+		if _, err := s.ClaimAttempt(ctx, ref(step), "tok-"+step, now, now.Add(time.Minute), start); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := store.AttemptEnd{Status: "SUCCEEDED", Body: []byte(`{"status":"SUCCEEDED","outputs":{"x":1}}`),
+		Timeline: [][]byte{[]byte(`"FINISHING"`), []byte(`"SUCCEEDED"`)}}
+	if err := s.FinishAttempt(ctx, ref("a"), "tok-b", end); !errors.Is(err, store.ErrClaimLost) {
+		t.Fatalf("end written without the claim: %v, want ErrClaimLost", err)
+	}
+	if err := s.FinishAttempt(ctx, ref("a"), "tok-a", end); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishAttempt(ctx, ref("a"), "tok-a", end); !errors.Is(err, store.ErrClaimLost) {
+		t.Fatalf("second end of an attempt no longer RUNNING: %v, want ErrClaimLost", err)
+	}
+	fs, err := s.FinishedAttempts(ctx, []store.AttemptRef{ref("b"), ref("a"), ref("a"), ref("missing")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 || fs[0].Ref != ref("a") || fs[0].WorkerEntries != 2 || fs[0].Outcome != nil ||
+		fs[0].Attempt.Status != "SUCCEEDED" || string(fs[0].Attempt.Body) != string(end.Body) || len(fs[0].Attempt.Timeline) != 4 {
+		t.Fatalf("finished attempts %+v; want a alone, SUCCEEDED with 2 worker entries of 4", fs)
+	}
+	// The wake it carries names the attempt.
+	if ob, ok := raw("S#000001#a#0001")["ob"].(*types.AttributeValueMemberS); !ok ||
+		!strings.Contains(ob.Value, `"q":"decision"`) || !strings.Contains(ob.Value, `\"finished\":[{\"step_id\":\"a\",\"step_attempt_id\":1}]`) {
+		t.Fatalf("outbox %+v; want a decision wake naming a/1", raw("S#000001#a#0001")["ob"])
+	}
+	// A decision rewrites it: its entries replace the worker's.
+	if err := s.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: 1, RunID: 1, ExpectV: 1, Status: "IN_PROGRESS", State: []byte(`{}`),
+		Attempts: []store.Attempt{{StepID: "a", Attempt: 1, Status: "FATALLY_FAILED", Body: []byte(`{"status":"FATALLY_FAILED"}`),
+			Timeline: [][]byte{[]byte(`"CREATED"`), []byte(`"RUNNING"`), []byte(`"FATALLY_FAILED"`)}, ReplaceTimeline: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.GetAttempt(ctx, "wf", 1, 1, "a", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tl []string
+	for _, e := range a.Timeline {
+		tl = append(tl, string(e))
+	}
+	if a.Status != "FATALLY_FAILED" || strings.Join(tl, ",") != `"CREATED","RUNNING","FATALLY_FAILED"` {
+		t.Fatalf("rewritten attempt %s, timeline %s", a.Status, tl)
+	}
+	if item := raw("S#000001#a#0001"); item["ob"] != nil || item["wn"] != nil {
+		t.Fatalf("rewritten attempt keeps its wake or its worker mark: %v", item)
+	}
+	if fs, err := s.FinishedAttempts(ctx, []store.AttemptRef{ref("a")}); err != nil || len(fs) != 0 {
+		t.Fatalf("finished attempts after the rewrite: %+v, %v; want none", fs, err)
+	}
+}
+
+// newStoreRaw is newStore with a reader of run 1 of instance 1 of workflow
+// wf's items by sort key, as stored.
+func newStoreRaw(t *testing.T) (*store.Store, func(sk string) map[string]types.AttributeValue) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := emulator.AWSConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stage := fmt.Sprintf("raw%d-%d", os.Getpid()%10000, time.Now().UnixNano()%1000000)
+	res, err := localstack.Provision(ctx, cfg, resources.ForStage(stage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
+	return store.New(db, res.Table.Name, store.Options{}), func(sk string) map[string]types.AttributeValue {
+		t.Helper()
+		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(res.Table.Name), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "R#wf#1"}, "sk": &types.AttributeValueMemberS{Value: sk}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Item
+	}
+}
