@@ -42,22 +42,30 @@ type Usage struct {
 	// RequestMillis sums the calls' durations by "Service.Operation",
 	// retries and backoff included.
 	RequestMillis map[string]float64 `json:"request_ms"`
-	// DynamoDBWriteUnits are the write request units of every write,
-	// computed from the request: ceil(item bytes / 1 KB) per item, doubled
-	// inside TransactWriteItems. Puts carry the whole item and are exact;
-	// an Update or Delete is sized from its key and expression values, a
-	// lower bound of the stored item's size.
+	// DynamoDBWriteUnits are the write request units of every write as
+	// billed: as the emulator reports them (ConsumedCapacity, see
+	// Meter.UseReportedCapacity) when it does, else EstimatedWriteUnits'.
 	DynamoDBWriteUnits float64 `json:"dynamodb_write_units"`
+	// EstimatedWriteUnits are the write request units of every write,
+	// computed from the request: ceil(item bytes / 1 KB) per item, doubled
+	// inside TransactWriteItems, plus the sweep index's. Puts carry the
+	// whole item and are exact; an Update or Delete is sized from its key
+	// and expression values, a lower bound of the stored item's size (AWS
+	// bills the larger of the item before and after).
+	EstimatedWriteUnits float64 `json:"dynamodb_estimated_write_units"`
+	// ReportedCapacity says whether the emulator reported the capacity of
+	// the successful writes (DynamoDBWriteUnits then uses its figures).
+	ReportedCapacity bool `json:"dynamodb_reported_capacity"`
 	// FailedWriteUnits is the part of DynamoDBWriteUnits spent by writes
-	// that failed (a false condition, a cancelled transaction): DynamoDB
-	// charges a failed conditional write as if it had been made.
+	// that failed (a false condition, a cancelled transaction), estimated:
+	// DynamoDB charges a failed conditional write as if it had been made.
 	FailedWriteUnits float64 `json:"dynamodb_failed_write_units"`
-	// WriteUnitsByKind splits DynamoDBWriteUnits by the kind of item
+	// WriteUnitsByKind splits EstimatedWriteUnits by the kind of item
 	// written: the sort key's prefix (RUN state, S step attempt, T
 	// timeline, E inbox event, I instance summary, ...), and "gsi1" for
 	// the writes of the sweep index.
 	WriteUnitsByKind map[string]float64 `json:"dynamodb_write_units_by_kind"`
-	// IndexWriteUnits is the part of DynamoDBWriteUnits the sweep index
+	// IndexWriteUnits is the part of EstimatedWriteUnits the sweep index
 	// (gsi1, keys only: one unit per entry written or removed) costs: a
 	// successful write that adds an item to it, removes one, or changes an
 	// item's due time (a removal and an addition).
@@ -94,6 +102,22 @@ type Meter struct {
 	// indexed holds the sweep-index sort key of every item the metered
 	// writes left in the index, by table key.
 	indexed map[string]string
+	// reported asks DynamoDB for the capacity writes consume and uses it.
+	reported bool
+}
+
+// UseReportedCapacity has the meter ask for the capacity each write
+// consumes (ReturnConsumedCapacity) and count what DynamoDB reports instead
+// of its estimate: DynamoDB Local bills an update or a delete by the whole
+// item, as AWS does, which the request alone cannot tell. It does not
+// double transactional writes as AWS does, so the meter doubles them. Call
+// it before the calls to count, for an emulator that reports capacity as
+// DynamoDB Local does.
+func (m *Meter) UseReportedCapacity() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reported = true
+	m.u.ReportedCapacity = true
 }
 
 // NewMeter returns a meter at zero.
@@ -119,6 +143,12 @@ func (m *Meter) Middleware() func(*middleware.Stack) error {
 	return func(stack *middleware.Stack) error {
 		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc(meterID,
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				m.mu.Lock()
+				reported := m.reported
+				m.mu.Unlock()
+				if reported && !unmetered(ctx) {
+					requestCapacity(in.Parameters)
+				}
 				start := time.Now()
 				out, md, err := next.HandleInitialize(ctx, in)
 				if !unmetered(ctx) {
@@ -145,6 +175,7 @@ func (m *Meter) Reset() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.u = newUsage()
+	m.u.ReportedCapacity = m.reported
 }
 
 func newUsage() Usage {
@@ -166,12 +197,26 @@ func (m *Meter) record(service, op string, took time.Duration, params, result an
 		if m.trace != nil {
 			kinds = append(kinds, kind+":"+strconv.FormatInt(n, 10))
 		}
-		m.u.DynamoDBWriteUnits += float64(n)
 		m.u.WriteUnitsByKind[kind] += float64(n)
-		if err != nil {
-			m.u.FailedWriteUnits += float64(n)
-		}
 	})
+	estimate := float64(units)
+	if err == nil {
+		if n := m.indexWrites(params); n > 0 {
+			m.u.IndexWriteUnits += n
+			m.u.WriteUnitsByKind["gsi1"] += n
+			estimate += n
+		}
+	} else {
+		m.u.FailedWriteUnits += estimate
+	}
+	billed := estimate
+	if m.reported && err == nil {
+		if r, ok := reportedWriteUnits(result); ok {
+			billed = r
+		}
+	}
+	m.u.EstimatedWriteUnits += estimate
+	m.u.DynamoDBWriteUnits += billed
 	if m.trace != nil {
 		errText := ""
 		if err != nil {
@@ -181,16 +226,14 @@ func (m *Meter) record(service, op string, took time.Duration, params, result an
 		if len(kinds) > 0 {
 			detail = " [" + strings.Join(kinds, " ") + "]"
 		}
+		if billed != estimate {
+			detail += fmt.Sprintf(" billed=%g", billed)
+		}
 		fmt.Fprintf(m.trace, "%s %8.1fms %s.%s items=%d wru=%d%s%s\n",
 			time.Now().Format("15:04:05.000"), float64(took.Microseconds())/1000, service, op, items, units, detail, errText)
 	}
 	if err == nil {
 		m.u.DynamoDBReadUnits += readUnits(params, result)
-		if n := m.indexWrites(params); n > 0 {
-			m.u.IndexWriteUnits += n
-			m.u.DynamoDBWriteUnits += n
-			m.u.WriteUnitsByKind["gsi1"] += n
-		}
 	}
 	switch in := params.(type) {
 	case *sqs.ReceiveMessageInput:

@@ -269,3 +269,62 @@ func TestMeterBillsAnSNSBatchPerRequest(t *testing.T) {
 	m.record("SNS", "Publish", time.Millisecond, &sns.PublishInput{Message: aws.String("one")}, &sns.PublishOutput{}, nil)
 	assert.Equal(t, int64(1+2+1), m.Usage().SNSBilledMessages)
 }
+
+// TestMeterUsesReportedCapacity: with UseReportedCapacity the meter asks
+// every write for its consumed capacity and bills what the response
+// reports (an update by its whole item), transactions doubled (DynamoDB
+// Local reports them at 1x); a write whose response reports nothing is
+// billed by the estimate, and the estimate is kept beside.
+func TestMeterUsesReportedCapacity(t *testing.T) {
+	m := NewMeter()
+	m.UseReportedCapacity()
+	var asked []string
+	cfg := meteredConfig(m, func(target string) string {
+		switch {
+		case strings.HasSuffix(target, ".UpdateItem"):
+			return `{"ConsumedCapacity":{"TableName":"t","CapacityUnits":3}}`
+		case strings.HasSuffix(target, ".TransactWriteItems"):
+			return `{"ConsumedCapacity":[{"TableName":"t","CapacityUnits":2}]}`
+		}
+		return `{}`
+	})
+	cfg.HTTPClient = recordingTransport{next: cfg.HTTPClient.(cannedTransport), asked: &asked}
+	ctx := context.Background()
+	db := dynamodb.NewFromConfig(cfg)
+	key := map[string]ddbtypes.AttributeValue{"pk": &ddbtypes.AttributeValueMemberS{Value: "k"}}
+	_, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String("t"), Key: key, UpdateExpression: aws.String("SET x = :x"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":x": &ddbtypes.AttributeValueMemberS{Value: "y"}}})
+	require.NoError(t, err)
+	_, err = db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+		{Put: &ddbtypes.Put{TableName: aws.String("t"), Item: bigItem(1500)}},
+	}})
+	require.NoError(t, err)
+	_, err = db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("t"), Item: bigItem(1500)})
+	require.NoError(t, err)
+	u := m.Usage()
+	assert.True(t, u.ReportedCapacity)
+	assert.Equal(t, 3.0+4.0+2.0, u.DynamoDBWriteUnits, "update as reported, transaction doubled, put unreported estimated")
+	assert.Equal(t, 1.0+4.0+2.0, u.EstimatedWriteUnits)
+	for _, body := range asked {
+		assert.Contains(t, body, `"ReturnConsumedCapacity":"TOTAL"`)
+	}
+	assert.Len(t, asked, 3)
+	m.Reset()
+	assert.True(t, m.Usage().ReportedCapacity, "a reset keeps the meter's mode")
+}
+
+// recordingTransport records request bodies before a canned answer.
+type recordingTransport struct {
+	next  cannedTransport
+	asked *[]string
+}
+
+func (r recordingTransport) Do(req *http.Request) (*http.Response, error) {
+	b, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	*r.asked = append(*r.asked, string(b))
+	req.Body = io.NopCloser(strings.NewReader(string(b)))
+	return r.next.Do(req)
+}

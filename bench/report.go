@@ -108,6 +108,9 @@ func combine(ws []*WorkloadResult) *WorkloadResult {
 			all.AWS.WriteUnitsByKind[k] += v
 		}
 		all.AWS.DynamoDBWriteUnits += w.AWS.DynamoDBWriteUnits
+		all.AWS.EstimatedWriteUnits += w.AWS.EstimatedWriteUnits
+		all.AWS.IndexWriteUnits += w.AWS.IndexWriteUnits
+		all.AWS.ReportedCapacity = all.AWS.ReportedCapacity || w.AWS.ReportedCapacity
 		all.AWS.FailedWriteUnits += w.AWS.FailedWriteUnits
 		all.AWS.DynamoDBReadUnits += w.AWS.DynamoDBReadUnits
 		all.AWS.SQSBilledRequests += w.AWS.SQSBilledRequests
@@ -131,13 +134,19 @@ func combine(ws []*WorkloadResult) *WorkloadResult {
 	return all
 }
 
-// Assumptions lists how the figures are obtained and what they leave out.
-func Assumptions() []string {
+// Assumptions lists how the figures are obtained and what they leave out;
+// reported says whether the emulator reported the write capacity consumed
+// (Meter.UseReportedCapacity).
+func Assumptions(reported bool) []string {
+	writes := "DynamoDB write units from the requests: ceil(item bytes / 1 KB), x2 inside TransactWriteItems; a Put carries the whole item (exact), an Update or Delete only its key and expression values (a lower bound of the stored item). Failed writes (false conditions, cancelled transactions) are charged too and shown apart."
+	if reported {
+		writes = "DynamoDB write units as DynamoDB Local reports them (ConsumedCapacity: an Update or Delete billed by the whole item, before or after, as AWS bills it), doubled for TransactWriteItems as AWS bills them (DynamoDB Local does not); failed writes (false conditions, cancelled transactions), which it reports nothing for, from the requests, shown apart. The split by item kind is estimated from the requests (ceil(item bytes / 1 KB); an Update or Delete by its key and expression values)."
+	}
 	return []string{
 		"Instances run one at a time, except httpchains (all its instances at once); step-launch and start overheads come from the step timelines' millisecond timestamps (the deciding handler's clock, the same machine as the client).",
 		"Lambda invocations: one per API start request plus one per non-empty handler batch the local pumps deliver (stream: up to 100 records per poll; SQS: up to 10 messages per receive, 4 work and 2 decision pollers). AWS event source mappings batch differently.",
 		"Lambda duration: the measured local handler durations (against the emulator), rounded up to 1 ms per invocation, at 128 MB arm64.",
-		"DynamoDB write units from the requests: ceil(item bytes / 1 KB), x2 inside TransactWriteItems; a Put carries the whole item (exact), an Update or Delete only its key and expression values (a lower bound of the stored item). Failed writes (false conditions, cancelled transactions) are charged too and shown apart.",
+		writes,
 		"DynamoDB read units from the responses: ceil(bytes returned / 4 KB), at least 1 per GetItem or Query page, halved when eventually consistent.",
 		"SQS: one billed request per 64 KB of payload; FIFO queues at their own price; receives that return nothing (idle long polling, a cost of time, not of steps) are left out.",
 		"SNS: the router publishes change events (one per run or step attempt and decision) ten per PublishBatch, billed as one request per 64 KB of the batch's payload (AWS: batching cuts SNS cost up to 10x); deliveries to subscribers are the subscribers' cost.",
@@ -206,11 +215,15 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	tw.Flush()
 	u := r.Overall.AWS
-	fmt.Fprintf(&b, "DynamoDB: %.0f write units (%.2f per step, %.2f of them by failed writes), %.1f read units (%.3f per step); SQS: %d billed requests (%.3f per step, %d FIFO), %d empty receives not billed; SNS: %d billed publishes (%.2f per step); stream records read: %d\n",
-		u.DynamoDBWriteUnits, u.DynamoDBWriteUnits/steps, u.FailedWriteUnits/steps, u.DynamoDBReadUnits, u.DynamoDBReadUnits/steps,
+	estimated := ""
+	if u.ReportedCapacity {
+		estimated = fmt.Sprintf(", as reported; %.2f per step estimated from the requests", u.EstimatedWriteUnits/steps)
+	}
+	fmt.Fprintf(&b, "DynamoDB: %.0f write units (%.2f per step%s, %.2f of them by failed writes), %.1f read units (%.3f per step); SQS: %d billed requests (%.3f per step, %d FIFO), %d empty receives not billed; SNS: %d billed publishes (%.2f per step); stream records read: %d\n",
+		u.DynamoDBWriteUnits, u.DynamoDBWriteUnits/steps, estimated, u.FailedWriteUnits/steps, u.DynamoDBReadUnits, u.DynamoDBReadUnits/steps,
 		u.SQSBilledRequests, float64(u.SQSBilledRequests)/steps, u.SQSFIFOBilledRequests, u.SQSEmptyReceives,
 		u.SNSBilledMessages, float64(u.SNSBilledMessages)/steps, u.StreamRecords)
-	b.WriteString("DynamoDB write units per step by item kind (sort key prefix):")
+	b.WriteString("DynamoDB write units per step by item kind (sort key prefix; estimated from the requests):")
 	for _, kind := range slices.Sorted(maps.Keys(u.WriteUnitsByKind)) {
 		fmt.Fprintf(&b, " %s %.2f", kind, u.WriteUnitsByKind[kind]/steps)
 	}

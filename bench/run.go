@@ -182,11 +182,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("bench: start the local stack: %w", err)
 	}
 	defer st.Close()
+	if reportsCapacity(st.Emulator) {
+		meter.UseReportedCapacity()
+	}
 
 	c := &client{base: st.URL, http: &http.Client{}}
 	rep := &Report{
 		Runs: cfg.Runs, Steps: cfg.Steps, StreamInterval: cfg.StreamInterval.String(),
-		Emulator: fmt.Sprintf("%s %s", st.Emulator.Kind, st.Emulator.Endpoint), Assumptions: Assumptions(),
+		Emulator: emulatorName(st.Emulator), Assumptions: Assumptions(reportsCapacity(st.Emulator)),
 	}
 	for _, w := range workloads {
 		version, err := c.push(ctx, w.Definition)
@@ -473,4 +476,21 @@ func sampleHeap() func() uint64 {
 		<-stopped
 		return peak.Load()
 	}
+}
+
+// reportsCapacity says whether e's DynamoDB reports the capacity writes
+// consume as AWS bills it (but transactions): DynamoDB Local does; moto
+// does not.
+func reportsCapacity(e *localstack.Emulator) bool {
+	return e != nil && e.DynamoDBEndpoint != ""
+}
+
+// emulatorName says which emulator serves the stack, and DynamoDB Local
+// when it serves DynamoDB.
+func emulatorName(e *localstack.Emulator) string {
+	name := fmt.Sprintf("%s %s", e.Kind, e.Endpoint)
+	if e.DynamoDBEndpoint != "" {
+		name += fmt.Sprintf(" (DynamoDB: DynamoDB Local %s)", e.DynamoDBEndpoint)
+	}
+	return name
 }

@@ -47,8 +47,9 @@ type AttemptEnd struct {
 
 // FinishAttempt writes attempt ref's end, provided token still holds its
 // claim and it is RUNNING (ErrClaimLost otherwise), with a wake of the
-// run's decider naming the attempt in the item's outbox. The end is the
-// outcome: its reader derives the worker's event from it.
+// run's decider naming the attempt in the item's outbox (endOutbox). The
+// end is the outcome: its reader derives the worker's event from it. The
+// claim is removed with it.
 func (s *Store) FinishAttempt(ctx context.Context, ref AttemptRef, token string, end AttemptEnd) error {
 	body, err := s.encodeBody(end.Body)
 	if err != nil {
@@ -57,23 +58,21 @@ func (s *Store) FinishAttempt(ctx context.Context, ref AttemptRef, token string,
 	if n := AttributeValueSize(body[attrBody]); n > MaxItemBytes {
 		return fmt.Errorf("store: finish %s: %w", ref, &ItemTooLargeError{Item: "step attempt " + ref.StepID, Bytes: n})
 	}
-	wake, err := encodeOutbox([]Message{FinishedWakeMessage(ref)})
-	if err != nil {
-		return err
-	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table),
 		Key:       ref.key(),
+		// The claim goes: the attempt is no longer RUNNING, so it could
+		// not be claimed again anyway, and the item is billed by size.
 		UpdateExpression: aws.String("SET #st = :st, #b = :b, #e = :e, #tl = list_append(#tl, :tl), " +
-			"#wn = :wn, #ob = :ob"),
+			"#wn = :wn, #ob = :ob REMOVE #c, #l"),
 		ConditionExpression: aws.String("#c = :c AND #st = :running"),
 		ExpressionAttributeNames: map[string]string{
 			"#st": attrStatus, "#b": attrBody, "#e": attrEnc, "#tl": attrTimeline, "#wn": attrWorkerEntries,
-			"#ob": attrOutbox, "#c": attrClaim,
+			"#ob": attrOutbox, "#c": attrClaim, "#l": attrLease,
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":st": str(end.Status), ":b": body[attrBody], ":e": body[attrEnc], ":tl": entryList(end.Timeline),
-			":wn": num(int64(len(end.Timeline))), ":ob": str(wake),
+			":wn": num(int64(len(end.Timeline))), ":ob": str(endOutbox),
 			":c": str(token), ":running": str(statusRunning),
 		},
 	})

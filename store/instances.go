@@ -1006,25 +1006,11 @@ func attemptFromItem(item map[string]types.AttributeValue) (*Attempt, int64, err
 	if err != nil {
 		return nil, 0, err
 	}
-	// sk = S#<run:6>#<step>#<attempt>
-	sk := getS(item, attrSK)
-	if len(sk) < len("S#000000#") || !strings.HasPrefix(sk, "S#") {
-		return nil, 0, fmt.Errorf("store: not an attempt key: %q", sk)
-	}
-	run, err := strconv.ParseInt(sk[2:8], 10, 64)
+	run, step, n, err := parseAttemptSK(getS(item, attrSK))
 	if err != nil {
-		return nil, 0, fmt.Errorf("store: attempt key %q: %w", sk, err)
+		return nil, 0, err
 	}
-	rest := sk[len("S#000000#"):]
-	i := strings.LastIndexByte(rest, '#')
-	if i < 0 {
-		return nil, 0, fmt.Errorf("store: attempt key %q has no attempt", sk)
-	}
-	n, err := strconv.ParseInt(rest[i+1:], 10, 64)
-	if err != nil {
-		return nil, 0, fmt.Errorf("store: attempt key %q: %w", sk, err)
-	}
-	a := &Attempt{StepID: rest[:i], Attempt: n, Status: getS(item, attrStatus), Body: body}
+	a := &Attempt{StepID: step, Attempt: n, Status: getS(item, attrStatus), Body: body}
 	if l, ok := item[attrTimeline].(*types.AttributeValueMemberL); ok {
 		for _, e := range l.Value {
 			if sv, ok := e.(*types.AttributeValueMemberS); ok {
@@ -1033,6 +1019,25 @@ func attemptFromItem(item map[string]types.AttributeValue) (*Attempt, int64, err
 		}
 	}
 	return a, run, nil
+}
+
+// parseAttemptSK parses a step attempt's sort key, S#<run:6>#<step>#<attempt>.
+func parseAttemptSK(sk string) (run int64, step string, attempt int64, err error) {
+	if len(sk) < len("S#000000#") || !strings.HasPrefix(sk, "S#") {
+		return 0, "", 0, fmt.Errorf("store: not an attempt key: %q", sk)
+	}
+	if run, err = strconv.ParseInt(sk[2:8], 10, 64); err != nil {
+		return 0, "", 0, fmt.Errorf("store: attempt key %q: %w", sk, err)
+	}
+	rest := sk[len("S#000000#"):]
+	i := strings.LastIndexByte(rest, '#')
+	if i < 0 {
+		return 0, "", 0, fmt.Errorf("store: attempt key %q has no attempt", sk)
+	}
+	if attempt, err = strconv.ParseInt(rest[i+1:], 10, 64); err != nil {
+		return 0, "", 0, fmt.Errorf("store: attempt key %q: %w", sk, err)
+	}
+	return run, rest[:i], attempt, nil
 }
 
 func (s *Store) queryAttempts(ctx context.Context, wf string, inst int64, prefix string, forward bool, limit int32) ([]Attempt, error) {

@@ -20,6 +20,13 @@ func OutboxFromImage(image map[string]events.DynamoDBAttributeValue) ([]Message,
 	if !ok || av.DataType() != events.DataTypeString {
 		return nil, nil
 	}
+	if av.String() == endOutbox {
+		ref, err := attemptRefOf(imageString(image, attrPK), imageString(image, attrSK))
+		if err != nil {
+			return nil, fmt.Errorf("store: decode outbox: %w", err)
+		}
+		return []Message{FinishedWakeMessage(ref)}, nil
+	}
 	raw := []byte(av.String())
 	if z, ok := strings.CutPrefix(av.String(), gzOutboxPrefix); ok {
 		var err error
@@ -32,6 +39,24 @@ func OutboxFromImage(image map[string]events.DynamoDBAttributeValue) ([]Message,
 		return nil, fmt.Errorf("store: decode outbox of %s/%s: %w", imageString(image, attrPK), imageString(image, attrSK), err)
 	}
 	return msgs, nil
+}
+
+// endOutbox is the outbox of an attempt item whose worker wrote its end
+// (FinishAttempt): the wake that names the attempt, which its keys say.
+// Written out it would be a fifth of a small item.
+const endOutbox = "end"
+
+// attemptRefOf parses the keys of a step attempt item.
+func attemptRefOf(pk, sk string) (AttemptRef, error) {
+	wf, inst, err := parseRunPK(pk)
+	if err != nil {
+		return AttemptRef{}, err
+	}
+	run, step, attempt, err := parseAttemptSK(sk)
+	if err != nil {
+		return AttemptRef{}, err
+	}
+	return AttemptRef{WorkflowID: wf, InstanceID: inst, RunID: run, StepID: step, Attempt: attempt}, nil
 }
 
 func imageString(image map[string]events.DynamoDBAttributeValue, name string) string {

@@ -1,0 +1,71 @@
+package bench
+
+import (
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// requestCapacity asks a DynamoDB write for the capacity it consumes
+// (table and indexes), unless its caller asked already.
+func requestCapacity(params any) {
+	const total = ddbtypes.ReturnConsumedCapacityTotal
+	switch in := params.(type) {
+	case *dynamodb.PutItemInput:
+		if in.ReturnConsumedCapacity == "" {
+			in.ReturnConsumedCapacity = total
+		}
+	case *dynamodb.UpdateItemInput:
+		if in.ReturnConsumedCapacity == "" {
+			in.ReturnConsumedCapacity = total
+		}
+	case *dynamodb.DeleteItemInput:
+		if in.ReturnConsumedCapacity == "" {
+			in.ReturnConsumedCapacity = total
+		}
+	case *dynamodb.BatchWriteItemInput:
+		if in.ReturnConsumedCapacity == "" {
+			in.ReturnConsumedCapacity = total
+		}
+	case *dynamodb.TransactWriteItemsInput:
+		if in.ReturnConsumedCapacity == "" {
+			in.ReturnConsumedCapacity = total
+		}
+	}
+}
+
+// reportedWriteUnits returns the write units a successful write's response
+// reports, transactional ones doubled (DynamoDB Local reports them as plain
+// writes; AWS bills them twice), and whether it reported any.
+func reportedWriteUnits(result any) (float64, bool) {
+	one := func(c *ddbtypes.ConsumedCapacity) (float64, bool) {
+		if c == nil || c.CapacityUnits == nil {
+			return 0, false
+		}
+		return aws.ToFloat64(c.CapacityUnits), true
+	}
+	all := func(cs []ddbtypes.ConsumedCapacity, scale float64) (float64, bool) {
+		var n float64
+		for i := range cs {
+			u, ok := one(&cs[i])
+			if !ok {
+				return 0, false
+			}
+			n += u
+		}
+		return n * scale, len(cs) > 0
+	}
+	switch out := result.(type) {
+	case *dynamodb.PutItemOutput:
+		return one(out.ConsumedCapacity)
+	case *dynamodb.UpdateItemOutput:
+		return one(out.ConsumedCapacity)
+	case *dynamodb.DeleteItemOutput:
+		return one(out.ConsumedCapacity)
+	case *dynamodb.BatchWriteItemOutput:
+		return all(out.ConsumedCapacity, 1)
+	case *dynamodb.TransactWriteItemsOutput:
+		return all(out.ConsumedCapacity, 2)
+	}
+	return 0, false
+}
