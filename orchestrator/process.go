@@ -212,6 +212,10 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 			if err := in.record(); err != nil {
 				return nil, false, err
 			}
+			in.recorded = true
+			if f := in.ended; f != nil {
+				ended = map[attemptKey]*store.FinishedAttempt{{f.Ref.StepID, f.Ref.Attempt}: f}
+			}
 		}
 		// Applied first and never stored in the inbox: nothing to consume.
 		pending = []store.Event{in.event}
@@ -323,7 +327,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	if err != nil {
 		return nil, false, err
 	}
-	if in != nil && in.picked != nil && !in.claim(&commit, now.Add(o.claimLease)) {
+	if in != nil && in.picked != nil && !in.claim(&commit, cur, now.Add(o.claimLease)) {
 		// Not among the commit's attempt writes (never expected): send it
 		// through the work queue after all.
 		m, _, err := o.outboxMessage(cur, *in.picked, now)

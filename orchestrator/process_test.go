@@ -78,13 +78,25 @@ func TestInlineRunsOnlyWithTimeLeft(t *testing.T) {
 	}
 
 	// The claim goes on the picked attempt's write, and only if it starts it.
+	st := &engine.Instance{WorkflowID: "wf", InstanceID: 1, RunID: 1, Status: model.WorkflowInProgress}
 	commit := &store.Commit{Attempts: []store.Attempt{{StepID: "a", Attempt: 1, Status: "RUNNING"}}}
 	in.token = "tok"
-	if !in.claim(commit, now.Add(time.Minute)) || commit.Attempts[0].Claim != "tok" || commit.Attempts[0].Lease != now.Add(time.Minute).UnixMilli() {
+	if !in.claim(commit, st, now.Add(time.Minute)) || commit.Attempts[0].Claim != "tok" || commit.Attempts[0].Lease != now.Add(time.Minute).UnixMilli() {
 		t.Errorf("claim not written: %+v", commit.Attempts)
 	}
-	if in.claim(&store.Commit{Attempts: []store.Attempt{{StepID: "a", Attempt: 1, Status: "SUCCEEDED"}}}, now) {
+	if in.claim(&store.Commit{Attempts: []store.Attempt{{StepID: "a", Attempt: 1, Status: "SUCCEEDED"}}}, st, now) {
 		t.Error("claimed an attempt the commit does not start")
+	}
+	// An attempt created and started in one instant, written as its claim
+	// would write it: the write leaves the commit for the worker's claim.
+	started := now.UnixMilli()
+	st.Steps = []engine.StepState{{StepID: "a", Attempt: 1, Status: model.StepRunning, CreateTime: started, StartTime: started}}
+	ws := workerStart(WorkMessage{Kind: WorkRunStep, WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "a", Attempt: 1, StartTime: started})
+	commit = &store.Commit{Attempts: []store.Attempt{{StepID: "b", Attempt: 1, Status: "SUCCEEDED"},
+		{StepID: "a", Attempt: 1, Status: "RUNNING", Body: ws.Body, Timeline: ws.Timeline}}}
+	if !in.claim(commit, st, now.Add(time.Minute)) || len(commit.Attempts) != 1 || commit.Attempts[0].StepID != "b" ||
+		in.start == nil || in.startTime != started {
+		t.Errorf("start not left to the claim: %+v, start %+v at %d", commit.Attempts, in.start, in.startTime)
 	}
 
 	// A run that ended runs nothing.

@@ -1,9 +1,11 @@
 package orchestrator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/maestro-serverless/maestro/engine"
@@ -164,11 +166,29 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 			// deciding takes a graph load and a commit, and a worker that
 			// dies meanwhile must not have the step run again. A contended
 			// run skips it (one write per step of a fan-out): its outcome
-			// goes to the inbox at once.
+			// goes to the decider at once (handResult).
 			record: func() error { return o.store.RecordOutcome(ctx, ref, token, ev.Body) },
+		}
+		if end := workerEnd(m, res); end != nil {
+			// The end itself, as the decision would write it (see
+			// deferred.go), without a wake: the commit leaves the item
+			// alone. A worker that dies before its commit leaves the run
+			// to the sweeper, which reads the end.
+			in.record = func() error { return o.store.FinishAttempt(ctx, ref, token, *end, false) }
+			in.ended = &store.FinishedAttempt{Ref: ref, WorkerEntries: len(end.Timeline), Attempt: store.Attempt{
+				StepID: m.StepID, Attempt: m.Attempt, Status: end.Status, Body: end.Body,
+				Timeline: append(slices.Clip(workerStart(m).Timeline), end.Timeline...)}}
 		}
 		_, more, err := o.processOnce(ctx, w, fullRound(), in)
 		if err != nil {
+			if in.recorded && in.ended != nil {
+				// The end is on the item, without its wake: add it.
+				if werr := o.store.WakeEnd(ctx, ref); werr != nil {
+					o.log.Warn("cannot wake the decider for a step's end; the sweeper will find it",
+						"attempt", ref.String(), "error", werr)
+				}
+				return nil
+			}
 			if errors.Is(err, store.ErrClaimLost) {
 				return o.putResult(ctx, m, ev)
 			}
@@ -190,6 +210,24 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 			return nil
 		}
 		m = runStepMessage(w, *in.picked)
+		if in.start != nil {
+			// Its start was left to this worker's claim.
+			m.StartTime = in.startTime
+			next := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
+			now := o.now()
+			if _, err := o.store.ClaimAttempt(ctx, next, token, now, now.Add(o.claimLease), in.start); err != nil {
+				// Left to a worker through the queue (its claim may find
+				// it claimed, and look again when the lease ends).
+				o.log.Warn("cannot claim the step this worker started; sending it to the work queue",
+					"attempt", next.String(), "error", err)
+				if o.dispatch != nil {
+					if derr := o.dispatch.Dispatch(ctx, []store.Message{{Queue: store.QueueWork, Body: string(mustJSON(m))}}); derr != nil {
+						o.log.Warn("cannot send the step to the work queue; the sweeper will", "attempt", next.String(), "error", derr)
+					}
+				}
+				return nil
+			}
+		}
 	}
 }
 
@@ -201,7 +239,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 func (o *Orchestrator) handResult(ctx context.Context, m WorkMessage, token string, res engine.StepFinished, ev store.Event) error {
 	if end := workerEnd(m, res); end != nil {
 		ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
-		err := o.store.FinishAttempt(ctx, ref, token, *end)
+		err := o.store.FinishAttempt(ctx, ref, token, *end, true)
 		if err == nil {
 			return nil
 		}
@@ -244,8 +282,19 @@ type inlineRound struct {
 	runnable func(engine.RunStep) bool
 	picked   *engine.RunStep
 	// record makes the outcome durable on the attempt item; processOnce
-	// calls it once it found the run uncontended, before it decides.
-	record func() error
+	// calls it once it found the run uncontended, before it decides, and
+	// sets recorded when it did.
+	record   func() error
+	recorded bool
+	// ended is the end record writes, when it writes the attempt's end
+	// (store.FinishAttempt): the commit leaves the item alone if it is
+	// what the decision writes.
+	ended *store.FinishedAttempt
+	// start, when set, is the picked attempt's start, left out of the
+	// commit for the worker's claim to write (as a deferred start is),
+	// and startTime when it started.
+	start     *store.AttemptStart
+	startTime int64
 }
 
 // pick chooses the first started step the worker may run and takes its
@@ -263,17 +312,29 @@ func (in *inlineRound) pick(acc *decisionSet, st *engine.Instance) {
 	}
 }
 
-// claim puts the picked attempt's claim, held until lease, into commit: the
-// committing worker runs that step itself, as if it had claimed it with
-// ClaimAttempt, and no work message is sent for it. It reports false when
-// the commit does not write the attempt.
-func (in *inlineRound) claim(commit *store.Commit, lease time.Time) bool {
+// claim has the committing worker run the picked attempt itself, and no
+// work message sent for it: when the commit's write of it is the start a
+// claim writes (see deferred.go), the write leaves the commit and the
+// worker's ClaimAttempt makes it (start); otherwise the write carries the
+// claim, held until lease. It reports false when the commit does not start
+// the attempt. st is the run's state after the commit.
+func (in *inlineRound) claim(commit *store.Commit, st *engine.Instance, lease time.Time) bool {
 	for i := range commit.Attempts {
 		a := &commit.Attempts[i]
-		if a.StepID == in.picked.StepID && a.Attempt == in.picked.Attempt && a.Status == string(model.StepRunning) {
-			a.Claim, a.Lease = in.token, lease.UnixMilli()
-			return true
+		if a.StepID != in.picked.StepID || a.Attempt != in.picked.Attempt || a.Status != string(model.StepRunning) {
+			continue
 		}
+		if ss := st.Step(a.StepID); ss != nil && ss.Attempt == a.Attempt && startedInOne(ss) {
+			m := WorkMessage{Kind: WorkRunStep, WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID,
+				StepID: a.StepID, Attempt: a.Attempt, Params: in.picked.Params, StartTime: ss.StartTime}
+			if ws := workerStart(m); a.Claim == "" && bytes.Equal(ws.Body, a.Body) && slices.EqualFunc(ws.Timeline, a.Timeline, bytes.Equal) {
+				commit.Attempts = slices.Delete(commit.Attempts, i, i+1)
+				in.start, in.startTime = ws, ss.StartTime
+				return true
+			}
+		}
+		a.Claim, a.Lease = in.token, lease.UnixMilli()
+		return true
 	}
 	return false
 }

@@ -46,11 +46,12 @@ type AttemptEnd struct {
 }
 
 // FinishAttempt writes attempt ref's end, provided token still holds its
-// claim and it is RUNNING (ErrClaimLost otherwise), with a wake of the
-// run's decider naming the attempt in the item's outbox (endOutbox). The
+// claim and it is RUNNING (ErrClaimLost otherwise), with, if wake, a wake
+// of the run's decider naming the attempt in the item's outbox (endOutbox;
+// a worker about to apply the end itself writes none, see WakeEnd). The
 // end is the outcome: its reader derives the worker's event from it. The
 // claim is removed with it.
-func (s *Store) FinishAttempt(ctx context.Context, ref AttemptRef, token string, end AttemptEnd) error {
+func (s *Store) FinishAttempt(ctx context.Context, ref AttemptRef, token string, end AttemptEnd, wake bool) error {
 	body, err := s.encodeBody(end.Body)
 	if err != nil {
 		return err
@@ -58,23 +59,29 @@ func (s *Store) FinishAttempt(ctx context.Context, ref AttemptRef, token string,
 	if n := AttributeValueSize(body[attrBody]); n > MaxItemBytes {
 		return fmt.Errorf("store: finish %s: %w", ref, &ItemTooLargeError{Item: "step attempt " + ref.StepID, Bytes: n})
 	}
+	names := map[string]string{
+		"#st": attrStatus, "#b": attrBody, "#e": attrEnc, "#tl": attrTimeline, "#wn": attrWorkerEntries,
+		"#c": attrClaim, "#l": attrLease,
+	}
+	values := map[string]types.AttributeValue{
+		":st": str(end.Status), ":b": body[attrBody], ":e": body[attrEnc], ":tl": entryList(end.Timeline),
+		":wn": num(int64(len(end.Timeline))), ":c": str(token), ":running": str(statusRunning),
+	}
+	outbox := ""
+	if wake {
+		outbox = ", #ob = :ob"
+		names["#ob"], values[":ob"] = attrOutbox, str(endOutbox)
+	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table),
 		Key:       ref.key(),
 		// The claim goes: the attempt is no longer RUNNING, so it could
 		// not be claimed again anyway, and the item is billed by size.
 		UpdateExpression: aws.String("SET #st = :st, #b = :b, #e = :e, #tl = list_append(#tl, :tl), " +
-			"#wn = :wn, #ob = :ob REMOVE #c, #l"),
-		ConditionExpression: aws.String("#c = :c AND #st = :running"),
-		ExpressionAttributeNames: map[string]string{
-			"#st": attrStatus, "#b": attrBody, "#e": attrEnc, "#tl": attrTimeline, "#wn": attrWorkerEntries,
-			"#ob": attrOutbox, "#c": attrClaim, "#l": attrLease,
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":st": str(end.Status), ":b": body[attrBody], ":e": body[attrEnc], ":tl": entryList(end.Timeline),
-			":wn": num(int64(len(end.Timeline))), ":ob": str(endOutbox),
-			":c": str(token), ":running": str(statusRunning),
-		},
+			"#wn = :wn" + outbox + " REMOVE #c, #l"),
+		ConditionExpression:       aws.String("#c = :c AND #st = :running"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
 	})
 	var ccf *types.ConditionalCheckFailedException
 	switch {
@@ -82,6 +89,28 @@ func (s *Store) FinishAttempt(ctx context.Context, ref AttemptRef, token string,
 		return fmt.Errorf("store: finish %s: %w", ref, ErrClaimLost)
 	case err != nil:
 		return fmt.Errorf("store: finish %s: %w", ref, err)
+	}
+	return nil
+}
+
+// WakeEnd adds the wake to the end of attempt ref its worker wrote without
+// one (FinishAttempt), when it is still there: the worker could not apply
+// it itself after all.
+func (s *Store) WakeEnd(ctx context.Context, ref AttemptRef) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       ref.key(),
+		UpdateExpression:          aws.String("SET #ob = :ob"),
+		ConditionExpression:       aws.String("attribute_exists(#wn)"),
+		ExpressionAttributeNames:  map[string]string{"#ob": attrOutbox, "#wn": attrWorkerEntries},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":ob": str(endOutbox)},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return nil // a decision applied it meanwhile
+	case err != nil:
+		return fmt.Errorf("store: wake the end of %s: %w", ref, err)
 	}
 	return nil
 }

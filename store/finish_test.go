@@ -47,13 +47,13 @@ func TestWorkerWrittenEnds(t *testing.T) {
 	}
 	end := store.AttemptEnd{Status: "SUCCEEDED", Body: []byte(`{"status":"SUCCEEDED","outputs":{"x":1}}`),
 		Timeline: [][]byte{[]byte(`"FINISHING"`), []byte(`"SUCCEEDED"`)}}
-	if err := s.FinishAttempt(ctx, ref("a"), "tok-b", end); !errors.Is(err, store.ErrClaimLost) {
+	if err := s.FinishAttempt(ctx, ref("a"), "tok-b", end, true); !errors.Is(err, store.ErrClaimLost) {
 		t.Fatalf("end written without the claim: %v, want ErrClaimLost", err)
 	}
-	if err := s.FinishAttempt(ctx, ref("a"), "tok-a", end); err != nil {
+	if err := s.FinishAttempt(ctx, ref("a"), "tok-a", end, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishAttempt(ctx, ref("a"), "tok-a", end); !errors.Is(err, store.ErrClaimLost) {
+	if err := s.FinishAttempt(ctx, ref("a"), "tok-a", end, true); !errors.Is(err, store.ErrClaimLost) {
 		t.Fatalf("second end of an attempt no longer RUNNING: %v, want ErrClaimLost", err)
 	}
 	fs, err := s.FinishedAttempts(ctx, []store.AttemptRef{ref("b"), ref("a"), ref("a"), ref("missing")})
