@@ -1040,15 +1040,19 @@ func (b *paramsBook) StepParams(ctx context.Context, step string, attempt, run i
 	return nil, b.err
 }
 
-// maxDirect is the most steps one commit dispatches itself. A commit that
-// starts more (a fan-out) leaves them all to the stream router: sent in one
-// batch by the router, they run together and their outcomes reach the
-// decider together, which decides them in one commit; dispatched while the
-// committer goes on with its next rounds, they competed with it (measured on
-// the local stack: a 250-wide Http fan at 25 steps/s instead of 52, its start
-// request 10 s instead of 1.2 s; a 10-wide Http DAG's gap p99 1.8 s instead
-// of 0.65 s). A chain's next step, or a few, are what a user waits on.
-const maxDirect = 4
+// maxDirect is the most steps one commit dispatches itself: one
+// SendMessageBatch. A commit that starts more (a fan-out) leaves them all to
+// the stream router: sent in one batch by the router, they run together and
+// their outcomes reach the decider together, which decides them in one
+// commit; dispatched while the committer goes on with its next rounds, they
+// competed with it (measured on the local stack: a 250-wide Http fan at 25
+// steps/s instead of 52, its start request 10 s instead of 1.2 s). Up to
+// four, a 10-wide Http DAG's next steps crossed the stream a second time
+// (gap p50 500 ms); since its outcomes' ends are written by their workers
+// and its commits are single puts, ten direct (gap p50 249 ms, 39 instead of
+// 20 steps/s, $2.91 instead of $2.73 per million steps: the router's
+// backstop copies and the workers' peeks at them).
+const maxDirect = 10
 
 // limitDirect clears the Direct marks of an outbox that starts more than
 // maxDirect steps.
