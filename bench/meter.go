@@ -109,10 +109,10 @@ type Meter struct {
 // UseReportedCapacity has the meter ask for the capacity each write
 // consumes (ReturnConsumedCapacity) and count what DynamoDB reports instead
 // of its estimate: DynamoDB Local bills an update or a delete by the whole
-// item, as AWS does, which the request alone cannot tell. It does not
-// double transactional writes as AWS does, so the meter doubles them. Call
-// it before the calls to count, for an emulator that reports capacity as
-// DynamoDB Local does.
+// item, as AWS does, which the request alone cannot tell, and doubles
+// transactional writes, as AWS does (see reportedWriteUnits for where it
+// reports too little). Call it before the calls to count, for an emulator
+// that reports capacity as DynamoDB Local does.
 func (m *Meter) UseReportedCapacity() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -211,7 +211,7 @@ func (m *Meter) record(service, op string, took time.Duration, params, result an
 	}
 	billed := estimate
 	if m.reported && err == nil {
-		if r, ok := reportedWriteUnits(result); ok {
+		if r, ok := reportedWriteUnits(result, estimate); ok {
 			billed = r
 		}
 	}

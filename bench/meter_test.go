@@ -272,18 +272,23 @@ func TestMeterBillsAnSNSBatchPerRequest(t *testing.T) {
 
 // TestMeterUsesReportedCapacity: with UseReportedCapacity the meter asks
 // every write for its consumed capacity and bills what the response
-// reports (an update by its whole item), transactions doubled (DynamoDB
-// Local reports them at 1x); a write whose response reports nothing is
-// billed by the estimate, and the estimate is kept beside.
+// reports (an update by its whole item; a transaction as reported, doubled
+// already, but never under the request's estimate); a write whose response
+// reports nothing is billed by the estimate, and the estimate is kept
+// beside.
 func TestMeterUsesReportedCapacity(t *testing.T) {
 	m := NewMeter()
 	m.UseReportedCapacity()
 	var asked []string
+	transactions := 0
 	cfg := meteredConfig(m, func(target string) string {
 		switch {
 		case strings.HasSuffix(target, ".UpdateItem"):
 			return `{"ConsumedCapacity":{"TableName":"t","CapacityUnits":3}}`
 		case strings.HasSuffix(target, ".TransactWriteItems"):
+			if transactions++; transactions == 1 {
+				return `{"ConsumedCapacity":[{"TableName":"t","CapacityUnits":6}]}`
+			}
 			return `{"ConsumedCapacity":[{"TableName":"t","CapacityUnits":2}]}`
 		}
 		return `{}`
@@ -295,20 +300,22 @@ func TestMeterUsesReportedCapacity(t *testing.T) {
 	_, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String("t"), Key: key, UpdateExpression: aws.String("SET x = :x"),
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":x": &ddbtypes.AttributeValueMemberS{Value: "y"}}})
 	require.NoError(t, err)
-	_, err = db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
-		{Put: &ddbtypes.Put{TableName: aws.String("t"), Item: bigItem(1500)}},
-	}})
-	require.NoError(t, err)
+	for range 2 { // reported 6, then 2 (under the estimate)
+		_, err = db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []ddbtypes.TransactWriteItem{
+			{Put: &ddbtypes.Put{TableName: aws.String("t"), Item: bigItem(1500)}},
+		}})
+		require.NoError(t, err)
+	}
 	_, err = db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("t"), Item: bigItem(1500)})
 	require.NoError(t, err)
 	u := m.Usage()
 	assert.True(t, u.ReportedCapacity)
-	assert.Equal(t, 3.0+4.0+2.0, u.DynamoDBWriteUnits, "update as reported, transaction doubled, put unreported estimated")
-	assert.Equal(t, 1.0+4.0+2.0, u.EstimatedWriteUnits)
+	assert.Equal(t, 3.0+6.0+4.0+2.0, u.DynamoDBWriteUnits, "update and transaction as reported, but not under the estimate; put unreported, estimated")
+	assert.Equal(t, 1.0+4.0+4.0+2.0, u.EstimatedWriteUnits)
 	for _, body := range asked {
 		assert.Contains(t, body, `"ReturnConsumedCapacity":"TOTAL"`)
 	}
-	assert.Len(t, asked, 3)
+	assert.Len(t, asked, 4)
 	m.Reset()
 	assert.True(t, m.Usage().ReportedCapacity, "a reset keeps the meter's mode")
 }

@@ -140,7 +140,7 @@ func combine(ws []*WorkloadResult) *WorkloadResult {
 func Assumptions(reported bool) []string {
 	writes := "DynamoDB write units from the requests: ceil(item bytes / 1 KB), x2 inside TransactWriteItems; a Put carries the whole item (exact), an Update or Delete only its key and expression values (a lower bound of the stored item). Failed writes (false conditions, cancelled transactions) are charged too and shown apart."
 	if reported {
-		writes = "DynamoDB write units as DynamoDB Local reports them (ConsumedCapacity: an Update or Delete billed by the whole item, before or after, as AWS bills it), doubled for TransactWriteItems as AWS bills them (DynamoDB Local does not); failed writes (false conditions, cancelled transactions), which it reports nothing for, from the requests, shown apart. The split by item kind is estimated from the requests (ceil(item bytes / 1 KB); an Update or Delete by its key and expression values)."
+		writes = "DynamoDB write units as DynamoDB Local reports them (ConsumedCapacity: an Update or Delete billed by the whole item, before or after, and TransactWriteItems doubled, as AWS bills them; for a transaction at least the requests' estimate, as DynamoDB Local counts items of equal content once); failed writes (false conditions, cancelled transactions), which it reports nothing for, from the requests, shown apart. The split by item kind is estimated from the requests (ceil(item bytes / 1 KB), x2 in transactions; an Update or Delete by its key and expression values)."
 	}
 	return []string{
 		"Instances run one at a time, except httpchains (all its instances at once); step-launch and start overheads come from the step timelines' millisecond timestamps (the deciding handler's clock, the same machine as the client).",
