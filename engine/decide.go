@@ -343,10 +343,7 @@ func (d *decider) stepFinished(e StepFinished) error {
 		d.fail(i, to, e.Message)
 		return d.advance()
 	}
-	outputs, err := normalizeOutputs(e.Outputs)
-	if err == nil {
-		err = CheckOutputs(outputs)
-	}
+	outputs, err := checkedOutputs(e.Outputs)
 	if err != nil {
 		d.endStep(i, model.StepFatallyFailed, fmt.Sprintf("invalid outputs: %v", err))
 		return d.advance()
@@ -363,13 +360,7 @@ func (d *decider) stepFinished(e StepFinished) error {
 	}
 	if outputs != nil {
 		s.Outputs = outputs
-		params := s.Params.Clone()
-		if params == nil {
-			params = Values{}
-		}
-		for k, v := range outputs {
-			params[k] = cloneValue(v)
-		}
+		params := withOutputs(s.Params, outputs)
 		if err := d.checkParamsSize("the step's params with its outputs", params, i); err != nil {
 			d.endStep(i, model.StepFatallyFailed, err.Error())
 			return d.advance()
@@ -403,23 +394,12 @@ func SucceededAttempt(s StepState, e StepFinished) (end StepState, entries []Tim
 	if e.Outcome != OutcomeSucceeded || t <= 0 || t < s.StartTime || s.Status != model.StepRunning {
 		return StepState{}, nil, false
 	}
-	outputs, err := normalizeOutputs(e.Outputs)
-	if err == nil {
-		err = CheckOutputs(outputs)
-	}
+	outputs, err := checkedOutputs(e.Outputs)
 	if err != nil {
 		return StepState{}, nil, false
 	}
 	if outputs != nil {
-		s.Outputs = outputs
-		params := s.Params.Clone()
-		if params == nil {
-			params = Values{}
-		}
-		for k, v := range outputs {
-			params[k] = cloneValue(v)
-		}
-		s.Params = params
+		s.Outputs, s.Params = outputs, withOutputs(s.Params, outputs)
 	}
 	s.Status, s.EndTime, s.Message = model.StepSucceeded, t, e.Message
 	return s, []TimelineEntry{
@@ -1044,6 +1024,27 @@ func (d *decider) instanceFields() map[string]any {
 	}
 	d.instance = f
 	return f
+}
+
+// checkedOutputs is normalizeOutputs within CheckOutputs' limit.
+func checkedOutputs(in map[string]any) (Values, error) {
+	outputs, err := normalizeOutputs(in)
+	if err == nil {
+		err = CheckOutputs(outputs)
+	}
+	return outputs, err
+}
+
+// withOutputs returns a copy of params with outputs over them.
+func withOutputs(params, outputs Values) Values {
+	out := params.Clone()
+	if out == nil {
+		out = Values{}
+	}
+	for k, v := range outputs {
+		out[k] = cloneValue(v)
+	}
+	return out
 }
 
 // normalizeOutputs converts worker outputs to canonical values (nil when

@@ -87,16 +87,25 @@ func workerStart(m WorkMessage) *store.AttemptStart {
 // claim: it is the attempt's first write, RUNNING, and exactly what the
 // worker writes from msg as it will decode it.
 func deferrable(a store.Attempt, msg store.Message) bool {
-	if a.Status != string(model.StepRunning) || a.Claim != "" {
-		return false
-	}
 	var m WorkMessage
 	if err := jsonnum.Decode([]byte(msg.Body), &m); err != nil {
 		return false
 	}
+	return claimStart(a, m) != nil
+}
+
+// claimStart returns the start a worker's claim writes from work message m
+// when it is write a — the attempt's first write, RUNNING, unclaimed — byte
+// for byte; nil otherwise.
+func claimStart(a store.Attempt, m WorkMessage) *store.AttemptStart {
+	if a.Status != string(model.StepRunning) || a.Claim != "" || m.StepID != a.StepID || m.Attempt != a.Attempt {
+		return nil
+	}
 	ws := workerStart(m)
-	return ws != nil && m.StepID == a.StepID && m.Attempt == a.Attempt &&
-		bytes.Equal(ws.Body, a.Body) && slices.EqualFunc(ws.Timeline, a.Timeline, bytes.Equal)
+	if ws == nil || !bytes.Equal(ws.Body, a.Body) || !slices.EqualFunc(ws.Timeline, a.Timeline, bytes.Equal) {
+		return nil
+	}
+	return ws
 }
 
 // pendingAttempt returns attempt (0: the current one) of step of run st when

@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -325,9 +324,9 @@ func (in *inlineRound) claim(commit *store.Commit, st *engine.Instance, lease ti
 			continue
 		}
 		if ss := st.Step(a.StepID); ss != nil && ss.Attempt == a.Attempt && startedInOne(ss) {
-			m := WorkMessage{Kind: WorkRunStep, WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID,
-				StepID: a.StepID, Attempt: a.Attempt, Params: in.picked.Params, StartTime: ss.StartTime}
-			if ws := workerStart(m); a.Claim == "" && bytes.Equal(ws.Body, a.Body) && slices.EqualFunc(ws.Timeline, a.Timeline, bytes.Equal) {
+			m := runStepMessage(store.Wake{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID}, *in.picked)
+			m.StartTime = ss.StartTime
+			if ws := claimStart(*a, m); ws != nil {
 				commit.Attempts = slices.Delete(commit.Attempts, i, i+1)
 				in.start, in.startTime = ws, ss.StartTime
 				return true

@@ -92,13 +92,7 @@ func TestDeferredStarts(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	now := time.UnixMilli(1_700_000_000_000)
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state, Now: now,
-		FirstEvent: store.Event{ID: "start", Body: []byte(`{}`)}}); err != nil {
-		t.Fatal(err)
-	}
+	createRun(t, s, "wf")
 	start := &store.AttemptStart{Body: []byte(`{"params":{"a":1}}`), Timeline: [][]byte{[]byte(`"CREATED"`), []byte(`"RUNNING"`)}}
 	ref := func(step string) store.AttemptRef {
 		return store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: step, Attempt: 1}

@@ -187,10 +187,8 @@ type FinishedStep struct {
 
 // FinishedWakeMessage is the wake of ref's run that names ref.
 func FinishedWakeMessage(ref AttemptRef) Message {
-	m := WakeMessage(ref.WorkflowID, ref.InstanceID, ref.RunID)
-	m.Body = wakeBody(Wake{WorkflowID: ref.WorkflowID, InstanceID: ref.InstanceID, RunID: ref.RunID,
+	return WakeMessageOf(Wake{WorkflowID: ref.WorkflowID, InstanceID: ref.InstanceID, RunID: ref.RunID,
 		Finished: []FinishedStep{{StepID: ref.StepID, Attempt: ref.Attempt}}})
-	return m
 }
 
 func wakeBody(w Wake) string {

@@ -444,8 +444,7 @@ func WakeMessageOf(w Wake) Message {
 
 // WakeBody encodes a Wake message.
 func WakeBody(wf string, inst, run int64) string {
-	b, _ := json.Marshal(Wake{WorkflowID: wf, InstanceID: inst, RunID: run})
-	return string(b)
+	return wakeBody(Wake{WorkflowID: wf, InstanceID: inst, RunID: run})
 }
 
 // PutEvent adds an event to a run's inbox. Putting the same event id twice

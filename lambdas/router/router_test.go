@@ -63,14 +63,7 @@ func drain(t *testing.T, c *sqs.Client, url string) []string {
 
 func TestRouterForwardsAndCoalescesWakes(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := localstack.Provision(ctx, cfg, resources.ForStage(fmt.Sprintf("rt%d", time.Now().UnixNano()%1_000_000)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, res := provision(t, "rt")
 	client := sqs.NewFromConfig(cfg)
 	r := router.New(router.Config{
 		SQS:       client,
@@ -128,14 +121,7 @@ func (c *countingSQS) SendMessageBatch(ctx context.Context, in *sqs.SendMessageB
 // records; one call each put the router tens of seconds behind).
 func TestRouterSendsABatchsMessagesTogether(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := localstack.Provision(ctx, cfg, resources.ForStage(fmt.Sprintf("rb%d", time.Now().UnixNano()%1_000_000)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, res := provision(t, "rb")
 	client := &countingSQS{Client: sqs.NewFromConfig(cfg)}
 	r := router.New(router.Config{SQS: client, QueueURLs: map[string]string{
 		store.QueueDecision: res.Queues.Decision.URL, store.QueueWork: res.Queues.Work.URL}})
@@ -166,14 +152,7 @@ func TestRouterSendsABatchsMessagesTogether(t *testing.T) {
 // record that named one of them, so no attempt is dropped.
 func TestRouterMergesTheAttemptsWakesName(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := localstack.Provision(ctx, cfg, resources.ForStage(fmt.Sprintf("rm%d", time.Now().UnixNano()%1_000_000)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, res := provision(t, "rm")
 	client := sqs.NewFromConfig(cfg)
 	queues := map[string]string{store.QueueDecision: res.Queues.Decision.URL, store.QueueWork: res.Queues.Work.URL}
 	r := router.New(router.Config{SQS: client, QueueURLs: queues})
@@ -214,4 +193,20 @@ func TestRouterMergesTheAttemptsWakesName(t *testing.T) {
 	if fmt.Sprint(failed) != "[1002 1003]" {
 		t.Errorf("failures %v, want [1002 1003]: from the first record naming an attempt of the merged wake", failed)
 	}
+}
+
+// provision makes a stage of the system's resources on the emulator, named
+// from prefix, and returns the emulator's config with them.
+func provision(t *testing.T, prefix string) (aws.Config, *localstack.Resources) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := emulator.AWSConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := localstack.Provision(ctx, cfg, resources.ForStage(fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1_000_000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, res
 }
