@@ -65,6 +65,11 @@ type Usage struct {
 	// timeline, E inbox event, I instance summary, ...), and "gsi1" for
 	// the writes of the sweep index.
 	WriteUnitsByKind map[string]float64 `json:"dynamodb_write_units_by_kind"`
+	// RunItemWrites counts the successful writes of run items (a
+	// decision's commit, a run's creation) by the item's own write units,
+	// ceil(bytes / 1 KB), before a transaction doubles them: how what a
+	// decision writes grows, or not, with the run's size.
+	RunItemWrites map[int64]int64 `json:"run_item_writes_by_units"`
 	// IndexWriteUnits is the part of EstimatedWriteUnits the sweep index
 	// (gsi1, keys only: one unit per entry written or removed) costs: a
 	// successful write that adds an item to it, removes one, or changes an
@@ -167,6 +172,7 @@ func (m *Meter) Usage() Usage {
 	u.Requests = maps.Clone(m.u.Requests)
 	u.RequestMillis = maps.Clone(m.u.RequestMillis)
 	u.WriteUnitsByKind = maps.Clone(m.u.WriteUnitsByKind)
+	u.RunItemWrites = maps.Clone(m.u.RunItemWrites)
 	return u
 }
 
@@ -179,7 +185,8 @@ func (m *Meter) Reset() {
 }
 
 func newUsage() Usage {
-	return Usage{Requests: map[string]int64{}, RequestMillis: map[string]float64{}, WriteUnitsByKind: map[string]float64{}}
+	return Usage{Requests: map[string]int64{}, RequestMillis: map[string]float64{}, WriteUnitsByKind: map[string]float64{},
+		RunItemWrites: map[int64]int64{}}
 }
 
 // record adds one call. Writes are charged whether or not they succeed, as
@@ -201,6 +208,7 @@ func (m *Meter) record(service, op string, took time.Duration, params, result an
 	})
 	estimate := float64(units)
 	if err == nil {
+		eachRunItem(params, func(size int) { m.u.RunItemWrites[itemWriteUnits(size)]++ })
 		if n := m.indexWrites(params); n > 0 {
 			m.u.IndexWriteUnits += n
 			m.u.WriteUnitsByKind["gsi1"] += n
@@ -228,6 +236,11 @@ func (m *Meter) record(service, op string, took time.Duration, params, result an
 		}
 		if billed != estimate {
 			detail += fmt.Sprintf(" billed=%g", billed)
+		}
+		if err == nil {
+			if r := readUnits(params, result); r > 0 {
+				detail += fmt.Sprintf(" rru=%g", r)
+			}
 		}
 		fmt.Fprintf(m.trace, "%s %8.1fms %s.%s items=%d wru=%d%s%s\n",
 			time.Now().Format("15:04:05.000"), float64(took.Microseconds())/1000, service, op, items, units, detail, errText)
@@ -424,6 +437,26 @@ func eachWrite(params any, add func(kind string, units int64)) {
 	}
 }
 
+// eachRunItem calls f with the size of every run item a write request
+// puts.
+func eachRunItem(params any, f func(size int)) {
+	put := func(item map[string]ddbtypes.AttributeValue) {
+		if itemKind(item) == "RUN" {
+			f(store.ItemSize(item))
+		}
+	}
+	switch in := params.(type) {
+	case *dynamodb.PutItemInput:
+		put(in.Item)
+	case *dynamodb.TransactWriteItemsInput:
+		for _, it := range in.TransactItems {
+			if it.Put != nil {
+				put(it.Put.Item)
+			}
+		}
+	}
+}
+
 // sortKeyAttribute is the sort key of the orchestrator's table; its value's
 // prefix up to the first '#' names the kind of item (RUN, S, T, E, I, ...).
 const sortKeyAttribute = "sk"
@@ -434,6 +467,9 @@ func itemKind(item map[string]ddbtypes.AttributeValue) string {
 	sk, ok := item[sortKeyAttribute].(*ddbtypes.AttributeValueMemberS)
 	if !ok || sk.Value == "" {
 		return "other"
+	}
+	if strings.Contains(sk.Value, "#PG#") {
+		return "PG" // a page of a run's state
 	}
 	kind, _, _ := strings.Cut(sk.Value, "#")
 	return kind

@@ -78,6 +78,28 @@ func TestEachWriteSplitsByItemKind(t *testing.T) {
 	got := map[string]int64{}
 	eachWrite(in, func(kind string, units int64) { got[kind] += units })
 	assert.Equal(t, map[string]int64{"RUN": 4, "S": 4, "E": 2, "other": 2}, got)
+
+	// A page of a run's state is a kind of its own, and no run item.
+	page := key("RUN#000001#PG#0000#a1b2")
+	page["body"] = &ddbtypes.AttributeValueMemberB{Value: make([]byte, 500)}
+	in.TransactItems = append(in.TransactItems, ddbtypes.TransactWriteItem{Put: &ddbtypes.Put{Item: page}})
+	got = map[string]int64{}
+	eachWrite(in, func(kind string, units int64) { got[kind] += units })
+	assert.Equal(t, int64(2), got["PG"])
+	var runItems []int
+	eachRunItem(in, func(size int) { runItems = append(runItems, size) })
+	require.Len(t, runItems, 1)
+	assert.Equal(t, int64(2), itemWriteUnits(runItems[0]), "the run item's own units, not doubled")
+}
+
+func TestUnitQuantiles(t *testing.T) {
+	_, _, _, ok := unitQuantiles(nil)
+	assert.False(t, ok)
+	p50, p90, most, ok := unitQuantiles(map[int64]int64{4: 58, 2: 2, 7: 1})
+	assert.True(t, ok)
+	assert.Equal(t, []int64{4, 4, 7}, []int64{p50, p90, most})
+	p50, p90, most, _ = unitQuantiles(map[int64]int64{1: 5, 3: 5})
+	assert.Equal(t, []int64{1, 3, 3}, []int64{p50, p90, most})
 }
 
 func TestReadUnits(t *testing.T) {

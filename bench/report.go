@@ -107,6 +107,9 @@ func combine(ws []*WorkloadResult) *WorkloadResult {
 		for k, v := range w.AWS.WriteUnitsByKind {
 			all.AWS.WriteUnitsByKind[k] += v
 		}
+		for k, v := range w.AWS.RunItemWrites {
+			all.AWS.RunItemWrites[k] += v
+		}
 		all.AWS.DynamoDBWriteUnits += w.AWS.DynamoDBWriteUnits
 		all.AWS.EstimatedWriteUnits += w.AWS.EstimatedWriteUnits
 		all.AWS.IndexWriteUnits += w.AWS.IndexWriteUnits
@@ -227,6 +230,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, kind := range slices.Sorted(maps.Keys(u.WriteUnitsByKind)) {
 		fmt.Fprintf(&b, " %s %.2f", kind, u.WriteUnitsByKind[kind]/steps)
 	}
+	b.WriteString("\nRun item written per commit, in write units (1 KB each, before a transaction doubles them), p50 / p90 / max:")
+	for _, w := range r.Workloads {
+		if p50, p90, most, ok := unitQuantiles(w.AWS.RunItemWrites); ok {
+			fmt.Fprintf(&b, " %s %d / %d / %d;", w.Name, p50, p90, most)
+		}
+	}
 	b.WriteString("\n\n")
 
 	b.WriteString("Lambda functions (local stand-ins)\n")
@@ -292,4 +301,28 @@ func (r *Report) WriteText(w io.Writer) error {
 // ms formats milliseconds with one decimal.
 func ms(v float64) string {
 	return fmt.Sprintf("%.1f", v)
+}
+
+// unitQuantiles returns the p50, p90 and largest of a histogram of write
+// units; ok is false when it is empty.
+func unitQuantiles(h map[int64]int64) (p50, p90, most int64, ok bool) {
+	var n int64
+	for _, c := range h {
+		n += c
+	}
+	if n == 0 {
+		return 0, 0, 0, false
+	}
+	var seen int64
+	for _, u := range slices.Sorted(maps.Keys(h)) {
+		seen += h[u]
+		if p50 == 0 && 2*seen >= n {
+			p50 = u
+		}
+		if p90 == 0 && 10*seen >= 9*n {
+			p90 = u
+		}
+		most = u
+	}
+	return p50, p90, most, true
 }

@@ -394,6 +394,18 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	return cur, more, nil
 }
 
+// unsettled names the steps of st whose state may still change: all but
+// those terminal and not waiting to retry.
+func unsettled(st *engine.Instance) map[string]bool {
+	out := make(map[string]bool)
+	for i := range st.Steps {
+		if ss := &st.Steps[i]; !ss.Status.IsTerminal() || ss.RetryAt != 0 {
+			out[ss.StepID] = true
+		}
+	}
+	return out
+}
+
 // restoreLoopParams puts back into view, the body a commit writes for
 // running foreach step ss, the loop_params the run's state no longer holds
 // (engine.Offload), read from their item, so that rewriting the attempt's
@@ -717,8 +729,9 @@ func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *st
 	}
 	c := store.Commit{
 		WorkflowID: rec.WorkflowID, InstanceID: rec.InstanceID, RunID: rec.RunID,
-		ExpectV: rec.V, Status: string(after.Status), State: state, Consumed: consumed,
-		SweepAt: o.sweepAt(ctx, g, after, now, rec.SweepAt), LoopParams: loopParams,
+		ExpectV: rec.V, Status: string(after.Status), State: state, Pages: rec.Pages, Consumed: consumed,
+		Unsettled: unsettled(after),
+		SweepAt:   o.sweepAt(ctx, g, after, now, rec.SweepAt), LoopParams: loopParams,
 	}
 	// Step attempts touched by this commit, in first-touch order.
 	var order []attemptKey

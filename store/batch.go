@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -41,6 +42,15 @@ func (s *Store) GetRuns(ctx context.Context, keys []RunKey) (map[RunKey]*RunReco
 		rec, err := runRecordFromItem(item, wf, inst, run)
 		if err != nil {
 			return nil, err
+		}
+		if err := s.withPages(ctx, rec, item, nil); err != nil {
+			if !errors.Is(err, errPageGone) {
+				return nil, err
+			}
+			// A commit replaced a page since: read the run again.
+			if rec, _, err = s.LoadRun(ctx, wf, inst, run); err != nil {
+				return nil, err
+			}
 		}
 		out[RunKey{WorkflowID: wf, InstanceID: inst, RunID: run}] = rec
 	}

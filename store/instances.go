@@ -360,6 +360,9 @@ type RunRecord struct {
 	// SweepAt is the run's due time in the sweep index (unix ms), 0 when
 	// it is not indexed.
 	SweepAt int64
+	// Pages is how State, whole as read, is stored (see PageSteps); a
+	// commit of the run passes it on (Commit.Pages).
+	Pages Pages
 }
 
 // runItem is a run's state item. With sweepAt (unix ms) > 0 it is in the
@@ -505,6 +508,17 @@ func (s *Store) LoadQuietRun(ctx context.Context, wf string, inst, run int64) (r
 	if err != nil {
 		return nil, false, err
 	}
+	if err := s.withPages(ctx, rec, out.Items[0], nil); err != nil {
+		if !errors.Is(err, errPageGone) {
+			return nil, false, err
+		}
+		// A snapshot replaced the pages since the run item was read.
+		rec, events, err := s.LoadRun(ctx, wf, inst, run)
+		if err != nil || len(events) > 0 {
+			return nil, false, err
+		}
+		return rec, true, nil
+	}
 	return rec, true, nil
 }
 
@@ -520,18 +534,32 @@ func runRecordFromItem(item map[string]types.AttributeValue, wf string, inst, ru
 }
 
 // LoadRun reads a run's state and its pending events (oldest first) with one
-// strongly consistent query.
+// strongly consistent query (the range it reads ends with the run's pages,
+// see PageSteps).
 func (s *Store) LoadRun(ctx context.Context, wf string, inst, run int64) (*RunRecord, []Event, error) {
+	for reads := 1; ; reads++ {
+		rec, events, err := s.loadRun(ctx, wf, inst, run)
+		if errors.Is(err, errPageGone) && reads < maxPageReads {
+			continue
+		}
+		return rec, events, err
+	}
+}
+
+func (s *Store) loadRun(ctx context.Context, wf string, inst, run int64) (*RunRecord, []Event, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(runPK(wf, inst)), ":from": str(eventPrefix(run)), ":to": str(runSK(run)),
+			// The run's events up to its item and its pages.
+			":pk": str(runPK(wf, inst)), ":from": str(eventPrefix(run)), ":to": str(pagePrefix(run) + "~"),
 		},
 		ConsistentRead: aws.Bool(true),
 	}
 	var rec *RunRecord
+	var runItem map[string]types.AttributeValue
 	var events []Event
+	pages := map[string]map[string]types.AttributeValue{}
 	prefix := eventPrefix(run)
 	for {
 		out, err := s.db.Query(ctx, in)
@@ -544,12 +572,15 @@ func (s *Store) LoadRun(ctx context.Context, wf string, inst, run int64) (*RunRe
 				if rec, err = runRecordFromItem(item, wf, inst, run); err != nil {
 					return nil, nil, err
 				}
+				runItem = item
 			case strings.HasPrefix(sk, prefix):
 				body, err := decodeBody(item)
 				if err != nil {
 					return nil, nil, err
 				}
 				events = append(events, Event{ID: strings.TrimPrefix(sk, prefix), Body: body})
+			case strings.HasPrefix(sk, pagePrefix(run)):
+				pages[sk] = item
 			}
 		}
 		if out.LastEvaluatedKey == nil {
@@ -559,6 +590,9 @@ func (s *Store) LoadRun(ctx context.Context, wf string, inst, run int64) (*RunRe
 	}
 	if rec == nil {
 		return nil, nil, ErrNotFound
+	}
+	if err := s.withPages(ctx, rec, runItem, pages); err != nil {
+		return nil, nil, err
 	}
 	sort.Slice(events, func(i, j int) bool { return events[i].ID < events[j].ID })
 	return rec, events, nil
@@ -625,7 +659,12 @@ type Commit struct {
 	// ErrConflict when the item moved on.
 	ExpectV int64
 	Status  string
-	State   []byte
+	// State is the run's whole state; Pages, the run's as read, says how it
+	// is stored (see PageSteps), and Unsettled names the steps whose
+	// entries in it may still change.
+	State     []byte
+	Pages     Pages
+	Unsettled map[string]bool
 	// Outbox is the work the decision causes, sent by the stream router.
 	Outbox []Message
 	// SweepAt, when > 0, puts the run in the sweep index, due then (unix
@@ -712,11 +751,47 @@ func (s *Store) DiscardEvents(ctx context.Context, wf string, inst, run int64, i
 }
 
 // CommitRun writes a decision in one transaction conditioned on ExpectV (a
-// conditional put when the decision writes the run item alone).
+// conditional put when the decision writes the run item alone). The pages
+// of the run's state it rewrites (see PageSteps) are put before it, and
+// the ones they replace deleted after.
 func (s *Store) CommitRun(ctx context.Context, c Commit) error {
-	runItem, err := s.runItem(c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV+1, c.Status, c.State, c.Outbox, c.SweepAt)
+	state, writes, next, err := splitState(c.State, c.RunID, c.Pages, c.Unsettled)
 	if err != nil {
 		return err
+	}
+	if len(writes) > 0 {
+		if err := s.putPages(ctx, c.WorkflowID, c.InstanceID, writes); err != nil {
+			return err
+		}
+	}
+	if err := s.commitRun(ctx, c, state, next); err != nil {
+		if len(writes) > 0 {
+			// No run item names them. Should the deletes fail, they stay
+			// until the instance is deleted.
+			fresh := make([]string, len(writes))
+			for i, w := range writes {
+				fresh[i] = w.sk
+			}
+			_ = s.deletePages(context.WithoutCancel(ctx), c.WorkflowID, c.InstanceID, fresh)
+		}
+		return err
+	}
+	// The pages replaced are no longer named; a reader who read the run
+	// item before this commit reads it again. Should the deletes fail,
+	// they stay until the instance is deleted.
+	_ = s.deletePages(ctx, c.WorkflowID, c.InstanceID, c.Pages.replaced(next))
+	return nil
+}
+
+// commitRun writes a decision's transaction with state as the run item's
+// state and pages as its pages.
+func (s *Store) commitRun(ctx context.Context, c Commit, state []byte, pages Pages) error {
+	runItem, err := s.runItem(c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV+1, c.Status, state, c.Outbox, c.SweepAt)
+	if err != nil {
+		return err
+	}
+	if pages.Count() > 0 {
+		runItem[attrPages] = pagesAttr(pages)
 	}
 	if n := ItemSize(runItem); n > MaxItemBytes {
 		return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, &ItemTooLargeError{Item: "run state", Bytes: n})
