@@ -851,6 +851,69 @@ func TestMaxStartsSplitsADecision(t *testing.T) {
 	}
 }
 
+// TestLightStartsStretchTheStartBudget: with WithLightStarts, the starts of
+// the named steps count a fraction of a start, so one decision starts that
+// many more of them; the others still count whole.
+func TestLightStartsStretchTheStartBudget(t *testing.T) {
+	wf := &model.Workflow{ID: "fan"}
+	for i := range 100 {
+		typ := model.StepHTTP
+		if i%10 == 9 {
+			typ = model.StepNoOp
+		}
+		wf.Steps = append(wf.Steps, model.Step{Kind: model.KindStep, ID: fmt.Sprintf("s%02d", i), Type: typ, RetryPolicy: noRetries()})
+	}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	light := func(s *model.Step) bool { return s.Type == model.StepHTTP }
+	created := func(d *Decision) (http, noop int) {
+		for _, tr := range d.Transitions {
+			if tr.To != string(model.StepCreated) {
+				continue
+			}
+			if g.OnWorker(tr.StepID) {
+				http++
+			} else {
+				noop++
+			}
+		}
+		return http, noop
+	}
+	// Four starts: 4 × 8 Http steps, or their NoOp share counted whole.
+	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0, WithMaxStarts(4), WithLightStarts(light, 8))
+	require.NoError(t, err)
+	http, noop := created(d)
+	assert.True(t, d.Continue)
+	assert.Equal(t, 4, noop/1+http/8, "starts counted: %d Http, %d NoOp", http, noop)
+	assert.Greater(t, http, 4)
+	// Without it, four steps.
+	d, err = Decide(context.Background(), g, newInstance(g), StartRun{}, t0, WithMaxStarts(4))
+	require.NoError(t, err)
+	http, noop = created(d)
+	assert.Equal(t, 4, http+noop)
+	// Continue events start them all, in as many decisions as they count.
+	st, decisions := newInstance(g), 0
+	var ev Event = StartRun{}
+	for {
+		d, err := Decide(context.Background(), g, st, ev, t0, WithMaxStarts(4), WithLightStarts(light, 8))
+		require.NoError(t, err)
+		decisions++
+		st, ev = d.State, Continue{}
+		if !d.Continue {
+			break
+		}
+		require.Less(t, decisions, 20, "no progress")
+	}
+	running := 0
+	for _, s := range st.Steps {
+		if s.Status == model.StepRunning {
+			running++
+		}
+	}
+	assert.Equal(t, 90, running)
+	assert.LessOrEqual(t, decisions, 6, "90 Http steps at 32 per decision and 10 NoOp at 4")
+}
+
 func TestTimeTriggerParamsUseTheScheduledTime(t *testing.T) {
 	ctx := context.Background()
 	wf := &model.Workflow{ID: "tt", Steps: []model.Step{{Kind: model.KindStep, ID: "only", Type: model.StepNoOp,

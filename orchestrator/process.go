@@ -61,6 +61,10 @@ type WorkMessage struct {
 	// ms), set when that was one instant: its claim then creates the
 	// attempt's item if its start commit left it out (see deferred.go).
 	StartTime int64 `json:"start_time,omitempty"`
+	// Crowd is how many other steps the commit that started a run_step's
+	// attempt started with it: a worker of a wide fan-out does not try to
+	// continue the run inline (see crowdInline).
+	Crowd int `json:"crowd,omitempty"`
 }
 
 // MaxSQSDelay is the longest delay SQS supports on one message.
@@ -70,6 +74,12 @@ const MaxSQSDelay = 15 * time.Minute
 const (
 	// maxStartsPerDecision bounds the steps one engine decision starts.
 	maxStartsPerDecision = 40
+	// deferredPerStart is how many starts of worker steps count as one
+	// against maxStartsPerDecision: their commit leaves the attempt item to
+	// the worker's claim (see deferred.go), so they cost the run item's
+	// bytes, not transaction items. Should some not be deferred after all,
+	// the store refuses the commit and the round is halved.
+	deferredPerStart = 8
 	// maxEndsPerDecision bounds the steps in flight one decision ends when
 	// a run ends early (stop, kill, timeout, FAIL_IMMEDIATELY): each costs
 	// its attempt item and may withdraw a signal registration or return a
@@ -112,16 +122,18 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 			}
 			b = fullRound()
 			continue // next round of the same run
-		case errors.Is(err, store.ErrTooManyItems):
-			// The estimate was short (permits, wakes, signal waits...): the
-			// store counted the real writes. Decide less per round until it
-			// fits; nothing was written.
+		case errors.Is(err, store.ErrTooManyItems), errors.Is(err, errRoundTooLarge):
+			// The estimate was short (permits, wakes, signal waits...), or
+			// the round's outbox made the run item too large: the store
+			// counted the real writes and bytes. Decide less per round until
+			// it fits; nothing was written.
 			smaller, ok := b.halve()
 			if !ok {
 				return nil, fmt.Errorf("process %s/%d/%d: one event's decision does not fit one transaction even when bounded to one step: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
 			}
-			o.log.Warn("commit too large for one transaction; deciding less per round", "workflow_id", w.WorkflowID,
-				"instance_id", w.InstanceID, "events", smaller.events, "starts", smaller.starts, "ends", smaller.ends)
+			o.log.Warn("commit too large; deciding less per round", "workflow_id", w.WorkflowID,
+				"instance_id", w.InstanceID, "events", smaller.events, "starts", smaller.starts, "ends", smaller.ends,
+				"light_starts", smaller.light, "error", err)
 			b = smaller
 			continue
 		case errors.Is(err, store.ErrNoSlot):
@@ -232,7 +244,8 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		}
 	}
 	now := o.now()
-	opts := []engine.Option{engine.WithMaxStarts(b.starts), engine.WithMaxEnds(b.ends), engine.WithIterationStarts(iterationStarts)}
+	opts := []engine.Option{engine.WithMaxStarts(b.starts), engine.WithMaxEnds(b.ends), engine.WithIterationStarts(iterationStarts),
+		engine.WithLightStarts(func(s *model.Step) bool { return g.OnWorker(s.ID) }, b.light)}
 	var book *permitBook
 	if hasWork(&before) {
 		owner := ""
@@ -330,7 +343,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	if in != nil && in.picked != nil && !in.claim(&commit, cur, now.Add(o.claimLease)) {
 		// Not among the commit's attempt writes (never expected): send it
 		// through the work queue after all.
-		m, _, err := o.outboxMessage(cur, *in.picked, now)
+		m, _, err := o.outboxMessage(cur, *in.picked, 0, now)
 		if err != nil {
 			return nil, false, err
 		}
@@ -375,6 +388,12 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	if err != nil {
 		var tooLarge *store.ItemTooLargeError
 		if errors.As(err, &tooLarge) {
+			if _, ok := b.halve(); ok && in == nil {
+				// Fewer starts and events may fit (their messages and
+				// params are in the run item until sent); the round is
+				// retried smaller before the run is failed.
+				return nil, false, fmt.Errorf("%w: %w", errRoundTooLarge, err)
+			}
 			return o.abortRun(ctx, g, rec, &before, pending, tooLarge, now)
 		}
 		if errors.Is(err, store.ErrNoSlot) {
@@ -550,26 +569,31 @@ func (o *Orchestrator) workerEnds(ctx context.Context, w store.Wake, before *eng
 	return evs, ended, nil
 }
 
-// roundBudget bounds one round of Process: the pending events it decides and
-// the steps each decision may start or end.
-type roundBudget struct{ events, starts, ends int }
+// errRoundTooLarge is a round whose commit had an item past DynamoDB's size
+// limit while a smaller round might fit (Process halves its budget).
+var errRoundTooLarge = errors.New("a round's commit is too large")
+
+// roundBudget bounds one round of Process: the pending events it decides,
+// the steps each decision may start or end, and how many starts of worker
+// steps count as one (engine.WithLightStarts).
+type roundBudget struct{ events, starts, ends, light int }
 
 // fullRound is the budget of a round unless the store found its commit too
 // large.
 func fullRound() roundBudget {
-	return roundBudget{events: math.MaxInt, starts: maxStartsPerDecision, ends: maxEndsPerDecision}
+	return roundBudget{events: math.MaxInt, starts: maxStartsPerDecision, ends: maxEndsPerDecision, light: deferredPerStart}
 }
 
 // halve returns a budget half as large; false once it is one event deciding
 // one step.
 func (b roundBudget) halve() (roundBudget, bool) {
-	if b.events <= 1 && b.starts <= 1 && b.ends <= 1 {
+	if b.events <= 1 && b.starts <= 1 && b.ends <= 1 && b.light <= 1 {
 		return b, false
 	}
 	if b.events == math.MaxInt {
 		b.events = 64
 	}
-	return roundBudget{events: max(1, b.events/2), starts: max(1, b.starts/2), ends: max(1, b.ends/2)}, true
+	return roundBudget{events: max(1, b.events/2), starts: max(1, b.starts/2), ends: max(1, b.ends/2), light: max(1, b.light/2)}, true
 }
 
 // abortRun fails a run whose next commit cannot be stored (an item past
@@ -766,8 +790,14 @@ func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *st
 	}
 	var cmdMsgs []store.Message
 	work := map[attemptKey]store.Message{} // the work messages of started steps
+	crowd := -1
 	for _, cmd := range acc.commands {
-		m, ok, err := o.outboxMessage(after, cmd, now)
+		if _, isRun := cmd.(engine.RunStep); isRun {
+			crowd++
+		}
+	}
+	for _, cmd := range acc.commands {
+		m, ok, err := o.outboxMessage(after, cmd, max(crowd, 0), now)
 		if err != nil {
 			return store.Commit{}, err
 		}
@@ -866,11 +896,13 @@ func changeEvents(after *engine.Instance, transitions []engine.Transition) []eve
 }
 
 // outboxMessage maps an engine command to the queue message that carries it.
-func (o *Orchestrator) outboxMessage(st *engine.Instance, cmd engine.Command, now time.Time) (store.Message, bool, error) {
+// A run_step message says how many other steps its commit started (crowd).
+func (o *Orchestrator) outboxMessage(st *engine.Instance, cmd engine.Command, crowd int, now time.Time) (store.Message, bool, error) {
 	base := WorkMessage{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID}
 	switch c := cmd.(type) {
 	case engine.RunStep:
 		m := runStepMessage(store.Wake{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID}, c)
+		m.Crowd = crowd
 		if ss := st.Step(c.StepID); ss != nil && ss.Attempt == c.Attempt && startedInOne(ss) {
 			m.StartTime = ss.StartTime
 		}

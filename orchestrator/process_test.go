@@ -16,7 +16,7 @@ import (
 // one step.
 func TestRoundBudgetHalves(t *testing.T) {
 	b := fullRound()
-	if b.events != math.MaxInt || b.starts != maxStartsPerDecision || b.ends != maxEndsPerDecision {
+	if b.events != math.MaxInt || b.starts != maxStartsPerDecision || b.ends != maxEndsPerDecision || b.light != deferredPerStart {
 		t.Fatalf("full round %+v", b)
 	}
 	var seen []roundBudget
@@ -31,10 +31,10 @@ func TestRoundBudgetHalves(t *testing.T) {
 			t.Fatal("halving does not end")
 		}
 	}
-	if b != (roundBudget{events: 1, starts: 1, ends: 1}) {
-		t.Fatalf("last budget %+v, want one event, one start, one end", b)
+	if b != (roundBudget{events: 1, starts: 1, ends: 1, light: 1}) {
+		t.Fatalf("last budget %+v, want one event, one start, one end, a worker step's start counted whole", b)
 	}
-	if seen[0] != (roundBudget{events: 32, starts: maxStartsPerDecision / 2, ends: maxEndsPerDecision / 2}) {
+	if seen[0] != (roundBudget{events: 32, starts: maxStartsPerDecision / 2, ends: maxEndsPerDecision / 2, light: deferredPerStart / 2}) {
 		t.Errorf("first halving %+v", seen[0])
 	}
 }

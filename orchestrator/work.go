@@ -156,7 +156,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 		ev := store.Event{ID: fmt.Sprintf("f-%s-%06d", m.StepID, m.Attempt), Body: mustJSON(res), Covered: true}
 		w := store.Wake{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID}
 		ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
-		if n >= maxInlineSteps {
+		if n >= maxInlineSteps || m.Crowd >= crowdInline {
 			return o.handResult(ctx, m, token, res, ev)
 		}
 		in := &inlineRound{event: ev, step: m.StepID, token: token, runnable: o.runnableHere(ctx, runners),
@@ -253,6 +253,13 @@ func (o *Orchestrator) handResult(ctx context.Context, m WorkMessage, token stri
 // maxInlineSteps bounds the steps one work message runs inline, one after
 // the other; the next step then goes through the work queue.
 const maxInlineSteps = 1000
+
+// crowdInline is how many steps started with it (WorkMessage.Crowd) make a
+// step's worker hand its outcome to the decider without trying to
+// continue the run inline: the run is busy until nearly all of them are
+// done, and finding that out costs a read of the run's whole state (25 KB
+// in a fan-out of 250 Http steps) per step.
+const crowdInline = 16
 
 // runnableHere returns which started steps this invocation may run itself:
 // those a runner here executes, while the invocation has StepRunReserve
