@@ -169,9 +169,9 @@ type decider struct {
 	// iteration past maxStarts, not even a first (WithStrictMaxStarts).
 	iterationStarts func(*model.Step) int
 	strictStarts    bool
-	// light, when set, names the steps whose start counts 1/lightPer of a
-	// start (WithLightStarts); lightStarts counts them toward the next.
-	light                 func(*model.Step) bool
+	// lightPer, when above 1, makes the start of a step that runs on a
+	// worker count 1/lightPer of a start (WithLightWorkerStarts);
+	// lightStarts counts them toward the next.
 	lightPer, lightStarts int
 
 	// breakpoints pause matching attempts; permits bounds steps across
@@ -219,13 +219,13 @@ func WithIterationStarts(f func(s *model.Step) int) Option {
 	return func(d *decider) { d.iterationStarts = f }
 }
 
-// WithLightStarts makes the start of a step for which light holds count
-// 1/per of a start against WithMaxStarts: a caller whose commit writes no
-// item for such a start (a worker's claim writes it) lets a decision start
-// per times more of them — a fan-out of 250 Http steps in one commit
-// rather than seven.
-func WithLightStarts(light func(s *model.Step) bool, per int) Option {
-	return func(d *decider) { d.light, d.lightPer = light, max(per, 1) }
+// WithLightWorkerStarts makes the start of a step that runs on a worker
+// (Graph.OnWorker) count 1/per of a start against WithMaxStarts: a caller
+// whose commit writes no item for such a start (the worker's claim writes
+// it) lets a decision start per times more of them — a fan-out of 250 Http
+// steps in one commit rather than seven.
+func WithLightWorkerStarts(per int) Option {
+	return func(d *decider) { d.lightPer = max(per, 1) }
 }
 
 // WithMaxEnds bounds how many steps in flight one decision ends when the
@@ -591,7 +591,7 @@ func (d *decider) satisfied(i int) (ok bool, why string, err error) {
 // start walks a satisfied step through CREATED and INITIALIZED; unless a
 // breakpoint pauses it there, it goes on to evaluate its params.
 func (d *decider) start(i int) {
-	if d.light != nil && d.light(d.g.nodes[i].step) {
+	if d.lightPer > 1 && onWorker(d.g.nodes[i].step) {
 		if d.lightStarts++; d.lightStarts >= d.lightPer {
 			d.starts, d.lightStarts = d.starts+1, 0
 		}

@@ -851,9 +851,9 @@ func TestMaxStartsSplitsADecision(t *testing.T) {
 	}
 }
 
-// TestLightStartsStretchTheStartBudget: with WithLightStarts, the starts of
-// the named steps count a fraction of a start, so one decision starts that
-// many more of them; the others still count whole.
+// TestLightStartsStretchTheStartBudget: with WithLightWorkerStarts, the
+// starts of steps that run on a worker count a fraction of a start, so one
+// decision starts that many more of them; the others still count whole.
 func TestLightStartsStretchTheStartBudget(t *testing.T) {
 	wf := &model.Workflow{ID: "fan"}
 	for i := range 100 {
@@ -865,7 +865,6 @@ func TestLightStartsStretchTheStartBudget(t *testing.T) {
 	}
 	g, err := Compile(wf, newEvaluator(t))
 	require.NoError(t, err)
-	light := func(s *model.Step) bool { return s.Type == model.StepHTTP }
 	created := func(d *Decision) (http, noop int) {
 		for _, tr := range d.Transitions {
 			if tr.To != string(model.StepCreated) {
@@ -880,7 +879,7 @@ func TestLightStartsStretchTheStartBudget(t *testing.T) {
 		return http, noop
 	}
 	// Four starts: 4 × 8 Http steps, or their NoOp share counted whole.
-	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0, WithMaxStarts(4), WithLightStarts(light, 8))
+	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0, WithMaxStarts(4), WithLightWorkerStarts(8))
 	require.NoError(t, err)
 	http, noop := created(d)
 	assert.True(t, d.Continue)
@@ -895,7 +894,7 @@ func TestLightStartsStretchTheStartBudget(t *testing.T) {
 	st, decisions := newInstance(g), 0
 	var ev Event = StartRun{}
 	for {
-		d, err := Decide(context.Background(), g, st, ev, t0, WithMaxStarts(4), WithLightStarts(light, 8))
+		d, err := Decide(context.Background(), g, st, ev, t0, WithMaxStarts(4), WithLightWorkerStarts(8))
 		require.NoError(t, err)
 		decisions++
 		st, ev = d.State, Continue{}

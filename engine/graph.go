@@ -283,7 +283,12 @@ func (g *Graph) Step(id string) *model.Step {
 // subworkflow step, which the decisions themselves carry out.
 func (g *Graph) OnWorker(id string) bool {
 	s := g.Step(id)
-	return s != nil && !isNoWork(s) && !isSleep(s) && !isForeach(s) && !isWhile(s) && !isSubworkflow(s)
+	return s != nil && onWorker(s)
+}
+
+// onWorker reports whether step s runs on a worker.
+func onWorker(s *model.Step) bool {
+	return !isNoWork(s) && !isSleep(s) && !isForeach(s) && !isWhile(s) && !isSubworkflow(s)
 }
 
 // Successors returns the outgoing edges of a step in definition order (nil for

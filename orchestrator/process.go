@@ -245,7 +245,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	}
 	now := o.now()
 	opts := []engine.Option{engine.WithMaxStarts(b.starts), engine.WithMaxEnds(b.ends), engine.WithIterationStarts(iterationStarts),
-		engine.WithLightStarts(func(s *model.Step) bool { return g.OnWorker(s.ID) }, b.light)}
+		engine.WithLightWorkerStarts(b.light)}
 	var book *permitBook
 	if hasWork(&before) {
 		owner := ""
@@ -575,7 +575,7 @@ var errRoundTooLarge = errors.New("a round's commit is too large")
 
 // roundBudget bounds one round of Process: the pending events it decides,
 // the steps each decision may start or end, and how many starts of worker
-// steps count as one (engine.WithLightStarts).
+// steps count as one (engine.WithLightWorkerStarts).
 type roundBudget struct{ events, starts, ends, light int }
 
 // fullRound is the budget of a round unless the store found its commit too

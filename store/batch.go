@@ -70,17 +70,27 @@ func (s *Store) GetAttempts(ctx context.Context, refs []AttemptRef) (map[Attempt
 	}
 	out := make(map[AttemptRef]*Attempt, len(items))
 	for _, item := range items {
-		wf, inst, err := parseRunPK(getS(item, attrPK))
+		a, ref, err := attemptRefFromItem(item)
 		if err != nil {
 			return nil, err
 		}
-		a, run, err := attemptFromItem(item)
-		if err != nil {
-			return nil, err
-		}
-		out[AttemptRef{WorkflowID: wf, InstanceID: inst, RunID: run, StepID: a.StepID, Attempt: a.Attempt}] = a
+		out[ref] = a
 	}
 	return out, nil
+}
+
+// attemptRefFromItem decodes a step attempt item read by its whole key: the
+// attempt and its reference.
+func attemptRefFromItem(item map[string]types.AttributeValue) (*Attempt, AttemptRef, error) {
+	wf, inst, err := parseRunPK(getS(item, attrPK))
+	if err != nil {
+		return nil, AttemptRef{}, err
+	}
+	a, run, err := attemptFromItem(item)
+	if err != nil {
+		return nil, AttemptRef{}, err
+	}
+	return a, AttemptRef{WorkflowID: wf, InstanceID: inst, RunID: run, StepID: a.StepID, Attempt: a.Attempt}, nil
 }
 
 // parseRunPK reads the workflow and instance ids out of a run partition key

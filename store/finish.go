@@ -154,15 +154,10 @@ func (s *Store) FinishedAttempts(ctx context.Context, refs []AttemptRef) ([]Fini
 		if outcome == nil && n == 0 {
 			continue
 		}
-		wf, inst, err := parseRunPK(getS(item, attrPK))
+		a, ref, err := attemptRefFromItem(item)
 		if err != nil {
 			return nil, err
 		}
-		a, run, err := attemptFromItem(item)
-		if err != nil {
-			return nil, err
-		}
-		ref := AttemptRef{WorkflowID: wf, InstanceID: inst, RunID: run, StepID: a.StepID, Attempt: a.Attempt}
 		if n < 0 || n > len(a.Timeline) {
 			return nil, fmt.Errorf("store: attempt %s: %d worker entries of a timeline of %d", ref, n, len(a.Timeline))
 		}

@@ -307,22 +307,8 @@ func (s *Store) putPages(ctx context.Context, wf string, inst int64, writes []pa
 		}
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 	}
-	for len(reqs) > 0 {
-		n := min(len(reqs), 25)
-		pending := map[string][]types.WriteRequest{s.table: reqs[:n]}
-		reqs = reqs[n:]
-		for attempt := 0; len(pending) > 0; attempt++ {
-			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
-			if err != nil {
-				return fmt.Errorf("store: put run state pages: %w", err)
-			}
-			pending = out.UnprocessedItems
-			if len(pending) > 0 {
-				if err := backoff(ctx, attempt); err != nil {
-					return err
-				}
-			}
-		}
+	if err := s.batchWrite(ctx, reqs); err != nil {
+		return fmt.Errorf("store: put run state pages: %w", err)
 	}
 	return nil
 }
@@ -341,13 +327,11 @@ func (s *Store) deletePages(ctx context.Context, wf string, inst int64, sks []st
 
 // pagesAttr is the run item attribute naming its pages.
 func pagesAttr(p Pages) types.AttributeValue {
-	return &types.AttributeValueMemberL{Value: func() []types.AttributeValue {
-		out := make([]types.AttributeValue, len(p.keys))
-		for i, k := range p.keys {
-			out[i] = str(k)
-		}
-		return out
-	}()}
+	keys := make([]types.AttributeValue, len(p.keys))
+	for i, k := range p.keys {
+		keys[i] = str(k)
+	}
+	return &types.AttributeValueMemberL{Value: keys}
 }
 
 // pageKeysOf returns the page keys a run item names.

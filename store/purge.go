@@ -216,18 +216,27 @@ func (s *Store) purgePartition(ctx context.Context, pk string, budget int) (n in
 
 // batchDelete deletes keys 25 at a time, retrying unprocessed ones.
 func (s *Store) batchDelete(ctx context.Context, keys []map[string]types.AttributeValue) error {
-	for len(keys) > 0 {
-		n := min(len(keys), 25)
-		reqs := make([]types.WriteRequest, n)
-		for i, k := range keys[:n] {
-			reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
-		}
-		keys = keys[n:]
-		pending := map[string][]types.WriteRequest{s.table: reqs}
+	reqs := make([]types.WriteRequest, len(keys))
+	for i, k := range keys {
+		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
+	}
+	if err := s.batchWrite(ctx, reqs); err != nil {
+		return fmt.Errorf("store: batch delete: %w", err)
+	}
+	return nil
+}
+
+// batchWrite sends write requests 25 at a time (BatchWriteItem), retrying
+// unprocessed ones.
+func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) error {
+	for len(reqs) > 0 {
+		n := min(len(reqs), 25)
+		pending := map[string][]types.WriteRequest{s.table: reqs[:n]}
+		reqs = reqs[n:]
 		for attempt := 0; len(pending) > 0; attempt++ {
 			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
 			if err != nil {
-				return fmt.Errorf("store: batch delete: %w", err)
+				return err
 			}
 			pending = out.UnprocessedItems
 			if len(pending) > 0 {

@@ -96,10 +96,7 @@ func TestRouterForwardsAndCoalescesWakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var failed []string
-	for _, f := range resp.BatchItemFailures {
-		failed = append(failed, f.ItemIdentifier)
-	}
+	failed := failedRecords(resp)
 	if fmt.Sprint(failed) != "[1002 1003]" {
 		t.Errorf("failures %v, want [1002 1003]", failed)
 	}
@@ -186,10 +183,7 @@ func TestRouterMergesTheAttemptsWakesName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var failed []string
-	for _, f := range resp.BatchItemFailures {
-		failed = append(failed, f.ItemIdentifier)
-	}
+	failed := failedRecords(resp)
 	if fmt.Sprint(failed) != "[1002 1003]" {
 		t.Errorf("failures %v, want [1002 1003]: from the first record naming an attempt of the merged wake", failed)
 	}
@@ -209,4 +203,13 @@ func provision(t *testing.T, prefix string) (aws.Config, *localstack.Resources) 
 		t.Fatal(err)
 	}
 	return cfg, res
+}
+
+// failedRecords lists the records a response reports as failed.
+func failedRecords(resp events.DynamoDBEventResponse) []string {
+	var failed []string
+	for _, f := range resp.BatchItemFailures {
+		failed = append(failed, f.ItemIdentifier)
+	}
+	return failed
 }
