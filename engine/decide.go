@@ -119,6 +119,14 @@ func (d *decider) apply(ev Event) error {
 		err = d.childEnded(e)
 	case *ChildEnded:
 		err = d.childEnded(*e)
+	case TaskWaiting:
+		err = d.taskWaiting(e)
+	case *TaskWaiting:
+		err = d.taskWaiting(*e)
+	case TaskHeartbeat:
+		err = d.taskHeartbeat(e)
+	case *TaskHeartbeat:
+		err = d.taskHeartbeat(*e)
 	case ChildStarted:
 		err = d.childStarted(e)
 	case *ChildStarted:
@@ -432,6 +440,8 @@ func (d *decider) timerFired(e TimerFired) error {
 		return d.workflowTimedOut()
 	case PurposeSignalCheck:
 		return d.signalCheck(e)
+	case PurposeHeartbeat:
+		return d.heartbeatDue(e)
 	}
 	if e.Purpose != PurposeSleep {
 		return fmt.Errorf("step %q: unknown timer purpose %q", e.StepID, e.Purpose)
@@ -650,6 +660,7 @@ func (d *decider) launch(i int) {
 		}
 	}
 	s.StartTime = d.now
+	s.WaitingSince, s.HeartbeatAt = 0, 0
 	d.setStepStatus(i, model.StepRunning, "")
 	if !isNoWork(step) && !d.startStepTimeout(i) {
 		return
@@ -671,6 +682,9 @@ func (d *decider) launch(i int) {
 			FireAt:  time.UnixMilli(d.now + sleep.Milliseconds()).UTC(),
 		})
 	default:
+		if !d.checkHeartbeatTimeout(i) {
+			return
+		}
 		rs := d.runStep(i)
 		rs.Params = rs.Params.Clone()
 		d.out.Commands = append(d.out.Commands, rs)

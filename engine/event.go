@@ -195,6 +195,18 @@ func UnmarshalEvent(data []byte) (Event, error) {
 			return nil, fmt.Errorf("decode %s event: %w", kind, err)
 		}
 		return e, nil
+	case KindTaskWaiting:
+		var e TaskWaiting
+		if err := jsonnum.Decode(data, &e); err != nil {
+			return nil, fmt.Errorf("decode %s event: %w", kind, err)
+		}
+		return e, nil
+	case KindTaskHeartbeat:
+		var e TaskHeartbeat
+		if err := jsonnum.Decode(data, &e); err != nil {
+			return nil, fmt.Errorf("decode %s event: %w", kind, err)
+		}
+		return e, nil
 	case KindChildStarted:
 		var e ChildStarted
 		if err := jsonnum.Decode(data, &e); err != nil {

@@ -106,6 +106,12 @@ func (d *decider) awaited(checks bool) ([]Command, error) {
 				}
 				cmds = append(cmds, StartTimer{StepID: s.StepID, Attempt: s.Attempt, Purpose: PurposeSleep,
 					FireAt: time.UnixMilli(s.StartTime + sleep.Milliseconds()).UTC()})
+			} else if s.WaitingSince != 0 {
+				// Handed to an external system: its task token ends it,
+				// or its heartbeat check, or its timeout.
+				if t, ok := d.heartbeatTimer(s); ok {
+					cmds = append(cmds, t)
+				}
 			} else {
 				cmds = append(cmds, d.runStep(i))
 			}

@@ -115,6 +115,12 @@ type StepState struct {
 	// External holds output params an external job reported for the
 	// running attempt (OutputData); they become outputs when it succeeds.
 	External Values `json:"external,omitempty"`
+	// WaitingSince is when a worker handed the running attempt to an
+	// external system that ends it through its task token (TaskWaiting),
+	// HeartbeatAt when that system last said it is at work (unix ms; 0:
+	// never).
+	WaitingSince int64 `json:"waiting_since,omitempty"`
+	HeartbeatAt  int64 `json:"heartbeat_time,omitempty"`
 	// SignalDeps holds, per signal dependency, the signal that met it (nil
 	// while unmet); WaitsFor names the signals a WAITING_FOR_SIGNALS
 	// attempt still waits for.

@@ -23,6 +23,11 @@ const (
 	CtxAssetDir = "assetDir"
 	// CtxHTTPAllow is Props.HTTPAllow (a list).
 	CtxHTTPAllow = "httpAllow"
+	// CtxLambdaFunctions, CtxCallbackQueues and CtxCallbackTopics are
+	// Props.LambdaFunctions, CallbackQueues and CallbackTopics (lists).
+	CtxLambdaFunctions = "lambdaFunctions"
+	CtxCallbackQueues  = "callbackQueues"
+	CtxCallbackTopics  = "callbackTopics"
 	// CtxAttachBuckets is Props.AttachBuckets (a list).
 	CtxAttachBuckets = "attachBuckets"
 	// CtxBucketName is Props.BucketName.
@@ -79,6 +84,11 @@ func PropsFromContext(get func(key string) any) (Props, error) {
 	var err error
 	if p.HTTPAllow, err = contextList(get(CtxHTTPAllow)); err != nil {
 		errs = append(errs, fmt.Errorf("context %s: %w", CtxHTTPAllow, err))
+	}
+	for key, dst := range map[string]*[]string{CtxLambdaFunctions: &p.LambdaFunctions, CtxCallbackQueues: &p.CallbackQueues, CtxCallbackTopics: &p.CallbackTopics} {
+		if *dst, err = contextList(get(key)); err != nil {
+			errs = append(errs, fmt.Errorf("context %s: %w", key, err))
+		}
 	}
 	if p.AttachBuckets, err = contextList(get(CtxAttachBuckets)); err != nil {
 		errs = append(errs, fmt.Errorf("context %s: %w", CtxAttachBuckets, err))

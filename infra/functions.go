@@ -223,7 +223,7 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	fns[HandlerDecider] = decider
 
 	worker := newFunction(scope, s, HandlerWorker, "WorkerFunction", "Maestro step worker: work queue to step runners and timers",
-		workerEnv(tableName, *q.Work.QueueUrl(), s.HTTPAllow, map[string]string{
+		workerEnv(tableName, *q.Work.QueueUrl(), s.Props, map[string]string{
 			wiring.EnvWorkQueueARN:     *q.Work.QueueArn(),
 			wiring.EnvScheduleGroup:    *st.SchedulerGroup.Ref(),
 			wiring.EnvSchedulerRoleARN: *st.SchedulerRole.RoleArn(),
@@ -251,6 +251,28 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 		Resources:  &[]*string{st.SchedulerRole.RoleArn()},
 		Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "scheduler.amazonaws.com"}},
 	}))
+	// Lambda and Callback steps: the configured functions (any version or
+	// alias), queues and topics, and nothing else.
+	if len(s.LambdaFunctions) > 0 {
+		var arns []*string
+		for _, f := range s.LambdaFunctions {
+			arn := f
+			if !strings.HasPrefix(f, "arn:") {
+				arn = *awscdk.Stack_Of(scope).FormatArn(&awscdk.ArnComponents{
+					Service: jsii.String("lambda"), Resource: jsii.String("function"), ResourceName: jsii.String(f),
+					ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
+				})
+			}
+			arns = append(arns, jsii.String(arn), jsii.String(arn+":*"))
+		}
+		worker.Role.AddToPrincipalPolicy(allow([]string{"lambda:InvokeFunction"}, arns...))
+	}
+	if len(s.CallbackQueues) > 0 {
+		worker.Role.AddToPrincipalPolicy(allow([]string{"sqs:SendMessage"}, *jsii.Strings(s.CallbackQueues...)...))
+	}
+	if len(s.CallbackTopics) > 0 {
+		worker.Role.AddToPrincipalPolicy(allow([]string{"sns:Publish"}, *jsii.Strings(s.CallbackTopics...)...))
+	}
 	worker.Function.AddEventSourceMapping(jsii.String("WorkQueue"), &awslambda.EventSourceMappingOptions{
 		EventSourceArn:          q.Work.QueueArn(),
 		BatchSize:               jsii.Number(10),
@@ -297,14 +319,27 @@ func maxConcurrency(s settings, handler string) *float64 {
 }
 
 // workerEnv is the worker's environment; an empty allow-list is left out
-// (the worker then allows no host).
-func workerEnv(table, workQueueURL string, allow []string, extra map[string]string) map[string]string {
+// (the worker then allows nothing of its kind).
+func workerEnv(table, workQueueURL string, p Props, extra map[string]string) map[string]string {
 	env := map[string]string{wiring.EnvTable: table, wiring.EnvWorkQueueURL: workQueueURL}
 	for k, v := range extra {
 		env[k] = v
 	}
-	if len(allow) > 0 {
-		env[wiring.EnvHTTPAllow] = strings.Join(allow, ",")
+	if len(p.HTTPAllow) > 0 {
+		env[wiring.EnvHTTPAllow] = strings.Join(p.HTTPAllow, ",")
+	}
+	if len(p.LambdaFunctions) > 0 {
+		env[wiring.EnvLambdaFunctions] = strings.Join(p.LambdaFunctions, ",")
+	}
+	if len(p.CallbackQueues) > 0 {
+		urls := make([]string, len(p.CallbackQueues))
+		for i, q := range p.CallbackQueues {
+			urls[i], _ = queueURLOf(q) // checked by NewStack
+		}
+		env[wiring.EnvCallbackQueues] = strings.Join(urls, ",")
+	}
+	if len(p.CallbackTopics) > 0 {
+		env[wiring.EnvCallbackTopics] = strings.Join(p.CallbackTopics, ",")
 	}
 	return env
 }

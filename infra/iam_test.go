@@ -139,7 +139,15 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/tt-*",
 				"scheduler:CreateSchedule", "scheduler:DeleteSchedule", "scheduler:GetSchedule", "scheduler:UpdateSchedule"),
 			on("*", "scheduler:ListSchedules"),
-			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}, dispatch),
+			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}, dispatch,
+			// Lambda and Callback steps: exactly the configured functions
+			// (any version or alias), queue and topic.
+			on("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:etl-loader", "lambda:InvokeFunction"),
+			on("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:etl-loader:*", "lambda:InvokeFunction"),
+			on("arn:aws:lambda:us-east-1:123456789012:function:train", "lambda:InvokeFunction"),
+			on("arn:aws:lambda:us-east-1:123456789012:function:train:*", "lambda:InvokeFunction"),
+			on("arn:aws:sqs:us-east-1:123456789012:jobs", "sqs:SendMessage"),
+			on("arn:aws:sns:us-east-1:123456789012:jobs", "sns:Publish")),
 		HandlerSignals: slices.Concat(base(HandlerSignals),
 			on(table, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 			on(ingest, consume...), on(ingestDLQ, "sqs:SendMessage")),

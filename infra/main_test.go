@@ -44,6 +44,9 @@ var (
 	testAlarmTopic = "arn:aws:sns:us-east-1:123456789012:ops-alarms"
 	testAttached   = []string{"existing-signals-bucket"}
 	testHTTPAllow  = []string{"api.example.com", "*.example.org"}
+	testFunctions  = []string{"etl-loader", "arn:aws:lambda:us-east-1:123456789012:function:train"}
+	testCBQueues   = []string{"arn:aws:sqs:us-east-1:123456789012:jobs"}
+	testCBTopics   = []string{"arn:aws:sns:us-east-1:123456789012:jobs"}
 	testRules      = []signals.Rule{{Bucket: "existing-signals-bucket", Prefix: "exports/", Name: "warehouse/exports"}}
 )
 
@@ -141,12 +144,15 @@ func doSynth() (res synthesis) {
 
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(out), Context: &ctx})
 	full, err := NewStack(app, "Full", Props{
-		Stage:         fullStage,
-		AssetDir:      assets,
-		HTTPAllow:     testHTTPAllow,
-		AttachBuckets: testAttached,
-		SignalRules:   testRules,
-		AlarmTopicARN: testAlarmTopic,
+		Stage:           fullStage,
+		AssetDir:        assets,
+		HTTPAllow:       testHTTPAllow,
+		LambdaFunctions: testFunctions,
+		CallbackQueues:  testCBQueues,
+		CallbackTopics:  testCBTopics,
+		AttachBuckets:   testAttached,
+		SignalRules:     testRules,
+		AlarmTopicARN:   testAlarmTopic,
 		Functions: map[string]FunctionSettings{
 			HandlerWorker: {MemoryMB: 1024, ReservedConcurrency: 20},
 		},

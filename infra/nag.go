@@ -29,6 +29,8 @@ const (
 	reasonTriggerSchedules = "The worker keeps the recurring schedules of time triggers, named tt-<workflow hash>-<index> " +
 		"at run time; the grant is confined to that prefix in the stage's schedule group. scheduler:ListSchedules " +
 		"supports no resource-level permission, so AWS requires Resource \"*\" for it."
+	reasonFunctionVersions = "A Lambda step may name a version or alias of a function on the stack's lambdaFunctions " +
+		"allow-list (its qualifier); the grant is confined to that function's qualified ARNs (function:<name>:*)."
 	reasonAPIGatewayRole = "API Gateway's account-level CloudWatch role serves every REST API of the account and region " +
 		"and writes to log groups API Gateway names itself; AmazonAPIGatewayPushToCloudWatchLogs is AWS's documented " +
 		"policy for it. Set context apiGatewayAccountRole=false when the account already has one."
@@ -63,7 +65,7 @@ func finding(id, reason string, appliesTo ...string) *cdknag.NagPackSuppression 
 
 // suppressFindings records the accepted findings on the constructs they
 // concern, narrowed to the exact permission where the rule allows it.
-func suppressFindings(st *Stack) {
+func suppressFindings(st *Stack, s settings) {
 	for _, fn := range st.Functions {
 		suppress(fn.Role, true, finding("AwsSolutions-IAM5", reasonXRay, "Resource::*"))
 	}
@@ -77,6 +79,13 @@ func suppressFindings(st *Stack) {
 	suppress(worker, true,
 		finding("AwsSolutions-IAM5", reasonTriggerSchedules,
 			"Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/"+st.Spec.SchedulerGroup+"/"+TriggerSchedulePrefix+"*"))
+	for _, f := range s.LambdaFunctions {
+		arn := f
+		if !strings.HasPrefix(f, "arn:") {
+			arn = "arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:function:" + f
+		}
+		suppress(worker, true, finding("AwsSolutions-IAM5", reasonFunctionVersions, "Resource::"+arn+":*"))
+	}
 	api := st.API.RestAPI
 	suppress(api, false, finding("AwsSolutions-APIG2", reasonValidation))
 	suppress(api.DeploymentStage(), false, finding("AwsSolutions-APIG3", reasonWAF))

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -125,6 +126,14 @@ type Props struct {
 	// HTTPAllow is the Http step's host allow-list (MAESTRO_HTTP_ALLOW of
 	// the worker); empty allows no host.
 	HTTPAllow []string
+	// LambdaFunctions lists the functions Lambda steps may invoke: names
+	// (in the stack's account and region) or ARNs; the worker may invoke
+	// them, any version or alias, and nothing else. Empty allows none.
+	LambdaFunctions []string
+	// CallbackQueues (SQS queue ARNs) and CallbackTopics (SNS topic ARNs)
+	// are where Callback steps may send their task tokens; the worker may
+	// send to them and nothing else. Empty allows none.
+	CallbackQueues, CallbackTopics []string
 	// AttachBuckets names existing S3 buckets whose object events should
 	// also reach the signal-ingest queue. Their notification configuration
 	// is merged by CDK's notifications custom resource.
@@ -281,6 +290,21 @@ func (p Props) resolve() (settings, error) {
 	if err := httpstep.CheckAllowList(p.HTTPAllow); err != nil {
 		errs = append(errs, err)
 	}
+	for _, f := range p.LambdaFunctions {
+		if err := checkFunction(f); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, q := range p.CallbackQueues {
+		if _, err := queueURLOf(q); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, tp := range p.CallbackTopics {
+		if parts := strings.Split(tp, ":"); len(parts) != 6 || parts[0] != "arn" || parts[2] != "sns" || parts[5] == "" {
+			errs = append(errs, fmt.Errorf("callback topic %q: want an SNS topic ARN (arn:aws:sns:region:account:name)", tp))
+		}
+	}
 	return s, errors.Join(errs...)
 }
 
@@ -289,3 +313,35 @@ func (s settings) assetPath(handler string) string { return filepath.Join(s.Asse
 
 // name is a stage-prefixed physical name: maestro-<stage>-<suffix>.
 func (s settings) name(suffix string) string { return resources.Prefix + "-" + s.Stage + "-" + suffix }
+
+// functionName is the pattern of a Lambda function name.
+var functionName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// checkFunction checks a Lambda step allow-list entry: a function name or
+// an unqualified function ARN.
+func checkFunction(f string) error {
+	if parts := strings.Split(f, ":"); len(parts) > 1 {
+		if len(parts) != 7 || parts[0] != "arn" || parts[2] != "lambda" || parts[5] != "function" || !functionName.MatchString(parts[6]) {
+			return fmt.Errorf("lambda function %q: want a name or an unqualified function ARN (arn:aws:lambda:region:account:function:name)", f)
+		}
+		return nil
+	}
+	if !functionName.MatchString(f) {
+		return fmt.Errorf("lambda function %q: want a name of 1 to 64 letters, digits, hyphens or underscores", f)
+	}
+	return nil
+}
+
+// queueURLOf is the URL of the SQS queue with ARN arn
+// (arn:partition:sqs:region:account:name).
+func queueURLOf(arn string) (string, error) {
+	parts := strings.Split(arn, ":")
+	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "sqs" || parts[3] == "" || parts[4] == "" || parts[5] == "" {
+		return "", fmt.Errorf("callback queue %q: want an SQS queue ARN (arn:aws:sqs:region:account:name)", arn)
+	}
+	domain := "amazonaws.com"
+	if parts[1] == "aws-cn" {
+		domain = "amazonaws.com.cn"
+	}
+	return fmt.Sprintf("https://sqs.%s.%s/%s/%s", parts[3], domain, parts[4], parts[5]), nil
+}

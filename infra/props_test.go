@@ -114,6 +114,10 @@ func TestResolveRejects(t *testing.T) {
 		{"bucket name", Props{BucketName: "x"}, "bucket:"},
 		{"alarm topic", Props{AlarmTopicARN: "ops-alarms"}, "not an ARN"},
 		{"allow-list comma", Props{HTTPAllow: []string{"a.com,b.com"}}, "http allow-list"},
+		{"lambda function", Props{LambdaFunctions: []string{"etl,train"}}, `lambda function "etl,train"`},
+		{"qualified function ARN", Props{LambdaFunctions: []string{"arn:aws:lambda:us-east-1:1:function:f:live"}}, "unqualified function ARN"},
+		{"callback queue URL", Props{CallbackQueues: []string{"https://sqs.us-east-1.amazonaws.com/1/q"}}, "want an SQS queue ARN"},
+		{"callback topic", Props{CallbackTopics: []string{"arn:aws:sqs:us-east-1:1:q"}}, "want an SNS topic ARN"},
 		{"missing binaries", Props{AssetDir: "testdata/no-such-dir"}, "worker: no testdata/no-such-dir/worker/bootstrap (run make build first)"},
 	}
 	for _, tt := range tests {

@@ -108,7 +108,7 @@ func NewStack(scope constructs.Construct, id string, props Props) (*Stack, error
 		newMonitoring(st.Stack, s, st)
 	}
 	newOutputs(st.Stack, st)
-	suppressFindings(st)
+	suppressFindings(st, s)
 	return st, nil
 }
 

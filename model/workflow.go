@@ -112,6 +112,11 @@ const (
 	StepKubernetes StepType = "Kubernetes"
 	StepHTTP       StepType = "Http"
 	StepJoin       StepType = "Join"
+	// StepLambda invokes an AWS Lambda function; StepCallback hands a task
+	// token to an SNS topic or an SQS queue and waits for it to be used.
+	// Neither is Maestro's.
+	StepLambda   StepType = "Lambda"
+	StepCallback StepType = "Callback"
 )
 
 // FailureMode says what a step failure does to the rest of the instance.

@@ -75,6 +75,9 @@ type Service interface {
 	// PutOutputData records an external job's output params for a running
 	// step attempt.
 	PutOutputData(ctx context.Context, od OutputData) (*OutputDataResult, error)
+	// CompleteTask applies a task token holder's report (success, failure,
+	// heartbeat) to the step attempt the token belongs to.
+	CompleteTask(ctx context.Context, token string, c TaskCompletion) (*TaskView, error)
 	// RestartStep restarts a step that has ended, and everything downstream
 	// of it: a new attempt in a run in progress, a new run otherwise.
 	RestartStep(ctx context.Context, workflowID string, instanceID int64, stepID string, req StepRestartRequest) (*InstanceView, error)

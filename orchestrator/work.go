@@ -89,7 +89,8 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 		// The router's backstop copy of a step the committer dispatched
 		// itself: it almost always finds the attempt finished, or claimed
 		// by a live worker. A read tells, without a write.
-		status, lease, err := o.store.PeekAttempt(ctx, ref)
+		peek, err := o.store.PeekAttempt(ctx, ref)
+		status, lease := peek.Status, peek.Lease
 		switch {
 		case errors.Is(err, store.ErrNotFound) && start != nil:
 			// A deferred start no worker claimed yet: claim it below.
@@ -98,7 +99,7 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 			return 0, nil
 		case err != nil:
 			return 0, err
-		case status != string(model.StepRunning):
+		case status != string(model.StepRunning) || peek.Waiting:
 			return 0, nil
 		case lease > now.UnixMilli():
 			return max(time.UnixMilli(lease).Sub(now), time.Second), nil
@@ -129,6 +130,9 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 			return 0, o.runAndContinue(ctx, m, runners, token, &res)
 		}
 		o.log.Warn("ignoring an unreadable recorded outcome; running the step", "attempt", ref.String())
+	}
+	if cr, ok := callbackRunnerFor(m, runners); ok {
+		return 0, o.dispatchStep(ctx, m, cr, token)
 	}
 	return 0, o.runAndContinue(ctx, m, runners, token, nil)
 }
@@ -262,7 +266,7 @@ const maxInlineSteps = 1000
 const crowdInline = 16
 
 // runnableHere returns which started steps this invocation may run itself:
-// those a runner here executes, while the invocation has StepRunReserve
+// those a runner here executes (not hands over: see CallbackRunner), while the invocation has StepRunReserve
 // left before its deadline (a Lambda's timeout).
 func (o *Orchestrator) runnableHere(ctx context.Context, runners map[model.StepType]StepRunner) func(engine.RunStep) bool {
 	if dl, ok := ctx.Deadline(); ok && dl.Sub(o.now()) < o.stepRunReserve {
@@ -270,7 +274,12 @@ func (o *Orchestrator) runnableHere(ctx context.Context, runners map[model.StepT
 	}
 	return func(c engine.RunStep) bool {
 		_, ok := runners[c.StepType]
-		return ok && c.StepKind == model.KindStep
+		if !ok || c.StepKind != model.KindStep {
+			return false
+		}
+		// A step handed over with a task token goes through the queue.
+		_, waits := callbackRunnerFor(runStepMessage(store.Wake{}, c), runners)
+		return !waits
 	}
 }
 

@@ -30,10 +30,15 @@ import (
 // dies after that leaves the outcome, and the next claim of the attempt
 // returns it instead of having the step run again. The commit that applies
 // the outcome ends the attempt and removes it.
+//
+// A worker that hands the attempt to an external system with a task token
+// (WaitForTask) sets "wait" (the token's hash): no later delivery can claim
+// the attempt, which the token's holder ends.
 const (
 	attrClaim   = "claim"
 	attrLease   = "lease"
 	attrOutcome = "outcome"
+	attrWait    = "wait"
 )
 
 // AttemptRef names one step attempt of a run.
@@ -59,7 +64,8 @@ const statusRunning = "RUNNING"
 // ClaimError says why an attempt could not be claimed.
 type ClaimError struct {
 	// Done is set when the attempt is no longer RUNNING (finished, or
-	// stopped meanwhile): there is nothing to run.
+	// stopped meanwhile) or waits for its task token: there is nothing to
+	// run.
 	Done bool
 	// Until is when the current holder's lease ends (unix ms), when not Done.
 	Until int64
@@ -76,7 +82,8 @@ func (e *ClaimError) Error() string {
 // until. It returns the outcome an earlier holder recorded (RecordOutcome),
 // if any: the step ran, and must not run again. It returns a *ClaimError
 // when another worker holds an unexpired claim, the attempt has finished or
-// is no longer RUNNING, and ErrNotFound when the attempt item does not exist.
+// is no longer RUNNING or waits for its task token, and ErrNotFound when
+// the attempt item does not exist.
 //
 // With start, the attempt's start commit may have left its item unwritten
 // (a deferred start: one conditional write here instead of a transactional
@@ -85,8 +92,8 @@ func (e *ClaimError) Error() string {
 // meanwhile wrote the item (see Attempt.Start), so the claim then fails.
 func (s *Store) ClaimAttempt(ctx context.Context, ref AttemptRef, token string, now, until time.Time, start *AttemptStart) (outcome []byte, err error) {
 	set := "SET #c = :c, #l = :l"
-	cond := "#st = :running AND (attribute_not_exists(#l) OR #l < :now)"
-	names := map[string]string{"#c": attrClaim, "#l": attrLease, "#st": attrStatus}
+	cond := "#st = :running AND attribute_not_exists(#w) AND (attribute_not_exists(#l) OR #l < :now)"
+	names := map[string]string{"#c": attrClaim, "#l": attrLease, "#st": attrStatus, "#w": attrWait}
 	values := map[string]types.AttributeValue{
 		":c": str(token), ":l": num(millis(until)), ":now": num(millis(now)), ":running": str(statusRunning),
 	}
@@ -132,7 +139,8 @@ func (s *Store) ClaimAttempt(ctx context.Context, ref AttemptRef, token string, 
 	if len(item) == 0 {
 		return nil, fmt.Errorf("store: claim %s: %w", ref, ErrNotFound)
 	}
-	return nil, &ClaimError{Done: getS(item, attrStatus) != statusRunning, Until: getN(item, attrLease)}
+	_, waiting := item[attrWait]
+	return nil, &ClaimError{Done: getS(item, attrStatus) != statusRunning || waiting, Until: getN(item, attrLease)}
 }
 
 // ErrClaimLost is returned by RecordOutcome when token no longer holds the
@@ -165,22 +173,32 @@ func (s *Store) RecordOutcome(ctx context.Context, ref AttemptRef, token string,
 	return nil
 }
 
-// PeekAttempt reads an attempt's status and claim lease (unix ms; 0 when
-// never claimed) with an eventually consistent read, half the cost of the
-// claim's conditional write: a worker uses it to drop a duplicate delivery
-// without writing. The answer may be stale; the claim decides.
-func (s *Store) PeekAttempt(ctx context.Context, ref AttemptRef) (status string, lease int64, err error) {
+// AttemptPeek is what PeekAttempt reads of an attempt.
+type AttemptPeek struct {
+	Status string
+	// Lease is when the current claim ends (unix ms; 0 when never claimed).
+	Lease int64
+	// Waiting is set when the attempt waits for its task token.
+	Waiting bool
+}
+
+// PeekAttempt reads an attempt's status, claim lease and whether it waits
+// for its task token with an eventually consistent read, half the cost of
+// the claim's conditional write: a worker uses it to drop a duplicate
+// delivery without writing. The answer may be stale; the claim decides.
+func (s *Store) PeekAttempt(ctx context.Context, ref AttemptRef) (AttemptPeek, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:                aws.String(s.table),
 		Key:                      ref.key(),
-		ProjectionExpression:     aws.String("#st, #l"),
-		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#l": attrLease},
+		ProjectionExpression:     aws.String("#st, #l, #w"),
+		ExpressionAttributeNames: map[string]string{"#st": attrStatus, "#l": attrLease, "#w": attrWait},
 	})
 	if err != nil {
-		return "", 0, fmt.Errorf("store: peek attempt %s: %w", ref, err)
+		return AttemptPeek{}, fmt.Errorf("store: peek attempt %s: %w", ref, err)
 	}
 	if out.Item == nil {
-		return "", 0, ErrNotFound
+		return AttemptPeek{}, ErrNotFound
 	}
-	return getS(out.Item, attrStatus), getN(out.Item, attrLease), nil
+	_, waiting := out.Item[attrWait]
+	return AttemptPeek{Status: getS(out.Item, attrStatus), Lease: getN(out.Item, attrLease), Waiting: waiting}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/maestro-serverless/maestro/localstack"
 	"github.com/maestro-serverless/maestro/localstack/stack"
 )
 
@@ -22,6 +23,24 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	streamEvery := fs.Duration("stream-interval", 250*time.Millisecond, "DynamoDB stream poll period (Lambda polls every 250ms)")
 	stateDir := fs.String("state-dir", envOr("MAESTRO_STATE_DIR", defaultStateDir()), "where the stream pump keeps its checkpoints across restarts (env MAESTRO_STATE_DIR; empty: none)")
 	verbose := fs.Bool("v", false, "debug logging")
+	funcs := map[string]localstack.LocalFunction{}
+	fs.Func("function", "a Lambda function Lambda steps may invoke, as name=command [args...]: the command gets the payload on stdin and prints the result (repeatable)", func(v string) error {
+		name, f, err := localstack.ParseFunctionSpec(v)
+		if err != nil {
+			return err
+		}
+		funcs[name] = f
+		return nil
+	})
+	var queues, topics []string
+	fs.Func("callback-queue", "an SQS queue URL Callback steps may send task tokens to (repeatable)", func(v string) error {
+		queues = append(queues, v)
+		return nil
+	})
+	fs.Func("callback-topic", "an SNS topic ARN Callback steps may send task tokens to (repeatable)", func(v string) error {
+		topics = append(topics, v)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -30,7 +49,8 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	st, err := stack.Start(ctx, stack.Options{Addr: *addr, Stage: *stage, StreamInterval: *streamEvery, StateDir: *stateDir, Logger: log})
+	st, err := stack.Start(ctx, stack.Options{Addr: *addr, Stage: *stage, StreamInterval: *streamEvery, StateDir: *stateDir, Logger: log,
+		Functions: funcs, CallbackQueues: queues, CallbackTopics: topics})
 	if err != nil {
 		fmt.Fprintf(stderr, "maestro local: %v\n", err)
 		return exitInvalid

@@ -318,6 +318,13 @@ func (f *fakeService) PutOutputData(_ context.Context, od orchestrator.OutputDat
 	return &orchestrator.OutputDataResult{WorkflowID: od.WorkflowID, InstanceID: od.InstanceID, RunID: 1, StepID: od.StepID, Attempt: 1, Params: []string{"answer"}}, nil
 }
 
+func (f *fakeService) CompleteTask(_ context.Context, token string, c orchestrator.TaskCompletion) (*orchestrator.TaskView, error) {
+	if nilResult, err := f.record("CompleteTask", token, c); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.TaskView{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "s", Attempt: 1, Action: c.Action, Status: "SUCCEEDED", Recorded: true}, nil
+}
+
 func (f *fakeService) DeleteWorkflow(_ context.Context, workflowID string) (*orchestrator.DeleteResult, error) {
 	if nilResult, err := f.record("DeleteWorkflow", workflowID); err != nil || nilResult {
 		return nil, err

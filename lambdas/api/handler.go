@@ -135,6 +135,7 @@ func (s *server) register(mux *http.ServeMux) {
 	route("GET "+flattenPath+"/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/iterations/{iterationId}", s.flattenIteration)
 	route("GET "+flattenPath+"/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/summary", s.flattenSummary)
 	route("PUT /api/v3/output-data", s.putOutputData)
+	route("POST "+tasksPath+"{token}/{action}", s.completeTask)
 	route("DELETE "+workflowsPath+"/{id}", s.deleteWorkflow)
 	s.registerGates(route)
 	s.registerSignals(route)

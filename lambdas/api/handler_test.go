@@ -223,6 +223,23 @@ func TestRoutes(t *testing.T) {
 			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","params":{},"artifacts":{}}`,
 			wantStatus: 400, wantError: "artifacts: not supported"},
 
+		// task tokens
+		{name: "task success", method: "POST", target: "/api/v3/tasks/tok/success", body: `{"outputs":{"rows":7},"message":"done"}`,
+			wantStatus: 200, wantCall: &call{"CompleteTask", []any{"tok", orchestrator.TaskCompletion{Action: "success",
+				Outputs: map[string]any{"rows": json.Number("7")}, Message: "done"}}},
+			wantBody: `{"workflow_id":"wf","workflow_instance_id":1,"workflow_run_id":1,"step_id":"s","step_attempt_id":1,"action":"success","status":"SUCCEEDED","recorded":true}`},
+		{name: "task failure", method: "POST", target: "/api/v3/tasks/tok/failure", body: `{"error":"platform_error","message":"no capacity"}`,
+			wantStatus: 200, wantCall: &call{"CompleteTask", []any{"tok", orchestrator.TaskCompletion{Action: "failure", Error: "PLATFORM_ERROR", Message: "no capacity"}}}},
+		{name: "task heartbeat without a body", method: "POST", target: "/api/v3/tasks/tok/heartbeat",
+			wantStatus: 200, wantCall: &call{"CompleteTask", []any{"tok", orchestrator.TaskCompletion{Action: "heartbeat"}}}},
+		{name: "task success with an error field", method: "POST", target: "/api/v3/tasks/tok/success", body: `{"error":"USER_ERROR"}`,
+			wantStatus: 400, wantError: "error: unknown field for a success report"},
+		{name: "task outputs not an object", method: "POST", target: "/api/v3/tasks/tok/success", body: `{"outputs":[1]}`,
+			wantStatus: 400, wantError: "outputs: must be an object of output params"},
+		{name: "task token used twice", method: "POST", target: "/api/v3/tasks/tok/success", svcErr: orchestrator.Conflict("the task token was already used"),
+			wantStatus: 409, wantCall: &call{"CompleteTask", []any{"tok", orchestrator.TaskCompletion{Action: "success"}}}, wantError: "already used"},
+		{name: "task get", method: "GET", target: "/api/v3/tasks/tok/success", wantStatus: 405},
+
 		// delete
 		{name: "delete workflow", method: "DELETE", target: wf + "/sample-wf", wantStatus: 202,
 			wantCall: &call{"DeleteWorkflow", []any{"sample-wf"}}, wantBody: `{"workflow_id":"sample-wf","status":"DELETING"}`},
@@ -540,8 +557,12 @@ func TestRequestID(t *testing.T) {
 func TestAccessLog(t *testing.T) {
 	var logs bytes.Buffer
 	h := NewHandler(&fakeService{}, Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
-	for _, target := range []string{"/api/v3/workflows/wf/instances/7?cursor=secret-cursor", "/nope"} {
-		req := httptest.NewRequest("GET", target, nil)
+	for _, target := range []string{"/api/v3/workflows/wf/instances/7?cursor=secret-cursor", "/nope", "/api/v3/tasks/secret-token/success"} {
+		method := "GET"
+		if strings.HasPrefix(target, tasksPath) {
+			method = "POST"
+		}
+		req := httptest.NewRequest(method, target, nil)
 		req.Header.Set(RequestIDHeader, "log-test")
 		h.ServeHTTP(httptest.NewRecorder(), req)
 	}
@@ -552,14 +573,14 @@ func TestAccessLog(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
 		lines = append(lines, m)
 	}
-	require.Len(t, lines, 2)
+	require.Len(t, lines, 3)
 	want := []struct {
-		path   string
-		status float64
-	}{{"/api/v3/workflows/wf/instances/7", 200}, {"/nope", 404}}
+		method, path string
+		status       float64
+	}{{"GET", "/api/v3/workflows/wf/instances/7", 200}, {"GET", "/nope", 404}, {"POST", "/api/v3/tasks/{token}/success", 200}}
 	for i, w := range want {
 		assert.Equal(t, "http request", lines[i]["msg"])
-		assert.Equal(t, "GET", lines[i]["method"])
+		assert.Equal(t, w.method, lines[i]["method"])
 		assert.Equal(t, w.path, lines[i]["path"])
 		assert.Equal(t, w.status, lines[i]["status"])
 		assert.Equal(t, "log-test", lines[i]["request_id"])
@@ -567,6 +588,7 @@ func TestAccessLog(t *testing.T) {
 		assert.Greater(t, lines[i]["bytes"], float64(0))
 	}
 	assert.NotContains(t, logs.String(), "secret-cursor", "query strings are not logged")
+	assert.NotContains(t, logs.String(), "secret-token", "task tokens are not logged")
 }
 
 func TestPanicRecovery(t *testing.T) {

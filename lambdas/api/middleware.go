@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -77,7 +78,7 @@ func (s *server) accessLog(next http.Handler) http.Handler {
 			s.log.LogAttrs(r.Context(), slog.LevelInfo, "http request",
 				slog.String("request_id", RequestIDFromContext(r.Context())),
 				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),
+				slog.String("path", redactPath(r.URL.Path)),
 				slog.Int("status", status),
 				slog.Duration("duration", time.Since(start)),
 				slog.Int64("bytes", sw.bytes),
@@ -105,7 +106,7 @@ func (s *server) recoverPanics(next http.Handler) http.Handler {
 			s.log.LogAttrs(r.Context(), slog.LevelError, "panic serving request",
 				slog.String("request_id", RequestIDFromContext(r.Context())),
 				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),
+				slog.String("path", redactPath(r.URL.Path)),
 				slog.String("panic", fmt.Sprint(v)),
 				slog.String("stack", string(debug.Stack())),
 			)
@@ -159,3 +160,14 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 // Unwrap gives http.ResponseController the underlying writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// redactPath hides the task token in a task endpoint's path: whoever reads
+// the logs must not be able to end the step.
+func redactPath(p string) string {
+	rest, ok := strings.CutPrefix(p, tasksPath)
+	if !ok {
+		return p
+	}
+	_, action, _ := strings.Cut(rest, "/")
+	return tasksPath + "{token}/" + action
+}

@@ -55,7 +55,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		attrs := []slog.Attr{
 			slog.String("request_id", RequestIDFromContext(r.Context())),
 			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
+			slog.String("path", redactPath(r.URL.Path)),
 			slog.Int("status", e.Status),
 			slog.String("error", err.Error()),
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -30,7 +31,9 @@ import (
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/schedules"
 	"github.com/maestro-serverless/maestro/signals"
+	"github.com/maestro-serverless/maestro/steps/callbackstep"
 	"github.com/maestro-serverless/maestro/steps/httpstep"
+	"github.com/maestro-serverless/maestro/steps/lambdastep"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -68,6 +71,13 @@ const (
 	// (exact names or IPs, "*.example.com", or "loopback"); unset or
 	// empty allows none.
 	EnvHTTPAllow = "MAESTRO_HTTP_ALLOW"
+	// EnvLambdaFunctions lists the functions Lambda steps may invoke
+	// (names or ARNs), EnvCallbackQueues the SQS queue URLs and
+	// EnvCallbackTopics the SNS topic ARNs Callback steps may send their
+	// task tokens to, comma-separated; unset or empty allows none.
+	EnvLambdaFunctions = "MAESTRO_LAMBDA_FUNCTIONS"
+	EnvCallbackQueues  = "MAESTRO_CALLBACK_QUEUES"
+	EnvCallbackTopics  = "MAESTRO_CALLBACK_TOPICS"
 )
 
 // ConfigFromEnv reads Config from the environment; every variable named in
@@ -152,10 +162,14 @@ type Options struct {
 	Logger     *slog.Logger
 	HealthInfo orchestrator.HealthView
 	// Runners execute step types that need a worker; nil means the
-	// built-in ones (Http, limited to HTTPAllow).
+	// built-in ones: Http (limited to HTTPAllow), Lambda (to
+	// LambdaFunctions) and Callback (to CallbackQueues and CallbackTopics).
 	Runners map[model.StepType]orchestrator.StepRunner
 	// HTTPAllow is the Http step allow-list (see EnvHTTPAllow).
 	HTTPAllow []string
+	// LambdaFunctions, CallbackQueues and CallbackTopics are the Lambda
+	// and Callback steps' allow-lists (see EnvLambdaFunctions).
+	LambdaFunctions, CallbackQueues, CallbackTopics []string
 	// Emulator relaxes client checks emulators fail: moto computes the
 	// DynamoDB response CRC32 differently from AWS for binary attributes.
 	Emulator bool
@@ -193,7 +207,18 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", EnvHTTPAllow, err)
 		}
-		opts.Runners = map[model.StepType]orchestrator.StepRunner{model.StepHTTP: httpRunner}
+		lambdaRunner, err := lambdastep.New(lambdastep.Config{Client: lambda.NewFromConfig(awsCfg), AllowFunctions: opts.LambdaFunctions})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvLambdaFunctions, err)
+		}
+		callbackRunner, err := callbackstep.New(callbackstep.Config{SQS: sqsClient, SNS: sns.NewFromConfig(awsCfg),
+			AllowQueues: opts.CallbackQueues, AllowTopics: opts.CallbackTopics})
+		if err != nil {
+			return nil, err
+		}
+		opts.Runners = map[model.StepType]orchestrator.StepRunner{
+			model.StepHTTP: httpRunner, model.StepLambda: lambdaRunner, model.StepCallback: callbackRunner,
+		}
 	}
 	var trig orchestrator.TriggerSchedules
 	if cfg.ScheduleGroup != "" && cfg.WorkQueueARN != "" {
@@ -261,16 +286,22 @@ func MustBuildFromEnv(required ...string) *Deps {
 		log.Error("load AWS configuration", "error", err)
 		os.Exit(1)
 	}
-	var allow []string
-	for _, h := range strings.Split(os.Getenv(EnvHTTPAllow), ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			allow = append(allow, h)
-		}
-	}
-	deps, err := Build(cfg, awsCfg, Options{Logger: log, HTTPAllow: allow})
+	deps, err := Build(cfg, awsCfg, Options{Logger: log, HTTPAllow: envList(EnvHTTPAllow),
+		LambdaFunctions: envList(EnvLambdaFunctions), CallbackQueues: envList(EnvCallbackQueues), CallbackTopics: envList(EnvCallbackTopics)})
 	if err != nil {
 		log.Error("bad configuration", "error", err)
 		os.Exit(1)
 	}
 	return deps
+}
+
+// envList reads a comma-separated list from environment variable name.
+func envList(name string) []string {
+	var out []string
+	for _, h := range strings.Split(os.Getenv(name), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
 }

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 
@@ -67,6 +68,13 @@ type Options struct {
 	VisibilityTimeout time.Duration
 	// HTTPAllow is the Http step allow-list; nil means loopback only.
 	HTTPAllow []string
+	// Functions are the Lambda functions Lambda steps may invoke, by name
+	// (see localstack.FunctionServer); every one is on the step's
+	// allow-list.
+	Functions map[string]localstack.LocalFunction
+	// CallbackQueues (SQS queue URLs) and CallbackTopics (SNS topic ARNs)
+	// are where Callback steps may send their task tokens.
+	CallbackQueues, CallbackTopics []string
 	// WorkPollers and DecisionPollers size the SQS pumps (defaults 4 and 2).
 	WorkPollers, DecisionPollers int
 	// StateDir, when set, keeps the local stack's own state across
@@ -120,6 +128,8 @@ type Stack struct {
 	Emulator  *localstack.Emulator
 	Resources *localstack.Resources
 	Deps      *wiring.Deps
+	// Functions serves Lambda's Invoke API for Options.Functions.
+	Functions *localstack.FunctionServer
 
 	ownEmulator bool
 	sqs         *sqs.Client
@@ -182,6 +192,16 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if err != nil {
 		return fail(err)
 	}
+	s.Functions, err = localstack.StartFunctionServer(opts.Functions, opts.Logger)
+	if err != nil {
+		return fail(err)
+	}
+	localstack.WithServiceEndpoint(&awsCfg, "Lambda", s.Functions.URL)
+	functionNames := make([]string, 0, len(opts.Functions))
+	for name := range opts.Functions {
+		functionNames = append(functionNames, name)
+	}
+	sort.Strings(functionNames)
 	spec := resources.ForStage(opts.Stage)
 	if v := opts.VisibilityTimeout; v > 0 {
 		for _, q := range []*resources.Queue{&spec.Queues.Decision, &spec.Queues.Work, &spec.Queues.SignalIngest} {
@@ -210,10 +230,11 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		SignalDLQURL:     res.Queues.SignalIngestDLQ.URL,
 		SignalRules:      opts.SignalRules,
 	}, awsCfg, wiring.Options{
-		Now:        opts.Clock.Now,
-		Logger:     opts.Logger,
-		Emulator:   true,
-		HTTPAllow:  opts.HTTPAllow,
+		Now:             opts.Clock.Now,
+		Logger:          opts.Logger,
+		Emulator:        true,
+		HTTPAllow:       opts.HTTPAllow,
+		LambdaFunctions: functionNames, CallbackQueues: opts.CallbackQueues, CallbackTopics: opts.CallbackTopics,
 		ClaimLease: opts.ClaimLease, EventSweepAfter: opts.EventSweepAfter, SweepGrace: opts.SweepGrace,
 		HealthInfo: orchestrator.HealthView{
 			Endpoint: s.Emulator.Endpoint, Emulator: string(s.Emulator.Kind),
@@ -478,6 +499,9 @@ func (s *Stack) Close() error {
 		s.cancel()
 	}
 	s.wg.Wait()
+	if s.Functions != nil {
+		_ = s.Functions.Close()
+	}
 	if s.ownEmulator && s.Emulator != nil {
 		return s.Emulator.Close()
 	}

@@ -1,0 +1,178 @@
+// Package callbackstep runs Callback steps: the step hands its task token
+// to an SNS topic or an SQS queue and waits until whoever receives it ends
+// the step through POST /api/v3/tasks/{token}/success or /failure (and,
+// with the heartbeat_timeout param, says it is still at work through
+// /heartbeat). The step's `callback` MAP param says where:
+//
+//	sqs_queue_url  a queue's URL, or
+//	sns_topic_arn  a topic's ARN (exactly one of the two, on the allow-list)
+//	message        any JSON value passed on as is (optional)
+//
+// The message sent is a JSON object: task_token, workflow_id,
+// workflow_instance_id, workflow_run_id, step_id, step_attempt_id and
+// message.
+package callbackstep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/orchestrator"
+)
+
+// ParamCallback is the step param this runner reads.
+const ParamCallback = "callback"
+
+// SQS and SNS are the parts of their clients the runner uses.
+type (
+	SQS interface {
+		SendMessage(ctx context.Context, in *sqs.SendMessageInput, opts ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+	}
+	SNS interface {
+		Publish(ctx context.Context, in *sns.PublishInput, opts ...func(*sns.Options)) (*sns.PublishOutput, error)
+	}
+)
+
+// Config configures a Runner. AllowQueues (URLs) and AllowTopics (ARNs)
+// list where steps may send their tokens; empty allows none.
+type Config struct {
+	SQS         SQS
+	SNS         SNS
+	AllowQueues []string
+	AllowTopics []string
+}
+
+// Runner executes Callback steps. It implements orchestrator.CallbackRunner.
+type Runner struct {
+	sqs    SQS
+	sns    SNS
+	queues []string
+	topics []string
+}
+
+var _ orchestrator.CallbackRunner = (*Runner)(nil)
+
+// New returns a Runner.
+func New(cfg Config) (*Runner, error) {
+	if cfg.SQS == nil || cfg.SNS == nil {
+		return nil, errors.New("callbackstep: SQS and SNS clients are required")
+	}
+	return &Runner{sqs: cfg.SQS, sns: cfg.SNS, queues: slices.Clone(cfg.AllowQueues), topics: slices.Clone(cfg.AllowTopics)}, nil
+}
+
+// Message is what a Callback step sends.
+type Message struct {
+	TaskToken  string `json:"task_token"`
+	WorkflowID string `json:"workflow_id"`
+	InstanceID int64  `json:"workflow_instance_id"`
+	RunID      int64  `json:"workflow_run_id"`
+	StepID     string `json:"step_id"`
+	Attempt    int64  `json:"step_attempt_id"`
+	Message    any    `json:"message,omitempty"`
+}
+
+type target struct {
+	queue, topic string
+	message      any
+}
+
+func parseTarget(params engine.Values) (*target, error) {
+	raw, ok := params[ParamCallback]
+	if !ok {
+		return nil, fmt.Errorf("param %q is missing", ParamCallback)
+	}
+	c, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("param %q must be a MAP, not %T", ParamCallback, raw)
+	}
+	t := &target{message: c["message"]}
+	for k, v := range c {
+		switch k {
+		case "message":
+		case "sqs_queue_url", "sns_topic_arn":
+			s, ok := v.(string)
+			if !ok || strings.TrimSpace(s) == "" {
+				return nil, fmt.Errorf("param %s.%s must be a non-empty STRING", ParamCallback, k)
+			}
+			if k == "sqs_queue_url" {
+				t.queue = strings.TrimSpace(s)
+			} else {
+				t.topic = strings.TrimSpace(s)
+			}
+		default:
+			return nil, fmt.Errorf("param %s.%s is not a Callback step field (sqs_queue_url, sns_topic_arn, message)", ParamCallback, k)
+		}
+	}
+	if (t.queue == "") == (t.topic == "") {
+		return nil, fmt.Errorf("param %s needs exactly one of sqs_queue_url and sns_topic_arn", ParamCallback)
+	}
+	return t, nil
+}
+
+// Waits reports true: a Callback step always waits for its token.
+func (r *Runner) Waits(orchestrator.WorkMessage) bool { return true }
+
+// RunStep is not how Callback steps run (see Dispatch); it ends the
+// attempt with a fatal error should it be called.
+func (r *Runner) RunStep(_ context.Context, m orchestrator.WorkMessage) (engine.StepFinished, error) {
+	return engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError,
+		Message: "a Callback step is handed over with a task token, not run"}, nil
+}
+
+// Dispatch sends the task token to the step's queue or topic.
+func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, token string) (string, *engine.StepFinished, error) {
+	fatal := func(msg string) (string, *engine.StepFinished, error) {
+		return "", &engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError, Message: msg}, nil
+	}
+	t, err := parseTarget(m.Params)
+	if err != nil {
+		return fatal(err.Error())
+	}
+	body, err := json.Marshal(Message{TaskToken: token, WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID,
+		StepID: m.StepID, Attempt: m.Attempt, Message: t.message})
+	if err != nil {
+		return fatal(fmt.Sprintf("param %s.message: %v", ParamCallback, err))
+	}
+	if t.queue != "" {
+		if !slices.Contains(r.queues, t.queue) {
+			return fatal(fmt.Sprintf("queue %q is not on the Callback step allow-list; add it to the stack's callbackQueues setting", t.queue))
+		}
+		_, err = r.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(t.queue), MessageBody: aws.String(string(body))})
+		if err != nil {
+			return failed("send to queue "+t.queue, err)
+		}
+		return "SQS queue " + t.queue, nil, nil
+	}
+	if !slices.Contains(r.topics, t.topic) {
+		return fatal(fmt.Sprintf("topic %q is not on the Callback step allow-list; add it to the stack's callbackTopics setting", t.topic))
+	}
+	_, err = r.sns.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(t.topic), Message: aws.String(string(body))})
+	if err != nil {
+		return failed("publish to topic "+t.topic, err)
+	}
+	return "SNS topic " + t.topic, nil, nil
+}
+
+// failed sorts a send's error: a destination that does not exist or that
+// the worker may not use is fatal; anything else a platform error.
+func failed(what string, err error) (string, *engine.StepFinished, error) {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode() {
+		case "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "NotFound", "NotFoundException",
+			"AuthorizationError", "AccessDenied", "AccessDeniedException", "InvalidParameter", "InvalidParameterValue":
+			return "", &engine.StepFinished{Outcome: engine.OutcomeFatalError, Message: fmt.Sprintf("%s: %s: %s", what, api.ErrorCode(), api.ErrorMessage())}, nil
+		}
+	}
+	return "", nil, fmt.Errorf("%s: %w", what, err)
+}

@@ -1,0 +1,334 @@
+// Package lambdastep runs Lambda steps: it invokes an AWS Lambda function
+// described by the step's `lambda` MAP param —
+//
+//	function_name    the function's name or ARN (required); it must be on
+//	                 the allow-list (Config.AllowFunctions)
+//	qualifier        a version or alias (optional)
+//	payload          the JSON the function receives (any value; {} when absent)
+//	invocation_type  RequestResponse (default) or Event
+//
+// RequestResponse waits for the function: the JSON object it returns
+// becomes the step's output params (any other value the single output
+// "result"), a function error is a user error (retried per the retry
+// policy), throttling and Lambda's service errors are platform errors, and
+// a function that does not exist or a request Lambda refuses is a fatal
+// error. Event invokes it asynchronously for long work: the payload, which
+// must then be an object, carries the step's task token as
+// "maestro_task_token", and the function (or whatever it starts) ends the
+// step through POST /api/v3/tasks/{token}/success or /failure.
+package lambdastep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/jsonnum"
+	"github.com/maestro-serverless/maestro/orchestrator"
+)
+
+// Names of the step params and outputs this runner reads and writes.
+const (
+	ParamLambda = "lambda"
+	// PayloadTokenField is the payload field that carries an asynchronous
+	// invocation's task token.
+	PayloadTokenField = "maestro_task_token"
+	// OutputResult holds a returned value that is not a JSON object.
+	OutputResult = "result"
+)
+
+// Invocation types.
+const (
+	InvokeRequestResponse = "RequestResponse"
+	InvokeEvent           = "Event"
+)
+
+// Client is the part of the Lambda client the runner uses.
+type Client interface {
+	Invoke(ctx context.Context, in *lambda.InvokeInput, opts ...func(*lambda.Options)) (*lambda.InvokeOutput, error)
+}
+
+// Config configures a Runner.
+type Config struct {
+	Client Client
+	// AllowFunctions lists the functions steps may invoke: names, or ARNs
+	// (a name matches its ARN in any account and region only when the
+	// entry is the bare name). Empty allows none.
+	AllowFunctions []string
+}
+
+// Runner executes Lambda steps. It implements orchestrator.CallbackRunner.
+type Runner struct {
+	client Client
+	allow  []string
+}
+
+var _ orchestrator.CallbackRunner = (*Runner)(nil)
+
+// New returns a Runner.
+func New(cfg Config) (*Runner, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("lambdastep: a Lambda client is required")
+	}
+	for _, f := range cfg.AllowFunctions {
+		if strings.TrimSpace(f) == "" {
+			return nil, errors.New("lambdastep: an empty entry in AllowFunctions")
+		}
+	}
+	return &Runner{client: cfg.Client, allow: slices.Clone(cfg.AllowFunctions)}, nil
+}
+
+// call is the invocation a step's params describe.
+type call struct {
+	function  string
+	qualifier string
+	payload   any
+	async     bool
+}
+
+func parseCall(params engine.Values) (*call, error) {
+	raw, ok := params[ParamLambda]
+	if !ok {
+		return nil, fmt.Errorf("param %q is missing", ParamLambda)
+	}
+	l, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("param %q must be a MAP, not %T", ParamLambda, raw)
+	}
+	str := func(name string) (string, error) {
+		v, ok := l[name]
+		if !ok || v == nil {
+			return "", nil
+		}
+		s, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf("param %s.%s must be a STRING, not %T", ParamLambda, name, v)
+		}
+		return strings.TrimSpace(s), nil
+	}
+	c := &call{payload: l["payload"]}
+	var err error
+	if c.function, err = str("function_name"); err != nil {
+		return nil, err
+	}
+	if c.function == "" {
+		return nil, fmt.Errorf("param %s.function_name is missing", ParamLambda)
+	}
+	if c.qualifier, err = str("qualifier"); err != nil {
+		return nil, err
+	}
+	it, err := str("invocation_type")
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case it == "" || strings.EqualFold(it, InvokeRequestResponse):
+	case strings.EqualFold(it, InvokeEvent):
+		c.async = true
+	default:
+		return nil, fmt.Errorf("param %s.invocation_type %q is not RequestResponse or Event", ParamLambda, it)
+	}
+	for k := range l {
+		switch k {
+		case "function_name", "qualifier", "payload", "invocation_type":
+		default:
+			return nil, fmt.Errorf("param %s.%s is not a Lambda step field (function_name, qualifier, payload, invocation_type)", ParamLambda, k)
+		}
+	}
+	if c.payload == nil {
+		c.payload = map[string]any{}
+	}
+	return c, nil
+}
+
+// allowed reports whether function (a name or an ARN) is on the allow-list.
+func (r *Runner) allowed(function string) bool {
+	name := function
+	if strings.HasPrefix(function, "arn:") {
+		// arn:aws:lambda:region:account:function:name[:qualifier]
+		if parts := strings.Split(function, ":"); len(parts) >= 7 {
+			name = parts[6]
+		}
+	}
+	for _, a := range r.allow {
+		if a == function || (!strings.HasPrefix(a, "arn:") && a == name) {
+			return true
+		}
+	}
+	return false
+}
+
+// Waits reports whether m's step invokes its function asynchronously: it
+// then ends through its task token.
+func (r *Runner) Waits(m orchestrator.WorkMessage) bool {
+	c, err := parseCall(m.Params)
+	return err == nil && c.async
+}
+
+// RunStep invokes the function and waits for its answer. Step failures are
+// outcomes; the error is always nil.
+func (r *Runner) RunStep(ctx context.Context, m orchestrator.WorkMessage) (engine.StepFinished, error) {
+	res := engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt}
+	c, err := parseCall(m.Params)
+	if err != nil {
+		return finish(res, engine.OutcomeFatalError, err.Error()), nil
+	}
+	payload, res2, ok := r.prepare(res, c)
+	if !ok {
+		return res2, nil
+	}
+	out, err := r.client.Invoke(ctx, &lambda.InvokeInput{
+		FunctionName: aws.String(c.function), Qualifier: qualifier(c.qualifier),
+		InvocationType: types.InvocationTypeRequestResponse, Payload: payload,
+	})
+	if err != nil {
+		o, msg := classify(c.function, err)
+		return finish(res, o, msg), nil
+	}
+	if out.FunctionError != nil {
+		return finish(res, engine.OutcomeUserError, functionError(c.function, aws.ToString(out.FunctionError), out.Payload)), nil
+	}
+	outputs, err := decodeOutputs(out.Payload)
+	if err != nil {
+		return finish(res, engine.OutcomeFatalError, fmt.Sprintf("function %s returned %v", c.function, err)), nil
+	}
+	res.Outcome, res.Outputs = engine.OutcomeSucceeded, outputs
+	return res, nil
+}
+
+// Dispatch invokes the function asynchronously with token in its payload.
+func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, token string) (string, *engine.StepFinished, error) {
+	res := engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt}
+	c, err := parseCall(m.Params)
+	if err != nil {
+		res = finish(res, engine.OutcomeFatalError, err.Error())
+		return "", &res, nil
+	}
+	obj, ok := c.payload.(map[string]any)
+	if !ok {
+		res = finish(res, engine.OutcomeFatalError, fmt.Sprintf("param %s.payload must be a MAP for an Event invocation (it carries %s), not %T", ParamLambda, PayloadTokenField, c.payload))
+		return "", &res, nil
+	}
+	if _, taken := obj[PayloadTokenField]; taken {
+		res = finish(res, engine.OutcomeFatalError, fmt.Sprintf("param %s.payload must not set %s: the step sets it", ParamLambda, PayloadTokenField))
+		return "", &res, nil
+	}
+	withToken := make(map[string]any, len(obj)+1)
+	for k, v := range obj {
+		withToken[k] = v
+	}
+	withToken[PayloadTokenField] = token
+	c.payload = withToken
+	payload, res2, ok := r.prepare(res, c)
+	if !ok {
+		return "", &res2, nil
+	}
+	_, err = r.client.Invoke(ctx, &lambda.InvokeInput{
+		FunctionName: aws.String(c.function), Qualifier: qualifier(c.qualifier),
+		InvocationType: types.InvocationTypeEvent, Payload: payload,
+	})
+	if err != nil {
+		o, msg := classify(c.function, err)
+		if o == engine.OutcomePlatformError {
+			return "", nil, errors.New(msg)
+		}
+		res = finish(res, o, msg)
+		return "", &res, nil
+	}
+	target := "Lambda function " + c.function
+	if c.qualifier != "" {
+		target += ":" + c.qualifier
+	}
+	return target, nil, nil
+}
+
+// prepare checks c's function against the allow-list and encodes its
+// payload; ok is false with the attempt's end when it cannot be invoked.
+func (r *Runner) prepare(res engine.StepFinished, c *call) ([]byte, engine.StepFinished, bool) {
+	if !r.allowed(c.function) {
+		return nil, finish(res, engine.OutcomeFatalError, fmt.Sprintf(
+			"function %q is not on the Lambda step allow-list (%s); add it to the stack's lambdaFunctions setting to invoke it",
+			c.function, strings.Join(r.allow, ", "))), false
+	}
+	payload, err := json.Marshal(c.payload)
+	if err != nil {
+		return nil, finish(res, engine.OutcomeFatalError, fmt.Sprintf("param %s.payload: %v", ParamLambda, err)), false
+	}
+	return payload, res, true
+}
+
+func qualifier(q string) *string {
+	if q == "" {
+		return nil
+	}
+	return aws.String(q)
+}
+
+func finish(res engine.StepFinished, o engine.Outcome, msg string) engine.StepFinished {
+	res.Outcome, res.Message = o, msg
+	return res
+}
+
+// classify sorts an Invoke error: throttling and Lambda's own or network
+// failures are platform errors (retried), a request that can never succeed
+// a fatal one.
+func classify(function string, err error) (engine.Outcome, string) {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		msg := fmt.Sprintf("invoke %s: %s: %s", function, api.ErrorCode(), api.ErrorMessage())
+		switch api.ErrorCode() {
+		case "ResourceNotFoundException", "InvalidRequestContentException", "RequestTooLargeException",
+			"InvalidParameterValueException", "AccessDeniedException", "UnsupportedMediaTypeException",
+			"KMSAccessDeniedException", "KMSDisabledException", "KMSNotFoundException", "InvalidRuntimeException":
+			return engine.OutcomeFatalError, msg
+		}
+		return engine.OutcomePlatformError, msg
+	}
+	return engine.OutcomePlatformError, fmt.Sprintf("invoke %s: %v", function, err)
+}
+
+// functionError describes a function error from its payload
+// ({"errorType", "errorMessage"}), clipped.
+func functionError(function, kind string, payload []byte) string {
+	var e struct {
+		Type    string `json:"errorType"`
+		Message string `json:"errorMessage"`
+	}
+	msg := fmt.Sprintf("function %s failed (%s)", function, kind)
+	if json.Unmarshal(payload, &e) == nil && (e.Type != "" || e.Message != "") {
+		msg += ": " + strings.TrimSpace(e.Type+" "+e.Message)
+	}
+	const limit = 1000
+	if len(msg) > limit {
+		msg = strings.ToValidUTF8(msg[:limit], "") + "..."
+	}
+	return msg
+}
+
+// decodeOutputs turns a function's result into output params.
+func decodeOutputs(payload []byte) (map[string]any, error) {
+	if len(strings.TrimSpace(string(payload))) == 0 {
+		return nil, nil
+	}
+	var v any
+	if err := jsonnum.Decode(payload, &v); err != nil {
+		return nil, fmt.Errorf("a result that is not JSON: %w", err)
+	}
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		return x, nil
+	default:
+		return map[string]any{OutputResult: x}, nil
+	}
+}

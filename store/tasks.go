@@ -1,0 +1,168 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Task tokens.
+//
+// A worker that hands a step attempt to an external system gives it a task
+// token; whoever holds the token ends the attempt (success, failure) or
+// says it is still at work (heartbeat). The table keeps only the token's
+// SHA-256, in its own item,
+//
+//	pk                 sk      item
+//	TASK#<sha256 hex>  TASK    the attempt the token ends; "used" once it did
+//
+// so that neither a reader of the table nor a view of the run learns a
+// token. The item expires (ttl) after the longest a step may run.
+const (
+	taskSK       = "TASK"
+	attrUsed     = "used"
+	attrResult   = "result"
+	attrWorkflow = "wf"
+	attrInstance = "inst"
+	attrRun      = "run"
+	attrStep     = "step"
+	attrAttempt  = "attempt"
+	attrCreated  = "created"
+)
+
+// taskTokenTTL is how long a token item lives: Maestro's longest timeout
+// (120 days) and a day.
+const taskTokenTTL = 121 * 24 * time.Hour
+
+func taskPK(hash string) string { return "TASK#" + hash }
+
+// HashTaskToken is the hash under which a task token is stored.
+func HashTaskToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// TaskToken is what the table holds of a task token.
+type TaskToken struct {
+	Ref AttemptRef
+	// Created and Used are unix ms; Used is 0 until the token ended its
+	// attempt, Result then says how ("success" or "failure").
+	Created int64
+	Used    int64
+	Result  string
+}
+
+// ErrTaskTokenUsed is returned by UseTaskToken for a token that already
+// ended its attempt.
+var ErrTaskTokenUsed = errors.New("store: the task token was already used")
+
+// PutTaskToken records that the token hashed as hash ends attempt ref.
+func (s *Store) PutTaskToken(ctx context.Context, hash string, ref AttemptRef) error {
+	now := s.now()
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.table),
+		Item: merge(key(taskPK(hash), taskSK), map[string]types.AttributeValue{
+			attrWorkflow: str(ref.WorkflowID), attrInstance: num(ref.InstanceID), attrRun: num(ref.RunID),
+			attrStep: str(ref.StepID), attrAttempt: num(ref.Attempt), attrCreated: num(millis(now)),
+			attrTTL: num(now.Add(taskTokenTTL).Unix()),
+		}),
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	})
+	if err != nil {
+		return fmt.Errorf("store: put task token for %s: %w", ref, err)
+	}
+	return nil
+}
+
+// GetTaskToken reads the token hashed as hash; ErrNotFound when there is
+// none.
+func (s *Store) GetTaskToken(ctx context.Context, hash string) (*TaskToken, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), Key: key(taskPK(hash), taskSK), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: get task token: %w", err)
+	}
+	if out.Item == nil {
+		return nil, ErrNotFound
+	}
+	it := out.Item
+	return &TaskToken{
+		Ref: AttemptRef{WorkflowID: getS(it, attrWorkflow), InstanceID: getN(it, attrInstance), RunID: getN(it, attrRun),
+			StepID: getS(it, attrStep), Attempt: getN(it, attrAttempt)},
+		Created: getN(it, attrCreated), Used: getN(it, attrUsed), Result: getS(it, attrResult),
+	}, nil
+}
+
+// WaitForTask marks attempt ref, claimed by claim, as waiting for the task
+// token hashed as hash, and puts ev (the engine's TaskWaiting) in its
+// run's inbox, in one transaction: no later delivery of the attempt's work
+// claims it again. ErrClaimLost when claim no longer holds the attempt or
+// it is no longer RUNNING (its token's holder may already have ended it).
+func (s *Store) WaitForTask(ctx context.Context, ref AttemptRef, claim, hash string, ev Event) error {
+	evItem, err := s.eventItem(ref.WorkflowID, ref.InstanceID, ref.RunID, ev)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Update: &types.Update{
+			TableName:                aws.String(s.table),
+			Key:                      ref.key(),
+			UpdateExpression:         aws.String("SET #w = :h"),
+			ConditionExpression:      aws.String("#c = :c AND #st = :running"),
+			ExpressionAttributeNames: map[string]string{"#w": attrWait, "#c": attrClaim, "#st": attrStatus},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":h": str(hash), ":c": str(claim), ":running": str(statusRunning),
+			},
+		}},
+		{Put: &types.Put{TableName: aws.String(s.table), Item: evItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+	}})
+	if err == nil {
+		return nil
+	}
+	if reasons := cancelReasons(err); len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed" {
+		return fmt.Errorf("store: wait for task of %s: %w", ref, ErrClaimLost)
+	}
+	if isConflict(err) {
+		return nil // the event is there already: a retry of this write
+	}
+	return fmt.Errorf("store: wait for task of %s: %w", ref, err)
+}
+
+// UseTaskToken marks the token hashed as hash used with result and puts ev
+// (the attempt's StepFinished) in its run's inbox, in one transaction.
+// ErrTaskTokenUsed when the token was used already (or was never stored);
+// nothing is written then.
+func (s *Store) UseTaskToken(ctx context.Context, hash, result string, ref AttemptRef, ev Event) error {
+	evItem, err := s.eventItem(ref.WorkflowID, ref.InstanceID, ref.RunID, ev)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Update: &types.Update{
+			TableName:                aws.String(s.table),
+			Key:                      key(taskPK(hash), taskSK),
+			UpdateExpression:         aws.String("SET #u = :u, #r = :r"),
+			ConditionExpression:      aws.String("attribute_exists(pk) AND attribute_not_exists(#u)"),
+			ExpressionAttributeNames: map[string]string{"#u": attrUsed, "#r": attrResult},
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":u": num(millis(s.now())), ":r": str(result),
+			},
+		}},
+		{Put: &types.Put{TableName: aws.String(s.table), Item: evItem}},
+	}})
+	if err == nil {
+		return nil
+	}
+	if reasons := cancelReasons(err); len(reasons) > 0 && reasons[0] == "ConditionalCheckFailed" {
+		return ErrTaskTokenUsed
+	}
+	return fmt.Errorf("store: use task token for %s: %w", ref, err)
+}
