@@ -43,6 +43,52 @@ type TaskWaiting struct {
 	// Target names where the token went (a topic, a queue, a function),
 	// for the timeline.
 	Target string `json:"target,omitempty"`
+	// Job names the external job the attempt is now ("ecs:<task arn>",
+	// "batch:<job id>"), empty for none: an attempt that ends otherwise
+	// than by the job's own end cancels it (CancelJob).
+	Job string `json:"job,omitempty"`
+}
+
+// KindCancelJob tags the JSON form of a CancelJob command.
+const KindCancelJob CommandKind = "cancel_job"
+
+// CancelJob asks the step type's runner to stop an external job whose
+// attempt ended otherwise than by the job's own end (stopped, killed,
+// timed out, its run ended).
+type CancelJob struct {
+	StepID   string         `json:"step_id"`
+	Attempt  int64          `json:"step_attempt_id"`
+	StepType model.StepType `json:"step_type"`
+	Job      string         `json:"job"`
+	// Reason says why, for the job's records.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Kind returns KindCancelJob.
+func (CancelJob) Kind() CommandKind { return KindCancelJob }
+
+func (CancelJob) isCommand() {}
+
+// MarshalJSON writes the command with its "kind".
+func (c CancelJob) MarshalJSON() ([]byte, error) {
+	type plain CancelJob
+	return json.Marshal(struct {
+		Kind CommandKind `json:"kind"`
+		plain
+	}{c.Kind(), plain(c)})
+}
+
+// cancelJob cancels step i's external job as its attempt leaves RUNNING
+// for status to; the job's own end (StepFinished) clears the job first.
+func (d *decider) cancelJob(i int, to model.StepStatus, msg string) {
+	s := &d.st.Steps[i]
+	if s.Job == "" || to == model.StepRunning {
+		return
+	}
+	step := d.g.nodes[i].step
+	d.out.Commands = append(d.out.Commands, CancelJob{StepID: s.StepID, Attempt: s.Attempt, StepType: step.Type, Job: s.Job,
+		Reason: orDefault(msg, string(to))})
+	s.Job = ""
 }
 
 // TaskHeartbeat reports that the holder of a waiting attempt's task token
@@ -121,8 +167,17 @@ func (d *decider) checkHeartbeatTimeout(i int) bool {
 // and arms its heartbeat check.
 func (d *decider) taskWaiting(e TaskWaiting) error {
 	i, ok, err := d.current(e.StepID, e.Attempt)
-	if err != nil || !ok {
+	if err != nil {
 		return err
+	}
+	if !ok {
+		// The attempt ended (stopped, timed out, its run ended) while its
+		// worker handed it over: the job it started has no step left.
+		if j, known := d.g.index[e.StepID]; known && e.Job != "" {
+			d.out.Commands = append(d.out.Commands, CancelJob{StepID: e.StepID, Attempt: e.Attempt,
+				StepType: d.g.nodes[j].step.Type, Job: e.Job, Reason: "its step attempt ended before the job started"})
+		}
+		return nil
 	}
 	s := &d.st.Steps[i]
 	if s.WaitingSince != 0 {
@@ -132,9 +187,12 @@ func (d *decider) taskWaiting(e TaskWaiting) error {
 	if at < s.StartTime || at > d.now {
 		at = d.now
 	}
-	s.WaitingSince = at
+	s.WaitingSince, s.Job = at, e.Job
 	msg := "waiting for its task token"
-	if e.Target != "" {
+	switch {
+	case e.Job != "":
+		msg = "running as " + orDefault(e.Target, e.Job)
+	case e.Target != "":
 		msg += " (sent to " + e.Target + ")"
 	}
 	d.out.Timeline = append(d.out.Timeline, TimelineEntry{Time: at, StepID: s.StepID, Attempt: s.Attempt, Status: string(s.Status), Message: msg})

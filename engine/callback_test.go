@@ -165,3 +165,67 @@ func TestHeartbeatTimeoutParam(t *testing.T) {
 	assert.Equal(t, model.StepFatallyFailed, d.State.Step("a").Status)
 	assert.Contains(t, d.State.Step("a").Message, "param heartbeat_timeout")
 }
+
+func cancels(cmds []Command) []CancelJob {
+	var out []CancelJob
+	for _, c := range cmds {
+		if j, ok := c.(CancelJob); ok {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+func TestAJobIsCancelledWhenItsAttemptEndsOtherwise(t *testing.T) {
+	ctx := context.Background()
+	g := callbackWorkflow(t, "60s", nil)
+	running := func(t *testing.T) *Instance {
+		t.Helper()
+		d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+		require.NoError(t, err)
+		d, err = Decide(ctx, g, d.State, TaskWaiting{StepID: "a", Attempt: 1, At: t0.UnixMilli(), Target: "ECS task arn:t", Job: "ecs:arn:t"}, t0)
+		require.NoError(t, err)
+		require.Equal(t, "ecs:arn:t", d.State.Step("a").Job)
+		assert.Equal(t, "running as ECS task arn:t", d.Timeline[len(d.Timeline)-1].Message)
+		return d.State
+	}
+
+	t.Run("stopped", func(t *testing.T) {
+		d, err := Decide(ctx, g, running(t), Action{Action: "stop", StepID: "a"}, t0.Add(time.Second))
+		require.NoError(t, err)
+		assert.Equal(t, []CancelJob{{StepID: "a", Attempt: 1, StepType: model.StepCallback, Job: "ecs:arn:t", Reason: d.State.Step("a").Message}}, cancels(d.Commands))
+		assert.Empty(t, d.State.Step("a").Job)
+	})
+	t.Run("heartbeat timeout", func(t *testing.T) {
+		d, err := Decide(ctx, g, running(t), TimerFired{StepID: "a", Attempt: 1, Purpose: PurposeHeartbeat}, t0.Add(time.Minute))
+		require.NoError(t, err)
+		require.Len(t, cancels(d.Commands), 1)
+	})
+	t.Run("run killed", func(t *testing.T) {
+		d, err := Decide(ctx, g, running(t), Action{Action: "kill"}, t0.Add(time.Second))
+		require.NoError(t, err)
+		require.Len(t, cancels(d.Commands), 1)
+		assert.Equal(t, model.WorkflowFailed, d.State.Status)
+	})
+	t.Run("ended by the job", func(t *testing.T) {
+		d, err := Decide(ctx, g, running(t), StepFinished{StepID: "a", Attempt: 1, Outcome: OutcomeUserError, Message: "exit code 1"}, t0.Add(time.Second))
+		require.NoError(t, err)
+		assert.Empty(t, cancels(d.Commands))
+		assert.Empty(t, d.State.Step("a").Job)
+	})
+}
+
+func TestAJobStartedForAnEndedAttemptIsCancelled(t *testing.T) {
+	ctx := context.Background()
+	g := callbackWorkflow(t, nil, nil)
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	d, err = Decide(ctx, g, d.State, Action{Action: "stop"}, t0.Add(time.Second))
+	require.NoError(t, err)
+	require.Equal(t, model.WorkflowStopped, d.State.Status)
+	// The worker's hand-over arrives after the stop.
+	d, err = Decide(ctx, g, d.State, TaskWaiting{StepID: "a", Attempt: 1, At: t0.UnixMilli(), Job: "ecs:arn:t"}, t0.Add(2*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, []CancelJob{{StepID: "a", Attempt: 1, StepType: model.StepCallback, Job: "ecs:arn:t",
+		Reason: "its step attempt ended before the job started"}}, cancels(d.Commands))
+}

@@ -360,6 +360,7 @@ func (d *decider) stepFinished(e StepFinished) error {
 	}
 	d.startCounting()
 	s := &d.st.Steps[i]
+	s.Job = "" // ended by itself: nothing to cancel
 	if to != model.StepSucceeded {
 		d.fail(i, to, e.Message)
 		return d.advance()
@@ -660,7 +661,7 @@ func (d *decider) launch(i int) {
 		}
 	}
 	s.StartTime = d.now
-	s.WaitingSince, s.HeartbeatAt = 0, 0
+	s.WaitingSince, s.HeartbeatAt, s.Job = 0, 0, ""
 	d.setStepStatus(i, model.StepRunning, "")
 	if !isNoWork(step) && !d.startStepTimeout(i) {
 		return
@@ -806,6 +807,9 @@ func (d *decider) finish() {
 func (d *decider) setStepStatus(i int, to model.StepStatus, msg string) {
 	s := &d.st.Steps[i]
 	from := s.Status
+	if from == model.StepRunning {
+		d.cancelJob(i, to, msg)
+	}
 	s.Status = to
 	if isStepTerminal(to) {
 		s.EndTime = d.now

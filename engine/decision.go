@@ -187,6 +187,10 @@ func UnmarshalCommand(data []byte) (Command, error) {
 		var x AnnounceSignal
 		err = jsonnum.Decode(data, &x)
 		c = x
+	case KindCancelJob:
+		var x CancelJob
+		err = json.Unmarshal(data, &x)
+		c = x
 	default:
 		return nil, fmt.Errorf("decode command: unknown kind %q", kind)
 	}

@@ -121,6 +121,8 @@ type StepState struct {
 	// never).
 	WaitingSince int64 `json:"waiting_since,omitempty"`
 	HeartbeatAt  int64 `json:"heartbeat_time,omitempty"`
+	// Job is the external job a waiting attempt is (TaskWaiting.Job).
+	Job string `json:"job,omitempty"`
 	// SignalDeps holds, per signal dependency, the signal that met it (nil
 	// while unmet); WaitsFor names the signals a WAITING_FOR_SIGNALS
 	// attempt still waits for.

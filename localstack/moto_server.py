@@ -192,6 +192,41 @@ from moto import backends as _backends  # noqa: E402
 _moto_modules = tuple(_backends.list_of_moto_modules())
 _backends.list_of_moto_modules = lambda: _moto_modules
 
+# ECS: moto 5.2 fails every Fargate (awsvpc) RunTask: the task's attachment
+# reads the network interface's private_dns_name, which moto's EC2 network
+# interfaces lack. Give them EC2's default name for their private address.
+from moto.ec2.models.elastic_network_interfaces import NetworkInterface  # noqa: E402
+
+if not hasattr(NetworkInterface, "private_dns_name"):
+    NetworkInterface.private_dns_name = property(
+        lambda self: "ip-%s.ec2.internal" % (self.private_ip_address or "0.0.0.0").replace(".", "-")
+    )
+
+# ECS: a task's containers report cpu and memory as strings in ECS's API;
+# moto copies the task definition's numbers, which the Go SDK refuses.
+from moto.ecs import models as _ecs_models  # noqa: E402
+
+_container_init = _ecs_models.Container.__init__
+
+
+def _container_init_with_strings(self, task_def):
+    _container_init(self, task_def)
+    for attr in ("cpu", "memory"):
+        value = getattr(self, attr, None)
+        if value is not None and not isinstance(value, str):
+            setattr(self, attr, str(value))
+
+
+_ecs_models.Container.__init__ = _container_init_with_strings
+
+# Batch: without Docker, moto's default Batch backend cannot run a job and
+# logs a failure for each; its Docker-free backend marks submitted jobs
+# succeeded instead. The local stack follows jobs through the state-change
+# events it is sent (as EventBridge would send them), not moto's statuses.
+from moto.core.config import default_user_config  # noqa: E402
+
+default_user_config["batch"]["use_docker"] = False
+
 
 if __name__ == "__main__":
     from moto.server import main

@@ -49,7 +49,7 @@ func ParseParamMode(s string) (ParamMode, bool) {
 
 // ParseStepType returns the canonical step type for s ("noop" -> NoOp).
 func ParseStepType(s string) (StepType, bool) {
-	return canonical(s, StepNoOp, StepSleep, StepTitus, StepNotebook, StepKubernetes, StepHTTP, StepJoin, StepLambda, StepCallback)
+	return canonical(s, StepNoOp, StepSleep, StepTitus, StepNotebook, StepKubernetes, StepHTTP, StepJoin, StepLambda, StepCallback, StepECS, StepBatch)
 }
 
 // ParseFailureMode returns the canonical failure mode for s.

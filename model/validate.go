@@ -378,8 +378,8 @@ func (v *validator) step(s *Step, p loc, ctx stepCtx) {
 		switch {
 		case s.Type == "":
 			v.fail(p.key("type"), "required")
-		case !oneOf(s.Type, StepNoOp, StepSleep, StepTitus, StepNotebook, StepKubernetes, StepHTTP, StepJoin, StepLambda, StepCallback):
-			v.failf(p.key("type"), "unknown step type %q (want NoOp, Sleep, Titus, Notebook, Kubernetes, Http, Join, Lambda or Callback)", s.Type)
+		case !oneOf(s.Type, StepNoOp, StepSleep, StepTitus, StepNotebook, StepKubernetes, StepHTTP, StepJoin, StepLambda, StepCallback, StepECS, StepBatch):
+			v.failf(p.key("type"), "unknown step type %q (want NoOp, Sleep, Titus, Notebook, Kubernetes, Http, Join, Lambda, Callback, Ecs or Batch)", s.Type)
 		}
 		if s.RetryPolicy != nil {
 			v.retryPolicy(s.RetryPolicy, p.key("retry_policy"))

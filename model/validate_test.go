@@ -201,7 +201,7 @@ func TestValidateRules(t *testing.T) {
 		{"step type required", func(t *testing.T, d *Definition) { d.Workflow.Steps[2].Type = "" },
 			[]string{"workflow.steps[2].step.type: required"}},
 		{"step type known", func(t *testing.T, d *Definition) { d.Workflow.Steps[2].Type = "Spark" },
-			[]string{`workflow.steps[2].step.type: unknown step type "Spark" (want NoOp, Sleep, Titus, Notebook, Kubernetes, Http, Join, Lambda or Callback)`}},
+			[]string{`workflow.steps[2].step.type: unknown step type "Spark" (want NoOp, Sleep, Titus, Notebook, Kubernetes, Http, Join, Lambda, Callback, Ecs or Batch)`}},
 		{"join is a valid type", func(t *testing.T, d *Definition) { d.Workflow.Steps[2].Type = StepJoin }, nil},
 		{"failure mode", func(t *testing.T, d *Definition) { d.Workflow.Steps[2].FailureMode = "PANIC" },
 			[]string{`workflow.steps[2].step.failure_mode: unknown failure mode "PANIC" (want FAIL_IMMEDIATELY, FAIL_AFTER_RUNNING or IGNORE_FAILURE)`}},

@@ -117,6 +117,10 @@ const (
 	// Neither is Maestro's.
 	StepLambda   StepType = "Lambda"
 	StepCallback StepType = "Callback"
+	// StepECS runs an ECS task on Fargate (Maestro's Kubernetes steps run
+	// as one too); StepBatch submits an AWS Batch job. Neither is Maestro's.
+	StepECS   StepType = "Ecs"
+	StepBatch StepType = "Batch"
 )
 
 // FailureMode says what a step failure does to the rest of the instance.

@@ -61,6 +61,12 @@ type WorkMessage struct {
 	// ms), set when that was one instant: its claim then creates the
 	// attempt's item if its start commit left it out (see deferred.go).
 	StartTime int64 `json:"start_time,omitempty"`
+	// Job names an external job a cancel_job message stops, Reason why.
+	Job    string `json:"job,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// JobEvent is a job_event message's EventBridge event (ECS or Batch
+	// state change), as an EventBridge rule's input transformer wraps it.
+	JobEvent json.RawMessage `json:"job_event,omitempty"`
 	// Crowd is how many other steps the commit that started a run_step's
 	// attempt started with it: a worker of a wide fan-out does not try to
 	// continue the run inline (see crowdInline).
@@ -924,6 +930,10 @@ func (o *Orchestrator) outboxMessage(st *engine.Instance, cmd engine.Command, cr
 	case engine.StartSubworkflow:
 		m := base
 		m.Kind, m.StepID, m.Attempt, m.Subworkflow = WorkStartSubworkflow, c.StepID, c.Attempt, &c
+		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m))}, true, nil
+	case engine.CancelJob:
+		m := base
+		m.Kind, m.StepID, m.Attempt, m.StepKind, m.StepType, m.Job, m.Reason = WorkCancelJob, c.StepID, c.Attempt, model.KindStep, c.StepType, c.Job, c.Reason
 		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m))}, true, nil
 	case engine.InstanceDone:
 		// Nothing to send: status changes reach subscribers from the stream.

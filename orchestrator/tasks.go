@@ -36,11 +36,20 @@ type CallbackRunner interface {
 	// Waits reports whether m's attempt is handed over (Dispatch) rather
 	// than run (RunStep).
 	Waits(m WorkMessage) bool
-	// Dispatch hands m's attempt with token to an external system; target
-	// names where it went (for the step's timeline). A non-nil res ends
-	// the attempt at once instead (the system refused it); an error is a
-	// platform error.
-	Dispatch(ctx context.Context, m WorkMessage, token string) (target string, res *engine.StepFinished, err error)
+	// Dispatch hands m's attempt with token to an external system and
+	// says where it went. A non-nil res ends the attempt at once instead
+	// (the system refused it); an error is a platform error.
+	Dispatch(ctx context.Context, m WorkMessage, token string) (h Handover, res *engine.StepFinished, err error)
+}
+
+// Handover says where a CallbackRunner handed a step attempt.
+type Handover struct {
+	// Target names where the token went, for the step's timeline.
+	Target string
+	// Job names the external job the attempt now is, "<kind>:<id>" (a
+	// JobRunner's), empty for none: its end arrives as a job event, and an
+	// attempt that ends otherwise cancels it.
+	Job string
 }
 
 // taskTokenBytes is the size of a task token's random part: 256 bits, in
@@ -83,7 +92,7 @@ func (o *Orchestrator) dispatchStep(ctx context.Context, m WorkMessage, d Callba
 	if err := o.store.PutTaskToken(ctx, hash, ref); err != nil {
 		return err
 	}
-	target, res, err := d.Dispatch(ctx, m, token)
+	h, res, err := d.Dispatch(ctx, m, token)
 	if err != nil {
 		res = &engine.StepFinished{Outcome: engine.OutcomePlatformError, Message: err.Error()}
 	}
@@ -96,9 +105,9 @@ func (o *Orchestrator) dispatchStep(ctx context.Context, m WorkMessage, d Callba
 		return o.handResult(ctx, m, claim, *res, ev)
 	}
 	ev := store.Event{ID: fmt.Sprintf("w-%s-%06d", m.StepID, m.Attempt), Covered: true, Body: mustJSON(engine.TaskWaiting{
-		StepID: m.StepID, Attempt: m.Attempt, At: o.now().UnixMilli(), Target: target,
+		StepID: m.StepID, Attempt: m.Attempt, At: o.now().UnixMilli(), Target: h.Target, Job: h.Job,
 	})}
-	err = o.store.WaitForTask(ctx, ref, claim, hash, ev)
+	err = o.store.WaitForTask(ctx, ref, claim, hash, h.Job, ev)
 	if errors.Is(err, store.ErrClaimLost) {
 		// Ended meanwhile (its token's holder was quick, or the step was
 		// stopped), or another worker took it after this one's lease.
@@ -167,7 +176,18 @@ func (o *Orchestrator) CompleteTask(ctx context.Context, token string, c TaskCom
 	if err := engine.CheckOutputs(c.Outputs); err != nil {
 		return nil, Invalid("invalid task outputs", "outputs: "+err.Error())
 	}
-	hash := store.HashTaskToken(token)
+	if c.Action == TaskFailure {
+		c.Message = "task failed: " + c.Message
+		if c.Message == "task failed: " {
+			c.Message += string(c.Error)
+		}
+	}
+	return o.completeTask(ctx, store.HashTaskToken(token), c)
+}
+
+// completeTask applies report c to the step attempt of the task token
+// hashed as hash (see CompleteTask).
+func (o *Orchestrator) completeTask(ctx context.Context, hash string, c TaskCompletion) (*TaskView, error) {
 	tt, err := o.store.GetTaskToken(ctx, hash)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("unknown task token")
@@ -210,9 +230,8 @@ func (o *Orchestrator) CompleteTask(ctx context.Context, token string, c TaskCom
 		Message: c.Message, FinishedAt: now.UnixMilli()}
 	if c.Action == TaskFailure {
 		res.Outcome, res.Outputs = c.Error, nil
-		res.Message = "task failed: " + c.Message
-		if c.Message == "" {
-			res.Message = "task failed: " + string(c.Error)
+		if res.Message == "" {
+			res.Message = string(c.Error)
 		}
 	}
 	ev := store.Event{ID: fmt.Sprintf("k-%s-%06d", ref.StepID, ref.Attempt), Body: mustJSON(res)}

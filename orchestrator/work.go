@@ -60,6 +60,10 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 	case WorkSweep:
 		_, err := o.Sweep(ctx)
 		return 0, err
+	case WorkCancelJob:
+		return 0, o.cancelJob(ctx, m, runners)
+	case WorkJobEvent:
+		return 0, o.handleJobEvent(ctx, m.JobEvent, runners)
 	default:
 		return 0, fmt.Errorf("%w: unknown work kind %q", ErrPoison, m.Kind)
 	}

@@ -37,6 +37,30 @@ const (
 	attrCreated  = "created"
 )
 
+// External jobs: JOB#<job> JOB names the hash of the task token whose
+// attempt the job is (attribute "hash").
+const (
+	jobSK    = "JOB"
+	attrHash = "hash"
+)
+
+func jobPK(job string) string { return "JOB#" + job }
+
+// GetJob returns the hash of the task token whose attempt job is;
+// ErrNotFound when no attempt recorded the job.
+func (s *Store) GetJob(ctx context.Context, job string) (hash string, err error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), Key: key(jobPK(job), jobSK), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return "", fmt.Errorf("store: get job %s: %w", job, err)
+	}
+	if out.Item == nil {
+		return "", ErrNotFound
+	}
+	return getS(out.Item, attrHash), nil
+}
+
 // taskTokenTTL is how long a token item lives: Maestro's longest timeout
 // (120 days) and a day.
 const taskTokenTTL = 121 * 24 * time.Hour
@@ -104,14 +128,25 @@ func (s *Store) GetTaskToken(ctx context.Context, hash string) (*TaskToken, erro
 // WaitForTask marks attempt ref, claimed by claim, as waiting for the task
 // token hashed as hash, and puts ev (the engine's TaskWaiting) in its
 // run's inbox, in one transaction: no later delivery of the attempt's work
-// claims it again. ErrClaimLost when claim no longer holds the attempt or
-// it is no longer RUNNING (its token's holder may already have ended it).
-func (s *Store) WaitForTask(ctx context.Context, ref AttemptRef, claim, hash string, ev Event) error {
+// claims it again. With job (an external job's name), it also records that
+// the job's end is the token's (GetJob). ErrClaimLost when claim no longer
+// holds the attempt or it is no longer RUNNING (its token's holder may
+// already have ended it).
+func (s *Store) WaitForTask(ctx context.Context, ref AttemptRef, claim, hash, job string, ev Event) error {
 	evItem, err := s.eventItem(ref.WorkflowID, ref.InstanceID, ref.RunID, ev)
 	if err != nil {
 		return err
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	var jobItems []types.TransactWriteItem
+	if job != "" {
+		jobItems = append(jobItems, types.TransactWriteItem{Put: &types.Put{
+			TableName: aws.String(s.table),
+			Item: merge(key(jobPK(job), jobSK), map[string]types.AttributeValue{
+				attrHash: str(hash), attrTTL: num(s.now().Add(taskTokenTTL).Unix()),
+			}),
+		}})
+	}
+	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append([]types.TransactWriteItem{
 		{Update: &types.Update{
 			TableName:                aws.String(s.table),
 			Key:                      ref.key(),
@@ -123,7 +158,7 @@ func (s *Store) WaitForTask(ctx context.Context, ref AttemptRef, claim, hash str
 			},
 		}},
 		{Put: &types.Put{TableName: aws.String(s.table), Item: evItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
-	}})
+	}, jobItems...)})
 	if err == nil {
 		return nil
 	}

@@ -46,11 +46,17 @@ func TestTaskTokens(t *testing.T) {
 	if err != nil || got.Ref != ref || got.Used != 0 {
 		t.Fatalf("token %+v, %v", got, err)
 	}
-	if err := s.WaitForTask(ctx, ref, "another-worker", hash, store.Event{ID: "w-s-000001", Body: []byte(`{"kind":"task_waiting"}`)}); !errors.Is(err, store.ErrClaimLost) {
+	if err := s.WaitForTask(ctx, ref, "another-worker", hash, "ecs:task-1", store.Event{ID: "w-s-000001", Body: []byte(`{"kind":"task_waiting"}`)}); !errors.Is(err, store.ErrClaimLost) {
 		t.Fatalf("a wait by a worker without the claim: %v, want ErrClaimLost", err)
 	}
-	if err := s.WaitForTask(ctx, ref, "worker", hash, store.Event{ID: "w-s-000001", Body: []byte(`{"kind":"task_waiting"}`)}); err != nil {
+	if err := s.WaitForTask(ctx, ref, "worker", hash, "ecs:task-1", store.Event{ID: "w-s-000001", Body: []byte(`{"kind":"task_waiting"}`)}); err != nil {
 		t.Fatal(err)
+	}
+	if got, err := s.GetJob(ctx, "ecs:task-1"); err != nil || got != hash {
+		t.Fatalf("job: %q, %v", got, err)
+	}
+	if _, err := s.GetJob(ctx, "ecs:task-2"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("an unknown job: %v", err)
 	}
 	// Past the lease, a redelivery finds the attempt handed over.
 	var ce *store.ClaimError

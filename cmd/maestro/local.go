@@ -41,6 +41,21 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		topics = append(topics, v)
 		return nil
 	})
+	ecsOn := fs.Bool("ecs", true, "provision an ECS cluster and network on the emulator for Ecs and Kubernetes steps (their tasks end through POST /local/job-events)")
+	var taskDefs, jobQueues, jobDefs []string
+	for _, f := range []struct {
+		name, usage string
+		dst         *[]string
+	}{
+		{"ecs-task-definition", "an ECS task definition family Ecs steps may name (repeatable)", &taskDefs},
+		{"batch-job-queue", "a Batch job queue (name or ARN) Batch steps may submit to (repeatable)", &jobQueues},
+		{"batch-job-definition", "a Batch job definition name Batch steps may use (repeatable)", &jobDefs},
+	} {
+		fs.Func(f.name, f.usage, func(v string) error {
+			*f.dst = append(*f.dst, v)
+			return nil
+		})
+	}
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -50,7 +65,8 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	st, err := stack.Start(ctx, stack.Options{Addr: *addr, Stage: *stage, StreamInterval: *streamEvery, StateDir: *stateDir, Logger: log,
-		Functions: funcs, CallbackQueues: queues, CallbackTopics: topics})
+		Functions: funcs, CallbackQueues: queues, CallbackTopics: topics,
+		ECS: *ecsOn, ECSTaskDefinitions: taskDefs, BatchJobQueues: jobQueues, BatchJobDefinitions: jobDefs})
 	if err != nil {
 		fmt.Fprintf(stderr, "maestro local: %v\n", err)
 		return exitInvalid

@@ -16,7 +16,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/batch"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
@@ -31,7 +34,9 @@ import (
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/schedules"
 	"github.com/maestro-serverless/maestro/signals"
+	"github.com/maestro-serverless/maestro/steps/batchstep"
 	"github.com/maestro-serverless/maestro/steps/callbackstep"
+	"github.com/maestro-serverless/maestro/steps/ecsstep"
 	"github.com/maestro-serverless/maestro/steps/httpstep"
 	"github.com/maestro-serverless/maestro/steps/lambdastep"
 	"github.com/maestro-serverless/maestro/store"
@@ -78,6 +83,25 @@ const (
 	EnvLambdaFunctions = "MAESTRO_LAMBDA_FUNCTIONS"
 	EnvCallbackQueues  = "MAESTRO_CALLBACK_QUEUES"
 	EnvCallbackTopics  = "MAESTRO_CALLBACK_TOPICS"
+	// ECS steps (and Maestro's Kubernetes steps): the cluster, the
+	// comma-separated subnets and security groups of their tasks, whether
+	// they get public IPs ("true"), the roles and log group of the task
+	// definitions the worker registers, the family prefix (also the
+	// tasks' startedBy) and the task definition families steps may name.
+	// Unset EnvECSCluster leaves ECS steps unsupported.
+	EnvECSCluster          = "MAESTRO_ECS_CLUSTER"
+	EnvECSSubnets          = "MAESTRO_ECS_SUBNETS"
+	EnvECSSecurityGroups   = "MAESTRO_ECS_SECURITY_GROUPS"
+	EnvECSAssignPublicIP   = "MAESTRO_ECS_ASSIGN_PUBLIC_IP"
+	EnvECSExecutionRoleARN = "MAESTRO_ECS_EXECUTION_ROLE_ARN"
+	EnvECSTaskRoleARN      = "MAESTRO_ECS_TASK_ROLE_ARN"
+	EnvECSLogGroup         = "MAESTRO_ECS_LOG_GROUP"
+	EnvECSFamily           = "MAESTRO_ECS_FAMILY"
+	EnvECSTaskDefinitions  = "MAESTRO_ECS_TASK_DEFINITIONS"
+	// EnvBatchJobQueues and EnvBatchJobDefinitions list the Batch job
+	// queues (names or ARNs) and job definition names Batch steps may use.
+	EnvBatchJobQueues      = "MAESTRO_BATCH_JOB_QUEUES"
+	EnvBatchJobDefinitions = "MAESTRO_BATCH_JOB_DEFINITIONS"
 )
 
 // ConfigFromEnv reads Config from the environment; every variable named in
@@ -170,6 +194,11 @@ type Options struct {
 	// LambdaFunctions, CallbackQueues and CallbackTopics are the Lambda
 	// and Callback steps' allow-lists (see EnvLambdaFunctions).
 	LambdaFunctions, CallbackQueues, CallbackTopics []string
+	// ECS configures ECS and Kubernetes steps (its clients are built
+	// here); an empty Cluster leaves them unsupported.
+	ECS ecsstep.Config
+	// Batch configures Batch steps (its clients are built here).
+	Batch batchstep.Config
 	// Emulator relaxes client checks emulators fail: moto computes the
 	// DynamoDB response CRC32 differently from AWS for binary attributes.
 	Emulator bool
@@ -216,8 +245,24 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		if err != nil {
 			return nil, err
 		}
+		logs := cloudwatchlogs.NewFromConfig(awsCfg)
+		batchCfg := opts.Batch
+		batchCfg.Batch, batchCfg.Logs = batch.NewFromConfig(awsCfg), logs
+		batchRunner, err := batchstep.New(batchCfg)
+		if err != nil {
+			return nil, err
+		}
 		opts.Runners = map[model.StepType]orchestrator.StepRunner{
-			model.StepHTTP: httpRunner, model.StepLambda: lambdaRunner, model.StepCallback: callbackRunner,
+			model.StepHTTP: httpRunner, model.StepLambda: lambdaRunner, model.StepCallback: callbackRunner, model.StepBatch: batchRunner,
+		}
+		if opts.ECS.Cluster != "" {
+			ecsCfg := opts.ECS
+			ecsCfg.ECS, ecsCfg.Logs, ecsCfg.Region = ecs.NewFromConfig(awsCfg), logs, awsCfg.Region
+			ecsRunner, err := ecsstep.New(ecsCfg)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", EnvECSCluster, err)
+			}
+			opts.Runners[model.StepECS], opts.Runners[model.StepKubernetes] = ecsRunner, ecsRunner
 		}
 	}
 	var trig orchestrator.TriggerSchedules
@@ -287,7 +332,15 @@ func MustBuildFromEnv(required ...string) *Deps {
 		os.Exit(1)
 	}
 	deps, err := Build(cfg, awsCfg, Options{Logger: log, HTTPAllow: envList(EnvHTTPAllow),
-		LambdaFunctions: envList(EnvLambdaFunctions), CallbackQueues: envList(EnvCallbackQueues), CallbackTopics: envList(EnvCallbackTopics)})
+		LambdaFunctions: envList(EnvLambdaFunctions), CallbackQueues: envList(EnvCallbackQueues), CallbackTopics: envList(EnvCallbackTopics),
+		ECS: ecsstep.Config{
+			Cluster: os.Getenv(EnvECSCluster), Subnets: envList(EnvECSSubnets), SecurityGroups: envList(EnvECSSecurityGroups),
+			AssignPublicIP: os.Getenv(EnvECSAssignPublicIP) == "true", ExecutionRoleARN: os.Getenv(EnvECSExecutionRoleARN),
+			TaskRoleARN: os.Getenv(EnvECSTaskRoleARN), LogGroup: os.Getenv(EnvECSLogGroup),
+			Family: os.Getenv(EnvECSFamily), StartedBy: os.Getenv(EnvECSFamily), AllowTaskDefinitions: envList(EnvECSTaskDefinitions),
+		},
+		Batch: batchstep.Config{AllowQueues: envList(EnvBatchJobQueues), AllowDefinitions: envList(EnvBatchJobDefinitions)},
+	})
 	if err != nil {
 		log.Error("bad configuration", "error", err)
 		os.Exit(1)

@@ -36,6 +36,8 @@ import (
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/resources"
 	"github.com/maestro-serverless/maestro/signals"
+	"github.com/maestro-serverless/maestro/steps/batchstep"
+	"github.com/maestro-serverless/maestro/steps/ecsstep"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -75,6 +77,14 @@ type Options struct {
 	// CallbackQueues (SQS queue URLs) and CallbackTopics (SNS topic ARNs)
 	// are where Callback steps may send their task tokens.
 	CallbackQueues, CallbackTopics []string
+	// ECS provisions a cluster, a network and a log group on the emulator
+	// and runs ECS and Kubernetes steps on them (ECSTaskDefinitions: the
+	// families steps may name). BatchJobQueues and BatchJobDefinitions are
+	// what Batch steps may use. Jobs end through the state-change events
+	// EventBridge would send, posted to POST /local/job-events.
+	ECS                                 bool
+	ECSTaskDefinitions                  []string
+	BatchJobQueues, BatchJobDefinitions []string
 	// WorkPollers and DecisionPollers size the SQS pumps (defaults 4 and 2).
 	WorkPollers, DecisionPollers int
 	// StateDir, when set, keeps the local stack's own state across
@@ -130,6 +140,8 @@ type Stack struct {
 	Deps      *wiring.Deps
 	// Functions serves Lambda's Invoke API for Options.Functions.
 	Functions *localstack.FunctionServer
+	// ECS is what ECS steps run on (Options.ECS), nil otherwise.
+	ECS *localstack.ECSResources
 
 	ownEmulator bool
 	sqs         *sqs.Client
@@ -217,6 +229,15 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if err != nil {
 		return fail(err)
 	}
+	var ecsCfg ecsstep.Config
+	if opts.ECS {
+		if s.ECS, err = localstack.ProvisionECS(ctx, awsCfg, opts.Stage); err != nil {
+			return fail(err)
+		}
+		ecsCfg = ecsstep.Config{Cluster: s.ECS.Cluster, Subnets: []string{s.ECS.Subnet}, SecurityGroups: []string{s.ECS.SecurityGroup},
+			ExecutionRoleARN: s.ECS.ExecutionRole, LogGroup: s.ECS.LogGroup, Family: s.ECS.Family, StartedBy: s.ECS.Family,
+			AllowTaskDefinitions: opts.ECSTaskDefinitions}
+	}
 	s.Deps, err = wiring.Build(wiring.Config{
 		Table:            res.Table.Name,
 		DecisionQueueURL: res.Queues.Decision.URL,
@@ -235,6 +256,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		Emulator:        true,
 		HTTPAllow:       opts.HTTPAllow,
 		LambdaFunctions: functionNames, CallbackQueues: opts.CallbackQueues, CallbackTopics: opts.CallbackTopics,
+		ECS: ecsCfg, Batch: batchstep.Config{AllowQueues: opts.BatchJobQueues, AllowDefinitions: opts.BatchJobDefinitions},
 		ClaimLease: opts.ClaimLease, EventSweepAfter: opts.EventSweepAfter, SweepGrace: opts.SweepGrace,
 		HealthInfo: orchestrator.HealthView{
 			Endpoint: s.Emulator.Endpoint, Emulator: string(s.Emulator.Kind),
@@ -246,8 +268,13 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 
 	apiOptions := api.Options{Logger: opts.Logger}
-	if c, ok := opts.Clock.(localstack.AdvancingClock); ok {
-		apiOptions.ExtraRoutes = clockRoutes(c)
+	clock, _ := opts.Clock.(localstack.AdvancingClock)
+	jobEvents := jobEventRoutes(sqs.NewFromConfig(awsCfg), res.Queues.Work.URL)
+	apiOptions.ExtraRoutes = func(mux *http.ServeMux) {
+		if clock != nil {
+			clockRoutes(clock)(mux)
+		}
+		jobEvents(mux)
 	}
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {

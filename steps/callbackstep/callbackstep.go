@@ -130,9 +130,9 @@ func (r *Runner) RunStep(_ context.Context, m orchestrator.WorkMessage) (engine.
 }
 
 // Dispatch sends the task token to the step's queue or topic.
-func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, token string) (string, *engine.StepFinished, error) {
-	fatal := func(msg string) (string, *engine.StepFinished, error) {
-		return "", &engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError, Message: msg}, nil
+func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, token string) (orchestrator.Handover, *engine.StepFinished, error) {
+	fatal := func(msg string) (orchestrator.Handover, *engine.StepFinished, error) {
+		return orchestrator.Handover{}, &engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError, Message: msg}, nil
 	}
 	t, err := parseTarget(m.Params)
 	if err != nil {
@@ -151,7 +151,7 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, token
 		if err != nil {
 			return failed("send to queue "+t.queue, err)
 		}
-		return "SQS queue " + t.queue, nil, nil
+		return orchestrator.Handover{Target: "SQS queue " + t.queue}, nil, nil
 	}
 	if !slices.Contains(r.topics, t.topic) {
 		return fatal(fmt.Sprintf("topic %q is not on the Callback step allow-list; add it to the stack's callbackTopics setting", t.topic))
@@ -160,19 +160,19 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, token
 	if err != nil {
 		return failed("publish to topic "+t.topic, err)
 	}
-	return "SNS topic " + t.topic, nil, nil
+	return orchestrator.Handover{Target: "SNS topic " + t.topic}, nil, nil
 }
 
 // failed sorts a send's error: a destination that does not exist or that
 // the worker may not use is fatal; anything else a platform error.
-func failed(what string, err error) (string, *engine.StepFinished, error) {
+func failed(what string, err error) (orchestrator.Handover, *engine.StepFinished, error) {
 	var api smithy.APIError
 	if errors.As(err, &api) {
 		switch api.ErrorCode() {
 		case "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "NotFound", "NotFoundException",
 			"AuthorizationError", "AccessDenied", "AccessDeniedException", "InvalidParameter", "InvalidParameterValue":
-			return "", &engine.StepFinished{Outcome: engine.OutcomeFatalError, Message: fmt.Sprintf("%s: %s: %s", what, api.ErrorCode(), api.ErrorMessage())}, nil
+			return orchestrator.Handover{}, &engine.StepFinished{Outcome: engine.OutcomeFatalError, Message: fmt.Sprintf("%s: %s: %s", what, api.ErrorCode(), api.ErrorMessage())}, nil
 		}
 	}
-	return "", nil, fmt.Errorf("%s: %w", what, err)
+	return orchestrator.Handover{}, nil, fmt.Errorf("%s: %w", what, err)
 }

@@ -206,21 +206,21 @@ func (r *Runner) RunStep(ctx context.Context, m orchestrator.WorkMessage) (engin
 }
 
 // Dispatch invokes the function asynchronously with token in its payload.
-func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, token string) (string, *engine.StepFinished, error) {
+func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, token string) (orchestrator.Handover, *engine.StepFinished, error) {
 	res := engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt}
 	c, err := parseCall(m.Params)
 	if err != nil {
 		res = finish(res, engine.OutcomeFatalError, err.Error())
-		return "", &res, nil
+		return orchestrator.Handover{}, &res, nil
 	}
 	obj, ok := c.payload.(map[string]any)
 	if !ok {
 		res = finish(res, engine.OutcomeFatalError, fmt.Sprintf("param %s.payload must be a MAP for an Event invocation (it carries %s), not %T", ParamLambda, PayloadTokenField, c.payload))
-		return "", &res, nil
+		return orchestrator.Handover{}, &res, nil
 	}
 	if _, taken := obj[PayloadTokenField]; taken {
 		res = finish(res, engine.OutcomeFatalError, fmt.Sprintf("param %s.payload must not set %s: the step sets it", ParamLambda, PayloadTokenField))
-		return "", &res, nil
+		return orchestrator.Handover{}, &res, nil
 	}
 	withToken := make(map[string]any, len(obj)+1)
 	for k, v := range obj {
@@ -230,7 +230,7 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, token
 	c.payload = withToken
 	payload, res2, ok := r.prepare(res, c)
 	if !ok {
-		return "", &res2, nil
+		return orchestrator.Handover{}, &res2, nil
 	}
 	_, err = r.client.Invoke(ctx, &lambda.InvokeInput{
 		FunctionName: aws.String(c.function), Qualifier: qualifier(c.qualifier),
@@ -239,16 +239,16 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, token
 	if err != nil {
 		o, msg := classify(c.function, err)
 		if o == engine.OutcomePlatformError {
-			return "", nil, errors.New(msg)
+			return orchestrator.Handover{}, nil, errors.New(msg)
 		}
 		res = finish(res, o, msg)
-		return "", &res, nil
+		return orchestrator.Handover{}, &res, nil
 	}
 	target := "Lambda function " + c.function
 	if c.qualifier != "" {
 		target += ":" + c.qualifier
 	}
-	return target, nil, nil
+	return orchestrator.Handover{Target: target}, nil, nil
 }
 
 // prepare checks c's function against the allow-list and encodes its

@@ -1,0 +1,373 @@
+// Package batchstep runs Batch steps: the step submits an AWS Batch job and
+// is handed over as it; EventBridge's "Batch Job State Change" event for
+// the job's end (SUCCEEDED or FAILED) ends the step, and stopping the step
+// terminates the job. The step's `batch` MAP param:
+//
+//	job_queue       the queue (name or ARN, on the allow-list)
+//	job_definition  the job definition (name, name:revision or ARN, of an allowed name)
+//	command         the container's command (STRING_ARRAY)
+//	env             environment variables (STRING_MAP)
+//	vcpus, memory   resource overrides (vCPUs; MiB)
+//	gpus            GPUs (EC2 compute environments)
+//	array_size      run an array job of that many children (2-10000)
+//	job_name        the job's name (default maestro-<workflow>-<step>)
+//
+// A job that succeeded succeeds; one that failed with an exit code is a user
+// error (retried per the retry policy, unless its output says it is not
+// retryable), one that failed without (it never ran: capacity, image pull)
+// a platform error. When the job's container log stream is named in the
+// event, its tail is read for Maestro's output marker (see joboutput).
+package batchstep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/batch"
+	"github.com/aws/aws-sdk-go-v2/service/batch/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/steps/joboutput"
+)
+
+// ParamBatch is the step param this runner reads.
+const ParamBatch = "batch"
+
+// JobPrefix starts the job names of Batch jobs ("batch:<job id>").
+const JobPrefix = "batch:"
+
+// DefaultLogGroup is where Batch jobs log unless their definition says
+// otherwise.
+const DefaultLogGroup = "/aws/batch/job"
+
+// Client is the part of the Batch client the runner uses.
+type Client interface {
+	SubmitJob(ctx context.Context, in *batch.SubmitJobInput, opts ...func(*batch.Options)) (*batch.SubmitJobOutput, error)
+	TerminateJob(ctx context.Context, in *batch.TerminateJobInput, opts ...func(*batch.Options)) (*batch.TerminateJobOutput, error)
+}
+
+// Config configures a Runner.
+type Config struct {
+	Batch Client
+	Logs  joboutput.Logs
+	// AllowQueues (names or ARNs) and AllowDefinitions (names) list what
+	// steps may use; empty allows none.
+	AllowQueues, AllowDefinitions []string
+}
+
+// Runner executes Batch steps. It implements orchestrator.JobRunner.
+type Runner struct{ cfg Config }
+
+var _ orchestrator.JobRunner = (*Runner)(nil)
+
+// New returns a Runner.
+func New(cfg Config) (*Runner, error) {
+	if cfg.Batch == nil || cfg.Logs == nil {
+		return nil, errors.New("batchstep: Batch and CloudWatch Logs clients are required")
+	}
+	return &Runner{cfg: cfg}, nil
+}
+
+type job struct {
+	queue, definition, name string
+	command                 []string
+	env                     map[string]string
+	vcpus, memory, gpus     int
+	arraySize               int
+}
+
+// Waits reports true: a Batch step always ends through its job's end.
+func (r *Runner) Waits(orchestrator.WorkMessage) bool { return true }
+
+// RunStep is not how Batch steps run (see Dispatch).
+func (r *Runner) RunStep(_ context.Context, m orchestrator.WorkMessage) (engine.StepFinished, error) {
+	return engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError,
+		Message: "a Batch step runs as a job, handed over"}, nil
+}
+
+var jobNameChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// Dispatch submits the step's job.
+func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ string) (orchestrator.Handover, *engine.StepFinished, error) {
+	fatal := func(msg string) (orchestrator.Handover, *engine.StepFinished, error) {
+		return orchestrator.Handover{}, &engine.StepFinished{Outcome: engine.OutcomeFatalError, Message: msg}, nil
+	}
+	j, err := parseJob(m.Params)
+	if err != nil {
+		return fatal(err.Error())
+	}
+	if !allowedQueue(r.cfg.AllowQueues, j.queue) {
+		return fatal(fmt.Sprintf("job queue %q is not on the Batch step allow-list; add it to the stack's batchJobQueues setting", j.queue))
+	}
+	if !slices.Contains(r.cfg.AllowDefinitions, definitionName(j.definition)) {
+		return fatal(fmt.Sprintf("job definition %q is not on the Batch step allow-list; add its name to the stack's batchJobDefinitions setting", j.definition))
+	}
+	if j.name == "" {
+		j.name = "maestro-" + m.WorkflowID + "-" + m.StepID
+	}
+	j.name = jobNameChars.ReplaceAllString(j.name, "-")
+	if len(j.name) > 128 {
+		j.name = j.name[:128]
+	}
+	env := map[string]string{
+		"MAESTRO_WORKFLOW_ID": m.WorkflowID, "MAESTRO_WORKFLOW_INSTANCE_ID": strconv.FormatInt(m.InstanceID, 10),
+		"MAESTRO_WORKFLOW_RUN_ID": strconv.FormatInt(m.RunID, 10), "MAESTRO_STEP_ID": m.StepID,
+		"MAESTRO_STEP_ATTEMPT_ID": strconv.FormatInt(m.Attempt, 10),
+	}
+	for k, v := range joboutput.Env() {
+		env[k] = v
+	}
+	for k, v := range j.env {
+		env[k] = v
+	}
+	over := &types.ContainerOverrides{Command: j.command, Environment: keyValues(env)}
+	for _, rr := range []struct {
+		t types.ResourceType
+		n int
+	}{{types.ResourceTypeVcpu, j.vcpus}, {types.ResourceTypeMemory, j.memory}, {types.ResourceTypeGpu, j.gpus}} {
+		if rr.n > 0 {
+			over.ResourceRequirements = append(over.ResourceRequirements, types.ResourceRequirement{Type: rr.t, Value: aws.String(strconv.Itoa(rr.n))})
+		}
+	}
+	in := &batch.SubmitJobInput{JobName: aws.String(j.name), JobQueue: aws.String(j.queue), JobDefinition: aws.String(j.definition),
+		ContainerOverrides: over}
+	if j.arraySize > 0 {
+		in.ArrayProperties = &types.ArrayProperties{Size: aws.Int32(int32(j.arraySize))}
+	}
+	out, err := r.cfg.Batch.SubmitJob(ctx, in)
+	if err != nil {
+		var api smithy.APIError
+		if errors.As(err, &api) && api.ErrorCode() == "ClientException" {
+			return fatal(fmt.Sprintf("Batch: %s: %s", api.ErrorCode(), api.ErrorMessage()))
+		}
+		return orchestrator.Handover{}, nil, fmt.Errorf("Batch: submit job: %w", err)
+	}
+	id := aws.ToString(out.JobId)
+	return orchestrator.Handover{Target: "Batch job " + id + " on " + j.queue, Job: JobPrefix + id}, nil, nil
+}
+
+// allowedQueue reports whether queue (a name or an ARN) is allowed: an
+// entry names it by the same form, or by its name.
+func allowedQueue(allow []string, queue string) bool {
+	name := queue[strings.LastIndex(queue, "/")+1:]
+	for _, a := range allow {
+		if a == queue || (!strings.HasPrefix(a, "arn:") && a == name) || (strings.HasPrefix(a, "arn:") && !strings.HasPrefix(queue, "arn:") && strings.HasSuffix(a, "/"+queue)) {
+			return true
+		}
+	}
+	return false
+}
+
+// definitionName is a job definition's name: "name", "name:3" or an ARN
+// ending job-definition/name:3.
+func definitionName(def string) string {
+	if i := strings.LastIndex(def, "job-definition/"); i >= 0 {
+		def = def[i+len("job-definition/"):]
+	}
+	name, _, _ := strings.Cut(def, ":")
+	return name
+}
+
+func keyValues(env map[string]string) []types.KeyValuePair {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]types.KeyValuePair, len(keys))
+	for i, k := range keys {
+		out[i] = types.KeyValuePair{Name: aws.String(k), Value: aws.String(env[k])}
+	}
+	return out
+}
+
+// CancelJob terminates the job.
+func (r *Runner) CancelJob(ctx context.Context, job, reason string) error {
+	id, ok := strings.CutPrefix(job, JobPrefix)
+	if !ok {
+		return fmt.Errorf("batchstep: %q is not a Batch job", job)
+	}
+	_, err := r.cfg.Batch.TerminateJob(ctx, &batch.TerminateJobInput{JobId: aws.String(id), Reason: aws.String(reason)})
+	var api smithy.APIError
+	if errors.As(err, &api) && api.ErrorCode() == "ClientException" {
+		return nil // gone already
+	}
+	if err != nil {
+		return fmt.Errorf("terminate Batch job %s: %w", id, err)
+	}
+	return nil
+}
+
+// jobStateChange is the part of a "Batch Job State Change" event's detail
+// the runner reads.
+type jobStateChange struct {
+	JobID           string `json:"jobId"`
+	Status          string `json:"status"`
+	StatusReason    string `json:"statusReason"`
+	ArrayProperties struct {
+		Index *int `json:"index"`
+	} `json:"arrayProperties"`
+	Container struct {
+		ExitCode      *int   `json:"exitCode"`
+		Reason        string `json:"reason"`
+		LogStreamName string `json:"logStreamName"`
+	} `json:"container"`
+}
+
+// JobEnded reads a "Batch Job State Change" event of a job's end (an array
+// job's children are left out: the parent's end is the step's).
+func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string, orchestrator.TaskCompletion, bool, error) {
+	if ev.Source != "aws.batch" || ev.DetailType != "Batch Job State Change" {
+		return "", orchestrator.TaskCompletion{}, false, nil
+	}
+	var d jobStateChange
+	if err := json.Unmarshal(ev.Detail, &d); err != nil {
+		return "", orchestrator.TaskCompletion{}, false, fmt.Errorf("%w: Batch job state change: %v", orchestrator.ErrPoison, err)
+	}
+	if (d.Status != "SUCCEEDED" && d.Status != "FAILED") || d.JobID == "" || d.ArrayProperties.Index != nil {
+		return "", orchestrator.TaskCompletion{}, false, nil
+	}
+	job := JobPrefix + d.JobID
+	var out joboutput.Output
+	found := false
+	if d.Container.LogStreamName != "" {
+		var err error
+		out, found, err = joboutput.Tail(ctx, r.cfg.Logs, DefaultLogGroup, d.Container.LogStreamName)
+		if err != nil && d.Status == "SUCCEEDED" {
+			return job, orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: engine.OutcomeFatalError, Message: err.Error()}, true, nil
+		}
+	}
+	if d.Status == "SUCCEEDED" {
+		return job, orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params}, true, nil
+	}
+	reason := strings.TrimSpace(d.StatusReason + " " + d.Container.Reason)
+	if d.Container.ExitCode == nil {
+		return job, orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: engine.OutcomePlatformError,
+			Message: "Batch job failed without running: " + reason}, true, nil
+	}
+	msg := fmt.Sprintf("exit code %d", *d.Container.ExitCode)
+	if reason != "" {
+		msg += ": " + reason
+	}
+	kind := engine.OutcomeUserError
+	if found && out.NotRetryable {
+		kind, msg = engine.OutcomeFatalError, msg+" (the job says it is not retryable)"
+	}
+	return job, orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: kind, Message: msg}, true, nil
+}
+
+// parseJob reads the step's `batch` param.
+func parseJob(params engine.Values) (job, error) {
+	raw, ok := params[ParamBatch]
+	if !ok {
+		return job{}, fmt.Errorf("param %q is missing", ParamBatch)
+	}
+	p, ok := raw.(map[string]any)
+	if !ok {
+		return job{}, fmt.Errorf("param %q must be a MAP, not %T", ParamBatch, raw)
+	}
+	var j job
+	var errs []string
+	str := func(name string) string {
+		v, ok := p[name]
+		if !ok || v == nil {
+			return ""
+		}
+		s, ok := v.(string)
+		if !ok {
+			errs = append(errs, fmt.Sprintf("%s: must be a STRING, not %T", name, v))
+		}
+		return strings.TrimSpace(s)
+	}
+	num := func(name string, lo, hi int) int {
+		v, ok := p[name]
+		if !ok || v == nil {
+			return 0
+		}
+		var n int64
+		switch x := v.(type) {
+		case int64:
+			n = x
+		case float64:
+			n = int64(x)
+		case string:
+			var err error
+			if n, err = strconv.ParseInt(strings.TrimSpace(x), 10, 64); err != nil {
+				errs = append(errs, fmt.Sprintf("%s: %q is not a whole number", name, x))
+				return 0
+			}
+		default:
+			errs = append(errs, fmt.Sprintf("%s: must be a number, not %T", name, v))
+			return 0
+		}
+		if n < int64(lo) || n > int64(hi) {
+			errs = append(errs, fmt.Sprintf("%s: %d is outside %d-%d", name, n, lo, hi))
+			return 0
+		}
+		return int(n)
+	}
+	j.queue, j.definition, j.name = str("job_queue"), str("job_definition"), str("job_name")
+	if j.queue == "" {
+		errs = append(errs, "job_queue: required")
+	}
+	if j.definition == "" {
+		errs = append(errs, "job_definition: required")
+	}
+	if v, ok := p["command"]; ok && v != nil {
+		switch x := v.(type) {
+		case []string:
+			j.command = x
+		case []any:
+			for i, e := range x {
+				s, ok := e.(string)
+				if !ok {
+					errs = append(errs, fmt.Sprintf("command[%d]: must be a STRING", i))
+				}
+				j.command = append(j.command, s)
+			}
+		default:
+			errs = append(errs, fmt.Sprintf("command: must be a STRING_ARRAY, not %T", v))
+		}
+	}
+	if v, ok := p["env"]; ok && v != nil {
+		j.env = map[string]string{}
+		switch x := v.(type) {
+		case map[string]string:
+			j.env = x
+		case map[string]any:
+			for k, e := range x {
+				s, ok := e.(string)
+				if !ok {
+					errs = append(errs, fmt.Sprintf("env.%s: must be a STRING", k))
+				}
+				j.env[k] = s
+			}
+		default:
+			errs = append(errs, fmt.Sprintf("env: must be a STRING_MAP, not %T", v))
+		}
+	}
+	j.vcpus, j.memory, j.gpus = num("vcpus", 1, 256), num("memory", 4, 4<<20), num("gpus", 1, 64)
+	j.arraySize = num("array_size", 2, 10000)
+	for k := range p {
+		switch k {
+		case "job_queue", "job_definition", "job_name", "command", "env", "vcpus", "memory", "gpus", "array_size":
+		default:
+			errs = append(errs, k+": not a Batch step field (job_queue, job_definition, job_name, command, env, vcpus, memory, gpus, array_size)")
+		}
+	}
+	if len(errs) > 0 {
+		sort.Strings(errs)
+		return job{}, fmt.Errorf("param %s.%s", ParamBatch, errs[0])
+	}
+	return j, nil
+}

@@ -1,0 +1,717 @@
+// Package ecsstep runs Ecs steps, and Maestro's Kubernetes steps, as ECS
+// tasks on Fargate. The step is handed over as a job: the task runs, the
+// step waits RUNNING (nothing polls), and EventBridge's "ECS Task State
+// Change" event for the stopped task ends it; stopping the step stops the
+// task.
+//
+// An Ecs step's `ecs` MAP param:
+//
+//	image            a container image, or
+//	task_definition  a task definition family (on the allow-list), family:revision or ARN
+//	entry_point      the container's entry point (STRING_ARRAY; image only)
+//	command          the container's command (STRING_ARRAY)
+//	env              environment variables (STRING_MAP)
+//	cpu, memory      Fargate CPU units and MiB ("1024", "2048"; "1 vCPU", "2 GB" also read)
+//	disk             ephemeral storage in GiB (21-200)
+//	container_name   the container the overrides apply to (task_definition; default its first)
+//
+// A Kubernetes step's `kubernetes` MAP param has Maestro's meaning: image,
+// command (the entry point) and args (its arguments), env, cpu ("2",
+// "500m") and memory ("4Gi", "512Mi") as Kubernetes quantities, disk; the
+// task gets the smallest Fargate size that holds the request. gpu is refused
+// (Fargate has none); app_name, owner_email, job_deduplication_key and
+// pre_stop are not used.
+//
+// An image runs in a task definition the runner registers (one per image
+// and entry point, family <Family>-<hash>), logging to Config.LogGroup;
+// when it ends, its log's tail is read for Maestro's output marker (see
+// joboutput). Exit code 0 succeeds; another is a user error (retried per
+// the retry policy, unless the output says it is not retryable); a task
+// that failed to start (capacity, image pull) or was interrupted is a
+// platform error.
+package ecsstep
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
+	"github.com/aws/aws-sdk-go-v2/service/ecs/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/steps/joboutput"
+)
+
+// Step params this runner reads.
+const (
+	ParamECS        = "ecs"
+	ParamKubernetes = "kubernetes"
+)
+
+// ContainerName is the container of the task definitions the runner
+// registers.
+const ContainerName = "main"
+
+// JobPrefix starts the job names of ECS tasks ("ecs:<task arn>").
+const JobPrefix = "ecs:"
+
+// Client is the part of the ECS client the runner uses.
+type Client interface {
+	RunTask(ctx context.Context, in *ecs.RunTaskInput, opts ...func(*ecs.Options)) (*ecs.RunTaskOutput, error)
+	StopTask(ctx context.Context, in *ecs.StopTaskInput, opts ...func(*ecs.Options)) (*ecs.StopTaskOutput, error)
+	RegisterTaskDefinition(ctx context.Context, in *ecs.RegisterTaskDefinitionInput, opts ...func(*ecs.Options)) (*ecs.RegisterTaskDefinitionOutput, error)
+	DescribeTaskDefinition(ctx context.Context, in *ecs.DescribeTaskDefinitionInput, opts ...func(*ecs.Options)) (*ecs.DescribeTaskDefinitionOutput, error)
+}
+
+// Config configures a Runner: where tasks run and what they may use.
+type Config struct {
+	ECS  Client
+	Logs joboutput.Logs
+	// Cluster is the cluster tasks run in (name or ARN).
+	Cluster string
+	// Subnets and SecurityGroups place the tasks' network interfaces;
+	// AssignPublicIP gives them public addresses (public subnets without
+	// a NAT gateway need it to pull images).
+	Subnets, SecurityGroups []string
+	AssignPublicIP          bool
+	// ExecutionRoleARN (pulls images, writes logs) and TaskRoleARN (what
+	// the container may call) are the roles of registered task
+	// definitions.
+	ExecutionRoleARN, TaskRoleARN string
+	// LogGroup receives the registered task definitions' logs.
+	LogGroup string
+	// Region is the log group's region (the awslogs driver needs it).
+	Region string
+	// Family prefixes the task definitions the runner registers; StartedBy
+	// marks its tasks (the EventBridge rule selects on it).
+	Family, StartedBy string
+	// AllowTaskDefinitions lists the task definition families steps may
+	// name; images are always allowed (they run with the roles above).
+	AllowTaskDefinitions []string
+}
+
+// Runner executes Ecs and Kubernetes steps. It implements
+// orchestrator.JobRunner.
+type Runner struct {
+	cfg Config
+	// families caches the task definitions registered or found, by
+	// family.
+	families sync.Map
+}
+
+var _ orchestrator.JobRunner = (*Runner)(nil)
+
+// New returns a Runner.
+func New(cfg Config) (*Runner, error) {
+	switch {
+	case cfg.ECS == nil || cfg.Logs == nil:
+		return nil, errors.New("ecsstep: ECS and CloudWatch Logs clients are required")
+	case cfg.Cluster == "" || len(cfg.Subnets) == 0:
+		return nil, errors.New("ecsstep: a cluster and subnets are required")
+	case cfg.Family == "" || cfg.StartedBy == "" || cfg.LogGroup == "" || cfg.Region == "":
+		return nil, errors.New("ecsstep: Family, StartedBy, LogGroup and Region are required")
+	}
+	return &Runner{cfg: cfg}, nil
+}
+
+// task is the task a step's params describe.
+type task struct {
+	image          string
+	taskDefinition string
+	entryPoint     []string
+	command        []string
+	env            map[string]string
+	cpu, memory    int // Fargate CPU units and MiB; 0: unset
+	disk           int // GiB; 0: unset
+	container      string
+}
+
+// Waits reports true: an ECS step always ends through its task's end.
+func (r *Runner) Waits(orchestrator.WorkMessage) bool { return true }
+
+// RunStep is not how ECS steps run (see Dispatch).
+func (r *Runner) RunStep(_ context.Context, m orchestrator.WorkMessage) (engine.StepFinished, error) {
+	return engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError,
+		Message: "an ECS step runs as a task, handed over"}, nil
+}
+
+// Dispatch runs the step's task.
+func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ string) (orchestrator.Handover, *engine.StepFinished, error) {
+	fatal := func(msg string) (orchestrator.Handover, *engine.StepFinished, error) {
+		return orchestrator.Handover{}, &engine.StepFinished{Outcome: engine.OutcomeFatalError, Message: msg}, nil
+	}
+	t, err := parseTask(m.StepType, m.Params)
+	if err != nil {
+		return fatal(err.Error())
+	}
+	if t.cpu, t.memory, err = fargateSize(t.cpu, t.memory); err != nil {
+		return fatal(err.Error())
+	}
+	def := t.taskDefinition
+	container := t.container
+	if t.image != "" {
+		def, err = r.imageDefinition(ctx, t)
+		container = ContainerName
+	} else {
+		if !r.allowedDefinition(def) {
+			return fatal(fmt.Sprintf("task definition %q is not on the ECS step allow-list (%s); add its family to the stack's ecsTaskDefinitions setting",
+				def, strings.Join(r.cfg.AllowTaskDefinitions, ", ")))
+		}
+		if container == "" {
+			container, err = r.firstContainer(ctx, def)
+		}
+	}
+	if err != nil {
+		return failed(err)
+	}
+	env := map[string]string{
+		"MAESTRO_WORKFLOW_ID": m.WorkflowID, "MAESTRO_WORKFLOW_INSTANCE_ID": strconv.FormatInt(m.InstanceID, 10),
+		"MAESTRO_WORKFLOW_RUN_ID": strconv.FormatInt(m.RunID, 10), "MAESTRO_STEP_ID": m.StepID,
+		"MAESTRO_STEP_ATTEMPT_ID": strconv.FormatInt(m.Attempt, 10),
+	}
+	for k, v := range joboutput.Env() {
+		env[k] = v
+	}
+	for k, v := range t.env {
+		env[k] = v
+	}
+	override := types.ContainerOverride{Name: aws.String(container), Environment: keyValues(env)}
+	if t.command != nil {
+		override.Command = t.command
+	}
+	over := &types.TaskOverride{ContainerOverrides: []types.ContainerOverride{override}}
+	if t.cpu > 0 {
+		over.Cpu, over.Memory = aws.String(strconv.Itoa(t.cpu)), aws.String(strconv.Itoa(t.memory))
+		if t.image != "" {
+			over.ContainerOverrides[0].Memory = aws.Int32(int32(t.memory))
+		}
+	}
+	if t.disk > 0 {
+		over.EphemeralStorage = &types.EphemeralStorage{SizeInGiB: int32(t.disk)}
+	}
+	public := types.AssignPublicIpDisabled
+	if r.cfg.AssignPublicIP {
+		public = types.AssignPublicIpEnabled
+	}
+	out, err := r.cfg.ECS.RunTask(ctx, &ecs.RunTaskInput{
+		Cluster: aws.String(r.cfg.Cluster), TaskDefinition: aws.String(def), LaunchType: types.LaunchTypeFargate,
+		Count: aws.Int32(1), StartedBy: aws.String(r.cfg.StartedBy), Overrides: over,
+		NetworkConfiguration: &types.NetworkConfiguration{AwsvpcConfiguration: &types.AwsVpcConfiguration{
+			Subnets: r.cfg.Subnets, SecurityGroups: r.cfg.SecurityGroups, AssignPublicIp: public,
+		}},
+	})
+	if err != nil {
+		return failed(err)
+	}
+	if len(out.Tasks) == 0 {
+		reason := "no task started"
+		if len(out.Failures) > 0 {
+			reason = aws.ToString(out.Failures[0].Reason) + " " + aws.ToString(out.Failures[0].Detail)
+		}
+		// Capacity and placement failures: retried as a platform error.
+		return orchestrator.Handover{}, nil, fmt.Errorf("run ECS task: %s", strings.TrimSpace(reason))
+	}
+	arn := aws.ToString(out.Tasks[0].TaskArn)
+	return orchestrator.Handover{Target: "ECS task " + arn, Job: JobPrefix + arn}, nil, nil
+}
+
+// failed sorts an ECS error: a request ECS refuses is fatal, the rest
+// (throttling, service errors) platform errors.
+func failed(err error) (orchestrator.Handover, *engine.StepFinished, error) {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode() {
+		case "ClientException", "InvalidParameterException", "AccessDeniedException", "ClusterNotFoundException",
+			"PlatformUnknownException", "PlatformTaskDefinitionIncompatibilityException", "UnsupportedFeatureException":
+			return orchestrator.Handover{}, &engine.StepFinished{Outcome: engine.OutcomeFatalError,
+				Message: fmt.Sprintf("ECS: %s: %s", api.ErrorCode(), api.ErrorMessage())}, nil
+		}
+	}
+	return orchestrator.Handover{}, nil, fmt.Errorf("ECS: %w", err)
+}
+
+// imageDefinition returns the task definition that runs t's image and
+// entry point, registering it when it does not exist.
+func (r *Runner) imageDefinition(ctx context.Context, t task) (string, error) {
+	sum := sha256.New()
+	for _, part := range append([]string{t.image, r.cfg.ExecutionRoleARN, r.cfg.TaskRoleARN, r.cfg.LogGroup}, t.entryPoint...) {
+		sum.Write([]byte(part))
+		sum.Write([]byte{0})
+	}
+	family := r.cfg.Family + "-" + hex.EncodeToString(sum.Sum(nil))[:16]
+	if arn, ok := r.families.Load(family); ok {
+		return arn.(string), nil
+	}
+	got, err := r.cfg.ECS.DescribeTaskDefinition(ctx, &ecs.DescribeTaskDefinitionInput{TaskDefinition: aws.String(family)})
+	if err == nil && got.TaskDefinition != nil && got.TaskDefinition.Status == types.TaskDefinitionStatusActive {
+		arn := aws.ToString(got.TaskDefinition.TaskDefinitionArn)
+		r.families.Store(family, arn)
+		return arn, nil
+	}
+	container := types.ContainerDefinition{
+		Name: aws.String(ContainerName), Image: aws.String(t.image), Essential: aws.Bool(true), EntryPoint: t.entryPoint,
+		Memory: aws.Int32(512), // the smallest task's; each run overrides it with its task's memory
+		LogConfiguration: &types.LogConfiguration{LogDriver: types.LogDriverAwslogs, Options: map[string]string{
+			"awslogs-group": r.cfg.LogGroup, "awslogs-region": r.cfg.Region, "awslogs-stream-prefix": "maestro",
+		}},
+	}
+	in := &ecs.RegisterTaskDefinitionInput{
+		Family: aws.String(family), ContainerDefinitions: []types.ContainerDefinition{container},
+		RequiresCompatibilities: []types.Compatibility{types.CompatibilityFargate}, NetworkMode: types.NetworkModeAwsvpc,
+		Cpu: aws.String("256"), Memory: aws.String("512"),
+	}
+	if r.cfg.ExecutionRoleARN != "" {
+		in.ExecutionRoleArn = aws.String(r.cfg.ExecutionRoleARN)
+	}
+	if r.cfg.TaskRoleARN != "" {
+		in.TaskRoleArn = aws.String(r.cfg.TaskRoleARN)
+	}
+	reg, err := r.cfg.ECS.RegisterTaskDefinition(ctx, in)
+	if err != nil {
+		return "", fmt.Errorf("register task definition %s: %w", family, err)
+	}
+	arn := aws.ToString(reg.TaskDefinition.TaskDefinitionArn)
+	r.families.Store(family, arn)
+	return arn, nil
+}
+
+// firstContainer names the first container of task definition def.
+func (r *Runner) firstContainer(ctx context.Context, def string) (string, error) {
+	if name, ok := r.families.Load("container:" + def); ok {
+		return name.(string), nil
+	}
+	got, err := r.cfg.ECS.DescribeTaskDefinition(ctx, &ecs.DescribeTaskDefinitionInput{TaskDefinition: aws.String(def)})
+	if err != nil {
+		return "", fmt.Errorf("describe task definition %s: %w", def, err)
+	}
+	if got.TaskDefinition == nil || len(got.TaskDefinition.ContainerDefinitions) == 0 {
+		return "", fmt.Errorf("task definition %s has no container", def)
+	}
+	name := aws.ToString(got.TaskDefinition.ContainerDefinitions[0].Name)
+	r.families.Store("container:"+def, name)
+	return name, nil
+}
+
+// allowedDefinition reports whether task definition def (family,
+// family:revision or ARN) is of an allowed family.
+func (r *Runner) allowedDefinition(def string) bool {
+	family := def
+	if i := strings.LastIndex(family, "task-definition/"); i >= 0 {
+		family = family[i+len("task-definition/"):]
+	}
+	family, _, _ = strings.Cut(family, ":")
+	return slices.Contains(r.cfg.AllowTaskDefinitions, family)
+}
+
+func keyValues(env map[string]string) []types.KeyValuePair {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]types.KeyValuePair, len(keys))
+	for i, k := range keys {
+		out[i] = types.KeyValuePair{Name: aws.String(k), Value: aws.String(env[k])}
+	}
+	return out
+}
+
+// CancelJob stops the task.
+func (r *Runner) CancelJob(ctx context.Context, job, reason string) error {
+	arn, ok := strings.CutPrefix(job, JobPrefix)
+	if !ok {
+		return fmt.Errorf("ecsstep: %q is not an ECS task", job)
+	}
+	if len(reason) > 255 {
+		reason = reason[:255]
+	}
+	_, err := r.cfg.ECS.StopTask(ctx, &ecs.StopTaskInput{Cluster: aws.String(r.cfg.Cluster), Task: aws.String(arn), Reason: aws.String(reason)})
+	var api smithy.APIError
+	if errors.As(err, &api) && (api.ErrorCode() == "InvalidParameterException" || api.ErrorCode() == "ClientException") {
+		return nil // gone already
+	}
+	if err != nil {
+		return fmt.Errorf("stop ECS task %s: %w", arn, err)
+	}
+	return nil
+}
+
+// taskStateChange is the part of an "ECS Task State Change" event's detail
+// the runner reads.
+type taskStateChange struct {
+	TaskArn       string `json:"taskArn"`
+	LastStatus    string `json:"lastStatus"`
+	StartedBy     string `json:"startedBy"`
+	StopCode      string `json:"stopCode"`
+	StoppedReason string `json:"stoppedReason"`
+	Group         string `json:"group"`
+	Containers    []struct {
+		Name     string `json:"name"`
+		ExitCode *int   `json:"exitCode"`
+		Reason   string `json:"reason"`
+	} `json:"containers"`
+}
+
+// JobEnded reads an "ECS Task State Change" event of a stopped task this
+// runner started.
+func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string, orchestrator.TaskCompletion, bool, error) {
+	if ev.Source != "aws.ecs" || ev.DetailType != "ECS Task State Change" {
+		return "", orchestrator.TaskCompletion{}, false, nil
+	}
+	var d taskStateChange
+	if err := json.Unmarshal(ev.Detail, &d); err != nil {
+		return "", orchestrator.TaskCompletion{}, false, fmt.Errorf("%w: ECS task state change: %v", orchestrator.ErrPoison, err)
+	}
+	if d.LastStatus != "STOPPED" || d.StartedBy != r.cfg.StartedBy || d.TaskArn == "" {
+		return "", orchestrator.TaskCompletion{}, false, nil
+	}
+	job := JobPrefix + d.TaskArn
+	fail := func(kind engine.Outcome, msg string) (string, orchestrator.TaskCompletion, bool, error) {
+		return job, orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: kind, Message: msg}, true, nil
+	}
+	switch d.StopCode {
+	case "TaskFailedToStart", "SpotInterruption", "TerminationNotice", "ServiceSchedulerInitiated":
+		return fail(engine.OutcomePlatformError, fmt.Sprintf("ECS task %s: %s", d.StopCode, d.StoppedReason))
+	}
+	var exit *int
+	reason := d.StoppedReason
+	for i, c := range d.Containers {
+		if i == 0 || c.Name == ContainerName {
+			exit = c.ExitCode
+			if c.Reason != "" {
+				reason = c.Reason
+			}
+		}
+	}
+	if exit == nil {
+		return fail(engine.OutcomePlatformError, "ECS task stopped without an exit code: "+d.StoppedReason)
+	}
+	out, found, err := r.output(ctx, d.TaskArn, d.Containers)
+	if err != nil && *exit == 0 {
+		return fail(engine.OutcomeFatalError, err.Error())
+	}
+	if *exit != 0 {
+		msg := fmt.Sprintf("exit code %d", *exit)
+		if reason != "" {
+			msg += ": " + reason
+		}
+		if d.StopCode == "UserInitiated" {
+			msg = "ECS task stopped: " + d.StoppedReason
+		}
+		if found && out.NotRetryable {
+			return fail(engine.OutcomeFatalError, msg+" (the job says it is not retryable)")
+		}
+		return fail(engine.OutcomeUserError, msg)
+	}
+	return job, orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params}, true, nil
+}
+
+// output reads the output a task of a registered definition printed: the
+// tail of its log stream (maestro/<container>/<task id>).
+func (r *Runner) output(ctx context.Context, taskARN string, containers []struct {
+	Name     string `json:"name"`
+	ExitCode *int   `json:"exitCode"`
+	Reason   string `json:"reason"`
+}) (joboutput.Output, bool, error) {
+	ours := false
+	for _, c := range containers {
+		ours = ours || c.Name == ContainerName
+	}
+	if !ours {
+		return joboutput.Output{}, false, nil // a user's task definition: its logs are its own
+	}
+	id := taskARN[strings.LastIndex(taskARN, "/")+1:]
+	return joboutput.Tail(ctx, r.cfg.Logs, r.cfg.LogGroup, "maestro/"+ContainerName+"/"+id)
+}
+
+// parseTask reads an Ecs step's `ecs` param or a Kubernetes step's
+// `kubernetes` param.
+func parseTask(typ model.StepType, params engine.Values) (task, error) {
+	name := ParamECS
+	if typ == model.StepKubernetes {
+		name = ParamKubernetes
+	}
+	raw, ok := params[name]
+	if !ok {
+		return task{}, fmt.Errorf("param %q is missing", name)
+	}
+	p, ok := raw.(map[string]any)
+	if !ok {
+		return task{}, fmt.Errorf("param %q must be a MAP, not %T", name, raw)
+	}
+	f := fields{param: name, m: p}
+	var t task
+	t.image = f.str("image")
+	t.env = f.strMap("env")
+	if typ == model.StepKubernetes {
+		t.entryPoint, t.command = f.strs("command"), f.strs("args")
+		t.cpu = f.quantity("cpu", cpuUnits)
+		t.memory = f.quantity("memory", mebibytes)
+		t.disk = f.quantity("disk", gibibytes)
+		if f.str("gpu") != "" {
+			f.fail("gpu: Fargate has no GPUs")
+		}
+		f.only("image", "command", "args", "env", "cpu", "memory", "disk", "gpu", "app_name", "owner_email", "job_deduplication_key", "pre_stop")
+		if t.image == "" {
+			f.fail("image: required")
+		}
+	} else {
+		t.taskDefinition = f.str("task_definition")
+		t.entryPoint, t.command = f.strs("entry_point"), f.strs("command")
+		t.cpu = f.quantity("cpu", ecsCPU)
+		t.memory = f.quantity("memory", ecsMemory)
+		t.disk = f.quantity("disk", gibibytes)
+		t.container = f.str("container_name")
+		f.only("image", "task_definition", "entry_point", "command", "env", "cpu", "memory", "disk", "container_name")
+		switch {
+		case (t.image == "") == (t.taskDefinition == ""):
+			f.fail("needs exactly one of image and task_definition")
+		case t.taskDefinition != "" && t.entryPoint != nil:
+			f.fail("entry_point: only with image (a task definition's entry point is its own)")
+		}
+	}
+	if t.disk != 0 && (t.disk < 21 || t.disk > 200) {
+		f.fail(fmt.Sprintf("disk: %d GiB is outside Fargate's 21-200", t.disk))
+	}
+	return t, f.err
+}
+
+// fields reads a MAP param's fields, keeping the first error.
+type fields struct {
+	param string
+	m     map[string]any
+	err   error
+}
+
+func (f *fields) fail(msg string) {
+	if f.err == nil {
+		f.err = fmt.Errorf("param %s.%s", f.param, msg)
+	}
+}
+
+func (f *fields) only(names ...string) {
+	for k := range f.m {
+		if !slices.Contains(names, k) {
+			f.fail(fmt.Sprintf("%s: not a field of this step (%s)", k, strings.Join(names, ", ")))
+		}
+	}
+}
+
+func (f *fields) str(name string) string {
+	v, ok := f.m[name]
+	if !ok || v == nil {
+		return ""
+	}
+	s, ok := v.(string)
+	if !ok {
+		f.fail(fmt.Sprintf("%s: must be a STRING, not %T", name, v))
+	}
+	return strings.TrimSpace(s)
+}
+
+func (f *fields) strs(name string) []string {
+	v, ok := f.m[name]
+	if !ok || v == nil {
+		return nil
+	}
+	switch x := v.(type) {
+	case []string:
+		return x
+	case []any:
+		out := make([]string, len(x))
+		for i, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				f.fail(fmt.Sprintf("%s[%d]: must be a STRING", name, i))
+			}
+			out[i] = s
+		}
+		return out
+	}
+	f.fail(fmt.Sprintf("%s: must be a STRING_ARRAY, not %T", name, v))
+	return nil
+}
+
+func (f *fields) strMap(name string) map[string]string {
+	v, ok := f.m[name]
+	if !ok || v == nil {
+		return nil
+	}
+	switch x := v.(type) {
+	case map[string]string:
+		return x
+	case map[string]any:
+		out := make(map[string]string, len(x))
+		for k, e := range x {
+			switch s := e.(type) {
+			case string:
+				out[k] = s
+			case int64, float64, bool:
+				out[k] = fmt.Sprint(s)
+			default:
+				f.fail(fmt.Sprintf("%s.%s: must be a STRING", name, k))
+			}
+		}
+		return out
+	}
+	f.fail(fmt.Sprintf("%s: must be a STRING_MAP, not %T", name, v))
+	return nil
+}
+
+// quantity reads a size field with parse; 0 when absent.
+func (f *fields) quantity(name string, parse func(string) (int, error)) int {
+	v, ok := f.m[name]
+	if !ok || v == nil {
+		return 0
+	}
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case int64:
+		s = strconv.FormatInt(x, 10)
+	case float64:
+		s = strconv.FormatFloat(x, 'f', -1, 64)
+	default:
+		f.fail(fmt.Sprintf("%s: must be a STRING or a number, not %T", name, v))
+		return 0
+	}
+	n, err := parse(strings.TrimSpace(s))
+	if err != nil {
+		f.fail(fmt.Sprintf("%s: %v", name, err))
+	}
+	return n
+}
+
+// cpuUnits reads a Kubernetes CPU quantity ("2", "0.5", "500m") as ECS CPU
+// units (1024 per vCPU), rounded up.
+func cpuUnits(s string) (int, error) {
+	if n, ok := strings.CutSuffix(s, "m"); ok {
+		v, err := strconv.ParseFloat(n, 64)
+		if err != nil || v <= 0 {
+			return 0, fmt.Errorf("%q is not a CPU quantity", s)
+		}
+		return int(math.Ceil(v * 1024 / 1000)), nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("%q is not a CPU quantity", s)
+	}
+	return int(math.Ceil(v * 1024)), nil
+}
+
+// quantitySuffixes are Kubernetes' memory suffixes and their bytes.
+var quantitySuffixes = []struct {
+	suffix string
+	bytes  float64
+}{
+	{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40},
+	{"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12},
+}
+
+// bytesOf reads a Kubernetes memory quantity ("4Gi", "512Mi", "1G",
+// "1073741824") in bytes.
+func bytesOf(s string) (float64, error) {
+	mult := 1.0
+	for _, q := range quantitySuffixes {
+		if n, ok := strings.CutSuffix(s, q.suffix); ok {
+			s, mult = n, q.bytes
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("%q is not a memory quantity", s)
+	}
+	return v * mult, nil
+}
+
+func mebibytes(s string) (int, error) {
+	b, err := bytesOf(s)
+	return int(math.Ceil(b / (1 << 20))), err
+}
+
+func gibibytes(s string) (int, error) {
+	b, err := bytesOf(s)
+	return int(math.Ceil(b / (1 << 30))), err
+}
+
+// ecsCPU reads ECS CPU: units ("1024") or vCPUs ("1 vCPU", "0.5 vcpu").
+func ecsCPU(s string) (int, error) {
+	l := strings.ToLower(s)
+	if n, ok := strings.CutSuffix(l, "vcpu"); ok {
+		v, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+		if err != nil || v <= 0 {
+			return 0, fmt.Errorf("%q is not an ECS CPU size", s)
+		}
+		return int(math.Ceil(v * 1024)), nil
+	}
+	n, err := strconv.Atoi(l)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not an ECS CPU size (units, or N vCPU)", s)
+	}
+	return n, nil
+}
+
+// ecsMemory reads ECS memory: MiB ("2048") or GB ("2 GB").
+func ecsMemory(s string) (int, error) {
+	l := strings.ToLower(s)
+	if n, ok := strings.CutSuffix(l, "gb"); ok {
+		v, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+		if err != nil || v <= 0 {
+			return 0, fmt.Errorf("%q is not an ECS memory size", s)
+		}
+		return int(math.Ceil(v * 1024)), nil
+	}
+	n, err := strconv.Atoi(l)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not an ECS memory size (MiB, or N GB)", s)
+	}
+	return n, nil
+}
+
+// fargateSizes are Fargate's CPU sizes and, for each, its memory range
+// and step in MiB.
+var fargateSizes = []struct{ cpu, minMem, maxMem, step int }{
+	{256, 512, 2048, 512}, // 512, 1024, 2048 (1536 is not offered; rounded up below)
+	{512, 1024, 4096, 1024},
+	{1024, 2048, 8192, 1024},
+	{2048, 4096, 16384, 1024},
+	{4096, 8192, 30720, 1024},
+	{8192, 16384, 61440, 4096},
+	{16384, 32768, 122880, 8192},
+}
+
+// fargateSize is the smallest Fargate size with at least cpu units and
+// memory MiB; 0, 0 when neither is set (the task definition's own).
+func fargateSize(cpu, memory int) (int, int, error) {
+	if cpu == 0 && memory == 0 {
+		return 0, 0, nil
+	}
+	for _, s := range fargateSizes {
+		if s.cpu < cpu || s.maxMem < memory {
+			continue
+		}
+		m := max(memory, s.minMem)
+		m = (m + s.step - 1) / s.step * s.step
+		if s.cpu == 256 && m == 1536 {
+			m = 2048
+		}
+		return s.cpu, m, nil
+	}
+	return 0, 0, fmt.Errorf("no Fargate size has %d CPU units and %d MiB (at most 16 vCPU and 120 GiB)", cpu, memory)
+}

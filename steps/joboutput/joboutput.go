@@ -1,0 +1,137 @@
+// Package joboutput reads the outputs a container job prints to its log,
+// as Maestro's Kubernetes steps do: the job prints
+//
+//	$MAESTRO_OUTPUT_START{"params": {...}, "artifacts": {...}}$MAESTRO_OUTPUT_END
+//
+// with the two variables set in its environment (Env), and the text between
+// the last start token and the last end token of its log is a JSON object
+// whose "params" become output params (each param as Maestro writes it: an
+// object with "evaluated_result" or "value") and whose "maestro_retry"
+// artifact may say that a failure is not retryable.
+package joboutput
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/smithy-go"
+
+	"github.com/maestro-serverless/maestro/jsonnum"
+)
+
+// The variables a job's environment gets and the tokens they hold
+// (Maestro's names and values).
+const (
+	StartVar   = "MAESTRO_OUTPUT_START"
+	EndVar     = "MAESTRO_OUTPUT_END"
+	StartToken = "MAESTRO_OUTPUT_START_TOKEN"
+	EndToken   = "MAESTRO_OUTPUT_END_TOKEN"
+)
+
+// MaxBytes bounds the output a job may print.
+const MaxBytes = 256 << 10
+
+// Env returns the environment variables that let a job print its output.
+func Env() map[string]string { return map[string]string{StartVar: StartToken, EndVar: EndToken} }
+
+// Output is what a job reported.
+type Output struct {
+	// Params are output params by name.
+	Params map[string]any
+	// NotRetryable is set when the job said its failure is not retryable
+	// (artifact maestro_retry {"retryable": false}).
+	NotRetryable bool
+}
+
+// Find returns the output in log (the job's log, or its tail): found is
+// false when it prints none; err reports one that is not valid.
+func Find(log string) (out Output, found bool, err error) {
+	end := strings.LastIndex(log, EndToken)
+	if end < 0 {
+		return Output{}, false, nil
+	}
+	start := strings.LastIndex(log[:end], StartToken)
+	if start < 0 {
+		return Output{}, false, nil
+	}
+	text := strings.TrimSpace(log[start+len(StartToken) : end])
+	if len(text) > MaxBytes {
+		return Output{}, true, fmt.Errorf("the job's output is %d bytes, more than %d", len(text), MaxBytes)
+	}
+	var doc struct {
+		Params    map[string]json.RawMessage `json:"params"`
+		Artifacts map[string]json.RawMessage `json:"artifacts"`
+	}
+	if err := json.Unmarshal([]byte(text), &doc); err != nil {
+		return Output{}, true, fmt.Errorf("the job's output is not a JSON object: %v", err)
+	}
+	out.Params = map[string]any{}
+	for name, raw := range doc.Params {
+		var p map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return Output{}, true, fmt.Errorf("output param %q: want an object with evaluated_result or value", name)
+		}
+		v, ok := p["evaluated_result"]
+		if !ok {
+			v, ok = p["value"]
+		}
+		if !ok {
+			return Output{}, true, fmt.Errorf("output param %q: want an object with evaluated_result or value", name)
+		}
+		var val any
+		if err := jsonnum.Decode(v, &val); err != nil {
+			return Output{}, true, fmt.Errorf("output param %q: %v", name, err)
+		}
+		out.Params[name] = val
+	}
+	if raw, ok := doc.Artifacts["maestro_retry"]; ok {
+		var r struct {
+			Retryable *bool `json:"retryable"`
+		}
+		if json.Unmarshal(raw, &r) == nil && r.Retryable != nil && !*r.Retryable {
+			out.NotRetryable = true
+		}
+	}
+	return out, true, nil
+}
+
+// Logs is the part of the CloudWatch Logs client Tail uses.
+type Logs interface {
+	GetLogEvents(ctx context.Context, in *cloudwatchlogs.GetLogEventsInput, opts ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.GetLogEventsOutput, error)
+}
+
+// Tail finds a job's output in the last megabyte of its log stream.
+// A stream that does not exist holds none.
+func Tail(ctx context.Context, logs Logs, group, stream string) (Output, bool, error) {
+	var lines []string
+	size := 0
+	var token *string
+	for page := 0; page < 10 && size < 1<<20; page++ {
+		out, err := logs.GetLogEvents(ctx, &cloudwatchlogs.GetLogEventsInput{
+			LogGroupName: aws.String(group), LogStreamName: aws.String(stream), StartFromHead: aws.Bool(false), NextToken: token,
+		})
+		var api smithy.APIError
+		if errors.As(err, &api) && api.ErrorCode() == "ResourceNotFoundException" {
+			return Output{}, false, nil
+		}
+		if err != nil {
+			return Output{}, false, fmt.Errorf("read log %s/%s: %w", group, stream, err)
+		}
+		page := make([]string, 0, len(out.Events))
+		for _, e := range out.Events {
+			page = append(page, aws.ToString(e.Message))
+			size += len(aws.ToString(e.Message))
+		}
+		lines = append(page, lines...)
+		if len(out.Events) == 0 || aws.ToString(out.NextBackwardToken) == aws.ToString(token) {
+			break
+		}
+		token = out.NextBackwardToken
+	}
+	return Find(strings.Join(lines, "\n"))
+}

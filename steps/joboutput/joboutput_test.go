@@ -1,0 +1,39 @@
+package joboutput
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestFind(t *testing.T) {
+	// What Maestro's sample-kubernetes-output-wf prints.
+	log := "hello world\nMAESTRO_OUTPUT_START_TOKEN{\"params\":{\"foo\": {\"value\":\"bar\",\"type\":\"STRING\",\"evaluated_result\":\"bar\",\"evaluated_time\":1625871404000}," +
+		"\"n\":{\"value\":7,\"type\":\"LONG\"}},\"artifacts\":{\"maestro_dynamic_output\": {\"type\":\"DYNAMIC_OUTPUT\"}}}MAESTRO_OUTPUT_END_TOKEN\n"
+	out, found, err := Find(log)
+	if err != nil || !found || out.Params["foo"] != "bar" || fmt.Sprint(out.Params["n"]) != "7" || out.NotRetryable {
+		t.Fatalf("%+v %v %v", out, found, err)
+	}
+	// The last output counts.
+	out, _, _ = Find(log + "MAESTRO_OUTPUT_START_TOKEN{\"params\":{}}MAESTRO_OUTPUT_END_TOKEN")
+	if len(out.Params) != 0 {
+		t.Fatalf("%+v", out)
+	}
+	out, found, err = Find(`MAESTRO_OUTPUT_START_TOKEN{"artifacts":{"maestro_retry":{"type":"RETRY","retryable":false}}}MAESTRO_OUTPUT_END_TOKEN`)
+	if err != nil || !found || !out.NotRetryable {
+		t.Fatalf("%+v %v %v", out, found, err)
+	}
+	for _, none := range []string{"", "no marker", "MAESTRO_OUTPUT_END_TOKEN then MAESTRO_OUTPUT_START_TOKEN"} {
+		if _, found, err := Find(none); found || err != nil {
+			t.Errorf("%q: found %v, %v", none, found, err)
+		}
+	}
+	for _, bad := range []string{
+		"MAESTRO_OUTPUT_START_TOKEN{not json}MAESTRO_OUTPUT_END_TOKEN",
+		`MAESTRO_OUTPUT_START_TOKEN{"params":{"x":5}}MAESTRO_OUTPUT_END_TOKEN`,
+		`MAESTRO_OUTPUT_START_TOKEN{"params":{"x":{"type":"LONG"}}}MAESTRO_OUTPUT_END_TOKEN`,
+	} {
+		if _, found, err := Find(bad); !found || err == nil {
+			t.Errorf("%q: found %v, %v", bad, found, err)
+		}
+	}
+}
