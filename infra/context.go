@@ -28,6 +28,17 @@ const (
 	CtxLambdaFunctions = "lambdaFunctions"
 	CtxCallbackQueues  = "callbackQueues"
 	CtxCallbackTopics  = "callbackTopics"
+	// ECS and Batch steps: Props.ECS's fields and Props.BatchJobQueues,
+	// BatchJobDefinitions (lists, except the cluster, the task role and
+	// ecsAssignPublicIp, true or false).
+	CtxECSCluster          = "ecsCluster"
+	CtxECSSubnets          = "ecsSubnets"
+	CtxECSSecurityGroups   = "ecsSecurityGroups"
+	CtxECSAssignPublicIP   = "ecsAssignPublicIp"
+	CtxECSTaskRoleARN      = "ecsTaskRoleArn"
+	CtxECSTaskDefinitions  = "ecsTaskDefinitions"
+	CtxBatchJobQueues      = "batchJobQueues"
+	CtxBatchJobDefinitions = "batchJobDefinitions"
 	// CtxAttachBuckets is Props.AttachBuckets (a list).
 	CtxAttachBuckets = "attachBuckets"
 	// CtxBucketName is Props.BucketName.
@@ -85,7 +96,11 @@ func PropsFromContext(get func(key string) any) (Props, error) {
 	if p.HTTPAllow, err = contextList(get(CtxHTTPAllow)); err != nil {
 		errs = append(errs, fmt.Errorf("context %s: %w", CtxHTTPAllow, err))
 	}
-	for key, dst := range map[string]*[]string{CtxLambdaFunctions: &p.LambdaFunctions, CtxCallbackQueues: &p.CallbackQueues, CtxCallbackTopics: &p.CallbackTopics} {
+	p.ECS.Cluster = str(CtxECSCluster)
+	p.ECS.TaskRoleARN = str(CtxECSTaskRoleARN)
+	for key, dst := range map[string]*[]string{CtxLambdaFunctions: &p.LambdaFunctions, CtxCallbackQueues: &p.CallbackQueues, CtxCallbackTopics: &p.CallbackTopics,
+		CtxECSSubnets: &p.ECS.Subnets, CtxECSSecurityGroups: &p.ECS.SecurityGroups, CtxECSTaskDefinitions: &p.ECS.TaskDefinitions,
+		CtxBatchJobQueues: &p.BatchJobQueues, CtxBatchJobDefinitions: &p.BatchJobDefinitions} {
 		if *dst, err = contextList(get(key)); err != nil {
 			errs = append(errs, fmt.Errorf("context %s: %w", key, err))
 		}
@@ -104,6 +119,9 @@ func PropsFromContext(get func(key string) any) (Props, error) {
 		return b
 	}
 	p.Retain = boolean(CtxRetain)
+	if b := boolean(CtxECSAssignPublicIP); b != nil {
+		p.ECS.AssignPublicIP = *b
+	}
 	p.APIGatewayAccountRole = boolean(CtxAPIGatewayAccountRole)
 	p.Monitoring = boolean(CtxMonitoring)
 	number := func(key string) float64 {

@@ -31,7 +31,10 @@ func TestPropsFromContext(t *testing.T) {
 				"apiReservedConcurrency": 3.0,
 				"lambdaFunctions":        []any{"etl"}, "callbackQueues": "arn:aws:sqs:us-east-1:1:q",
 				"callbackTopics": []any{"arn:aws:sns:us-east-1:1:t"},
-				"signalRules":    []any{map[string]any{"bucket": "lake", "prefix": "events/", "name": "lake/events"}},
+				"ecsCluster":     "arn:aws:ecs:us-east-1:1:cluster/c", "ecsSubnets": "subnet-1,subnet-2", "ecsSecurityGroups": []any{"sg-1"},
+				"ecsAssignPublicIp": true, "ecsTaskRoleArn": "arn:aws:iam::1:role/r", "ecsTaskDefinitions": []any{"spark"},
+				"batchJobQueues": []any{"arn:aws:batch:us-east-1:1:job-queue/q"}, "batchJobDefinitions": "etl",
+				"signalRules": []any{map[string]any{"bucket": "lake", "prefix": "events/", "name": "lake/events"}},
 			},
 			Props{
 				Stage: "prod", AssetDir: "out/lambda", HTTPAllow: []string{"api.example.com", "*.example.org"},
@@ -41,6 +44,9 @@ func TestPropsFromContext(t *testing.T) {
 				API:             APISettings{RateLimit: 12.5, BurstLimit: 30},
 				LambdaFunctions: []string{"etl"}, CallbackQueues: []string{"arn:aws:sqs:us-east-1:1:q"},
 				CallbackTopics: []string{"arn:aws:sns:us-east-1:1:t"},
+				ECS: ECSSettings{Cluster: "arn:aws:ecs:us-east-1:1:cluster/c", Subnets: []string{"subnet-1", "subnet-2"}, SecurityGroups: []string{"sg-1"},
+					AssignPublicIP: true, TaskRoleARN: "arn:aws:iam::1:role/r", TaskDefinitions: []string{"spark"}},
+				BatchJobQueues: []string{"arn:aws:batch:us-east-1:1:job-queue/q"}, BatchJobDefinitions: []string{"etl"},
 				Functions: map[string]FunctionSettings{
 					HandlerWorker:  {MemoryMB: 1024},
 					HandlerDecider: {Timeout: 20 * time.Second},

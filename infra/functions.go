@@ -280,6 +280,7 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 		MaxConcurrency:          maxConcurrency(s, HandlerWorker),
 	})
 	fns[HandlerWorker] = worker
+	st.Jobs = newJobs(scope, s, st, worker)
 
 	env := map[string]string{wiring.EnvTable: tableName, wiring.EnvSignalDLQURL: *q.SignalIngestDLQ.QueueUrl()}
 	if len(s.SignalRules) > 0 {

@@ -11,7 +11,8 @@ import (
 // Resource "*": X-Ray's and Scheduler's ListSchedules, which have no
 // resource-level permissions.
 func wildcardResourceActions() []string {
-	return []string{"xray:PutTraceSegments", "xray:PutTelemetryRecords", "scheduler:ListSchedules"}
+	return []string{"xray:PutTraceSegments", "xray:PutTelemetryRecords", "scheduler:ListSchedules",
+		"ecs:DescribeTaskDefinition", "ecs:RegisterTaskDefinition", "ecr:GetAuthorizationToken"}
 }
 
 // allowedManagedPolicies are the AWS managed policies roles may carry,
@@ -126,6 +127,9 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 	consume := []string{"sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"}
 	// Committers send the steps they start to the work queue themselves.
 	dispatch := on(work, "sqs:SendMessage")
+	onCluster := "ArnEquals:ecs:cluster=arn:aws:ecs:us-east-1:123456789012:cluster/data"
+	executionRole := ref(s.logicalID(t, st.Jobs.ExecutionRole))
+	ecsLogs := ref(s.logicalID(t, st.Jobs.ECSLogs))
 	want := map[string][]grant{
 		HandlerAPI: slices.Concat(base(HandlerAPI), on(table, store...), on(table, "dynamodb:ConditionCheckItem"), dispatch),
 		HandlerRouter: slices.Concat(base(HandlerRouter),
@@ -147,7 +151,25 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 			on("arn:aws:lambda:us-east-1:123456789012:function:train", "lambda:InvokeFunction"),
 			on("arn:aws:lambda:us-east-1:123456789012:function:train:*", "lambda:InvokeFunction"),
 			on("arn:aws:sqs:us-east-1:123456789012:jobs", "sqs:SendMessage"),
-			on("arn:aws:sns:us-east-1:123456789012:jobs", "sns:Publish")),
+			on("arn:aws:sns:us-east-1:123456789012:jobs", "sns:Publish"),
+			// ECS steps: tasks of the stage's own task definitions and the
+			// allowed families, on the configured cluster only; the
+			// execution role and the task role passed to ECS tasks only.
+			[]grant{
+				{"ecs:RunTask", "arn:${AWS::Partition}:ecs:${AWS::Region}:${AWS::AccountId}:task-definition/maestro-infratest-task-*:*", onCluster},
+				{"ecs:RunTask", "arn:${AWS::Partition}:ecs:${AWS::Region}:${AWS::AccountId}:task-definition/spark-submit:*", onCluster},
+				{"ecs:StopTask", "arn:${AWS::Partition}:ecs:${AWS::Region}:${AWS::AccountId}:task/data/*", onCluster},
+				{"iam:PassRole", executionRole, "StringEquals:iam:PassedToService=ecs-tasks.amazonaws.com"},
+				{"iam:PassRole", "arn:aws:iam::123456789012:role/etl-task", "StringEquals:iam:PassedToService=ecs-tasks.amazonaws.com"},
+			},
+			on("*", "ecs:DescribeTaskDefinition", "ecs:RegisterTaskDefinition"),
+			on(ecsLogs+":log-stream:*", "logs:GetLogEvents"),
+			// Batch steps: the allowed queue and definition; jobs by id.
+			on("arn:aws:batch:us-east-1:123456789012:job-queue/etl", "batch:SubmitJob"),
+			on("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job-definition/etl-job", "batch:SubmitJob"),
+			on("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job-definition/etl-job:*", "batch:SubmitJob"),
+			on("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job/*", "batch:TerminateJob"),
+			on("arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/batch/job:log-stream:*", "logs:GetLogEvents")),
 		HandlerSignals: slices.Concat(base(HandlerSignals),
 			on(table, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 			on(ingest, consume...), on(ingestDLQ, "sqs:SendMessage")),
@@ -168,6 +190,23 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 			}
 		})
 	}
+	t.Run("ECS execution role", func(t *testing.T) {
+		role := s.logicalID(t, st.Jobs.ExecutionRole)
+		want := slices.Concat(on(ecsLogs, "logs:CreateLogStream", "logs:PutLogEvents"),
+			on("arn:${AWS::Partition}:ecr:${AWS::Region}:${AWS::AccountId}:repository/*",
+				"ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"),
+			on("*", "ecr:GetAuthorizationToken"))
+		slices.SortFunc(want, func(a, b grant) int {
+			return strings.Compare(a.Action+a.Resource+a.Condition, b.Action+b.Resource+b.Condition)
+		})
+		if got := byRole[role]; !reflect.DeepEqual(got, want) {
+			t.Errorf("execution role grants\n got %v\nwant %v", got, want)
+		}
+		trust := props(s.resourcesOf("AWS::IAM::Role")[role])["AssumeRolePolicyDocument"].(map[string]any)
+		if got := render(trust["Statement"]); !strings.Contains(got, "ecs-tasks.amazonaws.com") || strings.Count(got, "Service") != 1 {
+			t.Errorf("execution role trust %s, want ecs-tasks.amazonaws.com only", got)
+		}
+	})
 	t.Run("scheduler role", func(t *testing.T) {
 		role := s.logicalID(t, st.SchedulerRole)
 		want := slices.Concat(on(decision, "sqs:SendMessage"), on(work, "sqs:SendMessage"))

@@ -47,7 +47,11 @@ var (
 	testFunctions  = []string{"etl-loader", "arn:aws:lambda:us-east-1:123456789012:function:train"}
 	testCBQueues   = []string{"arn:aws:sqs:us-east-1:123456789012:jobs"}
 	testCBTopics   = []string{"arn:aws:sns:us-east-1:123456789012:jobs"}
-	testRules      = []signals.Rule{{Bucket: "existing-signals-bucket", Prefix: "exports/", Name: "warehouse/exports"}}
+	testECS        = ECSSettings{Cluster: "arn:aws:ecs:us-east-1:123456789012:cluster/data", Subnets: []string{"subnet-0a1", "subnet-0b2"},
+		SecurityGroups: []string{"sg-0c3"}, TaskRoleARN: "arn:aws:iam::123456789012:role/etl-task", TaskDefinitions: []string{"spark-submit"}}
+	testBatchQueues = []string{"arn:aws:batch:us-east-1:123456789012:job-queue/etl"}
+	testBatchDefs   = []string{"etl-job"}
+	testRules       = []signals.Rule{{Bucket: "existing-signals-bucket", Prefix: "exports/", Name: "warehouse/exports"}}
 )
 
 // synthesized is one synthesized stack.
@@ -144,15 +148,18 @@ func doSynth() (res synthesis) {
 
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(out), Context: &ctx})
 	full, err := NewStack(app, "Full", Props{
-		Stage:           fullStage,
-		AssetDir:        assets,
-		HTTPAllow:       testHTTPAllow,
-		LambdaFunctions: testFunctions,
-		CallbackQueues:  testCBQueues,
-		CallbackTopics:  testCBTopics,
-		AttachBuckets:   testAttached,
-		SignalRules:     testRules,
-		AlarmTopicARN:   testAlarmTopic,
+		Stage:               fullStage,
+		AssetDir:            assets,
+		HTTPAllow:           testHTTPAllow,
+		LambdaFunctions:     testFunctions,
+		CallbackQueues:      testCBQueues,
+		CallbackTopics:      testCBTopics,
+		ECS:                 testECS,
+		BatchJobQueues:      testBatchQueues,
+		BatchJobDefinitions: testBatchDefs,
+		AttachBuckets:       testAttached,
+		SignalRules:         testRules,
+		AlarmTopicARN:       testAlarmTopic,
 		Functions: map[string]FunctionSettings{
 			HandlerWorker: {MemoryMB: 1024, ReservedConcurrency: 20},
 		},

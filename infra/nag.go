@@ -31,6 +31,18 @@ const (
 		"supports no resource-level permission, so AWS requires Resource \"*\" for it."
 	reasonFunctionVersions = "A Lambda step may name a version or alias of a function on the stack's lambdaFunctions " +
 		"allow-list (its qualifier); the grant is confined to that function's qualified ARNs (function:<name>:*)."
+	reasonTaskDefinitions = "ECS steps run images in task definitions the worker registers as they are first needed, " +
+		"named <stage prefix>-task-<hash>; each revision is a new ARN, so RunTask is granted on those families' revisions and the " +
+		"configured families' (family:*), on the configured cluster only (condition ecs:cluster). ecs:RegisterTaskDefinition " +
+		"and ecs:DescribeTaskDefinition support no resource-level permissions."
+	reasonTasks   = "Task ids are made by ECS when a task starts; StopTask is granted on the configured cluster's tasks only."
+	reasonJobLogs = "A job's log stream is named after its task or job id, known when it ends; the grant is read-only " +
+		"(GetLogEvents) on the one log group the jobs write to."
+	reasonExecutionRole = "The execution role pulls the images of the tasks ECS steps run, from the account's ECR " +
+		"repositories (named by step definitions, not known at deploy time); ecr:GetAuthorizationToken supports no " +
+		"resource-level permission."
+	reasonBatchJobs = "Batch job ids are made by Batch at submission; TerminateJob is granted on the account's jobs of " +
+		"this region. SubmitJob is granted on the configured queues and job definitions (any revision) only."
 	reasonAPIGatewayRole = "API Gateway's account-level CloudWatch role serves every REST API of the account and region " +
 		"and writes to log groups API Gateway names itself; AmazonAPIGatewayPushToCloudWatchLogs is AWS's documented " +
 		"policy for it. Set context apiGatewayAccountRole=false when the account already has one."
@@ -85,6 +97,28 @@ func suppressFindings(st *Stack, s settings) {
 			arn = "arn:<AWS::Partition>:lambda:<AWS::Region>:<AWS::AccountId>:function:" + f
 		}
 		suppress(worker, true, finding("AwsSolutions-IAM5", reasonFunctionVersions, "Resource::"+arn+":*"))
+	}
+	if j := st.Jobs; j != nil {
+		partition := "arn:<AWS::Partition>:"
+		regional := func(service string) string { return partition + service + ":<AWS::Region>:<AWS::AccountId>:" }
+		if j.ExecutionRole != nil {
+			suppress(worker, true,
+				finding("AwsSolutions-IAM5", reasonTaskDefinitions, "Resource::"+regional("ecs")+"task-definition/"+s.name("task")+"-*:*", "Resource::*"),
+				finding("AwsSolutions-IAM5", reasonTasks, "Resource::"+regional("ecs")+"task/"+s.ECS.Cluster[strings.LastIndex(s.ECS.Cluster, "/")+1:]+"/*"),
+				finding("AwsSolutions-IAM5", reasonJobLogs, "Resource::<"+*st.GetLogicalId(j.ECSLogs.Node().DefaultChild().(awscdk.CfnElement))+".Arn>:log-stream:*"))
+			for _, f := range s.ECS.TaskDefinitions {
+				suppress(worker, true, finding("AwsSolutions-IAM5", reasonTaskDefinitions, "Resource::"+regional("ecs")+"task-definition/"+f+":*"))
+			}
+			suppress(j.ExecutionRole, true, finding("AwsSolutions-IAM5", reasonExecutionRole, "Resource::"+regional("ecr")+"repository/*", "Resource::*"))
+		}
+		if len(s.BatchJobQueues) > 0 {
+			suppress(worker, true,
+				finding("AwsSolutions-IAM5", reasonBatchJobs, "Resource::"+regional("batch")+"job/*"),
+				finding("AwsSolutions-IAM5", reasonJobLogs, "Resource::"+regional("logs")+"log-group:/aws/batch/job:log-stream:*"))
+			for _, d := range s.BatchJobDefinitions {
+				suppress(worker, true, finding("AwsSolutions-IAM5", reasonBatchJobs, "Resource::"+regional("batch")+"job-definition/"+d+":*"))
+			}
+		}
 	}
 	api := st.API.RestAPI
 	suppress(api, false, finding("AwsSolutions-APIG2", reasonValidation))

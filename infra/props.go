@@ -108,6 +108,22 @@ type APISettings struct {
 // DefaultAPISettings are the throttling limits Props leaves unset.
 func DefaultAPISettings() APISettings { return APISettings{RateLimit: 50, BurstLimit: 100} }
 
+// ECSSettings say where Ecs and Kubernetes steps run their tasks.
+type ECSSettings struct {
+	// Cluster is the ECS cluster's ARN; empty turns ECS steps off.
+	Cluster string
+	// Subnets and SecurityGroups place the tasks (awsvpc); AssignPublicIP
+	// gives them public addresses (public subnets without a NAT gateway).
+	Subnets, SecurityGroups []string
+	AssignPublicIP          bool
+	// TaskRoleARN is the role containers run with (optional): the worker
+	// may pass it to ECS, and no other.
+	TaskRoleARN string
+	// TaskDefinitions are the task definition families steps may name
+	// (images run in definitions the worker registers).
+	TaskDefinitions []string
+}
+
 // DefaultLogRetentionDays is how long function and access logs are kept.
 const DefaultLogRetentionDays = 30
 
@@ -134,6 +150,13 @@ type Props struct {
 	// are where Callback steps may send their task tokens; the worker may
 	// send to them and nothing else. Empty allows none.
 	CallbackQueues, CallbackTopics []string
+	// ECS configures Ecs and Kubernetes steps; without a cluster they are
+	// not supported.
+	ECS ECSSettings
+	// BatchJobQueues (ARNs) and BatchJobDefinitions (names) are what Batch
+	// steps may use; the worker may submit to and terminate on exactly
+	// those. Empty allows none.
+	BatchJobQueues, BatchJobDefinitions []string
 	// AttachBuckets names existing S3 buckets whose object events should
 	// also reach the signal-ingest queue. Their notification configuration
 	// is merged by CDK's notifications custom resource.
@@ -300,6 +323,42 @@ func (p Props) resolve() (settings, error) {
 			errs = append(errs, err)
 		}
 	}
+	if e := p.ECS; e.Cluster != "" || len(e.Subnets) > 0 || len(e.TaskDefinitions) > 0 {
+		if parts := strings.Split(e.Cluster, ":"); len(parts) != 6 || parts[0] != "arn" || parts[2] != "ecs" || !strings.HasPrefix(parts[5], "cluster/") {
+			errs = append(errs, fmt.Errorf("ecs cluster %q: want a cluster ARN (arn:aws:ecs:region:account:cluster/name)", e.Cluster))
+		}
+		if len(e.Subnets) == 0 {
+			errs = append(errs, errors.New("ecs subnets: at least one subnet is needed for Fargate tasks"))
+		}
+		for _, sn := range e.Subnets {
+			if !strings.HasPrefix(sn, "subnet-") {
+				errs = append(errs, fmt.Errorf("ecs subnet %q: want a subnet id (subnet-...)", sn))
+			}
+		}
+		for _, sg := range e.SecurityGroups {
+			if !strings.HasPrefix(sg, "sg-") {
+				errs = append(errs, fmt.Errorf("ecs security group %q: want a security group id (sg-...)", sg))
+			}
+		}
+		if e.TaskRoleARN != "" && !strings.HasPrefix(e.TaskRoleARN, "arn:") {
+			errs = append(errs, fmt.Errorf("ecs task role %q: want a role ARN", e.TaskRoleARN))
+		}
+		for _, f := range e.TaskDefinitions {
+			if !familyName.MatchString(f) {
+				errs = append(errs, fmt.Errorf("ecs task definition %q: want a family name", f))
+			}
+		}
+	}
+	for _, q := range p.BatchJobQueues {
+		if parts := strings.Split(q, ":"); len(parts) != 6 || parts[0] != "arn" || parts[2] != "batch" || !strings.HasPrefix(parts[5], "job-queue/") {
+			errs = append(errs, fmt.Errorf("batch job queue %q: want a job queue ARN (arn:aws:batch:region:account:job-queue/name)", q))
+		}
+	}
+	for _, d := range p.BatchJobDefinitions {
+		if !jobDefinitionName.MatchString(d) {
+			errs = append(errs, fmt.Errorf("batch job definition %q: want a job definition name", d))
+		}
+	}
 	for _, tp := range p.CallbackTopics {
 		if parts := strings.Split(tp, ":"); len(parts) != 6 || parts[0] != "arn" || parts[2] != "sns" || parts[5] == "" {
 			errs = append(errs, fmt.Errorf("callback topic %q: want an SNS topic ARN (arn:aws:sns:region:account:name)", tp))
@@ -314,8 +373,13 @@ func (s settings) assetPath(handler string) string { return filepath.Join(s.Asse
 // name is a stage-prefixed physical name: maestro-<stage>-<suffix>.
 func (s settings) name(suffix string) string { return resources.Prefix + "-" + s.Stage + "-" + suffix }
 
-// functionName is the pattern of a Lambda function name.
-var functionName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// Patterns of a Lambda function name, an ECS task definition family and a
+// Batch job definition name.
+var (
+	functionName      = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	familyName        = regexp.MustCompile(`^[A-Za-z0-9_-]{1,255}$`)
+	jobDefinitionName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+)
 
 // checkFunction checks a Lambda step allow-list entry: a function name or
 // an unqualified function ARN.

@@ -118,6 +118,11 @@ func TestResolveRejects(t *testing.T) {
 		{"qualified function ARN", Props{LambdaFunctions: []string{"arn:aws:lambda:us-east-1:1:function:f:live"}}, "unqualified function ARN"},
 		{"callback queue URL", Props{CallbackQueues: []string{"https://sqs.us-east-1.amazonaws.com/1/q"}}, "want an SQS queue ARN"},
 		{"callback topic", Props{CallbackTopics: []string{"arn:aws:sqs:us-east-1:1:q"}}, "want an SNS topic ARN"},
+		{"ecs cluster", Props{ECS: ECSSettings{Cluster: "data", Subnets: []string{"subnet-1"}}}, "want a cluster ARN"},
+		{"ecs subnets", Props{ECS: ECSSettings{Cluster: "arn:aws:ecs:us-east-1:1:cluster/c"}}, "at least one subnet"},
+		{"ecs subnet id", Props{ECS: ECSSettings{Cluster: "arn:aws:ecs:us-east-1:1:cluster/c", Subnets: []string{"10.0.0.0/24"}}}, "want a subnet id"},
+		{"batch queue", Props{BatchJobQueues: []string{"etl"}}, "want a job queue ARN"},
+		{"batch definition", Props{BatchJobDefinitions: []string{"etl:3"}}, "want a job definition name"},
 		{"missing binaries", Props{AssetDir: "testdata/no-such-dir"}, "worker: no testdata/no-such-dir/worker/bootstrap (run make build first)"},
 	}
 	for _, tt := range tests {

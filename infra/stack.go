@@ -64,6 +64,8 @@ type Stack struct {
 	Functions map[string]*Function
 	// API is the REST API.
 	API *API
+	// Jobs is what ECS and Batch steps need beside the worker.
+	Jobs *Jobs
 }
 
 // NewStack builds the stack under scope. It reports invalid props, including

@@ -134,15 +134,26 @@ func TestFunctions(t *testing.T) {
 		{full, HandlerDecider, 512, 30, 50.0, map[string]string{wiring.EnvTable: st.Spec.Table.Name,
 			wiring.EnvWorkQueueURL: queueURL(full, st.Spec.Queues.Work.Name)}},
 		{full, HandlerWorker, 1024, 60, 20.0, map[string]string{
-			wiring.EnvTable:            st.Spec.Table.Name,
-			wiring.EnvWorkQueueURL:     queueURL(full, st.Spec.Queues.Work.Name),
-			wiring.EnvHTTPAllow:        "api.example.com,*.example.org",
-			wiring.EnvLambdaFunctions:  "etl-loader,arn:aws:lambda:us-east-1:123456789012:function:train",
-			wiring.EnvCallbackQueues:   "https://sqs.us-east-1.amazonaws.com/123456789012/jobs",
-			wiring.EnvCallbackTopics:   "arn:aws:sns:us-east-1:123456789012:jobs",
-			wiring.EnvWorkQueueARN:     queueARN(full, st.Spec.Queues.Work.Name),
-			wiring.EnvScheduleGroup:    "${" + full.logicalID(t, st.SchedulerGroup) + "}",
-			wiring.EnvSchedulerRoleARN: "${" + full.logicalID(t, st.SchedulerRole) + ".Arn}",
+			wiring.EnvTable:               st.Spec.Table.Name,
+			wiring.EnvWorkQueueURL:        queueURL(full, st.Spec.Queues.Work.Name),
+			wiring.EnvHTTPAllow:           "api.example.com,*.example.org",
+			wiring.EnvLambdaFunctions:     "etl-loader,arn:aws:lambda:us-east-1:123456789012:function:train",
+			wiring.EnvCallbackQueues:      "https://sqs.us-east-1.amazonaws.com/123456789012/jobs",
+			wiring.EnvCallbackTopics:      "arn:aws:sns:us-east-1:123456789012:jobs",
+			wiring.EnvECSCluster:          "arn:aws:ecs:us-east-1:123456789012:cluster/data",
+			wiring.EnvECSSubnets:          "subnet-0a1,subnet-0b2",
+			wiring.EnvECSSecurityGroups:   "sg-0c3",
+			wiring.EnvECSAssignPublicIP:   "false",
+			wiring.EnvECSExecutionRoleARN: "${" + full.logicalID(t, st.Jobs.ExecutionRole) + ".Arn}",
+			wiring.EnvECSTaskRoleARN:      "arn:aws:iam::123456789012:role/etl-task",
+			wiring.EnvECSLogGroup:         "${" + full.logicalID(t, st.Jobs.ECSLogs) + "}",
+			wiring.EnvECSFamily:           "maestro-infratest-task",
+			wiring.EnvECSTaskDefinitions:  "spark-submit",
+			wiring.EnvBatchJobQueues:      "arn:aws:batch:us-east-1:123456789012:job-queue/etl",
+			wiring.EnvBatchJobDefinitions: "etl-job",
+			wiring.EnvWorkQueueARN:        queueARN(full, st.Spec.Queues.Work.Name),
+			wiring.EnvScheduleGroup:       "${" + full.logicalID(t, st.SchedulerGroup) + "}",
+			wiring.EnvSchedulerRoleARN:    "${" + full.logicalID(t, st.SchedulerRole) + ".Arn}",
 		}},
 		{full, HandlerSignals, 256, 30, 20.0, map[string]string{
 			wiring.EnvTable:        st.Spec.Table.Name,
@@ -516,5 +527,50 @@ func TestNagAwsSolutions(t *testing.T) {
 				t.Error("no suppressions found: the metadata walk is broken")
 			}
 		})
+	}
+}
+
+// TestJobRulesRouteStateChangesToTheWorkQueue: the two EventBridge rules
+// select the stack's ECS tasks and Batch queues' ends and send each event to
+// the work queue wrapped as a job_event message, which the queue's policy
+// lets EventBridge send from these rules only.
+func TestJobRulesRouteStateChangesToTheWorkQueue(t *testing.T) {
+	full, dev := synth(t)
+	if n := len(dev.resourcesOf("AWS::Events::Rule")); n != 0 {
+		t.Fatalf("the dev stack, without ECS or Batch settings, has %d rules", n)
+	}
+	st := full.stack
+	work := full.logicalID(t, st.Queues.Work)
+	rules := full.resourcesOf("AWS::Events::Rule")
+	want := map[string]string{
+		full.logicalID(t, st.Jobs.ECSRule): `{"detail":{"clusterArn":["arn:aws:ecs:us-east-1:123456789012:cluster/data"],"lastStatus":["STOPPED"],` +
+			`"startedBy":["maestro-infratest-task"]},"detail-type":["ECS Task State Change"],"source":["aws.ecs"]}`,
+		full.logicalID(t, st.Jobs.BatchRule): `{"detail":{"jobQueue":["arn:aws:batch:us-east-1:123456789012:job-queue/etl"],"status":["SUCCEEDED","FAILED"]},` +
+			`"detail-type":["Batch Job State Change"],"source":["aws.batch"]}`,
+	}
+	if len(rules) != len(want) {
+		t.Fatalf("%d rules, want %d", len(rules), len(want))
+	}
+	for id, pattern := range want {
+		p := props(rules[id])
+		if got, _ := json.Marshal(p["EventPattern"]); string(got) != pattern {
+			t.Errorf("rule %s pattern\n got %s\nwant %s", id, got, pattern)
+		}
+		targets := p["Targets"].([]any)
+		if len(targets) != 1 {
+			t.Fatalf("rule %s has %d targets", id, len(targets))
+		}
+		target := targets[0].(map[string]any)
+		if got := render(target["Arn"]); got != "${"+work+".Arn}" {
+			t.Errorf("rule %s targets %s, want the work queue", id, got)
+		}
+		tr, _ := json.Marshal(target["InputTransformer"])
+		if string(tr) != `{"InputPathsMap":{"f1":"$"},"InputTemplate":"{\"job_event\":\u003cf1\u003e,\"kind\":\"job_event\"}"}` {
+			t.Errorf("rule %s input %s: want the whole event as a job_event message", id, tr)
+		}
+	}
+	policies := render(full.resourcesOf("AWS::SQS::QueuePolicy"))
+	if !strings.Contains(policies, "events.amazonaws.com") {
+		t.Errorf("no queue policy lets EventBridge send to the work queue: %s", policies)
 	}
 }

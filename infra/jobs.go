@@ -1,0 +1,147 @@
+package infra
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/maestro-serverless/maestro/lambdas/wiring"
+	"github.com/maestro-serverless/maestro/steps/batchstep"
+)
+
+// Jobs holds what ECS and Batch steps need beside the worker.
+type Jobs struct {
+	// ECSLogs receives the logs of the task definitions the worker
+	// registers; ExecutionRole pulls their images and writes those logs.
+	// Both nil without ECS settings.
+	ECSLogs       awslogs.LogGroup
+	ExecutionRole awsiam.Role
+	// ECSRule and BatchRule send the state changes of the stack's tasks
+	// and jobs to the work queue (nil when not configured).
+	ECSRule, BatchRule awsevents.Rule
+}
+
+// jobEventInput is what the rules send: the event wrapped as a job_event
+// work message.
+func jobEventInput() awsevents.RuleTargetInput {
+	return awsevents.RuleTargetInput_FromObject(map[string]any{"kind": "job_event", "job_event": awsevents.EventField_FromPath(jsii.String("$"))})
+}
+
+// newJobs creates the ECS log group and execution role, the EventBridge
+// rules that route ECS task and Batch job state changes to the work queue,
+// and the worker's grants and environment for ECS and Batch steps.
+func newJobs(scope constructs.Construct, s settings, st *Stack, worker *Function) *Jobs {
+	j := &Jobs{}
+	stack := awscdk.Stack_Of(scope)
+	family := s.name("task")
+	if e := s.ECS; e.Cluster != "" {
+		j.ECSLogs = awslogs.NewLogGroup(scope, jsii.String("EcsTaskLogs"), &awslogs.LogGroupProps{
+			LogGroupName:  jsii.String("/maestro/" + s.Stage + "/ecs"),
+			Retention:     logRetention(s.LogRetentionDays),
+			RemovalPolicy: s.removal(),
+		})
+		j.ExecutionRole = awsiam.NewRole(scope, jsii.String("EcsExecutionRole"), &awsiam.RoleProps{
+			AssumedBy:   awsiam.NewServicePrincipal(jsii.String("ecs-tasks.amazonaws.com"), nil),
+			Description: jsii.String("Pulls the images of " + family + "-* task definitions and writes their logs"),
+		})
+		j.ExecutionRole.AddToPrincipalPolicy(allow([]string{"logs:CreateLogStream", "logs:PutLogEvents"}, j.ECSLogs.LogGroupArn()))
+		j.ExecutionRole.AddToPrincipalPolicy(allow([]string{"ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"},
+			stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("ecr"), Resource: jsii.String("repository"), ResourceName: jsii.String("*")})))
+		j.ExecutionRole.AddToPrincipalPolicy(allow([]string{"ecr:GetAuthorizationToken"}, jsii.String("*")))
+
+		clusterName := e.Cluster[strings.LastIndex(e.Cluster, "/")+1:]
+		onCluster := &map[string]any{"ArnEquals": map[string]any{"ecs:cluster": e.Cluster}}
+		defs := []*string{stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("ecs"), Resource: jsii.String("task-definition"),
+			ResourceName: jsii.String(family + "-*:*")})}
+		for _, f := range e.TaskDefinitions {
+			defs = append(defs, stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("ecs"), Resource: jsii.String("task-definition"),
+				ResourceName: jsii.String(f + ":*")}))
+		}
+		worker.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings("ecs:RunTask"), Resources: &defs, Conditions: onCluster,
+		}))
+		worker.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings("ecs:StopTask"), Conditions: onCluster,
+			Resources: &[]*string{stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("ecs"), Resource: jsii.String("task"),
+				ResourceName: jsii.String(clusterName + "/*")})},
+		}))
+		// Neither supports resource-level permissions.
+		worker.Role.AddToPrincipalPolicy(allow([]string{"ecs:DescribeTaskDefinition", "ecs:RegisterTaskDefinition"}, jsii.String("*")))
+		passed := []*string{j.ExecutionRole.RoleArn()}
+		if e.TaskRoleARN != "" {
+			passed = append(passed, jsii.String(e.TaskRoleARN))
+		}
+		worker.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings("iam:PassRole"), Resources: &passed,
+			Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "ecs-tasks.amazonaws.com"}},
+		}))
+		worker.Role.AddToPrincipalPolicy(allow([]string{"logs:GetLogEvents"}, jsii.String(*j.ECSLogs.LogGroupArn()+":log-stream:*")))
+
+		env := map[string]string{
+			wiring.EnvECSCluster: e.Cluster, wiring.EnvECSSubnets: strings.Join(e.Subnets, ","),
+			wiring.EnvECSAssignPublicIP: strconv.FormatBool(e.AssignPublicIP), wiring.EnvECSExecutionRoleARN: *j.ExecutionRole.RoleArn(),
+			wiring.EnvECSLogGroup: *j.ECSLogs.LogGroupName(), wiring.EnvECSFamily: family,
+		}
+		if len(e.SecurityGroups) > 0 {
+			env[wiring.EnvECSSecurityGroups] = strings.Join(e.SecurityGroups, ",")
+		}
+		if e.TaskRoleARN != "" {
+			env[wiring.EnvECSTaskRoleARN] = e.TaskRoleARN
+		}
+		if len(e.TaskDefinitions) > 0 {
+			env[wiring.EnvECSTaskDefinitions] = strings.Join(e.TaskDefinitions, ",")
+		}
+		for k, v := range env {
+			worker.Function.AddEnvironment(jsii.String(k), jsii.String(v), nil)
+		}
+		j.ECSRule = awsevents.NewRule(scope, jsii.String("EcsTaskStoppedRule"), &awsevents.RuleProps{
+			RuleName:    jsii.String(s.name("ecs-task-stopped")),
+			Description: jsii.String("Stopped tasks of " + family + " steps to the work queue"),
+			EventPattern: &awsevents.EventPattern{
+				Source: jsii.Strings("aws.ecs"), DetailType: jsii.Strings("ECS Task State Change"),
+				Detail: &map[string]any{"lastStatus": []string{"STOPPED"}, "clusterArn": []string{e.Cluster}, "startedBy": []string{family}},
+			},
+		})
+		j.ECSRule.AddTarget(awseventstargets.NewSqsQueue(st.Queues.Work, &awseventstargets.SqsQueueProps{Message: jobEventInput()}))
+	}
+	if len(s.BatchJobQueues) > 0 {
+		var arns []*string
+		for _, q := range s.BatchJobQueues {
+			arns = append(arns, jsii.String(q))
+		}
+		for _, d := range s.BatchJobDefinitions {
+			for _, name := range []string{d, d + ":*"} {
+				arns = append(arns, stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("batch"), Resource: jsii.String("job-definition"),
+					ResourceName: jsii.String(name)}))
+			}
+		}
+		worker.Role.AddToPrincipalPolicy(allow([]string{"batch:SubmitJob"}, arns...))
+		// Job ids are made by Batch: a job's ARN cannot be known before.
+		worker.Role.AddToPrincipalPolicy(allow([]string{"batch:TerminateJob"}, stack.FormatArn(&awscdk.ArnComponents{
+			Service: jsii.String("batch"), Resource: jsii.String("job"), ResourceName: jsii.String("*")})))
+		worker.Role.AddToPrincipalPolicy(allow([]string{"logs:GetLogEvents"}, stack.FormatArn(&awscdk.ArnComponents{
+			Service: jsii.String("logs"), Resource: jsii.String("log-group"), ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
+			ResourceName: jsii.String(batchstep.DefaultLogGroup + ":log-stream:*")})))
+		worker.Function.AddEnvironment(jsii.String(wiring.EnvBatchJobQueues), jsii.String(strings.Join(s.BatchJobQueues, ",")), nil)
+		if len(s.BatchJobDefinitions) > 0 {
+			worker.Function.AddEnvironment(jsii.String(wiring.EnvBatchJobDefinitions), jsii.String(strings.Join(s.BatchJobDefinitions, ",")), nil)
+		}
+		j.BatchRule = awsevents.NewRule(scope, jsii.String("BatchJobEndedRule"), &awsevents.RuleProps{
+			RuleName:    jsii.String(s.name("batch-job-ended")),
+			Description: jsii.String("Ended jobs of the Batch step queues to the work queue"),
+			EventPattern: &awsevents.EventPattern{
+				Source: jsii.Strings("aws.batch"), DetailType: jsii.Strings("Batch Job State Change"),
+				Detail: &map[string]any{"status": []string{"SUCCEEDED", "FAILED"}, "jobQueue": s.BatchJobQueues},
+			},
+		})
+		j.BatchRule.AddTarget(awseventstargets.NewSqsQueue(st.Queues.Work, &awseventstargets.SqsQueueProps{Message: jobEventInput()}))
+	}
+	return j
+}
