@@ -172,6 +172,9 @@ type decider struct {
 	// maxStarts bounds the steps started in this decision (0 = no bound);
 	// starts counts them.
 	maxStarts, starts int
+	// enqueued is set when a step joined a job queue's waiters in this
+	// decision: advance then admits the queue's waiters in its order.
+	enqueued bool
 	// iterationStarts, when set, is what one iteration of a loop step
 	// counts against maxStarts (WithIterationStarts); strictStarts lets no
 	// iteration past maxStarts, not even a first (WithStrictMaxStarts).
@@ -544,6 +547,10 @@ func (d *decider) advance() error {
 		d.consider(i)
 	}
 	d.queue = d.queue[:0]
+	if d.enqueued {
+		d.enqueued = false
+		d.retryWaiting()
+	}
 	d.finish()
 	return nil
 }

@@ -39,6 +39,26 @@ type PermitRequest struct {
 	// Lease is how long the attempt may hold its permits: its timeout. A
 	// holder that never releases (a lost run) frees them when it expires.
 	Lease time.Duration
+	// Queue is what the attempt asks of a job queue (the job_queue step
+	// param), nil for none.
+	Queue *QueueDemand
+	// Enqueue asks only to join Queue's waiters, not to be admitted: a
+	// decision that starts several steps of one queue admits them after
+	// all joined, in the queue's order.
+	Enqueue bool
+}
+
+// PermitAnswer is the answer to a PermitRequest.
+type PermitAnswer struct {
+	// OK says the attempt holds its permits now; Tags are those it holds
+	// or, without OK, those it waits on.
+	OK   bool
+	Tags []string
+	// Why says why it waits (for the timeline), when it does.
+	Why string
+	// Err is a request that can never be granted (a job queue that does
+	// not exist, a demand larger than its capacity): the attempt fails.
+	Err error
 }
 
 // Permits hands out the tag permits that bound how many steps run at once
@@ -46,10 +66,9 @@ type PermitRequest struct {
 // stays pure: an implementation answers from a snapshot that its caller
 // commits with the decision, conditionally, and retries on a conflict.
 type Permits interface {
-	// Acquire takes one permit of every limited tag for the attempt, all or
-	// none. With ok it returns the tags now held; without, the tags whose
-	// limit is reached, which the attempt waits on.
-	Acquire(req PermitRequest) (tags []string, ok bool)
+	// Acquire takes one permit of every limited tag for the attempt, and
+	// its demand of a job queue, all or none (see PermitAnswer).
+	Acquire(req PermitRequest) PermitAnswer
 	// Release gives back an attempt's permits (held) or stops it waiting
 	// for them (!held).
 	Release(stepID string, attempt int64, tags []string, held bool)
@@ -126,43 +145,70 @@ func (d *decider) acquire(i int) bool {
 	if running >= d.instanceStepLimit() {
 		return wait(s.Permits, "waiting: instance_step_concurrency reached")
 	}
+	demand, err := queueDemand(s.Params)
+	if err != nil {
+		d.endStep(i, model.StepFatallyFailed, err.Error())
+		return false
+	}
 	if d.permits == nil {
+		if demand != nil {
+			d.endStep(i, model.StepFatallyFailed, "param "+ParamJobQueue+": this runtime has no job queues")
+			return false
+		}
 		return true
 	}
-	if s.Status == model.StepWaitingForPermits && len(s.Permits) > 0 {
+	first := s.Status != model.StepWaitingForPermits
+	if !first && len(s.Permits) > 0 {
 		// Stop waiting on the old set before asking again: the answer
 		// names the tags to wait on now.
 		d.permits.Release(s.StepID, s.Attempt, s.Permits, false)
 		s.Permits = nil
 	}
-	tags, ok := d.permits.Acquire(PermitRequest{
+	ans := d.permits.Acquire(PermitRequest{
 		StepID: s.StepID, Attempt: s.Attempt, Tags: stepTags(step), Lease: d.stepLease(i),
+		Queue: demand, Enqueue: demand != nil && first,
 	})
-	if !ok {
-		s.Permits = nil
-		return wait(tags, "waiting for tag permits: "+joinTags(tags))
+	if ans.Err != nil {
+		d.endStep(i, model.StepFatallyFailed, ans.Err.Error())
+		return false
 	}
-	s.Permits = tags
+	if !ans.OK {
+		if demand != nil && first {
+			d.enqueued = true
+		}
+		s.Permits = nil
+		why := ans.Why
+		if why == "" {
+			why = "waiting for tag permits: " + joinTags(ans.Tags)
+		}
+		return wait(ans.Tags, why)
+	}
+	s.Permits = ans.Tags
 	return true
 }
 
-// retryWaiting starts, in definition order, the steps waiting for permits
-// that can now get them.
+// retryWaiting starts the steps waiting for permits that can now get them:
+// in definition order, and again while one started (a job queue admits its
+// waiters in its own order, so a step passed over may be next).
 func (d *decider) retryWaiting() {
-	for i := range d.st.Steps {
-		if d.st.Status != model.WorkflowInProgress {
-			return
-		}
-		if d.st.Steps[i].Status != model.StepWaitingForPermits {
-			continue
-		}
-		if d.maxStarts > 0 && d.starts >= d.maxStarts {
-			d.out.Continue = true
-			return
-		}
-		if d.acquire(i) {
-			d.starts++
-			d.launch(i)
+	for progress := true; progress; {
+		progress = false
+		for i := range d.st.Steps {
+			if d.st.Status != model.WorkflowInProgress {
+				return
+			}
+			if d.st.Steps[i].Status != model.StepWaitingForPermits {
+				continue
+			}
+			if d.maxStarts > 0 && d.starts >= d.maxStarts {
+				d.out.Continue = true
+				return
+			}
+			if d.acquire(i) {
+				d.starts++
+				d.launch(i)
+				progress = true
+			}
 		}
 	}
 }

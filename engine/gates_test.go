@@ -49,7 +49,12 @@ func newCountingPermits(limits map[string]int) *countingPermits {
 		waiters: map[string]map[string]bool{}, peak: map[string]int{}}
 }
 
-func (p *countingPermits) Acquire(req PermitRequest) ([]string, bool) {
+func (p *countingPermits) Acquire(req PermitRequest) PermitAnswer {
+	tags, ok := p.acquire(req)
+	return PermitAnswer{Tags: tags, OK: ok}
+}
+
+func (p *countingPermits) acquire(req PermitRequest) ([]string, bool) {
 	key := fmt.Sprintf("%s#%d", req.StepID, req.Attempt)
 	var limited, full []string
 	for _, t := range req.Tags {

@@ -265,7 +265,11 @@ func (o *Orchestrator) DeleteTagPermit(ctx context.Context, tag string) (*TagPer
 // wakeWaiters puts a continue event into every run waiting on p.
 func (o *Orchestrator) wakeWaiters(ctx context.Context, p *store.TagPermit) error {
 	seen := map[string]bool{}
-	for _, k := range oldestFirst(p.Waiters) {
+	order := oldestFirst(p.Waiters)
+	if p.Queue != nil {
+		order = admissionOrder(p.Waiters, p.Queue.AgingMillis, o.now().UnixMilli())
+	}
+	for _, k := range order {
 		h, err := store.ParsePermitKey(k)
 		if err != nil {
 			return err

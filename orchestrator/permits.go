@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/maestro-serverless/maestro/engine"
@@ -42,6 +43,10 @@ type permitBook struct {
 	snap      map[string]*store.TagPermit
 	holders   map[string]map[string]int64 // working copies of touched tags
 	waiters   map[string]map[string]int64
+	// queues are the job queues (by name) and qholders, qwaiters the
+	// working copies of those touched (see jobqueues.go).
+	queues             map[string]*store.TagPermit
+	qholders, qwaiters map[string]map[string]int64
 }
 
 var _ engine.Permits = (*permitBook)(nil)
@@ -62,9 +67,17 @@ func (o *Orchestrator) loadPermits(ctx context.Context, g *engine.Graph, st *eng
 			return nil, err
 		}
 	}
+	queues := map[string]*store.TagPermit{}
+	if usesJobQueues(g) {
+		var err error
+		if queues, err = o.store.GetJobQueues(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return &permitBook{
 		wf: st.WorkflowID, inst: st.InstanceID, run: st.RunID, now: now.UnixMilli(), snap: snap,
 		holders: map[string]map[string]int64{}, waiters: map[string]map[string]int64{},
+		queues: queues, qholders: map[string]map[string]int64{}, qwaiters: map[string]map[string]int64{},
 	}, nil
 }
 
@@ -102,7 +115,7 @@ func (b *permitBook) limited(tags []string) []string {
 }
 
 // Acquire implements engine.Permits.
-func (b *permitBook) Acquire(req engine.PermitRequest) ([]string, bool) {
+func (b *permitBook) Acquire(req engine.PermitRequest) engine.PermitAnswer {
 	k := store.PermitKey(b.wf, b.inst, b.run, req.StepID, req.Attempt)
 	tags := b.limited(req.Tags)
 	var full []string
@@ -112,14 +125,26 @@ func (b *permitBook) Acquire(req engine.PermitRequest) ([]string, bool) {
 			full = append(full, t)
 		}
 	}
-	if len(full) > 0 {
+	queued, why, err := b.queueAsk(k, req)
+	if err != nil {
+		return engine.PermitAnswer{Err: err}
+	}
+	if len(full) > 0 || queued != "" {
 		for _, t := range full {
 			_, w := b.touch(t)
 			if _, ok := w[k]; !ok {
 				w[k] = b.now
 			}
 		}
-		return full, false
+		if why == "" {
+			why = "waiting for tag permits: " + strings.Join(full, ", ")
+		} else if len(full) > 0 {
+			why += "; and for tag permits: " + strings.Join(full, ", ")
+		}
+		if queued != "" {
+			full = append(full, queued)
+		}
+		return engine.PermitAnswer{Tags: full, Why: why}
 	}
 	exp := b.now + (req.Lease + leaseMargin).Milliseconds()
 	for _, t := range tags {
@@ -127,13 +152,20 @@ func (b *permitBook) Acquire(req engine.PermitRequest) ([]string, bool) {
 		h[k] = exp
 		delete(w, k)
 	}
-	return tags, true
+	if req.Queue != nil {
+		tags = append(tags, b.queueHold(k, req, exp))
+	}
+	return engine.PermitAnswer{OK: true, Tags: tags}
 }
 
 // Release implements engine.Permits.
 func (b *permitBook) Release(stepID string, attempt int64, tags []string, held bool) {
 	k := store.PermitKey(b.wf, b.inst, b.run, stepID, attempt)
 	for _, t := range tags {
+		if name, ok := strings.CutPrefix(t, queueTagPrefix); ok {
+			b.queueRelease(k, name, held)
+			continue
+		}
 		if _, ok := b.snap[t]; !ok {
 			continue // the permit was removed: nothing to return
 		}
@@ -191,7 +223,7 @@ func (b *permitBook) updates() ([]store.PermitUpdate, []store.WakeRun, error) {
 			})
 		}
 	}
-	return ups, wakes, nil
+	return b.queueUpdates(ups, wakes, woken, n)
 }
 
 // diffAdded returns the entries of after that before lacks or holds with
@@ -274,7 +306,7 @@ func (o *Orchestrator) runBreakpoints(ctx context.Context, wf, owner string) ([]
 
 // permitMark is a copy of a permitBook's working state.
 type permitMark struct {
-	holders, waiters map[string]map[string]int64
+	holders, waiters, qholders, qwaiters map[string]map[string]int64
 }
 
 // checkpoint copies the working state, so that a decision the round drops
@@ -290,7 +322,7 @@ func (b *permitBook) checkpoint() permitMark {
 		}
 		return out
 	}
-	return permitMark{holders: cp(b.holders), waiters: cp(b.waiters)}
+	return permitMark{holders: cp(b.holders), waiters: cp(b.waiters), qholders: cp(b.qholders), qwaiters: cp(b.qwaiters)}
 }
 
 // rollback restores a checkpoint; nil-safe.
@@ -298,5 +330,5 @@ func (b *permitBook) rollback(m permitMark) {
 	if b == nil {
 		return
 	}
-	b.holders, b.waiters = m.holders, m.waiters
+	b.holders, b.waiters, b.qholders, b.qwaiters = m.holders, m.waiters, m.qholders, m.qwaiters
 }

@@ -100,6 +100,11 @@ type Service interface {
 	PutTagPermit(ctx context.Context, tag string, maxAllowed int64) (*TagPermit, error)
 	GetTagPermit(ctx context.Context, tag string) (*TagPermit, error)
 	DeleteTagPermit(ctx context.Context, tag string) (*TagPermit, error)
+
+	// PutJobQueue, GetJobQueue and DeleteJobQueue manage job queues.
+	PutJobQueue(ctx context.Context, r JobQueueRequest) (*JobQueue, error)
+	GetJobQueue(ctx context.Context, name string) (*JobQueue, error)
+	DeleteJobQueue(ctx context.Context, name string) (*JobQueue, error)
 }
 
 // StartRequest is Maestro's WorkflowStartRequest.

@@ -38,6 +38,9 @@ type TagPermit struct {
 	Holders map[string]int64
 	// Waiters maps holder keys to when they started waiting (unix ms).
 	Waiters map[string]int64
+	// Queue is set on a job queue (see PutJobQueue): its capacity, and
+	// its holders and waiters are QueueEntry strings.
+	Queue *QueueCapacity
 	// V is the item's version; updates are conditioned on it.
 	V          int64
 	CreateTime int64
@@ -59,8 +62,10 @@ type PermitHolder struct {
 	Attempt    int64
 }
 
-// ParsePermitKey splits a holder key made by PermitKey.
+// ParsePermitKey splits a holder key made by PermitKey, or the key of a
+// job queue entry (QueueEntry.String).
 func ParsePermitKey(k string) (PermitHolder, error) {
+	k, _, _ = strings.Cut(k, "~")
 	parts := strings.Split(k, "#")
 	if len(parts) != 5 {
 		return PermitHolder{}, fmt.Errorf("store: bad permit holder key %q", k)
@@ -180,6 +185,8 @@ func numMap(av types.AttributeValue) map[string]int64 {
 type PermitUpdate struct {
 	Tag     string
 	ExpectV int64
+	// Queue says Tag names a job queue.
+	Queue bool
 	// Hold adds holders (key -> lease expiry ms); Release removes them.
 	Hold    map[string]int64
 	Release []string
@@ -233,9 +240,13 @@ func (s *Store) permitItem(u PermitUpdate) types.TransactWriteItem {
 		expr += "REMOVE " + strings.Join(removes, ", ") + " "
 	}
 	expr += "ADD #v :one"
+	k := key(permitPK(u.Tag), permitSK)
+	if u.Queue {
+		k = key(jobQueuePK, jobQueueSK(u.Tag))
+	}
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(s.table),
-		Key:                       key(permitPK(u.Tag), permitSK),
+		Key:                       k,
 		UpdateExpression:          aws.String(expr),
 		ConditionExpression:       aws.String("#v = :v"),
 		ExpressionAttributeNames:  names,

@@ -325,6 +325,27 @@ func (f *fakeService) CompleteTask(_ context.Context, token string, c orchestrat
 	return &orchestrator.TaskView{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "s", Attempt: 1, Action: c.Action, Status: "SUCCEEDED", Recorded: true}, nil
 }
 
+func (f *fakeService) PutJobQueue(_ context.Context, r orchestrator.JobQueueRequest) (*orchestrator.JobQueue, error) {
+	if nilResult, err := f.record("PutJobQueue", r); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.JobQueue{Name: r.Name, CPU: r.CPU}, nil
+}
+
+func (f *fakeService) GetJobQueue(_ context.Context, name string) (*orchestrator.JobQueue, error) {
+	if nilResult, err := f.record("GetJobQueue", name); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.JobQueue{Name: name, CPU: 4}, nil
+}
+
+func (f *fakeService) DeleteJobQueue(_ context.Context, name string) (*orchestrator.JobQueue, error) {
+	if nilResult, err := f.record("DeleteJobQueue", name); err != nil || nilResult {
+		return nil, err
+	}
+	return &orchestrator.JobQueue{Name: name}, nil
+}
+
 func (f *fakeService) DeleteWorkflow(_ context.Context, workflowID string) (*orchestrator.DeleteResult, error) {
 	if nilResult, err := f.record("DeleteWorkflow", workflowID); err != nil || nilResult {
 		return nil, err

@@ -138,6 +138,7 @@ func (s *server) register(mux *http.ServeMux) {
 	route("POST "+tasksPath+"{token}/{action}", s.completeTask)
 	route("DELETE "+workflowsPath+"/{id}", s.deleteWorkflow)
 	s.registerGates(route)
+	s.registerJobQueues(route)
 	s.registerSignals(route)
 }
 

@@ -223,6 +223,17 @@ func TestRoutes(t *testing.T) {
 			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","params":{},"artifacts":{}}`,
 			wantStatus: 400, wantError: "artifacts: not supported"},
 
+		// job queues
+		{name: "job queue put", method: "POST", target: "/api/v3/job-queues", body: `{"name":"gpu","cpu":4.5,"memory":16384,"gpu":2,"aging_seconds":60}`,
+			wantStatus: 200, wantCall: &call{"PutJobQueue", []any{orchestrator.JobQueueRequest{Name: "gpu", CPU: 4.5, Memory: 16384, GPU: 2, Aging: 60}}}},
+		{name: "job queue put missing cpu", method: "POST", target: "/api/v3/job-queues", body: `{"name":"q"}`, wantStatus: 400, wantError: "cpu: is required"},
+		{name: "job queue put negative", method: "POST", target: "/api/v3/job-queues", body: `{"name":"q","cpu":1,"memory":-1}`, wantStatus: 400,
+			wantError: "memory: must be a non-negative integer"},
+		{name: "job queue put unknown", method: "POST", target: "/api/v3/job-queues", body: `{"name":"q","cpu":1,"slots":3}`, wantStatus: 400,
+			wantError: "slots: unknown field"},
+		{name: "job queue get", method: "GET", target: "/api/v3/job-queues/gpu", wantStatus: 200, wantCall: &call{"GetJobQueue", []any{"gpu"}}},
+		{name: "job queue delete", method: "DELETE", target: "/api/v3/job-queues/gpu", wantStatus: 200, wantCall: &call{"DeleteJobQueue", []any{"gpu"}}},
+
 		// task tokens
 		{name: "task success", method: "POST", target: "/api/v3/tasks/tok/success", body: `{"outputs":{"rows":7},"message":"done"}`,
 			wantStatus: 200, wantCall: &call{"CompleteTask", []any{"tok", orchestrator.TaskCompletion{Action: "success",

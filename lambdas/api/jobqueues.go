@@ -1,0 +1,77 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/maestro-serverless/maestro/orchestrator"
+)
+
+// jobQueuesPath is the prefix of the job queue endpoints.
+const jobQueuesPath = "/api/v3/job-queues"
+
+func (s *server) registerJobQueues(route func(string, apiFunc)) {
+	route("POST "+jobQueuesPath, s.putJobQueue)
+	route("GET "+jobQueuesPath+"/{name}", s.getJobQueue)
+	route("DELETE "+jobQueuesPath+"/{name}", s.deleteJobQueue)
+}
+
+// putJobQueue reads {"name", "cpu", "memory", "gpu", "aging_seconds"}:
+// name and cpu are required; memory (MiB), gpu and aging_seconds default
+// to 0 (memory and gpu: none to give; aging: none).
+func (s *server) putJobQueue(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	fields, err := decodeObject(body)
+	if err != nil {
+		return orchestrator.Invalid("invalid job queue", "request body: "+err.Error())
+	}
+	var req orchestrator.JobQueueRequest
+	var errs []string
+	whole := func(name string, raw json.RawMessage, dst *int64) {
+		if err := json.Unmarshal(raw, dst); err != nil || *dst < 0 {
+			errs = append(errs, name+": must be a non-negative integer")
+		}
+	}
+	for _, f := range fields {
+		switch f.name {
+		case "name":
+			errs = append(errs, requiredString(f, &req.Name)...)
+		case "cpu":
+			if err := json.Unmarshal(f.value, &req.CPU); err != nil || req.CPU < 0 {
+				errs = append(errs, "cpu: must be a non-negative number of vCPUs")
+			}
+		case "memory":
+			whole("memory", f.value, &req.Memory)
+		case "gpu":
+			whole("gpu", f.value, &req.GPU)
+		case "aging_seconds":
+			whole("aging_seconds", f.value, &req.Aging)
+		default:
+			errs = append(errs, fmt.Sprintf("%s: unknown field", fieldName(f.name)))
+		}
+	}
+	for _, required := range []string{"name", "cpu"} {
+		if !hasField(fields, required) {
+			errs = append(errs, required+": is required")
+		}
+	}
+	if len(errs) > 0 {
+		return orchestrator.Invalid("invalid job queue", errs...)
+	}
+	v, err := s.svc.PutJobQueue(r.Context(), req)
+	return answer(w, v, err, "PutJobQueue")
+}
+
+func (s *server) getJobQueue(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.svc.GetJobQueue(r.Context(), r.PathValue("name"))
+	return answer(w, v, err, "GetJobQueue")
+}
+
+func (s *server) deleteJobQueue(w http.ResponseWriter, r *http.Request) error {
+	v, err := s.svc.DeleteJobQueue(r.Context(), r.PathValue("name"))
+	return answer(w, v, err, "DeleteJobQueue")
+}
