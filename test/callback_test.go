@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -14,7 +15,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/maestro-serverless/maestro/localstack"
 	"github.com/maestro-serverless/maestro/localstack/stack"
@@ -98,7 +101,76 @@ func callbackWorkflow(id, queue, extra string) []byte {
 
 func TestCallbackSteps(t *testing.T) {
 	queue, next := callbackQueue(t)
-	s := startSystem(t, stack.Options{CallbackQueues: []string{queue}})
+	// A topic whose subscriber is the same queue (raw delivery: the
+	// message as published).
+	ctx := context.Background()
+	cfg, err := emulator.AWSConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snsc, sqsc := sns.NewFromConfig(cfg), sqs.NewFromConfig(cfg)
+	topic, err := snsc.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(fmt.Sprintf("callbacks-%d-%d", os.Getpid(), stageSeq.Add(1)))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qattrs, err := sqsc.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(queue), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := snsc.Subscribe(ctx, &sns.SubscribeInput{TopicArn: topic.TopicArn, Protocol: aws.String("sqs"),
+		Endpoint: aws.String(qattrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)]), Attributes: map[string]string{"RawMessageDelivery": "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	// An HTTP target: a loopback server that keeps what it is sent.
+	posted := make(chan callbackstep.Message, 4)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m callbackstep.Message
+		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&m) != nil {
+			http.Error(w, "want a POST of the callback message", http.StatusBadRequest)
+			return
+		}
+		posted <- m
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer hook.Close()
+	s := startSystem(t, stack.Options{CallbackQueues: []string{queue}, CallbackTopics: []string{aws.ToString(topic.TopicArn)}})
+
+	t.Run("an SNS topic and an HTTP call are targets too", func(t *testing.T) {
+		def := strings.Replace(string(callbackWorkflow("cb-topic", queue, "")), `"sqs_queue_url":{"type":"STRING","value":"`+queue+`"}`,
+			`"sns_topic_arn":{"type":"STRING","value":"`+aws.ToString(topic.TopicArn)+`"}`, 1)
+		wf := s.push([]byte(def))
+		r := s.start(wf, "")
+		m := next()
+		if m.WorkflowID != wf || m.StepID != "wait" {
+			t.Fatalf("message through the topic: %+v", m)
+		}
+		if code, out := s.report(m.TaskToken, "success", `{"outputs":{"rows":1}}`); code != http.StatusOK {
+			t.Fatalf("success: HTTP %d %v", code, out)
+		}
+		if v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" {
+			t.Fatalf("instance %s %v", v.Status, v.StepStatuses)
+		}
+
+		def = strings.Replace(string(callbackWorkflow("cb-http", queue, "")), `"sqs_queue_url":{"type":"STRING","value":"`+queue+`"}`,
+			`"http":{"type":"MAP","value":{"url":{"type":"STRING","value":"`+hook.URL+`/jobs"}}}`, 1)
+		wf = s.push([]byte(def))
+		r = s.start(wf, "")
+		var got callbackstep.Message
+		select {
+		case got = <-posted:
+		case <-time.After(30 * time.Second):
+			t.Fatal("no callback call arrived")
+		}
+		if got.InstanceID != r.WorkflowInstanceID || len(got.TaskToken) != orchestrator.TaskTokenLength {
+			t.Fatalf("posted %+v", got)
+		}
+		if code, out := s.report(got.TaskToken, "success", `{"outputs":{"rows":2}}`); code != http.StatusOK {
+			t.Fatalf("success: HTTP %d %v", code, out)
+		}
+		if v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" || fmt.Sprint(s.steps(wf, r.WorkflowInstanceID)["after"].Params["got"]) != "2" {
+			t.Fatalf("instance %s %v", v.Status, v.StepStatuses)
+		}
+	})
 
 	t.Run("success with outputs, then the token is spent", func(t *testing.T) {
 		wf := s.push(callbackWorkflow("cb-success", queue, ""))

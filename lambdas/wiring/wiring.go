@@ -241,7 +241,7 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 			return nil, fmt.Errorf("%s: %w", EnvLambdaFunctions, err)
 		}
 		callbackRunner, err := callbackstep.New(callbackstep.Config{SQS: sqsClient, SNS: sns.NewFromConfig(awsCfg),
-			AllowQueues: opts.CallbackQueues, AllowTopics: opts.CallbackTopics})
+			AllowQueues: opts.CallbackQueues, AllowTopics: opts.CallbackTopics, HTTP: httpRunner})
 		if err != nil {
 			return nil, err
 		}

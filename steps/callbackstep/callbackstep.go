@@ -5,12 +5,17 @@
 // /heartbeat). The step's `callback` MAP param says where:
 //
 //	sqs_queue_url  a queue's URL, or
-//	sns_topic_arn  a topic's ARN (exactly one of the two, on the allow-list)
+//	sns_topic_arn  a topic's ARN, or
+//	http           an HTTP call: the Http step's url, method (default
+//	               POST) and headers (exactly one of the three; queues and
+//	               topics on the allow-list, hosts on the Http step's)
 //	message        any JSON value passed on as is (optional)
 //
-// The message sent is a JSON object: task_token, workflow_id,
-// workflow_instance_id, workflow_run_id, step_id, step_attempt_id and
-// message.
+// The message sent (the HTTP call's body) is a JSON object: task_token,
+// workflow_id, workflow_instance_id, workflow_run_id, step_id,
+// step_attempt_id and message. An HTTP call that does not succeed (as an
+// Http step would not) ends the attempt as that Http step would have
+// ended.
 package callbackstep
 
 import (
@@ -27,6 +32,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
@@ -50,6 +56,9 @@ type Config struct {
 	SNS         SNS
 	AllowQueues []string
 	AllowTopics []string
+	// HTTP runs the http target's call: the Http step's runner (its
+	// allow-list and dial checks apply); nil refuses http targets.
+	HTTP orchestrator.StepRunner
 }
 
 // Runner executes Callback steps. It implements orchestrator.CallbackRunner.
@@ -58,6 +67,7 @@ type Runner struct {
 	sns    SNS
 	queues []string
 	topics []string
+	http   orchestrator.StepRunner
 }
 
 var _ orchestrator.CallbackRunner = (*Runner)(nil)
@@ -67,7 +77,7 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.SQS == nil || cfg.SNS == nil {
 		return nil, errors.New("callbackstep: SQS and SNS clients are required")
 	}
-	return &Runner{sqs: cfg.SQS, sns: cfg.SNS, queues: slices.Clone(cfg.AllowQueues), topics: slices.Clone(cfg.AllowTopics)}, nil
+	return &Runner{sqs: cfg.SQS, sns: cfg.SNS, queues: slices.Clone(cfg.AllowQueues), topics: slices.Clone(cfg.AllowTopics), http: cfg.HTTP}, nil
 }
 
 // Message is what a Callback step sends.
@@ -83,6 +93,7 @@ type Message struct {
 
 type target struct {
 	queue, topic string
+	http         map[string]any
 	message      any
 }
 
@@ -99,6 +110,15 @@ func parseTarget(params engine.Values) (*target, error) {
 	for k, v := range c {
 		switch k {
 		case "message":
+		case "http":
+			h, ok := v.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("param %s.http must be a MAP (url, method, headers), not %T", ParamCallback, v)
+			}
+			if _, ok := h["body"]; ok {
+				return nil, fmt.Errorf("param %s.http.body is not allowed: the body is the callback message", ParamCallback)
+			}
+			t.http = h
 		case "sqs_queue_url", "sns_topic_arn":
 			s, ok := v.(string)
 			if !ok || strings.TrimSpace(s) == "" {
@@ -110,11 +130,17 @@ func parseTarget(params engine.Values) (*target, error) {
 				t.topic = strings.TrimSpace(s)
 			}
 		default:
-			return nil, fmt.Errorf("param %s.%s is not a Callback step field (sqs_queue_url, sns_topic_arn, message)", ParamCallback, k)
+			return nil, fmt.Errorf("param %s.%s is not a Callback step field (sqs_queue_url, sns_topic_arn, http, message)", ParamCallback, k)
 		}
 	}
-	if (t.queue == "") == (t.topic == "") {
-		return nil, fmt.Errorf("param %s needs exactly one of sqs_queue_url and sns_topic_arn", ParamCallback)
+	n := 0
+	for _, set := range []bool{t.queue != "", t.topic != "", t.http != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, fmt.Errorf("param %s needs exactly one of sqs_queue_url, sns_topic_arn and http", ParamCallback)
 	}
 	return t, nil
 }
@@ -142,6 +168,9 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, token
 		StepID: m.StepID, Attempt: m.Attempt, Message: t.message})
 	if err != nil {
 		return fatal(fmt.Sprintf("param %s.message: %v", ParamCallback, err))
+	}
+	if t.http != nil {
+		return r.call(ctx, m, t.http, body)
 	}
 	if t.queue != "" {
 		if !slices.Contains(r.queues, t.queue) {
@@ -175,4 +204,32 @@ func failed(what string, err error) (orchestrator.Handover, *engine.StepFinished
 		}
 	}
 	return orchestrator.Handover{}, nil, fmt.Errorf("%s: %w", what, err)
+}
+
+// call makes the http target's call with body, as an Http step would.
+func (r *Runner) call(ctx context.Context, m orchestrator.WorkMessage, h map[string]any, body []byte) (orchestrator.Handover, *engine.StepFinished, error) {
+	if r.http == nil {
+		return orchestrator.Handover{}, &engine.StepFinished{Outcome: engine.OutcomeFatalError,
+			Message: "this runtime has no Http step runner for a callback's http target"}, nil
+	}
+	call := make(map[string]any, len(h)+2)
+	for k, v := range h {
+		call[k] = v
+	}
+	call["body"] = string(body)
+	if _, ok := call["method"]; !ok {
+		call["method"] = "POST"
+	}
+	hm := m
+	hm.StepType, hm.Params = model.StepHTTP, engine.Values{"http": call}
+	res, err := r.http.RunStep(ctx, hm)
+	if err != nil {
+		return orchestrator.Handover{}, nil, err
+	}
+	if res.Outcome != engine.OutcomeSucceeded {
+		res.Message = "callback call: " + res.Message
+		return orchestrator.Handover{}, &res, nil
+	}
+	url, _ := h["url"].(string)
+	return orchestrator.Handover{Target: "HTTP " + url}, nil, nil
 }

@@ -20,11 +20,13 @@ func TestParseTarget(t *testing.T) {
 		{name: "queue", params: engine.Values{"callback": map[string]any{"sqs_queue_url": q, "message": "m"}}, queue: q},
 		{name: "topic", params: engine.Values{"callback": map[string]any{"sns_topic_arn": " " + topic + " "}}, topic: topic},
 		{name: "both", params: engine.Values{"callback": map[string]any{"sqs_queue_url": q, "sns_topic_arn": topic}}, err: "exactly one"},
+		{name: "http with a body", params: engine.Values{"callback": map[string]any{"http": map[string]any{"url": "http://x", "body": "b"}}}, err: "the body is the callback message"},
+		{name: "http not a map", params: engine.Values{"callback": map[string]any{"http": "http://x"}}, err: "http must be a MAP"},
 		{name: "neither", params: engine.Values{"callback": map[string]any{"message": "m"}}, err: "exactly one"},
 		{name: "missing", params: engine.Values{}, err: `param "callback" is missing`},
 		{name: "not a map", params: engine.Values{"callback": q}, err: "must be a MAP"},
 		{name: "empty queue", params: engine.Values{"callback": map[string]any{"sqs_queue_url": " "}}, err: "non-empty STRING"},
-		{name: "unknown field", params: engine.Values{"callback": map[string]any{"sqs_queue_url": q, "http": map[string]any{}}}, err: "callback.http is not a Callback step field"},
+		{name: "unknown field", params: engine.Values{"callback": map[string]any{"sqs_queue_url": q, "lambda": map[string]any{}}}, err: "callback.lambda is not a Callback step field"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseTarget(tc.params)

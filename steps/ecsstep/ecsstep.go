@@ -39,6 +39,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -226,7 +227,19 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ str
 		return orchestrator.Handover{}, nil, fmt.Errorf("run ECS task: %s", strings.TrimSpace(reason))
 	}
 	arn := aws.ToString(out.Tasks[0].TaskArn)
-	return orchestrator.Handover{Target: "ECS task " + arn, Job: JobPrefix + arn}, nil, nil
+	target := "ECS task " + arn
+	if t.image != "" {
+		target += "; logs: " + LogsURL(r.cfg.Region, r.cfg.LogGroup, "maestro/"+ContainerName+"/"+arn[strings.LastIndex(arn, "/")+1:])
+	}
+	return orchestrator.Handover{Target: target, Job: JobPrefix + arn}, nil, nil
+}
+
+// LogsURL is the CloudWatch console's page of a log stream.
+func LogsURL(region, group, stream string) string {
+	// The console escapes path parts twice, '%' as '$25'.
+	esc := func(s string) string { return strings.ReplaceAll(url.QueryEscape(url.QueryEscape(s)), "%", "$") }
+	return fmt.Sprintf("https://%s.console.aws.amazon.com/cloudwatch/home?region=%s#logsV2:log-groups/log-group/%s/log-events/%s",
+		region, region, esc(group), esc(stream))
 }
 
 // failed sorts an ECS error: a request ECS refuses is fatal, the rest

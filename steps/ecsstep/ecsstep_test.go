@@ -103,3 +103,11 @@ func TestAllowedDefinition(t *testing.T) {
 		}
 	}
 }
+
+func TestLogsURL(t *testing.T) {
+	got := LogsURL("eu-west-1", "/maestro/prod/ecs", "maestro/main/abc123")
+	want := "https://eu-west-1.console.aws.amazon.com/cloudwatch/home?region=eu-west-1#logsV2:log-groups/log-group/$252Fmaestro$252Fprod$252Fecs/log-events/maestro$252Fmain$252Fabc123"
+	if got != want {
+		t.Fatalf("%s\nwant %s", got, want)
+	}
+}
