@@ -62,6 +62,6 @@ func ProvisionECS(ctx context.Context, cfg aws.Config, stage string) (*ECSResour
 	return &ECSResources{
 		Cluster: name, ClusterARN: aws.ToString(cl.Cluster.ClusterArn), VPC: vpcID,
 		Subnet: aws.ToString(sn.Subnet.SubnetId), SecurityGroup: aws.ToString(sg.GroupId), LogGroup: group,
-		ExecutionRole: "arn:aws:iam::000000000000:role/" + name + "-ecs-execution", Family: name,
+		ExecutionRole: "arn:aws:iam::000000000000:role/" + name + "-ecs-execution", Family: name + "-task",
 	}, nil
 }
