@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
@@ -45,6 +46,10 @@ const (
 	// OutputResult holds a returned value that is not a JSON object.
 	OutputResult = "result"
 )
+
+// callReserve is the time a synchronous call leaves of its worker's
+// invocation, to record the outcome.
+const callReserve = 3 * time.Second
 
 // Invocation types.
 const (
@@ -186,10 +191,21 @@ func (r *Runner) RunStep(ctx context.Context, m orchestrator.WorkMessage) (engin
 	if !ok {
 		return res2, nil
 	}
-	out, err := r.client.Invoke(ctx, &lambda.InvokeInput{
+	callCtx := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		// Answer before the worker's own invocation ends.
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithDeadline(ctx, dl.Add(-callReserve))
+		defer cancel()
+	}
+	out, err := r.client.Invoke(callCtx, &lambda.InvokeInput{
 		FunctionName: aws.String(c.function), Qualifier: qualifier(c.qualifier),
 		InvocationType: types.InvocationTypeRequestResponse, Payload: payload,
 	})
+	if err != nil && ctx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+		return finish(res, engine.OutcomeFatalError, fmt.Sprintf(
+			"function %s did not answer within the worker's invocation; invoke long work with invocation_type Event", c.function)), nil
+	}
 	if err != nil {
 		o, msg := classify(c.function, err)
 		return finish(res, o, msg), nil
