@@ -87,7 +87,7 @@ func TestJobQueueAging(t *testing.T) {
 		return store.QueueEntry{Key: store.PermitKey("wf", 1, 1, step, 1), Priority: prio, CPU: 1000}.String()
 	}
 	waiters := map[string]int64{
-		entry("old-low", 1):  0,          // waiting since 0
+		entry("old-low", 1):  0,           // waiting since 0
 		entry("new-high", 3): 10 * minute, // since 10 minutes
 	}
 	if got := admissionOrder(waiters, minute, 10*minute); got[0] != entry("old-low", 1) {
