@@ -98,6 +98,11 @@ func TestJobQueueAdmitsByPriorityWithinItsCapacity(t *testing.T) {
 		list = append(list, started{sv.StepID, prio(i), sv.RuntimeState.StartTime, sv.RuntimeState.EndTime})
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].start < list[j].start })
+	var order []string
+	for _, l := range list {
+		order = append(order, fmt.Sprintf("%s:p%d@%d", l.id, l.prio, l.start-list[0].start))
+	}
+	t.Logf("%d calls, at most %d of 4 cpu at once; starts (step:priority@ms after the first): %s", calls, peak, strings.Join(order, " "))
 	for i := 1; i < len(list); i++ {
 		for j := range i {
 			if list[j].prio < list[i].prio && list[j].start < list[i].start {
