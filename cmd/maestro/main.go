@@ -5,6 +5,9 @@
 //	maestro validate FILE...   check workflow definitions (JSON, or YAML by extension)
 //	maestro local              run the whole system on this machine (see README)
 //	maestro bench              run the step benchmark on the local stack
+//	maestro push|start|status|instances|stop|kill|unblock|restart|signal ...
+//	                           use a running system's API (see package cli)
+//	maestro completion bash    a bash completion script
 package main
 
 import (
@@ -13,7 +16,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
+
+	"github.com/maestro-serverless/maestro/cli"
 )
 
 // Exit codes shared by every subcommand.
@@ -30,7 +37,8 @@ commands:
                      exit 0 when all are valid, 1 when any is invalid, 2 on usage errors
   local              run the whole system locally (emulator, pumps, API)
   bench              run the step benchmark on the local stack
-`
+  completion bash    print a bash completion script (source <(maestro completion bash))
+` + cli.Usage
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -52,11 +60,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runLocal(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return runBench(ctx, args[1:], stdout, stderr)
+	case "completion":
+		if len(args) != 2 || args[1] != "bash" {
+			fmt.Fprintln(stderr, "usage: maestro completion bash")
+			return exitUsage
+		}
+		fmt.Fprintf(stdout, bashCompletion, strings.Join(append([]string{"validate", "local", "bench", "completion"}, cli.Commands...), " "))
+		return exitOK
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
+		if slices.Contains(cli.Commands, args[0]) {
+			return cli.Run(ctx, args, cli.Options{Stdout: stdout, Stderr: stderr})
+		}
 		fmt.Fprintf(stderr, "maestro: unknown command %q\n\n%s", args[0], usage)
 		return exitUsage
 	}
 }
+
+// bashCompletion completes commands, then file names.
+const bashCompletion = `_maestro() {
+  local cur="${COMP_WORDS[COMP_CWORD]}"
+  if [ "$COMP_CWORD" -eq 1 ]; then
+    COMPREPLY=($(compgen -W "%s" -- "$cur"))
+  else
+    COMPREPLY=($(compgen -f -- "$cur"))
+  fi
+}
+complete -F _maestro maestro
+`

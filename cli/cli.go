@@ -1,0 +1,656 @@
+// Package cli is the maestro command's client of the API: push definitions,
+// start runs and follow them, read their status, act on them. It talks to
+// the local stack (`make run`) over plain HTTP, or to a deployed stack's API
+// Gateway with SigV4-signed requests (credentials from the default chain).
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/maestro-serverless/maestro/engine"
+)
+
+// Exit codes.
+const (
+	ExitOK     = 0
+	ExitFailed = 1 // the request failed, or the run did not succeed
+	ExitUsage  = 2
+)
+
+// EnvEndpoint names the API's base URL when --endpoint is not given.
+const EnvEndpoint = "MAESTRO_ENDPOINT"
+
+// DefaultEndpoint is the local stack's API.
+const DefaultEndpoint = "http://127.0.0.1:8080"
+
+// Usage lists the commands this package serves.
+const Usage = `  push FILE...                 store workflow definitions (.json, .yaml, .yml)
+  start WF [--version V] [--param k=v]... [--wait]
+                               start a run; with --wait follow it and exit 0 only if it succeeds
+  status WF INSTANCE           the run's steps: status, attempt, duration
+  instances WF [--status S]    a workflow's instances, newest first
+  stop|kill|unblock WF INSTANCE
+  restart WF INSTANCE          a new run of an ended instance (RESTART_FROM_INCOMPLETE)
+  signal NAME [k=v]...         announce a signal
+  options: --endpoint URL (or $MAESTRO_ENDPOINT; default http://127.0.0.1:8080), --json
+`
+
+// Commands are the subcommands Run serves.
+var Commands = []string{"push", "start", "status", "instances", "stop", "kill", "unblock", "restart", "signal"}
+
+// Client calls the API.
+type Client struct {
+	base   *url.URL
+	http   *http.Client
+	signer func(ctx context.Context, r *http.Request, body []byte) error
+}
+
+// NewClient returns a client of the API at endpoint. Requests to an AWS
+// endpoint (a host under amazonaws.com) are SigV4-signed for execute-api.
+func NewClient(ctx context.Context, endpoint string) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(endpoint, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("endpoint %q: want an http(s) URL", endpoint)
+	}
+	c := &Client{base: u, http: &http.Client{Timeout: 60 * time.Second}}
+	if strings.HasSuffix(u.Hostname(), ".amazonaws.com") {
+		cfg, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("AWS credentials for %s: %w", u.Host, err)
+		}
+		region := cfg.Region
+		if parts := strings.Split(u.Hostname(), "."); len(parts) >= 5 && parts[1] == "execute-api" {
+			region = parts[2]
+		}
+		signer := v4.NewSigner()
+		c.signer = func(ctx context.Context, r *http.Request, body []byte) error {
+			creds, err := cfg.Credentials.Retrieve(ctx)
+			if err != nil {
+				return fmt.Errorf("AWS credentials: %w", err)
+			}
+			sum := sha256.Sum256(body)
+			return signer.SignHTTP(ctx, creds, r, hex.EncodeToString(sum[:]), "execute-api", region, time.Now())
+		}
+	}
+	return c, nil
+}
+
+// APIError is an answer with a 4xx or 5xx status.
+type APIError struct {
+	Status  int      `json:"status"`
+	Message string   `json:"message"`
+	Errors  []string `json:"errors"`
+}
+
+func (e *APIError) Error() string {
+	msg := fmt.Sprintf("HTTP %d: %s", e.Status, e.Message)
+	for _, d := range e.Errors {
+		msg += "\n  " + d
+	}
+	return msg
+}
+
+// Do sends a request (path under the base URL, body JSON or nil) and
+// decodes the JSON answer into out (when not nil).
+func (c *Client) Do(ctx context.Context, method, path string, body []byte, out any) error {
+	u := *c.base
+	u.Path = strings.TrimRight(u.Path, "/") + path
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		u.Path, u.RawQuery = strings.TrimRight(c.base.Path, "/")+path[:i], path[i+1:]
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.signer != nil {
+		if err := c.signer(ctx, req, body); err != nil {
+			return err
+		}
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode >= 400 {
+		e := &APIError{Status: resp.StatusCode}
+		if json.Unmarshal(data, e) != nil || e.Message == "" {
+			e.Message = strings.TrimSpace(string(data))
+		}
+		e.Status = resp.StatusCode
+		return e
+	}
+	if out != nil && len(bytes.TrimSpace(data)) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("decode the answer to %s %s: %w", method, path, err)
+		}
+	}
+	return nil
+}
+
+// Options are what Run needs besides its arguments.
+type Options struct {
+	Stdout, Stderr io.Writer
+	// Getenv reads the environment (os.Getenv when nil).
+	Getenv func(string) string
+	// Poll is how often --wait looks at the run (default 500 ms).
+	Poll time.Duration
+}
+
+// Run runs subcommand args[0] with its arguments and returns the exit code.
+func Run(ctx context.Context, args []string, o Options) int {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Poll <= 0 {
+		o.Poll = 500 * time.Millisecond
+	}
+	if len(args) == 0 {
+		fmt.Fprint(o.Stderr, Usage)
+		return ExitUsage
+	}
+	cmd := args[0]
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(o.Stderr)
+	endpoint := fs.String("endpoint", "", "API base URL (default $"+EnvEndpoint+", else "+DefaultEndpoint+")")
+	asJSON := fs.Bool("json", false, "print the API's JSON answers")
+	version := fs.String("version", "latest", "start: the workflow version (latest, active, default or a number)")
+	wait := fs.Bool("wait", false, "start: follow the run until it ends; exit 0 only if it succeeds")
+	status := fs.String("status", "", "instances: only those in this status")
+	var params []string
+	fs.Func("param", "start: a run param k=v (repeatable; v typed as JSON when it parses, else a string)", func(v string) error {
+		params = append(params, v)
+		return nil
+	})
+	if err := fs.Parse(reorder(args[1:])); err != nil {
+		return ExitUsage
+	}
+	rest := fs.Args()
+	if *endpoint == "" {
+		*endpoint = o.Getenv(EnvEndpoint)
+	}
+	if *endpoint == "" {
+		*endpoint = DefaultEndpoint
+	}
+	c, err := NewClient(ctx, *endpoint)
+	if err != nil {
+		fmt.Fprintf(o.Stderr, "maestro %s: %v\n", cmd, err)
+		return ExitUsage
+	}
+	r := &runner{c: c, o: o, json: *asJSON}
+	need := func(n int, what string) bool {
+		if len(rest) != n {
+			fmt.Fprintf(o.Stderr, "usage: maestro %s %s\n", cmd, what)
+			return false
+		}
+		return true
+	}
+	var code int
+	switch cmd {
+	case "push":
+		if len(rest) == 0 {
+			fmt.Fprintln(o.Stderr, "usage: maestro push FILE...")
+			return ExitUsage
+		}
+		code = r.push(ctx, rest)
+	case "start":
+		if !need(1, "WF [--version V] [--param k=v]... [--wait]") {
+			return ExitUsage
+		}
+		code = r.start(ctx, rest[0], *version, params, *wait)
+	case "status":
+		if !need(2, "WF INSTANCE") {
+			return ExitUsage
+		}
+		code = r.status(ctx, rest[0], rest[1])
+	case "instances":
+		if !need(1, "WF [--status S]") {
+			return ExitUsage
+		}
+		code = r.instances(ctx, rest[0], *status)
+	case "stop", "kill", "unblock":
+		if !need(2, "WF INSTANCE") {
+			return ExitUsage
+		}
+		code = r.act(ctx, rest[0], rest[1], cmd)
+	case "restart":
+		if !need(2, "WF INSTANCE") {
+			return ExitUsage
+		}
+		code = r.restart(ctx, rest[0], rest[1])
+	case "signal":
+		if len(rest) < 1 {
+			fmt.Fprintln(o.Stderr, "usage: maestro signal NAME [k=v]...")
+			return ExitUsage
+		}
+		code = r.signal(ctx, rest[0], rest[1:])
+	default:
+		fmt.Fprintf(o.Stderr, "maestro: unknown command %q\n", cmd)
+		return ExitUsage
+	}
+	return code
+}
+
+// reorder moves flags before positional arguments, so that
+// "start WF --wait" parses as "start --wait WF".
+func reorder(args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") && takesValue(name) && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	return append(flags, pos...)
+}
+
+func takesValue(name string) bool {
+	switch name {
+	case "endpoint", "version", "status", "param":
+		return true
+	}
+	return false
+}
+
+type runner struct {
+	c    *Client
+	o    Options
+	json bool
+}
+
+func (r *runner) fail(cmd string, err error) int {
+	fmt.Fprintf(r.o.Stderr, "maestro %s: %v\n", cmd, err)
+	return ExitFailed
+}
+
+func (r *runner) printJSON(v any) {
+	enc := json.NewEncoder(r.o.Stdout)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func (r *runner) push(ctx context.Context, files []string) int {
+	code := ExitOK
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			code = r.fail("push", err)
+			continue
+		}
+		path := "/api/v3/workflows"
+		if ext := strings.ToLower(filepath.Ext(f)); ext == ".yaml" || ext == ".yml" {
+			path += "/yaml"
+		}
+		var out struct {
+			Definition struct {
+				Metadata struct {
+					WorkflowID string `json:"workflow_id"`
+					VersionID  int64  `json:"workflow_version_id"`
+				} `json:"metadata"`
+			} `json:"workflow_definition"`
+		}
+		var raw json.RawMessage
+		if err := r.c.Do(ctx, http.MethodPost, path, data, &raw); err != nil {
+			code = r.fail("push", fmt.Errorf("%s: %w", f, err))
+			continue
+		}
+		if r.json {
+			fmt.Fprintln(r.o.Stdout, string(raw))
+			continue
+		}
+		_ = json.Unmarshal(raw, &out)
+		fmt.Fprintf(r.o.Stdout, "%s: workflow %s version %d\n", f, out.Definition.Metadata.WorkflowID, out.Definition.Metadata.VersionID)
+	}
+	return code
+}
+
+// runParam turns k=v into a run param: v typed as JSON when it parses
+// (LONG, DOUBLE, BOOLEAN, STRING_ARRAY, MAP...), else a STRING.
+func runParam(kv string) (string, map[string]any, error) {
+	k, v, ok := strings.Cut(kv, "=")
+	if !ok || k == "" {
+		return "", nil, fmt.Errorf("param %q: want k=v", kv)
+	}
+	var val any = v
+	typ := "STRING"
+	var j any
+	if err := json.Unmarshal([]byte(v), &j); err == nil {
+		switch x := j.(type) {
+		case float64:
+			if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+				val, typ = json.Number(v), "LONG"
+			} else {
+				val, typ = x, "DOUBLE"
+			}
+		case bool:
+			val, typ = x, "BOOLEAN"
+		case map[string]any:
+			val, typ = x, "MAP"
+		case []any:
+			val, typ = x, "STRING_ARRAY"
+		}
+	}
+	return k, map[string]any{"value": val, "type": typ}, nil
+}
+
+// instanceView is the part of an instance the CLI reads.
+type instanceView struct {
+	WorkflowID   string            `json:"workflow_id"`
+	InstanceID   int64             `json:"workflow_instance_id"`
+	RunID        int64             `json:"workflow_run_id"`
+	Status       string            `json:"status"`
+	StepStatuses map[string]string `json:"step_statuses"`
+	Rollup       *engine.Rollup    `json:"rollup_overview"`
+	Timeline     []struct {
+		Message string `json:"message"`
+	} `json:"timeline"`
+}
+
+func terminal(status string) bool {
+	switch status {
+	case "SUCCEEDED", "FAILED", "STOPPED", "TIMED_OUT":
+		return true
+	}
+	return false
+}
+
+func (r *runner) start(ctx context.Context, wf, version string, params []string, wait bool) int {
+	body := map[string]any{}
+	if len(params) > 0 {
+		rp := map[string]any{}
+		for _, kv := range params {
+			k, p, err := runParam(kv)
+			if err != nil {
+				fmt.Fprintf(r.o.Stderr, "maestro start: %v\n", err)
+				return ExitUsage
+			}
+			rp[k] = p
+		}
+		body["run_params"] = rp
+	}
+	data, _ := json.Marshal(body)
+	var out struct {
+		InstanceID int64  `json:"workflow_instance_id"`
+		RunID      int64  `json:"workflow_run_id"`
+		Version    int64  `json:"workflow_version_id"`
+		Status     string `json:"status"`
+	}
+	var raw json.RawMessage
+	if err := r.c.Do(ctx, http.MethodPost, "/api/v3/workflows/"+url.PathEscape(wf)+"/versions/"+url.PathEscape(version)+"/actions/start", data, &raw); err != nil {
+		return r.fail("start", err)
+	}
+	_ = json.Unmarshal(raw, &out)
+	if r.json && !wait {
+		fmt.Fprintln(r.o.Stdout, string(raw))
+		return ExitOK
+	}
+	if !r.json {
+		fmt.Fprintf(r.o.Stdout, "started %s instance %d (version %d, run %d)\n", wf, out.InstanceID, out.Version, out.RunID)
+	}
+	if !wait {
+		return ExitOK
+	}
+	return r.follow(ctx, wf, out.InstanceID)
+}
+
+// follow polls an instance until it ends, printing a progress line when
+// it changes; the exit code says whether it succeeded.
+func (r *runner) follow(ctx context.Context, wf string, inst int64) int {
+	last := ""
+	ticker := time.NewTicker(r.o.Poll)
+	defer ticker.Stop()
+	for {
+		var v instanceView
+		if err := r.c.Do(ctx, http.MethodGet, fmt.Sprintf("/api/v3/workflows/%s/instances/%d", url.PathEscape(wf), inst), nil, &v); err != nil {
+			return r.fail("start", err)
+		}
+		line := progress(v)
+		if line != last && !r.json {
+			fmt.Fprintln(r.o.Stdout, line)
+			last = line
+		}
+		if terminal(v.Status) {
+			if r.json {
+				r.printJSON(v)
+			}
+			if v.Status == "SUCCEEDED" {
+				return ExitOK
+			}
+			if !r.json && len(v.Timeline) > 0 {
+				fmt.Fprintf(r.o.Stderr, "maestro: %s instance %d %s: %s\n", wf, inst, v.Status, v.Timeline[len(v.Timeline)-1].Message)
+			}
+			return ExitFailed
+		}
+		select {
+		case <-ctx.Done():
+			return r.fail("start", ctx.Err())
+		case <-ticker.C:
+		}
+	}
+}
+
+// progress is one line about a run: its status, its steps by status and,
+// with loops or subworkflows, the leaf steps of its tree.
+func progress(v instanceView) string {
+	counts := map[string]int{}
+	for _, s := range v.StepStatuses {
+		counts[s]++
+	}
+	line := fmt.Sprintf("%s  %d steps: %s", v.Status, len(v.StepStatuses), countList(counts))
+	if v.Rollup != nil && v.Rollup.TotalLeafCount > int64(len(v.StepStatuses)) {
+		leaf := map[string]int{}
+		for k, n := range v.Rollup.Overview {
+			leaf[string(k)] = int(n)
+		}
+		line += fmt.Sprintf("  (%d leaf steps: %s)", v.Rollup.TotalLeafCount, countList(leaf))
+	}
+	return line
+}
+
+func countList(counts map[string]int) string {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d %s", counts[k], k)
+	}
+	if len(parts) == 0 {
+		return "none yet"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// stepView is the part of a step attempt the CLI reads.
+type stepView struct {
+	StepID  string `json:"step_id"`
+	Attempt int64  `json:"step_attempt_id"`
+	Type    string `json:"step_type"`
+	Runtime struct {
+		Status    string `json:"status"`
+		StartTime int64  `json:"start_time"`
+		EndTime   int64  `json:"end_time"`
+	} `json:"runtime_state"`
+}
+
+func (r *runner) status(ctx context.Context, wf, inst string) int {
+	base := fmt.Sprintf("/api/v3/workflows/%s/instances/%s", url.PathEscape(wf), url.PathEscape(inst))
+	var v instanceView
+	if err := r.c.Do(ctx, http.MethodGet, base, nil, &v); err != nil {
+		return r.fail("status", err)
+	}
+	var steps []stepView
+	var raw json.RawMessage
+	if err := r.c.Do(ctx, http.MethodGet, base+"/steps", nil, &raw); err != nil {
+		return r.fail("status", err)
+	}
+	if r.json {
+		fmt.Fprintln(r.o.Stdout, string(raw))
+		return ExitOK
+	}
+	if err := json.Unmarshal(raw, &steps); err != nil {
+		return r.fail("status", err)
+	}
+	fmt.Fprintf(r.o.Stdout, "%s instance %d run %d: %s\n", v.WorkflowID, v.InstanceID, v.RunID, v.Status)
+	tw := tabwriter.NewWriter(r.o.Stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tTYPE\tATTEMPT\tSTATUS\tDURATION")
+	for _, s := range steps {
+		d := "-"
+		if s.Runtime.StartTime > 0 {
+			end := s.Runtime.EndTime
+			if end == 0 {
+				end = time.Now().UnixMilli()
+			}
+			d = (time.Duration(end-s.Runtime.StartTime) * time.Millisecond).String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.StepID, orDash(s.Type), s.Attempt, s.Runtime.Status, d)
+	}
+	_ = tw.Flush()
+	return ExitOK
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (r *runner) instances(ctx context.Context, wf, status string) int {
+	path := "/api/v3/workflows/" + url.PathEscape(wf) + "/instances"
+	if status != "" {
+		path += "?status=" + url.QueryEscape(status)
+	}
+	var raw json.RawMessage
+	if err := r.c.Do(ctx, http.MethodGet, path, nil, &raw); err != nil {
+		return r.fail("instances", err)
+	}
+	if r.json {
+		fmt.Fprintln(r.o.Stdout, string(raw))
+		return ExitOK
+	}
+	var list struct {
+		Instances []struct {
+			ID        int64  `json:"workflow_instance_id"`
+			Run       int64  `json:"workflow_run_id"`
+			Status    string `json:"status"`
+			StartTime int64  `json:"start_time"`
+			EndTime   int64  `json:"end_time"`
+		} `json:"workflow_instances"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return r.fail("instances", err)
+	}
+	tw := tabwriter.NewWriter(r.o.Stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "INSTANCE\tRUN\tSTATUS\tSTARTED")
+	for _, i := range list.Instances {
+		started := "-"
+		if i.StartTime > 0 {
+			started = time.UnixMilli(i.StartTime).UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\n", i.ID, i.Run, i.Status, started)
+	}
+	_ = tw.Flush()
+	return ExitOK
+}
+
+func (r *runner) act(ctx context.Context, wf, inst, action string) int {
+	var v instanceView
+	var raw json.RawMessage
+	path := fmt.Sprintf("/api/v3/workflows/%s/instances/%s/actions/%s", url.PathEscape(wf), url.PathEscape(inst), action)
+	if err := r.c.Do(ctx, http.MethodPut, path, nil, &raw); err != nil {
+		return r.fail(action, err)
+	}
+	if r.json {
+		fmt.Fprintln(r.o.Stdout, string(raw))
+		return ExitOK
+	}
+	_ = json.Unmarshal(raw, &v)
+	fmt.Fprintf(r.o.Stdout, "%s instance %d: %s\n", wf, v.InstanceID, v.Status)
+	return ExitOK
+}
+
+func (r *runner) restart(ctx context.Context, wf, inst string) int {
+	var v instanceView
+	var raw json.RawMessage
+	path := fmt.Sprintf("/api/v3/workflows/%s/instances/%s/actions/restart", url.PathEscape(wf), url.PathEscape(inst))
+	if err := r.c.Do(ctx, http.MethodPost, path, []byte(`{}`), &raw); err != nil {
+		return r.fail("restart", err)
+	}
+	if r.json {
+		fmt.Fprintln(r.o.Stdout, string(raw))
+		return ExitOK
+	}
+	_ = json.Unmarshal(raw, &v)
+	fmt.Fprintf(r.o.Stdout, "%s instance %d: run %d %s\n", wf, v.InstanceID, v.RunID, v.Status)
+	return ExitOK
+}
+
+func (r *runner) signal(ctx context.Context, name string, kvs []string) int {
+	params := map[string]any{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			fmt.Fprintf(r.o.Stderr, "maestro signal: param %q: want k=v\n", kv)
+			return ExitUsage
+		}
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			params[k] = n
+		} else {
+			params[k] = v
+		}
+	}
+	data, _ := json.Marshal(map[string]any{"name": name, "params": params})
+	var raw json.RawMessage
+	if err := r.c.Do(ctx, http.MethodPost, "/api/v3/signals", data, &raw); err != nil {
+		return r.fail("signal", err)
+	}
+	if r.json {
+		fmt.Fprintln(r.o.Stdout, string(raw))
+		return ExitOK
+	}
+	var out struct {
+		Seq     int64 `json:"seq_id"`
+		Created bool  `json:"created"`
+	}
+	_ = json.Unmarshal(raw, &out)
+	fmt.Fprintf(r.o.Stdout, "signal %s instance %d\n", name, out.Seq)
+	return ExitOK
+}

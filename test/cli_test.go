@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/maestro-serverless/maestro/cli"
+	"github.com/maestro-serverless/maestro/localstack/stack"
+)
+
+// maestro runs the CLI against the system and returns its exit code,
+// stdout and stderr.
+func (s *system) maestro(args ...string) (int, string, string) {
+	s.t.Helper()
+	var out, errOut bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	code := cli.Run(ctx, args, cli.Options{Stdout: &out, Stderr: &errOut, Poll: 100 * time.Millisecond,
+		Getenv: func(k string) string {
+			if k == cli.EnvEndpoint {
+				return s.st.URL
+			}
+			return ""
+		}})
+	return code, out.String(), errOut.String()
+}
+
+func TestCLI(t *testing.T) {
+	s := startSystem(t, stack.Options{})
+
+	code, out, errOut := s.maestro("push", "testdata/sample-dag-test-7.json")
+	if code != cli.ExitOK || !strings.Contains(out, "workflow sample-dag-test-7 version 1") {
+		t.Fatalf("push: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = s.maestro("start", "sample-dag-test-7", "--wait")
+	if code != cli.ExitOK {
+		t.Fatalf("start --wait: exit %d\n%s%s", code, out, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.HasPrefix(lines[0], "started sample-dag-test-7 instance 1") || !regexp.MustCompile(`^SUCCEEDED  (\d+) steps: (\d+) SUCCEEDED$`).MatchString(lines[len(lines)-1]) {
+		t.Fatalf("start --wait printed:\n%s", out)
+	}
+	t.Logf("start --wait printed:\n%s", out)
+
+	code, out, errOut = s.maestro("status", "sample-dag-test-7", "1")
+	if code != cli.ExitOK || !strings.Contains(out, "sample-dag-test-7 instance 1 run 1: SUCCEEDED") {
+		t.Fatalf("status: exit %d\n%s%s", code, out, errOut)
+	}
+	rows := strings.Split(strings.TrimSpace(out), "\n")[2:]
+	for _, row := range rows {
+		if f := strings.Fields(row); len(f) < 5 || f[3] != "SUCCEEDED" {
+			t.Fatalf("status row %q: want every step SUCCEEDED\n%s", row, out)
+		}
+	}
+	if len(rows) < 2 {
+		t.Fatalf("status listed %d steps:\n%s", len(rows), out)
+	}
+
+	// A run that fails exits 1 and says why on stderr.
+	if code, out, errOut := s.maestro("push", "testdata/sample-dag-test-7.json"); code != cli.ExitOK {
+		t.Fatalf("push again: %d %s%s", code, out, errOut)
+	}
+	failing := s.push([]byte(`{"properties":{"owner":"cli"},"workflow":{"id":"cli-fails","steps":[
+	  {"step":{"id":"bad","type":"Sleep","params":{"sleep_seconds":{"value":"soon","type":"STRING"}}}}]}}`))
+	code, out, errOut = s.maestro("start", failing, "--wait")
+	if code != cli.ExitFailed || !strings.Contains(out, "FAILED") || !strings.Contains(errOut, "cli-fails instance 1 FAILED") {
+		t.Fatalf("a failing run: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// Errors name the API's message; usage errors exit 2.
+	if code, _, errOut := s.maestro("start", "no-such-workflow"); code != cli.ExitFailed || !strings.Contains(errOut, "HTTP 404") {
+		t.Fatalf("an unknown workflow: exit %d %s", code, errOut)
+	}
+	if code, _, _ := s.maestro("status", "only-one-arg"); code != cli.ExitUsage {
+		t.Fatalf("a usage error: exit %d", code)
+	}
+	if code, out, errOut := s.maestro("instances", "sample-dag-test-7", "--json"); code != cli.ExitOK || !strings.Contains(out, `"workflow_instances"`) {
+		t.Fatalf("instances --json: exit %d\n%s%s", code, out, errOut)
+	}
+}
