@@ -44,9 +44,13 @@ type Options struct {
 type server struct {
 	svc orchestrator.Service
 	log *slog.Logger
+	// patterns are the routes register added, for the OpenAPI document.
+	patterns []string
 }
 
-// NewHandler returns the API's http.Handler over svc. It serves
+// NewHandler returns the API's http.Handler over svc. It serves every route
+// of GET /api/v3/openapi.json (built from the router: routeSummaries), among
+// them
 //
 //	GET  /health
 //	POST /api/v3/workflows                  JSON definition -> {"workflow_definition": view}
@@ -106,9 +110,11 @@ const flattenPath = "/api/v3/views/flatten"
 // register adds the API's routes to mux.
 func (s *server) register(mux *http.ServeMux) {
 	route := func(pattern string, fn apiFunc) {
+		s.patterns = append(s.patterns, pattern)
 		mux.Handle(pattern, s.api(fn))
 	}
 	route("GET /health", s.health)
+	route("GET "+openAPIPath, s.openAPI)
 	route("GET "+workflowsPath+"/instances/action-map", s.workflowActionMap)
 	route("GET "+workflowsPath+"/steps/instances/action-map", s.stepActionMap)
 	route("POST "+workflowsPath, s.createWorkflow(orchestrator.FormatJSON))
