@@ -122,7 +122,8 @@ func newFunction(scope constructs.Construct, s settings, handler, id, descriptio
 		RemovalPolicy: s.removal(),
 	})
 	role.AddToPrincipalPolicy(allow([]string{"logs:CreateLogStream", "logs:PutLogEvents"}, logs.LogGroupArn()))
-	environment := map[string]*string{}
+	// Every handler prints its metrics as EMF lines, dimensioned by stage.
+	environment := map[string]*string{wiring.EnvStage: jsii.String(s.Stage)}
 	for k, v := range env {
 		environment[k] = jsii.String(v)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/resources"
 )
 
@@ -27,6 +28,9 @@ const (
 	// that raises an alarm. Work messages include timers delayed up to 15
 	// minutes by SQS, which do not count as visible while delayed.
 	WorkAgeThreshold = 15 * time.Minute
+	// StepLaunchDelayThreshold is the p99 step launch delay (decision to
+	// worker) that raises an alarm.
+	StepLaunchDelayThreshold = 5 * time.Second
 )
 
 // alarmSpec is one alarm to create.
@@ -103,6 +107,34 @@ func newMonitoring(scope constructs.Construct, s settings, st *Stack) {
 			periods:     1,
 		})
 	}
+	// The handlers' own metrics (EMF; package metrics).
+	emf := func(name, statistic string, period time.Duration, dims map[string]*string) awscloudwatch.IMetric {
+		d := map[string]*string{"Stage": jsii.String(s.Stage)}
+		for k, v := range dims {
+			d[k] = v
+		}
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+			Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(name), DimensionsMap: &d,
+			Statistic: jsii.String(statistic), Period: seconds(period),
+		})
+	}
+	specs = append(specs, alarmSpec{
+		id:          "AlarmStepLaunchDelay",
+		name:        "step-launch-delay",
+		description: "Steps wait longer than " + StepLaunchDelayThreshold.String() + " (p99) from the decision that starts them to their worker.",
+		metric:      emf(metrics.StepLaunchDelay, "p99", 5*time.Minute, nil),
+		threshold:   float64(StepLaunchDelayThreshold.Milliseconds()),
+		op:          awscloudwatch.ComparisonOperator_GREATER_THAN_THRESHOLD,
+		periods:     3,
+	}, alarmSpec{
+		id:          "AlarmFailedRuns",
+		name:        "failed-runs",
+		description: "Workflow runs failed.",
+		metric:      emf(metrics.RunsFinished, "Sum", 5*time.Minute, map[string]*string{"Status": jsii.String("FAILED")}),
+		threshold:   1,
+		op:          awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		periods:     1,
+	})
 	specs = append(specs, alarmSpec{
 		id:          "AlarmApi5xx",
 		name:        "api-5xx",
@@ -171,6 +203,20 @@ func newMonitoring(scope constructs.Construct, s settings, st *Stack) {
 	)
 	dash.AddWidgets(graph("Invocations", invocations...), graph("Errors", errs...), graph("Duration p99 (ms)", durations...))
 	dash.AddWidgets(graph("Queue depth", depth...), graph("Oldest message age (s)", age...), graph("Dead-letter queue depth", dlqDepth...))
+	var stepsByStatus, runsByStatus []awscloudwatch.IMetric
+	for _, st := range []string{"SUCCEEDED", "FATALLY_FAILED", "USER_FAILED", "PLATFORM_FAILED", "TIMED_OUT", "STOPPED"} {
+		stepsByStatus = append(stepsByStatus, emf(metrics.StepsFinished, "Sum", 5*time.Minute, map[string]*string{"Status": jsii.String(st)}))
+	}
+	for _, st := range []string{"SUCCEEDED", "FAILED", "STOPPED", "TIMED_OUT"} {
+		runsByStatus = append(runsByStatus, emf(metrics.RunsFinished, "Sum", 5*time.Minute, map[string]*string{"Status": jsii.String(st)}))
+	}
+	dash.AddWidgets(
+		graph("Step launch delay p50 / p99 (ms)", emf(metrics.StepLaunchDelay, "p50", 5*time.Minute, nil), emf(metrics.StepLaunchDelay, "p99", 5*time.Minute, nil)),
+		graph("Decision latency p50 / p99 (ms)", emf(metrics.DecisionLatency, "p50", 5*time.Minute, nil), emf(metrics.DecisionLatency, "p99", 5*time.Minute, nil)),
+		graph("Queue lag p99 (ms)", emf(metrics.QueueLag, "p99", 5*time.Minute, map[string]*string{"Queue": jsii.String("work")}),
+			emf(metrics.QueueLag, "p99", 5*time.Minute, map[string]*string{"Queue": jsii.String("decision")})),
+	)
+	dash.AddWidgets(graph("Steps finished by status", stepsByStatus...), graph("Runs finished by status", runsByStatus...))
 	dash.AddWidgets(graph("Table consumed capacity",
 		st.Table.MetricConsumedReadCapacityUnits(&awscloudwatch.MetricOptions{Period: fiveMinutes}),
 		st.Table.MetricConsumedWriteCapacityUnits(&awscloudwatch.MetricOptions{Period: fiveMinutes})))

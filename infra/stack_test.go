@@ -33,7 +33,7 @@ func TestResourceCounts(t *testing.T) {
 		{"AWS::ApiGateway::RestApi", 1, 1},
 		{"AWS::ApiGateway::Account", 1, 0},
 		{"Custom::S3BucketNotifications", 1, 0},
-		{"AWS::CloudWatch::Alarm", 13, 0},
+		{"AWS::CloudWatch::Alarm", 15, 0},
 		{"AWS::CloudWatch::Dashboard", 1, 0},
 	}
 	for _, tt := range tests {
@@ -209,6 +209,8 @@ func TestFunctions(t *testing.T) {
 			for k, v := range vars {
 				env[k] = render(v)
 			}
+			// Every function dimensions its metrics by stage.
+			tt.env[wiring.EnvStage] = tt.s.stack.Spec.Stage
 			if !reflect.DeepEqual(env, tt.env) {
 				t.Errorf("environment\n got %v\nwant %v", env, tt.env)
 			}
@@ -439,6 +441,9 @@ func TestAlarms(t *testing.T) {
 		{name("errors-worker"), "Errors", full.logicalID(t, st.Functions[HandlerWorker].Function)},
 		{name("errors-signals"), "Errors", full.logicalID(t, st.Functions[HandlerSignals].Function)},
 		{name("api-5xx"), "5XXError", *st.API.RestAPI.RestApiName()},
+		// The handlers' EMF metrics: namespace Maestro, dimension Stage.
+		{name("step-launch-delay"), "StepLaunchDelay", fullStage},
+		{name("failed-runs"), "RunsFinished", "FAILED"},
 	}
 	if len(alarms) != len(tests) {
 		names := make([]string, 0, len(alarms))
@@ -474,6 +479,15 @@ func TestAlarms(t *testing.T) {
 			"DashboardName": name("overview"),
 		})
 	})
+	// The dashboard graphs the handlers' EMF metrics.
+	for _, d := range full.resourcesOf("AWS::CloudWatch::Dashboard") {
+		body := render(props(d)["DashboardBody"])
+		for _, m := range []string{"StepLaunchDelay", "DecisionLatency", "QueueLag", "StepsFinished", "RunsFinished"} {
+			if !strings.Contains(body, `"Maestro","`+m+`"`) {
+				t.Errorf("the dashboard has no widget of metric %s: %.300s", m, body)
+			}
+		}
+	}
 }
 
 func TestOutputs(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/definition"
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -39,6 +40,9 @@ type Config struct {
 	// the commit (direct dispatch), ahead of the stream router, which then
 	// forwards them only as a backstop (store.BackstopDelay later).
 	Dispatcher Dispatcher
+	// Metrics receives the EMF metrics (step launch delay, decision
+	// latency, steps and runs finished); nil emits none.
+	Metrics *metrics.Emitter
 	// SweepGrace is how long past the time a run should have heard back
 	// from its work the recovery sweeper waits before re-driving it
 	// (default DefaultSweepGrace).
@@ -88,6 +92,8 @@ type Orchestrator struct {
 	stepRunReserve time.Duration
 	// dispatch sends work right after a commit; nil leaves it to the router.
 	dispatch Dispatcher
+	// metrics receives the EMF metrics (nil: none).
+	metrics *metrics.Emitter
 
 	mu     sync.Mutex
 	graphs map[graphKey]compiled // compiled immutable versions
@@ -115,6 +121,7 @@ func New(cfg Config) *Orchestrator {
 		sweepGrace:     cfg.SweepGrace,
 		stepRunReserve: cfg.StepRunReserve,
 		dispatch:       cfg.Dispatcher,
+		metrics:        cfg.Metrics,
 		graphs:         make(map[graphKey]compiled),
 	}
 	if o.claimLease <= 0 {

@@ -188,6 +188,7 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 // budget, commit. more reports that pending work remains. With in, the
 // round is a worker's inline continuation (see inlineRound).
 func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBudget, in *inlineRound) (st *engine.Instance, more bool, err error) {
+	began := time.Now()
 	var rec *store.RunRecord
 	var pending []store.Event
 	if in != nil {
@@ -384,6 +385,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	err = o.store.CommitRun(ctx, commit)
 	if err == nil {
 		o.dispatchDirect(ctx, commit.Outbox)
+		o.emitDecision(began, acc.transitions)
 		if len(discard) > 0 {
 			if derr := o.store.DiscardEvents(ctx, w.WorkflowID, w.InstanceID, w.RunID, discard); derr != nil {
 				o.log.Warn("cannot delete applied events; the next round will", "workflow_id", w.WorkflowID,

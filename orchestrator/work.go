@@ -9,6 +9,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/jsonnum"
+	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -112,6 +113,9 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 	token := o.newUUID()
 	recorded, err := o.store.ClaimAttempt(ctx, ref, token, now, now.Add(o.claimLease), start)
 	var ce *store.ClaimError
+	if err == nil && m.StartTime > 0 {
+		o.metrics.Emit(metrics.StepLaunchDelay, float64(now.UnixMilli()-m.StartTime), metrics.Milliseconds)
+	}
 	switch {
 	case errors.As(err, &ce) && ce.Done:
 		o.log.Info("dropping work for a finished or stopped step attempt", "attempt", ref.String())
@@ -222,7 +226,11 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 			m.StartTime = in.startTime
 			next := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
 			now := o.now()
-			if _, err := o.store.ClaimAttempt(ctx, next, token, now, now.Add(o.claimLease), in.start); err != nil {
+			_, err := o.store.ClaimAttempt(ctx, next, token, now, now.Add(o.claimLease), in.start)
+			if err == nil {
+				o.metrics.Emit(metrics.StepLaunchDelay, float64(now.UnixMilli()-in.startTime), metrics.Milliseconds)
+			}
+			if err != nil {
 				// Left to a worker through the queue (its claim may find
 				// it claimed, and look again when the lease ends).
 				o.log.Warn("cannot claim the step this worker started; sending it to the work queue",
@@ -468,4 +476,21 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// emitDecision emits a committed decision's latency (since began) and the
+// steps and runs it ended, by status.
+func (o *Orchestrator) emitDecision(began time.Time, transitions []engine.Transition) {
+	if o.metrics == nil {
+		return
+	}
+	o.metrics.Emit(metrics.DecisionLatency, float64(time.Since(began).Milliseconds()), metrics.Milliseconds)
+	for _, t := range transitions {
+		switch {
+		case t.StepID != "" && model.StepStatus(t.To).IsTerminal():
+			o.metrics.Emit(metrics.StepsFinished, 1, metrics.Count, "Status", t.To)
+		case t.StepID == "" && model.WorkflowStatus(t.To).IsTerminal():
+			o.metrics.Emit(metrics.RunsFinished, 1, metrics.Count, "Status", t.To)
+		}
+	}
 }

@@ -41,6 +41,7 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		topics = append(topics, v)
 		return nil
 	})
+	emf := fs.Bool("metrics", true, "print the handlers' metrics as CloudWatch Embedded Metric Format lines with the logs")
 	ecsOn := fs.Bool("ecs", true, "provision an ECS cluster and network on the emulator for Ecs and Kubernetes steps (their tasks end through POST /local/job-events)")
 	var taskDefs, jobQueues, jobDefs []string
 	for _, f := range []struct {
@@ -64,9 +65,13 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	st, err := stack.Start(ctx, stack.Options{Addr: *addr, Stage: *stage, StreamInterval: *streamEvery, StateDir: *stateDir, Logger: log,
+	opts := stack.Options{Addr: *addr, Stage: *stage, StreamInterval: *streamEvery, StateDir: *stateDir, Logger: log,
 		Functions: funcs, CallbackQueues: queues, CallbackTopics: topics,
-		ECS: *ecsOn, ECSTaskDefinitions: taskDefs, BatchJobQueues: jobQueues, BatchJobDefinitions: jobDefs})
+		ECS: *ecsOn, ECSTaskDefinitions: taskDefs, BatchJobQueues: jobQueues, BatchJobDefinitions: jobDefs}
+	if *emf {
+		opts.Metrics = stderr
+	}
+	st, err := stack.Start(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "maestro local: %v\n", err)
 		return exitInvalid

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -23,6 +24,13 @@ type Handler struct {
 	p           Processor
 	log         *slog.Logger
 	concurrency int
+	metrics     *metrics.Emitter
+}
+
+// WithMetrics makes the handler emit each message's queue lag to m.
+func (h *Handler) WithMetrics(m *metrics.Emitter) *Handler {
+	h.metrics = m
+	return h
 }
 
 // DefaultConcurrency is how many runs of one batch are decided at once.
@@ -46,6 +54,11 @@ func New(p Processor, log *slog.Logger) *Handler {
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	var order []string
 	groups := map[string][]events.SQSMessage{}
+	sent := make([]string, len(ev.Records))
+	for i, m := range ev.Records {
+		sent[i] = m.Attributes["SentTimestamp"]
+	}
+	h.metrics.SQSLag("decision", sent)
 	for _, m := range ev.Records {
 		g := m.Attributes["MessageGroupId"]
 		if g == "" {

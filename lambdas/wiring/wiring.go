@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -30,6 +31,7 @@ import (
 	"github.com/maestro-serverless/maestro/lambdas/ingest"
 	"github.com/maestro-serverless/maestro/lambdas/router"
 	"github.com/maestro-serverless/maestro/lambdas/worker"
+	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/schedules"
@@ -102,6 +104,9 @@ const (
 	// queues (names or ARNs) and job definition names Batch steps may use.
 	EnvBatchJobQueues      = "MAESTRO_BATCH_JOB_QUEUES"
 	EnvBatchJobDefinitions = "MAESTRO_BATCH_JOB_DEFINITIONS"
+	// EnvStage is the stage the metrics (EMF lines on stdout) are
+	// dimensioned by; unset emits none.
+	EnvStage = "MAESTRO_STAGE"
 )
 
 // ConfigFromEnv reads Config from the environment; every variable named in
@@ -199,6 +204,10 @@ type Options struct {
 	ECS ecsstep.Config
 	// Batch configures Batch steps (its clients are built here).
 	Batch batchstep.Config
+	// Metrics receives the handlers' EMF metric lines, dimensioned by
+	// Stage; nil emits none.
+	Metrics io.Writer
+	Stage   string
 	// Emulator relaxes client checks emulators fail: moto computes the
 	// DynamoDB response CRC32 differently from AWS for binary attributes.
 	Emulator bool
@@ -290,6 +299,10 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		// work queue themselves, with the router's code.
 		dispatcher = rt
 	}
+	var emf *metrics.Emitter
+	if opts.Metrics != nil {
+		emf = metrics.New(opts.Metrics, opts.Stage, opts.Now)
+	}
 	orch := orchestrator.New(orchestrator.Config{
 		Schedules:  trig,
 		Store:      store.New(ddb, cfg.Table, store.Options{Now: opts.Now, EventSweepAfter: opts.EventSweepAfter}),
@@ -300,15 +313,16 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		ClaimLease: opts.ClaimLease,
 		SweepGrace: opts.SweepGrace,
 		Dispatcher: dispatcher,
+		Metrics:    emf,
 	})
 	return &Deps{
 		Orchestrator: orch,
 		Logger:       opts.Logger,
 		Router:       rt,
-		Decider:      decider.New(orch, opts.Logger),
+		Decider:      decider.New(orch, opts.Logger).WithMetrics(emf),
 		Worker: worker.New(worker.Config{
 			Processor: orch, SQS: sqsClient, WorkQueueURL: cfg.WorkQueueURL,
-			Runners: opts.Runners, Logger: opts.Logger,
+			Runners: opts.Runners, Logger: opts.Logger, Metrics: emf,
 		}),
 		Ingest: ingest.New(ingest.Config{
 			Announcer: orch, SQS: sqsClient, DLQURL: cfg.SignalDLQURL, Rules: cfg.SignalRules, Logger: opts.Logger,
@@ -339,7 +353,8 @@ func MustBuildFromEnv(required ...string) *Deps {
 			TaskRoleARN: os.Getenv(EnvECSTaskRoleARN), LogGroup: os.Getenv(EnvECSLogGroup),
 			Family: os.Getenv(EnvECSFamily), StartedBy: os.Getenv(EnvECSFamily), AllowTaskDefinitions: envList(EnvECSTaskDefinitions),
 		},
-		Batch: batchstep.Config{AllowQueues: envList(EnvBatchJobQueues), AllowDefinitions: envList(EnvBatchJobDefinitions)},
+		Batch:   batchstep.Config{AllowQueues: envList(EnvBatchJobQueues), AllowDefinitions: envList(EnvBatchJobDefinitions)},
+		Metrics: metricsOut(os.Getenv(EnvStage)), Stage: os.Getenv(EnvStage),
 	})
 	if err != nil {
 		log.Error("bad configuration", "error", err)
@@ -357,4 +372,13 @@ func envList(name string) []string {
 		}
 	}
 	return out
+}
+
+// metricsOut is where a Lambda function prints its EMF lines: stdout, which
+// CloudWatch Logs reads; nil (none) without a stage.
+func metricsOut(stage string) io.Writer {
+	if stage == "" {
+		return nil
+	}
+	return os.Stdout
 }

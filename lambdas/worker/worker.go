@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/maestro-serverless/maestro/lambdas/sqsbatch"
+	"github.com/maestro-serverless/maestro/metrics"
 
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
@@ -39,6 +40,8 @@ type Config struct {
 	// Parallelism bounds concurrently processed messages of one batch (default 10).
 	Parallelism int
 	Logger      *slog.Logger
+	// Metrics receives each message's queue lag (nil: none).
+	Metrics *metrics.Emitter
 }
 
 // Handler consumes work-queue batches.
@@ -57,6 +60,11 @@ func New(cfg Config) *Handler {
 
 // Handle processes a batch concurrently and reports the failed messages.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	sent := make([]string, len(ev.Records))
+	for i, m := range ev.Records {
+		sent[i] = m.Attributes["SentTimestamp"]
+	}
+	h.cfg.Metrics.SQSLag("work", sent)
 	return sqsbatch.Process(ctx, ev, h.cfg.Parallelism, h.cfg.Logger, "worker", h.one), nil
 }
 

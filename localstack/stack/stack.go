@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -85,6 +86,9 @@ type Options struct {
 	ECS                                 bool
 	ECSTaskDefinitions                  []string
 	BatchJobQueues, BatchJobDefinitions []string
+	// Metrics receives the handlers' EMF metric lines (as Lambda prints
+	// them to CloudWatch Logs), dimensioned by the stage; nil emits none.
+	Metrics io.Writer
 	// WorkPollers and DecisionPollers size the SQS pumps (defaults 4 and 2).
 	WorkPollers, DecisionPollers int
 	// StateDir, when set, keeps the local stack's own state across
@@ -257,6 +261,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		HTTPAllow:       opts.HTTPAllow,
 		LambdaFunctions: functionNames, CallbackQueues: opts.CallbackQueues, CallbackTopics: opts.CallbackTopics,
 		ECS: ecsCfg, Batch: batchstep.Config{AllowQueues: opts.BatchJobQueues, AllowDefinitions: opts.BatchJobDefinitions},
+		Metrics: opts.Metrics, Stage: opts.Stage,
 		ClaimLease: opts.ClaimLease, EventSweepAfter: opts.EventSweepAfter, SweepGrace: opts.SweepGrace,
 		HealthInfo: orchestrator.HealthView{
 			Endpoint: s.Emulator.Endpoint, Emulator: string(s.Emulator.Kind),
