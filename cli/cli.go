@@ -48,14 +48,21 @@ const Usage = `  push FILE...                 store workflow definitions (.json,
                                start a run; with --wait follow it and exit 0 only if it succeeds
   status WF INSTANCE           the run's steps: status, attempt, duration
   instances WF [--status S]    a workflow's instances, newest first
+  watch WF INSTANCE            follow a run until it ends (exit 0 only if it succeeds)
+  timeline WF INSTANCE         the run's timeline
   stop|kill|unblock WF INSTANCE
   restart WF INSTANCE          a new run of an ended instance (RESTART_FROM_INCOMPLETE)
+  step stop|kill|skip|bypass|resume|restart WF INSTANCE STEP
+                               act on a step's current attempt
+  breakpoint add|list|remove WF STEP
+  permit set TAG N | permit get|delete TAG
   signal NAME [k=v]...         announce a signal
   options: --endpoint URL (or $MAESTRO_ENDPOINT; default http://127.0.0.1:8080), --json
 `
 
 // Commands are the subcommands Run serves.
-var Commands = []string{"push", "start", "status", "instances", "stop", "kill", "unblock", "restart", "signal"}
+var Commands = []string{"push", "start", "status", "instances", "watch", "timeline", "stop", "kill", "unblock", "restart",
+	"step", "breakpoint", "permit", "signal"}
 
 // Client calls the API.
 type Client struct {
@@ -242,6 +249,37 @@ func Run(ctx context.Context, args []string, o Options) int {
 			return ExitUsage
 		}
 		code = r.restart(ctx, rest[0], rest[1])
+	case "watch":
+		if !need(2, "WF INSTANCE") {
+			return ExitUsage
+		}
+		inst, err := strconv.ParseInt(rest[1], 10, 64)
+		if err != nil || inst <= 0 {
+			fmt.Fprintln(o.Stderr, "maestro watch: INSTANCE must be a positive integer")
+			return ExitUsage
+		}
+		code = r.follow(ctx, rest[0], inst)
+	case "timeline":
+		if !need(2, "WF INSTANCE") {
+			return ExitUsage
+		}
+		code = r.timeline(ctx, rest[0], rest[1])
+	case "step":
+		if !need(4, "stop|kill|skip|bypass|resume|restart WF INSTANCE STEP") {
+			return ExitUsage
+		}
+		code = r.stepAction(ctx, rest[0], rest[1], rest[2], rest[3])
+	case "breakpoint":
+		if !need(3, "add|list|remove WF STEP") {
+			return ExitUsage
+		}
+		code = r.breakpoint(ctx, rest[0], rest[1], rest[2])
+	case "permit":
+		if len(rest) < 2 {
+			fmt.Fprintln(o.Stderr, "usage: maestro permit set TAG N | permit get|delete TAG")
+			return ExitUsage
+		}
+		code = r.permit(ctx, rest[0], rest[1:])
 	case "signal":
 		if len(rest) < 1 {
 			fmt.Fprintln(o.Stderr, "usage: maestro signal NAME [k=v]...")
@@ -652,5 +690,135 @@ func (r *runner) signal(ctx context.Context, name string, kvs []string) int {
 	}
 	_ = json.Unmarshal(raw, &out)
 	fmt.Fprintf(r.o.Stdout, "signal %s instance %d\n", name, out.Seq)
+	return ExitOK
+}
+
+func (r *runner) timeline(ctx context.Context, wf, inst string) int {
+	var v struct {
+		Status   string `json:"status"`
+		Timeline []struct {
+			Time    int64  `json:"timestamp"`
+			Status  string `json:"status"`
+			Message string `json:"message"`
+		} `json:"timeline"`
+	}
+	var raw json.RawMessage
+	if err := r.c.Do(ctx, http.MethodGet, fmt.Sprintf("/api/v3/workflows/%s/instances/%s", url.PathEscape(wf), url.PathEscape(inst)), nil, &raw); err != nil {
+		return r.fail("timeline", err)
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return r.fail("timeline", err)
+	}
+	if r.json {
+		r.printJSON(v.Timeline)
+		return ExitOK
+	}
+	for _, e := range v.Timeline {
+		fmt.Fprintf(r.o.Stdout, "%s  %-10s %s\n", time.UnixMilli(e.Time).UTC().Format("2006-01-02T15:04:05.000Z"), e.Status, e.Message)
+	}
+	return ExitOK
+}
+
+// stepActions are the actions "maestro step" takes.
+var stepActions = []string{"stop", "kill", "skip", "bypass", "resume", "restart"}
+
+func (r *runner) stepAction(ctx context.Context, action, wf, inst, step string) int {
+	base := fmt.Sprintf("/api/v3/workflows/%s/instances/%s/steps/%s/actions/", url.PathEscape(wf), url.PathEscape(inst), url.PathEscape(step))
+	var err error
+	var raw json.RawMessage
+	switch action {
+	case "restart":
+		err = r.c.Do(ctx, http.MethodPost, base+"restart", []byte(`{}`), &raw)
+	case "stop", "kill", "skip", "bypass":
+		err = r.c.Do(ctx, http.MethodPut, base+action, nil, &raw)
+	case "resume":
+		// A paused attempt resumes through its breakpoint: the latest run's
+		// current attempt of the step.
+		var steps []stepView
+		var v instanceView
+		ibase := fmt.Sprintf("/api/v3/workflows/%s/instances/%s", url.PathEscape(wf), url.PathEscape(inst))
+		if err = r.c.Do(ctx, http.MethodGet, ibase, nil, &v); err == nil {
+			err = r.c.Do(ctx, http.MethodGet, ibase+"/steps", nil, &steps)
+		}
+		if err != nil {
+			return r.fail("step resume", err)
+		}
+		attempt := int64(0)
+		for _, sv := range steps {
+			if sv.StepID == step {
+				attempt = sv.Attempt
+			}
+		}
+		if attempt == 0 {
+			return r.fail("step resume", fmt.Errorf("instance %s of %s has no step %s", inst, wf, step))
+		}
+		err = r.c.Do(ctx, http.MethodPut, fmt.Sprintf("/api/v3/workflows/steps/breakpoints/%s/instances/%s/runs/%d/steps/%s/attempts/%d/actions/resume",
+			url.PathEscape(wf), url.PathEscape(inst), v.RunID, url.PathEscape(step), attempt), nil, &raw)
+	default:
+		fmt.Fprintf(r.o.Stderr, "maestro step: unknown action %q (want %s)\n", action, strings.Join(stepActions, ", "))
+		return ExitUsage
+	}
+	if err != nil {
+		return r.fail("step "+action, err)
+	}
+	if r.json {
+		fmt.Fprintln(r.o.Stdout, string(raw))
+		return ExitOK
+	}
+	var v instanceView
+	_ = json.Unmarshal(raw, &v)
+	fmt.Fprintf(r.o.Stdout, "%s instance %d: step %s %s; the run is %s\n", wf, v.InstanceID, step, v.StepStatuses[step], v.Status)
+	return ExitOK
+}
+
+func (r *runner) breakpoint(ctx context.Context, action, wf, step string) int {
+	q := "?workflowId=" + url.QueryEscape(wf) + "&stepId=" + url.QueryEscape(step)
+	var raw json.RawMessage
+	var err error
+	switch action {
+	case "add":
+		body, _ := json.Marshal(map[string]string{"workflow_id": wf, "step_id": step})
+		err = r.c.Do(ctx, http.MethodPost, "/api/v3/workflows/steps/breakpoints", body, &raw)
+	case "list":
+		err = r.c.Do(ctx, http.MethodGet, "/api/v3/workflows/steps/breakpoints"+q, nil, &raw)
+	case "remove":
+		err = r.c.Do(ctx, http.MethodDelete, "/api/v3/workflows/steps/breakpoints"+q, nil, &raw)
+	default:
+		fmt.Fprintf(r.o.Stderr, "maestro breakpoint: unknown action %q (want add, list or remove)\n", action)
+		return ExitUsage
+	}
+	if err != nil {
+		return r.fail("breakpoint "+action, err)
+	}
+	fmt.Fprintln(r.o.Stdout, string(raw))
+	return ExitOK
+}
+
+func (r *runner) permit(ctx context.Context, action string, args []string) int {
+	var raw json.RawMessage
+	var err error
+	switch {
+	case action == "set" && len(args) == 2:
+		n, perr := strconv.ParseInt(args[1], 10, 64)
+		if perr != nil || n < 0 {
+			fmt.Fprintln(r.o.Stderr, "maestro permit set: N must be a non-negative integer")
+			return ExitUsage
+		}
+		body, _ := json.Marshal(map[string]any{"tag": args[0], "max_allowed": n})
+		err = r.c.Do(ctx, http.MethodPost, "/api/v3/tag-permits", body, &raw)
+	case (action == "get" || action == "delete") && len(args) == 1:
+		method := http.MethodGet
+		if action == "delete" {
+			method = http.MethodDelete
+		}
+		err = r.c.Do(ctx, method, "/api/v3/tag-permits/"+url.PathEscape(args[0]), nil, &raw)
+	default:
+		fmt.Fprintln(r.o.Stderr, "usage: maestro permit set TAG N | permit get|delete TAG")
+		return ExitUsage
+	}
+	if err != nil {
+		return r.fail("permit "+action, err)
+	}
+	fmt.Fprintln(r.o.Stdout, string(raw))
 	return ExitOK
 }

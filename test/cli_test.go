@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -80,5 +81,34 @@ func TestCLI(t *testing.T) {
 	}
 	if code, out, errOut := s.maestro("instances", "sample-dag-test-7", "--json"); code != cli.ExitOK || !strings.Contains(out, `"workflow_instances"`) {
 		t.Fatalf("instances --json: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// Step actions, watch, timeline, permits and breakpoints.
+	slow := s.push([]byte(`{"properties":{"owner":"cli"},"workflow":{"id":"cli-slow","steps":[
+	  {"step":{"id":"nap","type":"Sleep","params":{"sleep_seconds":{"value":600,"type":"LONG"}}}}]}}`))
+	if code, out, errOut := s.maestro("start", slow); code != cli.ExitOK {
+		t.Fatalf("start: %d %s%s", code, out, errOut)
+	}
+	poll(t, 30*time.Second, "the step sleeps", func() (bool, string) {
+		v := s.instance(slow, 1)
+		return v.StepStatuses["nap"] == "RUNNING", fmt.Sprint(v.StepStatuses)
+	})
+	if code, out, errOut := s.maestro("step", "stop", slow, "1", "nap"); code != cli.ExitOK || !strings.Contains(out, "step nap STOPPED") {
+		t.Fatalf("step stop: %d %s%s", code, out, errOut)
+	}
+	code, out, errOut = s.maestro("watch", slow, "1")
+	if code != cli.ExitFailed || !strings.Contains(errOut, "cli-slow instance 1") {
+		t.Fatalf("watch of a stopped run: %d %s%s", code, out, errOut)
+	}
+	if code, out, _ := s.maestro("timeline", slow, "1"); code != cli.ExitOK || !strings.Contains(out, "IN_PROGRESS") {
+		t.Fatalf("timeline: %d %s", code, out)
+	}
+	for _, args := range [][]string{
+		{"permit", "set", "cli-db", "2"}, {"permit", "get", "cli-db"}, {"permit", "delete", "cli-db"},
+		{"breakpoint", "add", slow, "nap"}, {"breakpoint", "list", slow, "nap"}, {"breakpoint", "remove", slow, "nap"},
+	} {
+		if code, out, errOut := s.maestro(args...); code != cli.ExitOK || len(strings.TrimSpace(out)) == 0 {
+			t.Fatalf("%v: %d %s%s", args, code, out, errOut)
+		}
 	}
 }
