@@ -376,6 +376,16 @@ func TestLambdaSteps(t *testing.T) {
 		}
 	})
 
+	t.Run("a Kubernetes step without ECS settings fails saying so", func(t *testing.T) {
+		wf := s.push(readFile(t, "sample-kubernetes-wf.json"))
+		r := s.start(wf, "")
+		v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+		a := s.steps(wf, r.WorkflowInstanceID)["job.2"]
+		if v.Status != "FAILED" || a.RuntimeState.Status != "FATALLY_FAILED" || !strings.Contains(timelineText(a), "need the stack's ECS settings") {
+			t.Fatalf("instance %s %v: %q", v.Status, v.StepStatuses, timelineText(a))
+		}
+	})
+
 	t.Run("an asynchronous invocation ends through its task token", func(t *testing.T) {
 		wf := s.push(lambdaWorkflow("lambda-later", "later", "", payload+`,"invocation_type":{"type":"STRING","value":"Event"}`))
 		r := s.start(wf, "")

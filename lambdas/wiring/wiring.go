@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/maestro-serverless/maestro/definition"
+	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/lambdas/decider"
 	"github.com/maestro-serverless/maestro/lambdas/ingest"
 	"github.com/maestro-serverless/maestro/lambdas/router"
@@ -264,15 +265,16 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		opts.Runners = map[model.StepType]orchestrator.StepRunner{
 			model.StepHTTP: httpRunner, model.StepLambda: lambdaRunner, model.StepCallback: callbackRunner, model.StepBatch: batchRunner,
 		}
+		var ecsRunner orchestrator.StepRunner = unconfigured{what: "ECS and Kubernetes steps need the stack's ECS settings " +
+			"(CDK context ecsCluster and ecsSubnets; " + EnvECSCluster + ")"}
 		if opts.ECS.Cluster != "" {
 			ecsCfg := opts.ECS
 			ecsCfg.ECS, ecsCfg.Logs, ecsCfg.Region = ecs.NewFromConfig(awsCfg), logs, awsCfg.Region
-			ecsRunner, err := ecsstep.New(ecsCfg)
-			if err != nil {
+			if ecsRunner, err = ecsstep.New(ecsCfg); err != nil {
 				return nil, fmt.Errorf("%s: %w", EnvECSCluster, err)
 			}
-			opts.Runners[model.StepECS], opts.Runners[model.StepKubernetes] = ecsRunner, ecsRunner
 		}
+		opts.Runners[model.StepECS], opts.Runners[model.StepKubernetes] = ecsRunner, ecsRunner
 	}
 	var trig orchestrator.TriggerSchedules
 	if cfg.ScheduleGroup != "" && cfg.WorkQueueARN != "" {
@@ -381,4 +383,13 @@ func metricsOut(stage string) io.Writer {
 		return nil
 	}
 	return os.Stdout
+}
+
+// unconfigured runs steps of a type the deployment has not set up: each
+// fails, saying what setting it needs.
+type unconfigured struct{ what string }
+
+// RunStep fails the step (not retried: retrying does not configure it).
+func (u unconfigured) RunStep(_ context.Context, m orchestrator.WorkMessage) (engine.StepFinished, error) {
+	return engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError, Message: u.what}, nil
 }
