@@ -44,17 +44,7 @@ func (b *permitBook) touchQueue(name string) (h, w map[string]int64) {
 	if h, ok := b.qholders[name]; ok {
 		return h, b.qwaiters[name]
 	}
-	p := b.queues[name]
-	h = map[string]int64{}
-	for e, exp := range p.Holders {
-		if exp >= b.now {
-			h[e] = exp
-		}
-	}
-	w = maps.Clone(p.Waiters)
-	if w == nil {
-		w = map[string]int64{}
-	}
+	h, w = workingCopy(b.queues[name], b.now)
 	b.qholders[name], b.qwaiters[name] = h, w
 	return h, w
 }

@@ -87,10 +87,17 @@ func (b *permitBook) touch(tag string) (h, w map[string]int64) {
 	if h, ok := b.holders[tag]; ok {
 		return h, b.waiters[tag]
 	}
-	p := b.snap[tag]
+	h, w = workingCopy(b.snap[tag], b.now)
+	b.holders[tag], b.waiters[tag] = h, w
+	return h, w
+}
+
+// workingCopy copies permit p's holders, without those whose lease ended
+// before now, and its waiters.
+func workingCopy(p *store.TagPermit, now int64) (h, w map[string]int64) {
 	h = make(map[string]int64, len(p.Holders))
 	for k, exp := range p.Holders {
-		if exp >= b.now {
+		if exp >= now {
 			h[k] = exp
 		}
 	}
@@ -98,7 +105,6 @@ func (b *permitBook) touch(tag string) (h, w map[string]int64) {
 	if w == nil {
 		w = map[string]int64{}
 	}
-	b.holders[tag], b.waiters[tag] = h, w
 	return h, w
 }
 

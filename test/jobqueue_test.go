@@ -30,7 +30,12 @@ func (g *cpuGauge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.peak = max(g.peak, g.held)
 	g.calls++
 	g.mu.Unlock()
-	time.Sleep(200 * time.Millisecond) // the step's work
+	// The step's work: a fixed duration, so that steps overlap in the
+	// queue (nothing here waits for a condition).
+	select {
+	case <-time.After(200 * time.Millisecond):
+	case <-r.Context().Done():
+	}
 	g.mu.Lock()
 	g.held -= cpu
 	g.mu.Unlock()

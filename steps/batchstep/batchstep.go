@@ -119,18 +119,8 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ str
 	if len(j.name) > 128 {
 		j.name = j.name[:128]
 	}
-	env := map[string]string{
-		"MAESTRO_WORKFLOW_ID": m.WorkflowID, "MAESTRO_WORKFLOW_INSTANCE_ID": strconv.FormatInt(m.InstanceID, 10),
-		"MAESTRO_WORKFLOW_RUN_ID": strconv.FormatInt(m.RunID, 10), "MAESTRO_STEP_ID": m.StepID,
-		"MAESTRO_STEP_ATTEMPT_ID": strconv.FormatInt(m.Attempt, 10),
-	}
-	for k, v := range joboutput.Env() {
-		env[k] = v
-	}
-	for k, v := range j.env {
-		env[k] = v
-	}
-	over := &types.ContainerOverrides{Command: j.command, Environment: keyValues(env)}
+	env, names := joboutput.Env(m, j.env)
+	over := &types.ContainerOverrides{Command: j.command, Environment: keyValues(env, names)}
 	for _, rr := range []struct {
 		t types.ResourceType
 		n int
@@ -178,14 +168,9 @@ func definitionName(def string) string {
 	return name
 }
 
-func keyValues(env map[string]string) []types.KeyValuePair {
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]types.KeyValuePair, len(keys))
-	for i, k := range keys {
+func keyValues(env map[string]string, names []string) []types.KeyValuePair {
+	out := make([]types.KeyValuePair, len(names))
+	for i, k := range names {
 		out[i] = types.KeyValuePair{Name: aws.String(k), Value: aws.String(env[k])}
 	}
 	return out

@@ -41,7 +41,6 @@ import (
 	"math"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -179,18 +178,8 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ str
 	if err != nil {
 		return failed(err)
 	}
-	env := map[string]string{
-		"MAESTRO_WORKFLOW_ID": m.WorkflowID, "MAESTRO_WORKFLOW_INSTANCE_ID": strconv.FormatInt(m.InstanceID, 10),
-		"MAESTRO_WORKFLOW_RUN_ID": strconv.FormatInt(m.RunID, 10), "MAESTRO_STEP_ID": m.StepID,
-		"MAESTRO_STEP_ATTEMPT_ID": strconv.FormatInt(m.Attempt, 10),
-	}
-	for k, v := range joboutput.Env() {
-		env[k] = v
-	}
-	for k, v := range t.env {
-		env[k] = v
-	}
-	override := types.ContainerOverride{Name: aws.String(container), Environment: keyValues(env)}
+	env, names := joboutput.Env(m, t.env)
+	override := types.ContainerOverride{Name: aws.String(container), Environment: keyValues(env, names)}
 	if t.command != nil {
 		override.Command = t.command
 	}
@@ -330,14 +319,9 @@ func (r *Runner) allowedDefinition(def string) bool {
 	return slices.Contains(r.cfg.AllowTaskDefinitions, family)
 }
 
-func keyValues(env map[string]string) []types.KeyValuePair {
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]types.KeyValuePair, len(keys))
-	for i, k := range keys {
+func keyValues(env map[string]string, names []string) []types.KeyValuePair {
+	out := make([]types.KeyValuePair, len(names))
+	for i, k := range names {
 		out[i] = types.KeyValuePair{Name: aws.String(k), Value: aws.String(env[k])}
 	}
 	return out

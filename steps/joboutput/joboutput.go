@@ -15,11 +15,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/smithy-go"
+
+	"github.com/maestro-serverless/maestro/orchestrator"
 
 	"github.com/maestro-serverless/maestro/jsonnum"
 )
@@ -36,8 +41,23 @@ const (
 // MaxBytes bounds the output a job may print.
 const MaxBytes = 256 << 10
 
-// Env returns the environment variables that let a job print its output.
-func Env() map[string]string { return map[string]string{StartVar: StartToken, EndVar: EndToken} }
+// Env returns a job's environment: the step attempt's ids
+// (MAESTRO_WORKFLOW_ID, ..._INSTANCE_ID, ..._RUN_ID, MAESTRO_STEP_ID,
+// MAESTRO_STEP_ATTEMPT_ID, for PUT /api/v3/output-data), the variables that
+// let it print its output, then the step's own (user), which win; and its
+// names, sorted.
+func Env(m orchestrator.WorkMessage, user map[string]string) (env map[string]string, names []string) {
+	env = map[string]string{
+		"MAESTRO_WORKFLOW_ID": m.WorkflowID, "MAESTRO_WORKFLOW_INSTANCE_ID": strconv.FormatInt(m.InstanceID, 10),
+		"MAESTRO_WORKFLOW_RUN_ID": strconv.FormatInt(m.RunID, 10), "MAESTRO_STEP_ID": m.StepID,
+		"MAESTRO_STEP_ATTEMPT_ID": strconv.FormatInt(m.Attempt, 10),
+		StartVar:                  StartToken, EndVar: EndToken,
+	}
+	for k, v := range user {
+		env[k] = v
+	}
+	return env, slices.Sorted(maps.Keys(env))
+}
 
 // Output is what a job reported.
 type Output struct {
