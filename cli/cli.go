@@ -44,6 +44,7 @@ const DefaultEndpoint = "http://127.0.0.1:8080"
 
 // Usage lists the commands this package serves.
 const Usage = `  push FILE...                 store workflow definitions (.json, .yaml, .yml)
+  workflows                    the stored workflows: versions, instances, owner
   start WF [--version V] [--param k=v]... [--wait]
                                start a run; with --wait follow it and exit 0 only if it succeeds
   status WF INSTANCE           the run's steps: status, attempt, duration
@@ -57,11 +58,13 @@ const Usage = `  push FILE...                 store workflow definitions (.json,
   breakpoint add|list|remove WF STEP
   permit set TAG N | permit get|delete TAG
   signal NAME [k=v]...         announce a signal
+  ui [--listen ADDR]           serve the web UI on ADDR (default 127.0.0.1:8765), its API calls
+                               forwarded to the endpoint (SigV4-signed for AWS)
   options: --endpoint URL (or $MAESTRO_ENDPOINT; default http://127.0.0.1:8080), --json
 `
 
 // Commands are the subcommands Run serves.
-var Commands = []string{"push", "start", "status", "instances", "watch", "timeline", "stop", "kill", "unblock", "restart",
+var Commands = []string{"push", "workflows", "ui", "start", "status", "instances", "watch", "timeline", "stop", "kill", "unblock", "restart",
 	"step", "breakpoint", "permit", "signal"}
 
 // Client calls the API.
@@ -188,6 +191,7 @@ func Run(ctx context.Context, args []string, o Options) int {
 	version := fs.String("version", "latest", "start: the workflow version (latest, active, default or a number)")
 	wait := fs.Bool("wait", false, "start: follow the run until it ends; exit 0 only if it succeeds")
 	status := fs.String("status", "", "instances: only those in this status")
+	listen := fs.String("listen", DefaultUIAddr, "ui: the loopback address to serve the UI on")
 	var params []string
 	fs.Func("param", "start: a run param k=v (repeatable; v typed as JSON when it parses, else a string)", func(v string) error {
 		params = append(params, v)
@@ -224,6 +228,16 @@ func Run(ctx context.Context, args []string, o Options) int {
 			return ExitUsage
 		}
 		code = r.push(ctx, rest)
+	case "workflows":
+		if !need(0, "") {
+			return ExitUsage
+		}
+		code = r.workflows(ctx)
+	case "ui":
+		if !need(0, "[--listen ADDR]") {
+			return ExitUsage
+		}
+		code = r.serveUI(ctx, *listen)
 	case "start":
 		if !need(1, "WF [--version V] [--param k=v]... [--wait]") {
 			return ExitUsage
@@ -319,7 +333,7 @@ func reorder(args []string) []string {
 
 func takesValue(name string) bool {
 	switch name {
-	case "endpoint", "version", "status", "param":
+	case "endpoint", "version", "status", "param", "listen":
 		return true
 	}
 	return false
@@ -350,10 +364,7 @@ func (r *runner) push(ctx context.Context, files []string) int {
 			code = r.fail("push", err)
 			continue
 		}
-		path := "/api/v3/workflows"
-		if ext := strings.ToLower(filepath.Ext(f)); ext == ".yaml" || ext == ".yml" {
-			path += "/yaml"
-		}
+		path := definitionPath("/api/v3/workflows", f)
 		var out struct {
 			Definition struct {
 				Metadata struct {
@@ -375,6 +386,69 @@ func (r *runner) push(ctx context.Context, files []string) int {
 		fmt.Fprintf(r.o.Stdout, "%s: workflow %s version %d\n", f, out.Definition.Metadata.WorkflowID, out.Definition.Metadata.VersionID)
 	}
 	return code
+}
+
+// definitionPath is the API path a definition file goes to: the JSON or
+// the YAML endpoint under base.
+func definitionPath(base, file string) string {
+	if ext := strings.ToLower(filepath.Ext(file)); ext == ".yaml" || ext == ".yml" {
+		return base + "/yaml"
+	}
+	return base
+}
+
+// workflows lists the stored workflows, every page.
+func (r *runner) workflows(ctx context.Context) int {
+	type summary struct {
+		ID         string         `json:"workflow_id"`
+		Latest     int64          `json:"latest_version_id"`
+		Active     int64          `json:"active_version_id"`
+		Instances  int64          `json:"instance_count"`
+		Properties map[string]any `json:"properties_snapshot"`
+		Modified   int64          `json:"modify_time"`
+	}
+	var all []summary
+	var raws []json.RawMessage
+	for cursor := ""; ; {
+		path := "/api/v3/workflows?limit=100"
+		if cursor != "" {
+			path += "&cursor=" + url.QueryEscape(cursor)
+		}
+		var page struct {
+			Workflows []json.RawMessage `json:"workflows"`
+			Next      string            `json:"next_cursor"`
+		}
+		if err := r.c.Do(ctx, http.MethodGet, path, nil, &page); err != nil {
+			return r.fail("workflows", err)
+		}
+		for _, w := range page.Workflows {
+			var s summary
+			if err := json.Unmarshal(w, &s); err != nil {
+				return r.fail("workflows", err)
+			}
+			all, raws = append(all, s), append(raws, w)
+		}
+		if cursor = page.Next; cursor == "" {
+			break
+		}
+	}
+	if r.json {
+		out, _ := json.Marshal(map[string]any{"workflows": raws})
+		fmt.Fprintln(r.o.Stdout, string(out))
+		return ExitOK
+	}
+	tw := tabwriter.NewWriter(r.o.Stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKFLOW\tACTIVE\tLATEST\tINSTANCES\tOWNER\tCHANGED")
+	for _, w := range all {
+		active := "-"
+		if w.Active > 0 {
+			active = strconv.FormatInt(w.Active, 10)
+		}
+		owner, _ := w.Properties["owner"].(string)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", w.ID, active, w.Latest, w.Instances, owner, time.UnixMilli(w.Modified).UTC().Format(time.RFC3339))
+	}
+	tw.Flush()
+	return ExitOK
 }
 
 // runParam turns k=v into a run param: v typed as JSON when it parses

@@ -352,6 +352,29 @@ func (o *Orchestrator) GetStepAttempt(ctx context.Context, wf string, inst, run 
 	return v, nil
 }
 
+// ListWorkflows pages through the stored workflows in id order; cursor is
+// the last workflow id of the previous page.
+func (o *Orchestrator) ListWorkflows(ctx context.Context, cursor string, limit int) (*WorkflowList, error) {
+	if cursor != "" {
+		if err := model.CheckWorkflowID(cursor); err != nil {
+			return nil, Invalid("bad cursor", fmt.Sprintf("cursor: %q is not a cursor this API returned", cursor))
+		}
+	}
+	heads, next, err := o.store.ListWorkflows(ctx, cursor, limit)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	out := &WorkflowList{Workflows: make([]WorkflowSummary, 0, len(heads)), NextCursor: next}
+	for _, h := range heads {
+		out.Workflows = append(out.Workflows, WorkflowSummary{
+			WorkflowID: h.WorkflowID, LatestVersion: h.Latest, ActiveVersion: h.Active,
+			InstanceCount: max(h.NextInstance-1, 0), PropertiesSnapshot: h.Properties,
+			CreateTime: h.CreateTime, ModifyTime: h.ModifyTime,
+		})
+	}
+	return out, nil
+}
+
 // ListInstances pages through a workflow's instances, newest first; with
 // status set, only those in that status (a foreach's failed iterations:
 // its inline workflow's FAILED instances).

@@ -84,6 +84,8 @@ type Service interface {
 	// ListInstances pages through a workflow's instances, newest first;
 	// a non-empty status keeps only the instances in that status.
 	ListInstances(ctx context.Context, workflowID, status, cursor string, limit int) (*InstanceList, error)
+	// ListWorkflows pages through the stored workflows in id order.
+	ListWorkflows(ctx context.Context, cursor string, limit int) (*WorkflowList, error)
 	// Health reports readiness and the resources in use.
 	Health(ctx context.Context) (*HealthView, error)
 
@@ -280,6 +282,24 @@ type TimelineEntry struct {
 type InstanceList struct {
 	Instances  []*InstanceView `json:"workflow_instances"`
 	NextCursor string          `json:"next_cursor,omitempty"`
+}
+
+// WorkflowList is one page of GET /api/v3/workflows.
+type WorkflowList struct {
+	Workflows  []WorkflowSummary `json:"workflows"`
+	NextCursor string            `json:"next_cursor,omitempty"`
+}
+
+// WorkflowSummary is a workflow's head: its versions and properties.
+type WorkflowSummary struct {
+	WorkflowID    string `json:"workflow_id"`
+	LatestVersion int64  `json:"latest_version_id"`
+	// ActiveVersion is 0 when the workflow is inactive.
+	ActiveVersion      int64           `json:"active_version_id"`
+	InstanceCount      int64           `json:"instance_count"`
+	PropertiesSnapshot json.RawMessage `json:"properties_snapshot,omitempty"`
+	CreateTime         int64           `json:"create_time"`
+	ModifyTime         int64           `json:"modify_time"`
 }
 
 // HealthView is the body of GET /health.

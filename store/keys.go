@@ -2,7 +2,8 @@
 // builds keys or issues DynamoDB calls. One table holds every item:
 //
 //	pk                 sk                          item
-//	WF#<wf>            HEAD                        workflow head: latest/active version, instance counter, properties
+//	WF#<wf>            HEAD                        workflow head: latest/active version, instance counter, properties;
+//	                                               listed by the workflow directory (GSI1 partition WORKFLOWS)
 //	WF#<wf>            V#<version:10>              a definition version (gzip JSON when large)
 //	WF#<wf>            I#<instance:12>             instance summary: status, latest run, times
 //	WF#<wf>            REQ#<request id>            start dedup record -> instance id (expires via ttl)

@@ -44,6 +44,9 @@ func TestDeleteWorkflowPurgesInRoundsAndKeepsSequences(t *testing.T) {
 	if _, err := s.GetHead(ctx, "wf"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("head after delete: %v", err)
 	}
+	if heads, _, err := s.ListWorkflows(ctx, "", 10); err != nil || len(heads) != 0 {
+		t.Fatalf("a deleted workflow is listed: %+v, %v", heads, err)
+	}
 	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Now: now}); !errors.Is(err, store.ErrDeleting) {
 		t.Fatalf("push while deleting: %v, want ErrDeleting", err)
 	}

@@ -391,3 +391,33 @@ func TestBatchReads(t *testing.T) {
 		}
 	}
 }
+
+// TestListWorkflows pages through the workflow directory in id order; a
+// workflow's later versions do not list it twice.
+func TestListWorkflows(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.UnixMilli(1_700_000_000_000)
+	for _, id := range []string{"wf-c", "wf-a", "wf-b", "wf-a"} {
+		if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: id, Definition: []byte(`{}`), Properties: []byte(`{"owner":"o"}`), Activate: true, Now: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	heads, next, err := s.ListWorkflows(ctx, "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(heads) != 2 || heads[0].WorkflowID != "wf-a" || heads[0].Latest != 2 || heads[1].WorkflowID != "wf-b" || next != "wf-b" {
+		t.Fatalf("page 1: %+v next %q", heads, next)
+	}
+	if string(heads[0].Properties) != `{"owner":"o"}` {
+		t.Errorf("properties %s", heads[0].Properties)
+	}
+	heads, next, err = s.ListWorkflows(ctx, next, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(heads) != 1 || heads[0].WorkflowID != "wf-c" || next != "" {
+		t.Fatalf("page 2: %+v next %q", heads, next)
+	}
+}

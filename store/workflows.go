@@ -55,20 +55,89 @@ func (s *Store) GetHead(ctx context.Context, workflowID string) (*WorkflowHead, 
 	if out.Item == nil {
 		return nil, ErrNotFound
 	}
-	props, err := decodeBody(out.Item)
+	return headFromItem(workflowID, out.Item)
+}
+
+// headFromItem decodes a head item.
+func headFromItem(workflowID string, item map[string]types.AttributeValue) (*WorkflowHead, error) {
+	props, err := decodeBody(item)
 	if err != nil {
 		return nil, err
 	}
 	return &WorkflowHead{
 		WorkflowID:   workflowID,
-		Latest:       getN(out.Item, "latest"),
-		Active:       getN(out.Item, "active"),
-		NextInstance: getN(out.Item, "next_instance"),
+		Latest:       getN(item, "latest"),
+		Active:       getN(item, "active"),
+		NextInstance: getN(item, "next_instance"),
 		Properties:   props,
-		CreateTime:   getN(out.Item, "create_time"),
-		ModifyTime:   getN(out.Item, "modify_time"),
-		v:            getN(out.Item, attrVersion),
+		CreateTime:   getN(item, "create_time"),
+		ModifyTime:   getN(item, "modify_time"),
+		v:            getN(item, attrVersion),
 	}, nil
+}
+
+// The workflow directory. Every head item carries gsi1pk "WORKFLOWS" and
+// gsi1sk its workflow id, which lists it in the table's keys-only index
+// GSI1 (beside the sweep index's "SWEEP#<shard>" partitions) in id order:
+// ListWorkflows reads it, so listing never scans the table. The attributes
+// are set by every version's head update, so a head costs the index one
+// write when it is created and none after; a deleted head leaves it.
+const directoryPK = "WORKFLOWS"
+
+// ListWorkflows returns up to limit workflow heads in id order, starting
+// after the workflow id cursor, and the cursor of the next page ("" when
+// this one is the last). The index is eventually consistent: a workflow
+// pushed a moment ago may be missing from the list.
+func (s *Store) ListWorkflows(ctx context.Context, cursor string, limit int) ([]*WorkflowHead, string, error) {
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(sweepIndex),
+		KeyConditionExpression:    aws.String("#p = :p"),
+		ExpressionAttributeNames:  map[string]string{"#p": attrSweepPK},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": str(directoryPK)},
+		Limit:                     aws.Int32(int32(limit)),
+	}
+	if cursor != "" {
+		in.ExclusiveStartKey = map[string]types.AttributeValue{
+			attrSweepPK: str(directoryPK), attrSweepSK: str(cursor),
+			attrPK: str(wfPK(cursor)), attrSK: str(headSK),
+		}
+	}
+	out, err := s.db.Query(ctx, in)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list workflows: %w", err)
+	}
+	keys := make([]map[string]types.AttributeValue, 0, len(out.Items))
+	ids := make([]string, 0, len(out.Items))
+	for _, it := range out.Items {
+		ids = append(ids, getS(it, attrSweepSK))
+		keys = append(keys, key(getS(it, attrPK), headSK))
+	}
+	got, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list workflows: %w", err)
+	}
+	items := make(map[string]map[string]types.AttributeValue, len(got))
+	for _, it := range got {
+		items[getS(it, attrPK)] = it
+	}
+	heads := make([]*WorkflowHead, 0, len(ids))
+	for _, id := range ids {
+		item, ok := items[wfPK(id)]
+		if !ok {
+			continue // deleted since the index listed it
+		}
+		h, err := headFromItem(id, item)
+		if err != nil {
+			return nil, "", err
+		}
+		heads = append(heads, h)
+	}
+	next := ""
+	if out.LastEvaluatedKey != nil && len(ids) > 0 {
+		next = ids[len(ids)-1]
+	}
+	return heads, next, nil
 }
 
 // NewVersion is a definition version to store.
@@ -124,11 +193,12 @@ func (s *Store) CreateVersion(ctx context.Context, nv NewVersion) (int64, error)
 		// Field-wise update: next_instance is owned by the atomic counter
 		// of CreateInstance and must never be overwritten here.
 		set := "SET latest = :latest, active = :active, modify_time = :now, " +
-			"create_time = if_not_exists(create_time, :now), next_instance = if_not_exists(next_instance, :next), #v = :nv"
-		names := map[string]string{"#v": attrVersion}
+			"create_time = if_not_exists(create_time, :now), next_instance = if_not_exists(next_instance, :next), #v = :nv, " +
+			"#dp = :dp, #ds = :ds"
+		names := map[string]string{"#v": attrVersion, "#dp": attrSweepPK, "#ds": attrSweepSK}
 		values := map[string]types.AttributeValue{
 			":latest": num(version), ":active": num(active), ":now": num(millis(nv.Now)), ":next": num(head.NextInstance),
-			":nv": num(head.v + 1),
+			":nv": num(head.v + 1), ":dp": str(directoryPK), ":ds": str(nv.WorkflowID),
 		}
 		evs := []events.Event{events.Definition(events.DefinitionCreated, nv.WorkflowID, version, head.v+1, millis(nv.Now))}
 		if nv.Activate {

@@ -72,6 +72,12 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("a failing run: exit %d\n%s%s", code, out, errOut)
 	}
 
+	// workflows lists what is stored.
+	code, out, errOut = s.maestro("workflows")
+	if code != cli.ExitOK || !regexp.MustCompile(`(?m)^cli-fails\s+1\s+1\s+1\s`).MatchString(out) || !regexp.MustCompile(`(?m)^sample-dag-test-7\s+2\s+2\s+1\s+tester\s`).MatchString(out) {
+		t.Fatalf("workflows: exit %d\n%s%s", code, out, errOut)
+	}
+
 	// Errors name the API's message; usage errors exit 2.
 	if code, _, errOut := s.maestro("start", "no-such-workflow"); code != cli.ExitFailed || !strings.Contains(errOut, "HTTP 404") {
 		t.Fatalf("an unknown workflow: exit %d %s", code, errOut)

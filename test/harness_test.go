@@ -253,9 +253,19 @@ func (s *system) wait(wf string, id int64, timeout time.Duration) orchestrator.I
 		case "SUCCEEDED", "FAILED", "STOPPED", "TIMED_OUT":
 			return true, ""
 		}
-		return false, fmt.Sprintf("still %s: steps %v", v.Status, v.StepStatuses)
+		return false, fmt.Sprintf("still %s: steps %v; timeline tail %s", v.Status, v.StepStatuses, timelineTail(v.Timeline, 8))
 	})
 	return v
+}
+
+// timelineTail formats the last n entries of an instance timeline, so a
+// run that did not end says what it last did.
+func timelineTail(tl []orchestrator.TimelineEntry, n int) string {
+	var b strings.Builder
+	for _, e := range tl[max(len(tl)-n, 0):] {
+		fmt.Fprintf(&b, "\n\t%s %s %s", time.UnixMilli(e.Time).UTC().Format("15:04:05.000"), e.Status, e.Message)
+	}
+	return b.String()
 }
 
 func readFile(t *testing.T, name string) []byte {

@@ -178,6 +178,10 @@ func (f *fakeService) FlattenSummary(_ context.Context, workflowID string, insta
 	return &orchestrator.StepIterationsSummary{}, nil
 }
 
+func (f *fakeService) ListWorkflows(_ context.Context, cursor string, limit int) (*orchestrator.WorkflowList, error) {
+	return &orchestrator.WorkflowList{Workflows: []orchestrator.WorkflowSummary{}}, nil
+}
+
 func (f *fakeService) ListInstances(_ context.Context, workflowID, status, cursor string, limit int) (*orchestrator.InstanceList, error) {
 	if nilResult, err := f.record("ListInstances", workflowID, status, cursor, limit); err != nil || nilResult {
 		return nil, err

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/ui"
 )
 
 // MaxBodyBytes is the largest request body the API reads: Maestro's
@@ -57,6 +58,7 @@ type server struct {
 //	POST /api/v3/workflows/yaml             YAML definition -> {"workflow_definition": view}
 //	PUT  /api/v3/workflows/actions/validate (JSON; YAML with ?format=yaml or a YAML Content-Type) -> {"status":"valid"}
 //	PUT  /api/v3/workflows/actions/validate/yaml
+//	GET  /api/v3/workflows                                     ?cursor=&limit=1..100 (20): workflows in id order
 //	GET  /api/v3/workflows/{id}/versions/{version}             version: active|latest|default|N
 //	POST /api/v3/workflows/{id}/versions/{version}/actions/start  body: WorkflowStartRequest (see below), 200
 //	GET  /api/v3/workflows/{id}/instances                      ?cursor=&limit=1..100 (20)
@@ -87,6 +89,9 @@ func NewHandler(svc orchestrator.Service, opts Options) http.Handler {
 
 	mux := http.NewServeMux()
 	s.register(mux)
+	// The web UI (package ui): its page and assets, beside the API it calls.
+	mux.Handle(ui.Prefix, ui.Handler())
+	mux.Handle("GET "+strings.TrimSuffix(ui.Prefix, "/"), http.RedirectHandler(ui.Prefix, http.StatusMovedPermanently))
 	if opts.ExtraRoutes != nil {
 		opts.ExtraRoutes(mux)
 	}
@@ -117,6 +122,7 @@ func (s *server) register(mux *http.ServeMux) {
 	route("GET "+openAPIPath, s.openAPI)
 	route("GET "+workflowsPath+"/instances/action-map", s.workflowActionMap)
 	route("GET "+workflowsPath+"/steps/instances/action-map", s.stepActionMap)
+	route("GET "+workflowsPath, s.listWorkflows)
 	route("POST "+workflowsPath, s.createWorkflow(orchestrator.FormatJSON))
 	route("POST "+workflowsPath+"/yaml", s.createWorkflow(orchestrator.FormatYAML))
 	route("PUT "+workflowsPath+"/actions/validate", s.validateWorkflow(""))

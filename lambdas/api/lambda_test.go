@@ -242,7 +242,7 @@ func TestLambdaHandlerErrorsAndRouting(t *testing.T) {
 		wantAllow  string
 	}{
 		{name: "unknown path", method: "GET", path: "/nope", wantStatus: 404},
-		{name: "wrong method", method: "PATCH", path: "/api/v3/workflows", wantStatus: 405, wantAllow: "POST"},
+		{name: "wrong method", method: "PATCH", path: "/api/v3/workflows", wantStatus: 405, wantAllow: "GET, HEAD, POST"},
 		{name: "path without slash", method: "GET", path: "health", wantStatus: 200},
 		{name: "empty path", method: "GET", path: "", wantStatus: 404},
 		{name: "escaped id", method: "GET", path: "/api/v3/signals/a b%c/instances/latest", wantStatus: 200},

@@ -21,6 +21,7 @@ func routeSummaries() map[string]string {
 		"GET " + openAPIPath:                                      "This OpenAPI 3.1 document",
 		"GET " + wf + "/instances/action-map":                     "Maestro's table of the actions each workflow instance status allows",
 		"GET " + wf + "/steps/instances/action-map":               "Maestro's table of the actions each step status allows",
+		"GET " + wf:                                               "The stored workflows in id order: versions, active version, properties (cursor, limit)",
 		"POST " + wf:                                              "Validate and store a new version of a workflow definition (JSON)",
 		"POST " + wf + "/yaml":                                    "Validate and store a new version of a workflow definition (YAML with the JSON structure)",
 		"PUT " + wf + "/actions/validate":                         "Validate a workflow definition (JSON) without storing it",
@@ -68,6 +69,7 @@ func routeSummaries() map[string]string {
 func queryParams() map[string][]string {
 	return map[string][]string{
 		"GET " + workflowsPath + "/{id}/instances":         {"cursor", "limit", "status"},
+		"GET " + workflowsPath:                             {"cursor", "limit"},
 		"GET " + breakpointsPath:                           {"workflowId", "stepId"},
 		"DELETE " + breakpointsPath:                        {"workflowId", "stepId", "resume"},
 		"GET " + breakpointsPath + "/paused-step-attempts": {"workflowId", "stepId"},

@@ -117,6 +117,16 @@ func (s *server) startWorkflow(w http.ResponseWriter, r *http.Request) error {
 	return answer(w, resp, err, "StartWorkflow")
 }
 
+func (s *server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	limit, err := pageLimit(q.Get("limit"))
+	if err != nil {
+		return err
+	}
+	list, err := s.svc.ListWorkflows(r.Context(), q.Get("cursor"), limit)
+	return answer(w, list, err, "ListWorkflows")
+}
+
 func (s *server) listInstances(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	limit, err := pageLimit(q.Get("limit"))

@@ -1,0 +1,122 @@
+// End-to-end test of the web UI in headless Chromium, driven by
+// playwright-core. test/ui_test.go runs it against a local stack:
+//
+//   MAESTRO_UI_URL   the stack's base URL (required)
+//   MAESTRO_SAMPLE   a definition file to push through the preview page (required)
+//   MAESTRO_SCREENSHOTS  a directory for screenshots (optional)
+//   CHROMIUM         the browser (default /usr/bin/chromium)
+//
+// It pushes the sample through the preview page, starts it from its
+// workflow page, waits on the instance page until the SVG DAG shows every
+// step SUCCEEDED, then starts a long-running workflow, clicks Stop on its
+// instance page and waits until the page shows STOPPED. Every failed check
+// throws; the exit code is 0 only when all hold.
+import { chromium } from "playwright-core";
+import { readFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+const base = process.env.MAESTRO_UI_URL;
+const samplePath = process.env.MAESTRO_SAMPLE;
+if (!base || !samplePath) {
+  console.error("MAESTRO_UI_URL and MAESTRO_SAMPLE must be set");
+  process.exit(2);
+}
+const shots = process.env.MAESTRO_SCREENSHOTS;
+if (shots) mkdirSync(shots, { recursive: true });
+const sample = readFileSync(samplePath, "utf8");
+const sampleDoc = JSON.parse(sample);
+const sampleId = sampleDoc.workflow.id;
+const stepIds = sampleDoc.workflow.steps.map((s) => Object.values(s)[0].id);
+
+const longId = `ui-e2e-long-${Date.now()}`;
+const longDef = JSON.stringify({
+  properties: { owner: "ui-e2e" },
+  workflow: {
+    id: longId,
+    steps: [
+      { step: { id: "extract", type: "NoOp", transition: { successors: { wait: "true" } } } },
+      { step: { id: "wait", type: "Sleep", params: { sleep_seconds: { value: 600, type: "LONG" } }, transition: { successors: { load: "true" } } } },
+      { step: { id: "load", type: "NoOp" } },
+    ],
+  },
+});
+
+const log = (...a) => console.log(new Date().toISOString(), ...a);
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+let failed = false;
+try {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  page.setDefaultTimeout(30_000);
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  page.on("dialog", (d) => d.accept());
+
+  // 1. Preview the sample's DAG, then push it.
+  await page.goto(`${base}/ui/definitions/preview`);
+  await page.fill("#definition", sample);
+  await page.click("button:text-is(\"Validate and draw\")");
+  await page.waitForSelector("p.ok:has-text('Valid.')");
+  for (const id of stepIds) await page.waitForSelector(`#preview-dag svg g.node[data-step-id="${id}"]`);
+  log(`preview drew ${stepIds.length} steps`);
+  await page.click("button:text-is(\"Push\")");
+  await page.waitForURL(`**/ui/workflows/${sampleId}`);
+
+  // 2. Start it from the workflow page; the instance page opens.
+  await page.click("button[data-action=start]");
+  await page.waitForURL(/\/instances\/\d+$/);
+  const instanceURL = page.url();
+  log(`started: ${instanceURL}`);
+
+  // 3. The DAG turns green: every step's node says SUCCEEDED.
+  await page.waitForFunction(
+    (ids) => ids.every((id) => document.querySelector(`#dag svg g.node[data-step-id="${id}"]`)?.getAttribute("data-status") === "SUCCEEDED"),
+    stepIds,
+    { timeout: 60_000 },
+  );
+  await page.waitForSelector("#instance-status [data-status=SUCCEEDED]");
+  const texts = await page.$$eval("#dag svg g.node", (ns) => ns.map((n) => n.textContent));
+  for (const id of stepIds) {
+    if (!texts.some((t) => t.includes(id) && t.includes("SUCCEEDED"))) throw new Error(`node ${id} does not show its id and SUCCEEDED: ${texts}`);
+  }
+  log(`DAG of ${stepIds.length} steps is SUCCEEDED`);
+  // A step's details open on click.
+  await page.click(`#dag svg g.node[data-step-id="${stepIds[0]}"]`);
+  await page.waitForSelector(`#step-detail h2:has-text("${stepIds[0]}")`);
+  await page.waitForSelector("#gantt svg rect.bar");
+  if (shots) await page.screenshot({ path: join(shots, "ui-instance.png"), fullPage: true });
+
+  // 4. Another run: push and start a long one, stop it from its page.
+  const pushed = await page.evaluate(async (def) => (await fetch("/api/v3/workflows", { method: "POST", headers: { "Content-Type": "application/json" }, body: def })).status, longDef);
+  if (pushed !== 200) throw new Error(`push ${longId}: HTTP ${pushed}`);
+  await page.goto(`${base}/ui/workflows/${longId}`);
+  await page.click("button[data-action=start]");
+  await page.waitForURL(/\/instances\/\d+$/);
+  await page.waitForFunction(() => document.querySelector('#dag svg g.node[data-step-id="wait"]')?.getAttribute("data-status") === "RUNNING", null, { timeout: 60_000 });
+  log(`${page.url()}: step wait is RUNNING`);
+  await page.click("#instance-actions button[data-action=stop]");
+  await page.waitForSelector("#instance-status [data-status=STOPPED]", { timeout: 60_000 });
+  await page.waitForFunction(() => document.querySelector('#dag svg g.node[data-step-id="wait"]')?.getAttribute("data-status") === "STOPPED", null, { timeout: 30_000 });
+  log("stopped from the UI: instance STOPPED, step wait STOPPED");
+  if (shots) await page.screenshot({ path: join(shots, "ui-stopped.png"), fullPage: true });
+
+  // 5. The workflow list shows both.
+  await page.goto(`${base}/ui/`);
+  await page.waitForSelector(`#workflows tr[data-workflow-id="${sampleId}"]`);
+  await page.waitForSelector(`#workflows tr[data-workflow-id="${longId}"]`);
+  if (shots) await page.screenshot({ path: join(shots, "ui-workflows.png") });
+  if (errors.length) throw new Error(`errors in the page: ${errors.join("; ")}`);
+  console.log(JSON.stringify({ ok: true, instance: instanceURL, stopped_workflow: longId }));
+} catch (e) {
+  failed = true;
+  console.error("FAIL:", e?.message ?? e);
+  const pages = browser.contexts().flatMap((c) => c.pages());
+  if (pages.length && shots) await pages[0].screenshot({ path: join(shots, "ui-failure.png"), fullPage: true }).catch(() => {});
+} finally {
+  await browser.close();
+}
+process.exit(failed ? 1 : 0);

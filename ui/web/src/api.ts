@@ -1,0 +1,189 @@
+// The API client: every call goes to the same origin's /api/v3 (the API that
+// serves the UI), and a failed call throws an ApiError carrying the API's
+// message and field errors.
+
+export interface Timeline {
+  timestamp: number;
+  status?: string;
+  message: string;
+}
+
+export interface Rollup {
+  total_leaf_count: number;
+  overview?: Record<string, { cnt: number }>;
+}
+
+export interface Parent {
+  workflow_id: string;
+  workflow_instance_id: number;
+  workflow_run_id: number;
+  step_id: string;
+  step_attempt_id: number;
+  index?: number;
+}
+
+export interface Instance {
+  workflow_id: string;
+  workflow_instance_id: number;
+  workflow_run_id: number;
+  workflow_version_id: number;
+  workflow_uuid?: string;
+  status: string;
+  initiator?: { type: string; principal?: string; parent?: Parent; signal?: unknown; [k: string]: unknown };
+  params?: Record<string, unknown>;
+  create_time?: number;
+  start_time?: number;
+  end_time?: number;
+  modify_time?: number;
+  runtime_overview?: { total_step_count: number; step_overview?: Record<string, number>; run_status?: string };
+  rollup_overview?: Rollup;
+  timeline?: Timeline[];
+  step_statuses?: Record<string, string>;
+}
+
+export interface LoopSummary {
+  foreach_workflow_id?: string;
+  while_workflow_id?: string;
+  loop_param_values?: Record<string, unknown>;
+  total_loop_count: number;
+  next_loop_index: number;
+  running_count: number;
+  status_counts?: Record<string, number>;
+  running_iterations?: number[];
+  rollup?: Rollup;
+}
+
+export interface ChildRef {
+  subworkflow_id: string;
+  subworkflow_instance_id: number;
+  subworkflow_run_id: number;
+  subworkflow_version_id: number;
+  ended?: boolean;
+  rollup?: Rollup;
+}
+
+export interface Step {
+  workflow_id: string;
+  workflow_instance_id: number;
+  workflow_run_id: number;
+  step_id: string;
+  step_attempt_id: number;
+  step_type?: string;
+  params?: Record<string, unknown>;
+  outputs?: Record<string, unknown>;
+  runtime_state: { status: string; create_time?: number; start_time?: number; end_time?: number; modify_time?: number };
+  foreach_overview?: LoopSummary;
+  while_overview?: LoopSummary;
+  subworkflow_overview?: ChildRef;
+  timeline?: Timeline[];
+}
+
+export interface WorkflowSummary {
+  workflow_id: string;
+  latest_version_id: number;
+  active_version_id: number;
+  instance_count: number;
+  properties_snapshot?: Record<string, unknown>;
+  create_time: number;
+  modify_time: number;
+}
+
+/** StepDef is one entry of a definition's steps: one key naming its kind. */
+export type StepDef = Record<string, StepBody>;
+
+export interface StepBody {
+  id: string;
+  name?: string;
+  type?: string;
+  params?: Record<string, unknown>;
+  transition?: { successors?: Record<string, string> };
+  steps?: StepDef[];
+  [k: string]: unknown;
+}
+
+export interface WorkflowDef {
+  id: string;
+  name?: string;
+  description?: string;
+  steps: StepDef[];
+  params?: Record<string, unknown>;
+  time_triggers?: unknown[];
+  signal_triggers?: unknown[];
+  [k: string]: unknown;
+}
+
+export interface Definition {
+  properties_snapshot?: Record<string, unknown>;
+  metadata: { workflow_id: string; workflow_version_id: number; create_time: number; version_author?: { name: string } };
+  workflow: WorkflowDef;
+  is_active: boolean;
+  is_latest: boolean;
+  is_default: boolean;
+}
+
+/** ApiError is a failed call: the HTTP status and the API's JSON error body. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly errors: string[] = [],
+  ) {
+    super(message);
+  }
+}
+
+async function call<T>(method: string, path: string, body?: unknown, raw?: string): Promise<T> {
+  const init: RequestInit = { method, headers: { Accept: "application/json" } };
+  if (raw !== undefined) {
+    init.body = raw;
+    init.headers = { ...init.headers, "Content-Type": "application/json" };
+  } else if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    init.headers = { ...init.headers, "Content-Type": "application/json" };
+  }
+  const res = await fetch(path, init);
+  const text = await res.text();
+  let data: unknown = undefined;
+  try {
+    data = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON: reported below if the status is an error
+  }
+  if (!res.ok) {
+    const e = (data ?? {}) as { message?: string; errors?: string[] };
+    throw new ApiError(res.status, e.message ?? `${method} ${path}: HTTP ${res.status}`, e.errors ?? []);
+  }
+  return data as T;
+}
+
+const enc = encodeURIComponent;
+const wf = (id: string) => `/api/v3/workflows/${enc(id)}`;
+
+export const api = {
+  workflows: (cursor = "", limit = 100) =>
+    call<{ workflows: WorkflowSummary[]; next_cursor?: string }>("GET", `/api/v3/workflows?limit=${limit}${cursor ? `&cursor=${enc(cursor)}` : ""}`),
+  version: (id: string, version: string | number) => call<Definition>("GET", `${wf(id)}/versions/${version}`),
+  instances: (id: string, status = "", cursor = "", limit = 25) =>
+    call<{ workflow_instances: Instance[]; next_cursor?: string }>(
+      "GET",
+      `${wf(id)}/instances?limit=${limit}${status ? `&status=${status}` : ""}${cursor ? `&cursor=${enc(cursor)}` : ""}`,
+    ),
+  instance: (id: string, n: number) => call<Instance>("GET", `${wf(id)}/instances/${n}`),
+  run: (id: string, n: number, run: number) => call<Instance>("GET", `${wf(id)}/instances/${n}/runs/${run}`),
+  steps: (id: string, n: number) => call<Step[]>("GET", `${wf(id)}/instances/${n}/steps`),
+  attempt: (id: string, n: number, run: number, step: string, attempt: number | "latest") =>
+    call<Step>("GET", `${wf(id)}/instances/${n}/runs/${run}/steps/${enc(step)}/attempts/${attempt}`),
+  start: (id: string, version = "latest") => call<Instance>("POST", `${wf(id)}/versions/${version}/actions/start`, {}),
+  instanceAction: (id: string, n: number, action: string) => call<Instance>("PUT", `${wf(id)}/instances/${n}/actions/${action}`),
+  restartInstance: (id: string, n: number) => call<Instance>("POST", `${wf(id)}/instances/${n}/actions/restart`, {}),
+  stepAction: (id: string, n: number, step: string, action: string) => call<unknown>("PUT", `${wf(id)}/instances/${n}/steps/${enc(step)}/actions/${action}`),
+  restartStep: (id: string, n: number, step: string) => call<Instance>("POST", `${wf(id)}/instances/${n}/steps/${enc(step)}/actions/restart`, {}),
+  resumeStep: (id: string, n: number, run: number, step: string, attempt: number) =>
+    call<unknown>("PUT", `/api/v3/workflows/steps/breakpoints/${enc(id)}/instances/${n}/runs/${run}/steps/${enc(step)}/attempts/${attempt}/actions/resume`),
+  validate: (definition: string) => call<unknown>("PUT", "/api/v3/workflows/actions/validate", undefined, definition),
+  push: (definition: string) => call<{ workflow_definition: Definition }>("POST", "/api/v3/workflows", undefined, definition),
+  instanceActionMap: () => call<Record<string, string[]>>("GET", "/api/v3/workflows/instances/action-map"),
+  stepActionMap: () => call<Record<string, string[]>>("GET", "/api/v3/workflows/steps/instances/action-map"),
+  signal: (name: string, seq: string) => call<Record<string, unknown>>("GET", `/api/v3/signals/${enc(name)}/instances/${enc(seq)}`),
+  lineage: (name: string, seq: string) => call<Record<string, unknown>>("GET", `/api/v3/signals/${enc(name)}/instances/${enc(seq)}/lineage`),
+};
