@@ -20,8 +20,12 @@ type Instance struct {
 	// UUID is the instance's unique id; step uuids are derived from it.
 	UUID string `json:"workflow_uuid"`
 	// Owner is the workflow owner (the "owner" system param).
-	Owner  string               `json:"owner,omitempty"`
-	Status model.WorkflowStatus `json:"status"`
+	Owner string `json:"owner,omitempty"`
+	// TraceID is the X-Ray trace id of the request that started the run
+	// (package trace); every message the run sends carries it, and its
+	// iterations and children inherit it, so one trace follows the run.
+	TraceID string               `json:"trace_id,omitempty"`
+	Status  model.WorkflowStatus `json:"status"`
 	// Initiator is set from the StartRun event.
 	Initiator Initiator `json:"initiator"`
 	// Params are the evaluated workflow params (system defaults, definition

@@ -184,6 +184,25 @@ _sqs_models.Queue.messages = property(_receivable)
 _sqs_models.Queue.wait_for_messages = _wait_for_messages
 _sqs_models.SQSBackend.is_message_valid_based_on_retention_period = _within_retention
 
+# SQS: moto 5.2 keeps an entry's MessageSystemAttributes (AWSTraceHeader,
+# the X-Ray trace SQS carries) on SendMessage but drops them on
+# SendMessageBatch, where the router sends a run's messages with its trace.
+# Attach each entry's to the message moto made of it (matched by entry Id).
+_send_message_batch = _sqs_models.SQSBackend.send_message_batch
+
+
+def _send_message_batch_with_system_attributes(self, queue_name, entries):
+    messages, failed = _send_message_batch(self, queue_name, entries)
+    by_id = {e["Id"]: e for e in entries.values()}
+    for m in messages:
+        attrs = by_id.get(getattr(m, "user_id", None), {}).get("MessageSystemAttributes")
+        if attrs:
+            m.system_attributes = attrs
+    return messages, failed
+
+
+_sqs_models.SQSBackend.send_message_batch = _send_message_batch_with_system_attributes
+
 # moto picks each request's service under one server-wide lock, listing its
 # own package directory on disk to do it (every request, every service);
 # the list never changes while the server runs.

@@ -14,6 +14,7 @@ import (
 	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/trace"
 )
 
 // ActOnInstance applies a workflow action to a run.
@@ -55,7 +56,7 @@ func (o *Orchestrator) act(ctx context.Context, wf string, inst, run int64, step
 		return nil, Internal(err)
 	}
 	if _, err := o.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: inst, RunID: run}); err != nil {
-		o.log.Warn("inline decision of an action failed; the decision queue will retry", "workflow_id", wf, "instance_id", inst, "error", err)
+		o.log.WarnContext(ctx, "inline decision of an action failed; the decision queue will retry", "workflow_id", wf, "instance_id", inst, "error", err)
 	}
 	return o.runView(ctx, rec, run)
 }
@@ -137,6 +138,9 @@ func (o *Orchestrator) redoEnded(ctx context.Context, next *engine.Instance) err
 // still hold, and decides it inline.
 func (o *Orchestrator) startNextRun(ctx context.Context, rec *store.InstanceRecord, st, next *engine.Instance, runParams model.Params) (*InstanceView, error) {
 	wf, inst := st.WorkflowID, st.InstanceID
+	if id := trace.From(ctx); id != "" {
+		next.TraceID = string(id) // the new run follows the request that restarted it
+	}
 	startEv := mustJSON(engine.StartRun{RunParams: runParams, Initiator: st.Initiator})
 	ev := events.Transition(wf, next.WorkflowVersion, inst, next.RunID, "", 0,
 		string(st.Status), string(next.Status), next.Seq, o.now().UnixMilli())
@@ -162,10 +166,10 @@ func (o *Orchestrator) startNextRun(ctx context.Context, rec *store.InstanceReco
 		ID: fmt.Sprintf("u-%06d", next.RunID), Body: mustJSON(engine.Continue{}),
 	}}
 	if err := o.store.ReleaseSlot(ctx, wf, inst, st.RunID, wake); err != nil && !errors.Is(err, store.ErrNotHolding) {
-		o.log.Warn("releasing the slot of the restarted run failed; unblock the instance", "workflow_id", wf, "instance_id", inst, "error", err)
+		o.log.WarnContext(ctx, "releasing the slot of the restarted run failed; unblock the instance", "workflow_id", wf, "instance_id", inst, "error", err)
 	}
 	if _, err := o.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: inst, RunID: next.RunID}); err != nil {
-		o.log.Warn("inline decision of a restart failed; the decision queue will retry", "workflow_id", wf, "instance_id", inst, "error", err)
+		o.log.WarnContext(ctx, "inline decision of a restart failed; the decision queue will retry", "workflow_id", wf, "instance_id", inst, "error", err)
 	}
 	rec.RunID = next.RunID
 	return o.runView(ctx, rec, next.RunID)

@@ -136,7 +136,7 @@ func (o *Orchestrator) bearChildren(ctx context.Context, g *engine.Graph, acc *d
 				// the next round, or the sweeper, applies it.
 				book.rollback(mark)
 				if err != nil {
-					o.log.Error("the end of an iteration born finished was refused; leaving it in the inbox", "workflow_id", (*cur).WorkflowID,
+					o.log.ErrorContext(ctx, "the end of an iteration born finished was refused; leaving it in the inbox", "workflow_id", (*cur).WorkflowID,
 						"instance_id", (*cur).InstanceID, "step_id", x.StepID, "index", x.Index, "error", err)
 				}
 				queued = append(queued, store.Event{
@@ -185,6 +185,7 @@ func (r *bornRound) bear(ctx context.Context, parent *engine.Instance, x engine.
 	st := &engine.Instance{
 		WorkflowID: x.WorkflowID, WorkflowVersion: 1, InstanceID: inst, RunID: 1, UUID: r.o.newUUID(),
 		Owner: parent.Owner, Status: model.WorkflowCreated, CreateTime: r.now.UnixMilli(), Parent: &p,
+		TraceID: parent.TraceID,
 	}
 	initiator := engine.Initiator{Type: cmp.Or(x.Initiator, "FOREACH")}
 	sigs := &signalBook{ctx: ctx, store: r.o.store, log: r.o.log}

@@ -55,7 +55,7 @@ func (o *Orchestrator) DeleteWorkflow(ctx context.Context, wf string) (*DeleteRe
 		return nil, Internal(err)
 	}
 	if _, err := o.store.DeleteTagPermit(ctx, workflowTag(wf)); err != nil && !errors.Is(err, store.ErrNotFound) {
-		o.log.Warn("removing the step_concurrency permit of a deleted workflow failed", "workflow_id", wf, "error", err)
+		o.log.WarnContext(ctx, "removing the step_concurrency permit of a deleted workflow failed", "workflow_id", wf, "error", err)
 	}
 	return &DeleteResult{WorkflowID: wf, Status: "DELETING"}, nil
 }
@@ -70,7 +70,7 @@ func (o *Orchestrator) purge(ctx context.Context, m WorkMessage) error {
 	if err != nil {
 		return err
 	}
-	o.log.Info("purged workflow items", "workflow_id", m.WorkflowID, "round", m.Round, "deleted", n, "done", done)
+	o.log.InfoContext(ctx, "purged workflow items", "workflow_id", m.WorkflowID, "round", m.Round, "deleted", n, "done", done)
 	if done {
 		return nil
 	}

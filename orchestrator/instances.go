@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/engine"
@@ -14,6 +15,7 @@ import (
 	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/trace"
 )
 
 // startEventID sorts before every other event id of a run.
@@ -29,6 +31,15 @@ func (o *Orchestrator) StartWorkflow(ctx context.Context, wf, selector string, r
 		initiator.Type = strings.ToUpper(req.Initiator.Type)
 	}
 	return o.start(ctx, wf, selector, req, initiator, model.Params{}, nil)
+}
+
+// traceOf is the trace a run started by ctx's request or message joins: its
+// trace id, or a new one when it came without (a local request, a schedule).
+func traceOf(ctx context.Context, now time.Time) trace.ID {
+	if id := trace.From(ctx); id != "" {
+		return id
+	}
+	return trace.New(now)
 }
 
 // start creates and starts an instance for initiator. Params given by the
@@ -61,6 +72,7 @@ func (o *Orchestrator) start(ctx context.Context, wf, selector string, req Start
 	st := &engine.Instance{
 		WorkflowID: wf, WorkflowVersion: version, RunID: 1, UUID: id,
 		Owner: ownerOf(def, head), Status: model.WorkflowCreated, CreateTime: now.UnixMilli(), Parent: parent,
+		TraceID: string(traceOf(ctx, now)),
 	}
 	startEv, err := json.Marshal(engine.StartRun{RunParams: runParams, Initiator: initiator})
 	if err != nil {
@@ -95,7 +107,7 @@ func (o *Orchestrator) start(ctx context.Context, wf, selector string, req Start
 	after, err := o.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: rec.InstanceID, RunID: rec.RunID})
 	if err != nil {
 		// The start is durable; the stream-driven decider will finish it.
-		o.log.Warn("inline start decision failed; the decision queue will retry", "workflow_id", wf, "instance_id", rec.InstanceID, "error", err)
+		o.log.WarnContext(ctx, "inline start decision failed; the decision queue will retry", "workflow_id", wf, "instance_id", rec.InstanceID, "error", err)
 		return resp, nil
 	}
 	if after != nil { // nil: handed to the decider after losing races (see Process)
@@ -200,7 +212,7 @@ func (o *Orchestrator) runView(ctx context.Context, rec *store.InstanceRecord, r
 	}
 	view := &InstanceView{
 		WorkflowID: st.WorkflowID, WorkflowInstanceID: st.InstanceID, WorkflowRunID: st.RunID,
-		WorkflowUUID: st.UUID, WorkflowVersionID: st.WorkflowVersion, Status: string(st.Status),
+		WorkflowUUID: st.UUID, WorkflowVersionID: st.WorkflowVersion, Status: string(st.Status), TraceID: st.TraceID,
 		Initiator: &Initiator{
 			Type: st.Initiator.Type, Timezone: st.Initiator.Timezone, ScheduledTime: st.Initiator.ScheduledTime,
 			Principal: st.Initiator.Principal, Parent: st.Parent,
@@ -226,7 +238,7 @@ func (o *Orchestrator) runView(ctx context.Context, rec *store.InstanceRecord, r
 	if g, _, err := o.graph(ctx, st.WorkflowID, st.WorkflowVersion); err == nil {
 		view.RollupOverview = engine.RollupOf(g, &st)
 	} else {
-		o.log.Warn("no rollup: cannot load the instance's definition", "workflow_id", st.WorkflowID, "version", st.WorkflowVersion, "error", err)
+		o.log.WarnContext(ctx, "no rollup: cannot load the instance's definition", "workflow_id", st.WorkflowID, "version", st.WorkflowVersion, "error", err)
 	}
 	for _, t := range tl {
 		if e, err := readEntry(t.Body, "", 0); err == nil {

@@ -70,7 +70,7 @@ func (o *Orchestrator) handleJobEvent(ctx context.Context, raw json.RawMessage, 
 		hash, err := o.store.GetJob(ctx, job)
 		if errors.Is(err, store.ErrNotFound) {
 			if age := o.now().Sub(ev.Time); !ev.Time.IsZero() && age > jobEventMaxWait {
-				o.log.Warn("dropping the end of a job no step handed over", "job", job, "age", age)
+				o.log.WarnContext(ctx, "dropping the end of a job no step handed over", "job", job, "age", age)
 				return nil
 			}
 			return fmt.Errorf("the end of job %s arrived before its hand-over was recorded: retrying", job)
@@ -83,14 +83,14 @@ func (o *Orchestrator) handleJobEvent(ctx context.Context, raw json.RawMessage, 
 			if errors.As(err, &e) && e.Status < 500 {
 				// The attempt ended otherwise (stopped, timed out) or the
 				// event came twice.
-				o.log.Info("a job's end changes nothing", "job", job, "reason", e.Message)
+				o.log.InfoContext(ctx, "a job's end changes nothing", "job", job, "reason", e.Message)
 				return nil
 			}
 			return err
 		}
 		return nil
 	}
-	o.log.Warn("dropping an event no job runner reads", "source", ev.Source, "detail_type", ev.DetailType)
+	o.log.WarnContext(ctx, "dropping an event no job runner reads", "source", ev.Source, "detail_type", ev.DetailType)
 	return nil
 }
 

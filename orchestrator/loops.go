@@ -147,6 +147,7 @@ func (o *Orchestrator) childRun(ctx context.Context, parent *engine.Instance, x 
 	st := &engine.Instance{
 		WorkflowID: x.WorkflowID, WorkflowVersion: 1, InstanceID: inst, RunID: 1, UUID: o.newUUID(),
 		Owner: parent.Owner, Status: model.WorkflowCreated, CreateTime: now.UnixMilli(), Parent: &p,
+		TraceID: parent.TraceID,
 	}
 	initiator := engine.Initiator{Type: cmp.Or(x.Initiator, "FOREACH")}
 	start, err := json.Marshal(engine.StartRun{RunParams: params, Initiator: initiator})
@@ -466,7 +467,7 @@ func (o *Orchestrator) childRerun(ctx context.Context, x engine.RestartChild, no
 		if gerr != nil || err != nil {
 			// Its state moved on since the restart was asked for: rerun
 			// what did not succeed rather than wedge the parent's round.
-			o.log.Warn("cannot restart one inner iteration; restarting the iteration from incomplete",
+			o.log.WarnContext(ctx, "cannot restart one inner iteration; restarting the iteration from incomplete",
 				"workflow_id", x.WorkflowID, "instance_id", inst, "step_id", in.StepID, "index", in.Index, "error", errors.Join(gerr, err))
 			next = nil
 		}

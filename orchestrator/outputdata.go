@@ -67,7 +67,7 @@ func (o *Orchestrator) PutOutputData(ctx context.Context, od OutputData) (*Outpu
 		return nil, Internal(err)
 	}
 	if _, err := o.Process(ctx, store.Wake{WorkflowID: od.WorkflowID, InstanceID: od.InstanceID, RunID: run}); err != nil {
-		o.log.Warn("inline decision of output data failed; the decision queue will retry", "workflow_id", od.WorkflowID, "instance_id", od.InstanceID, "error", err)
+		o.log.WarnContext(ctx, "inline decision of output data failed; the decision queue will retry", "workflow_id", od.WorkflowID, "instance_id", od.InstanceID, "error", err)
 	}
 	names := make([]string, 0, len(od.Params))
 	for k := range od.Params {

@@ -14,6 +14,7 @@ import (
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/events"
 	"github.com/maestro-serverless/maestro/jsonnum"
+	"github.com/maestro-serverless/maestro/logctx"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -137,7 +138,7 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 			if !ok {
 				return nil, fmt.Errorf("process %s/%d/%d: one event's decision does not fit one transaction even when bounded to one step: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
 			}
-			o.log.Warn("commit too large; deciding less per round", "workflow_id", w.WorkflowID,
+			o.log.WarnContext(ctx, "commit too large; deciding less per round", "workflow_id", w.WorkflowID,
 				"instance_id", w.InstanceID, "events", smaller.events, "starts", smaller.starts, "ends", smaller.ends,
 				"light_starts", smaller.light, "error", err)
 			b = smaller
@@ -151,7 +152,7 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 				// wakes it; its start event is not lost, so the sweeper
 				// must not keep deciding it.
 				if err := o.store.UnsweepEvents(ctx, w.WorkflowID, w.InstanceID, w.RunID); err != nil {
-					o.log.Warn("cannot take a queued run's events out of the sweep index", "workflow_id", w.WorkflowID,
+					o.log.WarnContext(ctx, "cannot take a queued run's events out of the sweep index", "workflow_id", w.WorkflowID,
 						"instance_id", w.InstanceID, "error", err)
 				}
 				return st, nil
@@ -207,6 +208,9 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	var before engine.Instance
 	if err := jsonnum.Decode(rec.State, &before); err != nil {
 		return nil, false, fmt.Errorf("decode state of %s/%d/%d: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
+	}
+	if before.TraceID != "" {
+		logctx.Add(ctx, "trace_id", before.TraceID)
 	}
 	var ended map[attemptKey]*store.FinishedAttempt
 	if in == nil {
@@ -281,7 +285,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		if err != nil {
 			// A malformed event can never apply; dropping it (and saying so)
 			// keeps it from blocking the run forever.
-			o.log.Error("dropping undecodable event", "workflow_id", w.WorkflowID, "instance_id", w.InstanceID, "event_id", p.ID, "error", err)
+			o.log.ErrorContext(ctx, "dropping undecodable event", "workflow_id", w.WorkflowID, "instance_id", w.InstanceID, "event_id", p.ID, "error", err)
 			consumed = append(consumed, p.ID)
 			continue
 		}
@@ -309,7 +313,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		}
 		if err != nil {
 			book.rollback(mark)
-			o.log.Error("dropping event the engine rejected", "workflow_id", w.WorkflowID, "instance_id", w.InstanceID, "event_id", p.ID, "error", err)
+			o.log.ErrorContext(ctx, "dropping event the engine rejected", "workflow_id", w.WorkflowID, "instance_id", w.InstanceID, "event_id", p.ID, "error", err)
 			consumed = append(consumed, p.ID)
 			continue
 		}
@@ -388,7 +392,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		o.emitDecision(began, acc.transitions)
 		if len(discard) > 0 {
 			if derr := o.store.DiscardEvents(ctx, w.WorkflowID, w.InstanceID, w.RunID, discard); derr != nil {
-				o.log.Warn("cannot delete applied events; the next round will", "workflow_id", w.WorkflowID,
+				o.log.WarnContext(ctx, "cannot delete applied events; the next round will", "workflow_id", w.WorkflowID,
 					"instance_id", w.InstanceID, "run_id", w.RunID, "events", len(discard), "error", derr)
 			}
 		}
@@ -514,7 +518,7 @@ func (o *Orchestrator) handOff(ctx context.Context, w store.Wake) error {
 		if err == nil {
 			return nil
 		}
-		o.log.Warn("cannot wake the decider directly; an inbox event's wake will", "workflow_id", w.WorkflowID,
+		o.log.WarnContext(ctx, "cannot wake the decider directly; an inbox event's wake will", "workflow_id", w.WorkflowID,
 			"instance_id", w.InstanceID, "run_id", w.RunID, "error", err)
 	}
 	id := "k-" + o.newUUID()
@@ -567,7 +571,7 @@ func (o *Orchestrator) workerEnds(ctx context.Context, w store.Wake, before *eng
 			if err != nil {
 				// Not what a worker writes: the attempt stays running
 				// until its timeout, and the run can still be stopped.
-				o.log.Error("ignoring an unreadable step end", "attempt", f.Ref.String(), "error", err)
+				o.log.ErrorContext(ctx, "ignoring an unreadable step end", "attempt", f.Ref.String(), "error", err)
 				continue
 			}
 			body = mustJSON(res)
@@ -612,7 +616,7 @@ func (b roundBudget) halve() (roundBudget, bool) {
 // events could only fail the same way: the run would be wedged.
 func (o *Orchestrator) abortRun(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before *engine.Instance,
 	pending []store.Event, cause *store.ItemTooLargeError, now time.Time) (*engine.Instance, bool, error) {
-	o.log.Error("a run's state is too large to store: failing the run", "workflow_id", before.WorkflowID,
+	o.log.ErrorContext(ctx, "a run's state is too large to store: failing the run", "workflow_id", before.WorkflowID,
 		"instance_id", before.InstanceID, "run_id", before.RunID, "error", cause)
 	opts := []engine.Option{engine.WithMaxEnds(maxEndsPerDecision)}
 	var book *permitBook
@@ -903,9 +907,17 @@ func changeEvents(after *engine.Instance, transitions []engine.Transition) []eve
 	return evs
 }
 
-// outboxMessage maps an engine command to the queue message that carries it.
-// A run_step message says how many other steps its commit started (crowd).
+// outboxMessage maps an engine command to the queue message that carries it,
+// with the run's trace. A run_step message says how many other steps its
+// commit started (crowd).
 func (o *Orchestrator) outboxMessage(st *engine.Instance, cmd engine.Command, crowd int, now time.Time) (store.Message, bool, error) {
+	m, ok, err := o.commandMessage(st, cmd, crowd, now)
+	m.Trace = st.TraceID
+	return m, ok, err
+}
+
+// commandMessage maps an engine command to its queue message.
+func (o *Orchestrator) commandMessage(st *engine.Instance, cmd engine.Command, crowd int, now time.Time) (store.Message, bool, error) {
 	base := WorkMessage{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID}
 	switch c := cmd.(type) {
 	case engine.RunStep:
@@ -1004,7 +1016,7 @@ func (o *Orchestrator) sweepNeed(ctx context.Context, g *engine.Graph, st *engin
 	cmds, err := engine.Awaited(ctx, g, st, now)
 	if err != nil {
 		// A timeout that no longer evaluates: look again after a lease.
-		o.log.Warn("cannot list what a run awaits", "workflow_id", st.WorkflowID, "instance_id", st.InstanceID, "error", err)
+		o.log.WarnContext(ctx, "cannot list what a run awaits", "workflow_id", st.WorkflowID, "instance_id", st.InstanceID, "error", err)
 		return now.Add(o.claimLease + o.sweepGrace).UnixMilli()
 	}
 	var due time.Time
@@ -1142,6 +1154,6 @@ func (o *Orchestrator) dispatchDirect(ctx context.Context, outbox []store.Messag
 		return
 	}
 	if err := o.dispatch.Dispatch(ctx, msgs); err != nil {
-		o.log.Warn("direct dispatch failed; the stream router's backstop will send the work", "error", err)
+		o.log.WarnContext(ctx, "direct dispatch failed; the stream router's backstop will send the work", "error", err)
 	}
 }

@@ -198,19 +198,22 @@ type User struct {
 // InstanceView is a workflow instance run (Maestro's WorkflowInstance, the
 // fields this runtime fills).
 type InstanceView struct {
-	WorkflowID         string           `json:"workflow_id"`
-	WorkflowInstanceID int64            `json:"workflow_instance_id"`
-	WorkflowRunID      int64            `json:"workflow_run_id"`
-	WorkflowUUID       string           `json:"workflow_uuid"`
-	WorkflowVersionID  int64            `json:"workflow_version_id"`
-	Status             string           `json:"status"`
-	Initiator          *Initiator       `json:"initiator,omitempty"`
-	Params             map[string]any   `json:"params,omitempty"`
-	CreateTime         int64            `json:"create_time"`
-	StartTime          int64            `json:"start_time,omitempty"`
-	EndTime            int64            `json:"end_time,omitempty"`
-	ModifyTime         int64            `json:"modify_time,omitempty"`
-	RuntimeOverview    *RuntimeOverview `json:"runtime_overview,omitempty"`
+	WorkflowID         string     `json:"workflow_id"`
+	WorkflowInstanceID int64      `json:"workflow_instance_id"`
+	WorkflowRunID      int64      `json:"workflow_run_id"`
+	WorkflowUUID       string     `json:"workflow_uuid"`
+	WorkflowVersionID  int64      `json:"workflow_version_id"`
+	Status             string     `json:"status"`
+	Initiator          *Initiator `json:"initiator,omitempty"`
+	// TraceID is the run's X-Ray trace id (the request that started it),
+	// which its messages and log lines carry.
+	TraceID         string           `json:"trace_id,omitempty"`
+	Params          map[string]any   `json:"params,omitempty"`
+	CreateTime      int64            `json:"create_time"`
+	StartTime       int64            `json:"start_time,omitempty"`
+	EndTime         int64            `json:"end_time,omitempty"`
+	ModifyTime      int64            `json:"modify_time,omitempty"`
+	RuntimeOverview *RuntimeOverview `json:"runtime_overview,omitempty"`
 	// RollupOverview counts the leaf steps of the instance's tree by
 	// status: its own steps, and those of its iterations and
 	// subworkflow instances that have ended.

@@ -210,7 +210,7 @@ func (o *Orchestrator) handleSignal(ctx context.Context, name string, seq int64)
 	for _, w := range waiters {
 		h, err := store.ParseSignalWaiterKey(w)
 		if err != nil {
-			o.log.Error("bad signal waiter key", "signal", name, "key", w, "error", err)
+			o.log.ErrorContext(ctx, "bad signal waiter key", "signal", name, "key", w, "error", err)
 			continue
 		}
 		if err := o.store.PutEvent(ctx, h.WorkflowID, h.InstanceID, h.RunID, store.Event{ID: evID, Body: body}); err != nil {
@@ -285,7 +285,7 @@ func (o *Orchestrator) fireSignalTrigger(ctx context.Context, wf string, index i
 		}
 		c, found, err := o.store.FindSignal(ctx, n, conds)
 		if errors.Is(err, store.ErrSignalScanLimit) {
-			o.log.Warn("signal trigger lookup reached its limit; not starting", "workflow_id", wf, "trigger", index, "signal", n, "error", err)
+			o.log.WarnContext(ctx, "signal trigger lookup reached its limit; not starting", "workflow_id", wf, "trigger", index, "signal", n, "error", err)
 			return nil
 		}
 		if err != nil {
@@ -309,7 +309,7 @@ func (o *Orchestrator) fireSignalTrigger(ctx context.Context, wf string, index i
 	if t.Condition != "" {
 		ok, err := o.evalTriggerExpr(ctx, t.Condition, model.TypeBoolean, env)
 		if err != nil {
-			o.log.Error("signal trigger condition failed; not starting", "workflow_id", wf, "trigger", index, "error", err)
+			o.log.ErrorContext(ctx, "signal trigger condition failed; not starting", "workflow_id", wf, "trigger", index, "error", err)
 			return nil
 		}
 		if b, _ := ok.(bool); !b {
@@ -320,7 +320,7 @@ func (o *Orchestrator) fireSignalTrigger(ctx context.Context, wf string, index i
 	if t.DedupExpr != "" {
 		v, err := o.evalTriggerExpr(ctx, t.DedupExpr, model.TypeString, env)
 		if err != nil {
-			o.log.Error("signal trigger dedup_expr failed; not starting", "workflow_id", wf, "trigger", index, "error", err)
+			o.log.ErrorContext(ctx, "signal trigger dedup_expr failed; not starting", "workflow_id", wf, "trigger", index, "error", err)
 			return nil
 		}
 		dedup = fmt.Sprint(v)
@@ -330,7 +330,7 @@ func (o *Orchestrator) fireSignalTrigger(ctx context.Context, wf string, index i
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Status < 500 {
-			o.log.Error("signal trigger start refused", "workflow_id", wf, "trigger", index, "error", err)
+			o.log.ErrorContext(ctx, "signal trigger start refused", "workflow_id", wf, "trigger", index, "error", err)
 			return nil
 		}
 		return err
@@ -342,7 +342,7 @@ func (o *Orchestrator) fireSignalTrigger(ctx context.Context, wf string, index i
 			return err
 		}
 	}
-	o.log.Info("signal trigger fired", "workflow_id", wf, "trigger", index, "signal", sig.Name,
+	o.log.InfoContext(ctx, "signal trigger fired", "workflow_id", wf, "trigger", index, "signal", sig.Name,
 		"seq", sig.Seq, "instance_id", resp.WorkflowInstanceID, "created", resp.Created)
 	return nil
 }
@@ -477,7 +477,7 @@ func (b *signalBook) Find(q engine.SignalQuery) (engine.SignalMatch, bool) {
 	if errors.Is(err, store.ErrSignalScanLimit) {
 		// Not a failure of the round: the step keeps waiting, and new
 		// signals of the name wake it.
-		b.log.Warn("signal dependency lookup reached its limit", "signal", q.Name, "step_id", q.StepID, "error", err)
+		b.log.WarnContext(b.ctx, "signal dependency lookup reached its limit", "signal", q.Name, "step_id", q.StepID, "error", err)
 		err, found = nil, false
 	}
 	if err != nil {

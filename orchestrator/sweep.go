@@ -167,15 +167,15 @@ func (o *Orchestrator) Sweep(ctx context.Context) (SweepReport, error) {
 		// Delivering again is safe: the events it puts are keyed by the
 		// signal, and trigger starts dedupe on a request id derived from it.
 		if err := o.handleSignal(ctx, d.Signal, d.SignalSeq); err != nil {
-			o.log.Error("sweep: cannot deliver signal", "signal", d.Signal, "seq", d.SignalSeq, "error", err)
+			o.log.ErrorContext(ctx, "sweep: cannot deliver signal", "signal", d.Signal, "seq", d.SignalSeq, "error", err)
 			rep.Failed++
 			continue
 		}
-		o.log.Warn("sweep: delivered a signal whose delivery was lost", "signal", d.Signal, "seq", d.SignalSeq)
+		o.log.WarnContext(ctx, "sweep: delivered a signal whose delivery was lost", "signal", d.Signal, "seq", d.SignalSeq)
 		rep.Signals++
 	}
 	if rep.Due > 0 {
-		o.log.Info("sweep done", "due", rep.Due, "runs", rep.Runs, "redriven", rep.Redriven,
+		o.log.InfoContext(ctx, "sweep done", "due", rep.Due, "runs", rep.Runs, "redriven", rep.Redriven,
 			"decided", rep.Decided, "moved", rep.Moved, "signals", rep.Signals, "failed", rep.Failed)
 	}
 	return rep, nil

@@ -111,7 +111,7 @@ func (o *Orchestrator) dispatchStep(ctx context.Context, m WorkMessage, d Callba
 	if errors.Is(err, store.ErrClaimLost) {
 		// Ended meanwhile (its token's holder was quick, or the step was
 		// stopped), or another worker took it after this one's lease.
-		o.log.Info("a handed-over step attempt is no longer this worker's", "attempt", ref.String())
+		o.log.InfoContext(ctx, "a handed-over step attempt is no longer this worker's", "attempt", ref.String())
 		return nil
 	}
 	return err
@@ -245,7 +245,7 @@ func (o *Orchestrator) completeTask(ctx context.Context, hash string, c TaskComp
 	view.Recorded = true
 	w := store.Wake{WorkflowID: ref.WorkflowID, InstanceID: ref.InstanceID, RunID: ref.RunID}
 	if _, err := o.Process(ctx, w); err != nil {
-		o.log.Warn("inline decision of a task's report failed; the decision queue will retry", "workflow_id", ref.WorkflowID,
+		o.log.WarnContext(ctx, "inline decision of a task's report failed; the decision queue will retry", "workflow_id", ref.WorkflowID,
 			"instance_id", ref.InstanceID, "error", err)
 	}
 	view.Status = model.StepRunning

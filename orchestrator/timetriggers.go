@@ -63,7 +63,7 @@ func (o *Orchestrator) wantedSchedules(ctx context.Context, wf string, head *sto
 		if err != nil {
 			// Validation accepts only triggers that translate; a stored
 			// version from before a rule change is reported, not fatal.
-			o.log.Error("time trigger cannot be scheduled", "workflow_id", wf, "version", head.Active, "trigger", i, "error", err)
+			o.log.ErrorContext(ctx, "time trigger cannot be scheduled", "workflow_id", wf, "version", head.Active, "trigger", i, "error", err)
 			continue
 		}
 		for j, e := range exprs {
@@ -119,14 +119,14 @@ func (o *Orchestrator) fireTrigger(ctx context.Context, body []byte) (time.Durat
 	}
 	head, err := o.store.GetHead(ctx, f.WorkflowID)
 	if errors.Is(err, store.ErrNotFound) {
-		o.log.Info("time trigger of a deleted workflow ignored", "workflow_id", f.WorkflowID)
+		o.log.InfoContext(ctx, "time trigger of a deleted workflow ignored", "workflow_id", f.WorkflowID)
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
 	if head.Active == 0 || timeTriggersDisabled(head.Properties) {
-		o.log.Info("time trigger of an inactive or disabled workflow ignored", "workflow_id", f.WorkflowID)
+		o.log.InfoContext(ctx, "time trigger of an inactive or disabled workflow ignored", "workflow_id", f.WorkflowID)
 		return 0, nil
 	}
 	_, def, err := o.graph(ctx, f.WorkflowID, head.Active)
@@ -135,13 +135,13 @@ func (o *Orchestrator) fireTrigger(ctx context.Context, body []byte) (time.Durat
 	}
 	tts := def.Workflow.TimeTriggers
 	if f.TriggerIndex >= len(tts) {
-		o.log.Info("firing of a trigger the active version no longer has ignored", "workflow_id", f.WorkflowID, "trigger", f.TriggerIndex)
+		o.log.InfoContext(ctx, "firing of a trigger the active version no longer has ignored", "workflow_id", f.WorkflowID, "trigger", f.TriggerIndex)
 		return 0, nil
 	}
 	tt := &tts[f.TriggerIndex]
 	jitter, err := triggers.Jitter(tt, f.WorkflowID, f.TriggerIndex, f.ScheduledTime)
 	if err != nil {
-		o.log.Warn("fuzzy_max_delay cannot be applied; starting without jitter", "workflow_id", f.WorkflowID, "trigger", f.TriggerIndex, "error", err)
+		o.log.WarnContext(ctx, "fuzzy_max_delay cannot be applied; starting without jitter", "workflow_id", f.WorkflowID, "trigger", f.TriggerIndex, "error", err)
 		jitter = 0
 	}
 	if wait := f.ScheduledTime.Add(jitter).Sub(o.now()); wait > 500*time.Millisecond {
@@ -159,12 +159,12 @@ func (o *Orchestrator) fireTrigger(ctx context.Context, body []byte) (time.Durat
 		var e *Error
 		if errors.As(err, &e) && e.Status < 500 {
 			// Refused for good (e.g. a run param the version rejects).
-			o.log.Error("time trigger start refused", "workflow_id", f.WorkflowID, "trigger", f.TriggerIndex, "error", err)
+			o.log.ErrorContext(ctx, "time trigger start refused", "workflow_id", f.WorkflowID, "trigger", f.TriggerIndex, "error", err)
 			return 0, nil
 		}
 		return 0, err
 	}
-	o.log.Info("time trigger fired", "workflow_id", f.WorkflowID, "trigger", f.TriggerIndex,
+	o.log.InfoContext(ctx, "time trigger fired", "workflow_id", f.WorkflowID, "trigger", f.TriggerIndex,
 		"scheduled_time", f.ScheduledTime, "instance_id", resp.WorkflowInstanceID, "created", resp.Created)
 	return 0, nil
 }

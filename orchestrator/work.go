@@ -9,6 +9,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/jsonnum"
+	"github.com/maestro-serverless/maestro/logctx"
 	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
@@ -29,6 +30,7 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 	if err := jsonnum.Decode(body, &m); err != nil {
 		return 0, fmt.Errorf("%w: decode work message: %v", ErrPoison, err)
 	}
+	m.annotate(ctx)
 	var ev store.Event
 	switch m.Kind {
 	case WorkTimer:
@@ -71,6 +73,18 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 	return 0, o.putResult(ctx, m, ev)
 }
 
+// annotate adds the message's ids to ctx's log scope (package logctx).
+func (m *WorkMessage) annotate(ctx context.Context) {
+	attrs := []any{"kind", string(m.Kind)}
+	if m.WorkflowID != "" {
+		attrs = append(attrs, "workflow_id", m.WorkflowID, "instance_id", m.InstanceID, "run_id", m.RunID)
+	}
+	if m.StepID != "" {
+		attrs = append(attrs, "step_id", m.StepID, "attempt", m.Attempt)
+	}
+	logctx.Add(ctx, attrs...)
+}
+
 // putResult puts a worker's result (a step's outcome, a timer) into its
 // run's inbox. Its wake reaches the FIFO decision queue through the stream
 // router, which sends one wake per run per stream batch: the results of a
@@ -100,7 +114,7 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 		case errors.Is(err, store.ErrNotFound) && start != nil:
 			// A deferred start no worker claimed yet: claim it below.
 		case errors.Is(err, store.ErrNotFound):
-			o.log.Warn("dropping work for a step attempt that does not exist", "attempt", ref.String())
+			o.log.WarnContext(ctx, "dropping work for a step attempt that does not exist", "attempt", ref.String())
 			return 0, nil
 		case err != nil:
 			return 0, err
@@ -118,13 +132,13 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 	}
 	switch {
 	case errors.As(err, &ce) && ce.Done:
-		o.log.Info("dropping work for a finished or stopped step attempt", "attempt", ref.String())
+		o.log.InfoContext(ctx, "dropping work for a finished or stopped step attempt", "attempt", ref.String())
 		return 0, nil
 	case errors.As(err, &ce):
 		// Another worker holds it: look again when its lease ends.
 		return max(time.UnixMilli(ce.Until).Sub(now), time.Second), nil
 	case errors.Is(err, store.ErrNotFound):
-		o.log.Warn("dropping work for a step attempt that does not exist", "attempt", ref.String())
+		o.log.WarnContext(ctx, "dropping work for a step attempt that does not exist", "attempt", ref.String())
 		return 0, nil
 	case err != nil:
 		return 0, err
@@ -134,10 +148,10 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 		// died before it was applied: apply it, without running again.
 		var res engine.StepFinished
 		if err := jsonnum.Decode(recorded, &res); err == nil && res.StepID == m.StepID && res.Attempt == m.Attempt {
-			o.log.Info("applying the outcome a dead worker recorded", "attempt", ref.String())
+			o.log.InfoContext(ctx, "applying the outcome a dead worker recorded", "attempt", ref.String())
 			return 0, o.runAndContinue(ctx, m, runners, token, &res)
 		}
-		o.log.Warn("ignoring an unreadable recorded outcome; running the step", "attempt", ref.String())
+		o.log.WarnContext(ctx, "ignoring an unreadable recorded outcome; running the step", "attempt", ref.String())
 	}
 	if cr, ok := callbackRunnerFor(m, runners); ok {
 		return 0, o.dispatchStep(ctx, m, cr, token)
@@ -158,10 +172,16 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner, token string, recorded *engine.StepFinished) error {
 	for n := 0; ; n++ {
 		var res engine.StepFinished
+		// A chain run inline moves on to other steps: the log scope names
+		// the one in hand.
+		logctx.Add(ctx, "step_id", m.StepID, "attempt", m.Attempt)
 		if recorded != nil {
 			res, recorded = *recorded, nil
 		} else {
+			start := o.now()
 			res = o.runStep(ctx, m, runners)
+			o.log.DebugContext(ctx, "step attempt ran", "type", string(m.StepType), "outcome", string(res.Outcome),
+				"duration_ms", o.now().Sub(start).Milliseconds())
 		}
 		// The run's sweep due time covers the step's answer: a lost wake
 		// is found through the run item.
@@ -195,7 +215,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 			if in.recorded && in.ended != nil {
 				// The end is on the item, without its wake: add it.
 				if werr := o.store.WakeEnd(ctx, ref); werr != nil {
-					o.log.Warn("cannot wake the decider for a step's end; the sweeper will find it",
+					o.log.WarnContext(ctx, "cannot wake the decider for a step's end; the sweeper will find it",
 						"attempt", ref.String(), "error", werr)
 				}
 				return nil
@@ -204,7 +224,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 				return o.putResult(ctx, m, ev)
 			}
 			if !errors.Is(err, errContended) && !errors.Is(err, store.ErrConflict) {
-				o.log.Warn("cannot apply a step's outcome inline; leaving it to the decider",
+				o.log.WarnContext(ctx, "cannot apply a step's outcome inline; leaving it to the decider",
 					"attempt", fmt.Sprintf("%s/%d/%d/%s/%d", m.WorkflowID, m.InstanceID, m.RunID, m.StepID, m.Attempt), "error", err)
 			}
 			return o.handResult(ctx, m, token, res, ev)
@@ -213,7 +233,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 			// Rounds remain (a long decision): each is durable and carries
 			// a backstop wake, so finishing them here is only faster.
 			if _, err := o.Process(ctx, w); err != nil {
-				o.log.Warn("cannot finish a run's rounds inline; its backstop wake will", "workflow_id", w.WorkflowID,
+				o.log.WarnContext(ctx, "cannot finish a run's rounds inline; its backstop wake will", "workflow_id", w.WorkflowID,
 					"instance_id", w.InstanceID, "run_id", w.RunID, "error", err)
 			}
 		}
@@ -233,11 +253,11 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 			if err != nil {
 				// Left to a worker through the queue (its claim may find
 				// it claimed, and look again when the lease ends).
-				o.log.Warn("cannot claim the step this worker started; sending it to the work queue",
+				o.log.WarnContext(ctx, "cannot claim the step this worker started; sending it to the work queue",
 					"attempt", next.String(), "error", err)
 				if o.dispatch != nil {
 					if derr := o.dispatch.Dispatch(ctx, []store.Message{{Queue: store.QueueWork, Body: string(mustJSON(m))}}); derr != nil {
-						o.log.Warn("cannot send the step to the work queue; the sweeper will", "attempt", next.String(), "error", derr)
+						o.log.WarnContext(ctx, "cannot send the step to the work queue; the sweeper will", "attempt", next.String(), "error", derr)
 					}
 				}
 				return nil
@@ -259,7 +279,7 @@ func (o *Orchestrator) handResult(ctx context.Context, m WorkMessage, token stri
 			return nil
 		}
 		if !errors.Is(err, store.ErrClaimLost) {
-			o.log.Warn("cannot write a step's end on its attempt; sending its outcome to the run's inbox",
+			o.log.WarnContext(ctx, "cannot write a step's end on its attempt; sending its outcome to the run's inbox",
 				"attempt", ref.String(), "error", err)
 		}
 	}
@@ -426,6 +446,7 @@ func (o *Orchestrator) HandleWake(ctx context.Context, body []byte) error {
 	if err := jsonnum.Decode(body, &w); err != nil || w.WorkflowID == "" || w.InstanceID <= 0 || w.RunID <= 0 {
 		return fmt.Errorf("%w: bad wake message %q", ErrPoison, truncate(string(body), 200))
 	}
+	logctx.Add(ctx, "workflow_id", w.WorkflowID, "instance_id", w.InstanceID, "run_id", w.RunID)
 	return o.handleWake(ctx, w)
 }
 
@@ -463,7 +484,7 @@ func (o *Orchestrator) goneRun(ctx context.Context, w store.Wake, err error) err
 	if errors.Is(err, store.ErrNotFound) {
 		if _, herr := o.store.GetHead(ctx, w.WorkflowID); errors.Is(herr, store.ErrNotFound) {
 			// A late timer or event of a deleted workflow: nothing to do.
-			o.log.Info("wake for a run of a deleted workflow", "workflow_id", w.WorkflowID, "instance_id", w.InstanceID, "run_id", w.RunID)
+			o.log.InfoContext(ctx, "wake for a run of a deleted workflow", "workflow_id", w.WorkflowID, "instance_id", w.InstanceID, "run_id", w.RunID)
 			return nil
 		}
 		return fmt.Errorf("%w: run %s/%d/%d does not exist", ErrPoison, w.WorkflowID, w.InstanceID, w.RunID)

@@ -32,6 +32,9 @@ type Message struct {
 	// commit (direct dispatch): the router forwards it only as a backstop,
 	// BackstopDelay later, for a committer that died in between.
 	Direct bool `json:"d,omitempty"`
+	// Trace is the X-Ray trace id of the run that sends it (package trace);
+	// the message carries it as its AWSTraceHeader attribute.
+	Trace string `json:"tr,omitempty"`
 }
 
 // BackstopDelay is how much later than its committer the router sends a

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/maestro-serverless/maestro/logctx"
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/ui"
 )
@@ -81,7 +82,7 @@ func NewHandler(svc orchestrator.Service, opts Options) http.Handler {
 	if svc == nil {
 		panic("api: NewHandler needs a non-nil orchestrator.Service")
 	}
-	logger := opts.Logger
+	logger := logctx.Wrap(opts.Logger)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/maestro-serverless/maestro/caller"
+	"github.com/maestro-serverless/maestro/logctx"
+	"github.com/maestro-serverless/maestro/trace"
 )
 
 // RequestIDHeader carries the request id: a caller's well-formed value is
@@ -31,15 +33,29 @@ func RequestIDFromContext(ctx context.Context) string {
 	return id
 }
 
-// requestID sets the request id on the response and the request context.
+// TraceHeader is the X-Ray trace header: API Gateway sets it on the
+// requests it traces; a run started by a request keeps its trace id
+// (package trace), and every answer names the trace it belongs to.
+const TraceHeader = "X-Amzn-Trace-Id"
+
+// requestID sets the request id and the trace id on the response and the
+// request context, and opens the request's log scope (package logctx)
+// with both.
 func (s *server) requestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(RequestIDHeader)
 		if !wellFormedRequestID(id) {
 			id = uuid.NewString()
 		}
+		tid, ok := trace.Parse(r.Header.Get(TraceHeader))
+		if !ok {
+			tid = trace.New(time.Now())
+		}
 		w.Header().Set(RequestIDHeader, id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
+		w.Header().Set(TraceHeader, tid.Header())
+		ctx := logctx.Scope(trace.With(context.WithValue(r.Context(), requestIDKey{}, id), tid))
+		logctx.Add(ctx, "request_id", id, "trace_id", string(tid))
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
@@ -76,7 +92,6 @@ func (s *server) accessLog(next http.Handler) http.Handler {
 				status = http.StatusOK
 			}
 			s.log.LogAttrs(r.Context(), slog.LevelInfo, "http request",
-				slog.String("request_id", RequestIDFromContext(r.Context())),
 				slog.String("method", r.Method),
 				slog.String("path", redactPath(r.URL.Path)),
 				slog.Int("status", status),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/maestro-serverless/maestro/logctx"
 	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -117,8 +118,10 @@ func (h *Handler) group(ctx context.Context, msgs []events.SQSMessage) []string 
 		if len(bodies[k]) > 1 {
 			body = store.MergeWakes(bodies[k]...)
 		}
-		if err := h.p.HandleWake(ctx, []byte(body)); err != nil {
-			h.log.Error("decider: message failed; SQS will redeliver it", "message_ids", ids[k], "error", err)
+		mctx := logctx.Scope(ctx)
+		logctx.Add(mctx, "message_ids", ids[k])
+		if err := h.p.HandleWake(mctx, []byte(body)); err != nil {
+			h.log.ErrorContext(mctx, "decider: message failed; SQS will redeliver it", "error", err)
 			failed = append(failed, ids[k]...)
 		}
 	}

@@ -28,7 +28,9 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	changes "github.com/maestro-serverless/maestro/events"
+
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/trace"
 )
 
 // SQS is the subset of the SQS client the router uses.
@@ -286,6 +288,13 @@ func (r *Router) send(ctx context.Context, out []outgoing) (failed int, err erro
 			return unsent(fmt.Errorf("router: no URL for queue %q", m.Queue))
 		}
 		e := sqstypes.SendMessageBatchRequestEntry{MessageBody: aws.String(m.Body)}
+		if id := trace.ID(m.Trace); id.Valid() {
+			// X-Ray follows a trace through SQS by this attribute; the
+			// handlers also read it to log the run's trace id.
+			e.MessageSystemAttributes = map[string]sqstypes.MessageSystemAttributeValue{
+				string(sqstypes.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(id.Header())},
+			}
+		}
 		switch {
 		case m.GroupID != "":
 			e.MessageGroupId = aws.String(m.GroupID)

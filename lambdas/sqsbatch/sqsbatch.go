@@ -11,12 +11,17 @@ import (
 	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/maestro-serverless/maestro/logctx"
+	"github.com/maestro-serverless/maestro/trace"
 )
 
 // Process calls one for every message of ev, at most parallelism at a
 // time, and returns the messages whose call failed (an error or a panic,
 // which would otherwise end the whole process from a goroutine). Failures
-// are logged with what.
+// are logged with what. Each call's context carries a log scope (package
+// logctx) holding the message id and the trace id of its AWSTraceHeader
+// (package trace), which one may add to; the failure's log line shows it.
 func Process(ctx context.Context, ev events.SQSEvent, parallelism int, log *slog.Logger, what string,
 	one func(context.Context, events.SQSMessage) error) events.SQSEventResponse {
 	if parallelism <= 0 {
@@ -34,8 +39,9 @@ func Process(ctx context.Context, ev events.SQSEvent, parallelism int, log *slog
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if err := safe(ctx, m, one); err != nil {
-				log.Error(what+": message failed; SQS will redeliver it", "message_id", m.MessageId, "error", err)
+			mctx := MessageContext(ctx, m)
+			if err := safe(mctx, m, one); err != nil {
+				log.ErrorContext(mctx, what+": message failed; SQS will redeliver it", "error", err)
 				mu.Lock()
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
 				mu.Unlock()
@@ -44,6 +50,18 @@ func Process(ctx context.Context, ev events.SQSEvent, parallelism int, log *slog
 	}
 	wg.Wait()
 	return resp
+}
+
+// MessageContext returns ctx with a log scope naming message m and, when
+// m carries an AWSTraceHeader, its trace id (trace.With).
+func MessageContext(ctx context.Context, m events.SQSMessage) context.Context {
+	ctx = logctx.Scope(ctx)
+	logctx.Add(ctx, "message_id", m.MessageId)
+	if id, ok := trace.Parse(m.Attributes["AWSTraceHeader"]); ok {
+		ctx = trace.With(ctx, id)
+		logctx.Add(ctx, "trace_id", string(id))
+	}
+	return ctx
 }
 
 func safe(ctx context.Context, m events.SQSMessage, one func(context.Context, events.SQSMessage) error) (err error) {

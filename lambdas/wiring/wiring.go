@@ -32,6 +32,7 @@ import (
 	"github.com/maestro-serverless/maestro/lambdas/ingest"
 	"github.com/maestro-serverless/maestro/lambdas/router"
 	"github.com/maestro-serverless/maestro/lambdas/worker"
+	"github.com/maestro-serverless/maestro/logctx"
 	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
@@ -235,6 +236,9 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	// Lines logged with a handler's context carry the ids it put in its
+	// log scope (workflow, instance, run, step, attempt, trace).
+	opts.Logger = logctx.Wrap(opts.Logger)
 	ddb := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
 		o.DisableValidateResponseChecksum = opts.Emulator
 	})

@@ -13,11 +13,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
 	"github.com/maestro-serverless/maestro/lambdas/sqsbatch"
 	"github.com/maestro-serverless/maestro/metrics"
-
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/trace"
 )
 
 // Processor handles one work message; orchestrator.Orchestrator implements it.
@@ -80,11 +82,17 @@ func (h *Handler) one(ctx context.Context, m events.SQSMessage) error {
 	// then acknowledged. A crash between the two leaves a duplicate, which
 	// is harmless: a timer for a step that moved on is ignored.
 	delay := min(wait, orchestrator.MaxSQSDelay)
-	_, err = h.cfg.SQS.SendMessage(ctx, &sqs.SendMessageInput{
+	in := &sqs.SendMessageInput{
 		QueueUrl:     aws.String(h.cfg.WorkQueueURL),
 		MessageBody:  aws.String(m.Body),
 		DelaySeconds: int32((delay + time.Second - 1) / time.Second),
-	})
+	}
+	if id := trace.From(ctx); id != "" {
+		in.MessageSystemAttributes = map[string]types.MessageSystemAttributeValue{
+			string(types.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(id.Header())},
+		}
+	}
+	_, err = h.cfg.SQS.SendMessage(ctx, in)
 	if err != nil {
 		return fmt.Errorf("worker: re-queue timer: %w", err)
 	}
