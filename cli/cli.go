@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
 )
 
 // Exit codes.
@@ -47,7 +48,7 @@ const Usage = `  push FILE...                 store workflow definitions (.json,
   workflows                    the stored workflows: versions, instances, owner
   start WF [--version V] [--param k=v]... [--wait]
                                start a run; with --wait follow it and exit 0 only if it succeeds
-  status WF INSTANCE           the run's steps: status, attempt, duration
+  status WF INSTANCE           the run's steps (status, attempt, duration) as a tree: loops' iterations, children
   instances WF [--status S]    a workflow's instances, newest first
   watch WF INSTANCE            follow a run until it ends (exit 0 only if it succeeds)
   timeline WF INSTANCE         the run's timeline
@@ -620,15 +621,28 @@ type stepView struct {
 		StartTime int64  `json:"start_time"`
 		EndTime   int64  `json:"end_time"`
 	} `json:"runtime_state"`
+	Foreach     *engine.LoopSummary `json:"foreach_overview"`
+	While       *engine.LoopSummary `json:"while_overview"`
+	Subworkflow *engine.ChildRef    `json:"subworkflow_overview"`
 }
 
+// statusDepth is how deep status descends into iterations and children;
+// statusIterations is how many running or failed iterations of a loop it
+// shows.
+const (
+	statusDepth      = 3
+	statusIterations = 10
+)
+
+// status prints a run's steps as a tree: a loop step's iterations (counts,
+// then the running and failed ones with their own steps) and a subworkflow
+// step's child run under it.
 func (r *runner) status(ctx context.Context, wf, inst string) int {
 	base := fmt.Sprintf("/api/v3/workflows/%s/instances/%s", url.PathEscape(wf), url.PathEscape(inst))
 	var v instanceView
 	if err := r.c.Do(ctx, http.MethodGet, base, nil, &v); err != nil {
 		return r.fail("status", err)
 	}
-	var steps []stepView
 	var raw json.RawMessage
 	if err := r.c.Do(ctx, http.MethodGet, base+"/steps", nil, &raw); err != nil {
 		return r.fail("status", err)
@@ -637,25 +651,152 @@ func (r *runner) status(ctx context.Context, wf, inst string) int {
 		fmt.Fprintln(r.o.Stdout, string(raw))
 		return ExitOK
 	}
+	var steps []stepView
 	if err := json.Unmarshal(raw, &steps); err != nil {
 		return r.fail("status", err)
 	}
 	fmt.Fprintf(r.o.Stdout, "%s instance %d run %d: %s\n", v.WorkflowID, v.InstanceID, v.RunID, v.Status)
 	tw := tabwriter.NewWriter(r.o.Stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tTYPE\tATTEMPT\tSTATUS\tDURATION")
-	for _, s := range steps {
-		d := "-"
-		if s.Runtime.StartTime > 0 {
-			end := s.Runtime.EndTime
-			if end == 0 {
-				end = time.Now().UnixMilli()
-			}
-			d = (time.Duration(end-s.Runtime.StartTime) * time.Millisecond).String()
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.StepID, orDash(s.Type), s.Attempt, s.Runtime.Status, d)
+	if err := r.stepRows(ctx, tw, steps, "", 0); err != nil {
+		_ = tw.Flush()
+		return r.fail("status", err)
 	}
 	_ = tw.Flush()
 	return ExitOK
+}
+
+// stepRows writes one row per step, and the tree under loop and
+// subworkflow steps, indented by indent.
+func (r *runner) stepRows(ctx context.Context, tw io.Writer, steps []stepView, indent string, depth int) error {
+	for _, s := range steps {
+		typ := s.Type
+		switch {
+		case s.Foreach != nil:
+			typ = "foreach"
+		case s.While != nil:
+			typ = "while"
+		case s.Subworkflow != nil && typ == "":
+			typ = "subworkflow"
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t%d\t%s\t%s\n", indent, s.StepID, orDash(typ), s.Attempt, s.Runtime.Status, spanOf(s.Runtime.StartTime, s.Runtime.EndTime))
+		loop := s.Foreach
+		if loop == nil {
+			loop = s.While
+		}
+		switch {
+		case loop != nil:
+			if err := r.loopRows(ctx, tw, loop, indent+"  ", depth); err != nil {
+				return err
+			}
+		case s.Subworkflow != nil && s.Subworkflow.InstanceID > 0:
+			c := s.Subworkflow
+			if err := r.runRows(ctx, tw, "child ", c.WorkflowID, c.InstanceID, indent+"  ", depth); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// loopRows writes a loop's counts, then its running and failed iterations.
+func (r *runner) loopRows(ctx context.Context, tw io.Writer, l *engine.LoopSummary, indent string, depth int) error {
+	inline := l.WorkflowID
+	if inline == "" {
+		inline = l.WhileID
+	}
+	counts := make([]string, 0, len(l.Counts))
+	for st, n := range l.Counts {
+		counts = append(counts, fmt.Sprintf("%d %s", n, st))
+	}
+	sort.Strings(counts)
+	total := "?"
+	if l.Total > 0 {
+		total = strconv.FormatInt(l.Total, 10)
+	}
+	summary := fmt.Sprintf("%d of %s started, %d running", l.Launched, total, l.Running)
+	if len(counts) > 0 {
+		summary += ": " + strings.Join(counts, ", ")
+	}
+	if l.Rollup != nil {
+		summary += fmt.Sprintf("; %d leaf steps", l.Rollup.TotalLeafCount)
+	}
+	// The summary trails the last tab: text there is no cell, so its
+	// length does not widen the columns, and the row keeps every column.
+	fmt.Fprintf(tw, "%siterations\t\t\t\t%s\n", indent, summary)
+	if depth+1 >= statusDepth || inline == "" {
+		return nil
+	}
+	shown := 0
+	for _, it := range l.RunningIterations {
+		if shown == statusIterations {
+			return nil
+		}
+		if err := r.runRows(ctx, tw, "iteration ", inline, it, indent, depth); err != nil {
+			return err
+		}
+		shown++
+	}
+	if l.Counts[model.WorkflowFailed] == 0 {
+		return nil
+	}
+	var failed struct {
+		Instances []struct {
+			ID int64 `json:"workflow_instance_id"`
+		} `json:"workflow_instances"`
+	}
+	path := fmt.Sprintf("/api/v3/workflows/%s/instances?status=FAILED&limit=%d", url.PathEscape(inline), statusIterations)
+	if err := r.c.Do(ctx, http.MethodGet, path, nil, &failed); err != nil {
+		return err
+	}
+	for _, i := range failed.Instances {
+		if shown == statusIterations {
+			break
+		}
+		if err := r.runRows(ctx, tw, "iteration ", inline, i.ID, indent, depth); err != nil {
+			return err
+		}
+		shown++
+	}
+	return nil
+}
+
+// runRows writes an iteration's or a child's row and, within the depth,
+// its steps.
+func (r *runner) runRows(ctx context.Context, tw io.Writer, label, wf string, inst int64, indent string, depth int) error {
+	base := fmt.Sprintf("/api/v3/workflows/%s/instances/%d", url.PathEscape(wf), inst)
+	var v struct {
+		instanceView
+		StartTime int64 `json:"start_time"`
+		EndTime   int64 `json:"end_time"`
+	}
+	if err := r.c.Do(ctx, http.MethodGet, base, nil, &v); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("%s#%d", label, inst)
+	if label == "child " {
+		name = fmt.Sprintf("child %s #%d", wf, inst)
+	}
+	fmt.Fprintf(tw, "%s%s\t\t%d\t%s\t%s\n", indent, name, v.RunID, v.Status, spanOf(v.StartTime, v.EndTime))
+	if depth+1 >= statusDepth {
+		return nil
+	}
+	var steps []stepView
+	if err := r.c.Do(ctx, http.MethodGet, base+"/steps", nil, &steps); err != nil {
+		return err
+	}
+	return r.stepRows(ctx, tw, steps, indent+"  ", depth+1)
+}
+
+// spanOf formats the time from start to end (or now), "-" before a start.
+func spanOf(start, end int64) string {
+	if start <= 0 {
+		return "-"
+	}
+	if end == 0 {
+		end = time.Now().UnixMilli()
+	}
+	return (time.Duration(end-start) * time.Millisecond).String()
 }
 
 func orDash(s string) string {

@@ -57,11 +57,22 @@ func New(w io.Writer, stage string, now func() time.Time) *Emitter {
 // Emit writes one value of metric name, with dimension pairs (key, value,
 // ...) beside Stage.
 func (e *Emitter) Emit(name string, value float64, unit string, dims ...string) {
+	e.EmitWith(name, value, unit, nil, dims...)
+}
+
+// EmitWith is Emit with properties: fields of the line that are not
+// dimensions (no metric per value, so any cardinality is fine), which
+// CloudWatch Logs Insights can filter and group by — a workflow id, say.
+func (e *Emitter) EmitWith(name string, value float64, unit string, props map[string]string, dims ...string) {
 	if e == nil || e.w == nil {
 		return
 	}
 	keys := []string{"Stage"}
-	line := map[string]any{"Stage": e.stage, name: value}
+	line := map[string]any{name: value}
+	for k, v := range props {
+		line[k] = v
+	}
+	line["Stage"] = e.stage
 	for i := 0; i+1 < len(dims); i += 2 {
 		keys = append(keys, dims[i])
 		line[dims[i]] = dims[i+1]

@@ -28,3 +28,25 @@ func TestEmitWritesEMF(t *testing.T) {
 	nilE.Emit(QueueLag, 1, Milliseconds) // writes nothing, does not panic
 	nilE.Since(DecisionLatency, t0)
 }
+
+// TestEmitWithProperties: properties are fields of the line, not
+// dimensions, and cannot replace the Stage dimension.
+func TestEmitWithProperties(t *testing.T) {
+	var b bytes.Buffer
+	e := New(&b, "prod", func() time.Time { return time.UnixMilli(1) })
+	e.EmitWith(RunsFinished, 1, Count, map[string]string{"WorkflowId": "wf-1", "Stage": "spoofed"}, "Status", "FAILED")
+	var line struct {
+		WorkflowID string `json:"WorkflowId"`
+		Stage      string
+		AWS        struct {
+			CloudWatchMetrics []struct{ Dimensions [][]string }
+		} `json:"_aws"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &line); err != nil {
+		t.Fatal(err)
+	}
+	if line.WorkflowID != "wf-1" || line.Stage != "prod" || len(line.AWS.CloudWatchMetrics) != 1 ||
+		len(line.AWS.CloudWatchMetrics[0].Dimensions[0]) != 2 {
+		t.Fatalf("%s", b.String())
+	}
+}

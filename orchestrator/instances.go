@@ -333,7 +333,32 @@ func (o *Orchestrator) ListSteps(ctx context.Context, wf string, inst int64) ([]
 		}
 		out = append(out, v)
 	}
+	o.fillStepTypes(ctx, &st, out)
 	return out, nil
+}
+
+// fillStepTypes sets each view's step_type from the run's definition: a
+// step's type (NoOp, Http, ...), or its kind for foreach, while and
+// subworkflow steps. A definition that cannot be read leaves them empty:
+// the view is still right without them.
+func (o *Orchestrator) fillStepTypes(ctx context.Context, st *engine.Instance, views []*StepView) {
+	_, def, err := o.graph(ctx, st.WorkflowID, st.WorkflowVersion)
+	if err != nil || def == nil {
+		return
+	}
+	types := make(map[string]string, len(def.Workflow.Steps))
+	for _, s := range def.Workflow.Steps {
+		if s.Kind == model.KindStep {
+			types[s.ID] = string(s.Type)
+		} else {
+			types[s.ID] = string(s.Kind)
+		}
+	}
+	for _, v := range views {
+		if v.StepType == "" {
+			v.StepType = types[v.StepID]
+		}
+	}
 }
 
 // GetStepAttempt returns one attempt; attempt 0 is the latest.

@@ -389,7 +389,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	err = o.store.CommitRun(ctx, commit)
 	if err == nil {
 		o.dispatchDirect(ctx, commit.Outbox)
-		o.emitDecision(began, acc.transitions)
+		o.emitDecision(began, w.WorkflowID, acc.transitions)
 		if len(discard) > 0 {
 			if derr := o.store.DiscardEvents(ctx, w.WorkflowID, w.InstanceID, w.RunID, discard); derr != nil {
 				o.log.WarnContext(ctx, "cannot delete applied events; the next round will", "workflow_id", w.WorkflowID,

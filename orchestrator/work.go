@@ -500,18 +500,22 @@ func truncate(s string, n int) string {
 }
 
 // emitDecision emits a committed decision's latency (since began) and the
-// steps and runs it ended, by status.
-func (o *Orchestrator) emitDecision(began time.Time, transitions []engine.Transition) {
+// steps and runs it ended, by status. The workflow is a property, not a
+// dimension: a metric per workflow and status would cost a custom metric
+// each (CloudWatch bills per dimension combination); as a property, Logs
+// Insights counts ends per workflow from the same lines at no metric cost.
+func (o *Orchestrator) emitDecision(began time.Time, wf string, transitions []engine.Transition) {
 	if o.metrics == nil {
 		return
 	}
 	o.metrics.Emit(metrics.DecisionLatency, float64(time.Since(began).Milliseconds()), metrics.Milliseconds)
+	props := map[string]string{"WorkflowId": wf}
 	for _, t := range transitions {
 		switch {
 		case t.StepID != "" && model.StepStatus(t.To).IsTerminal():
-			o.metrics.Emit(metrics.StepsFinished, 1, metrics.Count, "Status", t.To)
+			o.metrics.EmitWith(metrics.StepsFinished, 1, metrics.Count, props, "Status", t.To)
 		case t.StepID == "" && model.WorkflowStatus(t.To).IsTerminal():
-			o.metrics.Emit(metrics.RunsFinished, 1, metrics.Count, "Status", t.To)
+			o.metrics.EmitWith(metrics.RunsFinished, 1, metrics.Count, props, "Status", t.To)
 		}
 	}
 }

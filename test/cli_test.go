@@ -72,9 +72,29 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("a failing run: exit %d\n%s%s", code, out, errOut)
 	}
 
+	// status draws a loop's iterations and a subworkflow's child under
+	// their steps.
+	s.push([]byte(`{"properties":{"owner":"cli"},"workflow":{"id":"cli-child","steps":[{"step":{"id":"leaf","type":"NoOp"}}]}}`))
+	tree := s.push([]byte(`{"properties":{"owner":"cli"},"workflow":{"id":"cli-tree","steps":[
+	  {"foreach":{"id":"each","params":{"loop_params":{"value":{"i":{"value":[1,2,3],"type":"LONG_ARRAY"}},"type":"MAP"}},
+	    "steps":[{"step":{"id":"inner","type":"NoOp"}}],"transition":{"successors":{"sub":"true"}}}},
+	  {"subworkflow":{"id":"sub","params":{"subworkflow_id":{"value":"cli-child","type":"STRING"},"subworkflow_version":{"value":"latest","type":"STRING"}}}}]}}`))
+	if code, out, errOut := s.maestro("start", tree, "--wait"); code != cli.ExitOK {
+		t.Fatalf("start cli-tree: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = s.maestro("status", tree, "1")
+	if code != cli.ExitOK || !regexp.MustCompile(`(?m)^each\s+foreach\s+1\s+SUCCEEDED`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^  iterations\s+3 of 3 started, 0 running: 3 SUCCEEDED; 3 leaf steps$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^sub\s+\S+\s+1\s+SUCCEEDED`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^  child cli-child #1\s+1\s+SUCCEEDED`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^    leaf\s+\S+\s+1\s+SUCCEEDED`).MatchString(out) {
+		t.Fatalf("status of cli-tree: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Logf("status of cli-tree:\n%s", out)
+
 	// workflows lists what is stored.
 	code, out, errOut = s.maestro("workflows")
-	if code != cli.ExitOK || !regexp.MustCompile(`(?m)^cli-fails\s+1\s+1\s+1\s`).MatchString(out) || !regexp.MustCompile(`(?m)^sample-dag-test-7\s+2\s+2\s+1\s+tester\s`).MatchString(out) {
+	if code != cli.ExitOK || !regexp.MustCompile(`(?m)^cli-fails\s+1\s+1\s+1\s`).MatchString(out) || !strings.Contains(out, "cli-tree") || !regexp.MustCompile(`(?m)^sample-dag-test-7\s+2\s+2\s+1\s+tester\s`).MatchString(out) {
 		t.Fatalf("workflows: exit %d\n%s%s", code, out, errOut)
 	}
 
