@@ -67,7 +67,9 @@ export function workflowPage(id: string, version: string): Page {
   more.addEventListener("click", async () => {
     try {
       const page = await api.instances(id, statusSel.value, cursor);
-      older.append(...page.workflow_instances.map(row));
+      // Rows the refreshed first page already shows are not added twice.
+      const shown = new Set(Array.from(rows.querySelectorAll("tr[data-instance-id]"), (r) => r.getAttribute("data-instance-id")));
+      older.append(...page.workflow_instances.filter((i) => !shown.has(String(i.workflow_instance_id))).map(row));
       cursor = page.next_cursor ?? "";
       more.hidden = !cursor;
     } catch (e) {
@@ -105,6 +107,12 @@ export function workflowPage(id: string, version: string): Page {
     );
   };
   const loadVersion = async (v: string) => {
+    if (/^maestro_(foreach|while)_/.test(id)) {
+      // A loop's inline workflow has no stored version: its instances are
+      // the loop's iterations, each drawn from its parent's definition.
+      defErr.replaceChildren(h("p", { class: "muted" }, "The inline workflow of a foreach or while step: open an iteration below to see its DAG."));
+      return undefined;
+    }
     try {
       const d = await api.version(id, v);
       defErr.replaceChildren();
