@@ -17,7 +17,9 @@ import (
 // through the definition preview, starts it from its workflow page, waits
 // until the instance page's SVG DAG shows every step SUCCEEDED, then starts
 // a long-running workflow and clicks Stop on its instance page until the
-// page shows STOPPED. The API confirms both ends afterwards.
+// page shows STOPPED; last it opens a foreach step's iteration and a
+// subworkflow step's child from a run's step details and finds their DAGs
+// SUCCEEDED. The API confirms the first two ends afterwards.
 //
 // It needs Node.js, ui/web/node_modules (make ui-deps) and Chromium
 // (/usr/bin/chromium, or $CHROMIUM; make chromium installs Debian's), and

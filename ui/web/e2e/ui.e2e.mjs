@@ -9,8 +9,10 @@
 // It pushes the sample through the preview page, starts it from its
 // workflow page, waits on the instance page until the SVG DAG shows every
 // step SUCCEEDED, then starts a long-running workflow, clicks Stop on its
-// instance page and waits until the page shows STOPPED. Every failed check
-// throws; the exit code is 0 only when all hold.
+// instance page and waits until the page shows STOPPED; then, on a run with
+// a foreach and a subworkflow step, opens an iteration and the child from the
+// step details and sees their DAGs. Every failed check throws; the exit code
+// is 0 only when all hold.
 import { chromium } from "playwright-core";
 import { readFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -104,7 +106,54 @@ try {
   log("stopped from the UI: instance STOPPED, step wait STOPPED");
   if (shots) await page.screenshot({ path: join(shots, "ui-stopped.png"), fullPage: true });
 
-  // 5. The workflow list shows both.
+  // 5. A loop and a subworkflow open onto their iterations and child: the
+  // iteration's page draws the loop's inner steps (from the parent's
+  // definition), the child's page its own workflow.
+  const childId = `ui-e2e-child-${Date.now()}`;
+  const loopId = `ui-e2e-loop-${Date.now()}`;
+  const post = (body) =>
+    page.evaluate(async (b) => (await fetch("/api/v3/workflows", { method: "POST", headers: { "Content-Type": "application/json" }, body: b })).status, JSON.stringify(body));
+  if ((await post({ properties: { owner: "ui-e2e" }, workflow: { id: childId, steps: [{ step: { id: "leaf", type: "NoOp" } }] } })) !== 200) throw new Error(`push ${childId}`);
+  const loopDef = {
+    properties: { owner: "ui-e2e" },
+    workflow: {
+      id: loopId,
+      steps: [
+        {
+          foreach: {
+            id: "each",
+            params: { loop_params: { value: { i: { value: [1, 2], type: "LONG_ARRAY" } }, type: "MAP" } },
+            steps: [
+              { step: { id: "extract", type: "NoOp", transition: { successors: { load: "true" } } } },
+              { step: { id: "load", type: "NoOp" } },
+            ],
+            transition: { successors: { sub: "true" } },
+          },
+        },
+        { subworkflow: { id: "sub", params: { subworkflow_id: { value: childId, type: "STRING" }, subworkflow_version: { value: "latest", type: "STRING" } } } },
+      ],
+    },
+  };
+  if ((await post(loopDef)) !== 200) throw new Error(`push ${loopId}`);
+  await page.goto(`${base}/ui/workflows/${loopId}`);
+  await page.click("button[data-action=start]");
+  await page.waitForURL(/\/instances\/\d+$/);
+  await page.waitForSelector("#instance-status [data-status=SUCCEEDED]", { timeout: 60_000 });
+  await page.click('#dag svg g.node[data-step-id="each"]');
+  await page.click("#step-detail .iterations a >> text=2");
+  await page.waitForURL(/maestro_foreach_.*\/instances\/2$/);
+  for (const id of ["extract", "load"]) await page.waitForSelector(`#dag svg g.node[data-step-id="${id}"][data-status=SUCCEEDED]`);
+  await page.waitForSelector(`#app a[href="/ui/workflows/${loopId}/instances/1"]`); // the parent link
+  log(`iteration 2 of each: its DAG (extract -> load) SUCCEEDED`);
+  await page.goBack();
+  await page.waitForSelector('#dag svg g.node[data-step-id="sub"]');
+  await page.click('#dag svg g.node[data-step-id="sub"]');
+  await page.click(`#step-detail a >> text=${childId} #1`);
+  await page.waitForURL(new RegExp(`/ui/workflows/${childId}/instances/1$`));
+  await page.waitForSelector('#dag svg g.node[data-step-id="leaf"][data-status=SUCCEEDED]');
+  log(`child ${childId} #1: its DAG SUCCEEDED`);
+
+  // 6. The workflow list shows them.
   await page.goto(`${base}/ui/`);
   await page.waitForSelector(`#workflows tr[data-workflow-id="${sampleId}"]`);
   await page.waitForSelector(`#workflows tr[data-workflow-id="${longId}"]`);
