@@ -166,6 +166,9 @@ func TestConcurrentFanOutFanIn(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	if t.Failed() {
+		t.FailNow() // a start failed (and said why): its id is 0
+	}
 	seen := map[int64]bool{}
 	for _, id := range ids {
 		if seen[id] {
