@@ -670,16 +670,7 @@ func (r *runner) status(ctx context.Context, wf, inst string) int {
 // subworkflow steps, indented by indent.
 func (r *runner) stepRows(ctx context.Context, tw io.Writer, steps []stepView, indent string, depth int) error {
 	for _, s := range steps {
-		typ := s.Type
-		switch {
-		case s.Foreach != nil:
-			typ = "foreach"
-		case s.While != nil:
-			typ = "while"
-		case s.Subworkflow != nil && typ == "":
-			typ = "subworkflow"
-		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%d\t%s\t%s\n", indent, s.StepID, orDash(typ), s.Attempt, s.Runtime.Status, spanOf(s.Runtime.StartTime, s.Runtime.EndTime))
+		fmt.Fprintf(tw, "%s%s\t%s\t%d\t%s\t%s\n", indent, s.StepID, orDash(s.Type), s.Attempt, s.Runtime.Status, spanOf(s.Runtime.StartTime, s.Runtime.EndTime))
 		loop := s.Foreach
 		if loop == nil {
 			loop = s.While

@@ -342,21 +342,17 @@ func (o *Orchestrator) ListSteps(ctx context.Context, wf string, inst int64) ([]
 // subworkflow steps. A definition that cannot be read leaves them empty:
 // the view is still right without them.
 func (o *Orchestrator) fillStepTypes(ctx context.Context, st *engine.Instance, views []*StepView) {
-	_, def, err := o.graph(ctx, st.WorkflowID, st.WorkflowVersion)
-	if err != nil || def == nil {
+	g, _, err := o.graph(ctx, st.WorkflowID, st.WorkflowVersion)
+	if err != nil {
 		return
 	}
-	types := make(map[string]string, len(def.Workflow.Steps))
-	for _, s := range def.Workflow.Steps {
-		if s.Kind == model.KindStep {
-			types[s.ID] = string(s.Type)
-		} else {
-			types[s.ID] = string(s.Kind)
-		}
-	}
 	for _, v := range views {
-		if v.StepType == "" {
-			v.StepType = types[v.StepID]
+		switch s := g.Step(v.StepID); {
+		case v.StepType != "" || s == nil:
+		case s.Kind == model.KindStep:
+			v.StepType = string(s.Type)
+		default:
+			v.StepType = string(s.Kind)
 		}
 	}
 }

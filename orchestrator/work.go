@@ -246,11 +246,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 			m.StartTime = in.startTime
 			next := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
 			now := o.now()
-			_, err := o.store.ClaimAttempt(ctx, next, token, now, now.Add(o.claimLease), in.start)
-			if err == nil {
-				o.metrics.Emit(metrics.StepLaunchDelay, float64(now.UnixMilli()-in.startTime), metrics.Milliseconds)
-			}
-			if err != nil {
+			if _, err := o.store.ClaimAttempt(ctx, next, token, now, now.Add(o.claimLease), in.start); err != nil {
 				// Left to a worker through the queue (its claim may find
 				// it claimed, and look again when the lease ends).
 				o.log.WarnContext(ctx, "cannot claim the step this worker started; sending it to the work queue",
@@ -262,6 +258,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 				}
 				return nil
 			}
+			o.metrics.Emit(metrics.StepLaunchDelay, float64(now.UnixMilli()-in.startTime), metrics.Milliseconds)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -19,24 +18,6 @@ import (
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
-// syncBuffer is a bytes.Buffer safe for the stack's concurrent loggers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestTraceFollowsARun starts a run with an X-Ray trace header, as API
 // Gateway sends it, and follows the trace id: the answer names it, the
 // instance and its foreach iterations keep it, every work message of the
@@ -44,7 +25,7 @@ func (b *syncBuffer) String() string {
 // through the stream, Http steps sent directly), and the worker's log lines
 // carry it with the workflow, instance, run and step ids.
 func TestTraceFollowsARun(t *testing.T) {
-	var logs syncBuffer
+	logs := &lockedBuffer{}
 	var mu sync.Mutex
 	headers := map[string][]string{} // work kind -> AWSTraceHeader of each record
 	hook := func(next localstack.SQSHandler) localstack.SQSHandler {
@@ -64,7 +45,7 @@ func TestTraceFollowsARun(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"ok":true}`) }))
 	defer srv.Close()
 	s := startSystem(t, stack.Options{
-		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Hooks:  stack.Hooks{Worker: hook},
 	})
 	call := fmt.Sprintf(`{"type":"Http","params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":%q},"method":{"type":"STRING","value":"GET"}}}}`, srv.URL)

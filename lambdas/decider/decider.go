@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/maestro-serverless/maestro/lambdas/sqsbatch"
 	"github.com/maestro-serverless/maestro/logctx"
 	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/store"
@@ -55,11 +56,7 @@ func New(p Processor, log *slog.Logger) *Handler {
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	var order []string
 	groups := map[string][]events.SQSMessage{}
-	sent := make([]string, len(ev.Records))
-	for i, m := range ev.Records {
-		sent[i] = m.Attributes["SentTimestamp"]
-	}
-	h.metrics.SQSLag("decision", sent)
+	sqsbatch.EmitQueueLag(h.metrics, "decision", ev)
 	for _, m := range ev.Records {
 		g := m.Attributes["MessageGroupId"]
 		if g == "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/maestro-serverless/maestro/logctx"
+	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/trace"
 )
 
@@ -50,6 +51,16 @@ func Process(ctx context.Context, ev events.SQSEvent, parallelism int, log *slog
 	}
 	wg.Wait()
 	return resp
+}
+
+// EmitQueueLag emits how long each message of ev waited in queue (by its
+// SentTimestamp) to m, as metric QueueLag of queue.
+func EmitQueueLag(m *metrics.Emitter, queue string, ev events.SQSEvent) {
+	sent := make([]string, len(ev.Records))
+	for i, r := range ev.Records {
+		sent[i] = r.Attributes["SentTimestamp"]
+	}
+	m.SQSLag(queue, sent)
 }
 
 // MessageContext returns ctx with a log scope naming message m and, when

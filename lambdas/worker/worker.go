@@ -62,11 +62,7 @@ func New(cfg Config) *Handler {
 
 // Handle processes a batch concurrently and reports the failed messages.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	sent := make([]string, len(ev.Records))
-	for i, m := range ev.Records {
-		sent[i] = m.Attributes["SentTimestamp"]
-	}
-	h.cfg.Metrics.SQSLag("work", sent)
+	sqsbatch.EmitQueueLag(h.cfg.Metrics, "work", ev)
 	return sqsbatch.Process(ctx, ev, h.cfg.Parallelism, h.cfg.Logger, "worker", h.one), nil
 }
 

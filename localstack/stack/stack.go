@@ -34,7 +34,6 @@ import (
 	"github.com/maestro-serverless/maestro/lambdas/api"
 	"github.com/maestro-serverless/maestro/lambdas/wiring"
 	"github.com/maestro-serverless/maestro/localstack"
-	"github.com/maestro-serverless/maestro/logctx"
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/resources"
 	"github.com/maestro-serverless/maestro/signals"
@@ -165,7 +164,6 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	opts.Logger = logctx.Wrap(opts.Logger)
 	if opts.Stage == "" {
 		opts.Stage = "local"
 	}
