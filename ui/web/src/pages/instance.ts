@@ -178,7 +178,7 @@ export function instancePage(id: string, n: number): Page {
           case "UNBLOCK":
             return actionButton("Unblock", () => api.instanceAction(id, n, "unblock"), err, reload);
           case "RESTART":
-            return actionButton("Restart", () => api.restartInstance(id, n), err, () => { stopPoll(); stopPoll = poller(refresh, 1000, err); });
+            return actionButton("Restart", () => api.restartInstance(id, n), err, repoll);
           default:
             return null;
         }
@@ -240,7 +240,7 @@ export function instancePage(id: string, n: number): Page {
             return actionButton("Resume", () => api.resumeStep(id, n, s.workflow_run_id, sid, s.step_attempt_id), err, reload);
           case "RESTART":
             return workflowEnded(i.status) || s.runtime_state.status !== "NOT_CREATED"
-              ? actionButton("Restart step", () => api.restartStep(id, n, sid), err, () => { stopPoll(); stopPoll = poller(refresh, 1000, err); }, `Restart ${sid} and what is downstream of it?`)
+              ? actionButton("Restart step", () => api.restartStep(id, n, sid), err, repoll, `Restart ${sid} and what is downstream of it?`)
               : null;
           default:
             return null;
@@ -317,6 +317,11 @@ export function instancePage(id: string, n: number): Page {
   };
 
   let stopPoll = poller(refresh, 1000, err);
+  // A restart makes a new run: follow it live again.
+  function repoll() {
+    stopPoll();
+    stopPoll = poller(refresh, 1000, err);
+  }
   return { el, stop: () => stopPoll() };
 }
 
