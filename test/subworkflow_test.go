@@ -38,10 +38,13 @@ const subParent = `{"properties":{"owner":"sub"},"workflow":{"id":"sub-parent",
 // itself stops at the depth limit; a kill of the parent reaches the child;
 // a child workflow that does not exist fails the step with a message.
 func TestSubworkflows(t *testing.T) {
+	// Mostly waiting on its children's steps: it runs beside the sample
+	// tests.
+	t.Parallel()
 	ls := &loopServer{calls: map[string]int{}, hold: 20 * time.Millisecond, fail: map[string]bool{}}
 	srv := httptest.NewServer(ls)
 	defer srv.Close()
-	s := startSystem(t, stack.Options{})
+	s := startIsolatedSystem(t, stack.Options{})
 	s.push(subChild(srv.URL))
 	parent := s.push([]byte(subParent))
 	r := s.start(parent, "")
@@ -244,7 +247,7 @@ func TestSubworkflows(t *testing.T) {
 // of it idle, so it runs beside the other sample tests (t.Parallel).
 func TestMaestroSubworkflowSamples(t *testing.T) {
 	t.Parallel()
-	s := startSystem(t, stack.Options{})
+	s := startIsolatedSystem(t, stack.Options{})
 	// Push order as the reference says: what a sample calls first.
 	for _, f := range []string{"sample-dag-test-3.json", "sample-subworkflow-wf.json", "sample-nested-subworkflow-wf.json"} {
 		s.push(readFile(t, f))
@@ -287,7 +290,7 @@ func TestMaestroSubworkflowSamples(t *testing.T) {
 // samples' Sleep steps: it runs beside the other sample tests.
 func TestMaestroMixedSample(t *testing.T) {
 	t.Parallel()
-	s := startSystem(t, stack.Options{})
+	s := startIsolatedSystem(t, stack.Options{})
 	for _, f := range []string{"sample-dag-test-3.json", "sample-foreach-wf.json", "sample-nested-foreach-subworkflow-wf.json",
 		"sample-nested-subworkflow-foreach-wf.json", "sample-mixed-wf.json"} {
 		s.push(readFile(t, f))

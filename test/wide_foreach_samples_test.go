@@ -16,7 +16,7 @@ import (
 // sample tests (t.Parallel).
 func TestMaestroForeachSamples(t *testing.T) {
 	t.Parallel()
-	s := startSystem(t, stack.Options{})
+	s := startIsolatedSystem(t, stack.Options{})
 	type run struct {
 		wf   string
 		inst int64
