@@ -168,27 +168,46 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Emulator, error) {
 			logger.Warn("starting moto_server without the transaction fix; long runs will slow down", "reason", err)
 		}
 	}
+	// DynamoDB Local starts beside moto_server, not after it: each takes
+	// about two seconds, mostly a JVM's or an interpreter's start.
+	jar, java, ddbErr := dynamoDBLocalCommand(getenv)
+	if ddbErr != nil && !errors.Is(ddbErr, errDynamoDBLocalOff) && !errors.Is(ddbErr, errDynamoDBLocalAbsent) {
+		return nil, fmt.Errorf("%w: %v", ErrNoEmulator, ddbErr)
+	}
+	type started struct {
+		endpoint, logPath string
+		proc              *childProcess
+		err               error
+	}
+	var ddb chan started
+	if ddbErr == nil {
+		ddb = make(chan started, 1)
+		go func() {
+			ep, proc, logPath, err := startDynamoDBLocal(ctx, java, jar, logDir, timeout, client)
+			ddb <- started{ep, logPath, proc, err}
+		}()
+	}
 	em, err := startMoto(ctx, argv, logDir, timeout, client)
 	if err != nil {
+		if ddb != nil {
+			if d := <-ddb; d.err == nil {
+				err = errors.Join(err, d.proc.stop())
+			}
+		}
 		return nil, err
 	}
 	em.Region = region
 	logger.Info("started moto_server", "endpoint", em.Endpoint, "pid", em.proc.cmd.Process.Pid, "log", em.LogFile)
-
-	jar, java, err := dynamoDBLocalCommand(getenv)
-	switch {
-	case errors.Is(err, errDynamoDBLocalOff) || errors.Is(err, errDynamoDBLocalAbsent):
-		logger.Info("DynamoDB on moto_server", "reason", err)
+	if ddb == nil {
+		logger.Info("DynamoDB on moto_server", "reason", ddbErr)
 		return em, nil
-	case err != nil:
-		return nil, errors.Join(fmt.Errorf("%w: %v", ErrNoEmulator, err), em.Close())
 	}
-	ep, proc, logPath, err := startDynamoDBLocal(ctx, java, jar, logDir, timeout, client)
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("%w: %v", ErrNoEmulator, err), em.Close())
+	d := <-ddb
+	if d.err != nil {
+		return nil, errors.Join(fmt.Errorf("%w: %v", ErrNoEmulator, d.err), em.Close())
 	}
-	em.DynamoDBEndpoint, em.DynamoDBLogFile, em.ddbProc = ep, logPath, proc
-	logger.Info("started DynamoDB Local", "endpoint", ep, "pid", proc.cmd.Process.Pid, "log", logPath)
+	em.DynamoDBEndpoint, em.DynamoDBLogFile, em.ddbProc = d.endpoint, d.logPath, d.proc
+	logger.Info("started DynamoDB Local", "endpoint", d.endpoint, "pid", d.proc.cmd.Process.Pid, "log", d.logPath)
 	return em, nil
 }
 

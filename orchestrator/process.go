@@ -382,11 +382,12 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		commit.NewEvents = append(commit.NewEvents, queued...)
 		more = true
 	}
-	if err := o.slots(ctx, &commit, &before, cur, strat); err != nil {
-		return nil, false, err
+	// No slot (ErrNoSlot) comes from the commit's condition or, for a run
+	// behind an older queued one, from slots itself: handled alike below.
+	if err = o.slots(ctx, &commit, &before, cur, strat); err == nil {
+		limitDirect(commit.Outbox)
+		err = o.store.CommitRun(ctx, commit)
 	}
-	limitDirect(commit.Outbox)
-	err = o.store.CommitRun(ctx, commit)
 	if err == nil {
 		o.dispatchDirect(ctx, commit.Outbox)
 		o.emitDecision(began, w.WorkflowID, acc.transitions)

@@ -47,7 +47,8 @@ func (o *Orchestrator) strategy(ctx context.Context, wf string) (runStrategy, er
 
 // slots adds the run-strategy bookkeeping to a commit: a created run that
 // starts takes a slot (and fails the commit with ErrNoSlot when none is
-// free); a run that ends gives its slot back and wakes the oldest queued
+// free; slots itself returns ErrNoSlot while an older instance waits in the
+// queue); a run that ends gives its slot back and wakes the oldest queued
 // instance; a run leaving the queue removes its queue item.
 func (o *Orchestrator) slots(ctx context.Context, c *store.Commit, before, after *engine.Instance, rs runStrategy) error {
 	if after.Parent != nil && !after.Parent.Subworkflow {
@@ -59,6 +60,18 @@ func (o *Orchestrator) slots(ctx context.Context, c *store.Commit, before, after
 	if admitted {
 		c.Admit, c.SlotLimit = true, rs.limit
 		c.SlotDelta++
+		// Runs start in instance order: a run does not take a free slot
+		// while an older one waits for it (the release that freed it woke
+		// the oldest). Without this, a run whose first decision came late
+		// found the slot its predecessor had just given back and started
+		// ahead of the queue.
+		older, _, ok, err := o.store.OldestQueued(ctx, after.WorkflowID, after.InstanceID)
+		if err != nil {
+			return err
+		}
+		if ok && older < after.InstanceID {
+			return fmt.Errorf("%s/%d waits behind instance %d: %w", after.WorkflowID, after.InstanceID, older, store.ErrNoSlot)
+		}
 	}
 	if released && after.Status == model.WorkflowFailed {
 		if rs.rule == "" {

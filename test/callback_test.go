@@ -133,7 +133,8 @@ func TestCallbackSteps(t *testing.T) {
 		w.WriteHeader(http.StatusAccepted)
 	}))
 	defer hook.Close()
-	s := startSystem(t, stack.Options{CallbackQueues: []string{queue}, CallbackTopics: []string{aws.ToString(topic.TopicArn)}})
+	// On the shared emulator, where the queue and topic are.
+	s := startSystem(t, stack.Options{Emulator: emulator, CallbackQueues: []string{queue}, CallbackTopics: []string{aws.ToString(topic.TopicArn)}})
 
 	t.Run("an SNS topic and an HTTP call are targets too", func(t *testing.T) {
 		def := strings.Replace(string(callbackWorkflow("cb-topic", queue, "")), `"sqs_queue_url":{"type":"STRING","value":"`+queue+`"}`,

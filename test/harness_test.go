@@ -23,15 +23,179 @@ import (
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
-// emulator is shared by every test of the package; each test provisions its
-// own stage on it.
+// emulator is the package's shared emulator, for the tests that make AWS
+// resources of their own beside their stack's (a callback queue, a Batch
+// queue) and pass it as stack.Options.Emulator, and for the crash test's
+// child process. Other stacks run on emulators from emulatorPool.
 var emulator *localstack.Emulator
+
+// emulators hands out emulators for the tests' stacks.
+var emulators = &emulatorPool{started: make(chan startedEmulator, 64)}
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envCrashChild) != "" {
 		os.Exit(runCrashChild()) // the orchestrator process of the crash test
 	}
-	os.Exit(localstack.RunWithEmulator(m, func(e *localstack.Emulator) { emulator = e }))
+	os.Exit(localstack.RunWithEmulator(runThenClose{m, emulators}, func(e *localstack.Emulator) {
+		emulator = e
+		// Two ahead: one takes about 3 s to start.
+		emulators.startAhead()
+		emulators.startAhead()
+	}))
+}
+
+// runThenClose runs the tests, then stops the emulators started ahead and
+// waits for those being stopped.
+type runThenClose struct {
+	m    *testing.M
+	pool *emulatorPool
+}
+
+func (r runThenClose) Run() int {
+	code := r.m.Run()
+	r.pool.close()
+	return code
+}
+
+// stacksPerEmulator is how many stacks, one after the other, share one
+// emulator of emulatorPool.
+const stacksPerEmulator = 8
+
+// emulatorPool starts emulators (moto_server and DynamoDB Local), ahead of
+// need, while earlier tests run. A stack shares one with the few stacks
+// before and after it (stacksPerEmulator), or has one of its own (the
+// tests that write tens of thousands of items or run beside others). Not
+// one for the whole package: DynamoDB Local keeps every stream record it
+// was ever sent, deleted tables' too, and reads through them to find a
+// stream's open shard on writes, so on an emulator shared by every test
+// each ran slower than the one before (alone / about 60 tests in: 3.7 /
+// 14.8 s, 13.1 / 39.7 s, 5.0 / 10.6 s for three of them); and tests side by
+// side (t.Parallel) would queue on one moto and one database thread. Not
+// one per stack either: most tests take a few seconds, and starting an
+// emulator about 3.
+type emulatorPool struct {
+	started  chan startedEmulator
+	pending  sync.WaitGroup // started, not taken
+	stopping sync.WaitGroup // taken, being stopped
+
+	mu  sync.Mutex
+	cur *sharedEmulator // the one serving stacks in turn
+}
+
+type startedEmulator struct {
+	em  *localstack.Emulator
+	err error
+}
+
+// sharedEmulator is an emulator serving stacks in turn.
+type sharedEmulator struct {
+	em      *localstack.Emulator
+	users   int  // stacks on it now
+	served  int  // stacks it was given
+	retired bool // stopped once its last user is done
+}
+
+// startAhead starts one emulator in the background.
+func (p *emulatorPool) startAhead() {
+	p.pending.Add(1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		em, err := localstack.Discover(ctx, localstack.DiscoverOptions{})
+		p.started <- startedEmulator{em, err}
+	}()
+}
+
+// fresh returns an emulator started ahead (waiting for it if it is not up
+// yet) and starts the next one.
+func (p *emulatorPool) fresh() (*localstack.Emulator, error) {
+	s := <-p.started
+	p.pending.Done()
+	p.startAhead()
+	return s.em, s.err
+}
+
+// take returns an emulator for one stack, of its own when own is set, and
+// the function to call when the stack is done with it.
+func (p *emulatorPool) take(t *testing.T, own bool) (*localstack.Emulator, func(), error) {
+	if own {
+		em, err := p.fresh()
+		if err != nil {
+			return nil, nil, err
+		}
+		return em, func() { p.stop(t, em) }, nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cur == nil || p.cur.served >= stacksPerEmulator {
+		if p.cur != nil {
+			p.retire(t, p.cur)
+		}
+		em, err := p.fresh()
+		if err != nil {
+			p.cur = nil
+			return nil, nil, err
+		}
+		p.cur = &sharedEmulator{em: em}
+	}
+	cur := p.cur
+	cur.users++
+	cur.served++
+	return cur.em, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		cur.users--
+		if cur.retired && cur.users == 0 {
+			p.stop(t, cur.em)
+		}
+	}, nil
+}
+
+// retire stops e once its last user is done; p.mu is held.
+func (p *emulatorPool) retire(t *testing.T, e *sharedEmulator) {
+	e.retired = true
+	if e.users == 0 {
+		p.stop(t, e.em)
+	}
+}
+
+// stop stops an emulator in the background (it takes most of a second); a
+// failure goes to stderr, as t's test may have ended.
+func (p *emulatorPool) stop(t *testing.T, em *localstack.Emulator) {
+	p.stopping.Add(1)
+	go func() {
+		defer p.stopping.Done()
+		if err := em.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: close its emulator: %v\n", t.Name(), err)
+		}
+	}()
+}
+
+// close stops the emulators started and not taken and the one serving
+// stacks, and waits for those being stopped.
+func (p *emulatorPool) close() {
+	defer p.stopping.Wait()
+	p.mu.Lock()
+	if p.cur != nil {
+		p.cur.retired = true
+		p.stopping.Add(1)
+		go func(em *localstack.Emulator) {
+			defer p.stopping.Done()
+			_ = em.Close()
+		}(p.cur.em)
+		p.cur = nil
+	}
+	p.mu.Unlock()
+	go func() {
+		p.pending.Wait()
+		close(p.started)
+	}()
+	for s := range p.started {
+		p.pending.Done()
+		if s.em != nil {
+			_ = s.em.Close()
+		}
+	}
 }
 
 var stageSeq atomic.Int64
@@ -68,8 +232,33 @@ type system struct {
 
 func startSystem(t *testing.T, opts stack.Options) *system {
 	t.Helper()
+	return startSystemOn(t, opts, false)
+}
+
+// startIsolatedSystem starts a stack on an emulator of its own (see
+// emulatorPool), for a test that writes tens of thousands of items or
+// runs beside others (t.Parallel).
+func startIsolatedSystem(t *testing.T, opts stack.Options) *system {
+	t.Helper()
+	return startSystemOn(t, opts, true)
+}
+
+func startSystemOn(t *testing.T, opts stack.Options, own bool) *system {
+	t.Helper()
+	// The stage is deleted when the test ends unless its emulator stops
+	// with it.
+	deleteStage := true
 	if opts.Emulator == nil {
-		opts.Emulator = emulator
+		em, release, err := emulators.take(t, own)
+		if err != nil {
+			t.Fatalf("start an emulator: %v", err)
+		}
+		// Registered first, so it runs after the stack's own cleanup.
+		t.Cleanup(release)
+		opts.Emulator = em
+		// An endpoint from AWS_ENDPOINT_URL or a running LocalStack is
+		// every test's.
+		deleteStage = !own || em.Kind != localstack.KindMoto
 	}
 	opts.Addr = "127.0.0.1:0"
 	opts.Stage = fmt.Sprintf("e2e%d-%d", os.Getpid()%100000, stageSeq.Add(1))
@@ -96,8 +285,11 @@ func startSystem(t *testing.T, opts stack.Options) *system {
 	}
 	t.Cleanup(func() {
 		st.Close()
-		// The stage's items would stay in the emulator's memory for the
-		// rest of the package and slow every later test down.
+		if !deleteStage {
+			return // its emulator stops
+		}
+		// The stage's items would stay in the emulator's memory and slow
+		// the tests after it down.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		cfg, err := st.Emulator.AWSConfig(ctx)
@@ -109,35 +301,6 @@ func startSystem(t *testing.T, opts stack.Options) *system {
 		}
 	})
 	return &system{t: t, st: st, client: &http.Client{Timeout: 30 * time.Second}}
-}
-
-// startIsolatedSystem starts a stack on an emulator of its own, closed
-// when the test ends, for a test that writes tens of thousands of items or
-// runs beside others (t.Parallel): moto serves requests one at a time and
-// DynamoDB Local writes on one database thread, so parallel tests sharing
-// them stretch each other's runs (the mixed sample took 258 s instead of
-// 217 beside four others on the package's emulator).
-// Amazon's DynamoDB Local keeps every stream record it was ever sent, of
-// deleted tables too, and reads through all of them on every write (to
-// find the stream's open shard): after the 1,098-iteration sample, each
-// commit of the next test took ~0.2 s on its single database thread and
-// the 500-iteration loop's children waited tens of seconds for theirs.
-func startIsolatedSystem(t *testing.T, opts stack.Options) *system {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	em, err := localstack.Discover(ctx, localstack.DiscoverOptions{})
-	if err != nil {
-		t.Fatalf("start an emulator: %v", err)
-	}
-	// Registered first, so it runs after the stack's own cleanup.
-	t.Cleanup(func() {
-		if err := em.Close(); err != nil {
-			t.Logf("close the emulator: %v", err)
-		}
-	})
-	opts.Emulator = em
-	return startSystem(t, opts)
 }
 
 // do sends a request and decodes a JSON answer into out (when non-nil).

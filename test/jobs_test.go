@@ -63,7 +63,8 @@ func startJobsEnv(t *testing.T) *jobsEnv {
 		ContainerProperties: &batchtypes.ContainerProperties{Image: aws.String("etl:1"), Vcpus: aws.Int32(1), Memory: aws.Int32(512)}}); err != nil {
 		t.Fatal(err)
 	}
-	s := startSystem(t, stack.Options{ECS: true, BatchJobQueues: []string{queue}, BatchJobDefinitions: []string{"etl"}})
+	// On the shared emulator, where the Batch queue and job definition are.
+	s := startSystem(t, stack.Options{Emulator: emulator, ECS: true, BatchJobQueues: []string{queue}, BatchJobDefinitions: []string{"etl"}})
 	return &jobsEnv{system: s, ecs: ecs.NewFromConfig(cfg), batch: b, logs: cloudwatchlogs.NewFromConfig(cfg), seen: map[string]bool{}, queue: queue}
 }
 
