@@ -57,22 +57,6 @@ func (o *Orchestrator) slots(ctx context.Context, c *store.Commit, before, after
 	admitted := before.Status == model.WorkflowCreated && after.StartTime != 0
 	held := before.Status == model.WorkflowInProgress || before.Status == model.WorkflowPaused
 	released := (held || admitted) && after.Status.IsTerminal()
-	if admitted {
-		c.Admit, c.SlotLimit = true, rs.limit
-		c.SlotDelta++
-		// Runs start in instance order: a run does not take a free slot
-		// while an older one waits for it (the release that freed it woke
-		// the oldest). Without this, a run whose first decision came late
-		// found the slot its predecessor had just given back and started
-		// ahead of the queue.
-		older, _, ok, err := o.store.OldestQueued(ctx, after.WorkflowID, after.InstanceID)
-		if err != nil {
-			return err
-		}
-		if ok && older < after.InstanceID {
-			return fmt.Errorf("%s/%d waits behind instance %d: %w", after.WorkflowID, after.InstanceID, older, store.ErrNoSlot)
-		}
-	}
 	if released && after.Status == model.WorkflowFailed {
 		if rs.rule == "" {
 			var err error
@@ -84,21 +68,39 @@ func (o *Orchestrator) slots(ctx context.Context, c *store.Commit, before, after
 		// blocked until the run is unblocked or restarted.
 		released = rs.rule != model.RunStrictSequential
 	}
-	if released {
-		c.SlotDelta--
-		qv, err := o.store.QueueVersion(ctx, after.WorkflowID)
-		if err != nil {
-			return err
+	if admitted || released {
+		// One strongly consistent read of the queue serves both sides: a
+		// run that gives its slot back wakes the oldest queued instance,
+		// and a run that takes one does not pass an older one waiting for
+		// it (the release that freed the slot woke that one; without the
+		// check, a run whose own decision came late started ahead of the
+		// queue). The queue version is read first: a run that enqueues
+		// after it fails the commit, and the retry looks again.
+		if released {
+			qv, err := o.store.QueueVersion(ctx, after.WorkflowID)
+			if err != nil {
+				return err
+			}
+			c.CheckQueue, c.QueueVersion = true, qv
 		}
-		c.CheckQueue, c.QueueVersion = true, qv
 		inst, run, ok, err := o.store.OldestQueued(ctx, after.WorkflowID, after.InstanceID)
 		if err != nil {
 			return err
 		}
-		if ok {
-			c.WakeOther = &store.RunEvent{InstanceID: inst, RunID: run, Event: store.Event{
-				ID: fmt.Sprintf("q-%013d", o.now().UnixMilli()), Body: mustJSON(engine.Continue{}),
-			}}
+		if admitted {
+			if ok && inst < after.InstanceID {
+				return fmt.Errorf("%s/%d waits behind instance %d: %w", after.WorkflowID, after.InstanceID, inst, store.ErrNoSlot)
+			}
+			c.Admit, c.SlotLimit = true, rs.limit
+			c.SlotDelta++
+		}
+		if released {
+			c.SlotDelta--
+			if ok {
+				c.WakeOther = &store.RunEvent{InstanceID: inst, RunID: run, Event: store.Event{
+					ID: fmt.Sprintf("q-%013d", o.now().UnixMilli()), Body: mustJSON(engine.Continue{}),
+				}}
+			}
 		}
 	}
 	c.Dequeue = before.Status == model.WorkflowCreated && after.Status != model.WorkflowCreated

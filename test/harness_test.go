@@ -123,13 +123,13 @@ func (p *emulatorPool) take(t *testing.T, own bool) (*localstack.Emulator, func(
 		if err != nil {
 			return nil, nil, err
 		}
-		return em, func() { p.stop(t, em) }, nil
+		return em, func() { p.stop(t.Name(), em) }, nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cur == nil || p.cur.served >= stacksPerEmulator {
 		if p.cur != nil {
-			p.retire(t, p.cur)
+			p.retire(t.Name(), p.cur)
 		}
 		em, err := p.fresh()
 		if err != nil {
@@ -146,27 +146,27 @@ func (p *emulatorPool) take(t *testing.T, own bool) (*localstack.Emulator, func(
 		defer p.mu.Unlock()
 		cur.users--
 		if cur.retired && cur.users == 0 {
-			p.stop(t, cur.em)
+			p.stop(t.Name(), cur.em)
 		}
 	}, nil
 }
 
 // retire stops e once its last user is done; p.mu is held.
-func (p *emulatorPool) retire(t *testing.T, e *sharedEmulator) {
+func (p *emulatorPool) retire(user string, e *sharedEmulator) {
 	e.retired = true
 	if e.users == 0 {
-		p.stop(t, e.em)
+		p.stop(user, e.em)
 	}
 }
 
 // stop stops an emulator in the background (it takes most of a second); a
-// failure goes to stderr, as t's test may have ended.
-func (p *emulatorPool) stop(t *testing.T, em *localstack.Emulator) {
+// failure goes to stderr, naming who used it last (its test may have ended).
+func (p *emulatorPool) stop(user string, em *localstack.Emulator) {
 	p.stopping.Add(1)
 	go func() {
 		defer p.stopping.Done()
 		if err := em.Close(); err != nil {
-			fmt.Fprintf(os.Stderr, "%s: close its emulator: %v\n", t.Name(), err)
+			fmt.Fprintf(os.Stderr, "%s: close its emulator: %v\n", user, err)
 		}
 	}()
 }
@@ -177,12 +177,7 @@ func (p *emulatorPool) close() {
 	defer p.stopping.Wait()
 	p.mu.Lock()
 	if p.cur != nil {
-		p.cur.retired = true
-		p.stopping.Add(1)
-		go func(em *localstack.Emulator) {
-			defer p.stopping.Done()
-			_ = em.Close()
-		}(p.cur.em)
+		p.stop("TestMain", p.cur.em)
 		p.cur = nil
 	}
 	p.mu.Unlock()
