@@ -85,8 +85,9 @@ ui-screenshots: ui-deps chromium dynamodb-local ## run the UI test and keep its 
 run: dynamodb-local ## run the whole system locally (emulator, pumps, API on $$MAESTRO_ADDR or 127.0.0.1:8080)
 	$(GO) run ./cmd/maestro local $(ARGS)
 
-bench: dynamodb-local ## benchmarks: engine/model/expression micro-benchmarks and the local-stack step benchmark
+bench: dynamodb-local ## benchmarks: engine/model/expression micro-benchmarks, DynamoDB Local's capacity and the local-stack step benchmark
 	$(GO) test -run '^$$' -bench . -benchmem ./model/ ./engine/...
+	$(GO) test -run '^$$' -bench DynamoDBLocal -benchtime 4000x ./localstack/
 	$(GO) run ./cmd/maestro bench
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s; .ci/fuzz-one retries Go's bare -fuzztime deadline race once)

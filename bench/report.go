@@ -18,7 +18,7 @@ type Report struct {
 	Emulator       string            `json:"emulator"`
 	Workloads      []*WorkloadResult `json:"workloads"`
 	// Overall combines the workloads: samples pooled, usage summed, wall
-	// time the sum of the workloads' wall times.
+	// and busy times the sums of the workloads'.
 	Overall     *WorkloadResult `json:"overall"`
 	Assumptions []string        `json:"assumptions"`
 	// Notes say what may have skewed the figures.
@@ -49,7 +49,13 @@ type WorkloadResult struct {
 	CallGap   Summary `json:"call_gap,omitempty"`
 	FirstCall Summary `json:"first_call,omitempty"`
 	// WallSeconds runs from the first start request to the last instance end.
-	WallSeconds    float64                  `json:"wall_seconds"`
+	WallSeconds float64 `json:"wall_seconds"`
+	// BusySeconds is the part of the wall time during which at least one
+	// instance was in flight (its start request sent, its end not yet
+	// reached): without the time between one instance's end and the next
+	// one's start request, which is the benchmark's own polling.
+	BusySeconds float64 `json:"busy_seconds"`
+	// StepsPerSecond is StepsCompleted over BusySeconds.
 	StepsPerSecond float64                  `json:"steps_per_second"`
 	AWS            Usage                    `json:"aws"`
 	Lambda         map[string]FunctionUsage `json:"lambda"`
@@ -71,8 +77,8 @@ func (r *WorkloadResult) summarize() {
 	r.Makespan = Summarize(r.makespan)
 	r.CallGap = Summarize(r.gap)
 	r.FirstCall = Summarize(r.firstCall)
-	if r.WallSeconds > 0 {
-		r.StepsPerSecond = float64(r.StepsCompleted) / r.WallSeconds
+	if r.BusySeconds > 0 {
+		r.StepsPerSecond = float64(r.StepsCompleted) / r.BusySeconds
 	}
 }
 
@@ -94,6 +100,7 @@ func combine(ws []*WorkloadResult) *WorkloadResult {
 		all.Succeeded += w.Succeeded
 		all.StepsCompleted += w.StepsCompleted
 		all.WallSeconds += w.WallSeconds
+		all.BusySeconds += w.BusySeconds
 		all.launch = append(all.launch, w.launch...)
 		all.start = append(all.start, w.start...)
 		all.startReq = append(all.startReq, w.startReq...)
@@ -189,7 +196,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, res := range r.Workloads {
 		if kind, ok := map[string]string{"foreach": "NoOp", "foreachhttp": "Http"}[res.Name]; ok && res.Succeeded > 0 {
 			fmt.Fprintf(&b, "%s: %d %s iterations in %.1f s, %.1f iterations/s (its \"steps\" above and its costs below are iterations); peak Go heap of the local stack %.0f MiB\n",
-				res.Name, res.StepsCompleted, kind, res.WallSeconds, res.StepsPerSecond, float64(res.PeakHeapBytes)/(1<<20))
+				res.Name, res.StepsCompleted, kind, res.BusySeconds, res.StepsPerSecond, float64(res.PeakHeapBytes)/(1<<20))
 		}
 	}
 	for _, res := range r.Workloads {

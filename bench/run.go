@@ -312,6 +312,7 @@ func runWorkload(ctx context.Context, c *client, w *Workload, version int64, cfg
 		wg.Wait()
 	}
 	var lastEnd int64
+	var flight []interval
 	for i, o := range outcomes {
 		if o.err != nil {
 			res.Failures = append(res.Failures, fmt.Sprintf("run %d: %v", i+1, o.err))
@@ -333,9 +334,11 @@ func runWorkload(ctx context.Context, c *client, w *Workload, version int64, cfg
 			res.firstCall = append(res.firstCall, m.firstCall)
 		}
 		lastEnd = max(lastEnd, m.end)
+		flight = append(flight, interval{from: m.sent, to: float64(m.end)})
 	}
 	if res.Succeeded > 0 {
 		res.WallSeconds = (float64(lastEnd) - float64(firstSent.UnixMicro())/1000) / 1000
+		res.BusySeconds = covered(flight) / 1000
 	}
 	res.summarize()
 	return res
@@ -347,7 +350,10 @@ type instanceFigures struct {
 	start        float64
 	startRequest float64
 	makespan     float64
-	end          int64
+	// sent is when the start request was sent and end the instance's end
+	// time (unix ms).
+	sent float64
+	end  int64
 	// gaps and firstCall are measured at the Http steps' server (ms): see
 	// CallLog; firstCall is start request sent -> first call arrived.
 	gaps      []float64
@@ -403,7 +409,7 @@ func runInstance(ctx context.Context, c *client, w *Workload, version int64, sen
 		return nil, fmt.Errorf("instance %d: %w", resp.WorkflowInstanceID, err)
 	}
 	f := &instanceFigures{
-		launch: launch, start: start, startRequest: startRequest, end: end,
+		launch: launch, start: start, startRequest: startRequest, end: end, sent: float64(sent.UnixMicro()) / 1000,
 		makespan: float64(end) - float64(sent.UnixMicro())/1000,
 	}
 	if w.CallsServer && cfg.calls != nil {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -52,4 +53,26 @@ func Summarize(values []float64) Summary {
 		Max:   sorted[len(sorted)-1],
 		Mean:  sum / float64(len(sorted)),
 	}
+}
+
+// interval is a span of time in unix milliseconds, from <= to.
+type interval struct{ from, to float64 }
+
+// covered returns how long (ms) at least one of spans is open: the length of
+// their union.
+func covered(spans []interval) float64 {
+	spans = slices.Clone(spans)
+	slices.SortFunc(spans, func(a, b interval) int { return cmp.Compare(a.from, b.from) })
+	var total, end float64
+	for i, s := range spans {
+		switch {
+		case i == 0 || s.from > end:
+			total += s.to - s.from
+			end = s.to
+		case s.to > end:
+			total += s.to - end
+			end = s.to
+		}
+	}
+	return total
 }

@@ -67,3 +67,23 @@ func TestSummarize(t *testing.T) {
 		})
 	}
 }
+
+func TestCovered(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spans []interval
+		want  float64
+	}{
+		{"none", nil, 0},
+		{"one", []interval{{10, 30}}, 20},
+		{"apart, the gap left out", []interval{{0, 10}, {50, 70}}, 30},
+		{"overlapping, out of order", []interval{{20, 40}, {0, 30}}, 40},
+		{"nested", []interval{{0, 100}, {10, 20}, {30, 40}}, 100},
+		{"touching", []interval{{0, 10}, {10, 25}}, 25},
+		{"a long one spans the next two", []interval{{0, 50}, {5, 10}, {45, 60}, {80, 90}}, 70},
+	} {
+		if got := covered(tc.spans); got != tc.want {
+			t.Errorf("%s: covered(%v) = %v, want %v", tc.name, tc.spans, got, tc.want)
+		}
+	}
+}

@@ -99,7 +99,9 @@ var (
 
 // startDynamoDBLocal runs DynamoDB Local in memory on a free loopback port
 // and waits until it answers. -sharedDb makes one database for every
-// region and access key, as a single-account emulator should be.
+// region and access key, as a single-account emulator should be;
+// -disableTelemetry keeps it from calling out to AWS (it would otherwise
+// send usage data from every test run).
 func startDynamoDBLocal(ctx context.Context, java, jar, logDir string, timeout time.Duration, client *http.Client) (string, *childProcess, string, error) {
 	dir := filepath.Dir(jar)
 	c := childOnPort{what: "DynamoDB Local", logPattern: "dynamodb-local-*.log",
@@ -111,7 +113,7 @@ func startDynamoDBLocal(ctx context.Context, java, jar, logDir string, timeout t
 				// with moto, the pumps and the tests.
 				"-Xms64m", "-Xmx1g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 				"-Djava.library.path="+filepath.Join(dir, "DynamoDBLocal_lib"), "-jar", jar,
-				"-inMemory", "-sharedDb", "-port", strconv.Itoa(port))
+				"-inMemory", "-sharedDb", "-disableTelemetry", "-port", strconv.Itoa(port))
 			cmd.Dir = dir
 			return cmd
 		}}
