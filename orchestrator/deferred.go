@@ -24,7 +24,10 @@ import (
 // CREATED … RUNNING at one instant — the decision leaves the item out and
 // the work message says when it started (WorkMessage.StartTime); the
 // worker's claim (store.ClaimAttempt with a start) creates the item as the
-// decision would have written it, in the write the claim costs anyway.
+// decision would have written it, in the write the claim costs anyway. A
+// worker that runs the step its own commit started (runAndContinue) does not
+// claim it: it writes the item once, start and end, when the step succeeds
+// (store.FinishDeferredAttempt).
 //
 // The decision defers a start only after checking that what the worker
 // will write from the message, decoded as the worker decodes it, is byte

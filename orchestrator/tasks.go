@@ -102,7 +102,7 @@ func (o *Orchestrator) dispatchStep(ctx context.Context, m WorkMessage, d Callba
 			res.FinishedAt = o.now().UnixMilli()
 		}
 		ev := store.Event{ID: fmt.Sprintf("f-%s-%06d", m.StepID, m.Attempt), Body: mustJSON(*res), Covered: true}
-		return o.handResult(ctx, m, claim, *res, ev)
+		return o.handResult(ctx, m, claim, *res, ev, nil)
 	}
 	ev := store.Event{ID: fmt.Sprintf("w-%s-%06d", m.StepID, m.Attempt), Covered: true, Body: mustJSON(engine.TaskWaiting{
 		StepID: m.StepID, Attempt: m.Attempt, At: o.now().UnixMilli(), Target: h.Target, Job: h.Job,

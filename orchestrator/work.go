@@ -170,6 +170,13 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 // applies it, together with its siblings' (a fan-in decided by N workers
 // would have them race for one run item). It never retries inline.
 func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner, token string, recorded *engine.StepFinished) error {
+	// unclaimed is the deferred start of the attempt in hand when this
+	// worker's own commit started it: no other worker has a message for
+	// it, so it runs unclaimed and its item is written once, at its end
+	// (store.FinishDeferredAttempt). The run's sweep time covers it as it
+	// covers a claim: only a sweep of a run stuck for a claim lease and
+	// more sends it again.
+	var unclaimed *store.AttemptStart
 	for n := 0; ; n++ {
 		var res engine.StepFinished
 		// A chain run inline moves on to other steps: the log scope names
@@ -188,8 +195,24 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 		ev := store.Event{ID: fmt.Sprintf("f-%s-%06d", m.StepID, m.Attempt), Body: mustJSON(res), Covered: true}
 		w := store.Wake{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID}
 		ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
+		end := workerEnd(m, res)
 		if n >= maxInlineSteps || m.Crowd >= crowdInline {
-			return o.handResult(ctx, m, token, res, ev)
+			return o.handResult(ctx, m, token, res, ev, unclaimed)
+		}
+		if unclaimed != nil && end == nil {
+			// An outcome other than a success the worker writes is
+			// recorded on a claimed item (RecordOutcome): claim it now.
+			switch claimed, err := o.claimUnclaimed(ctx, ref, token, unclaimed); {
+			case err != nil:
+				// To the inbox: the decision that applies it writes
+				// the item, start first (see deferred.go).
+				o.log.WarnContext(ctx, "cannot claim a step attempt run unclaimed; sending its outcome to the run's inbox",
+					"attempt", ref.String(), "error", err)
+				return o.putResult(ctx, m, ev)
+			case !claimed:
+				return nil
+			}
+			unclaimed = nil
 		}
 		in := &inlineRound{event: ev, step: m.StepID, token: token, runnable: o.runnableHere(ctx, runners),
 			// Once the run is found uncontended, the outcome is made
@@ -200,12 +223,15 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 			// goes to the decider at once (handResult).
 			record: func() error { return o.store.RecordOutcome(ctx, ref, token, ev.Body) },
 		}
-		if end := workerEnd(m, res); end != nil {
+		if end != nil {
 			// The end itself, as the decision would write it (see
 			// deferred.go), without a wake: the commit leaves the item
 			// alone. A worker that dies before its commit leaves the run
 			// to the sweeper, which reads the end.
 			in.record = func() error { return o.store.FinishAttempt(ctx, ref, token, *end, false) }
+			if start := unclaimed; start != nil {
+				in.record = func() error { return o.store.FinishDeferredAttempt(ctx, ref, *start, *end, false) }
+			}
 			in.ended = &store.FinishedAttempt{Ref: ref, WorkerEntries: len(end.Timeline), Attempt: store.Attempt{
 				StepID: m.StepID, Attempt: m.Attempt, Status: end.Status, Body: end.Body,
 				Timeline: append(slices.Clip(workerStart(m).Timeline), end.Timeline...)}}
@@ -227,8 +253,9 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 				o.log.WarnContext(ctx, "cannot apply a step's outcome inline; leaving it to the decider",
 					"attempt", fmt.Sprintf("%s/%d/%d/%s/%d", m.WorkflowID, m.InstanceID, m.RunID, m.StepID, m.Attempt), "error", err)
 			}
-			return o.handResult(ctx, m, token, res, ev)
+			return o.handResult(ctx, m, token, res, ev, unclaimed)
 		}
+		unclaimed = nil
 		if more {
 			// Rounds remain (a long decision): each is durable and carries
 			// a backstop wake, so finishing them here is only faster.
@@ -242,24 +269,30 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 		}
 		m = runStepMessage(w, *in.picked)
 		if in.start != nil {
-			// Its start was left to this worker's claim.
-			m.StartTime = in.startTime
-			next := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
-			now := o.now()
-			if _, err := o.store.ClaimAttempt(ctx, next, token, now, now.Add(o.claimLease), in.start); err != nil {
-				// Left to a worker through the queue (its claim may find
-				// it claimed, and look again when the lease ends).
-				o.log.WarnContext(ctx, "cannot claim the step this worker started; sending it to the work queue",
-					"attempt", next.String(), "error", err)
-				if o.dispatch != nil {
-					if derr := o.dispatch.Dispatch(ctx, []store.Message{{Queue: store.QueueWork, Body: string(mustJSON(m))}}); derr != nil {
-						o.log.WarnContext(ctx, "cannot send the step to the work queue; the sweeper will", "attempt", next.String(), "error", derr)
-					}
-				}
-				return nil
-			}
-			o.metrics.Emit(metrics.StepLaunchDelay, float64(now.UnixMilli()-in.startTime), metrics.Milliseconds)
+			// Its start was left to this worker, which runs it unclaimed.
+			m.StartTime, unclaimed = in.startTime, in.start
+			o.metrics.Emit(metrics.StepLaunchDelay, float64(o.now().UnixMilli()-in.startTime), metrics.Milliseconds)
 		}
+	}
+}
+
+// claimUnclaimed claims attempt ref, run unclaimed (see runAndContinue), so
+// that its outcome can be recorded as a claimed attempt's is. It reports
+// false, logged, when a decision ended the attempt or a worker claimed it
+// again meanwhile: its outcome is then not this worker's to apply.
+func (o *Orchestrator) claimUnclaimed(ctx context.Context, ref store.AttemptRef, token string, start *store.AttemptStart) (bool, error) {
+	now := o.now()
+	_, err := o.store.ClaimAttempt(ctx, ref, token, now, now.Add(o.claimLease), start)
+	var ce *store.ClaimError
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &ce):
+		o.log.WarnContext(ctx, "dropping the outcome of a step attempt a decision or another worker took meanwhile",
+			"attempt", ref.String(), "done", ce.Done)
+		return false, nil
+	default:
+		return false, err
 	}
 }
 
@@ -268,10 +301,15 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 // written on the attempt item with a wake naming it (store.FinishAttempt);
 // anything else, or a write that fails, goes to the run's inbox as event
 // ev.
-func (o *Orchestrator) handResult(ctx context.Context, m WorkMessage, token string, res engine.StepFinished, ev store.Event) error {
+func (o *Orchestrator) handResult(ctx context.Context, m WorkMessage, token string, res engine.StepFinished, ev store.Event, unclaimed *store.AttemptStart) error {
 	if end := workerEnd(m, res); end != nil {
 		ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
-		err := o.store.FinishAttempt(ctx, ref, token, *end, true)
+		var err error
+		if unclaimed != nil {
+			err = o.store.FinishDeferredAttempt(ctx, ref, *unclaimed, *end, true)
+		} else {
+			err = o.store.FinishAttempt(ctx, ref, token, *end, true)
+		}
 		if err == nil {
 			return nil
 		}

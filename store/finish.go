@@ -93,6 +93,52 @@ func (s *Store) FinishAttempt(ctx context.Context, ref AttemptRef, token string,
 	return nil
 }
 
+// FinishDeferredAttempt writes attempt ref's whole item, start and end, for
+// a worker that ran the attempt without claiming it: a worker continuing
+// its run inline runs the step its own commit started, whose start the
+// commit deferred to it (see package orchestrator), and writes the item
+// once, at the end, as ClaimAttempt with start and then FinishAttempt would
+// have left it — start's timeline entries then end's, end's status and
+// body, no claim. One write instead of two; until it, readers derive the
+// attempt from the run's state, as for any deferred start.
+//
+// It returns ErrClaimLost when the item exists: a decision ended the
+// attempt (a kill, a timeout) or, the run having been swept as stuck, a
+// worker claimed it again.
+func (s *Store) FinishDeferredAttempt(ctx context.Context, ref AttemptRef, start AttemptStart, end AttemptEnd, wake bool) error {
+	body, err := s.encodeBody(end.Body)
+	if err != nil {
+		return err
+	}
+	if n := AttributeValueSize(body[attrBody]); n > MaxItemBytes {
+		return fmt.Errorf("store: finish %s: %w", ref, &ItemTooLargeError{Item: "step attempt " + ref.StepID, Bytes: n})
+	}
+	item := merge(ref.key(), map[string]types.AttributeValue{
+		attrStatus:        str(end.Status),
+		attrBody:          body[attrBody],
+		attrEnc:           body[attrEnc],
+		attrTimeline:      entryList(append(slices.Clip(start.Timeline), end.Timeline...)),
+		attrWorkerEntries: num(int64(len(end.Timeline))),
+	})
+	if wake {
+		item[attrOutbox] = str(endOutbox)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                aws.String(s.table),
+		Item:                     item,
+		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
+		ExpressionAttributeNames: map[string]string{"#pk": attrPK},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return fmt.Errorf("store: finish %s: %w", ref, ErrClaimLost)
+	case err != nil:
+		return fmt.Errorf("store: finish %s: %w", ref, err)
+	}
+	return nil
+}
+
 // WakeEnd adds the wake to the end of attempt ref its worker wrote without
 // one (FinishAttempt), when it is still there: the worker could not apply
 // it itself after all.

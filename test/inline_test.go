@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/maestro-serverless/maestro/localstack"
 	"github.com/maestro-serverless/maestro/localstack/stack"
@@ -20,6 +23,9 @@ import (
 // runs a step applies its outcome itself and runs the next step in the same
 // invocation — no step's outcome goes through the decision queue, and only
 // the first step's work message is sent — and each step is called once.
+// A step the worker's own commit started runs unclaimed: its attempt item
+// is written once, whole, at its end (the first step's twice: its claim
+// and its end), and reads as a claimed one's would.
 func TestHttpChainContinuesInline(t *testing.T) {
 	const wf, n = "inline-chain", 6
 	var mu sync.Mutex
@@ -48,7 +54,38 @@ func TestHttpChainContinuesInline(t *testing.T) {
 			return next(ctx, ev)
 		}
 	}
-	s := startSystem(t, stack.Options{Hooks: stack.Hooks{
+	attemptWrites := map[string]int{} // attempt item sort key -> writes
+	countWrites := func(key map[string]ddbtypes.AttributeValue) {
+		pk, _ := key["pk"].(*ddbtypes.AttributeValueMemberS)
+		sk, _ := key["sk"].(*ddbtypes.AttributeValueMemberS)
+		if pk != nil && sk != nil && strings.HasPrefix(pk.Value, "R#"+wf+"#") && strings.HasPrefix(sk.Value, "S#") {
+			mu.Lock()
+			attemptWrites[sk.Value]++
+			mu.Unlock()
+		}
+	}
+	writes := func(st *middleware.Stack) error {
+		return st.Initialize.Add(middleware.InitializeMiddlewareFunc("countAttemptWrites",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				switch p := in.Parameters.(type) {
+				case *dynamodb.UpdateItemInput:
+					countWrites(p.Key)
+				case *dynamodb.PutItemInput:
+					countWrites(p.Item)
+				case *dynamodb.TransactWriteItemsInput:
+					for _, ti := range p.TransactItems {
+						switch {
+						case ti.Put != nil:
+							countWrites(ti.Put.Item)
+						case ti.Update != nil:
+							countWrites(ti.Update.Key)
+						}
+					}
+				}
+				return next.HandleInitialize(ctx, in)
+			}), middleware.After)
+	}
+	s := startSystem(t, stack.Options{APIOptions: []func(*middleware.Stack) error{writes}, Hooks: stack.Hooks{
 		Worker:  func(h localstack.SQSHandler) localstack.SQSHandler { return count("work", h) },
 		Decider: func(h localstack.SQSHandler) localstack.SQSHandler { return count("decision", h) },
 	}})
@@ -69,11 +106,27 @@ func TestHttpChainContinuesInline(t *testing.T) {
 		t.Fatalf("%s %v", v.Status, v.StepStatuses)
 	}
 	s.idle(t)
+	views := s.steps(wf, r.WorkflowInstanceID)
 	mu.Lock()
 	defer mu.Unlock()
 	for i := 1; i <= n; i++ {
-		if c := calls[fmt.Sprintf("/h%d", i)]; c != 1 {
-			t.Errorf("step h%d called %d times, want once", i, c)
+		id := fmt.Sprintf("h%d", i)
+		if c := calls["/"+id]; c != 1 {
+			t.Errorf("step %s called %d times, want once", id, c)
+		}
+		var statuses []string
+		for _, e := range views[id].Timeline {
+			statuses = append(statuses, e.Status)
+		}
+		if got, want := strings.Join(statuses, " "), "CREATED INITIALIZED EVALUATING_PARAMS STARTING RUNNING FINISHING SUCCEEDED"; got != want {
+			t.Errorf("step %s timeline %q, want %q", id, got, want)
+		}
+		want := 1
+		if i == 1 {
+			want = 2
+		}
+		if w := attemptWrites[fmt.Sprintf("S#000001#%s#0001", id)]; w != want {
+			t.Errorf("step %s: %d writes of its attempt item, want %d", id, w, want)
 		}
 	}
 	got := func(queue string) int {
