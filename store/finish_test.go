@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,74 @@ func TestWorkerWrittenEnds(t *testing.T) {
 	}
 	if fs, err := s.FinishedAttempts(ctx, []store.AttemptRef{ref("a")}); err != nil || len(fs) != 0 {
 		t.Fatalf("finished attempts after the rewrite: %+v, %v; want none", fs, err)
+	}
+}
+
+// TestDeferredAttemptWrittenWhole: an attempt run unclaimed is written once,
+// at its end, as a claim and an end would have left it (FinishDeferredAttempt
+// against ClaimAttempt + FinishAttempt on a twin); a second write, or one
+// after another worker's claim or a decision's write, loses (ErrClaimLost);
+// without a wake it reads as finished with the worker's entries counted.
+func TestDeferredAttemptWrittenWhole(t *testing.T) {
+	s, raw := newStoreRaw(t)
+	ctx := context.Background()
+	now := time.UnixMilli(1_700_000_000_000)
+	createRun(t, s, "wf")
+	ref := func(step string) store.AttemptRef {
+		return store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: step, Attempt: 1}
+	}
+	start := store.AttemptStart{Body: []byte(`{"status":"RUNNING"}`), Timeline: [][]byte{[]byte(`"CREATED"`), []byte(`"RUNNING"`)}}
+	end := store.AttemptEnd{Status: "SUCCEEDED", Body: []byte(`{"status":"SUCCEEDED","outputs":{"x":1}}`),
+		Timeline: [][]byte{[]byte(`"FINISHING"`), []byte(`"SUCCEEDED"`)}}
+
+	// The twin, claimed then ended.
+	if _, err := s.ClaimAttempt(ctx, ref("twin"), "tok", now, now.Add(time.Minute), &start); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishAttempt(ctx, ref("twin"), "tok", end, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishDeferredAttempt(ctx, ref("a"), start, end, false); err != nil {
+		t.Fatal(err)
+	}
+	twin, whole := raw("S#000001#twin#0001"), raw("S#000001#a#0001")
+	delete(twin, "sk")
+	delete(whole, "sk")
+	if !reflect.DeepEqual(twin, whole) {
+		for k := range twin {
+			if !reflect.DeepEqual(twin[k], whole[k]) {
+				t.Errorf("attribute %s written whole %#v, claimed and ended %#v", k, whole[k], twin[k])
+			}
+		}
+		for k := range whole {
+			if _, ok := twin[k]; !ok {
+				t.Errorf("attribute %s written whole only: %#v", k, whole[k])
+			}
+		}
+	}
+	if err := s.FinishDeferredAttempt(ctx, ref("a"), start, end, false); !errors.Is(err, store.ErrClaimLost) {
+		t.Errorf("second write: %v, want ErrClaimLost", err)
+	}
+	// Another worker claimed it first (a swept run sent it again).
+	if _, err := s.ClaimAttempt(ctx, ref("b"), "tok-b", now, now.Add(time.Minute), &start); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishDeferredAttempt(ctx, ref("b"), start, end, true); !errors.Is(err, store.ErrClaimLost) {
+		t.Errorf("write over another worker's claim: %v, want ErrClaimLost", err)
+	}
+	fs, err := s.FinishedAttempts(ctx, []store.AttemptRef{ref("a"), ref("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 || fs[0].Ref != ref("a") || fs[0].WorkerEntries != 2 || fs[0].Attempt.Status != "SUCCEEDED" || len(fs[0].Attempt.Timeline) != 4 {
+		t.Fatalf("finished attempts %+v; want a alone, SUCCEEDED with 2 worker entries of 4", fs)
+	}
+	// With a wake, it carries the end's outbox.
+	if err := s.FinishDeferredAttempt(ctx, ref("c"), start, end, true); err != nil {
+		t.Fatal(err)
+	}
+	if ob, ok := raw("S#000001#c#0001")["ob"].(*types.AttributeValueMemberS); !ok || ob.Value == "" {
+		t.Errorf("the end written whole with a wake carries no outbox")
 	}
 }
 
