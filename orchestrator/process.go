@@ -227,15 +227,31 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	if err != nil {
 		return nil, false, err
 	}
+	// recording is the inline round's record write in flight, if any.
+	var recording chan error
+	waitRecord := func() error {
+		if recording == nil {
+			return nil
+		}
+		err := <-recording
+		recording = nil
+		if err == nil {
+			in.recorded = true
+		}
+		return err
+	}
 	if in != nil {
 		if busy, err := o.othersInFlight(ctx, g, &before, in.step); err != nil || busy {
 			return nil, false, errors.Join(errContended, err)
 		}
 		if in.record != nil {
-			if err := in.record(); err != nil {
-				return nil, false, err
-			}
-			in.recorded = true
+			// The write goes on beside the reads below; the decision is
+			// committed only once it succeeded (waitRecord), and every
+			// return waits for it, so in.recorded says whether it did.
+			done := make(chan error, 1)
+			recording = done
+			go func() { done <- in.record() }()
+			defer func() { _ = waitRecord() }()
 			if f := in.ended; f != nil {
 				ended = map[attemptKey]*store.FinishedAttempt{{f.Ref.StepID, f.Ref.Attempt}: f}
 			}
@@ -263,14 +279,24 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		if p := before.Parent; p != nil && !p.Subworkflow {
 			owner = p.Owner
 		}
-		bps, err := o.runBreakpoints(ctx, w.WorkflowID, owner)
-		if err != nil {
-			return nil, false, err
-		}
-		if book, err = o.loadPermits(ctx, g, &before, now); err != nil {
+		// Two independent reads, side by side: each is a round trip on
+		// the path of every step a decision starts.
+		var bps []engine.Breakpoint
+		var bpErr error
+		read := make(chan struct{})
+		go func() {
+			defer close(read)
+			bps, bpErr = o.runBreakpoints(ctx, w.WorkflowID, owner)
+		}()
+		book, err = o.loadPermits(ctx, g, &before, now)
+		<-read
+		if err = errors.Join(bpErr, err); err != nil {
 			return nil, false, err
 		}
 		opts = append(opts, engine.WithBreakpoints(bps), engine.WithPermits(book))
+	}
+	if err := waitRecord(); err != nil {
+		return nil, false, err
 	}
 	sigs := &signalBook{ctx: ctx, store: o.store, log: o.log}
 	stepParams := &paramsBook{store: o.store, wf: w.WorkflowID, inst: w.InstanceID}
