@@ -192,6 +192,17 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	began := time.Now()
 	var rec *store.RunRecord
 	var pending []store.Event
+	// An inline round knows the run's version and parent (a run's
+	// constants) from its previous round, so its decision's other reads go
+	// out beside the run's.
+	var prefetch chan decisionReads
+	if in != nil && in.prev != nil && hasWork(in.prev) {
+		if pg, _, gerr := o.graph(ctx, w.WorkflowID, in.prev.WorkflowVersion); gerr == nil {
+			ch, prev := make(chan decisionReads, 1), in.prev
+			prefetch = ch
+			go func() { ch <- o.readForDecision(ctx, pg, prev, o.now()) }()
+		}
+	}
 	if in != nil {
 		// Others' events wait: the decider is on its way to this run.
 		// Asked with one small read, not a load of every event waiting.
@@ -275,25 +286,20 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		engine.WithLightWorkerStarts(b.light)}
 	var book *permitBook
 	if hasWork(&before) {
-		owner := ""
-		if p := before.Parent; p != nil && !p.Subworkflow {
-			owner = p.Owner
+		var r decisionReads
+		if prefetch != nil && in.prev.WorkflowVersion == before.WorkflowVersion && runOwner(in.prev) == runOwner(&before) {
+			r = <-prefetch
+			if r.book != nil {
+				r.book.now = now.UnixMilli()
+			}
+		} else {
+			r = o.readForDecision(ctx, g, &before, now)
 		}
-		// Two independent reads, side by side: each is a round trip on
-		// the path of every step a decision starts.
-		var bps []engine.Breakpoint
-		var bpErr error
-		read := make(chan struct{})
-		go func() {
-			defer close(read)
-			bps, bpErr = o.runBreakpoints(ctx, w.WorkflowID, owner)
-		}()
-		book, err = o.loadPermits(ctx, g, &before, now)
-		<-read
-		if err = errors.Join(bpErr, err); err != nil {
-			return nil, false, err
+		if r.err != nil {
+			return nil, false, r.err
 		}
-		opts = append(opts, engine.WithBreakpoints(bps), engine.WithPermits(book))
+		book = r.book
+		opts = append(opts, engine.WithBreakpoints(r.bps), engine.WithPermits(book))
 	}
 	if err := waitRecord(); err != nil {
 		return nil, false, err
@@ -1134,6 +1140,40 @@ func (b *paramsBook) StepParams(ctx context.Context, step string, attempt, run i
 		b.err = fmt.Errorf("read the params of %s/%d run %d step %s attempt %d: %w", b.wf, b.inst, run, step, attempt, err)
 	}
 	return nil, b.err
+}
+
+// decisionReads are what a decision that may start steps reads besides the
+// run: the breakpoints it meets and a snapshot of the permits its steps
+// can take.
+type decisionReads struct {
+	bps  []engine.Breakpoint
+	book *permitBook
+	err  error
+}
+
+// readForDecision makes a decision's reads for run st of graph g, side by
+// side: each is a round trip on the path of every step a decision starts.
+func (o *Orchestrator) readForDecision(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time) decisionReads {
+	var r decisionReads
+	var bpErr error
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		r.bps, bpErr = o.runBreakpoints(ctx, st.WorkflowID, runOwner(st))
+	}()
+	book, err := o.loadPermits(ctx, g, st, now)
+	<-read
+	r.book, r.err = book, errors.Join(bpErr, err)
+	return r
+}
+
+// runOwner is the workflow whose breakpoints an iteration meets besides its
+// own ("" for a run that is no iteration; see runBreakpoints).
+func runOwner(st *engine.Instance) string {
+	if p := st.Parent; p != nil && !p.Subworkflow {
+		return p.Owner
+	}
+	return ""
 }
 
 // maxDirect is the most steps one commit dispatches itself: one

@@ -177,6 +177,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 	// covers a claim: only a sweep of a run stuck for a claim lease and
 	// more sends it again.
 	var unclaimed *store.AttemptStart
+	var prev *engine.Instance
 	for n := 0; ; n++ {
 		var res engine.StepFinished
 		// A chain run inline moves on to other steps: the log scope names
@@ -214,7 +215,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 			}
 			unclaimed = nil
 		}
-		in := &inlineRound{event: ev, step: m.StepID, token: token, runnable: o.runnableHere(ctx, runners),
+		in := &inlineRound{event: ev, step: m.StepID, token: token, runnable: o.runnableHere(ctx, runners), prev: prev,
 			// Once the run is found uncontended, the outcome is made
 			// durable before the decision, as an inbox event would be:
 			// deciding takes a graph load and a commit, and a worker that
@@ -236,7 +237,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 				StepID: m.StepID, Attempt: m.Attempt, Status: end.Status, Body: end.Body,
 				Timeline: append(slices.Clip(workerStart(m).Timeline), end.Timeline...)}}
 		}
-		_, more, err := o.processOnce(ctx, w, fullRound(), in)
+		after, more, err := o.processOnce(ctx, w, fullRound(), in)
 		if err != nil {
 			if in.recorded && in.ended != nil {
 				// The end is on the item, without its wake: add it.
@@ -255,7 +256,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 			}
 			return o.handResult(ctx, m, token, res, ev, unclaimed)
 		}
-		unclaimed = nil
+		unclaimed, prev = nil, after
 		if more {
 			// Rounds remain (a long decision): each is durable and carries
 			// a backstop wake, so finishing them here is only faster.
@@ -377,6 +378,10 @@ type inlineRound struct {
 	// and startTime when it started.
 	start     *store.AttemptStart
 	startTime int64
+	// prev is the run's state after this worker's previous round, if
+	// any: the decision's reads that depend only on the run's constants
+	// start before the run is read (see processOnce).
+	prev *engine.Instance
 }
 
 // pick chooses the first started step the worker may run and takes its
