@@ -196,11 +196,41 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	// constants) from its previous round, so its decision's other reads go
 	// out beside the run's.
 	var prefetch chan decisionReads
+	// recording is the inline round's record write in flight, if any: it
+	// goes on beside the reads, the decision is committed only once it
+	// succeeded (waitRecord), and every return waits for it, so
+	// in.recorded says whether it did.
+	var recording chan error
+	waitRecord := func() error {
+		if recording == nil {
+			return nil
+		}
+		err := <-recording
+		recording = nil
+		if err == nil {
+			in.recorded = true
+		}
+		return err
+	}
+	startRecord := func() {
+		done := make(chan error, 1)
+		recording = done
+		go func() { done <- in.record() }()
+	}
+	defer func() { _ = waitRecord() }()
 	if in != nil && in.prev != nil && hasWork(in.prev) {
 		if pg, _, gerr := o.graph(ctx, w.WorkflowID, in.prev.WorkflowVersion); gerr == nil {
 			ch, prev := make(chan decisionReads, 1), in.prev
 			prefetch = ch
 			go func() { ch <- o.readForDecision(ctx, pg, prev, o.now()) }()
+			// The previous round left no other step in flight (a chain):
+			// the run is all but surely uncontended, so the outcome is
+			// recorded beside the run's read too. Should the read find
+			// it contended after all, the end recorded without a wake
+			// gets one (runAndContinue), a write more.
+			if busy, berr := o.othersInFlight(ctx, pg, prev, in.step); in.record != nil && berr == nil && !busy {
+				startRecord()
+			}
 		}
 	}
 	if in != nil {
@@ -238,31 +268,14 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	if err != nil {
 		return nil, false, err
 	}
-	// recording is the inline round's record write in flight, if any.
-	var recording chan error
-	waitRecord := func() error {
-		if recording == nil {
-			return nil
-		}
-		err := <-recording
-		recording = nil
-		if err == nil {
-			in.recorded = true
-		}
-		return err
-	}
 	if in != nil {
 		if busy, err := o.othersInFlight(ctx, g, &before, in.step); err != nil || busy {
 			return nil, false, errors.Join(errContended, err)
 		}
 		if in.record != nil {
-			// The write goes on beside the reads below; the decision is
-			// committed only once it succeeded (waitRecord), and every
-			// return waits for it, so in.recorded says whether it did.
-			done := make(chan error, 1)
-			recording = done
-			go func() { done <- in.record() }()
-			defer func() { _ = waitRecord() }()
+			if recording == nil && !in.recorded {
+				startRecord()
+			}
 			if f := in.ended; f != nil {
 				ended = map[attemptKey]*store.FinishedAttempt{{f.Ref.StepID, f.Ref.Attempt}: f}
 			}
