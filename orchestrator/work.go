@@ -162,13 +162,15 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 // runAndContinue runs a claimed step attempt (or takes the outcome recorded
 // by a worker that died, recorded) and records its outcome. While the run is
 // uncontended — no other step of it in a worker's hands and no event waiting
-// in its inbox — the worker records the outcome on the attempt
-// (store.RecordOutcome) and applies it itself, in one conditional commit, and runs the step that decision started (claimed in
-// the same commit) in this invocation: a chain of steps goes on without a
-// trip through the stream and the decision queue. Otherwise, or when the
-// commit loses a race, the outcome goes to the run's inbox and the decider
-// applies it, together with its siblings' (a fan-in decided by N workers
-// would have them race for one run item). It never retries inline.
+// in its inbox — the worker records the outcome on the attempt (its end,
+// store.FinishAttempt, or store.RecordOutcome) and applies it itself, in one
+// conditional commit, and runs the step that decision started in this
+// invocation (unclaimed, when its start was deferred to this worker; else
+// claimed in the commit): a chain of steps goes on without a trip through
+// the stream and the decision queue. Otherwise, or when the commit loses a
+// race, the outcome goes to the decider (handResult), which applies it
+// together with its siblings' (a fan-in decided by N workers would have them
+// race for one run item). It never retries inline.
 func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner, token string, recorded *engine.StepFinished) error {
 	// unclaimed is the deferred start of the attempt in hand when this
 	// worker's own commit started it: no other worker has a message for
@@ -299,7 +301,8 @@ func (o *Orchestrator) claimUnclaimed(ctx context.Context, ref store.AttemptRef,
 
 // handResult hands a step's outcome to the run's decider. A success
 // whose end the worker can write as the decision would (workerEnd) is
-// written on the attempt item with a wake naming it (store.FinishAttempt);
+// written on the attempt item with a wake naming it (store.FinishAttempt,
+// or, for an attempt run unclaimed from start, store.FinishDeferredAttempt);
 // anything else, or a write that fails, goes to the run's inbox as event
 // ev.
 func (o *Orchestrator) handResult(ctx context.Context, m WorkMessage, token string, res engine.StepFinished, ev store.Event, unclaimed *store.AttemptStart) error {
@@ -365,8 +368,10 @@ type inlineRound struct {
 	runnable func(engine.RunStep) bool
 	picked   *engine.RunStep
 	// record makes the outcome durable on the attempt item; processOnce
-	// calls it once it found the run uncontended, before it decides, and
-	// sets recorded when it did.
+	// calls it once it found the run uncontended (or, when prev left no
+	// other step in flight, while it reads the run), beside its other
+	// reads, waits for it before it decides, and sets recorded when it
+	// succeeded.
 	record   func() error
 	recorded bool
 	// ended is the end record writes, when it writes the attempt's end
