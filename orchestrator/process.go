@@ -273,7 +273,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 			return nil, false, errors.Join(errContended, err)
 		}
 		if in.record != nil {
-			if recording == nil && !in.recorded {
+			if recording == nil { // not started beside the run's read
 				startRecord()
 			}
 			if f := in.ended; f != nil {

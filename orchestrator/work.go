@@ -231,10 +231,8 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 			// deferred.go), without a wake: the commit leaves the item
 			// alone. A worker that dies before its commit leaves the run
 			// to the sweeper, which reads the end.
-			in.record = func() error { return o.store.FinishAttempt(ctx, ref, token, *end, false) }
-			if start := unclaimed; start != nil {
-				in.record = func() error { return o.store.FinishDeferredAttempt(ctx, ref, *start, *end, false) }
-			}
+			start := unclaimed
+			in.record = func() error { return o.writeEnd(ctx, ref, token, start, *end, false) }
 			in.ended = &store.FinishedAttempt{Ref: ref, WorkerEntries: len(end.Timeline), Attempt: store.Attempt{
 				StepID: m.StepID, Attempt: m.Attempt, Status: end.Status, Body: end.Body,
 				Timeline: append(slices.Clip(workerStart(m).Timeline), end.Timeline...)}}
@@ -308,12 +306,7 @@ func (o *Orchestrator) claimUnclaimed(ctx context.Context, ref store.AttemptRef,
 func (o *Orchestrator) handResult(ctx context.Context, m WorkMessage, token string, res engine.StepFinished, ev store.Event, unclaimed *store.AttemptStart) error {
 	if end := workerEnd(m, res); end != nil {
 		ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
-		var err error
-		if unclaimed != nil {
-			err = o.store.FinishDeferredAttempt(ctx, ref, *unclaimed, *end, true)
-		} else {
-			err = o.store.FinishAttempt(ctx, ref, token, *end, true)
-		}
+		err := o.writeEnd(ctx, ref, token, unclaimed, *end, true)
 		if err == nil {
 			return nil
 		}
@@ -323,6 +316,16 @@ func (o *Orchestrator) handResult(ctx context.Context, m WorkMessage, token stri
 		}
 	}
 	return o.putResult(ctx, m, ev)
+}
+
+// writeEnd writes attempt ref's end as its worker: on the item token
+// claimed (store.FinishAttempt) or, for an attempt run unclaimed from
+// start, the whole item (store.FinishDeferredAttempt).
+func (o *Orchestrator) writeEnd(ctx context.Context, ref store.AttemptRef, token string, unclaimed *store.AttemptStart, end store.AttemptEnd, wake bool) error {
+	if unclaimed != nil {
+		return o.store.FinishDeferredAttempt(ctx, ref, *unclaimed, end, wake)
+	}
+	return o.store.FinishAttempt(ctx, ref, token, end, wake)
 }
 
 // maxInlineSteps bounds the steps one work message runs inline, one after

@@ -52,12 +52,9 @@ type AttemptEnd struct {
 // end is the outcome: its reader derives the worker's event from it. The
 // claim is removed with it.
 func (s *Store) FinishAttempt(ctx context.Context, ref AttemptRef, token string, end AttemptEnd, wake bool) error {
-	body, err := s.encodeBody(end.Body)
+	body, err := s.endBody(ref, end)
 	if err != nil {
 		return err
-	}
-	if n := AttributeValueSize(body[attrBody]); n > MaxItemBytes {
-		return fmt.Errorf("store: finish %s: %w", ref, &ItemTooLargeError{Item: "step attempt " + ref.StepID, Bytes: n})
 	}
 	names := map[string]string{
 		"#st": attrStatus, "#b": attrBody, "#e": attrEnc, "#tl": attrTimeline, "#wn": attrWorkerEntries,
@@ -83,6 +80,25 @@ func (s *Store) FinishAttempt(ctx context.Context, ref AttemptRef, token string,
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 	})
+	return finishError(ref, err)
+}
+
+// endBody encodes an end's body as an attempt item stores it, refusing one
+// over the item size limit.
+func (s *Store) endBody(ref AttemptRef, end AttemptEnd) (map[string]types.AttributeValue, error) {
+	body, err := s.encodeBody(end.Body)
+	if err != nil {
+		return nil, err
+	}
+	if n := AttributeValueSize(body[attrBody]); n > MaxItemBytes {
+		return nil, fmt.Errorf("store: finish %s: %w", ref, &ItemTooLargeError{Item: "step attempt " + ref.StepID, Bytes: n})
+	}
+	return body, nil
+}
+
+// finishError is the error of an end's conditional write: ErrClaimLost when
+// its condition failed.
+func finishError(ref AttemptRef, err error) error {
 	var ccf *types.ConditionalCheckFailedException
 	switch {
 	case errors.As(err, &ccf):
@@ -106,12 +122,9 @@ func (s *Store) FinishAttempt(ctx context.Context, ref AttemptRef, token string,
 // attempt (a kill, a timeout) or, the run having been swept as stuck, a
 // worker claimed it again.
 func (s *Store) FinishDeferredAttempt(ctx context.Context, ref AttemptRef, start AttemptStart, end AttemptEnd, wake bool) error {
-	body, err := s.encodeBody(end.Body)
+	body, err := s.endBody(ref, end)
 	if err != nil {
 		return err
-	}
-	if n := AttributeValueSize(body[attrBody]); n > MaxItemBytes {
-		return fmt.Errorf("store: finish %s: %w", ref, &ItemTooLargeError{Item: "step attempt " + ref.StepID, Bytes: n})
 	}
 	item := merge(ref.key(), map[string]types.AttributeValue{
 		attrStatus:        str(end.Status),
@@ -129,14 +142,7 @@ func (s *Store) FinishDeferredAttempt(ctx context.Context, ref AttemptRef, start
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: map[string]string{"#pk": attrPK},
 	})
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case errors.As(err, &ccf):
-		return fmt.Errorf("store: finish %s: %w", ref, ErrClaimLost)
-	case err != nil:
-		return fmt.Errorf("store: finish %s: %w", ref, err)
-	}
-	return nil
+	return finishError(ref, err)
 }
 
 // WakeEnd adds the wake to the end of attempt ref its worker wrote without
