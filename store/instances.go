@@ -384,7 +384,7 @@ func (s *Store) runItem(wf string, inst, run, v int64, status string, state []by
 	}
 	merge(item, body)
 	if len(outbox) > 0 {
-		ob, err := encodeOutbox(outbox)
+		ob, err := s.encodeOutbox(outbox)
 		if err != nil {
 			return nil, err
 		}

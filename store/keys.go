@@ -4,7 +4,7 @@
 //	pk                 sk                          item
 //	WF#<wf>            HEAD                        workflow head: latest/active version, instance counter, properties;
 //	                                               listed by the workflow directory (GSI1 partition WORKFLOWS)
-//	WF#<wf>            V#<version:10>              a definition version (gzip JSON when large)
+//	WF#<wf>            V#<version:10>              a definition version (JSON, compressed: codec.go)
 //	WF#<wf>            I#<instance:12>             instance summary: status, latest run, times
 //	WF#<wf>            REQ#<request id>            start dedup record -> instance id (expires via ttl)
 //	WF#<wf>            RS                          run-strategy slots: "running" = runs holding a slot

@@ -27,12 +27,9 @@ func OutboxFromImage(image map[string]events.DynamoDBAttributeValue) ([]Message,
 		}
 		return []Message{FinishedWakeMessage(ref)}, nil
 	}
-	raw := []byte(av.String())
-	if z, ok := strings.CutPrefix(av.String(), gzOutboxPrefix); ok {
-		var err error
-		if raw, err = gunzipBase64(z); err != nil {
-			return nil, fmt.Errorf("store: decode outbox of %s/%s: %w", imageString(image, attrPK), imageString(image, attrSK), err)
-		}
+	raw, err := decodeOutbox(av.String())
+	if err != nil {
+		return nil, fmt.Errorf("store: decode outbox of %s/%s: %w", imageString(image, attrPK), imageString(image, attrSK), err)
 	}
 	var msgs []Message
 	if err := json.Unmarshal(raw, &msgs); err != nil {
@@ -67,28 +64,31 @@ func imageString(image map[string]events.DynamoDBAttributeValue, name string) st
 }
 
 // A run item's outbox is rewritten with every commit and billed with the
-// item: past outboxCompressAbove bytes of JSON it is stored gzipped, in
-// base64 behind gzOutboxPrefix (a string still, which the stream filter
-// matches). Change events and step params compress 3-5 fold.
+// item: stored compressed (codec.go) when that is smaller, in base64 behind
+// a prefix naming the encoding (a string still, which the stream filter
+// matches). Items written before the dictionary have gzip's prefix.
 const (
-	gzOutboxPrefix      = "gz:"
-	outboxCompressAbove = 512
+	dictOutboxPrefix = encDict1 + ":"
+	gzOutboxPrefix   = encGzip + ":"
 )
 
 // encodeOutbox returns the outbox attribute's value for msgs.
-func encodeOutbox(msgs []Message) (string, error) {
+func (s *Store) encodeOutbox(msgs []Message) (string, error) {
 	b, err := encodeOutboxRaw(msgs)
 	if err != nil {
 		return "", err
 	}
-	if len(b) <= outboxCompressAbove {
-		return string(b), nil
-	}
-	z, err := gzipBytes(b)
+	z, enc, err := s.codec.compress(b)
 	if err != nil {
 		return "", err
 	}
-	return gzOutboxPrefix + base64.StdEncoding.EncodeToString(z), nil
+	if enc == encRaw {
+		return string(b), nil
+	}
+	if v := dictOutboxPrefix + base64.StdEncoding.EncodeToString(z); len(v) < len(b) {
+		return v, nil
+	}
+	return string(b), nil
 }
 
 func encodeOutboxRaw(msgs []Message) ([]byte, error) {
@@ -99,10 +99,16 @@ func encodeOutboxRaw(msgs []Message) ([]byte, error) {
 	return b, nil
 }
 
-func gunzipBase64(s string) ([]byte, error) {
-	z, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		return nil, fmt.Errorf("base64: %w", err)
+// decodeOutbox returns the JSON of an outbox attribute's value v.
+func decodeOutbox(v string) ([]byte, error) {
+	for _, enc := range []string{encDict1, encGzip} {
+		if b64, ok := strings.CutPrefix(v, enc+":"); ok {
+			z, err := base64.StdEncoding.DecodeString(b64)
+			if err != nil {
+				return nil, fmt.Errorf("base64: %w", err)
+			}
+			return decode(enc, z)
+		}
 	}
-	return gunzipBytes(z)
+	return []byte(v), nil
 }

@@ -8,20 +8,22 @@ import (
 )
 
 // TestOutboxRoundTrip: a small outbox is stored as its JSON, a large one
-// gzipped behind "gz:" and several times smaller; the router's decoder
-// reads both back, and rejects a corrupt compressed one.
+// deflated behind "zd1:" and several times smaller; the router's decoder
+// reads both back, and gzip's "gz:" of older items, and rejects a corrupt
+// compressed one.
 func TestOutboxRoundTrip(t *testing.T) {
 	small := []Message{{Queue: QueueWork, Body: `{"kind":"run_step"}`}}
 	var large []Message
 	for i := range 8 {
 		large = append(large, Message{Queue: QueueEvents, Body: strings.Repeat(`{"workflow_id":"wf","status":"RUNNING"},`, 10+i)})
 	}
+	s := New(nil, "t", Options{})
 	for name, msgs := range map[string][]Message{"small": small, "large": large} {
-		enc, err := encodeOutbox(msgs)
+		enc, err := s.encodeOutbox(msgs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if compressed := strings.HasPrefix(enc, gzOutboxPrefix); compressed != (name == "large") {
+		if compressed := strings.HasPrefix(enc, dictOutboxPrefix); compressed != (name == "large") {
 			t.Errorf("%s: compressed %v", name, compressed)
 		}
 		got, err := OutboxFromImage(map[string]events.DynamoDBAttributeValue{attrOutbox: events.NewStringAttribute(enc)})
