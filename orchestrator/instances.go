@@ -78,33 +78,62 @@ func (o *Orchestrator) start(ctx context.Context, wf, selector string, req Start
 	if err != nil {
 		return nil, Internal(fmt.Errorf("encode start event: %w", err))
 	}
+	// The instance's creation is its event of sequence 0.
+	createdEvent := func(instanceID int64) ([]store.Message, error) {
+		created := events.Transition(wf, version, instanceID, 1, "", 0, "", string(st.Status), 0, now.UnixMilli())
+		created.Parent = eventParent(parent)
+		return eventsMessage(ctx, created)
+	}
+	instanceID, prior, err := o.store.ReserveInstance(ctx, wf, req.RequestID)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	if prior != nil {
+		return startResponse(prior, false), nil
+	}
+	st.InstanceID = instanceID
+	rec := &store.InstanceRecord{
+		WorkflowID: wf, InstanceID: instanceID, Version: version, RunID: 1, UUID: id, Status: string(st.Status),
+		RequestID: req.RequestID, Initiator: mustJSON(initiator), CreateTime: now.UnixMilli(), ModifyTime: now.UnixMilli(),
+	}
+	after, err := o.startFresh(ctx, rec, st, startEv, createdEvent)
+	switch {
+	case err == nil:
+		resp := startResponse(rec, true)
+		resp.Status = string(after.Status)
+		return resp, nil
+	case errors.Is(err, store.ErrRequestTaken):
+		// A concurrent start with the same request_id won.
+		prior, err := o.store.InstanceForRequest(ctx, wf, req.RequestID)
+		if err != nil {
+			return nil, Internal(err)
+		}
+		return startResponse(prior, false), nil
+	}
+	// The run could not start at once (no free slot, an older run queued, a
+	// first decision too large for one commit...), or the commit failed:
+	// nothing was written. Created waiting, with its start event in its
+	// inbox, it goes through the general path, which handles all of those.
+	o.log.DebugContext(ctx, "run not created started; creating it with its start event", "workflow_id", wf, "instance_id", instanceID, "reason", err)
 	rec, created, err := o.store.CreateInstance(ctx, store.NewInstance{
-		WorkflowID: wf, Version: version, UUID: id, RequestID: req.RequestID,
+		WorkflowID: wf, InstanceID: instanceID, Version: version, UUID: id, RequestID: req.RequestID,
 		Initiator: mustJSON(initiator), Status: string(st.Status),
 		State: func(instanceID int64) ([]byte, error) {
 			st.InstanceID = instanceID
 			return json.Marshal(st)
 		},
 		FirstEvent: store.Event{ID: startEventID, Body: startEv, WakeAfter: backstopWake},
-		Outbox: func(instanceID int64) ([]store.Message, error) {
-			// The instance's creation is its event of sequence 0.
-			created := events.Transition(wf, version, instanceID, 1, "", 0, "", string(st.Status), 0, now.UnixMilli())
-			created.Parent = eventParent(parent)
-			return eventsMessage(ctx, created)
-		},
-		Now: now,
+		Outbox:     createdEvent,
+		Now:        now,
 	})
 	if err != nil {
 		return nil, Internal(err)
 	}
-	resp := &StartResponse{
-		WorkflowID: wf, WorkflowVersionID: rec.Version, WorkflowInstanceID: rec.InstanceID,
-		WorkflowRunID: rec.RunID, WorkflowUUID: rec.UUID, Status: rec.Status, Created: created,
-	}
+	resp := startResponse(rec, created)
 	if !created {
 		return resp, nil
 	}
-	after, err := o.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: rec.InstanceID, RunID: rec.RunID})
+	after, err = o.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: rec.InstanceID, RunID: rec.RunID})
 	if err != nil {
 		// The start is durable; the stream-driven decider will finish it.
 		o.log.WarnContext(ctx, "inline start decision failed; the decision queue will retry", "workflow_id", wf, "instance_id", rec.InstanceID, "error", err)
@@ -114,6 +143,68 @@ func (o *Orchestrator) start(ctx context.Context, wf, selector string, req Start
 		resp.Status = string(after.Status)
 	}
 	return resp, nil
+}
+
+// startResponse answers a start with instance rec.
+func startResponse(rec *store.InstanceRecord, created bool) *StartResponse {
+	return &StartResponse{
+		WorkflowID: rec.WorkflowID, WorkflowVersionID: rec.Version, WorkflowInstanceID: rec.InstanceID,
+		WorkflowRunID: rec.RunID, WorkflowUUID: rec.UUID, Status: rec.Status, Created: created,
+	}
+}
+
+// freshRun is the first decision of a run that is not written yet: its
+// state as created (version 0), its start event, and what its commit
+// writes besides the decision — the instance summary (and the start
+// request's dedup record) and the instance's creation event.
+type freshRun struct {
+	rec     *store.RunRecord
+	pending []store.Event
+	create  *store.InstanceRecord
+	outbox  []store.Message
+}
+
+// startFresh creates instance rec, whose run's state is st, and decides its
+// start event in one commit: the run is written started (or ended, for a
+// workflow with nothing to do), never waiting with its start event in its
+// inbox. A start used to write the instance, the run and the event in one
+// transaction and then decide the event in a second: four items and ten
+// write units more, and the decision's reads of what it had just written.
+// It fails, having written nothing, where that decision cannot be one
+// commit of a run that takes a slot at once: no free slot, an older run
+// queued, a decision too large; the caller then creates the run waiting.
+func (o *Orchestrator) startFresh(ctx context.Context, rec *store.InstanceRecord, st *engine.Instance, startEv []byte,
+	createdEvent func(instanceID int64) ([]store.Message, error)) (*engine.Instance, error) {
+	state, err := json.Marshal(st)
+	if err != nil {
+		return nil, fmt.Errorf("encode state: %w", err)
+	}
+	outbox, err := createdEvent(rec.InstanceID)
+	if err != nil {
+		return nil, err
+	}
+	w := store.Wake{WorkflowID: rec.WorkflowID, InstanceID: rec.InstanceID, RunID: rec.RunID}
+	fresh := &freshRun{
+		rec:     &store.RunRecord{WorkflowID: w.WorkflowID, InstanceID: w.InstanceID, RunID: w.RunID, Status: rec.Status, State: state},
+		pending: []store.Event{{ID: startEventID, Body: startEv}},
+		create:  rec,
+		outbox:  outbox,
+	}
+	after, more, err := o.processOnce(ctx, w, fullRound(), nil, fresh)
+	if err != nil {
+		return nil, err
+	}
+	if more {
+		// The first decision left work for more rounds (its Continue
+		// event is in the inbox, with a delayed wake).
+		if next, err := o.Process(ctx, w); err != nil {
+			o.log.WarnContext(ctx, "start decision's next round failed; the decision queue will retry", "workflow_id", w.WorkflowID,
+				"instance_id", w.InstanceID, "error", err)
+		} else if next != nil {
+			after = next
+		}
+	}
+	return after, nil
 }
 
 // ownerOf returns the workflow owner from the stored properties snapshot.

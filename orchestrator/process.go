@@ -119,7 +119,7 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 	began := time.Now()
 	b := fullRound()
 	for {
-		st, more, err := o.processOnce(ctx, w, b, nil)
+		st, more, err := o.processOnce(ctx, w, b, nil, nil)
 		switch {
 		case err == nil && !more:
 			return st, nil
@@ -187,8 +187,10 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 
 // processOnce runs one round: load, decide pending events up to the commit
 // budget, commit. more reports that pending work remains. With in, the
-// round is a worker's inline continuation (see inlineRound).
-func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBudget, in *inlineRound) (st *engine.Instance, more bool, err error) {
+// round is a worker's inline continuation (see inlineRound); with fresh, the
+// first decision of a run not yet written, committed with its creation
+// (see startFresh).
+func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBudget, in *inlineRound, fresh *freshRun) (st *engine.Instance, more bool, err error) {
 	began := time.Now()
 	var rec *store.RunRecord
 	var pending []store.Event
@@ -233,14 +235,17 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 			}
 		}
 	}
-	if in != nil {
+	switch {
+	case fresh != nil:
+		rec, pending = fresh.rec, fresh.pending
+	case in != nil:
 		// Others' events wait: the decider is on its way to this run.
 		// Asked with one small read, not a load of every event waiting.
 		var quiet bool
 		if rec, quiet, err = o.store.LoadQuietRun(ctx, w.WorkflowID, w.InstanceID, w.RunID); err == nil && !quiet {
 			return nil, false, errContended
 		}
-	} else {
+	default:
 		rec, pending, err = o.store.LoadRun(ctx, w.WorkflowID, w.InstanceID, w.RunID)
 	}
 	if err != nil {
@@ -254,7 +259,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		logctx.Add(ctx, "trace_id", before.TraceID)
 	}
 	var ended map[attemptKey]*store.FinishedAttempt
-	if in == nil {
+	if in == nil && fresh == nil {
 		var recorded []store.Event
 		if recorded, ended, err = o.workerEnds(ctx, w, &before, pending); err != nil {
 			return nil, false, err
@@ -368,7 +373,9 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 			break
 		}
 		switch {
-		case in != nil, p.Recorded:
+		case in != nil, fresh != nil, p.Recorded:
+			// Never stored in the inbox (an inline round's outcome, a
+			// fresh run's start), or deleted with the attempt's outcome.
 		case replayable(ev):
 			discard = append(discard, p.ID)
 		default:
@@ -395,6 +402,10 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	commit, err := o.buildCommit(ctx, g, rec, &before, cur, &acc, consumed, now)
 	if err != nil {
 		return nil, false, err
+	}
+	if fresh != nil {
+		commit.Create = fresh.create
+		commit.Outbox = append(slices.Clone(fresh.outbox), commit.Outbox...)
 	}
 	if in != nil && in.picked != nil && !in.claim(&commit, cur, now.Add(o.claimLease)) {
 		// Not among the commit's attempt writes (never expected): send it
@@ -430,6 +441,9 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	// No slot (ErrNoSlot) comes from the commit's condition or, for a run
 	// behind an older queued one, from slots itself: handled alike below.
 	if err = o.slots(ctx, &commit, &before, cur, strat); err == nil {
+		if fresh != nil {
+			commit.Dequeue = false // a run created admitted was never queued
+		}
 		limitDirect(commit.Outbox)
 		err = o.store.CommitRun(ctx, commit)
 	}
@@ -442,6 +456,10 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 					"instance_id", w.InstanceID, "run_id", w.RunID, "events", len(discard), "error", derr)
 			}
 		}
+	}
+	if err != nil && fresh != nil {
+		// Nothing was written: the caller creates the run the other way.
+		return nil, false, err
 	}
 	if err != nil {
 		var tooLarge *store.ItemTooLargeError

@@ -237,7 +237,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 				StepID: m.StepID, Attempt: m.Attempt, Status: end.Status, Body: end.Body,
 				Timeline: append(slices.Clip(workerStart(m).Timeline), end.Timeline...)}}
 		}
-		after, more, err := o.processOnce(ctx, w, fullRound(), in)
+		after, more, err := o.processOnce(ctx, w, fullRound(), in, nil)
 		if err != nil {
 			if in.recorded && in.ended != nil {
 				// The end is on the item, without its wake: add it.

@@ -113,6 +113,8 @@ func instanceFromItem(item map[string]types.AttributeValue) (*InstanceRecord, er
 // NewInstance describes an instance to create with its first run.
 type NewInstance struct {
 	WorkflowID string
+	// InstanceID is an id ReserveInstance took; 0 takes the next one.
+	InstanceID int64
 	Version    int64
 	UUID       string
 	// RequestID, when set, makes the start idempotent.
@@ -148,9 +150,11 @@ func (s *Store) CreateInstance(ctx context.Context, ni NewInstance) (rec *Instan
 			return nil, false, err
 		}
 	}
-	id, err := s.nextInstanceID(ctx, ni.WorkflowID)
-	if err != nil {
-		return nil, false, err
+	id := ni.InstanceID
+	if id == 0 {
+		if id, err = s.nextInstanceID(ctx, ni.WorkflowID); err != nil {
+			return nil, false, err
+		}
 	}
 	rec = &InstanceRecord{
 		WorkflowID: ni.WorkflowID,
@@ -188,14 +192,7 @@ func (s *Store) CreateInstance(ctx context.Context, ni NewInstance) (rec *Instan
 		{Put: &types.Put{TableName: aws.String(s.table), Item: evItem}},
 	}
 	if ni.RequestID != "" {
-		items = append(items, types.TransactWriteItem{Put: &types.Put{
-			TableName: aws.String(s.table),
-			Item: merge(key(wfPK(ni.WorkflowID), requestSK(ni.RequestID)), map[string]types.AttributeValue{
-				"instance": num(id),
-				attrTTL:    num(ni.Now.Add(requestTTL).Unix()),
-			}),
-			ConditionExpression: aws.String("attribute_not_exists(pk)"),
-		}})
+		items = append(items, types.TransactWriteItem{Put: requestPut(s.table, ni.WorkflowID, ni.RequestID, id, ni.Now)})
 	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if err == nil {
@@ -208,6 +205,42 @@ func (s *Store) CreateInstance(ctx context.Context, ni NewInstance) (rec *Instan
 		}
 	}
 	return nil, false, fmt.Errorf("store: create instance %s/%d: %w", ni.WorkflowID, id, err)
+}
+
+// requestPut is the write of start request id requestID's dedup record,
+// naming instance inst, on its not existing.
+func requestPut(table, wf, requestID string, inst int64, now time.Time) *types.Put {
+	return &types.Put{
+		TableName: aws.String(table),
+		Item: merge(key(wfPK(wf), requestSK(requestID)), map[string]types.AttributeValue{
+			"instance": num(inst),
+			attrTTL:    num(now.Add(requestTTL).Unix()),
+		}),
+		ConditionExpression: aws.String("attribute_not_exists(pk)"),
+	}
+}
+
+// ReserveInstance is the first half of a start whose first decision is
+// committed with the instance's creation (Commit.Create): it returns the
+// instance a start with requestID already made (prior), or takes the
+// workflow's next instance id. An id taken and never created is left
+// unused, as CreateInstance leaves one.
+func (s *Store) ReserveInstance(ctx context.Context, wf, requestID string) (id int64, prior *InstanceRecord, err error) {
+	if requestID != "" {
+		if rec, err := s.instanceForRequest(ctx, wf, requestID); err == nil {
+			return 0, rec, nil
+		} else if !errors.Is(err, ErrNotFound) {
+			return 0, nil, err
+		}
+	}
+	id, err = s.nextInstanceID(ctx, wf)
+	return id, nil, err
+}
+
+// InstanceForRequest returns the instance a start with request id
+// requestID made (ErrNotFound if none).
+func (s *Store) InstanceForRequest(ctx context.Context, wf, requestID string) (*InstanceRecord, error) {
+	return s.instanceForRequest(ctx, wf, requestID)
 }
 
 // nextInstanceID atomically takes the workflow's next instance id.
@@ -681,6 +714,12 @@ type Commit struct {
 	Consumed []string
 	// Instance, when set, updates the instance summary.
 	Instance *InstanceUpdate
+	// Create, when set, makes the commit the instance's creation: the run
+	// item, the instance summary (Create.Instance with Instance's update
+	// applied) and the start request's dedup record are put, each on its
+	// not existing, instead of the run item being conditioned on ExpectV
+	// (which is 0). See StartInstance.
+	Create *InstanceRecord
 	// NewEvents are put in the inbox (e.g. "continue" for a long decision).
 	NewEvents []Event
 	// Slots changes the workflow's run-slot count by SlotDelta (+1 admits
@@ -799,13 +838,17 @@ func (s *Store) commitRun(ctx context.Context, c Commit, state []byte, pages Pag
 	if n := ItemSize(runItem); n > MaxItemBytes {
 		return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, &ItemTooLargeError{Item: "run state", Bytes: n})
 	}
-	items := []types.TransactWriteItem{{Put: &types.Put{
+	runPut := &types.Put{
 		TableName:                 aws.String(s.table),
 		Item:                      runItem,
 		ConditionExpression:       aws.String("#v = :v"),
 		ExpressionAttributeNames:  map[string]string{"#v": attrVersion},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":v": num(c.ExpectV)},
-	}}}
+	}
+	if c.Create != nil {
+		runPut.ConditionExpression, runPut.ExpressionAttributeNames, runPut.ExpressionAttributeValues = aws.String("attribute_not_exists(pk)"), nil, nil
+	}
+	items := []types.TransactWriteItem{{Put: runPut}}
 	pk := runPK(c.WorkflowID, c.InstanceID)
 	for _, a := range c.Attempts {
 		item, err := s.attemptWrite(c.WorkflowID, c.InstanceID, c.RunID, a)
@@ -923,7 +966,20 @@ func (s *Store) commitRun(ctx context.Context, c Commit, state []byte, pages Pag
 		}
 		items = append(items, its...)
 	}
-	if u := c.Instance; u != nil {
+	requestIndex := -1
+	if r := c.Create; r != nil {
+		created := *r
+		if u := c.Instance; u != nil {
+			created.RunID, created.Status, created.StartTime, created.EndTime, created.ModifyTime = u.RunID, u.Status, u.StartTime, u.EndTime, u.ModifyTime
+		}
+		items = append(items, types.TransactWriteItem{Put: &types.Put{
+			TableName: aws.String(s.table), Item: instanceItem(&created), ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		}})
+		if r.RequestID != "" {
+			requestIndex = len(items)
+			items = append(items, types.TransactWriteItem{Put: requestPut(s.table, r.WorkflowID, r.RequestID, r.InstanceID, time.UnixMilli(r.CreateTime))})
+		}
+	} else if u := c.Instance; u != nil {
 		items = append(items, types.TransactWriteItem{Update: &types.Update{
 			TableName:                aws.String(s.table),
 			Key:                      key(wfPK(c.WorkflowID), instanceSK(c.InstanceID)),
@@ -962,6 +1018,9 @@ func (s *Store) commitRun(ctx context.Context, c Commit, state []byte, pages Pag
 		if c.Admit && slotIndex >= 0 && slotIndex < len(reasons) && reasons[slotIndex] == "ConditionalCheckFailed" &&
 			(len(reasons) == 0 || reasons[0] != "ConditionalCheckFailed") {
 			return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, ErrNoSlot)
+		}
+		if requestIndex >= 0 && requestIndex < len(reasons) && reasons[requestIndex] == "ConditionalCheckFailed" {
+			return fmt.Errorf("store: create %s/%d: %w", c.WorkflowID, c.InstanceID, ErrRequestTaken)
 		}
 		if isConflict(err) {
 			return fmt.Errorf("store: commit %s/%d/%d at v%d: %w (%v)", c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV, ErrConflict, reasons)

@@ -23,6 +23,10 @@ var ErrBadCursor = errors.New("store: bad cursor")
 // slot of the workflow taken: nothing was written.
 var ErrNoSlot = errors.New("store: no free run slot")
 
+// ErrRequestTaken is returned by a creating commit (Commit.Create) whose
+// start request id another start used first: nothing was written.
+var ErrRequestTaken = errors.New("store: start request id already used")
+
 // ErrConflict is returned when a conditional write lost a race: the caller
 // must reload and decide again.
 var ErrConflict = errors.New("store: version conflict")

@@ -55,13 +55,19 @@ func TestHttpChainContinuesInline(t *testing.T) {
 		}
 	}
 	attemptWrites := map[string]int{} // attempt item sort key -> writes
+	kindWrites := map[string]int{}    // sort key prefix (E#, RUN#, Q#...) of the workflow's and the run's items -> writes
 	countWrites := func(key map[string]ddbtypes.AttributeValue) {
 		pk, _ := key["pk"].(*ddbtypes.AttributeValueMemberS)
 		sk, _ := key["sk"].(*ddbtypes.AttributeValueMemberS)
-		if pk != nil && sk != nil && strings.HasPrefix(pk.Value, "R#"+wf+"#") && strings.HasPrefix(sk.Value, "S#") {
-			mu.Lock()
+		if pk == nil || sk == nil || !strings.HasPrefix(pk.Value, "R#"+wf+"#") && pk.Value != "WF#"+wf {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		kind, _, _ := strings.Cut(sk.Value, "#")
+		kindWrites[kind]++
+		if kind == "S" {
 			attemptWrites[sk.Value]++
-			mu.Unlock()
 		}
 	}
 	writes := func(st *middleware.Stack) error {
@@ -127,6 +133,14 @@ func TestHttpChainContinuesInline(t *testing.T) {
 		}
 		if w := attemptWrites[fmt.Sprintf("S#000001#%s#0001", id)]; w != want {
 			t.Errorf("step %s: %d writes of its attempt item, want %d", id, w, want)
+		}
+	}
+	// The start wrote the run once, started, with its instance (no start
+	// event in its inbox, no queue item to delete); each step's end, one
+	// commit more.
+	for kind, want := range map[string]int{"E": 0, "Q": 0, "RUN": n + 1, "I": 2} {
+		if w := kindWrites[kind]; w != want {
+			t.Errorf("%d writes of %s# items, want %d (all: %v)", w, kind, want, kindWrites)
 		}
 	}
 	got := func(queue string) int {

@@ -1,0 +1,60 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// TestCreatingCommit: a commit with Create writes a run that did not exist
+// (version 1), its instance summary with the decision's update applied and
+// its start request's record, or nothing: a second creation with the same
+// request id gets ErrRequestTaken, one of the same instance ErrConflict,
+// and the request id then names the first instance.
+func TestCreatingCommit(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.UnixMilli(1_700_000_000_000)
+	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	id, prior, err := s.ReserveInstance(ctx, "wf", "req-1")
+	if err != nil || prior != nil || id != 1 {
+		t.Fatalf("reserve: id %d, prior %v, %v", id, prior, err)
+	}
+	create := func(inst int64, request string) error {
+		return s.CommitRun(ctx, store.Commit{
+			WorkflowID: "wf", InstanceID: inst, RunID: 1, Status: "IN_PROGRESS", State: []byte(`{"status":"IN_PROGRESS"}`),
+			Instance: &store.InstanceUpdate{RunID: 1, Status: "IN_PROGRESS", StartTime: now.UnixMilli(), ModifyTime: now.UnixMilli()},
+			Create: &store.InstanceRecord{WorkflowID: "wf", InstanceID: inst, Version: 1, RunID: 1, UUID: "u", Status: "CREATED",
+				RequestID: request, CreateTime: now.UnixMilli(), ModifyTime: now.UnixMilli()},
+			Timeline: []store.TimelineItem{{Seq: 1, Body: []byte(`{"started":true}`)}},
+		})
+	}
+	if err := create(id, "req-1"); err != nil {
+		t.Fatal(err)
+	}
+	rec, events, err := s.LoadRun(ctx, "wf", id, 1)
+	if err != nil || rec.V != 1 || rec.Status != "IN_PROGRESS" || len(events) != 0 {
+		t.Fatalf("run: %+v, events %v, %v", rec, events, err)
+	}
+	inst, err := s.GetInstance(ctx, "wf", id)
+	if err != nil || inst.Status != "IN_PROGRESS" || inst.StartTime != now.UnixMilli() || inst.UUID != "u" || inst.RequestID != "req-1" {
+		t.Fatalf("instance: %+v, %v", inst, err)
+	}
+	if _, prior, err := s.ReserveInstance(ctx, "wf", "req-1"); err != nil || prior == nil || prior.InstanceID != id {
+		t.Fatalf("the request id names %+v, %v; want instance %d", prior, err, id)
+	}
+	if err := create(id+1, "req-1"); !errors.Is(err, store.ErrRequestTaken) {
+		t.Errorf("same request id: %v, want ErrRequestTaken", err)
+	}
+	if _, err := s.GetInstance(ctx, "wf", id+1); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the losing creation wrote its instance: %v", err)
+	}
+	if err := create(id, ""); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("same instance: %v, want ErrConflict", err)
+	}
+}
