@@ -43,7 +43,7 @@ type WorkMessage struct {
 	StepType   model.StepType      `json:"step_type,omitempty"`
 	Params     engine.Values       `json:"params,omitempty"`
 	Purpose    engine.TimerPurpose `json:"purpose,omitempty"`
-	FireAt     time.Time           `json:"fire_at,omitempty"`
+	FireAt     time.Time           `json:"fire_at,omitzero"`
 	// Backstop is set on the stream router's copy of a step the committer
 	// dispatched itself (store.Message.Direct).
 	Backstop bool `json:"backstop,omitempty"`
