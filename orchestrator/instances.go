@@ -1,10 +1,12 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -96,7 +98,7 @@ func (o *Orchestrator) start(ctx context.Context, wf, selector string, req Start
 		WorkflowID: wf, InstanceID: instanceID, Version: version, RunID: 1, UUID: id, Status: string(st.Status),
 		RequestID: req.RequestID, Initiator: mustJSON(initiator), CreateTime: now.UnixMilli(), ModifyTime: now.UnixMilli(),
 	}
-	after, err := o.startFresh(ctx, rec, st, startEv, createdEvent)
+	after, err := o.startFresh(ctx, head, rec, st, startEv, createdEvent)
 	switch {
 	case err == nil:
 		resp := startResponse(rec, true)
@@ -162,6 +164,8 @@ type freshRun struct {
 	pending []store.Event
 	create  *store.InstanceRecord
 	outbox  []store.Message
+	// head is the workflow's head the start read: its run strategy.
+	head *store.WorkflowHead
 }
 
 // startFresh creates instance rec, whose run's state is st, and decides its
@@ -173,7 +177,7 @@ type freshRun struct {
 // It fails, having written nothing, where that decision cannot be one
 // commit of a run that takes a slot at once: no free slot, an older run
 // queued, a decision too large; the caller then creates the run waiting.
-func (o *Orchestrator) startFresh(ctx context.Context, rec *store.InstanceRecord, st *engine.Instance, startEv []byte,
+func (o *Orchestrator) startFresh(ctx context.Context, head *store.WorkflowHead, rec *store.InstanceRecord, st *engine.Instance, startEv []byte,
 	createdEvent func(instanceID int64) ([]store.Message, error)) (*engine.Instance, error) {
 	state, err := json.Marshal(st)
 	if err != nil {
@@ -189,6 +193,7 @@ func (o *Orchestrator) startFresh(ctx context.Context, rec *store.InstanceRecord
 		pending: []store.Event{{ID: startEventID, Body: startEv}},
 		create:  rec,
 		outbox:  outbox,
+		head:    head,
 	}
 	after, more, err := o.processOnce(ctx, w, fullRound(), nil, fresh)
 	if err != nil {
@@ -297,9 +302,14 @@ func (o *Orchestrator) runView(ctx context.Context, rec *store.InstanceRecord, r
 	}
 	tl := compactTimeline(&st)
 	if !st.Compact {
-		if tl, err = o.store.ListTimeline(ctx, rec.WorkflowID, rec.InstanceID, run); err != nil {
+		// The run's first entries are in its item, later ones items of
+		// their own.
+		rest, err := o.store.ListTimeline(ctx, rec.WorkflowID, rec.InstanceID, run)
+		if err != nil {
 			return nil, Internal(err)
 		}
+		tl = append(slices.Clone(rr.Timeline), rest...)
+		slices.SortStableFunc(tl, func(a, b store.TimelineItem) int { return cmp.Compare(a.Seq, b.Seq) })
 	}
 	view := &InstanceView{
 		WorkflowID: st.WorkflowID, WorkflowInstanceID: st.InstanceID, WorkflowRunID: st.RunID,

@@ -292,7 +292,9 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	if before.Status == model.WorkflowCreated && (before.Parent == nil || before.Parent.Subworkflow) {
 		// An iteration has no run strategy: its parent bounds how many
 		// run at once. A subworkflow's instance has its workflow's.
-		if strat, err = o.strategy(ctx, w.WorkflowID); err != nil {
+		if fresh != nil && fresh.head != nil {
+			strat = strategyOf(fresh.head) // read by the start a moment ago
+		} else if strat, err = o.strategy(ctx, w.WorkflowID); err != nil {
 			return nil, false, err
 		}
 		if err := o.displace(ctx, w, strat.rule); err != nil {
@@ -829,7 +831,7 @@ func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *st
 	}
 	c := store.Commit{
 		WorkflowID: rec.WorkflowID, InstanceID: rec.InstanceID, RunID: rec.RunID,
-		ExpectV: rec.V, Status: string(after.Status), State: state, Pages: rec.Pages, Consumed: consumed,
+		ExpectV: rec.V, Status: string(after.Status), State: state, Pages: rec.Pages, PriorTimeline: rec.Timeline, Consumed: consumed,
 		Unsettled: unsettled(after),
 		SweepAt:   o.sweepAt(ctx, g, after, now, rec.SweepAt), LoopParams: loopParams,
 	}

@@ -29,6 +29,11 @@ func (o *Orchestrator) strategy(ctx context.Context, wf string) (runStrategy, er
 	if err != nil {
 		return runStrategy{}, fmt.Errorf("run strategy of %s: %w", wf, err)
 	}
+	return strategyOf(head), nil
+}
+
+// strategyOf reads the run strategy from head's properties snapshot.
+func strategyOf(head *store.WorkflowHead) runStrategy {
 	rs := runStrategy{rule: model.RunSequential, limit: 1}
 	var props struct {
 		RunStrategy *model.RunStrategy `json:"run_strategy"`
@@ -42,7 +47,7 @@ func (o *Orchestrator) strategy(ctx context.Context, wf string) (runStrategy, er
 			}
 		}
 	}
-	return rs, nil
+	return rs
 }
 
 // slots adds the run-strategy bookkeeping to a commit: a created run that
@@ -76,16 +81,26 @@ func (o *Orchestrator) slots(ctx context.Context, c *store.Commit, before, after
 		// check, a run whose own decision came late started ahead of the
 		// queue). The queue version is read first: a run that enqueues
 		// after it fails the commit, and the retry looks again.
+		never := false // no run of the workflow was ever queued
 		if released {
 			qv, err := o.store.QueueVersion(ctx, after.WorkflowID)
 			if err != nil {
 				return err
 			}
 			c.CheckQueue, c.QueueVersion = true, qv
+			// Every enqueue bumps the version with its queue item, and
+			// the commit is conditioned on the version read: at 0 the
+			// queue is empty, and a run that enqueues before the commit
+			// fails it (the retry reads again).
+			never = qv == 0 && !admitted
 		}
-		inst, run, ok, err := o.store.OldestQueued(ctx, after.WorkflowID, after.InstanceID)
-		if err != nil {
-			return err
+		var inst, run int64
+		var ok bool
+		if !never {
+			var err error
+			if inst, run, ok, err = o.store.OldestQueued(ctx, after.WorkflowID, after.InstanceID); err != nil {
+				return err
+			}
 		}
 		if admitted {
 			if ok && inst < after.InstanceID {

@@ -38,7 +38,7 @@ func TestCreatingCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, events, err := s.LoadRun(ctx, "wf", id, 1)
-	if err != nil || rec.V != 1 || rec.Status != "IN_PROGRESS" || len(events) != 0 {
+	if err != nil || rec.V != 1 || rec.Status != "IN_PROGRESS" || len(events) != 0 || len(rec.Timeline) != 1 {
 		t.Fatalf("run: %+v, events %v, %v", rec, events, err)
 	}
 	inst, err := s.GetInstance(ctx, "wf", id)
@@ -56,5 +56,63 @@ func TestCreatingCommit(t *testing.T) {
 	}
 	if err := create(id, ""); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("same instance: %v, want ErrConflict", err)
+	}
+}
+
+// TestInstanceTimelineInRunItem: a run's first instance timeline entries
+// are kept in its run item, carried on by every commit; past eight, the
+// entries are items of their own. Readers get them all, once each.
+func TestInstanceTimelineInRunItem(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.UnixMilli(1_700_000_000_000)
+	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state, Now: now,
+		FirstEvent: store.Event{ID: "start", Body: []byte(`{}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := func(seq int64) store.TimelineItem {
+		return store.TimelineItem{Seq: seq, Body: []byte(`{"t":1700000000000,"s":"IN_PROGRESS","m":"entry ` + string(rune('a'+seq)) + `"}`)}
+	}
+	// Commits adding 3, none, 4, 3 entries: 8 held, the last 2 items.
+	var seq int64
+	consumed := []string{"start"}
+	for _, n := range []int{3, 0, 4, 3} {
+		run, _, err := s.LoadRun(ctx, "wf", rec.InstanceID, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var added []store.TimelineItem
+		for range n {
+			seq++
+			added = append(added, entry(seq))
+		}
+		if err := s.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: rec.InstanceID, RunID: 1, ExpectV: run.V,
+			Status: "IN_PROGRESS", State: run.State, Timeline: added, PriorTimeline: run.Timeline, Consumed: consumed}); err != nil {
+			t.Fatal(err)
+		}
+		consumed = nil
+	}
+	run, _, err := s.LoadRun(ctx, "wf", rec.InstanceID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, err := s.ListTimeline(ctx, "wf", rec.InstanceID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Timeline) != 8 || len(rest) != 2 {
+		t.Fatalf("%d entries in the run item, %d items; want 8 and 2", len(run.Timeline), len(rest))
+	}
+	for i, e := range append(run.Timeline, rest...) {
+		if want := entry(int64(i + 1)); e.Seq != want.Seq || string(e.Body) != string(want.Body) {
+			t.Errorf("entry %d: %d %s, want %d %s", i, e.Seq, e.Body, want.Seq, want.Body)
+		}
+	}
+	if _, quiet, err := s.LoadQuietRun(ctx, "wf", rec.InstanceID, 1); err != nil || !quiet {
+		t.Errorf("quiet read: %v %v", quiet, err)
 	}
 }

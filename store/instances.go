@@ -399,6 +399,10 @@ type RunRecord struct {
 	// Pages is how State, whole as read, is stored (see PageSteps); a
 	// commit of the run passes it on (Commit.Pages).
 	Pages Pages
+	// Timeline is the run's instance timeline entries its item holds (its
+	// first ones; see timeline.go); a commit of the run passes them on
+	// (Commit.PriorTimeline).
+	Timeline []TimelineItem
 }
 
 // runItem is a run's state item. With sweepAt (unix ms) > 0 it is in the
@@ -565,8 +569,12 @@ func runRecordFromItem(item map[string]types.AttributeValue, wf string, inst, ru
 		return nil, err
 	}
 	due, _ := strconv.ParseInt(getS(item, attrSweepSK), 10, 64)
+	tl, err := inlineTimeline(item)
+	if err != nil {
+		return nil, err
+	}
 	return &RunRecord{WorkflowID: wf, InstanceID: inst, RunID: run,
-		V: getN(item, attrVersion), Status: getS(item, attrStatus), State: body, SweepAt: due}, nil
+		V: getN(item, attrVersion), Status: getS(item, attrStatus), State: body, SweepAt: due, Timeline: tl}, nil
 }
 
 // LoadRun reads a run's state and its pending events (oldest first) with one
@@ -709,7 +717,10 @@ type Commit struct {
 	// waits only for events that are themselves indexed).
 	SweepAt  int64
 	Attempts []Attempt
-	Timeline []TimelineItem
+	// Timeline are the decision's instance timeline entries; PriorTimeline,
+	// the run's as read (RunRecord.Timeline), which the run item keeps.
+	Timeline      []TimelineItem
+	PriorTimeline []TimelineItem
 	// Consumed lists applied inbox event ids, deleted in the same transaction.
 	Consumed []string
 	// Instance, when set, updates the instance summary.
@@ -835,6 +846,12 @@ func (s *Store) commitRun(ctx context.Context, c Commit, state []byte, pages Pag
 	if pages.Count() > 0 {
 		runItem[attrPages] = pagesAttr(pages)
 	}
+	held, spilled := splitTimeline(c.PriorTimeline, c.Timeline)
+	if len(held) > 0 {
+		if runItem[attrInlineTimeline], err = s.encodeInlineTimeline(held); err != nil {
+			return err
+		}
+	}
 	if n := ItemSize(runItem); n > MaxItemBytes {
 		return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, &ItemTooLargeError{Item: "run state", Bytes: n})
 	}
@@ -857,7 +874,7 @@ func (s *Store) commitRun(ctx context.Context, c Commit, state []byte, pages Pag
 		}
 		items = append(items, item)
 	}
-	for _, t := range c.Timeline {
+	for _, t := range spilled {
 		items = append(items, s.timelineWrite(pk, c.RunID, t))
 	}
 	for _, id := range c.Consumed {
@@ -1210,7 +1227,9 @@ func (s *Store) queryAttempts(ctx context.Context, wf string, inst int64, prefix
 	return out, nil
 }
 
-// ListTimeline returns a run's instance-level timeline in order.
+// ListTimeline returns the instance-level timeline entries of a run that
+// its run item does not hold (RunRecord.Timeline holds its first ones), in
+// order.
 func (s *Store) ListTimeline(ctx context.Context, wf string, inst, run int64) ([]TimelineItem, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),

@@ -137,8 +137,9 @@ func TestHttpChainContinuesInline(t *testing.T) {
 	}
 	// The start wrote the run once, started, with its instance (no start
 	// event in its inbox, no queue item to delete); each step's end, one
-	// commit more.
-	for kind, want := range map[string]int{"E": 0, "Q": 0, "RUN": n + 1, "I": 2} {
+	// commit more. The run's timeline entries (started, ended) are in its
+	// item.
+	for kind, want := range map[string]int{"E": 0, "Q": 0, "T": 0, "RUN": n + 1, "I": 2} {
 		if w := kindWrites[kind]; w != want {
 			t.Errorf("%d writes of %s# items, want %d (all: %v)", w, kind, want, kindWrites)
 		}
