@@ -171,6 +171,7 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 
 	router := newFunction(scope, s, HandlerRouter, "RouterFunction", "Maestro stream router: table stream to queues, EventBridge Scheduler and the events topic",
 		map[string]string{
+			wiring.EnvTable:            tableName,
 			wiring.EnvDecisionQueueURL: *q.Decision.QueueUrl(),
 			wiring.EnvWorkQueueURL:     *q.Work.QueueUrl(),
 			wiring.EnvWorkQueueARN:     *q.Work.QueueArn(),
@@ -180,6 +181,9 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 		})
 	streams := *st.Table.TableArn() + "/stream/*"
 	router.Role.AddToPrincipalPolicy(allow(streamActions(), jsii.String(streams)))
+	// Whether a directly dispatched step was taken, before sending its
+	// backstop copy (orchestrator.BackstopsNeeded).
+	router.Role.AddToPrincipalPolicy(allow([]string{"dynamodb:BatchGetItem"}, st.Table.TableArn()))
 	// SendMessageBatch is authorized as sqs:SendMessage.
 	router.Role.AddToPrincipalPolicy(allow([]string{"sqs:SendMessage"}, q.Decision.QueueArn(), q.Work.QueueArn()))
 	scheduleARN := awscdk.Stack_Of(scope).FormatArn(&awscdk.ArnComponents{

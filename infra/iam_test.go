@@ -134,6 +134,7 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 		HandlerAPI: slices.Concat(base(HandlerAPI), on(table, store...), on(table, "dynamodb:ConditionCheckItem"), dispatch),
 		HandlerRouter: slices.Concat(base(HandlerRouter),
 			on(table+"/stream/*", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
+			on(table, "dynamodb:BatchGetItem"),
 			on(decision, "sqs:SendMessage"), on(work, "sqs:SendMessage"), on(eventsTopic, "sns:Publish"),
 			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/*", "scheduler:CreateSchedule"),
 			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}),

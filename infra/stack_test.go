@@ -124,6 +124,7 @@ func TestFunctions(t *testing.T) {
 		{full, HandlerAPI, 512, 29, 50.0, map[string]string{wiring.EnvTable: st.Spec.Table.Name,
 			wiring.EnvWorkQueueURL: queueURL(full, st.Spec.Queues.Work.Name)}},
 		{full, HandlerRouter, 256, 60, 10.0, map[string]string{
+			wiring.EnvTable:            st.Spec.Table.Name,
 			wiring.EnvDecisionQueueURL: queueURL(full, st.Spec.Queues.Decision.Name),
 			wiring.EnvWorkQueueURL:     queueURL(full, st.Spec.Queues.Work.Name),
 			wiring.EnvWorkQueueARN:     queueARN(full, st.Spec.Queues.Work.Name),

@@ -171,9 +171,12 @@ type freshRun struct {
 // startFresh creates instance rec, whose run's state is st, and decides its
 // start event in one commit: the run is written started (or ended, for a
 // workflow with nothing to do), never waiting with its start event in its
-// inbox. A start used to write the instance, the run and the event in one
-// transaction and then decide the event in a second: four items and ten
-// write units more, and the decision's reads of what it had just written.
+// inbox. The general path writes the summary, the run and the start event
+// in one transaction and decides the event in a second: nine items (the
+// event put and deleted, the queue item deleted, the run and the summary
+// written twice) where this commit writes three — the run, the summary and
+// the run-strategy slot — or four with a request id; and it reads back what
+// it had just written.
 // It fails, having written nothing, where that decision cannot be one
 // commit of a run that takes a slot at once: no free slot, an older run
 // queued, a decision too large; the caller then creates the run waiting.

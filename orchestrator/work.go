@@ -567,3 +567,39 @@ func (o *Orchestrator) emitDecision(began time.Time, wf string, transitions []en
 		}
 	}
 }
+
+// BackstopsNeeded tells the stream router which backstop copies of steps
+// their committers dispatched themselves (store.Message.Direct) are still
+// needed: false for a step a worker has claimed or that has ended (its
+// committer's copy evidently arrived, and stays in the queue until that
+// worker deletes it, so a worker that dies is still covered), true for the
+// rest and for any message that is not a run_step. A backstop copy costs
+// three SQS requests (the send, the receive, the delete), the check half a
+// read unit.
+func BackstopsNeeded(ctx context.Context, db *store.Store, msgs []store.Message) ([]bool, error) {
+	needed := make([]bool, len(msgs))
+	refs := make([]store.AttemptRef, 0, len(msgs))
+	at := make([]store.AttemptRef, len(msgs))
+	for i, m := range msgs {
+		needed[i] = true
+		var w WorkMessage
+		if m.Queue != store.QueueWork || jsonnum.Decode([]byte(m.Body), &w) != nil || w.Kind != WorkRunStep {
+			continue
+		}
+		at[i] = store.AttemptRef{WorkflowID: w.WorkflowID, InstanceID: w.InstanceID, RunID: w.RunID, StepID: w.StepID, Attempt: w.Attempt}
+		refs = append(refs, at[i])
+	}
+	if len(refs) == 0 {
+		return needed, nil
+	}
+	started, err := db.StartedAttempts(ctx, refs)
+	if err != nil {
+		return needed, err
+	}
+	for i := range msgs {
+		if at[i].StepID != "" && started[at[i]] {
+			needed[i] = false
+		}
+	}
+	return needed, nil
+}

@@ -202,3 +202,49 @@ func (s *Store) PeekAttempt(ctx context.Context, ref AttemptRef) (AttemptPeek, e
 	_, waiting := out.Item[attrWait]
 	return AttemptPeek{Status: getS(out.Item, attrStatus), Lease: getN(out.Item, attrLease), Waiting: waiting}, nil
 }
+
+// StartedAttempts reports which of refs a worker has claimed or that have
+// ended: their attempt item carries a claim, or a status other than
+// RUNNING. Eventually consistent: an attempt claimed a moment ago may read
+// as not started (never the reverse, as an attempt item's first write is
+// its start or its claim). One BatchGetItem per 100 refs.
+func (s *Store) StartedAttempts(ctx context.Context, refs []AttemptRef) (map[AttemptRef]bool, error) {
+	out := make(map[AttemptRef]bool, len(refs))
+	for len(refs) > 0 {
+		n := min(len(refs), 100)
+		byKey := make(map[string]AttemptRef, n)
+		keys := make([]map[string]types.AttributeValue, 0, n)
+		for _, r := range refs[:n] {
+			k := r.key()
+			if _, dup := byKey[getS(k, attrPK)+"\x00"+getS(k, attrSK)]; dup {
+				continue
+			}
+			byKey[getS(k, attrPK)+"\x00"+getS(k, attrSK)] = r
+			keys = append(keys, k)
+		}
+		refs = refs[n:]
+		req := map[string]types.KeysAndAttributes{s.table: {
+			Keys: keys, ProjectionExpression: aws.String("#pk, #sk, #st, #c"),
+			ExpressionAttributeNames: map[string]string{"#pk": attrPK, "#sk": attrSK, "#st": attrStatus, "#c": attrClaim},
+		}}
+		for attempt := 0; len(req) > 0; attempt++ {
+			res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+			if err != nil {
+				return nil, fmt.Errorf("store: read attempts: %w", err)
+			}
+			for _, item := range res.Responses[s.table] {
+				_, claimed := item[attrClaim]
+				if r, ok := byKey[getS(item, attrPK)+"\x00"+getS(item, attrSK)]; ok && (claimed || getS(item, attrStatus) != statusRunning) {
+					out[r] = true
+				}
+			}
+			req = res.UnprocessedKeys
+			if len(req) > 0 {
+				if err := backoff(ctx, attempt); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return out, nil
+}

@@ -152,3 +152,43 @@ func TestDeferredStarts(t *testing.T) {
 		t.Fatalf("status-only end of an unclaimed attempt: %+v, %v", a, err)
 	}
 }
+
+// TestStartedAttempts: an attempt counts as taken once a worker claimed it
+// or it ended; one its commit wrote RUNNING, no worker having claimed it,
+// and one with no item yet (a deferred start) do not.
+func TestStartedAttempts(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	now := time.UnixMilli(1_700_000_000_000)
+	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state, Now: now,
+		FirstEvent: store.Event{ID: "start", Body: []byte(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: 1, RunID: 1, ExpectV: 1, Status: "IN_PROGRESS", State: []byte(`{}`),
+		Attempts: []store.Attempt{
+			{StepID: "running", Attempt: 1, Status: "RUNNING", Body: []byte(`{}`)},
+			{StepID: "claimed", Attempt: 1, Status: "RUNNING", Body: []byte(`{}`)},
+			{StepID: "ended", Attempt: 1, Status: "SUCCEEDED", Body: []byte(`{}`)},
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	ref := func(step string) store.AttemptRef {
+		return store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: step, Attempt: 1}
+	}
+	if _, err := s.ClaimAttempt(ctx, ref("claimed"), "w", now, now.Add(time.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	refs := []store.AttemptRef{ref("running"), ref("claimed"), ref("ended"), ref("deferred"), ref("claimed")}
+	started, err := s.StartedAttempts(ctx, refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range refs {
+		if want := r.StepID == "claimed" || r.StepID == "ended"; started[r] != want {
+			t.Errorf("%s: started %v, want %v", r.StepID, started[r], want)
+		}
+	}
+}

@@ -64,8 +64,13 @@ type Config struct {
 	// role Scheduler assumes to send to the work queue.
 	ScheduleGroup    string
 	SchedulerRoleARN string
-	Now              func() time.Time
-	Logger           *slog.Logger
+	// BackstopsNeeded, when set, says which backstop copies of directly
+	// dispatched messages (store.Message.Direct) to send: a copy whose
+	// step a worker already took is dropped. Its error only costs the
+	// copies (all are sent).
+	BackstopsNeeded func(ctx context.Context, msgs []store.Message) ([]bool, error)
+	Now             func() time.Time
+	Logger          *slog.Logger
 }
 
 // Router forwards outbox messages.
@@ -105,6 +110,7 @@ func (r *Router) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 	for i, rec := range ev.Records {
 		out = append(out, r.messagesOf(rec, i, wakes)...)
 	}
+	out = r.dropTakenBackstops(ctx, out)
 	if failed, err := r.send(ctx, out); err != nil {
 		r.cfg.Logger.Error("router: forwarding failed; the batch is retried from this record",
 			"sequence_number", ev.Records[failed].Change.SequenceNumber, "error", err)
@@ -114,6 +120,42 @@ func (r *Router) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.Dy
 		}
 	}
 	return resp, nil
+}
+
+// dropTakenBackstops leaves out of out the backstop copies that
+// Config.BackstopsNeeded says are not needed.
+func (r *Router) dropTakenBackstops(ctx context.Context, out []outgoing) []outgoing {
+	if r.cfg.BackstopsNeeded == nil {
+		return out
+	}
+	var idx []int
+	var msgs []store.Message
+	for i, o := range out {
+		if o.msg.Direct {
+			idx, msgs = append(idx, i), append(msgs, o.msg)
+		}
+	}
+	if len(msgs) == 0 {
+		return out
+	}
+	needed, err := r.cfg.BackstopsNeeded(ctx, msgs)
+	if err != nil {
+		r.cfg.Logger.Warn("router: cannot tell which backstop copies are needed; sending them all", "error", err)
+		return out
+	}
+	drop := make(map[int]bool, len(idx))
+	for j, i := range idx {
+		if j < len(needed) && !needed[j] {
+			drop[i] = true
+		}
+	}
+	kept := out[:0:0]
+	for i, o := range out {
+		if !drop[i] {
+			kept = append(kept, o)
+		}
+	}
+	return kept
 }
 
 // wakeKey identifies a FIFO message by its group and body (a wake's body

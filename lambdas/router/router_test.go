@@ -3,8 +3,10 @@ package router_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -212,4 +214,77 @@ func failedRecords(resp events.DynamoDBEventResponse) []string {
 		failed = append(failed, f.ItemIdentifier)
 	}
 	return failed
+}
+
+// recordingSQS keeps the bodies sent through a real client.
+type recordingSQS struct {
+	*sqs.Client
+	bodies []string
+}
+
+func (c *recordingSQS) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, opts ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	for _, e := range in.Entries {
+		c.bodies = append(c.bodies, aws.ToString(e.MessageBody))
+	}
+	return c.Client.SendMessageBatch(ctx, in, opts...)
+}
+
+// TestRouterDropsBackstopsOfTakenSteps: the backstop copy of a directly
+// dispatched step goes out only when Config.BackstopsNeeded says it is
+// still needed, and every copy goes out when it cannot tell.
+func TestRouterDropsBackstopsOfTakenSteps(t *testing.T) {
+	ctx := context.Background()
+	cfg, res := provision(t, "rk")
+	taken := store.Message{Queue: store.QueueWork, Body: `{"step_id":"taken"}`, Direct: true}
+	fresh := store.Message{Queue: store.QueueWork, Body: `{"step_id":"fresh"}`, Direct: true}
+	plain := store.Message{Queue: store.QueueWork, Body: `{"step_id":"plain"}`}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"checked", nil, "fresh plain"},
+		{"unknown", errors.New("no table"), "taken fresh plain"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client := &recordingSQS{Client: sqs.NewFromConfig(cfg)}
+			var asked []string
+			r := router.New(router.Config{SQS: client, QueueURLs: map[string]string{
+				store.QueueDecision: res.Queues.Decision.URL, store.QueueWork: res.Queues.Work.URL},
+				BackstopsNeeded: func(ctx context.Context, msgs []store.Message) ([]bool, error) {
+					needed := make([]bool, len(msgs))
+					for i, m := range msgs {
+						asked = append(asked, m.Body)
+						needed[i] = !strings.Contains(m.Body, "taken")
+					}
+					return needed, tc.err
+				}})
+			resp, err := r.Handle(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{
+				record(1, taken), record(2, fresh, plain),
+			}})
+			if err != nil || len(resp.BatchItemFailures) != 0 {
+				t.Fatalf("handle: %v %v", err, resp.BatchItemFailures)
+			}
+			if len(asked) != 2 {
+				t.Errorf("asked about %v, want the two backstop copies only", asked)
+			}
+			var sent []string
+			for _, b := range client.bodies {
+				var m struct {
+					StepID   string `json:"step_id"`
+					Backstop bool   `json:"backstop"`
+				}
+				if err := json.Unmarshal([]byte(b), &m); err != nil {
+					t.Fatal(err)
+				}
+				if m.Backstop != (m.StepID != "plain") {
+					t.Errorf("%s: backstop %v", m.StepID, m.Backstop)
+				}
+				sent = append(sent, m.StepID)
+			}
+			if got := strings.Join(sent, " "); got != tc.want {
+				t.Errorf("sent %q, want %q", got, tc.want)
+			}
+		})
+	}
 }

@@ -284,6 +284,13 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 	if cfg.ScheduleGroup != "" && cfg.WorkQueueARN != "" {
 		trig = schedules.New(sched, cfg.ScheduleGroup, cfg.SchedulerRoleARN, cfg.WorkQueueARN)
 	}
+	st := store.New(ddb, cfg.Table, store.Options{Now: opts.Now, EventSweepAfter: opts.EventSweepAfter})
+	var backstops func(context.Context, []store.Message) ([]bool, error)
+	if cfg.Table != "" {
+		backstops = func(ctx context.Context, msgs []store.Message) ([]bool, error) {
+			return orchestrator.BackstopsNeeded(ctx, st, msgs)
+		}
+	}
 	rt := router.New(router.Config{
 		SQS:       sqsClient,
 		Scheduler: sched,
@@ -296,6 +303,7 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		EventsTopicARN:   cfg.EventsTopicARN,
 		ScheduleGroup:    cfg.ScheduleGroup,
 		SchedulerRoleARN: cfg.SchedulerRoleARN,
+		BackstopsNeeded:  backstops,
 		Now:              opts.Now,
 		Logger:           opts.Logger,
 	})
@@ -311,7 +319,7 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 	}
 	orch := orchestrator.New(orchestrator.Config{
 		Schedules:  trig,
-		Store:      store.New(ddb, cfg.Table, store.Options{Now: opts.Now, EventSweepAfter: opts.EventSweepAfter}),
+		Store:      st,
 		Checker:    checker,
 		Now:        opts.Now,
 		Logger:     opts.Logger,
