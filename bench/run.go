@@ -14,10 +14,14 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/maestro-serverless/maestro/localstack"
@@ -191,6 +195,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		meter.UseReportedCapacity()
 	}
 
+	pending, err := queueDepth(ctx, st)
+	if err != nil {
+		return nil, err
+	}
 	c := &client{base: st.URL, http: &http.Client{}}
 	rep := &Report{
 		Runs: cfg.Runs, Steps: cfg.Steps, StreamInterval: cfg.StreamInterval.String(),
@@ -201,7 +209,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench: push the %s definition: %w", w.Name, err)
 		}
-		if err := settle(ctx, meter, calls, cfg.StreamInterval); err != nil {
+		if err := settle(ctx, meter, calls, cfg.StreamInterval, pending); err != nil {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("before %s: %v; its figures include earlier work", w.Name, err))
 		}
 		meter.Reset()
@@ -209,7 +217,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		heap := sampleHeap()
 		res := runWorkload(ctx, c, w, version, cfg)
 		res.PeakHeapBytes = heap()
-		if err := settle(ctx, meter, calls, cfg.StreamInterval); err != nil {
+		if err := settle(ctx, meter, calls, cfg.StreamInterval, pending); err != nil {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("after %s: %v; work after that is not counted", w.Name, err))
 		}
 		res.AWS = meter.Usage()
@@ -431,9 +439,11 @@ var errNotQuiet = errors.New("the system did not fall quiet within " + settleLim
 
 // settle waits until the system has done no billable work (DynamoDB
 // writes, SQS requests other than empty receives, handler invocations)
-// for a while, so that the work an instance causes after it ends (the
-// stream copies of its last writes) is counted with it.
-func settle(ctx context.Context, m *Meter, calls *Invocations, streamInterval time.Duration) error {
+// for a while and its queues hold no message (pending: visible, in flight
+// or delayed), so that the work an instance causes after it ends (the
+// stream copies of its last writes, the delayed wakes that back up its
+// commits) is counted with it, not with the next workload.
+func settle(ctx context.Context, m *Meter, calls *Invocations, streamInterval time.Duration, pending func(context.Context) (int, error)) error {
 	quiet := 2*streamInterval + sqsWaitTime + 500*time.Millisecond
 	sig := func() float64 {
 		u := m.Usage()
@@ -445,7 +455,14 @@ func settle(ctx context.Context, m *Meter, calls *Invocations, streamInterval ti
 	}
 	deadline := time.Now().Add(settleLimit)
 	last, changed := sig(), time.Now()
-	for time.Since(changed) < quiet {
+	empty := func() bool {
+		if pending == nil {
+			return true
+		}
+		n, err := pending(ctx)
+		return err == nil && n == 0
+	}
+	for time.Since(changed) < quiet || !empty() {
 		if time.Now().After(deadline) {
 			return errNotQuiet
 		}
@@ -459,6 +476,34 @@ func settle(ctx context.Context, m *Meter, calls *Invocations, streamInterval ti
 		}
 	}
 	return nil
+}
+
+// queueDepth returns a function counting the messages the stack's work and
+// decision queues hold, visible, in flight or delayed; its SQS client is
+// not metered.
+func queueDepth(ctx context.Context, st *stack.Stack) (func(context.Context) (int, error), error) {
+	cfg, err := st.Emulator.AWSConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("bench: queue client: %w", err)
+	}
+	client := sqs.NewFromConfig(cfg)
+	urls := []string{st.Resources.Queues.Work.URL, st.Resources.Queues.Decision.URL}
+	names := []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+		sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible, sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed}
+	return func(ctx context.Context) (int, error) {
+		total := 0
+		for _, url := range urls {
+			out, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: names})
+			if err != nil {
+				return 0, fmt.Errorf("bench: queue depth: %w", err)
+			}
+			for _, n := range names {
+				v, _ := strconv.Atoi(out.Attributes[string(n)])
+				total += v
+			}
+		}
+		return total, nil
+	}, nil
 }
 
 // sampleHeap samples the process's Go heap in use every 100 ms until the
