@@ -4,9 +4,9 @@ package store
 // deflate starts every body and outbox with this text already in its
 // window, so the names a run state, a step attempt, a change event or a
 // work message repeats — field names, statuses, Maestro's derived params —
-// cost a back-reference each instead of their letters. A chain run's item
-// compresses to about a third of its gzip size with it, which keeps the
-// item under DynamoDB's 1 KB write unit.
+// cost a back-reference each instead of their letters. A 10-step Http
+// chain's run item is 450-540 bytes with it, against 1.0-1.3 KB gzipped:
+// under DynamoDB's 1 KB write unit (TestChainRunItemUnderOneWriteUnit).
 //
 // Items written with it name it ("zd1"): it must never change. A better
 // dictionary is a new constant under a new encoding name, with this one

@@ -726,10 +726,11 @@ type Commit struct {
 	// Instance, when set, updates the instance summary.
 	Instance *InstanceUpdate
 	// Create, when set, makes the commit the instance's creation: the run
-	// item, the instance summary (Create.Instance with Instance's update
-	// applied) and the start request's dedup record are put, each on its
-	// not existing, instead of the run item being conditioned on ExpectV
-	// (which is 0). See StartInstance.
+	// item, the instance summary (Create, with Instance's update applied)
+	// and the start request's dedup record are put, each on its not
+	// existing, instead of the run item being conditioned on ExpectV
+	// (which is 0). The id comes from ReserveInstance; a request id
+	// already used fails the commit with ErrRequestTaken.
 	Create *InstanceRecord
 	// NewEvents are put in the inbox (e.g. "continue" for a long decision).
 	NewEvents []Event
