@@ -292,7 +292,7 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 	if before.Status == model.WorkflowCreated && (before.Parent == nil || before.Parent.Subworkflow) {
 		// An iteration has no run strategy: its parent bounds how many
 		// run at once. A subworkflow's instance has its workflow's.
-		if fresh != nil && fresh.head != nil {
+		if fresh != nil {
 			strat = strategyOf(fresh.head) // read by the start a moment ago
 		} else if strat, err = o.strategy(ctx, w.WorkflowID); err != nil {
 			return nil, false, err

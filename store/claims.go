@@ -210,23 +210,21 @@ func (s *Store) PeekAttempt(ctx context.Context, ref AttemptRef) (AttemptPeek, e
 // its start or its claim). One BatchGetItem per 100 refs.
 func (s *Store) StartedAttempts(ctx context.Context, refs []AttemptRef) (map[AttemptRef]bool, error) {
 	out := make(map[AttemptRef]bool, len(refs))
-	for len(refs) > 0 {
-		n := min(len(refs), 100)
-		byKey := make(map[string]AttemptRef, n)
-		keys := make([]map[string]types.AttributeValue, 0, n)
-		for _, r := range refs[:n] {
-			k := r.key()
-			if _, dup := byKey[getS(k, attrPK)+"\x00"+getS(k, attrSK)]; dup {
-				continue
-			}
-			byKey[getS(k, attrPK)+"\x00"+getS(k, attrSK)] = r
-			keys = append(keys, k)
+	seen := make(map[AttemptRef]bool, len(refs))
+	var keys []map[string]types.AttributeValue
+	for _, r := range refs {
+		if !seen[r] {
+			seen[r] = true
+			keys = append(keys, r.key())
 		}
-		refs = refs[n:]
+	}
+	for len(keys) > 0 {
+		n := min(len(keys), 100)
 		req := map[string]types.KeysAndAttributes{s.table: {
-			Keys: keys, ProjectionExpression: aws.String("#pk, #sk, #st, #c"),
+			Keys: keys[:n], ProjectionExpression: aws.String("#pk, #sk, #st, #c"),
 			ExpressionAttributeNames: map[string]string{"#pk": attrPK, "#sk": attrSK, "#st": attrStatus, "#c": attrClaim},
 		}}
+		keys = keys[n:]
 		for attempt := 0; len(req) > 0; attempt++ {
 			res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
 			if err != nil {
@@ -234,7 +232,10 @@ func (s *Store) StartedAttempts(ctx context.Context, refs []AttemptRef) (map[Att
 			}
 			for _, item := range res.Responses[s.table] {
 				_, claimed := item[attrClaim]
-				if r, ok := byKey[getS(item, attrPK)+"\x00"+getS(item, attrSK)]; ok && (claimed || getS(item, attrStatus) != statusRunning) {
+				if !claimed && getS(item, attrStatus) == statusRunning {
+					continue
+				}
+				if r, err := attemptRefOf(getS(item, attrPK), getS(item, attrSK)); err == nil {
 					out[r] = true
 				}
 			}

@@ -160,14 +160,8 @@ func TestStartedAttempts(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	now := time.UnixMilli(1_700_000_000_000)
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state, Now: now,
-		FirstEvent: store.Event{ID: "start", Body: []byte(`{}`)}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: 1, RunID: 1, ExpectV: 1, Status: "IN_PROGRESS", State: []byte(`{}`),
+	_, run := createRun(t, s, "wf")
+	if err := s.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: 1, RunID: 1, ExpectV: run.V, Status: "IN_PROGRESS", State: []byte(`{}`),
 		Attempts: []store.Attempt{
 			{StepID: "running", Attempt: 1, Status: "RUNNING", Body: []byte(`{}`)},
 			{StepID: "claimed", Attempt: 1, Status: "RUNNING", Body: []byte(`{}`)},

@@ -65,21 +65,13 @@ func TestCreatingCommit(t *testing.T) {
 func TestInstanceTimelineInRunItem(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
-	now := time.UnixMilli(1_700_000_000_000)
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
-		t.Fatal(err)
-	}
-	rec, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state, Now: now,
-		FirstEvent: store.Event{ID: "start", Body: []byte(`{}`)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, _ := createRun(t, s, "wf")
 	entry := func(seq int64) store.TimelineItem {
 		return store.TimelineItem{Seq: seq, Body: []byte(`{"t":1700000000000,"s":"IN_PROGRESS","m":"entry ` + string(rune('a'+seq)) + `"}`)}
 	}
 	// Commits adding 3, none, 4, 3 entries: 8 held, the last 2 items.
 	var seq int64
-	consumed := []string{"start"}
+	consumed := []string{"0-start"}
 	for _, n := range []int{3, 0, 4, 3} {
 		run, _, err := s.LoadRun(ctx, "wf", rec.InstanceID, 1)
 		if err != nil {

@@ -144,7 +144,7 @@ const requestTTL = 30 * 24 * time.Hour
 // then fails (a racing duplicate request_id) is left unused.
 func (s *Store) CreateInstance(ctx context.Context, ni NewInstance) (rec *InstanceRecord, created bool, err error) {
 	if ni.RequestID != "" {
-		if rec, err := s.instanceForRequest(ctx, ni.WorkflowID, ni.RequestID); err == nil {
+		if rec, err := s.InstanceForRequest(ctx, ni.WorkflowID, ni.RequestID); err == nil {
 			return rec, false, nil
 		} else if !errors.Is(err, ErrNotFound) {
 			return nil, false, err
@@ -200,7 +200,7 @@ func (s *Store) CreateInstance(ctx context.Context, ni NewInstance) (rec *Instan
 	}
 	if ni.RequestID != "" && isConflict(err) {
 		// A concurrent start with the same request_id won.
-		if rec, rerr := s.instanceForRequest(ctx, ni.WorkflowID, ni.RequestID); rerr == nil {
+		if rec, rerr := s.InstanceForRequest(ctx, ni.WorkflowID, ni.RequestID); rerr == nil {
 			return rec, false, nil
 		}
 	}
@@ -227,7 +227,7 @@ func requestPut(table, wf, requestID string, inst int64, now time.Time) *types.P
 // unused, as CreateInstance leaves one.
 func (s *Store) ReserveInstance(ctx context.Context, wf, requestID string) (id int64, prior *InstanceRecord, err error) {
 	if requestID != "" {
-		if rec, err := s.instanceForRequest(ctx, wf, requestID); err == nil {
+		if rec, err := s.InstanceForRequest(ctx, wf, requestID); err == nil {
 			return 0, rec, nil
 		} else if !errors.Is(err, ErrNotFound) {
 			return 0, nil, err
@@ -235,12 +235,6 @@ func (s *Store) ReserveInstance(ctx context.Context, wf, requestID string) (id i
 	}
 	id, err = s.nextInstanceID(ctx, wf)
 	return id, nil, err
-}
-
-// InstanceForRequest returns the instance a start with request id
-// requestID made (ErrNotFound if none).
-func (s *Store) InstanceForRequest(ctx context.Context, wf, requestID string) (*InstanceRecord, error) {
-	return s.instanceForRequest(ctx, wf, requestID)
 }
 
 // nextInstanceID atomically takes the workflow's next instance id.
@@ -263,7 +257,9 @@ func (s *Store) nextInstanceID(ctx context.Context, wf string) (int64, error) {
 	return getN(out.Attributes, "next_instance"), nil
 }
 
-func (s *Store) instanceForRequest(ctx context.Context, wf, requestID string) (*InstanceRecord, error) {
+// InstanceForRequest returns the instance a start with request id
+// requestID made (ErrNotFound if none), strongly consistent.
+func (s *Store) InstanceForRequest(ctx context.Context, wf, requestID string) (*InstanceRecord, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
 		Key:            key(wfPK(wf), requestSK(requestID)),
