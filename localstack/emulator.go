@@ -207,7 +207,11 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Emulator, error) {
 		return nil, errors.Join(fmt.Errorf("%w: %v", ErrNoEmulator, d.err), em.Close())
 	}
 	em.DynamoDBEndpoint, em.DynamoDBLogFile, em.ddbProc = d.endpoint, d.logPath, d.proc
-	logger.Info("started DynamoDB Local", "endpoint", d.endpoint, "pid", d.proc.cmd.Process.Pid, "log", d.logPath)
+	pid := d.proc.cmd.Process.Pid
+	logger.Info("started DynamoDB Local", "endpoint", d.endpoint, "pid", pid, "log", d.logPath)
+	if err := favour(pid, dynamoDBLocalNice); err != nil {
+		logger.Info("DynamoDB Local runs at the default priority", "reason", err)
+	}
 	return em, nil
 }
 

@@ -3,6 +3,7 @@
 package localstack
 
 import (
+	"fmt"
 	"os/exec"
 	"syscall"
 )
@@ -10,4 +11,13 @@ import (
 // setProcessGroup puts the child in its own process group.
 func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// favour sets the scheduling priority (nice value) of process pid.
+// Lowering a nice value needs root: without it the error says so.
+func favour(pid, nice int) error {
+	if err := syscall.Setpriority(syscall.PRIO_PROCESS, pid, nice); err != nil {
+		return fmt.Errorf("set nice %d on pid %d: %w", nice, pid, err)
+	}
+	return nil
 }

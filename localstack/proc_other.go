@@ -3,6 +3,7 @@
 package localstack
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 )
@@ -15,3 +16,6 @@ func terminateGroup(p *os.Process) error { return p.Kill() }
 
 // killGroup kills p.
 func killGroup(p *os.Process) error { return p.Kill() }
+
+// favour cannot change a process's priority here.
+func favour(int, int) error { return errors.New("process priorities are not supported on this system") }
