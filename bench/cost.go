@@ -51,7 +51,7 @@ func EstimateCost(u Usage, fns map[string]FunctionUsage, apiFunction string, ste
 	var invocations, billedMs int64
 	for _, f := range fns {
 		invocations += f.Invocations
-		billedMs += f.BilledMillis
+		billedMs += f.ModelledMillis
 	}
 	standard := u.SQSBilledRequests - u.SQSFIFOBilledRequests
 	c := Cost{

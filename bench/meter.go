@@ -155,7 +155,14 @@ func (m *Meter) Middleware() func(*middleware.Stack) error {
 					requestCapacity(in.Parameters)
 				}
 				start := time.Now()
+				clock := callClockFrom(ctx)
+				if clock != nil {
+					clock.begin(start)
+				}
 				out, md, err := next.HandleInitialize(ctx, in)
+				if clock != nil {
+					clock.end(time.Now(), awsmiddleware.GetServiceID(ctx))
+				}
 				if !unmetered(ctx) {
 					m.record(awsmiddleware.GetServiceID(ctx), awsmiddleware.GetOperationName(ctx), time.Since(start), in.Parameters, out.Result, err)
 				}
