@@ -199,7 +199,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &client{base: st.URL, http: &http.Client{}}
+	// The client keeps a connection per request in flight (hundreds of
+	// starts and status reads at once): with net/http's default of two
+	// idle connections per host it dialled most of them anew, CPU taken
+	// from the stack it measures.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 0, 512
+	c := &client{base: st.URL, http: &http.Client{Transport: tr}}
 	rep := &Report{
 		Runs: cfg.Runs, Steps: cfg.Steps, StreamInterval: cfg.StreamInterval.String(),
 		Emulator: emulatorName(st.Emulator), Assumptions: Assumptions(reportsCapacity(st.Emulator)),

@@ -48,6 +48,10 @@ const (
 	MaxResponseBodyOutput = 64 << 10
 )
 
+// maxIdleConns is how many idle connections the default client keeps, in
+// all and to one host.
+const maxIdleConns = 16
+
 // Names of the step params and outputs this runner reads and writes.
 const (
 	ParamHTTP          = "http"
@@ -158,9 +162,13 @@ func New(cfg Config) (*Runner, error) {
 			DialContext:           r.dialContext,
 			TLSHandshakeTimeout:   r.connectTimeout,
 			ResponseHeaderTimeout: r.requestTimeout,
-			MaxIdleConns:          16,
-			IdleConnTimeout:       90 * time.Second,
-			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          maxIdleConns,
+			// Steps of a run often call one host, several at once: with
+			// net/http's default of 2 idle connections per host, all but
+			// two of them dialled (and checked) a new connection each.
+			MaxIdleConnsPerHost: maxIdleConns,
+			IdleConnTimeout:     90 * time.Second,
+			ForceAttemptHTTP2:   true,
 		}
 	}
 	c.CheckRedirect = r.checkRedirect
