@@ -175,8 +175,27 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		workloads = append(workloads, http...)
 	}
 	meter, calls := NewTracingMeter(cfg.Trace), NewInvocations()
-	// The same stack as `maestro local`, with every AWS client metered and
-	// every handler counted as the Lambda function it is in AWS.
+	rep := &Report{Runs: cfg.Runs, Steps: cfg.Steps, StreamInterval: cfg.StreamInterval.String()}
+	for _, w := range workloads {
+		res, err := runOnStack(ctx, cfg, w, meter, calls, rep)
+		if err != nil {
+			return nil, err
+		}
+		rep.Workloads = append(rep.Workloads, res)
+	}
+	rep.Overall = combine(rep.Workloads)
+	return rep, nil
+}
+
+// runOnStack runs workload w on a local stack of its own — the same stack
+// as `maestro local`, with every AWS client metered and every handler
+// counted as the Lambda function it is in AWS — and returns its figures.
+// Its own stack means its own emulators (unless cfg.Emulator names one):
+// DynamoDB Local keeps every stream record it was sent and reads through
+// them on every write, so a workload run after the 5,000-iteration foreach
+// found each write slower than one run first (see docs/benchmarks.md).
+// Notes on its settling go to rep, which also gets the emulator's name.
+func runOnStack(ctx context.Context, cfg Config, w *Workload, meter *Meter, calls *Invocations, rep *Report) (*WorkloadResult, error) {
 	st, err := stack.Start(ctx, stack.Options{
 		Addr: "127.0.0.1:0", Stage: cfg.Stage, StreamInterval: cfg.StreamInterval, Emulator: cfg.Emulator,
 		WorkPollers: cfg.WorkPollers, Logger: cfg.Logger, APIOptions: []func(*middleware.Stack) error{meter.Middleware()},
@@ -188,12 +207,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("bench: start the local stack: %w", err)
+		return nil, fmt.Errorf("bench: start the local stack for %s: %w", w.Name, err)
 	}
 	defer st.Close()
-	if reportsCapacity(st.Emulator) {
+	reported := reportsCapacity(st.Emulator)
+	if reported {
 		meter.UseReportedCapacity()
 	}
+	rep.Emulator, rep.Assumptions = emulatorName(st.Emulator), Assumptions(reported)
 
 	pending, err := queueDepth(ctx, st)
 	if err != nil {
@@ -205,34 +226,27 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// from the stack it measures.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 0, 512
+	defer tr.CloseIdleConnections()
 	c := &client{base: st.URL, http: &http.Client{Transport: tr}}
-	rep := &Report{
-		Runs: cfg.Runs, Steps: cfg.Steps, StreamInterval: cfg.StreamInterval.String(),
-		Emulator: emulatorName(st.Emulator), Assumptions: Assumptions(reportsCapacity(st.Emulator)),
+	version, err := c.push(ctx, w.Definition)
+	if err != nil {
+		return nil, fmt.Errorf("bench: push the %s definition: %w", w.Name, err)
 	}
-	for _, w := range workloads {
-		version, err := c.push(ctx, w.Definition)
-		if err != nil {
-			return nil, fmt.Errorf("bench: push the %s definition: %w", w.Name, err)
-		}
-		if err := settle(ctx, meter, calls, cfg.StreamInterval, pending); err != nil {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("before %s: %v; its figures include earlier work", w.Name, err))
-		}
-		meter.Reset()
-		calls.Reset()
-		heap := sampleHeap()
-		res := runWorkload(ctx, c, w, version, cfg)
-		res.PeakHeapBytes = heap()
-		if err := settle(ctx, meter, calls, cfg.StreamInterval, pending); err != nil {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("after %s: %v; work after that is not counted", w.Name, err))
-		}
-		res.AWS = meter.Usage()
-		res.Lambda = calls.Usage()
-		res.Cost = EstimateCost(res.AWS, res.Lambda, FunctionAPI, res.StepsCompleted)
-		rep.Workloads = append(rep.Workloads, res)
+	if err := settle(ctx, meter, calls, cfg.StreamInterval, pending); err != nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("before %s: %v; its figures include earlier work", w.Name, err))
 	}
-	rep.Overall = combine(rep.Workloads)
-	return rep, nil
+	meter.Reset()
+	calls.Reset()
+	heap := sampleHeap()
+	res := runWorkload(ctx, c, w, version, cfg)
+	res.PeakHeapBytes = heap()
+	if err := settle(ctx, meter, calls, cfg.StreamInterval, pending); err != nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("after %s: %v; work after that is not counted", w.Name, err))
+	}
+	res.AWS = meter.Usage()
+	res.Lambda = calls.Usage()
+	res.Cost = EstimateCost(res.AWS, res.Lambda, FunctionAPI, res.StepsCompleted)
+	return res, nil
 }
 
 // httpWorkloads returns the workloads of Http steps calling url that cfg
