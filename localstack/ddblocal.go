@@ -98,7 +98,7 @@ func dynamoDBLocalCommand(getenv func(string) string) (jar, java string, err err
 // cores are busy with the handlers and moto, a preempted lock holder
 // stalls every request to the table. Favoured, it keeps its lock short,
 // as AWS's DynamoDB does not share the handlers' cores at all (measured
-// on two cores, 200 Http chains at once: 100-145 steps/s at the default
+// on two cores, 200 Http chains at once: 100-142 steps/s at the default
 // priority, 126-180 at -10; moto at +10 instead, or only the SQLite
 // thread at -10: no gain; see docs/benchmarks.md).
 const dynamoDBLocalNice = -10

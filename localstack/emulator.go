@@ -209,7 +209,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Emulator, error) {
 	em.DynamoDBEndpoint, em.DynamoDBLogFile, em.ddbProc = d.endpoint, d.logPath, d.proc
 	pid := d.proc.cmd.Process.Pid
 	logger.Info("started DynamoDB Local", "endpoint", d.endpoint, "pid", pid, "log", d.logPath)
-	if err := favour(pid, dynamoDBLocalNice); err != nil {
+	if err := renice(pid, dynamoDBLocalNice); err != nil {
 		logger.Info("DynamoDB Local runs at the default priority", "reason", err)
 	}
 	return em, nil

@@ -15,10 +15,10 @@ func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 }
 
-// favour sets the scheduling priority (nice value) of every thread of
+// renice sets the scheduling priority (nice value) of every thread of
 // process pid; threads it starts later inherit their creator's. Lowering
 // a nice value needs CAP_SYS_NICE (root): without it the error says so.
-func favour(pid, nice int) error {
+func renice(pid, nice int) error {
 	dir := fmt.Sprintf("/proc/%d/task", pid)
 	tasks, err := os.ReadDir(dir)
 	if err != nil {

@@ -24,7 +24,7 @@ func niceOf(t *testing.T, pid int, tid string) int {
 	return n
 }
 
-func TestFavourSetsEveryThread(t *testing.T) {
+func TestReniceSetsEveryThread(t *testing.T) {
 	// Raising a nice value needs no privilege, so the test runs anywhere;
 	// lowering it (what the launcher does for DynamoDB Local) uses the
 	// same calls.
@@ -35,7 +35,7 @@ func TestFavourSetsEveryThread(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = p.stop() })
 	pid := cmd.Process.Pid
-	if err := favour(pid, 7); err != nil {
+	if err := renice(pid, 7); err != nil {
 		t.Fatal(err)
 	}
 	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
@@ -47,7 +47,7 @@ func TestFavourSetsEveryThread(t *testing.T) {
 			t.Errorf("thread %s: nice %d, want 7", task.Name(), got)
 		}
 	}
-	if err := favour(-1, 0); err == nil {
-		t.Error("favour of a process that does not exist: no error")
+	if err := renice(-1, 0); err == nil {
+		t.Error("renice of a process that does not exist: no error")
 	}
 }

@@ -13,9 +13,9 @@ func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
-// favour sets the scheduling priority (nice value) of process pid.
+// renice sets the scheduling priority (nice value) of process pid.
 // Lowering a nice value needs root: without it the error says so.
-func favour(pid, nice int) error {
+func renice(pid, nice int) error {
 	if err := syscall.Setpriority(syscall.PRIO_PROCESS, pid, nice); err != nil {
 		return fmt.Errorf("set nice %d on pid %d: %w", nice, pid, err)
 	}

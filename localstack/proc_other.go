@@ -17,5 +17,5 @@ func terminateGroup(p *os.Process) error { return p.Kill() }
 // killGroup kills p.
 func killGroup(p *os.Process) error { return p.Kill() }
 
-// favour cannot change a process's priority here.
-func favour(int, int) error { return errors.New("process priorities are not supported on this system") }
+// renice cannot change a process's priority here.
+func renice(int, int) error { return errors.New("process priorities are not supported on this system") }
