@@ -190,7 +190,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // runOnStack runs workload w on a local stack of its own — the same stack
 // as `maestro local`, with every AWS client metered and every handler
 // counted as the Lambda function it is in AWS — and returns its figures.
-// Its own stack means its own emulators (unless cfg.Emulator names one):
+// Its own stack means its own emulators, where the stack starts them (not
+// when cfg.Emulator or AWS_ENDPOINT_URL names one, which all share):
 // DynamoDB Local keeps every stream record it was sent and reads through
 // them on every write, so a workload run after the 5,000-iteration foreach
 // found each write slower than one run first (see docs/benchmarks.md).
