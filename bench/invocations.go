@@ -114,11 +114,12 @@ func (c *callClock) modelled(d time.Duration, end time.Time) time.Duration {
 type Invocations struct {
 	mu  sync.Mutex
 	fns map[string]FunctionUsage
+	now func() time.Time // the clock invocations are timed by
 }
 
 // NewInvocations returns a zero count.
 func NewInvocations() *Invocations {
-	return &Invocations{fns: map[string]FunctionUsage{}}
+	return &Invocations{fns: map[string]FunctionUsage{}, now: time.Now}
 }
 
 // Usage returns a copy of the counts by function name.
@@ -138,9 +139,9 @@ func (v *Invocations) Reset() {
 // invoke runs handler h as one invocation of function name and counts it.
 func (v *Invocations) invoke(ctx context.Context, name string, records int, h func(context.Context)) {
 	ctx, clock := withCallClock(ctx)
-	start := time.Now()
+	start := v.now()
 	h(ctx)
-	end := time.Now()
+	end := v.now()
 	d := end.Sub(start)
 	v.add(name, records, d, clock.modelled(d, end))
 }

@@ -107,13 +107,15 @@ func TestCallClockModelsDurationOnAWS(t *testing.T) {
 
 func TestInvocationsTimeTheHandlersCalls(t *testing.T) {
 	calls := NewInvocations()
+	now := time.Unix(1000, 0)
+	calls.now = func() time.Time { return now }
 	h := calls.SQS("worker", func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		c := callClockFrom(ctx)
 		require.NotNil(t, c, "the handler's context carries its invocation's clock")
 		// A call the emulator answers in 30 ms: 5 ms on AWS.
-		c.begin(time.Now())
-		time.Sleep(30 * time.Millisecond)
-		c.end(time.Now(), "DynamoDB")
+		c.begin(now)
+		now = now.Add(30 * time.Millisecond)
+		c.end(now, "DynamoDB")
 		return events.SQSEventResponse{}, nil
 	})
 	_, err := h(context.Background(), events.SQSEvent{Records: make([]events.SQSMessage, 1)})

@@ -218,33 +218,20 @@ func (s *Store) StartedAttempts(ctx context.Context, refs []AttemptRef) (map[Att
 			keys = append(keys, r.key())
 		}
 	}
-	for len(keys) > 0 {
-		n := min(len(keys), 100)
-		req := map[string]types.KeysAndAttributes{s.table: {
-			Keys: keys[:n], ProjectionExpression: aws.String("#pk, #sk, #st, #c"),
-			ExpressionAttributeNames: map[string]string{"#pk": attrPK, "#sk": attrSK, "#st": attrStatus, "#c": attrClaim},
-		}}
-		keys = keys[n:]
-		for attempt := 0; len(req) > 0; attempt++ {
-			res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
-			if err != nil {
-				return nil, fmt.Errorf("store: read attempts: %w", err)
-			}
-			for _, item := range res.Responses[s.table] {
-				_, claimed := item[attrClaim]
-				if !claimed && getS(item, attrStatus) == statusRunning {
-					continue
-				}
-				if r, err := attemptRefOf(getS(item, attrPK), getS(item, attrSK)); err == nil {
-					out[r] = true
-				}
-			}
-			req = res.UnprocessedKeys
-			if len(req) > 0 {
-				if err := backoff(ctx, attempt); err != nil {
-					return nil, err
-				}
-			}
+	items, err := s.batchRead(ctx, keys, types.KeysAndAttributes{
+		ProjectionExpression:     aws.String("#pk, #sk, #st, #c"),
+		ExpressionAttributeNames: map[string]string{"#pk": attrPK, "#sk": attrSK, "#st": attrStatus, "#c": attrClaim},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: read attempts: %w", err)
+	}
+	for _, item := range items {
+		_, claimed := item[attrClaim]
+		if !claimed && getS(item, attrStatus) == statusRunning {
+			continue
+		}
+		if r, err := attemptRefOf(getS(item, attrPK), getS(item, attrSK)); err == nil {
+			out[r] = true
 		}
 	}
 	return out, nil

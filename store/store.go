@@ -200,10 +200,18 @@ func cancelReasons(err error) []string {
 // request, retrying unprocessed keys; missing items are absent from the
 // result, whose order is unspecified.
 func (s *Store) batchGet(ctx context.Context, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	return s.batchRead(ctx, keys, types.KeysAndAttributes{ConsistentRead: aws.Bool(true)})
+}
+
+// batchRead is batchGet with the reads shaped by shape (its consistency and
+// projection; its Keys are ignored).
+func (s *Store) batchRead(ctx context.Context, keys []map[string]types.AttributeValue, shape types.KeysAndAttributes) ([]map[string]types.AttributeValue, error) {
 	var items []map[string]types.AttributeValue
 	for len(keys) > 0 {
 		n := min(len(keys), 100)
-		req := map[string]types.KeysAndAttributes{s.table: {Keys: keys[:n], ConsistentRead: aws.Bool(true)}}
+		chunk := shape
+		chunk.Keys = keys[:n]
+		req := map[string]types.KeysAndAttributes{s.table: chunk}
 		keys = keys[n:]
 		for attempt := 0; len(req) > 0; attempt++ {
 			res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})

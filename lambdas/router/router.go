@@ -143,11 +143,9 @@ func (r *Router) dropTakenBackstops(ctx context.Context, out []outgoing) []outgo
 		r.cfg.Logger.Warn("router: cannot tell which backstop copies are needed; sending them all", "error", err)
 		return out
 	}
-	drop := make(map[int]bool, len(idx))
+	drop := make([]bool, len(out))
 	for j, i := range idx {
-		if j < len(needed) && !needed[j] {
-			drop[i] = true
-		}
+		drop[i] = j < len(needed) && !needed[j]
 	}
 	kept := out[:0:0]
 	for i, o := range out {
