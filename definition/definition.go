@@ -129,7 +129,10 @@ func (c *Checker) Check(data []byte, f Format) (*model.Definition, error) {
 		}
 		return nil, list
 	}
-	if errs := model.Validate(def, model.ValidateOptions{Expressions: c.lang, Now: c.now}); len(errs) > 0 {
+	// Checking is budgeted like a decision: a definition's expressions cost
+	// at most DefaultBudgetCPU units to compile, regular expressions included.
+	budget := expression.NewBudget(0, 0)
+	if errs := model.Validate(def, model.ValidateOptions{Expressions: c.lang.Checker(budget), Now: c.now}); len(errs) > 0 {
 		return nil, errs
 	}
 	return def, nil

@@ -109,6 +109,12 @@ type langParamSet struct {
 	set *expression.ParamSet
 }
 
+// Bytes estimates the memory of the compiled set.
+func (p langParamSet) Bytes() int64 { return p.set.Bytes() }
+
+// Bytes estimates the memory of the compiled condition.
+func (c *langCondition) Bytes() int64 { return c.prog.Bytes() + int64(len(c.src)) }
+
 // Eval evaluates the set.
 func (p langParamSet) Eval(ctx context.Context, env *Env) (map[string]any, error) {
 	return p.set.Eval(ctx, exprEnv(env))

@@ -151,6 +151,37 @@ func Compile(wf *model.Workflow, ev Evaluator) (*Graph, error) {
 	return g, nil
 }
 
+// Bytes estimates the memory the graph holds: its compiled expressions
+// (those of an Evaluator that can tell their size) and the nodes and edges
+// around them, not the workflow definition it keeps. Runtimes bound their
+// caches of graphs with it.
+func (g *Graph) Bytes() int64 {
+	n := int64(256 + 200*len(g.nodes) + 64*len(g.edges))
+	n += compiledBytes(g.wfParams)
+	for i := range g.nodes {
+		nd := &g.nodes[i]
+		n += compiledBytes(nd.params) + compiledBytes(nd.whileCond)
+		for _, d := range nd.deps {
+			n += compiledBytes(d.set)
+		}
+		for _, o := range nd.outputs {
+			n += compiledBytes(o.params.set) + compiledBytes(o.payload.set)
+		}
+	}
+	for _, e := range g.edges {
+		n += compiledBytes(e.cond)
+	}
+	return n
+}
+
+// compiledBytes is the size of a compiled form whose evaluator tells it.
+func compiledBytes(c any) int64 {
+	if s, ok := c.(interface{ Bytes() int64 }); ok && c != nil {
+		return s.Bytes()
+	}
+	return 0
+}
+
 // systemScope is the scope of workflow params: model.SystemParams.
 func (g *Graph) systemScope() model.Scope {
 	return model.Scope{Vars: model.SystemParams()}

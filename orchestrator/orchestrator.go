@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -95,13 +94,7 @@ type Orchestrator struct {
 	// metrics receives the EMF metrics (nil: none).
 	metrics *metrics.Emitter
 
-	mu     sync.Mutex
-	graphs map[graphKey]compiled // compiled immutable versions
-}
-
-type graphKey struct {
-	workflowID string
-	version    int64
+	graphs *graphCache // compiled immutable versions
 }
 
 var _ Service = (*Orchestrator)(nil)
@@ -122,7 +115,7 @@ func New(cfg Config) *Orchestrator {
 		stepRunReserve: cfg.StepRunReserve,
 		dispatch:       cfg.Dispatcher,
 		metrics:        cfg.Metrics,
-		graphs:         make(map[graphKey]compiled),
+		graphs:         newGraphCache(graphCacheBytes),
 	}
 	if o.claimLease <= 0 {
 		o.claimLease = DefaultClaimLease
@@ -159,21 +152,11 @@ func (o *Orchestrator) Health(ctx context.Context) (*HealthView, error) {
 	return &h, nil
 }
 
-// compiled is a stored version ready to run.
-type compiled struct {
-	graph *engine.Graph
-	def   *model.Definition
-}
-
 // graph returns the compiled graph of a stored version, loading and compiling
-// it once. Versions are immutable, so the cache needs no invalidation; it is
-// cleared when it grows past 1024 versions to bound memory.
+// it once while the cache of compiled versions keeps it (see graphCache).
 func (o *Orchestrator) graph(ctx context.Context, wf string, version int64) (*engine.Graph, *model.Definition, error) {
 	k := graphKey{wf, version}
-	o.mu.Lock()
-	c, ok := o.graphs[k]
-	o.mu.Unlock()
-	if ok {
+	if c, ok := o.graphs.get(k); ok {
 		return c.graph, c.def, nil
 	}
 	rec, err := o.store.GetVersion(ctx, wf, version)
@@ -184,12 +167,7 @@ func (o *Orchestrator) graph(ctx context.Context, wf string, version int64) (*en
 	if err != nil {
 		return nil, nil, err
 	}
-	o.mu.Lock()
-	if len(o.graphs) >= 1024 {
-		clear(o.graphs)
-	}
-	o.graphs[k] = compiled{graph: g, def: def}
-	o.mu.Unlock()
+	o.graphs.put(k, compiled{graph: g, def: def, bytes: g.Bytes() + definitionBytesPerJSONByte*int64(len(rec.Definition))})
 	return g, def, nil
 }
 

@@ -3,7 +3,11 @@ package expression
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"sync"
 	"sync/atomic"
+
+	"github.com/maestro-serverless/maestro/model"
 )
 
 // Default budgets of one unit of work (the engine: one decision; elsewhere:
@@ -24,11 +28,32 @@ const (
 // evaluated for one unit of work — the engine gives each decision one, so
 // that however many expressions a definition holds, a decision does bounded
 // work. Costs are counted, not timed, so an evaluation that runs out of
-// budget does so on every replay. It is safe for concurrent use.
+// budget does so on every replay. It also keeps the regular expressions its
+// unit of work compiled, so a pattern matched by many expressions is
+// compiled once. It is safe for concurrent use.
 type Budget struct {
 	cpuLimit, memLimit int64
 	cpu, mem           atomic.Int64
+
+	mu       sync.Mutex
+	regexps  map[string]keptRegex
+	kept     int64 // instructions of the kept programs
+	compiles int
 }
+
+// keptRegex is a compiled pattern and its size.
+type keptRegex struct {
+	re    *regexp.Regexp
+	insts int64
+}
+
+// A Budget keeps at most this many compiled patterns, of at most this many
+// instructions in all (a few MB of programs); past either, patterns are
+// compiled — and charged — again.
+const (
+	maxKeptRegexps      = 256
+	maxKeptInstructions = 100_000
+)
 
 // NewBudget returns a budget of cpu CPU units and mem memory units; zero or
 // negative values take the defaults.
@@ -54,6 +79,51 @@ func (b *Budget) CPULimit() int64 { return b.cpuLimit }
 
 // MemoryLimit returns the memory allowance.
 func (b *Budget) MemoryLimit() int64 { return b.memLimit }
+
+// MemoryLeft returns the memory units not spent yet (0 once overspent).
+func (b *Budget) MemoryLeft() int64 { return max(b.memLimit-b.mem.Load(), 0) }
+
+// RegexCompiles returns how many regular expressions the unit of work
+// compiled (a pattern kept from an earlier match is not compiled again).
+func (b *Budget) RegexCompiles() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.compiles
+}
+
+// Charge spends cpu CPU units and mem memory units of work done outside
+// the expressions for them — the engine charges the bytes it reads from
+// other runs for params.getFromForeach. The error is ErrLimit's, naming the
+// budget, once either is spent.
+func (b *Budget) Charge(cpu, mem int64) error {
+	if err := b.chargeCPU(cpu); err != nil {
+		return err
+	}
+	return b.chargeMemory(mem)
+}
+
+// regex returns the program kept for pattern.
+func (b *Budget) regex(pattern string) (*regexp.Regexp, int64, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k, ok := b.regexps[pattern]
+	return k.re, k.insts, ok
+}
+
+// keepRegex records a compilation and keeps its program while there is room.
+func (b *Budget) keepRegex(pattern string, re *regexp.Regexp, insts int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.compiles++
+	if len(b.regexps) >= maxKeptRegexps || b.kept+insts > maxKeptInstructions {
+		return
+	}
+	if b.regexps == nil {
+		b.regexps = make(map[string]keptRegex)
+	}
+	b.regexps[pattern] = keptRegex{re: re, insts: insts}
+	b.kept += insts
+}
 
 // chargeCPU spends n CPU units, failing once the budget is spent.
 func (b *Budget) chargeCPU(n int64) error {
@@ -132,4 +202,32 @@ func valueCost(v any) int64 {
 	default:
 		return 1
 	}
+}
+
+// Checker returns a model.ExpressionChecker that compiles with l and
+// charges b what checking each expression costs (its bytes, and each
+// literal regular expression its program's compilation), so that checking
+// one definition does bounded work whatever it holds: past b every further
+// expression is refused with ErrLimit. A cached compilation is charged as a
+// fresh one, so the verdict does not depend on what was checked before.
+func (l *Language) Checker(b *Budget) model.ExpressionChecker {
+	return &budgetedChecker{lang: l, budget: b}
+}
+
+type budgetedChecker struct {
+	lang   *Language
+	budget *Budget
+}
+
+func (c *budgetedChecker) CheckExpression(src string, want model.ParamType, scope model.Scope) error {
+	p, err := c.lang.Compile(src, want, scope)
+	if err != nil {
+		return err
+	}
+	if c.budget.cpu.Add(p.checkCost) > c.budget.cpuLimit {
+		return newError(src, ErrLimit, nil, "checking the definition's expressions costs more than %s units "+
+			"(one per source byte, %d per instruction of each literal regular expression): use fewer or smaller patterns",
+			units(c.budget.cpuLimit), regexCompileCost)
+	}
+	return nil
 }

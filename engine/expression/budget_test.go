@@ -93,7 +93,7 @@ func TestBudgetIsSharedAndCounted(t *testing.T) {
 
 	// A regular expression costs subject bytes × program instructions,
 	// charged before it runs.
-	insts, err := regexInstructions(strings.Repeat("(a|b)", 200) + "c")
+	insts, err := regexSize(strings.Repeat("(a|b)", 200) + "c")
 	require.NoError(t, err)
 	b = NewBudget(int64(601*insts), 0) // less than the pattern costs, after reading s
 	ctx = WithBudget(context.Background(), b)

@@ -1,13 +1,18 @@
 package expression
 
 import (
+	"reflect"
 	"sync"
+
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/vm"
 
 	"github.com/maestro-serverless/maestro/model"
 )
 
-// compileCacheSize bounds the compiled programs a Language keeps.
-const compileCacheSize = 4096
+// compileCacheBytes bounds the memory of the compiled programs a Language
+// keeps, as programBytes estimates it: 64 MiB.
+const compileCacheBytes = 64 << 20
 
 // compileCache remembers compiled programs. Compiling with expr costs about
 // 100 µs, and definitions repeat expressions (the same edge condition on
@@ -18,7 +23,8 @@ const compileCacheSize = 4096
 type compileCache struct {
 	mu      sync.Mutex
 	entries map[string][]*cacheEntry
-	n       int
+	// bytes is the estimated memory of the entries' programs.
+	bytes int64
 }
 
 type cacheEntry struct {
@@ -58,12 +64,15 @@ next:
 func (c *compileCache) put(key string, lookups []lookup, prog *Program) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.n >= compileCacheSize {
+	if prog.bytes > compileCacheBytes/4 {
+		return // larger than any expression compiles to; never kept
+	}
+	if c.bytes+prog.bytes > compileCacheBytes {
 		clear(c.entries)
-		c.n = 0
+		c.bytes = 0
 	}
 	c.entries[key] = append(c.entries[key], &cacheEntry{lookups: lookups, prog: prog})
-	c.n++
+	c.bytes += prog.bytes
 }
 
 // recordingScope performs lookups on a scope and remembers them.
@@ -82,3 +91,50 @@ func (r *recordingScope) Lookup(name string) (model.ParamType, bool) {
 	r.seen = append(r.seen, lookup{name: name, typ: t, ok: ok})
 	return t, ok
 }
+
+// programBytes estimates the memory a compiled program holds: its syntax
+// tree (about 150 bytes a node, types included), its source (kept by the
+// program, its tree and its constants) and its constants. Measured within
+// 25% of the heap it holds for sums, concatenations, long literals, regular
+// expressions and folded arrays (TestProgramBytesEstimate).
+func programBytes(src string, prog *vm.Program) int64 {
+	c := &nodeCounter{}
+	n := prog.Node()
+	ast.Walk(&n, c)
+	size := int64(1024 + 150*c.n + 3*len(src))
+	for _, k := range prog.Constants {
+		size += constBytes(k)
+	}
+	return size
+}
+
+// constBytes estimates the heap a constant holds: headers and contents.
+func constBytes(v any) int64 {
+	switch x := v.(type) {
+	case string:
+		return 16 + int64(len(x))
+	case []any:
+		n := int64(24)
+		for _, e := range x {
+			n += 16 + constBytes(e)
+		}
+		return n
+	case map[string]any:
+		n := int64(48)
+		for k, e := range x {
+			n += 32 + int64(len(k)) + constBytes(e)
+		}
+		return n
+	default:
+		rv := reflect.ValueOf(v)
+		if rv.Kind() == reflect.Slice {
+			return 24 + int64(rv.Len())*int64(rv.Type().Elem().Size())
+		}
+		return 16
+	}
+}
+
+// nodeCounter counts the nodes of a syntax tree.
+type nodeCounter struct{ n int }
+
+func (c *nodeCounter) Visit(*ast.Node) { c.n++ }

@@ -124,6 +124,7 @@ func helpers() map[string]*helper {
 		{name: "java.mod", min: 2, max: 2, usage: "a % b", fn: javaMod, result: numericResult("operator %")},
 		{name: "java.toString", min: 1, max: 1, usage: "x.toString()", fn: javaToString, result: fixed(stringType)},
 		{name: "java.size", min: 1, max: 1, usage: "x.size() or x.length()", fn: javaSize, result: fixed(int64Type)},
+		{name: "java.range", min: 2, max: 2, usage: "from..to", fn: javaRange, result: fixed(int64SliceType)},
 	}
 	list = append(list, stringHelpers()...)
 	m := make(map[string]*helper, len(list))
@@ -516,6 +517,32 @@ func dateIntsBetween(st *evalState, args []any) (any, error) {
 		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 			out[i], out[j] = out[j], out[i]
 		}
+	}
+	return out, nil
+}
+
+// javaRange is expr's from..to: the integers from from to to, both
+// included (none when to < from), charged like any array a helper builds
+// and refused past MaxArrayLen before it is built.
+func javaRange(st *evalState, args []any) (any, error) {
+	from, err := argInt("from..to", args, 0)
+	if err != nil {
+		return nil, err
+	}
+	to, err := argInt("from..to", args, 1)
+	if err != nil {
+		return nil, err
+	}
+	var count uint64
+	if to >= from {
+		count = uint64(to) - uint64(from) + 1 // exact: unsigned arithmetic
+	}
+	if err := st.checkArrayLen(fmt.Sprintf("range %d..%d", from, to), count); err != nil {
+		return nil, err
+	}
+	out := make([]int64, 0, count)
+	for i := uint64(0); i < count; i++ {
+		out = append(out, from+int64(i))
 	}
 	return out, nil
 }

@@ -109,7 +109,15 @@ type Program struct {
 	identUses []int64
 	refs      []string
 	dynamic   bool
+	// checkCost is the CPU units compiling the expression costs, mostly its
+	// literal regular expressions' programs (see Checker).
+	checkCost int64
+	// bytes estimates the memory the program holds (see programBytes).
+	bytes int64
 }
+
+// Bytes estimates the memory the compiled program holds.
+func (p *Program) Bytes() int64 { return p.bytes }
 
 // Source returns the expression as written.
 func (p *Program) Source() string { return p.source }
@@ -160,6 +168,12 @@ func (l *Language) compile(src string, want model.ParamType, scope *recordingSco
 	if err != nil {
 		return nil, err
 	}
+	// expr's type checker compiles a literal pattern of matches before any
+	// patcher runs, so literal patterns are sized first.
+	regexInsts, err := literalPatterns(src, norm)
+	if err != nil {
+		return nil, err
+	}
 
 	// The type environment holds only the scope variables the source names.
 	env := make(types.Map, len(idents)+1)
@@ -171,6 +185,7 @@ func (l *Language) compile(src string, want model.ParamType, scope *recordingSco
 	env[stateVar] = types.TypeOf((*evalState)(nil))
 
 	p := newPatcher(l.helpers, scope, src)
+	p.maxArray = l.limits.MaxArrayLen
 	opts := make([]expr.Option, 0, len(l.options)+2)
 	opts = append(opts, expr.Env(env))
 	opts = append(opts, l.options...)
@@ -197,6 +212,8 @@ func (l *Language) compile(src string, want model.ParamType, scope *recordingSco
 	return &Program{
 		lang: l, source: src, program: prog, want: want,
 		identRefs: identRefs, identUses: identUses, refs: refs, dynamic: p.dynamic,
+		checkCost: int64(len(src)) + regexInsts*regexCompileCost,
+		bytes:     programBytes(src, prog),
 	}, nil
 }
 
@@ -274,7 +291,9 @@ func (p *Program) eval(ctx context.Context, env *Env, lookup func(string) (any, 
 	}
 	vars[stateVar] = st
 
-	machine := vm.VM{MemoryBudget: p.lang.limits.MemoryBudget}
+	// The VM charges the arrays and maps it builds to its own budget: what
+	// is left of the unit of work's, at most the evaluation's limit.
+	machine := vm.VM{MemoryBudget: uint(max(min(st.budget.MemoryLeft(), int64(p.lang.limits.MemoryBudget)), 1))}
 	out, err := machine.Run(p.program, vars)
 	if err != nil {
 		return nil, p.evalError(err)

@@ -34,6 +34,23 @@ type compiledParam struct {
 	dynamic bool
 }
 
+// Bytes estimates the memory the set's compiled programs hold.
+func (s *ParamSet) Bytes() int64 {
+	var n int64
+	for name, cp := range s.params {
+		n += 64 + int64(len(name))
+		switch {
+		case cp.prog != nil:
+			n += cp.prog.bytes
+		case cp.nested != nil:
+			n += cp.nested.Bytes()
+		default:
+			n += constBytes(cp.literal)
+		}
+	}
+	return n
+}
+
 // Order returns the evaluation order of the set: every param after the
 // params it references.
 func (s *ParamSet) Order() []string { return append([]string(nil), s.order...) }

@@ -26,8 +26,10 @@ var namespaces = map[string]bool{"params": true, "Util": true, "UUID": true, "Ma
 // identifiers are therefore judged only after the walk, in finish.
 type patcher struct {
 	helpers map[string]*helper
-	scope   *recordingScope
-	src     string
+	// maxArray is the language's MaxArrayLen.
+	maxArray int
+	scope    *recordingScope
+	src      string
 
 	idents   []*ast.IdentifierNode
 	consumed map[*ast.IdentifierNode]bool
@@ -82,8 +84,24 @@ func (p *patcher) Visit(node *ast.Node) {
 			p.replace(node, "java.div", n.Left, n.Right)
 		case "%":
 			p.replace(node, "java.mod", n.Left, n.Right)
+		case "..":
+			p.visitRange(node, n)
 		}
 	}
+}
+
+// visitRange rewrites from..to, which expr's VM builds without charging
+// the unit of work, into the charged java.range; a range of literal bounds
+// past MaxArrayLen is an error when the expression is compiled.
+func (p *patcher) visitRange(node *ast.Node, n *ast.BinaryNode) {
+	from, okFrom := n.Left.(*ast.IntegerNode)
+	to, okTo := n.Right.(*ast.IntegerNode)
+	if okFrom && okTo && to.Value >= from.Value && uint64(to.Value-from.Value) >= uint64(p.maxArray) {
+		p.fail(ErrLimit, "range %d..%d would produce %d values, more than the limit of %d",
+			from.Value, to.Value, uint64(to.Value-from.Value)+1, p.maxArray)
+		return
+	}
+	p.replace(node, "java.range", n.Left, n.Right)
 }
 
 // replace puts a call of helper name, with the hidden state first, in place

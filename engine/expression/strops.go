@@ -2,8 +2,6 @@ package expression
 
 import (
 	"reflect"
-	"regexp"
-	"regexp/syntax"
 	"strings"
 
 	"github.com/expr-lang/expr/ast"
@@ -113,58 +111,29 @@ func stringArgs(usage string, result reflect.Type) func([]reflect.Type) (reflect
 }
 
 // javaMatches is expr's `s matches pattern` (RE2 syntax, unanchored). It
-// charges the pattern's size to compile it and the subject's bytes times the
-// compiled program's instructions to run it, before running it.
+// charges the pattern's compilation (see compileRegex) and the subject's
+// bytes times the program's instructions, before running it.
 func javaMatches(st *evalState, s []string) (any, error) {
 	subject, pattern := s[0], s[1]
-	if err := st.chargeCPU(int64(len(pattern)) * regexCompileCost); err != nil {
+	re, insts, err := compileRegex(st, pattern)
+	if err != nil {
 		return nil, err
 	}
-	insts, err := regexInstructions(pattern)
-	if err != nil {
-		return nil, failf(ErrEval, "matches: invalid regular expression %q: %v", truncate(pattern, 100), err)
-	}
-	if err := st.chargeCPU(int64(len(subject)+1) * int64(insts)); err != nil {
+	if err := st.chargeCPU(int64(len(subject)+1) * insts); err != nil {
 		return nil, err
-	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		return nil, failf(ErrEval, "matches: invalid regular expression %q: %v", truncate(pattern, 100), err)
 	}
 	return re.MatchString(subject), nil
 }
 
-// regexCompileCost is the CPU units charged per pattern byte for compiling.
-const regexCompileCost = 64
-
-// regexInstructions returns the size of pattern's compiled program: the work
-// per subject byte of Go's linear-time matcher.
-func regexInstructions(pattern string) (int, error) {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return 0, err
-	}
-	prog, err := syntax.Compile(re.Simplify())
-	if err != nil {
-		return 0, err
-	}
-	return len(prog.Inst), nil
-}
-
 // patchStringOp rewrites the string operators and builtins onto their
-// charged helpers; it reports whether it did. A constant pattern of matches
-// is checked here, so a bad one fails when the definition is created.
+// charged helpers; it reports whether it did. (A literal pattern of matches
+// was sized before: see literalPatterns.)
 func (p *patcher) patchStringOp(node *ast.Node) bool {
 	switch n := (*node).(type) {
 	case *ast.BinaryNode:
 		h, ok := stringOperators[n.Operator]
 		if !ok {
 			return false
-		}
-		if lit, ok := n.Right.(*ast.StringNode); ok && n.Operator == "matches" {
-			if _, err := regexInstructions(lit.Value); err != nil {
-				p.fail(ErrSyntax, "invalid regular expression %q: %v", truncate(lit.Value, 100), err)
-			}
 		}
 		p.replace(node, h, n.Left, n.Right)
 		return true

@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/maestro-serverless/maestro/engine/expression"
+	"github.com/maestro-serverless/maestro/model"
+)
+
+// The probes of the security review (issue 34) that went around the
+// decision's expression budget. Each built an accepted definition whose
+// decision ran for seconds to minutes of CPU or gigabytes of allocation.
+
+// repeatBomb is 1,400 copies of a{1000}: 9,800 bytes, a program of 1.4
+// million instructions once compiled.
+var repeatBomb = strings.Repeat("a{1000}", 1400)
+
+// TestRegexPatternFromAParamIsSizedBeforeCompiling: a pattern taken from a
+// param is sized from its parse tree before anything compiles it; one over
+// the instruction limit fails the step naming the limit, whatever its
+// subject. Before, each of the 50 matches compiled the 1.4-million
+// instruction program (twice) and the step succeeded after 54 s of CPU.
+func TestRegexPatternFromAParamIsSizedBeforeCompiling(t *testing.T) {
+	var kv []any
+	kv = append(kv, "p", literal(model.TypeString, repeatBomb))
+	for i := 0; i < 50; i++ {
+		kv = append(kv, fmt.Sprintf("m%02d", i), expr(model.TypeBoolean, "'' matches p"))
+	}
+	wf := &model.Workflow{ID: "regex", Steps: []model.Step{{Kind: model.KindStep, ID: "bomb", Type: model.StepNoOp, Params: params(kv...)}}}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	b := expression.NewBudget(0, 0)
+	allocated := allocatedBy(func() {
+		d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0, WithBudget(b))
+		require.NoError(t, err)
+		s := d.State.Step("bomb")
+		assert.Equal(t, model.StepFatallyFailed, s.Status)
+		assert.Contains(t, s.Message, "regular expression of 1,400,002 instructions, more than the limit of 10,000")
+	})
+	assert.Less(t, b.CPUUsed(), int64(1_000_000), "sizing a pattern costs its bytes, not its program")
+	assert.Less(t, allocated, uint64(16<<20), "no program was built")
+}
+
+// TestRegexCompiledOncePerDecision: the same pattern matched by many
+// expressions of one decision is compiled once and charged once for it;
+// every match is still charged its subject times the program.
+func TestRegexCompiledOncePerDecision(t *testing.T) {
+	pattern := strings.Repeat("(a|b)", 400) // 2,002 instructions
+	var kv []any
+	kv = append(kv, "p", literal(model.TypeString, pattern))
+	for i := 0; i < 40; i++ {
+		kv = append(kv, fmt.Sprintf("m%02d", i), expr(model.TypeBoolean, "'ab' matches p"))
+	}
+	wf := &model.Workflow{ID: "regex", Steps: []model.Step{{Kind: model.KindStep, ID: "s", Type: model.StepNoOp, Params: params(kv...)}}}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	one := expression.NewBudget(0, 0)
+	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0, WithBudget(one))
+	require.NoError(t, err)
+	require.Equal(t, succeeded, d.State.Step("s").Status, d.State.Step("s").Message)
+	assert.Equal(t, 1, one.RegexCompiles(), "one compilation for 40 matches of one pattern")
+}
+
+// TestRangesAreCharged: a range builds one element per value. A constant
+// range past the array limit is refused when the definition is checked; one
+// whose bounds come from params fails its step at the array limit. Before,
+// each of 4,600 params built a million-element slice for no units and the
+// step succeeded after 11.6 s of CPU and 35 GB allocated.
+func TestRangesAreCharged(t *testing.T) {
+	lang := expression.New(expression.DefaultLimits())
+	_, err := lang.Compile("len(0..999998)", model.TypeLong, model.Scope{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "range 0..999998 would produce 999999 values, more than the limit of 25001")
+
+	var kv []any
+	kv = append(kv, "n", literal(model.TypeLong, int64(999_998)))
+	for i := 0; i < 4600; i++ {
+		kv = append(kv, fmt.Sprintf("r%04d", i), expr(model.TypeLong, "len(0..n)"))
+	}
+	wf := &model.Workflow{ID: "ranges", Steps: []model.Step{{Kind: model.KindStep, ID: "bomb", Type: model.StepNoOp, Params: params(kv...)}}}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	allocated := allocatedBy(func() {
+		d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0)
+		require.NoError(t, err)
+		s := d.State.Step("bomb")
+		assert.Equal(t, model.StepFatallyFailed, s.Status)
+		assert.Contains(t, s.Message, "range 0..999998 would produce 999999 values, more than the limit of 25001")
+	})
+	assert.Less(t, allocated, uint64(64<<20))
+
+	// Ranges inside the limit are charged to the decision: 4,600 ranges of
+	// 25,000 elements are 115 million elements, more than its memory budget.
+	kv = kv[:0]
+	kv = append(kv, "n", literal(model.TypeLong, int64(24_999)))
+	for i := 0; i < 4600; i++ {
+		kv = append(kv, fmt.Sprintf("r%04d", i), expr(model.TypeLong, "len(0..n)"))
+	}
+	wf.Steps[0].Params = params(kv...)
+	g, err = Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	b := expression.NewBudget(0, 0)
+	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0, WithBudget(b))
+	require.NoError(t, err)
+	s := d.State.Step("bomb")
+	assert.Equal(t, model.StepFatallyFailed, s.Status)
+	assert.Contains(t, s.Message, "memory budget exceeded: the expressions of one decision may build at most 4,000,000 units")
+	assert.LessOrEqual(t, b.MemoryUsed(), b.MemoryLimit()+25_000)
+}
+
+// TestRangeInsideExpressions: ranges still work where they fit.
+func TestRangeInsideExpressions(t *testing.T) {
+	lang := expression.New(expression.DefaultLimits())
+	for src, want := range map[string]any{
+		"len(1..5)":         int64(5),
+		"3 in 1..5":         true,
+		"7 in 1..5":         false,
+		"(1..3).toString()": "[1,2,3]",
+		"len(5..1)":         int64(0),
+	} {
+		p, err := lang.Compile(src, "", model.Scope{})
+		require.NoError(t, err, src)
+		got, err := p.Eval(context.Background(), nil)
+		require.NoError(t, err, src)
+		assert.Equal(t, want, got, src)
+	}
+}
+
+// allocatedBy returns the bytes fn allocated.
+func allocatedBy(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
