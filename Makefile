@@ -101,6 +101,9 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s; .ci/fuzz-one retries Go
 	.ci/fuzz-one ./signals FuzzParseSNSMessage $${FUZZTIME:-30s}
 	.ci/fuzz-one ./jsonnum FuzzLong $${FUZZTIME:-30s}
 	.ci/fuzz-one ./engine FuzzDecide $${FUZZTIME:-30s}
+	# Its inputs take a second each: counted executions (about 40 s for 200),
+	# not a deadline, which Go 1.26 races with a worker mid-input.
+	.ci/fuzz-one ./engine FuzzDecideAdversarial $${FUZZ_ADVERSARIAL:-200x}
 
 synth: build ## build the Lambda binaries, then synthesize the CDK app into cdk.out/ (STAGE=dev)
 	$(CDK) synth $(CDK_FLAGS) --quiet

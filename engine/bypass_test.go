@@ -97,7 +97,7 @@ func TestRangesAreCharged(t *testing.T) {
 	assert.Less(t, allocated, uint64(64<<20))
 
 	// Ranges inside the limit are charged to the decision: 4,600 ranges of
-	// 25,000 elements are 115 million elements, more than its memory budget.
+	// 25,000 elements are 115 million elements, 32 units each.
 	kv = kv[:0]
 	kv = append(kv, "n", literal(model.TypeLong, int64(24_999)))
 	for i := 0; i < 4600; i++ {
@@ -111,8 +111,8 @@ func TestRangesAreCharged(t *testing.T) {
 	require.NoError(t, err)
 	s := d.State.Step("bomb")
 	assert.Equal(t, model.StepFatallyFailed, s.Status)
-	assert.Contains(t, s.Message, "memory budget exceeded: the expressions of one decision may build at most 4,000,000 units")
-	assert.LessOrEqual(t, b.MemoryUsed(), b.MemoryLimit()+25_000)
+	assert.Contains(t, s.Message, "CPU budget exceeded: the expressions of one decision may spend at most 100,000,000 units")
+	assert.LessOrEqual(t, b.CPUUsed(), b.CPULimit()+32*25_000+1)
 }
 
 // TestRangeInsideExpressions: ranges still work where they fit.
@@ -141,4 +141,89 @@ func allocatedBy(fn func()) uint64 {
 	fn()
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
+}
+
+// bigIterations is a ChildrenPrefetcher over n iterations whose run items
+// each hold itemBytes of params and whose param "v" is a string of
+// valueBytes: it charges what a store would read, as it reads it.
+type bigIterations struct {
+	n                     int64
+	itemBytes, valueBytes int
+	loaded                []int64 // the last chunk
+	reads                 int64   // iterations read
+}
+
+func (b *bigIterations) PrefetchChildren(_ context.Context, _ string, insts []int64, _ int64, _, _ string, charge func(int64) error) error {
+	b.loaded = b.loaded[:0]
+	for _, n := range insts {
+		if err := charge(int64(b.itemBytes)); err != nil {
+			return err
+		}
+		b.reads++
+		b.loaded = append(b.loaded, n)
+	}
+	return nil
+}
+
+func (b *bigIterations) ChildStepParam(_ context.Context, _ string, inst, _ int64, _, name string) (ChildParam, error) {
+	for _, n := range b.loaded {
+		if n == inst {
+			return ChildParam{Value: strings.Repeat("x", b.valueBytes), Reached: true, Found: name == "v"}, nil
+		}
+	}
+	return ChildParam{}, fmt.Errorf("iteration %d was not prefetched", inst)
+}
+
+// TestForeachReadsAreChargedAsRead: params.getFromForeach reads its
+// iterations a chunk at a time and charges each as it is read, so it stops
+// at the step's params limit or the decision's budget, whichever comes
+// first, having read a bounded number of iterations. Before, 999
+// iterations of 700 KB were all read (699 MB held) before the budget
+// refused the result.
+func TestForeachReadsAreChargedAsRead(t *testing.T) {
+	loop := params("i", expr(model.TypeLongArray, "Util.intsBetween(0, 999, 1)"))
+	wf := &model.Workflow{ID: "collect", Steps: []model.Step{
+		{Kind: model.KindForeach, ID: "loop", Params: params("loop_params", &model.ParamDefinition{Type: model.TypeMap, Value: loop.Defs, HasValue: true}),
+			Steps:      []model.Step{{Kind: model.KindStep, ID: "inner", Type: model.StepNoOp}},
+			Transition: model.Transition{Successors: []model.Successor{{StepID: "all", Condition: "true"}}}},
+		{Kind: model.KindStep, ID: "all", Type: model.StepNoOp, Params: params("got", expr(model.TypeStringArray, "params.getFromForeach('loop', 'inner', 'v')"))},
+	}}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	ctx := context.Background()
+	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	st := d.State
+	loopState := st.Step("loop")
+	// Every iteration launched, all but the last ended.
+	loopState.Loop.Next = loopState.Loop.Total
+	loopState.Loop.Running = []int64{loopState.Loop.Total - 1}
+	loopState.Loop.Counts = map[model.WorkflowStatus]int64{model.WorkflowSucceeded: loopState.Loop.Total - 1}
+	last := ChildEnded{StepID: "loop", Attempt: 1, Index: loopState.Loop.Total - 1, Status: model.WorkflowSucceeded}
+
+	for _, tc := range []struct {
+		name                  string
+		itemBytes, valueBytes int
+		msg                   string
+		maxReads              int64
+	}{
+		// Large values: the limit of a step's params after two.
+		{"700 KB values", 700_000, 700_000, "is more than 750000 bytes as JSON, over the limit of a step's params", ForeachReadChunk},
+		// Small values in large runs: the budget, charged per run read.
+		{"700 KB runs", 700_000, 10, "CPU budget exceeded", 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &bigIterations{n: 999, itemBytes: tc.itemBytes, valueBytes: tc.valueBytes}
+			allocated := allocatedBy(func() {
+				d, err := Decide(ctx, g, st, last, t0, WithChildParams(r))
+				require.NoError(t, err)
+				all := d.State.Step("all")
+				assert.Equal(t, model.StepFatallyFailed, all.Status)
+				assert.Contains(t, all.Message, tc.msg)
+			})
+			assert.LessOrEqual(t, r.reads, tc.maxReads)
+			assert.Less(t, allocated, uint64(64<<20))
+			t.Logf("%d iterations read, %d MiB allocated", r.reads, allocated>>20)
+		})
+	}
 }

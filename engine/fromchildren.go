@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/maestro-serverless/maestro/engine/expression"
 	"github.com/maestro-serverless/maestro/model"
 )
 
@@ -11,21 +13,43 @@ import (
 // steps of other runs — a foreach step's iterations, a subworkflow step's
 // child — through a ChildParams reader the runtime gives the decision.
 
-// ChildParams reads a step's params (outputs applied) in a run other than
-// the decided one. ok is false when the run or the step has none yet (not
-// created, not reached). An error aborts the decision, as a failed read of
-// offloaded params does: its result could be wrong.
+// ChildParams reads a param of a step in a run other than the decided one.
 type ChildParams interface {
-	ChildStepParams(ctx context.Context, wf string, inst, run int64, stepID string) (params Values, ok bool, err error)
+	// ChildStepParam returns param name of step stepID (outputs applied) in
+	// run run of instance inst of workflow wf. An error aborts the
+	// decision, as a failed read of offloaded params does: its result could
+	// be wrong.
+	ChildStepParam(ctx context.Context, wf string, inst, run int64, stepID, name string) (ChildParam, error)
+}
+
+// ChildParam is what ChildStepParam found.
+type ChildParam struct {
+	// Value is the param's value; nil when not Found.
+	Value any
+	// Reached is false when the run or the step has no params yet (not
+	// created, not reached); Found is false when the step has params but
+	// not this one.
+	Reached, Found bool
+	// Read is the bytes the call read from storage (0 when it was served
+	// from what PrefetchChildren loaded); the decision charges them.
+	Read int64
 }
 
 // ChildrenPrefetcher is a ChildParams reader that can load many runs at
 // once: params.getFromForeach hands it the iterations it is about to read
-// (instances insts of inline workflow wf, run run), so that the reads one by
-// one that follow are served from what it loaded.
+// (instances insts of inline workflow wf, run run), at most
+// ForeachReadChunk at a time, so that the reads one by one that follow are
+// served from what it loaded. It keeps param name of step stepID of the
+// last chunk only, and calls charge with the bytes it read as it reads
+// them — before it decodes them — stopping at the first error charge
+// returns (the decision's budget is spent), which it returns as is.
 type ChildrenPrefetcher interface {
-	PrefetchChildren(ctx context.Context, wf string, insts []int64, run int64, stepID string) error
+	PrefetchChildren(ctx context.Context, wf string, insts []int64, run int64, stepID, name string, charge func(read int64) error) error
 }
+
+// ForeachReadChunk is how many iterations params.getFromForeach hands a
+// ChildrenPrefetcher at once: what one batch read of DynamoDB takes.
+const ForeachReadChunk = 100
 
 // WithChildParams gives the decision the reader params.getFromForeach and
 // params.getFromSubworkflow use. Without it they fail their expression.
@@ -64,7 +88,10 @@ func (d *decider) stepFor(fn, stepID string, want model.StepKind) (*StepState, *
 // getFromForeach returns param name of inner step stepID in every
 // iteration of foreach step foreachID, in iteration order, as an array of
 // the param's type; an iteration where the step has not set it gives the
-// type's zero value (Maestro's behaviour).
+// type's zero value (Maestro's behaviour). It reads the iterations a chunk
+// at a time and charges the decision's budget what it reads as it reads
+// it; the values it collects may hold at most MaxStepParamsBytes as JSON,
+// what one step's params may hold.
 func (d *decider) getFromForeach(ctx context.Context, foreachID, stepID, name string) (any, error) {
 	const fn = "params.getFromForeach"
 	s, step, err := d.stepFor(fn, foreachID, model.KindForeach)
@@ -82,31 +109,48 @@ func (d *decider) getFromForeach(ctx context.Context, foreachID, stepID, name st
 		return nil, fmt.Errorf("%s: foreach step %q has %d iterations; reading a param of each is limited to %d", fn, foreachID, total, MaxForeachReads)
 	}
 	typ := innerParamType(step.Steps, stepID, name)
-	if p, ok := d.childReader.(ChildrenPrefetcher); ok {
-		insts := make([]int64, 0, min(total, s.Loop.Next))
-		for n := int64(1); n <= total && n <= s.Loop.Next; n++ {
-			insts = append(insts, n)
-		}
-		if err := p.PrefetchChildren(ctx, s.Loop.WorkflowID, insts, 1, stepID); err != nil {
-			return nil, d.childReadFailed(fmt.Errorf("%s: read the iterations of %q: %w", fn, foreachID, err))
-		}
-	}
+	charge := func(read int64) error { return d.budget.Charge(read, 0) }
+	launched := min(total, s.Loop.Next) // later iterations never launched
 	values := make([]any, total)
-	for n := int64(1); n <= total; n++ {
-		if n > s.Loop.Next {
-			break // never launched
+	var size int64
+	for lo := int64(1); lo <= launched; lo += ForeachReadChunk {
+		hi := min(lo+ForeachReadChunk-1, launched)
+		if p, ok := d.childReader.(ChildrenPrefetcher); ok {
+			insts := make([]int64, 0, hi-lo+1)
+			for n := lo; n <= hi; n++ {
+				insts = append(insts, n)
+			}
+			if err := p.PrefetchChildren(ctx, s.Loop.WorkflowID, insts, 1, stepID, name, charge); err != nil {
+				if errors.Is(err, expression.ErrLimit) {
+					return nil, fmt.Errorf("%s: read the iterations of %q: %w", fn, foreachID, err)
+				}
+				return nil, d.childReadFailed(fmt.Errorf("%s: read the iterations of %q: %w", fn, foreachID, err))
+			}
 		}
-		params, ok, err := d.childReader.ChildStepParams(ctx, s.Loop.WorkflowID, n, 1, stepID)
-		if err != nil {
-			return nil, d.childReadFailed(fmt.Errorf("%s: read iteration %d of %q: %w", fn, n, foreachID, err))
-		}
-		if !ok {
-			continue
-		}
-		if v, found := params[name]; found {
-			values[n-1] = v
+		for n := lo; n <= hi; n++ {
+			p, err := d.childReader.ChildStepParam(ctx, s.Loop.WorkflowID, n, 1, stepID, name)
+			if err != nil {
+				return nil, d.childReadFailed(fmt.Errorf("%s: read iteration %d of %q: %w", fn, n, foreachID, err))
+			}
+			if err := charge(p.Read); err != nil {
+				return nil, fmt.Errorf("%s: read iteration %d of %q: %w", fn, n, foreachID, err)
+			}
+			if !p.Found {
+				continue
+			}
+			vs, over := jsonSizeUpTo(p.Value, MaxStepParamsBytes-size)
+			if size += vs; over {
+				return nil, fmt.Errorf("%s: param %q of step %q over the first %d iterations of %q is more than %d bytes as JSON, "+
+					"over the limit of a step's params", fn, name, stepID, n, foreachID, MaxStepParamsBytes)
+			}
+			// What is collected is built into the result: charged as the
+			// expressions charge the arrays and strings they build.
+			if err := d.budget.Charge(vs, vs/16+1); err != nil {
+				return nil, fmt.Errorf("%s: %w", fn, err)
+			}
+			values[n-1] = p.Value
 			if typ == "" {
-				if t, err := TypeOf(v); err == nil {
+				if t, err := TypeOf(p.Value); err == nil {
 					typ = t
 				}
 			}
@@ -209,16 +253,18 @@ func (d *decider) getFromSubworkflow(ctx context.Context, subID, stepID, name st
 	if d.childReader == nil {
 		return nil, fmt.Errorf("%s: the runtime gave no reader of subworkflow instances", fn)
 	}
-	params, ok, err := d.childReader.ChildStepParams(ctx, s.Child.WorkflowID, s.Child.InstanceID, s.Child.RunID, stepID)
+	p, err := d.childReader.ChildStepParam(ctx, s.Child.WorkflowID, s.Child.InstanceID, s.Child.RunID, stepID, name)
 	if err != nil {
 		return nil, d.childReadFailed(fmt.Errorf("%s: read %s instance %d: %w", fn, s.Child.WorkflowID, s.Child.InstanceID, err))
 	}
-	if !ok {
+	if err := d.budget.Charge(p.Read, 0); err != nil {
+		return nil, fmt.Errorf("%s: %w", fn, err)
+	}
+	if !p.Reached {
 		return nil, fmt.Errorf("%s: step %q of %s instance %d has no params (not reached)", fn, stepID, s.Child.WorkflowID, s.Child.InstanceID)
 	}
-	v, found := params[name]
-	if !found {
+	if !p.Found {
 		return nil, fmt.Errorf("%s: step %q of %s instance %d has no param %q", fn, stepID, s.Child.WorkflowID, s.Child.InstanceID, name)
 	}
-	return v, nil
+	return p.Value, nil
 }

@@ -19,13 +19,14 @@ type childRuns struct {
 	reads  int
 }
 
-func (c *childRuns) ChildStepParams(_ context.Context, wf string, inst, run int64, stepID string) (Values, bool, error) {
+func (c *childRuns) ChildStepParam(_ context.Context, wf string, inst, run int64, stepID, name string) (ChildParam, error) {
 	c.reads++
 	if c.err != nil {
-		return nil, false, c.err
+		return ChildParam{}, c.err
 	}
-	v, ok := c.params[fmt.Sprintf("%s/%d/%d/%s", wf, inst, run, stepID)]
-	return v, ok, nil
+	params, ok := c.params[fmt.Sprintf("%s/%d/%d/%s", wf, inst, run, stepID)]
+	v, found := params[name]
+	return ChildParam{Value: v, Reached: ok, Found: found}, nil
 }
 
 // prefetching is a childRuns that also prefetches (ChildrenPrefetcher).
@@ -35,7 +36,7 @@ type prefetching struct {
 	err        error
 }
 
-func (p *prefetching) PrefetchChildren(_ context.Context, wf string, insts []int64, run int64, stepID string) error {
+func (p *prefetching) PrefetchChildren(_ context.Context, wf string, insts []int64, run int64, stepID, name string, _ func(int64) error) error {
 	p.prefetched = append(p.prefetched, insts)
 	return p.err
 }

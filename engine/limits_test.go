@@ -64,7 +64,7 @@ func TestRegexBombFailsTheStep(t *testing.T) {
 	require.NoError(t, err)
 	s := d.State.Step("bomb")
 	assert.Equal(t, model.StepFatallyFailed, s.Status)
-	assert.Contains(t, s.Message, "CPU budget exceeded: the expressions of one decision may read, build or scan at most 100,000,000 bytes")
+	assert.Contains(t, s.Message, "CPU budget exceeded: the expressions of one decision may spend at most 100,000,000 units")
 	assert.Equal(t, model.WorkflowFailed, d.State.Status)
 	// No match ran: the first would cost more than the whole budget.
 	assert.Greater(t, b.CPUUsed(), b.CPULimit())

@@ -227,35 +227,34 @@ type childBook struct {
 	// born holds the final states of the iterations born finished in the
 	// round (bearChildren), which are not stored until it commits.
 	born map[runKey]*engine.Instance
-	// fetched holds what PrefetchChildren read: a step's params in a run.
-	fetched map[childParamsKey]childParams
+	// fetched holds what the last PrefetchChildren read: one param of a
+	// step in each run of one chunk.
+	fetched map[childParamKey]engine.ChildParam
 }
 
-type childParamsKey struct {
-	run  runKey
-	step string
+type childParamKey struct {
+	run        runKey
+	step, name string
 }
 
-type childParams struct {
-	params engine.Values
-	ok     bool
-}
+// attemptReadBatch is how many attempt items PrefetchChildren reads, and
+// holds decoded, at once: each may hold up to 400 KB, its params up to
+// 750 KB decoded.
+const attemptReadBatch = 16
 
 // PrefetchChildren implements engine.ChildrenPrefetcher: it reads the run
 // items of runs run of instances insts of wf, then the attempt items of
-// those whose step stepID settled (its params offloaded), each batch 100
-// keys per request, instead of a Query and a read per run.
-func (b *childBook) PrefetchChildren(ctx context.Context, wf string, insts []int64, run int64, stepID string) error {
+// those whose step stepID settled (its params offloaded) attemptReadBatch
+// at a time, charging each batch's bytes before decoding it, and keeps
+// param name of each — instead of a Query and a read per run, and without
+// holding more than a batch of whole params.
+func (b *childBook) PrefetchChildren(ctx context.Context, wf string, insts []int64, run int64, stepID, name string, charge func(int64) error) error {
+	b.fetched = map[childParamKey]engine.ChildParam{}
 	var keys []store.RunKey
 	for _, inst := range insts {
-		k := runKey{wf, inst, run}
-		if _, ok := b.born[k]; ok {
-			continue
+		if _, ok := b.born[runKey{wf, inst, run}]; !ok {
+			keys = append(keys, store.RunKey{WorkflowID: wf, InstanceID: inst, RunID: run})
 		}
-		if _, ok := b.fetched[childParamsKey{k, stepID}]; ok {
-			continue
-		}
-		keys = append(keys, store.RunKey{WorkflowID: wf, InstanceID: inst, RunID: run})
 	}
 	if len(keys) == 0 {
 		return nil
@@ -264,15 +263,19 @@ func (b *childBook) PrefetchChildren(ctx context.Context, wf string, insts []int
 	if err != nil {
 		return err
 	}
-	if b.fetched == nil {
-		b.fetched = map[childParamsKey]childParams{}
+	var read int64
+	for _, rec := range recs {
+		read += int64(len(rec.State))
+	}
+	if err := charge(read); err != nil {
+		return err
 	}
 	var refs []store.AttemptRef
 	for _, k := range keys {
-		ck := childParamsKey{runKey{k.WorkflowID, k.InstanceID, k.RunID}, stepID}
+		ck := childParamKey{runKey{k.WorkflowID, k.InstanceID, k.RunID}, stepID, name}
 		rec, ok := recs[k]
 		if !ok {
-			b.fetched[ck] = childParams{} // not created yet
+			b.fetched[ck] = engine.ChildParam{} // not created yet
 			continue
 		}
 		st, err := decodeState(rec)
@@ -281,32 +284,49 @@ func (b *childBook) PrefetchChildren(ctx context.Context, wf string, insts []int
 		}
 		params, ok, ref := childStep(st, k, stepID)
 		if ref == nil {
-			b.fetched[ck] = childParams{params: params, ok: ok}
+			b.fetched[ck] = paramOf(params, ok, name)
 			continue
 		}
 		refs = append(refs, *ref)
 	}
-	if len(refs) == 0 {
-		return nil
-	}
-	attempts, err := b.store.GetAttempts(ctx, refs)
-	if err != nil {
-		return err
-	}
-	for _, ref := range refs {
-		a, ok := attempts[ref]
-		if !ok {
-			// Not where expected (a compact run's are derived): leave it to
-			// the read one by one.
-			continue
-		}
-		params, ok, err := paramsOfAttempt(*a)
+	for len(refs) > 0 {
+		batch := refs[:min(attemptReadBatch, len(refs))]
+		refs = refs[len(batch):]
+		attempts, err := b.store.GetAttempts(ctx, batch)
 		if err != nil {
-			return fmt.Errorf("%s/%d run %d step %s: %w", ref.WorkflowID, ref.InstanceID, ref.RunID, stepID, err)
+			return err
 		}
-		b.fetched[childParamsKey{runKey{ref.WorkflowID, ref.InstanceID, run}, stepID}] = childParams{params: params, ok: ok}
+		read = 0
+		for _, a := range attempts {
+			read += int64(len(a.Body))
+		}
+		if err := charge(read); err != nil {
+			return err
+		}
+		for _, ref := range batch {
+			a, ok := attempts[ref]
+			if !ok {
+				// Not where expected (a compact run's are derived): leave it
+				// to the read one by one.
+				continue
+			}
+			params, ok, err := paramsOfAttempt(*a)
+			if err != nil {
+				return fmt.Errorf("%s/%d run %d step %s: %w", ref.WorkflowID, ref.InstanceID, ref.RunID, stepID, err)
+			}
+			b.fetched[childParamKey{runKey{ref.WorkflowID, ref.InstanceID, run}, stepID, name}] = paramOf(params, ok, name)
+		}
 	}
 	return nil
+}
+
+// paramOf is param name of a step's params (reached: the step has some).
+func paramOf(params engine.Values, reached bool, name string) engine.ChildParam {
+	if !reached {
+		return engine.ChildParam{}
+	}
+	v, found := params[name]
+	return engine.ChildParam{Value: v, Reached: true, Found: found}
 }
 
 type runKey struct {
@@ -322,52 +342,59 @@ func (b *childBook) bear(st *engine.Instance) {
 	b.born[runKey{st.WorkflowID, st.InstanceID, st.RunID}] = st
 }
 
-// ChildStepParams returns the params of step stepID in run run of instance
-// inst of workflow wf: from the run's state, or from the attempt's item
-// when the state offloaded them.
-func (b *childBook) ChildStepParams(ctx context.Context, wf string, inst, run int64, stepID string) (engine.Values, bool, error) {
+// ChildStepParam implements engine.ChildParams: param name of step stepID
+// in run run of instance inst of workflow wf, from the run's state, or from
+// the attempt's item when the state offloaded them.
+func (b *childBook) ChildStepParam(ctx context.Context, wf string, inst, run int64, stepID, name string) (engine.ChildParam, error) {
 	if st, ok := b.born[runKey{wf, inst, run}]; ok {
 		s := st.Step(stepID)
 		if s == nil || s.Attempt == 0 || s.Params == nil {
-			return nil, false, nil
+			return engine.ChildParam{}, nil
 		}
-		return s.Params, true, nil
+		return paramOf(s.Params, true, name), nil
 	}
-	if f, ok := b.fetched[childParamsKey{runKey{wf, inst, run}, stepID}]; ok {
-		return f.params, f.ok, nil
+	if p, ok := b.fetched[childParamKey{runKey{wf, inst, run}, stepID, name}]; ok {
+		return p, nil
 	}
-	params, ok, err := b.read(ctx, wf, inst, run, stepID)
+	p, err := b.read(ctx, wf, inst, run, stepID, name)
 	if err != nil && b.err == nil {
 		b.err = err
 	}
-	return params, ok, err
+	return p, err
 }
 
-func (b *childBook) read(ctx context.Context, wf string, inst, run int64, stepID string) (engine.Values, bool, error) {
+// read reads param name of step stepID in a run, and says how many bytes
+// it read for it.
+func (b *childBook) read(ctx context.Context, wf string, inst, run int64, stepID, name string) (engine.ChildParam, error) {
 	rec, _, err := b.store.LoadRun(ctx, wf, inst, run)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, false, nil
+		return engine.ChildParam{}, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return engine.ChildParam{}, err
 	}
 	st, err := decodeState(rec)
 	if err != nil {
-		return nil, false, err
+		return engine.ChildParam{}, err
 	}
+	read := int64(len(rec.State))
 	params, ok, ref := childStep(st, store.RunKey{WorkflowID: wf, InstanceID: inst, RunID: run}, stepID)
 	if ref == nil {
-		return params, ok, nil
+		p := paramOf(params, ok, name)
+		p.Read = read
+		return p, nil
 	}
 	a, err := attemptOf(ctx, b.store, ref.WorkflowID, ref.InstanceID, ref.RunID, stepID, ref.Attempt)
 	if err != nil {
-		return nil, false, fmt.Errorf("read %s: %w", ref, err)
+		return engine.ChildParam{}, fmt.Errorf("read %s: %w", ref, err)
 	}
 	out, ok, err := paramsOfAttempt(*a)
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %w", ref, err)
+		return engine.ChildParam{}, fmt.Errorf("%s: %w", ref, err)
 	}
-	return out, ok, nil
+	p := paramOf(out, ok, name)
+	p.Read = read + int64(len(a.Body))
+	return p, nil
 }
 
 // childStep returns the params of step stepID in state st of child run k when

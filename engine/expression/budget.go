@@ -14,9 +14,11 @@ import (
 // one evaluation), see Budget.
 const (
 	// DefaultBudgetCPU is 100 million CPU units. A unit is one byte read,
-	// built or scanned (one byte times one instruction for a regular
-	// expression); measured at 1 to 5 ns a unit on a 2-core x86 machine, so
-	// a decision's expressions spend at most about half a second of CPU.
+	// built or scanned; an array element or map entry costs elementCost, a
+	// regular expression regexMatchCost per subject byte and program
+	// instruction. Those weights make a unit 0.3 to 3 ns of CPU on a 2-core
+	// x86 machine whatever the construct (BenchmarkAdversarialDecide), so a
+	// decision's expressions spend at most about 0.3 s of CPU.
 	DefaultBudgetCPU = 100_000_000
 	// DefaultBudgetMemory is 4 million memory units (a unit is one array
 	// element or 16 string bytes): 64 MiB of strings built by all the
@@ -128,7 +130,9 @@ func (b *Budget) keepRegex(pattern string, re *regexp.Regexp, insts int64) {
 // chargeCPU spends n CPU units, failing once the budget is spent.
 func (b *Budget) chargeCPU(n int64) error {
 	if b.cpu.Add(n) > b.cpuLimit {
-		return failf(ErrLimit, "CPU budget exceeded: the expressions of one decision may read, build or scan at most %s bytes (regular expressions: bytes × pattern instructions)", units(b.cpuLimit))
+		return failf(ErrLimit, "CPU budget exceeded: the expressions of one decision may spend at most %s units "+
+			"(a unit per byte read, built or scanned, %d per array element, %d per subject byte and instruction of a regular expression)",
+			units(b.cpuLimit), elementCost, regexMatchCost)
 	}
 	return nil
 }
@@ -164,37 +168,44 @@ func BudgetFrom(ctx context.Context) *Budget {
 	return b
 }
 
-// valueCost is the CPU cost of reading v: its string bytes and elements.
+// elementCost is the CPU units of one array element or map entry read:
+// the operations over them (in, ==, max, min, keys, printing) go through
+// reflection at 30-50 ns an element, where a string byte costs about one
+// nanosecond (BenchmarkAdversarialDecide measures both).
+const elementCost = 32
+
+// valueCost is the CPU cost of reading v: its string bytes and its
+// elements, elementCost each.
 func valueCost(v any) int64 {
 	switch x := v.(type) {
 	case string:
 		return int64(len(x)) + 1
 	case []string:
-		n := int64(len(x)) + 1
+		n := int64(len(x))*elementCost + 1
 		for _, s := range x {
 			n += int64(len(s))
 		}
 		return n
 	case []int64:
-		return int64(len(x)) + 1
+		return int64(len(x))*elementCost + 1
 	case []float64:
-		return int64(len(x)) + 1
+		return int64(len(x))*elementCost + 1
 	case []bool:
-		return int64(len(x)) + 1
+		return int64(len(x))*elementCost + 1
 	case []any:
-		n := int64(len(x)) + 1
+		n := int64(len(x))*elementCost + 1
 		for _, e := range x {
 			n += valueCost(e)
 		}
 		return n
 	case map[string]any:
-		n := int64(len(x)) + 1
+		n := int64(len(x))*elementCost + 1
 		for k, e := range x {
 			n += int64(len(k)) + valueCost(e)
 		}
 		return n
 	case map[string]string:
-		n := int64(len(x)) + 1
+		n := int64(len(x))*elementCost + 1
 		for k, e := range x {
 			n += int64(len(k) + len(e))
 		}

@@ -89,7 +89,7 @@ func TestBudgetIsSharedAndCounted(t *testing.T) {
 	assert.Equal(t, int64(601), b.CPUUsed())
 	err := eval(ctx, "s == 'y'")
 	require.ErrorIs(t, err, ErrLimit)
-	assert.Contains(t, err.Error(), "CPU budget exceeded: the expressions of one decision may read, build or scan at most 1,000 bytes")
+	assert.Contains(t, err.Error(), "CPU budget exceeded: the expressions of one decision may spend at most 1,000 units")
 
 	// A regular expression costs subject bytes × program instructions,
 	// charged before it runs.

@@ -19,7 +19,7 @@ import (
 // evaluation for one computed at run time — and the rest are charged
 // before they run: compiling its instructions once per unit of work (the
 // compiled program is kept in the Budget), matching the subject's bytes
-// times its instructions.
+// times its instructions times regexMatchCost.
 
 // MaxRegexInstructions is the largest compiled program a pattern may have:
 // 10,000 instructions, about 400 KB of program. Maestro's own patterns
@@ -30,6 +30,9 @@ const MaxRegexInstructions = 10_000
 const (
 	// regexParseCost is charged per pattern byte to parse and size it.
 	regexParseCost = 16
+	// regexMatchCost is charged per subject byte and instruction: Go's
+	// linear-time matcher takes about 4-5 ns for each (BenchmarkAdversarialDecide).
+	regexMatchCost = 4
 	// regexCompileCost is charged per instruction to compile a program,
 	// once per pattern and unit of work; measured at 180-670 ns an
 	// instruction (BenchmarkRegexCompile; alternations cost most).

@@ -119,7 +119,7 @@ func javaMatches(st *evalState, s []string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := st.chargeCPU(int64(len(subject)+1) * insts); err != nil {
+	if err := st.chargeCPU(int64(len(subject)+1) * insts * regexMatchCost); err != nil {
 		return nil, err
 	}
 	return re.MatchString(subject), nil
