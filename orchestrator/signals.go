@@ -12,6 +12,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/engine/expression"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/signals"
 	"github.com/maestro-serverless/maestro/store"
@@ -252,6 +253,10 @@ func (o *Orchestrator) fireSignalTriggers(ctx context.Context, wf string, sig si
 	if err != nil {
 		return err
 	}
+	// A workflow's trigger expressions share one budget per signal, as a
+	// decision's do: a definition cannot spend more on one signal however
+	// many triggers it has, nor starve the other workflows' triggers.
+	ctx = expression.WithBudget(ctx, expression.NewBudget(0, 0))
 	for i := range def.Workflow.SignalTriggers {
 		t := &def.Workflow.SignalTriggers[i]
 		if !slices.Contains(model.MapKeys(t.Names, t.Definitions), sig.Name) {

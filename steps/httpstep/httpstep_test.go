@@ -194,6 +194,18 @@ func TestRunStep(t *testing.T) {
 			wantMsg: "state_expr returned USER_ERROR for HTTP 200",
 		},
 		{
+			// The security review's probe: a pattern from the step's params
+			// of 1.4 million instructions is sized, not compiled.
+			name:    "state_expr with an oversized pattern from a param is fatal at once",
+			handler: status(200, "ok"),
+			build: func(u string) map[string]any {
+				return map[string]any{"url": u, "state_expr": `response_body matches p ? "DONE" : "USER_ERROR"`}
+			},
+			extra:   map[string]any{"p": strings.Repeat("a{1000}", 1400)},
+			want:    engine.OutcomeFatalError,
+			wantMsg: "regular expression of 1,400,002 instructions, more than the limit of 10,000",
+		},
+		{
 			name:    "state_expr returning another value is fatal",
 			handler: status(200, "{}"),
 			build:   func(u string) map[string]any { return map[string]any{"url": u, "state_expr": `"MAYBE"`} },
