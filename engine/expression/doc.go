@@ -75,19 +75,34 @@
 // # Limits
 //
 // Limits cap the source length, AST nodes, every string built and the
-// result, helper array sizes (Util.intsBetween(0, 2000000000, 1) fails at
-// once) and the memory of one evaluation; see Limits. expr has no loops, so
-// every evaluation terminates.
+// result, array sizes (Util.intsBetween(0, 2000000000, 1) and 0..2000000000
+// fail at once; a range of literal bounds past MaxArrayLen fails when the
+// expression is compiled) and the memory of one evaluation; see Limits.
+// expr has no loops, so every evaluation terminates.
+//
+// Regular expressions (matches) are sized from their parse tree before
+// anything compiles them — counted repeats multiply: a{1000} is 1,000
+// instructions — and a pattern of more than MaxRegexInstructions (10,000)
+// is refused: a literal one when the expression is compiled (a definition
+// holding one is refused at create time), one computed at run time when it
+// is evaluated.
 //
 // Work is bounded too, by a Budget that every evaluation under one context
-// shares (WithBudget; the engine gives each decision one): each occurrence of
-// a variable costs its size, every helper result its size, the string
-// operators and builtins (matches, contains, startsWith, endsWith, upper,
-// lower, trim*, indexOf, ...) the bytes they scan or build, and a regular
-// expression the subject's bytes times the pattern's compiled instructions,
-// charged before it runs. Past the budget the expression fails with
-// ErrLimit, the same way on every replay, since costs are counted, not
-// timed.
+// shares (WithBudget; the engine gives each decision one, the signal
+// handler each workflow's triggers per signal, a definition check its
+// compilations): each occurrence of a variable costs its size (a unit per
+// string byte, 32 per array element or map entry), every helper result and
+// every range its size, the string operators and builtins (matches,
+// contains, startsWith, endsWith, upper, lower, trim*, indexOf, ...) the
+// bytes they scan or build, and a regular expression 600 units per
+// instruction to compile (once per budget, which keeps the program) and 4
+// per subject byte and instruction to match, charged before it runs. The
+// weights make a unit 0.3 to 3 ns of CPU whatever the construct, so the
+// default 100,000,000 units are at most about 0.3 s. The VM's own memory
+// budget is what is left of the Budget's. Past the budget the expression
+// fails with ErrLimit, the same way on every replay, since costs are
+// counted, not timed. Checking a definition (Language.Checker) charges each
+// expression its bytes and its literal patterns' compilation.
 //
 // # Parameter sets and interpolation
 //
