@@ -28,14 +28,7 @@ var repeatBomb = strings.Repeat("a{1000}", 1400)
 // subject. Before, each of the 50 matches compiled the 1.4-million
 // instruction program (twice) and the step succeeded after 54 s of CPU.
 func TestRegexPatternFromAParamIsSizedBeforeCompiling(t *testing.T) {
-	var kv []any
-	kv = append(kv, "p", literal(model.TypeString, repeatBomb))
-	for i := 0; i < 50; i++ {
-		kv = append(kv, fmt.Sprintf("m%02d", i), expr(model.TypeBoolean, "'' matches p"))
-	}
-	wf := &model.Workflow{ID: "regex", Steps: []model.Step{{Kind: model.KindStep, ID: "bomb", Type: model.StepNoOp, Params: params(kv...)}}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
+	g := matchesGraph(t, repeatBomb, "''", 50)
 	b := expression.NewBudget(0, 0)
 	allocated := allocatedBy(func() {
 		d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0, WithBudget(b))
@@ -52,20 +45,26 @@ func TestRegexPatternFromAParamIsSizedBeforeCompiling(t *testing.T) {
 // expressions of one decision is compiled once and charged once for it;
 // every match is still charged its subject times the program.
 func TestRegexCompiledOncePerDecision(t *testing.T) {
-	pattern := strings.Repeat("(a|b)", 400) // 2,002 instructions
-	var kv []any
-	kv = append(kv, "p", literal(model.TypeString, pattern))
-	for i := 0; i < 40; i++ {
-		kv = append(kv, fmt.Sprintf("m%02d", i), expr(model.TypeBoolean, "'ab' matches p"))
-	}
-	wf := &model.Workflow{ID: "regex", Steps: []model.Step{{Kind: model.KindStep, ID: "s", Type: model.StepNoOp, Params: params(kv...)}}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
+	g := matchesGraph(t, strings.Repeat("(a|b)", 400), "'ab'", 40) // 1,202 instructions
 	one := expression.NewBudget(0, 0)
 	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0, WithBudget(one))
 	require.NoError(t, err)
-	require.Equal(t, succeeded, d.State.Step("s").Status, d.State.Step("s").Message)
+	require.Equal(t, succeeded, d.State.Step("bomb").Status, d.State.Step("bomb").Message)
 	assert.Equal(t, 1, one.RegexCompiles(), "one compilation for 40 matches of one pattern")
+}
+
+// matchesGraph is a workflow of one step "bomb" whose param p holds pattern
+// and whose n other params each match subject against it.
+func matchesGraph(t *testing.T, pattern, subject string, n int) *Graph {
+	t.Helper()
+	kv := []any{"p", literal(model.TypeString, pattern)}
+	for i := 0; i < n; i++ {
+		kv = append(kv, fmt.Sprintf("m%02d", i), expr(model.TypeBoolean, subject+" matches p"))
+	}
+	wf := &model.Workflow{ID: "regex", Steps: []model.Step{{Kind: model.KindStep, ID: "bomb", Type: model.StepNoOp, Params: params(kv...)}}}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	return g
 }
 
 // TestRangesAreCharged: a range builds one element per value. A constant

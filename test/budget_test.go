@@ -81,6 +81,20 @@ func stepParams(id, wfParams string, params []string) []byte {
 	  "steps":[{"step":{"id":"bomb","type":"NoOp","params":{%s}}}]}}`, id, wfParams, strings.Join(params, ",")))
 }
 
+// failsNaming pushes def, starts it and checks that its run ends FAILED
+// within a minute, step's timeline naming msg.
+func (s *system) failsNaming(t *testing.T, def []byte, step, msg string) {
+	t.Helper()
+	wf := s.push(def)
+	r := s.start(wf, "")
+	if v := s.wait(wf, r.WorkflowInstanceID, time.Minute); v.Status != "FAILED" {
+		t.Fatalf("instance %s", v.Status)
+	}
+	if got := stepMessages(s.steps(wf, r.WorkflowInstanceID)[step]); !strings.Contains(got, msg) {
+		t.Fatalf("step %s says %q, want %q", step, got, msg)
+	}
+}
+
 // stepMessages joins the messages of a step attempt's timeline.
 func stepMessages(v orchestrator.StepView) string {
 	var msgs []string
@@ -100,16 +114,8 @@ func TestExpressionBudgetProbes(t *testing.T) {
 		for i := 0; i < 50; i++ {
 			ps = append(ps, fmt.Sprintf(`"m%02d":{"type":"BOOLEAN","expression":"'' matches p"}`, i))
 		}
-		wf := s.push(stepParams("regex-param", `"p":{"type":"STRING","value":"`+strings.Repeat("a{1000}", 1400)+`"}`, ps))
-		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
-		if v.Status != "FAILED" {
-			t.Fatalf("instance %s", v.Status)
-		}
-		msg := stepMessages(s.steps(wf, r.WorkflowInstanceID)["bomb"])
-		if !strings.Contains(msg, "regular expression of 1,400,002 instructions, more than the limit of 10,000") {
-			t.Fatalf("step message %q", msg)
-		}
+		def := stepParams("regex-param", `"p":{"type":"STRING","value":"`+strings.Repeat("a{1000}", 1400)+`"}`, ps)
+		s.failsNaming(t, def, "bomb", "regular expression of 1,400,002 instructions, more than the limit of 10,000")
 	})
 
 	t.Run("literal patterns are sized at push", func(t *testing.T) {
@@ -141,16 +147,8 @@ func TestExpressionBudgetProbes(t *testing.T) {
 		for i := 0; i < 4000; i++ {
 			ps = append(ps, fmt.Sprintf(`"r%04d":{"type":"LONG","expression":"len(0..n)"}`, i))
 		}
-		wf := s.push(stepParams("ranges", `"n":{"type":"LONG","value":999998}`, ps))
-		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
-		if v.Status != "FAILED" {
-			t.Fatalf("instance %s", v.Status)
-		}
-		msg := stepMessages(s.steps(wf, r.WorkflowInstanceID)["bomb"])
-		if !strings.Contains(msg, "range 0..999998 would produce 999999 values, more than the limit of 25001") {
-			t.Fatalf("step message %q", msg)
-		}
+		def := stepParams("ranges", `"n":{"type":"LONG","value":999998}`, ps)
+		s.failsNaming(t, def, "bomb", "range 0..999998 would produce 999999 values, more than the limit of 25001")
 	})
 
 	t.Run("getFromForeach stops at the step params limit", func(t *testing.T) {
@@ -161,15 +159,6 @@ func TestExpressionBudgetProbes(t *testing.T) {
 		    "transition":{"successors":{"read":"true"}}}},
 		  {"step":{"id":"read","type":"NoOp","params":{"all":{"type":"STRING_ARRAY","expression":"params.getFromForeach('loop', 'big', 'v')"}}}}]}}`,
 			strings.Repeat("x", 100_000))
-		wf := s.push([]byte(def))
-		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
-		if v.Status != "FAILED" {
-			t.Fatalf("instance %s", v.Status)
-		}
-		msg := stepMessages(s.steps(wf, r.WorkflowInstanceID)["read"])
-		if !strings.Contains(msg, "is more than 750000 bytes as JSON, over the limit of a step's params") {
-			t.Fatalf("step message %q", msg)
-		}
+		s.failsNaming(t, []byte(def), "read", "is more than 750000 bytes as JSON, over the limit of a step's params")
 	})
 }
