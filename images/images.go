@@ -286,8 +286,12 @@ func ParseAllowList(entries []string) (*AllowList, error) {
 // stack's default, where images run nowhere.
 func AnyImage() *AllowList { return &AllowList{any: true} }
 
+// ErrNotAllowed is the error Check returns (wrapped) for a valid reference
+// that no entry admits.
+var ErrNotAllowed = errors.New("not on the image allow-list")
+
 // Check reports why image may not run: it is not a valid reference, or no
-// entry admits it. nil means it may.
+// entry admits it (an error wrapping ErrNotAllowed). nil means it may.
 func (a *AllowList) Check(image string) error {
 	ref, err := ParseReference(image)
 	if err != nil {
@@ -303,7 +307,7 @@ func (a *AllowList) Check(image string) error {
 			}
 		}
 	}
-	return fmt.Errorf("image %q (%s) is not on the image allow-list (%s)", image, ref, a)
+	return fmt.Errorf("image %q (%s) is %w (%s)", image, ref, ErrNotAllowed, a)
 }
 
 // String describes the list for messages.
