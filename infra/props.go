@@ -22,6 +22,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 
+	"github.com/maestro-serverless/maestro/images"
 	"github.com/maestro-serverless/maestro/resources"
 	"github.com/maestro-serverless/maestro/signals"
 	"github.com/maestro-serverless/maestro/steps/httpstep"
@@ -122,6 +123,12 @@ type ECSSettings struct {
 	// TaskDefinitions are the task definition families steps may name
 	// (images run in definitions the worker registers).
 	TaskDefinitions []string
+	// Images are the images steps may run (entries of package images:
+	// registry/path prefixes and registry/path@sha256:... pins); none
+	// allows no image. The API refuses a definition naming another image
+	// as a literal, the worker a step that would run one, and the
+	// execution role may pull from exactly the ECR repositories listed.
+	Images []string
 }
 
 // DefaultLogRetentionDays is how long function and access logs are kept.
@@ -323,7 +330,7 @@ func (p Props) resolve() (settings, error) {
 			errs = append(errs, err)
 		}
 	}
-	if e := p.ECS; e.Cluster != "" || len(e.Subnets) > 0 || len(e.TaskDefinitions) > 0 {
+	if e := p.ECS; e.Cluster != "" || len(e.Subnets) > 0 || len(e.TaskDefinitions) > 0 || len(e.Images) > 0 {
 		if parts := strings.Split(e.Cluster, ":"); len(parts) != 6 || parts[0] != "arn" || parts[2] != "ecs" || !strings.HasPrefix(parts[5], "cluster/") {
 			errs = append(errs, fmt.Errorf("ecs cluster %q: want a cluster ARN (arn:aws:ecs:region:account:cluster/name)", e.Cluster))
 		}
@@ -347,6 +354,14 @@ func (p Props) resolve() (settings, error) {
 			if !familyName.MatchString(f) {
 				errs = append(errs, fmt.Errorf("ecs task definition %q: want a family name", f))
 			}
+		}
+		for _, img := range e.Images {
+			if strings.Contains(img, ",") {
+				errs = append(errs, fmt.Errorf("ecs image %q: an entry has no commas", img))
+			}
+		}
+		if _, err := images.ParseAllowList(e.Images); err != nil {
+			errs = append(errs, fmt.Errorf("ecs images: %w", err))
 		}
 	}
 	for _, q := range p.BatchJobQueues {
