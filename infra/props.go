@@ -147,7 +147,9 @@ type Props struct {
 	// DefaultAssetDir.
 	AssetDir string
 	// HTTPAllow is the Http step's host allow-list (MAESTRO_HTTP_ALLOW of
-	// the worker); empty allows no host.
+	// the worker); empty allows no host. Entries that admit the worker's
+	// own host (see httpstep.CheckDeployable: "loopback", loopback,
+	// unspecified and link-local IPs and CIDRs) are refused.
 	HTTPAllow []string
 	// LambdaFunctions lists the functions Lambda steps may invoke: names
 	// (in the stack's account and region) or ARNs; the worker may invoke
@@ -318,6 +320,11 @@ func (p Props) resolve() (settings, error) {
 		}
 	}
 	if err := httpstep.CheckAllowList(p.HTTPAllow); err != nil {
+		errs = append(errs, err)
+	}
+	// In Lambda, loopback is the runtime API: no entry may admit the
+	// worker's own host ("loopback" is for the local stack).
+	if err := httpstep.CheckDeployable(p.HTTPAllow); err != nil {
 		errs = append(errs, err)
 	}
 	for _, f := range p.LambdaFunctions {

@@ -78,8 +78,9 @@ const (
 	// {"bucket", "prefix", "suffix", "name"} objects (see ParseSignalRules).
 	EnvSignalRules = "MAESTRO_SIGNAL_RULES"
 	// EnvHTTPAllow lists the hosts Http steps may call, comma-separated
-	// (exact names or IPs, "*.example.com", or "loopback"); unset or
-	// empty allows none.
+	// (exact names or IPs, "*.example.com", or "loopback", which only the
+	// local stack uses: the CDK app refuses it, see
+	// httpstep.CheckDeployable); unset or empty allows none.
 	EnvHTTPAllow = "MAESTRO_HTTP_ALLOW"
 	// EnvLambdaFunctions lists the functions Lambda steps may invoke
 	// (names or ARNs), EnvCallbackQueues the SQS queue URLs and
