@@ -25,13 +25,12 @@
 // An image must be on Config.AllowImages (see package images): a step whose
 // image is not fails fatally, naming the image and the setting, before
 // anything is registered or run. An image runs in a task definition the
-// runner registers (one per image
-// and entry point, family <Family>-<hash>), logging to Config.LogGroup;
-// when it ends, its log's tail is read for Maestro's output marker (see
-// joboutput). Exit code 0 succeeds; another is a user error (retried per
-// the retry policy, unless the output says it is not retryable); a task
-// that failed to start (capacity, image pull) or was interrupted is a
-// platform error.
+// runner registers (one per image and entry point, family
+// <Family>-<hash>), logging to Config.LogGroup; when it ends, its log's
+// tail is read for Maestro's output marker (see joboutput). Exit code 0
+// succeeds; another is a user error (retried per the retry policy, unless
+// the output says it is not retryable); a task that failed to start
+// (capacity, image pull) or was interrupted is a platform error.
 package ecsstep
 
 import (
