@@ -246,7 +246,7 @@ func parseEntry(raw string) (entry, error) {
 	case e.digest != "" && (e.path == "" || e.under):
 		return entry{}, errors.New("a digest pins one repository: name it without a trailing '/'")
 	case e.registry == DockerHub && e.path != "" && !e.under && !strings.Contains(e.path, "/"):
-		return entry{}, fmt.Errorf("Docker Hub's one-component images are in library/: write %s/library/%s", DockerHub, e.path)
+		return entry{}, fmt.Errorf("one-component Docker Hub images are in library/: write %s/library/%s", DockerHub, e.path)
 	}
 	return e, nil
 }
