@@ -73,6 +73,9 @@ func isMaestroDSL(data []byte) bool {
 type Checker struct {
 	lang *expression.Language
 	now  func() time.Time
+
+	// policies are a deployment's rules, applied after validation (policy.go).
+	policies []policy
 }
 
 // Option configures a Checker.
@@ -133,6 +136,9 @@ func (c *Checker) Check(data []byte, f Format) (*model.Definition, error) {
 	// at most DefaultBudgetCPU units to compile, regular expressions included.
 	budget := expression.NewBudget(0, 0)
 	if errs := model.Validate(def, model.ValidateOptions{Expressions: c.lang.Checker(budget), Now: c.now}); len(errs) > 0 {
+		return nil, errs
+	}
+	if errs := c.applyPolicies(def); len(errs) > 0 {
 		return nil, errs
 	}
 	return def, nil

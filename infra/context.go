@@ -37,6 +37,7 @@ const (
 	CtxECSAssignPublicIP   = "ecsAssignPublicIp"
 	CtxECSTaskRoleARN      = "ecsTaskRoleArn"
 	CtxECSTaskDefinitions  = "ecsTaskDefinitions"
+	CtxECSImages           = "ecsImages"
 	CtxBatchJobQueues      = "batchJobQueues"
 	CtxBatchJobDefinitions = "batchJobDefinitions"
 	// CtxAttachBuckets is Props.AttachBuckets (a list).
@@ -99,7 +100,7 @@ func PropsFromContext(get func(key string) any) (Props, error) {
 	p.ECS.Cluster = str(CtxECSCluster)
 	p.ECS.TaskRoleARN = str(CtxECSTaskRoleARN)
 	for key, dst := range map[string]*[]string{CtxLambdaFunctions: &p.LambdaFunctions, CtxCallbackQueues: &p.CallbackQueues, CtxCallbackTopics: &p.CallbackTopics,
-		CtxECSSubnets: &p.ECS.Subnets, CtxECSSecurityGroups: &p.ECS.SecurityGroups, CtxECSTaskDefinitions: &p.ECS.TaskDefinitions,
+		CtxECSSubnets: &p.ECS.Subnets, CtxECSSecurityGroups: &p.ECS.SecurityGroups, CtxECSTaskDefinitions: &p.ECS.TaskDefinitions, CtxECSImages: &p.ECS.Images,
 		CtxBatchJobQueues: &p.BatchJobQueues, CtxBatchJobDefinitions: &p.BatchJobDefinitions} {
 		if *dst, err = contextList(get(key)); err != nil {
 			errs = append(errs, fmt.Errorf("context %s: %w", key, err))

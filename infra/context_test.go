@@ -33,6 +33,7 @@ func TestPropsFromContext(t *testing.T) {
 				"callbackTopics": []any{"arn:aws:sns:us-east-1:1:t"},
 				"ecsCluster":     "arn:aws:ecs:us-east-1:1:cluster/c", "ecsSubnets": "subnet-1,subnet-2", "ecsSecurityGroups": []any{"sg-1"},
 				"ecsAssignPublicIp": true, "ecsTaskRoleArn": "arn:aws:iam::1:role/r", "ecsTaskDefinitions": []any{"spark"},
+				"ecsImages":      []any{"1.dkr.ecr.us-east-1.amazonaws.com/etl/", "docker.io/library/busybox"},
 				"batchJobQueues": []any{"arn:aws:batch:us-east-1:1:job-queue/q"}, "batchJobDefinitions": "etl",
 				"signalRules": []any{map[string]any{"bucket": "lake", "prefix": "events/", "name": "lake/events"}},
 			},
@@ -45,7 +46,8 @@ func TestPropsFromContext(t *testing.T) {
 				LambdaFunctions: []string{"etl"}, CallbackQueues: []string{"arn:aws:sqs:us-east-1:1:q"},
 				CallbackTopics: []string{"arn:aws:sns:us-east-1:1:t"},
 				ECS: ECSSettings{Cluster: "arn:aws:ecs:us-east-1:1:cluster/c", Subnets: []string{"subnet-1", "subnet-2"}, SecurityGroups: []string{"sg-1"},
-					AssignPublicIP: true, TaskRoleARN: "arn:aws:iam::1:role/r", TaskDefinitions: []string{"spark"}},
+					AssignPublicIP: true, TaskRoleARN: "arn:aws:iam::1:role/r", TaskDefinitions: []string{"spark"},
+					Images: []string{"1.dkr.ecr.us-east-1.amazonaws.com/etl/", "docker.io/library/busybox"}},
 				BatchJobQueues: []string{"arn:aws:batch:us-east-1:1:job-queue/q"}, BatchJobDefinitions: []string{"etl"},
 				Functions: map[string]FunctionSettings{
 					HandlerWorker:  {MemoryMB: 1024},
@@ -58,11 +60,13 @@ func TestPropsFromContext(t *testing.T) {
 			"-c strings",
 			map[string]any{
 				"stage": "qa", "httpAllow": "a.example.com, b.example.com,", "attachBuckets": "one,two",
-				"retain": "true", "monitoring": "FALSE", "logRetentionDays": "14", "routerMemoryMB": "512",
+				"ecsImages": "public.ecr.aws/docker/library/python, docker.io/bitnami/",
+				"retain":    "true", "monitoring": "FALSE", "logRetentionDays": "14", "routerMemoryMB": "512",
 				"signalRules": `[{"suffix":".csv","name":"csv-drops"}]`, "signalsTimeoutSeconds": "20",
 			},
 			Props{
 				Stage: "qa", HTTPAllow: []string{"a.example.com", "b.example.com"}, AttachBuckets: []string{"one", "two"},
+				ECS:    ECSSettings{Images: []string{"public.ecr.aws/docker/library/python", "docker.io/bitnami/"}},
 				Retain: ptr(true), Monitoring: ptr(false), LogRetentionDays: 14,
 				SignalRules: []signals.Rule{{Suffix: ".csv", Name: "csv-drops"}},
 				Functions:   map[string]FunctionSettings{HandlerRouter: {MemoryMB: 512}, HandlerSignals: {Timeout: 20 * time.Second}},

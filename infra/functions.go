@@ -163,8 +163,12 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	dispatch := func(fn *Function) {
 		fn.Role.AddToPrincipalPolicy(allow([]string{"sqs:SendMessage"}, q.Work.QueueArn()))
 	}
-	api := newFunction(scope, s, HandlerAPI, "ApiFunction", "Maestro REST API (API Gateway proxy integration)",
-		merged(map[string]string{wiring.EnvTable: tableName}, dispatchEnv))
+	apiEnv := merged(map[string]string{wiring.EnvTable: tableName}, dispatchEnv)
+	if len(s.ECS.Images) > 0 {
+		// The API refuses definitions whose literal images are off the list.
+		apiEnv[wiring.EnvECSImages] = strings.Join(s.ECS.Images, ",")
+	}
+	api := newFunction(scope, s, HandlerAPI, "ApiFunction", "Maestro REST API (API Gateway proxy integration)", apiEnv)
 	api.Role.AddToPrincipalPolicy(allow(apiActions(), st.Table.TableArn()))
 	dispatch(api)
 	fns[HandlerAPI] = api

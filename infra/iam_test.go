@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/maestro-serverless/maestro/lambdas/wiring"
 )
 
 // wildcardResourceActions are the only actions that may be granted on
@@ -193,9 +195,15 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 	}
 	t.Run("ECS execution role", func(t *testing.T) {
 		role := s.logicalID(t, st.Jobs.ExecutionRole)
+		// Exactly the ECR repositories on the image allow-list: under etl/,
+		// tools/spark and under it, and the pinned shared/base of another
+		// account and region; the ECR Public entry needs no permission.
+		pull := []string{"ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"}
 		want := slices.Concat(on(ecsLogs, "logs:CreateLogStream", "logs:PutLogEvents"),
-			on("arn:${AWS::Partition}:ecr:${AWS::Region}:${AWS::AccountId}:repository/*",
-				"ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"),
+			on("arn:${AWS::Partition}:ecr:us-east-1:123456789012:repository/etl/*", pull...),
+			on("arn:${AWS::Partition}:ecr:us-east-1:123456789012:repository/tools/spark", pull...),
+			on("arn:${AWS::Partition}:ecr:us-east-1:123456789012:repository/tools/spark/*", pull...),
+			on("arn:${AWS::Partition}:ecr:eu-west-1:210987654321:repository/shared/base", pull...),
 			on("*", "ecr:GetAuthorizationToken"))
 		slices.SortFunc(want, func(a, b grant) int {
 			return strings.Compare(a.Action+a.Resource+a.Condition, b.Action+b.Resource+b.Condition)
@@ -206,6 +214,25 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 		trust := props(s.resourcesOf("AWS::IAM::Role")[role])["AssumeRolePolicyDocument"].(map[string]any)
 		if got := render(trust["Statement"]); !strings.Contains(got, "ecs-tasks.amazonaws.com") || strings.Count(got, "Service") != 1 {
 			t.Errorf("execution role trust %s, want ecs-tasks.amazonaws.com only", got)
+		}
+	})
+	t.Run("ECS execution role without ECR entries", func(t *testing.T) {
+		// Only public images: the role may write its logs and pull from no
+		// ECR repository, not even get an ECR token.
+		p := synthECSPublic(t)
+		got := roleGrants(t, p)[p.logicalID(t, p.stack.Jobs.ExecutionRole)]
+		want := on("${"+p.logicalID(t, p.stack.Jobs.ECSLogs)+".Arn}", "logs:CreateLogStream", "logs:PutLogEvents")
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("execution role grants\n got %v\nwant %v", got, want)
+		}
+		for _, h := range []string{HandlerAPI, HandlerWorker} {
+			env := props(p.resourcesOf("AWS::Lambda::Function")[p.logicalID(t, p.stack.Functions[h].Function)])["Environment"].(map[string]any)["Variables"].(map[string]any)
+			if got := render(env[wiring.EnvECSImages]); got != strings.Join(testPublicImages, ",") {
+				t.Errorf("%s: %s = %q", h, wiring.EnvECSImages, got)
+			}
+		}
+		if len(p.nagErrors) > 0 || len(p.nagWarnings) > 0 {
+			t.Errorf("cdk-nag: %d errors, %d warnings", len(p.nagErrors), len(p.nagWarnings))
 		}
 	})
 	t.Run("scheduler role", func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/maestro-serverless/maestro/images"
 	"github.com/maestro-serverless/maestro/lambdas/wiring"
 	"github.com/maestro-serverless/maestro/steps/batchstep"
 )
@@ -26,6 +27,21 @@ type Jobs struct {
 	// ECSRule and BatchRule send the state changes of the stack's tasks
 	// and jobs to the work queue (nil when not configured).
 	ECSRule, BatchRule awsevents.Rule
+}
+
+// ecrRepositoryARNs are the ARNs of the ECR repositories on the image
+// allow-list (see images.AllowList.ECR), in the stack's partition: a
+// registry's images cannot be pulled across partitions.
+func ecrRepositoryARNs(stack awscdk.Stack, s settings) []*string {
+	list, _ := images.ParseAllowList(s.ECS.Images) // checked by resolve
+	var arns []*string
+	for _, r := range list.ECR() {
+		for _, name := range r.Names {
+			arns = append(arns, stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("ecr"), Region: jsii.String(r.Region),
+				Account: jsii.String(r.Account), Resource: jsii.String("repository"), ResourceName: jsii.String(name)}))
+		}
+	}
+	return arns
 }
 
 // jobEventInput is what the rules send: the event wrapped as a job_event
@@ -52,9 +68,13 @@ func newJobs(scope constructs.Construct, s settings, st *Stack, worker *Function
 			Description: jsii.String("Pulls the images of " + family + "-* task definitions and writes their logs"),
 		})
 		j.ExecutionRole.AddToPrincipalPolicy(allow([]string{"logs:CreateLogStream", "logs:PutLogEvents"}, j.ECSLogs.LogGroupArn()))
-		j.ExecutionRole.AddToPrincipalPolicy(allow([]string{"ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"},
-			stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("ecr"), Resource: jsii.String("repository"), ResourceName: jsii.String("*")})))
-		j.ExecutionRole.AddToPrincipalPolicy(allow([]string{"ecr:GetAuthorizationToken"}, jsii.String("*")))
+		// The role pulls from the ECR repositories on the image allow-list
+		// only; other registries' images (ECR Public, Docker Hub) need no
+		// IAM permission.
+		if repos := ecrRepositoryARNs(stack, s); len(repos) > 0 {
+			j.ExecutionRole.AddToPrincipalPolicy(allow([]string{"ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"}, repos...))
+			j.ExecutionRole.AddToPrincipalPolicy(allow([]string{"ecr:GetAuthorizationToken"}, jsii.String("*")))
+		}
 
 		clusterName := e.Cluster[strings.LastIndex(e.Cluster, "/")+1:]
 		onCluster := &map[string]any{"ArnEquals": map[string]any{"ecs:cluster": e.Cluster}}
@@ -97,6 +117,9 @@ func newJobs(scope constructs.Construct, s settings, st *Stack, worker *Function
 		}
 		if len(e.TaskDefinitions) > 0 {
 			env[wiring.EnvECSTaskDefinitions] = strings.Join(e.TaskDefinitions, ",")
+		}
+		if len(e.Images) > 0 {
+			env[wiring.EnvECSImages] = strings.Join(e.Images, ",")
 		}
 		for k, v := range env {
 			worker.Function.AddEnvironment(jsii.String(k), jsii.String(v), nil)

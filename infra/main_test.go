@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -48,10 +49,15 @@ var (
 	testCBQueues   = []string{"arn:aws:sqs:us-east-1:123456789012:jobs"}
 	testCBTopics   = []string{"arn:aws:sns:us-east-1:123456789012:jobs"}
 	testECS        = ECSSettings{Cluster: "arn:aws:ecs:us-east-1:123456789012:cluster/data", Subnets: []string{"subnet-0a1", "subnet-0b2"},
-		SecurityGroups: []string{"sg-0c3"}, TaskRoleARN: "arn:aws:iam::123456789012:role/etl-task", TaskDefinitions: []string{"spark-submit"}}
-	testBatchQueues = []string{"arn:aws:batch:us-east-1:123456789012:job-queue/etl"}
-	testBatchDefs   = []string{"etl-job"}
-	testRules       = []signals.Rule{{Bucket: "existing-signals-bucket", Prefix: "exports/", Name: "warehouse/exports"}}
+		SecurityGroups: []string{"sg-0c3"}, TaskRoleARN: "arn:aws:iam::123456789012:role/etl-task", TaskDefinitions: []string{"spark-submit"},
+		Images: []string{"123456789012.dkr.ecr.us-east-1.amazonaws.com/etl/", "123456789012.dkr.ecr.us-east-1.amazonaws.com/tools/spark",
+			"210987654321.dkr.ecr.eu-west-1.amazonaws.com/shared/base@sha256:" + strings.Repeat("c", 64), "public.ecr.aws/docker/library/python"}}
+	// testPublicImages are the images of a third stack with ECS steps
+	// whose allow-list names no ECR repository.
+	testPublicImages = []string{"public.ecr.aws/docker/library/python", "docker.io/library/busybox"}
+	testBatchQueues  = []string{"arn:aws:batch:us-east-1:123456789012:job-queue/etl"}
+	testBatchDefs    = []string{"etl-job"}
+	testRules        = []signals.Rule{{Bucket: "existing-signals-bucket", Prefix: "exports/", Name: "warehouse/exports"}}
 )
 
 // synthesized is one synthesized stack.
@@ -64,11 +70,12 @@ type synthesized struct {
 	nagErrors, nagWarnings []*cxapi.SynthesisMessage
 }
 
-// synthesis is the shared result: both stacks come from one App and one
-// synthesis, so the package's tests pay for it once.
+// synthesis is the shared result: the stacks come from one App and one
+// synthesis, so the package's tests pay for it once. ecsPublic is a third
+// stack with ECS steps whose image allow-list names no ECR repository.
 type synthesis struct {
-	full, dev *synthesized
-	err       error
+	full, dev, ecsPublic *synthesized
+	err                  error
 }
 
 var (
@@ -84,6 +91,14 @@ func synth(t *testing.T) (full, dev *synthesized) {
 		t.Fatalf("synthesis: %v", synthResult.err)
 	}
 	return synthResult.full, synthResult.dev
+}
+
+// synthECSPublic returns the shared synthesis's third stack (see
+// synthesis).
+func synthECSPublic(t *testing.T) *synthesized {
+	t.Helper()
+	synth(t)
+	return synthResult.ecsPublic
 }
 
 // cdkContext is the "context" of the repository's cdk.json, so the tests
@@ -179,9 +194,19 @@ func doSynth() (res synthesis) {
 	if err != nil {
 		return synthesis{err: err}
 	}
+	ecsPublic, err := NewStack(app, "EcsPublic", Props{
+		Stage:                 "ecspublic",
+		AssetDir:              assets,
+		ECS:                   ECSSettings{Cluster: testECS.Cluster, Subnets: testECS.Subnets, Images: testPublicImages},
+		Monitoring:            &off,
+		APIGatewayAccountRole: &off,
+	})
+	if err != nil {
+		return synthesis{err: err}
+	}
 	ApplyChecks(app, false)
 	app.Synth(nil)
-	return synthesis{full: inspect(full), dev: inspect(dev)}
+	return synthesis{full: inspect(full), dev: inspect(dev), ecsPublic: inspect(ecsPublic)}
 }
 
 func inspect(st *Stack) *synthesized {

@@ -7,6 +7,8 @@ import (
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+
+	"github.com/maestro-serverless/maestro/images"
 )
 
 // ApplyChecks adds cdk-nag's AwsSolutions rule pack to scope: synthesis
@@ -38,9 +40,9 @@ const (
 	reasonTasks   = "Task ids are made by ECS when a task starts; StopTask is granted on the configured cluster's tasks only."
 	reasonJobLogs = "A job's log stream is named after its task or job id, known when it ends; the grant is read-only " +
 		"(GetLogEvents) on the one log group the jobs write to."
-	reasonExecutionRole = "The execution role pulls the images of the tasks ECS steps run, from the account's ECR " +
-		"repositories (named by step definitions, not known at deploy time); ecr:GetAuthorizationToken supports no " +
-		"resource-level permission."
+	reasonExecutionRole = "The execution role pulls the images of the tasks ECS steps run from the ECR repositories " +
+		"on the ecsImages allow-list; an entry that admits the repositories under a path is granted on repository/<path>/*. " +
+		"ecr:GetAuthorizationToken supports no resource-level permission."
 	reasonBatchJobs = "Batch job ids are made by Batch at submission; TerminateJob is granted on the account's jobs of " +
 		"this region. SubmitJob is granted on the configured queues and job definitions (any revision) only."
 	reasonAPIGatewayRole = "API Gateway's account-level CloudWatch role serves every REST API of the account and region " +
@@ -109,7 +111,16 @@ func suppressFindings(st *Stack, s settings) {
 			for _, f := range s.ECS.TaskDefinitions {
 				suppress(worker, true, finding("AwsSolutions-IAM5", reasonTaskDefinitions, "Resource::"+regional("ecs")+"task-definition/"+f+":*"))
 			}
-			suppress(j.ExecutionRole, true, finding("AwsSolutions-IAM5", reasonExecutionRole, "Resource::"+regional("ecr")+"repository/*", "Resource::*"))
+			list, _ := images.ParseAllowList(s.ECS.Images) // checked by resolve
+			for _, r := range list.ECR() {
+				applies := []string{"Resource::*"} // ecr:GetAuthorizationToken
+				for _, name := range r.Names {
+					if strings.HasSuffix(name, "*") {
+						applies = append(applies, "Resource::"+partition+"ecr:"+r.Region+":"+r.Account+":repository/"+name)
+					}
+				}
+				suppress(j.ExecutionRole, true, finding("AwsSolutions-IAM5", reasonExecutionRole, applies...))
+			}
 		}
 		if len(s.BatchJobQueues) > 0 {
 			suppress(worker, true,

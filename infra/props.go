@@ -22,6 +22,7 @@ import (
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 
+	"github.com/maestro-serverless/maestro/images"
 	"github.com/maestro-serverless/maestro/resources"
 	"github.com/maestro-serverless/maestro/signals"
 	"github.com/maestro-serverless/maestro/steps/httpstep"
@@ -122,6 +123,12 @@ type ECSSettings struct {
 	// TaskDefinitions are the task definition families steps may name
 	// (images run in definitions the worker registers).
 	TaskDefinitions []string
+	// Images are the images steps may run (entries of package images:
+	// registry/path prefixes and registry/path@sha256:... pins); none
+	// allows no image. The API refuses a definition naming another image
+	// as a literal, the worker a step that would run one, and the
+	// execution role may pull from exactly the ECR repositories listed.
+	Images []string
 }
 
 // DefaultLogRetentionDays is how long function and access logs are kept.
@@ -140,7 +147,9 @@ type Props struct {
 	// DefaultAssetDir.
 	AssetDir string
 	// HTTPAllow is the Http step's host allow-list (MAESTRO_HTTP_ALLOW of
-	// the worker); empty allows no host.
+	// the worker); empty allows no host. Entries that admit the worker's
+	// own host (see httpstep.CheckDeployable: "loopback", loopback,
+	// unspecified and link-local IPs and CIDRs) are refused.
 	HTTPAllow []string
 	// LambdaFunctions lists the functions Lambda steps may invoke: names
 	// (in the stack's account and region) or ARNs; the worker may invoke
@@ -313,6 +322,11 @@ func (p Props) resolve() (settings, error) {
 	if err := httpstep.CheckAllowList(p.HTTPAllow); err != nil {
 		errs = append(errs, err)
 	}
+	// In Lambda, loopback is the runtime API: no entry may admit the
+	// worker's own host ("loopback" is for the local stack).
+	if err := httpstep.CheckDeployable(p.HTTPAllow); err != nil {
+		errs = append(errs, err)
+	}
 	for _, f := range p.LambdaFunctions {
 		if err := checkFunction(f); err != nil {
 			errs = append(errs, err)
@@ -323,7 +337,7 @@ func (p Props) resolve() (settings, error) {
 			errs = append(errs, err)
 		}
 	}
-	if e := p.ECS; e.Cluster != "" || len(e.Subnets) > 0 || len(e.TaskDefinitions) > 0 {
+	if e := p.ECS; e.Cluster != "" || len(e.Subnets) > 0 || len(e.TaskDefinitions) > 0 || len(e.Images) > 0 {
 		if parts := strings.Split(e.Cluster, ":"); len(parts) != 6 || parts[0] != "arn" || parts[2] != "ecs" || !strings.HasPrefix(parts[5], "cluster/") {
 			errs = append(errs, fmt.Errorf("ecs cluster %q: want a cluster ARN (arn:aws:ecs:region:account:cluster/name)", e.Cluster))
 		}
@@ -347,6 +361,14 @@ func (p Props) resolve() (settings, error) {
 			if !familyName.MatchString(f) {
 				errs = append(errs, fmt.Errorf("ecs task definition %q: want a family name", f))
 			}
+		}
+		for _, img := range e.Images {
+			if strings.Contains(img, ",") {
+				errs = append(errs, fmt.Errorf("ecs image %q: an entry has no commas", img))
+			}
+		}
+		if _, err := images.ParseAllowList(e.Images); err != nil {
+			errs = append(errs, fmt.Errorf("ecs images: %w", err))
 		}
 	}
 	for _, q := range p.BatchJobQueues {

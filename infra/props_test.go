@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -114,6 +115,12 @@ func TestResolveRejects(t *testing.T) {
 		{"bucket name", Props{BucketName: "x"}, "bucket:"},
 		{"alarm topic", Props{AlarmTopicARN: "ops-alarms"}, "not an ARN"},
 		{"allow-list comma", Props{HTTPAllow: []string{"a.com,b.com"}}, "http allow-list"},
+		{"loopback allowed", Props{HTTPAllow: []string{"api.example.com", "loopback"}}, `http allow-list entry "loopback" admits the worker's own loopback addresses`},
+		{"loopback CIDR", Props{HTTPAllow: []string{"127.0.0.0/8"}}, `http allow-list entry "127.0.0.0/8" covers 127.0.0.0/8`},
+		{"runtime API address", Props{HTTPAllow: []string{"127.0.0.1:9001"}}, `http allow-list entry "127.0.0.1:9001" covers 127.0.0.0/8`},
+		{"IPv6 loopback", Props{HTTPAllow: []string{"[::1]"}}, `http allow-list entry "[::1]" covers ::1/128`},
+		{"every IPv4 address", Props{HTTPAllow: []string{"0.0.0.0/0"}}, `http allow-list entry "0.0.0.0/0" covers 127.0.0.0/8`},
+		{"metadata address", Props{HTTPAllow: []string{"169.254.169.254"}}, `http allow-list entry "169.254.169.254" covers 169.254.0.0/16`},
 		{"lambda function", Props{LambdaFunctions: []string{"etl,train"}}, `lambda function "etl,train"`},
 		{"qualified function ARN", Props{LambdaFunctions: []string{"arn:aws:lambda:us-east-1:1:function:f:live"}}, "unqualified function ARN"},
 		{"callback queue URL", Props{CallbackQueues: []string{"https://sqs.us-east-1.amazonaws.com/1/q"}}, "want an SQS queue ARN"},
@@ -121,6 +128,13 @@ func TestResolveRejects(t *testing.T) {
 		{"ecs cluster", Props{ECS: ECSSettings{Cluster: "data", Subnets: []string{"subnet-1"}}}, "want a cluster ARN"},
 		{"ecs subnets", Props{ECS: ECSSettings{Cluster: "arn:aws:ecs:us-east-1:1:cluster/c"}}, "at least one subnet"},
 		{"ecs subnet id", Props{ECS: ECSSettings{Cluster: "arn:aws:ecs:us-east-1:1:cluster/c", Subnets: []string{"10.0.0.0/24"}}}, "want a subnet id"},
+		{"ecs image without a registry", Props{ECS: ECSSettings{Cluster: "arn:aws:ecs:us-east-1:1:cluster/c", Subnets: []string{"subnet-1"},
+			Images: []string{"docker.io/library/busybox", "python"}}}, `image allow-list entry "python": name the registry`},
+		{"ecs image with a tag", Props{ECS: ECSSettings{Cluster: "arn:aws:ecs:us-east-1:1:cluster/c", Subnets: []string{"subnet-1"},
+			Images: []string{"123456789012.dkr.ecr.us-east-1.amazonaws.com/etl:latest"}}}, `"123456789012.dkr.ecr.us-east-1.amazonaws.com/etl:latest": a tag can be moved`},
+		{"ecs image with a comma", Props{ECS: ECSSettings{Cluster: "arn:aws:ecs:us-east-1:1:cluster/c", Subnets: []string{"subnet-1"},
+			Images: []string{"docker.io/library/a,docker.io/library/b"}}}, "an entry has no commas"},
+		{"ecs images without a cluster", Props{ECS: ECSSettings{Images: []string{"docker.io/library/busybox"}}}, "want a cluster ARN"},
 		{"batch queue", Props{BatchJobQueues: []string{"etl"}}, "want a job queue ARN"},
 		{"batch definition", Props{BatchJobDefinitions: []string{"etl:3"}}, "want a job definition name"},
 		{"missing binaries", Props{AssetDir: "testdata/no-such-dir"}, "worker: no testdata/no-such-dir/worker/bootstrap (run make build first)"},
@@ -147,6 +161,27 @@ func TestNewStackRejectsBadPropsBeforeBuilding(t *testing.T) {
 	}
 	if n := len(*app.Node().Children()); n != 0 {
 		t.Errorf("the app has %d children after a rejected NewStack", n)
+	}
+}
+
+// TestSynthRefusesLoopbackHTTPAllow goes the way `cdk synth -c
+// httpAllow=...` goes: context, then NewStack, which builds nothing.
+func TestSynthRefusesLoopbackHTTPAllow(t *testing.T) {
+	assets := assetsFor(t)
+	for _, allow := range []string{"api.example.com,loopback", "api.example.com, 127.0.0.1:9001", "[::1]:9001"} {
+		p, err := PropsFromContext(getter(map[string]any{CtxHTTPAllow: allow, CtxAssetDir: assets}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		app := awscdk.NewApp(nil)
+		st, err := NewStack(app, "Loopback", p)
+		bad := strings.TrimSpace(allow[strings.LastIndex(allow, ",")+1:])
+		if err == nil || st != nil || !strings.Contains(err.Error(), strconv.Quote(bad)) {
+			t.Errorf("httpAllow=%s: NewStack = %v, %v; want an error naming %q", allow, st, err, bad)
+		}
+		if n := len(*app.Node().Children()); n != 0 {
+			t.Errorf("httpAllow=%s: the app has %d children", allow, n)
+		}
 	}
 }
 

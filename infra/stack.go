@@ -105,6 +105,7 @@ func NewStack(scope constructs.Construct, id string, props Props) (*Stack, error
 	if st.Functions, err = newFunctions(st.Stack, s, st); err != nil {
 		return nil, err
 	}
+	restrictSenders(st, s)
 	st.API = newAPI(st.Stack, s, st.Functions[HandlerAPI])
 	if s.monitor {
 		newMonitoring(st.Stack, s, st)
@@ -205,15 +206,26 @@ func newTable(scope constructs.Construct, s settings) (awsdynamodb.Table, error)
 }
 
 // newQueue creates one queue of the Spec, encrypted with SQS-managed keys
-// and refusing requests without TLS.
-func newQueue(scope constructs.Construct, id string, q resources.Queue, dlq awssqs.IQueue, s settings) awssqs.Queue {
+// and refusing requests without TLS. A dead-letter queue (source: the
+// name of the queue it serves) accepts redrives from its source queue only;
+// another queue accepts none, so no queue of the account can move messages
+// into it as its dead-letter queue, around its queue policy (senders.go).
+func newQueue(scope constructs.Construct, id string, q resources.Queue, dlq awssqs.IQueue, source string, s settings) awssqs.Queue {
 	props := &awssqs.QueueProps{
-		QueueName:         jsii.String(q.Name),
-		VisibilityTimeout: seconds(q.VisibilityTimeout),
-		RetentionPeriod:   seconds(q.Retention),
-		Encryption:        awssqs.QueueEncryption_SQS_MANAGED,
-		EnforceSSL:        jsii.Bool(true),
-		RemovalPolicy:     s.removal(),
+		QueueName:          jsii.String(q.Name),
+		VisibilityTimeout:  seconds(q.VisibilityTimeout),
+		RetentionPeriod:    seconds(q.Retention),
+		Encryption:         awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:         jsii.Bool(true),
+		RemovalPolicy:      s.removal(),
+		RedriveAllowPolicy: &awssqs.RedriveAllowPolicy{RedrivePermission: awssqs.RedrivePermission_DENY_ALL},
+	}
+	if source != "" {
+		// By ARN, not reference: the source queue refers to this one.
+		arn := awscdk.Stack_Of(scope).FormatArn(&awscdk.ArnComponents{Service: jsii.String("sqs"), Resource: jsii.String(source),
+			ArnFormat: awscdk.ArnFormat_NO_RESOURCE_NAME})
+		props.RedriveAllowPolicy = &awssqs.RedriveAllowPolicy{RedrivePermission: awssqs.RedrivePermission_BY_QUEUE,
+			SourceQueues: &[]awssqs.IQueue{awssqs.Queue_FromQueueArn(scope, jsii.String(id+"Source"), arn)}}
 	}
 	if q.FIFO {
 		props.Fifo = jsii.Bool(true)
@@ -230,12 +242,12 @@ func newQueue(scope constructs.Construct, id string, q resources.Queue, dlq awss
 func newQueues(scope constructs.Construct, s settings) Queues {
 	qs := s.spec.Queues
 	var out Queues
-	out.DecisionDLQ = newQueue(scope, "DecisionDLQ", qs.DecisionDLQ, nil, s)
-	out.WorkDLQ = newQueue(scope, "WorkDLQ", qs.WorkDLQ, nil, s)
-	out.SignalIngestDLQ = newQueue(scope, "SignalIngestDLQ", qs.SignalIngestDLQ, nil, s)
-	out.Decision = newQueue(scope, "DecisionQueue", qs.Decision, out.DecisionDLQ, s)
-	out.Work = newQueue(scope, "WorkQueue", qs.Work, out.WorkDLQ, s)
-	out.SignalIngest = newQueue(scope, "SignalIngestQueue", qs.SignalIngest, out.SignalIngestDLQ, s)
+	out.DecisionDLQ = newQueue(scope, "DecisionDLQ", qs.DecisionDLQ, nil, qs.Decision.Name, s)
+	out.WorkDLQ = newQueue(scope, "WorkDLQ", qs.WorkDLQ, nil, qs.Work.Name, s)
+	out.SignalIngestDLQ = newQueue(scope, "SignalIngestDLQ", qs.SignalIngestDLQ, nil, qs.SignalIngest.Name, s)
+	out.Decision = newQueue(scope, "DecisionQueue", qs.Decision, out.DecisionDLQ, "", s)
+	out.Work = newQueue(scope, "WorkQueue", qs.Work, out.WorkDLQ, "", s)
+	out.SignalIngest = newQueue(scope, "SignalIngestQueue", qs.SignalIngest, out.SignalIngestDLQ, "", s)
 	return out
 }
 
@@ -274,7 +286,7 @@ func (s settings) bucketName() string {
 // without a cycle (S3 checks the destination when it is configured).
 func newBucket(scope constructs.Construct, s settings, ingest awssqs.Queue) (awss3.Bucket, error) {
 	name := s.bucketName()
-	arn := "arn:" + *awscdk.Aws_PARTITION() + ":s3:::" + name
+	arn := bucketARN(name)
 	grant := ingest.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:        jsii.String("SignalsBucketNotifications"),
 		Principals: &[]awsiam.IPrincipal{awsiam.NewServicePrincipal(jsii.String("s3.amazonaws.com"), nil)},

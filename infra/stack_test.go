@@ -122,7 +122,7 @@ func TestFunctions(t *testing.T) {
 		env         map[string]string
 	}{
 		{full, HandlerAPI, 512, 29, 50.0, map[string]string{wiring.EnvTable: st.Spec.Table.Name,
-			wiring.EnvWorkQueueURL: queueURL(full, st.Spec.Queues.Work.Name)}},
+			wiring.EnvWorkQueueURL: queueURL(full, st.Spec.Queues.Work.Name), wiring.EnvECSImages: strings.Join(testECS.Images, ",")}},
 		{full, HandlerRouter, 256, 60, 10.0, map[string]string{
 			wiring.EnvTable:            st.Spec.Table.Name,
 			wiring.EnvDecisionQueueURL: queueURL(full, st.Spec.Queues.Decision.Name),
@@ -150,6 +150,7 @@ func TestFunctions(t *testing.T) {
 			wiring.EnvECSLogGroup:         "${" + full.logicalID(t, st.Jobs.ECSLogs) + "}",
 			wiring.EnvECSFamily:           "maestro-infratest-task",
 			wiring.EnvECSTaskDefinitions:  "spark-submit",
+			wiring.EnvECSImages:           strings.Join(testECS.Images, ","),
 			wiring.EnvBatchJobQueues:      "arn:aws:batch:us-east-1:123456789012:job-queue/etl",
 			wiring.EnvBatchJobDefinitions: "etl-job",
 			wiring.EnvWorkQueueARN:        queueARN(full, st.Spec.Queues.Work.Name),

@@ -407,3 +407,58 @@ func TestBatchSteps(t *testing.T) {
 		}
 	})
 }
+
+// TestECSImageAllowList runs a local stack with an image allow-list, as a
+// deployed stack's ecsImages setting makes one: a literal image off the
+// list is refused at push (400 naming the param's path and the image), one
+// known only at run time fails the step at launch, before ECS is asked
+// anything, and an image on the list runs.
+func TestECSImageAllowList(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := emulator.AWSConfig(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startSystem(t, stack.Options{Emulator: emulator, ECS: true, ECSImages: []string{"docker.io/library/busybox"}})
+	e := &jobsEnv{system: s, ecs: ecs.NewFromConfig(cfg), seen: map[string]bool{}}
+	step := func(id, image string) string {
+		return `{"properties":{"owner":"ecs"},"workflow":{"id":"` + id + `","params":{"img":{"type":"STRING","value":"etl:2"}},"steps":[
+		  {"step":{"id":"job","type":"Ecs","retry_policy":{"error_retry_limit":0,"platform_retry_limit":0},
+		    "params":{"ecs":{"type":"MAP","value":{"image":{"type":"STRING","value":"` + image + `"}}}}}}]}}`
+	}
+
+	t.Run("a literal image off the list is refused at push", func(t *testing.T) {
+		var body orchestrator.Error
+		if code := s.do("POST", "/api/v3/workflows", []byte(step("ecs-literal-image", "etl:2")), &body); code != http.StatusBadRequest {
+			t.Fatalf("push: HTTP %d %v, want 400", code, body)
+		}
+		if len(body.Errors) != 1 || !strings.Contains(body.Errors[0], `workflow.steps[0].step.params.ecs.value.image.value: image "etl:2"`) {
+			t.Fatalf("errors %q: want the param's path and the image", body.Errors)
+		}
+	})
+
+	t.Run("an image from a param fails the step at launch", func(t *testing.T) {
+		wf := s.push([]byte(step("ecs-param-image", "${img}")))
+		r := s.start(wf, "")
+		v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+		a := attempt(t, s, wf, r.WorkflowInstanceID, "job", 1)
+		if v.Status != "FAILED" || a.RuntimeState.Status != "FATALLY_FAILED" ||
+			!strings.Contains(timelineText(a), `image "etl:2"`) || !strings.Contains(timelineText(a), "ecsImages") {
+			t.Fatalf("instance %s, step %s: %q", v.Status, a.RuntimeState.Status, timelineText(a))
+		}
+		list, err := e.ecs.ListTasks(ctx, &ecs.ListTasksInput{Cluster: aws.String(s.st.ECS.Cluster), StartedBy: aws.String(s.st.ECS.Family)})
+		if err != nil || len(list.TaskArns) != 0 {
+			t.Fatalf("tasks %v, %v: want none started", list, err)
+		}
+	})
+
+	t.Run("an image on the list runs", func(t *testing.T) {
+		wf := s.push(readFile(t, "sample-kubernetes-wf.json"))
+		s.start(wf, "")
+		task := e.nextTask(t)
+		def, err := e.ecs.DescribeTaskDefinition(ctx, &ecs.DescribeTaskDefinitionInput{TaskDefinition: task.TaskDefinitionArn})
+		if err != nil || aws.ToString(def.TaskDefinition.ContainerDefinitions[0].Image) != "busybox" {
+			t.Fatalf("task definition %v, %v", def, err)
+		}
+	})
+}

@@ -43,12 +43,13 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	})
 	emf := fs.Bool("metrics", true, "print the handlers' metrics as CloudWatch Embedded Metric Format lines with the logs")
 	ecsOn := fs.Bool("ecs", true, "provision an ECS cluster and network on the emulator for Ecs and Kubernetes steps (their tasks end through POST /local/job-events)")
-	var taskDefs, jobQueues, jobDefs []string
+	var taskDefs, ecsImages, jobQueues, jobDefs []string
 	for _, f := range []struct {
 		name, usage string
 		dst         *[]string
 	}{
 		{"ecs-task-definition", "an ECS task definition family Ecs steps may name (repeatable)", &taskDefs},
+		{"ecs-image", "an image Ecs and Kubernetes steps may run: registry/repository prefix or registry/repository@sha256:digest (repeatable; default: any image)", &ecsImages},
 		{"batch-job-queue", "a Batch job queue (name or ARN) Batch steps may submit to (repeatable)", &jobQueues},
 		{"batch-job-definition", "a Batch job definition name Batch steps may use (repeatable)", &jobDefs},
 	} {
@@ -67,7 +68,7 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	opts := stack.Options{Addr: *addr, Stage: *stage, StreamInterval: *streamEvery, StateDir: *stateDir, Logger: log,
 		Functions: funcs, CallbackQueues: queues, CallbackTopics: topics,
-		ECS: *ecsOn, ECSTaskDefinitions: taskDefs, BatchJobQueues: jobQueues, BatchJobDefinitions: jobDefs}
+		ECS: *ecsOn, ECSTaskDefinitions: taskDefs, ECSImages: ecsImages, BatchJobQueues: jobQueues, BatchJobDefinitions: jobDefs}
 	if *emf {
 		opts.Metrics = stderr
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/definition"
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/images"
 	"github.com/maestro-serverless/maestro/lambdas/decider"
 	"github.com/maestro-serverless/maestro/lambdas/ingest"
 	"github.com/maestro-serverless/maestro/lambdas/router"
@@ -77,8 +78,9 @@ const (
 	// {"bucket", "prefix", "suffix", "name"} objects (see ParseSignalRules).
 	EnvSignalRules = "MAESTRO_SIGNAL_RULES"
 	// EnvHTTPAllow lists the hosts Http steps may call, comma-separated
-	// (exact names or IPs, "*.example.com", or "loopback"); unset or
-	// empty allows none.
+	// (exact names or IPs, "*.example.com", or "loopback", which only the
+	// local stack uses: the CDK app refuses it, see
+	// httpstep.CheckDeployable); unset or empty allows none.
 	EnvHTTPAllow = "MAESTRO_HTTP_ALLOW"
 	// EnvLambdaFunctions lists the functions Lambda steps may invoke
 	// (names or ARNs), EnvCallbackQueues the SQS queue URLs and
@@ -102,6 +104,12 @@ const (
 	EnvECSLogGroup         = "MAESTRO_ECS_LOG_GROUP"
 	EnvECSFamily           = "MAESTRO_ECS_FAMILY"
 	EnvECSTaskDefinitions  = "MAESTRO_ECS_TASK_DEFINITIONS"
+	// EnvECSImages lists the images Ecs and Kubernetes steps may run,
+	// comma-separated entries of package images (registry/path prefixes,
+	// registry/path@sha256:... pins); unset or empty allows none. The API
+	// refuses a pushed definition that names another image as a literal,
+	// and the worker fails a step that would run one.
+	EnvECSImages = "MAESTRO_ECS_IMAGES"
 	// EnvBatchJobQueues and EnvBatchJobDefinitions list the Batch job
 	// queues (names or ARNs) and job definition names Batch steps may use.
 	EnvBatchJobQueues      = "MAESTRO_BATCH_JOB_QUEUES"
@@ -204,6 +212,10 @@ type Options struct {
 	// ECS configures ECS and Kubernetes steps (its clients are built
 	// here); an empty Cluster leaves them unsupported.
 	ECS ecsstep.Config
+	// ECSImages is the image allow-list of Ecs and Kubernetes steps (see
+	// EnvECSImages): pushed definitions are checked against it, and the
+	// ECS runner gets it (in place of ECS.AllowImages). nil admits none.
+	ECSImages *images.AllowList
 	// Batch configures Batch steps (its clients are built here).
 	Batch batchstep.Config
 	// Metrics receives the handlers' EMF metric lines, dimensioned by
@@ -244,7 +256,7 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 	})
 	sqsClient := sqs.NewFromConfig(awsCfg)
 	sched := scheduler.NewFromConfig(awsCfg)
-	checker := definition.NewChecker(definition.WithClock(opts.Now))
+	checker := definition.NewChecker(definition.WithClock(opts.Now), definition.WithImagePolicy(opts.ECSImages))
 	if opts.Runners == nil {
 		httpRunner, err := httpstep.New(httpstep.Config{AllowHosts: opts.HTTPAllow, Language: checker.Language()})
 		if err != nil {
@@ -274,6 +286,7 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		if opts.ECS.Cluster != "" {
 			ecsCfg := opts.ECS
 			ecsCfg.ECS, ecsCfg.Logs, ecsCfg.Region = ecs.NewFromConfig(awsCfg), logs, awsCfg.Region
+			ecsCfg.AllowImages = opts.ECSImages
 			if ecsRunner, err = ecsstep.New(ecsCfg); err != nil {
 				return nil, fmt.Errorf("%s: %w", EnvECSCluster, err)
 			}
@@ -359,7 +372,27 @@ func MustBuildFromEnv(required ...string) *Deps {
 		log.Error("load AWS configuration", "error", err)
 		os.Exit(1)
 	}
-	deps, err := Build(cfg, awsCfg, Options{Logger: log, HTTPAllow: envList(EnvHTTPAllow),
+	opts, err := optionsFromEnv()
+	if err != nil {
+		log.Error("bad configuration", "error", err)
+		os.Exit(1)
+	}
+	opts.Logger = log
+	deps, err := Build(cfg, awsCfg, opts)
+	if err != nil {
+		log.Error("bad configuration", "error", err)
+		os.Exit(1)
+	}
+	return deps
+}
+
+// optionsFromEnv reads the step runners' settings from the environment.
+func optionsFromEnv() (Options, error) {
+	allowImages, err := images.ParseAllowList(envList(EnvECSImages))
+	if err != nil {
+		return Options{}, fmt.Errorf("%s: %w", EnvECSImages, err)
+	}
+	return Options{HTTPAllow: envList(EnvHTTPAllow),
 		LambdaFunctions: envList(EnvLambdaFunctions), CallbackQueues: envList(EnvCallbackQueues), CallbackTopics: envList(EnvCallbackTopics),
 		ECS: ecsstep.Config{
 			Cluster: os.Getenv(EnvECSCluster), Subnets: envList(EnvECSSubnets), SecurityGroups: envList(EnvECSSecurityGroups),
@@ -367,14 +400,10 @@ func MustBuildFromEnv(required ...string) *Deps {
 			TaskRoleARN: os.Getenv(EnvECSTaskRoleARN), LogGroup: os.Getenv(EnvECSLogGroup),
 			Family: os.Getenv(EnvECSFamily), StartedBy: os.Getenv(EnvECSFamily), AllowTaskDefinitions: envList(EnvECSTaskDefinitions),
 		},
-		Batch:   batchstep.Config{AllowQueues: envList(EnvBatchJobQueues), AllowDefinitions: envList(EnvBatchJobDefinitions)},
-		Metrics: metricsOut(os.Getenv(EnvStage)), Stage: os.Getenv(EnvStage),
-	})
-	if err != nil {
-		log.Error("bad configuration", "error", err)
-		os.Exit(1)
-	}
-	return deps
+		ECSImages: allowImages,
+		Batch:     batchstep.Config{AllowQueues: envList(EnvBatchJobQueues), AllowDefinitions: envList(EnvBatchJobDefinitions)},
+		Metrics:   metricsOut(os.Getenv(EnvStage)), Stage: os.Getenv(EnvStage),
+	}, nil
 }
 
 // envList reads a comma-separated list from environment variable name.

@@ -1,11 +1,16 @@
 package wiring
 
 import (
+	"context"
+	"net/http"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/maestro-serverless/maestro/images"
+	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/signals"
 )
 
@@ -74,4 +79,61 @@ func TestConfigFromEnvSignals(t *testing.T) {
 	_, err = ConfigFromEnv(EnvTable, EnvSignalDLQURL)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), EnvSignalDLQURL)
+}
+
+func TestOptionsFromEnvImages(t *testing.T) {
+	t.Setenv(EnvECSImages, "123456789012.dkr.ecr.us-east-1.amazonaws.com/etl/, docker.io/library/busybox")
+	opts, err := optionsFromEnv()
+	require.NoError(t, err)
+	assert.NoError(t, opts.ECSImages.Check("busybox:1.36"))
+	assert.NoError(t, opts.ECSImages.Check("123456789012.dkr.ecr.us-east-1.amazonaws.com/etl/job"))
+	assert.Error(t, opts.ECSImages.Check("123456789012.dkr.ecr.us-east-1.amazonaws.com/etl-evil/job"))
+
+	// Unset: no image may run.
+	t.Setenv(EnvECSImages, "")
+	opts, err = optionsFromEnv()
+	require.NoError(t, err)
+	assert.ErrorContains(t, opts.ECSImages.Check("busybox"), "no image may run")
+
+	// An entry that reads two ways stops the function from starting.
+	t.Setenv(EnvECSImages, "busybox")
+	_, err = optionsFromEnv()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), EnvECSImages)
+	assert.Contains(t, err.Error(), `"busybox"`)
+}
+
+func TestBuildChecksPushedImages(t *testing.T) {
+	def := []byte(`{"properties": {"owner": "t"}, "workflow": {"id": "wf", "steps": [{"step": {"id": "k", "type": "Kubernetes",
+	  "params": {"kubernetes": {"type": "MAP", "value": {"image": {"type": "STRING", "value": "evil.example.com/miner"}}}}}}]}}`)
+	for name, tc := range map[string]struct {
+		allow   *images.AllowList
+		refused bool
+	}{
+		"no list (a deployment that sets none)": {nil, true},
+		"a list without the image":              {mustAllow(t, "docker.io/library/busybox"), true},
+		"a list with the image":                 {mustAllow(t, "evil.example.com/miner"), false},
+		"the local stack's default":             {images.AnyImage(), false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			deps, err := Build(Config{}, aws.Config{Region: "us-east-1"}, Options{ECSImages: tc.allow})
+			require.NoError(t, err)
+			err = deps.Orchestrator.ValidateWorkflow(context.Background(), def, orchestrator.FormatJSON)
+			if !tc.refused {
+				assert.NoError(t, err)
+				return
+			}
+			e := orchestrator.AsError(err)
+			assert.Equal(t, http.StatusBadRequest, e.Status)
+			require.Len(t, e.Errors, 1)
+			assert.Contains(t, e.Errors[0], `workflow.steps[0].step.params.kubernetes.value.image.value: image "evil.example.com/miner"`)
+		})
+	}
+}
+
+func mustAllow(t *testing.T, entries ...string) *images.AllowList {
+	t.Helper()
+	l, err := images.ParseAllowList(entries)
+	require.NoError(t, err)
+	return l
 }

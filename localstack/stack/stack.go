@@ -31,6 +31,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/maestro-serverless/maestro/caller"
+	"github.com/maestro-serverless/maestro/images"
 	"github.com/maestro-serverless/maestro/lambdas/api"
 	"github.com/maestro-serverless/maestro/lambdas/wiring"
 	"github.com/maestro-serverless/maestro/localstack"
@@ -86,6 +87,11 @@ type Options struct {
 	ECS                                 bool
 	ECSTaskDefinitions                  []string
 	BatchJobQueues, BatchJobDefinitions []string
+	// ECSImages is the image allow-list of Ecs and Kubernetes steps
+	// (entries of package images), checked at push and at launch as in
+	// AWS; empty allows any image, the local stack's default (its tasks run
+	// no container).
+	ECSImages []string
 	// Metrics receives the handlers' EMF metric lines (as Lambda prints
 	// them to CloudWatch Logs), dimensioned by the stage; nil emits none.
 	Metrics io.Writer
@@ -133,6 +139,15 @@ type Faults struct {
 	// CrashAfterHandler skips the delete of chosen messages after the
 	// handler succeeded, as if the worker died after its commit.
 	CrashAfterHandler func(queue string, m events.SQSMessage) bool
+}
+
+// imageAllowList is the local stack's image allow-list: entries when there
+// are some, else any image.
+func imageAllowList(entries []string) (*images.AllowList, error) {
+	if len(entries) == 0 {
+		return images.AnyImage(), nil
+	}
+	return images.ParseAllowList(entries)
 }
 
 // Stack is a running local system.
@@ -233,6 +248,10 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	if err != nil {
 		return fail(err)
 	}
+	allowImages, err := imageAllowList(opts.ECSImages)
+	if err != nil {
+		return fail(err)
+	}
 	var ecsCfg ecsstep.Config
 	if opts.ECS {
 		if s.ECS, err = localstack.ProvisionECS(ctx, awsCfg, opts.Stage); err != nil {
@@ -260,7 +279,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		Emulator:        true,
 		HTTPAllow:       opts.HTTPAllow,
 		LambdaFunctions: functionNames, CallbackQueues: opts.CallbackQueues, CallbackTopics: opts.CallbackTopics,
-		ECS: ecsCfg, Batch: batchstep.Config{AllowQueues: opts.BatchJobQueues, AllowDefinitions: opts.BatchJobDefinitions},
+		ECS: ecsCfg, ECSImages: allowImages,
+		Batch:   batchstep.Config{AllowQueues: opts.BatchJobQueues, AllowDefinitions: opts.BatchJobDefinitions},
 		Metrics: opts.Metrics, Stage: opts.Stage,
 		ClaimLease: opts.ClaimLease, EventSweepAfter: opts.EventSweepAfter, SweepGrace: opts.SweepGrace,
 		HealthInfo: orchestrator.HealthView{

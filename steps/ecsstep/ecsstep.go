@@ -22,13 +22,15 @@
 // (Fargate has none); app_name, owner_email, job_deduplication_key and
 // pre_stop are not used.
 //
-// An image runs in a task definition the runner registers (one per image
-// and entry point, family <Family>-<hash>), logging to Config.LogGroup;
-// when it ends, its log's tail is read for Maestro's output marker (see
-// joboutput). Exit code 0 succeeds; another is a user error (retried per
-// the retry policy, unless the output says it is not retryable); a task
-// that failed to start (capacity, image pull) or was interrupted is a
-// platform error.
+// An image must be on Config.AllowImages (see package images): a step whose
+// image is not fails fatally, naming the image and the setting, before
+// anything is registered or run. An image runs in a task definition the
+// runner registers (one per image and entry point, family
+// <Family>-<hash>), logging to Config.LogGroup; when it ends, its log's
+// tail is read for Maestro's output marker (see joboutput). Exit code 0
+// succeeds; another is a user error (retried per the retry policy, unless
+// the output says it is not retryable); a task that failed to start
+// (capacity, image pull) or was interrupted is a platform error.
 package ecsstep
 
 import (
@@ -51,6 +53,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/images"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/steps/joboutput"
@@ -68,6 +71,9 @@ const ContainerName = "main"
 
 // JobPrefix starts the job names of ECS tasks ("ecs:<task arn>").
 const JobPrefix = "ecs:"
+
+// ImagesSetting names, in messages, where the image allow-list is set.
+const ImagesSetting = "the stack's ecsImages setting (MAESTRO_ECS_IMAGES; maestro local: -ecs-image)"
 
 // Client is the part of the ECS client the runner uses.
 type Client interface {
@@ -100,8 +106,12 @@ type Config struct {
 	// marks its tasks (the EventBridge rule selects on it).
 	Family, StartedBy string
 	// AllowTaskDefinitions lists the task definition families steps may
-	// name; images are always allowed (they run with the roles above).
+	// name.
 	AllowTaskDefinitions []string
+	// AllowImages admits the images steps may run in the task definitions
+	// the runner registers (with the roles above, in the subnets above);
+	// nil admits none. See package images.
+	AllowImages *images.AllowList
 }
 
 // Runner executes Ecs and Kubernetes steps. It implements
@@ -164,6 +174,11 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ str
 	def := t.taskDefinition
 	container := t.container
 	if t.image != "" {
+		if err := r.cfg.AllowImages.Check(t.image); errors.Is(err, images.ErrNotAllowed) {
+			return fatal(fmt.Sprintf("%v; add its repository (or a prefix of it) to %s", err, ImagesSetting))
+		} else if err != nil {
+			return fatal(err.Error())
+		}
 		def, err = r.imageDefinition(ctx, t)
 		container = ContainerName
 	} else {

@@ -1,11 +1,21 @@
 package ecsstep
 
 import (
+	"context"
+	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
+	"github.com/aws/aws-sdk-go-v2/service/ecs/types"
+
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/images"
 	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
 func TestFargateSize(t *testing.T) {
@@ -109,5 +119,103 @@ func TestLogsURL(t *testing.T) {
 	want := "https://eu-west-1.console.aws.amazon.com/cloudwatch/home?region=eu-west-1#logsV2:log-groups/log-group/$252Fmaestro$252Fprod$252Fecs/log-events/maestro$252Fmain$252Fabc123"
 	if got != want {
 		t.Fatalf("%s\nwant %s", got, want)
+	}
+}
+
+// fakeECS records what the runner asks of ECS and answers like a cluster
+// that starts every task.
+type fakeECS struct {
+	registered []string // images of registered task definitions
+	ran        []string // task definitions run
+}
+
+func (f *fakeECS) RunTask(_ context.Context, in *ecs.RunTaskInput, _ ...func(*ecs.Options)) (*ecs.RunTaskOutput, error) {
+	f.ran = append(f.ran, aws.ToString(in.TaskDefinition))
+	return &ecs.RunTaskOutput{Tasks: []types.Task{{TaskArn: aws.String("arn:aws:ecs:us-east-1:123456789012:task/data/0123")}}}, nil
+}
+
+func (f *fakeECS) StopTask(context.Context, *ecs.StopTaskInput, ...func(*ecs.Options)) (*ecs.StopTaskOutput, error) {
+	return &ecs.StopTaskOutput{}, nil
+}
+
+func (f *fakeECS) RegisterTaskDefinition(_ context.Context, in *ecs.RegisterTaskDefinitionInput, _ ...func(*ecs.Options)) (*ecs.RegisterTaskDefinitionOutput, error) {
+	f.registered = append(f.registered, aws.ToString(in.ContainerDefinitions[0].Image))
+	return &ecs.RegisterTaskDefinitionOutput{TaskDefinition: &types.TaskDefinition{
+		TaskDefinitionArn: aws.String("arn:aws:ecs:us-east-1:123456789012:task-definition/" + aws.ToString(in.Family) + ":1")}}, nil
+}
+
+func (f *fakeECS) DescribeTaskDefinition(context.Context, *ecs.DescribeTaskDefinitionInput, ...func(*ecs.Options)) (*ecs.DescribeTaskDefinitionOutput, error) {
+	return nil, errors.New("ClientException: unable to describe task definition")
+}
+
+type noLogs struct{}
+
+func (noLogs) GetLogEvents(context.Context, *cloudwatchlogs.GetLogEventsInput, ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.GetLogEventsOutput, error) {
+	return &cloudwatchlogs.GetLogEventsOutput{}, nil
+}
+
+func newTestRunner(t *testing.T, allow *images.AllowList) (*Runner, *fakeECS) {
+	t.Helper()
+	f := &fakeECS{}
+	r, err := New(Config{ECS: f, Logs: noLogs{}, Cluster: "data", Subnets: []string{"subnet-1"}, LogGroup: "/maestro/test/ecs",
+		Region: "us-east-1", Family: "maestro-test-task", StartedBy: "maestro-test-task", AllowImages: allow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, f
+}
+
+func TestDispatchRefusesImagesOffTheAllowList(t *testing.T) {
+	allow, err := images.ParseAllowList([]string{"123456789012.dkr.ecr.us-east-1.amazonaws.com/etl/", "docker.io/library/busybox"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := func(typ model.StepType, image string) orchestrator.WorkMessage {
+		param := ParamECS
+		if typ == model.StepKubernetes {
+			param = ParamKubernetes
+		}
+		return orchestrator.WorkMessage{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "job", Attempt: 1, StepType: typ,
+			Params: engine.Values{param: map[string]any{"image": image}}}
+	}
+	for _, tc := range []struct {
+		typ   model.StepType
+		image string
+		want  string // in the fatal message; "" when the image runs
+	}{
+		{model.StepECS, "123456789012.dkr.ecr.us-east-1.amazonaws.com/etl/job:1", ""},
+		{model.StepKubernetes, "busybox", ""},
+		{model.StepECS, "123456789012.dkr.ecr.us-east-1.amazonaws.com/etl-evil/job:1", "is not on the image allow-list"},
+		{model.StepECS, "123456789012.dkr.ecr.us-east-1.amazonaws.com/etl", "is not on the image allow-list"},
+		{model.StepKubernetes, "evil.example.com/busybox", "is not on the image allow-list"},
+		{model.StepKubernetes, "busybox-evil:latest", "is not on the image allow-list"},
+		{model.StepKubernetes, "etl/../busybox", "not a valid image reference"},
+	} {
+		r, f := newTestRunner(t, allow)
+		h, end, err := r.Dispatch(context.Background(), step(tc.typ, tc.image), "")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.image, err)
+		}
+		if tc.want == "" {
+			if end != nil || h.Job == "" || len(f.registered) != 1 || f.registered[0] != tc.image || len(f.ran) != 1 {
+				t.Errorf("%s: handover %+v, end %+v, registered %v, ran %v; want it run", tc.image, h, end, f.registered, f.ran)
+			}
+			continue
+		}
+		if len(f.registered) != 0 || len(f.ran) != 0 {
+			t.Errorf("%s: registered %v and ran %v; want nothing asked of ECS", tc.image, f.registered, f.ran)
+		}
+		if end == nil || end.Outcome != engine.OutcomeFatalError || !strings.Contains(end.Message, tc.want) ||
+			!strings.Contains(end.Message, strconv.Quote(tc.image)) {
+			t.Errorf("%s: end %+v; want a fatal error naming the image and %q", tc.image, end, tc.want)
+		} else if tc.want == "is not on the image allow-list" && !strings.Contains(end.Message, "ecsImages") {
+			t.Errorf("%s: %q does not name the ecsImages setting", tc.image, end.Message)
+		}
+	}
+	// Without a list no image runs.
+	r, f := newTestRunner(t, nil)
+	_, end, err := r.Dispatch(context.Background(), step(model.StepKubernetes, "busybox"), "")
+	if err != nil || end == nil || end.Outcome != engine.OutcomeFatalError || !strings.Contains(end.Message, "no image may run") || len(f.ran) != 0 {
+		t.Errorf("nil list: end %+v, err %v, ran %v", end, err, f.ran)
 	}
 }

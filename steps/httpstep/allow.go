@@ -58,6 +58,53 @@ func CheckAllowList(entries []string) error {
 	return err
 }
 
+// hostRanges are the addresses that reach the machine a deployed worker
+// runs on or its platform's metadata: loopback (Lambda's runtime API
+// listens on 127.0.0.1:9001), "this host" (a connection to 0.0.0.0 or ::
+// reaches loopback), link-local (instance and container metadata,
+// 169.254.169.254 and 169.254.170.2) and EC2's IPv6 metadata address.
+func hostRanges() []netip.Prefix {
+	return []netip.Prefix{
+		netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128"),
+		netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("::/128"),
+		netip.MustParsePrefix("169.254.0.0/16"), netip.MustParsePrefix("fe80::/10"),
+		netip.MustParsePrefix("fd00:ec2::254/128"),
+	}
+}
+
+// CheckDeployable reports every entry of an Http step allow-list that a
+// deployed stack's list may not hold, because it admits the host the worker
+// runs on: the "loopback" entry, and IP or CIDR entries that cover any of
+// 127.0.0.0/8, ::1, 0.0.0.0/8, ::, 169.254.0.0/16, fe80::/10 or
+// fd00:ec2::254 (on any port). Names are not refused: an address a name
+// resolves to in those ranges is dialed only when such an entry covers it.
+// Entries CheckAllowList refuses are left to it.
+func CheckDeployable(entries []string) error {
+	var errs []error
+	for _, raw := range entries {
+		e, err := parseEntry(raw)
+		if err != nil || e == nil {
+			continue
+		}
+		if e.raw == loopbackEntry {
+			errs = append(errs, fmt.Errorf("http allow-list entry %q admits the worker's own loopback addresses, where Lambda's runtime API "+
+				"listens (127.0.0.1:9001); it is for the local stack only", e.raw))
+			continue
+		}
+		if e.kind != kindPrefix {
+			continue
+		}
+		for _, r := range hostRanges() {
+			if e.prefix.Overlaps(r) {
+				errs = append(errs, fmt.Errorf("http allow-list entry %q covers %s (%s), which reaches the host the worker runs on or its metadata; "+
+					"a deployed stack may not allow it", e.raw, r, specialPurpose(r.Addr())))
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // parseAllowList parses entries: exact host names, "*.suffix" wildcards, IP
 // literals, CIDR prefixes, each optionally with ":port" (IPv6 literals in
 // brackets), and the special entry "loopback". Empty entries are ignored.

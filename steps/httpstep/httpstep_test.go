@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -751,5 +752,29 @@ func TestTruncateUTF8(t *testing.T) {
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, truncateUTF8([]byte(tc.in), tc.max), tc.in)
+	}
+}
+
+func TestCheckDeployable(t *testing.T) {
+	for _, entry := range []string{
+		"loopback", "LOOPBACK",
+		"127.0.0.1", "127.0.0.1:9001", "127.1.2.3:443", "127.0.0.0/8", "127.128.0.0/9", "126.0.0.0/7", "0.0.0.0/0",
+		"::1", "[::1]:9001", "::/0", "::/127", "::ffff:127.0.0.1", "::ffff:0:0/96", "0.0.0.0", "0.0.0.0/8", "::",
+		"169.254.169.254", "169.254.170.2:80", "169.254.0.0/16", "169.0.0.0/8", "fe80::1", "fe80::/10", "fd00:ec2::254", "fd00::/8",
+	} {
+		err := CheckDeployable([]string{"api.example.com", entry})
+		if err == nil || !strings.Contains(err.Error(), strconv.Quote(strings.ToLower(entry))) {
+			t.Errorf("CheckDeployable(%q) = %v, want an error naming it", entry, err)
+		}
+	}
+	// Names resolve at dial time, where the loopback and link-local
+	// checks apply; private and public ranges are a deployment's choice.
+	if err := CheckDeployable([]string{"api.example.com", "*.example.org:8443", "localhost", "10.0.0.0/8", "172.16.0.5",
+		"192.168.1.0/24", "203.0.113.7", "2001:db8::/32", "8.0.0.0/7", "fd00:ec2::253"}); err != nil {
+		t.Errorf("CheckDeployable(remote entries) = %v", err)
+	}
+	err := CheckDeployable([]string{"loopback", "10.0.0.1", "169.254.169.254/32"})
+	if err == nil || !strings.Contains(err.Error(), `"loopback"`) || !strings.Contains(err.Error(), `"169.254.169.254/32"`) || strings.Contains(err.Error(), "10.0.0.1") {
+		t.Errorf("every bad entry is named, and only those: %v", err)
 	}
 }
