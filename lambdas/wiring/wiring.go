@@ -386,11 +386,17 @@ func MustBuildFromEnv(required ...string) *Deps {
 	return deps
 }
 
-// optionsFromEnv reads the step runners' settings from the environment.
+// optionsFromEnv reads the step runners' settings from a Lambda
+// function's environment. An Http allow-list that admits the function's
+// own host (loopback: Lambda's runtime API) stops it from starting, as it
+// stops synth: the environment may have been edited after deploying.
 func optionsFromEnv() (Options, error) {
 	allowImages, err := images.ParseAllowList(envList(EnvECSImages))
 	if err != nil {
 		return Options{}, fmt.Errorf("%s: %w", EnvECSImages, err)
+	}
+	if err := httpstep.CheckDeployable(envList(EnvHTTPAllow)); err != nil {
+		return Options{}, fmt.Errorf("%s: %w", EnvHTTPAllow, err)
 	}
 	return Options{HTTPAllow: envList(EnvHTTPAllow),
 		LambdaFunctions: envList(EnvLambdaFunctions), CallbackQueues: envList(EnvCallbackQueues), CallbackTopics: envList(EnvCallbackTopics),

@@ -103,6 +103,21 @@ func TestOptionsFromEnvImages(t *testing.T) {
 	assert.Contains(t, err.Error(), `"busybox"`)
 }
 
+// TestOptionsFromEnvRefusesLoopback: a Lambda function whose Http
+// allow-list admits loopback (Lambda's runtime API on 127.0.0.1:9001) does
+// not start, however the environment came to say so.
+func TestOptionsFromEnvRefusesLoopback(t *testing.T) {
+	for _, entry := range []string{"loopback", "127.0.0.1:9001", "127.0.0.0/8", "::1"} {
+		t.Setenv(EnvHTTPAllow, "api.example.com,"+entry)
+		_, err := optionsFromEnv()
+		require.Error(t, err, entry)
+		assert.Contains(t, err.Error(), EnvHTTPAllow)
+	}
+	t.Setenv(EnvHTTPAllow, "api.example.com,*.example.org:8443")
+	_, err := optionsFromEnv()
+	require.NoError(t, err)
+}
+
 func TestBuildChecksPushedImages(t *testing.T) {
 	def := []byte(`{"properties": {"owner": "t"}, "workflow": {"id": "wf", "steps": [{"step": {"id": "k", "type": "Kubernetes",
 	  "params": {"kubernetes": {"type": "MAP", "value": {"image": {"type": "STRING", "value": "evil.example.com/miner"}}}}}}]}}`)
