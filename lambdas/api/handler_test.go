@@ -89,6 +89,9 @@ func TestIDsAreCheckedAtTheAPI(t *testing.T) {
 				body = strings.NewReader(tc.body)
 			}
 			req := httptest.NewRequest(tc.method, "http://api"+strings.ReplaceAll(tc.target, " ", "%20"), body)
+			if tc.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 			require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
@@ -422,8 +425,13 @@ func TestRoutes(t *testing.T) {
 			svc := &fakeService{err: tc.svcErr, nilResult: tc.nilResult}
 			h := NewHandler(svc, Options{})
 			req := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
-			if tc.contentType != "" {
+			switch {
+			case tc.contentType != "":
 				req.Header.Set("Content-Type", tc.contentType)
+			case tc.body != "" && strings.HasSuffix(tc.target, "/yaml"):
+				req.Header.Set("Content-Type", "application/yaml")
+			case tc.body != "":
+				req.Header.Set("Content-Type", "application/json")
 			}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
@@ -463,6 +471,7 @@ func TestInternalErrorsAreLoggedNotSent(t *testing.T) {
 			req := httptest.NewRequest("POST", "/api/v3/workflows/wf/versions/active/actions/start",
 				strings.NewReader(`{"run_params":{"password":{"value":"hunter2-secret"}}}`))
 			req.Header.Set("Authorization", "Bearer token-secret-xyz")
+			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 
@@ -507,6 +516,7 @@ func TestBodyLimit(t *testing.T) {
 			if tc.unknownLength {
 				req.ContentLength = -1
 			}
+			req.Header.Set("Content-Type", "application/json")
 			resp, err := srv.Client().Do(req)
 			require.NoError(t, err)
 			defer resp.Body.Close()
@@ -677,7 +687,9 @@ func TestInlineWorkflowIDs(t *testing.T) {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
 			h := NewHandler(&fakeService{}, Options{})
 			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest(tc.method, "http://api"+tc.target, strings.NewReader(`{}`)))
+			req := httptest.NewRequest(tc.method, "http://api"+tc.target, strings.NewReader(`{}`))
+			req.Header.Set("Content-Type", "application/json")
+			h.ServeHTTP(rec, req)
 			if tc.allowed {
 				assert.NotEqual(t, http.StatusBadRequest, rec.Code, rec.Body.String())
 			} else {

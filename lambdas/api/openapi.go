@@ -80,7 +80,7 @@ var pathParam = regexp.MustCompile(`\{([A-Za-z]+)\}`)
 
 // openAPIDocument is the OpenAPI 3.1 document of the routes (patterns).
 func openAPIDocument(patterns []string) map[string]any {
-	docs, queries := routeSummaries(), queryParams()
+	docs, queries, bodies := routeSummaries(), queryParams(), routeBodies()
 	paths := map[string]map[string]any{}
 	sorted := append([]string(nil), patterns...)
 	sort.Strings(sorted)
@@ -108,9 +108,13 @@ func openAPIDocument(patterns []string) map[string]any {
 			op["parameters"] = params
 		}
 		if method == http.MethodPost || method == http.MethodPut {
-			content := map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}
-			if strings.HasSuffix(path, "/yaml") {
-				content = map[string]any{"application/yaml": map[string]any{"schema": map[string]any{"type": "string"}}}
+			content := map[string]any{}
+			for _, t := range bodies[p].mediaTypes() {
+				schema := map[string]any{"type": "object"}
+				if isYAML(t) {
+					schema = map[string]any{"type": "string"}
+				}
+				content[t] = map[string]any{"schema": schema}
 			}
 			op["requestBody"] = map[string]any{"required": false, "content": content}
 		}
