@@ -60,7 +60,8 @@ const Usage = `  push FILE...                 store workflow definitions (.json,
   permit set TAG N | permit get|delete TAG
   signal NAME [k=v]...         announce a signal
   ui [--listen ADDR]           serve the web UI on ADDR (default 127.0.0.1:8765), its API calls
-                               forwarded to the endpoint (SigV4-signed for AWS)
+                               forwarded to the endpoint (SigV4-signed for AWS), to the browser
+                               that opens the one-time login URL it prints
   options: --endpoint URL (or $MAESTRO_ENDPOINT; default http://127.0.0.1:8080), --json
 `
 
