@@ -156,7 +156,10 @@ func (s *server) register(mux *http.ServeMux) {
 	route("GET "+flattenPath+"/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/iterations/{iterationId}", s.flattenIteration)
 	route("GET "+flattenPath+"/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/summary", s.flattenSummary)
 	route("PUT /api/v3/output-data", s.putOutputData)
-	route("POST "+tasksPath+"{token}/{action}", s.completeTask)
+	route("POST "+tasksPath+"{token}/{action}", s.completeTaskInPath)
+	for _, action := range taskActions() {
+		route("POST "+tasksPath+action, s.completeTaskInBody(action))
+	}
 	route("DELETE "+workflowsPath+"/{id}", s.deleteWorkflow)
 	s.registerGates(route)
 	s.registerJobQueues(route)

@@ -238,21 +238,21 @@ func TestRoutes(t *testing.T) {
 		{name: "job queue delete", method: "DELETE", target: "/api/v3/job-queues/gpu", wantStatus: 200, wantCall: &call{"DeleteJobQueue", []any{"gpu"}}},
 
 		// task tokens
-		{name: "task success", method: "POST", target: "/api/v3/tasks/tok/success", body: `{"outputs":{"rows":7},"message":"done"}`,
-			wantStatus: 200, wantCall: &call{"CompleteTask", []any{"tok", orchestrator.TaskCompletion{Action: "success",
+		{name: "task success", method: "POST", target: "/api/v3/tasks/" + testToken + "/success", body: `{"outputs":{"rows":7},"message":"done"}`,
+			wantStatus: 200, wantCall: &call{"CompleteTask", []any{testToken, orchestrator.TaskCompletion{Action: "success",
 				Outputs: map[string]any{"rows": json.Number("7")}, Message: "done"}}},
 			wantBody: `{"workflow_id":"wf","workflow_instance_id":1,"workflow_run_id":1,"step_id":"s","step_attempt_id":1,"action":"success","status":"SUCCEEDED","recorded":true}`},
-		{name: "task failure", method: "POST", target: "/api/v3/tasks/tok/failure", body: `{"error":"platform_error","message":"no capacity"}`,
-			wantStatus: 200, wantCall: &call{"CompleteTask", []any{"tok", orchestrator.TaskCompletion{Action: "failure", Error: "PLATFORM_ERROR", Message: "no capacity"}}}},
-		{name: "task heartbeat without a body", method: "POST", target: "/api/v3/tasks/tok/heartbeat",
-			wantStatus: 200, wantCall: &call{"CompleteTask", []any{"tok", orchestrator.TaskCompletion{Action: "heartbeat"}}}},
-		{name: "task success with an error field", method: "POST", target: "/api/v3/tasks/tok/success", body: `{"error":"USER_ERROR"}`,
+		{name: "task failure", method: "POST", target: "/api/v3/tasks/" + testToken + "/failure", body: `{"error":"platform_error","message":"no capacity"}`,
+			wantStatus: 200, wantCall: &call{"CompleteTask", []any{testToken, orchestrator.TaskCompletion{Action: "failure", Error: "PLATFORM_ERROR", Message: "no capacity"}}}},
+		{name: "task heartbeat without a body", method: "POST", target: "/api/v3/tasks/" + testToken + "/heartbeat",
+			wantStatus: 200, wantCall: &call{"CompleteTask", []any{testToken, orchestrator.TaskCompletion{Action: "heartbeat"}}}},
+		{name: "task success with an error field", method: "POST", target: "/api/v3/tasks/" + testToken + "/success", body: `{"error":"USER_ERROR"}`,
 			wantStatus: 400, wantError: "error: unknown field for a success report"},
-		{name: "task outputs not an object", method: "POST", target: "/api/v3/tasks/tok/success", body: `{"outputs":[1]}`,
+		{name: "task outputs not an object", method: "POST", target: "/api/v3/tasks/" + testToken + "/success", body: `{"outputs":[1]}`,
 			wantStatus: 400, wantError: "outputs: must be an object of output params"},
-		{name: "task token used twice", method: "POST", target: "/api/v3/tasks/tok/success", svcErr: orchestrator.Conflict("the task token was already used"),
-			wantStatus: 409, wantCall: &call{"CompleteTask", []any{"tok", orchestrator.TaskCompletion{Action: "success"}}}, wantError: "already used"},
-		{name: "task get", method: "GET", target: "/api/v3/tasks/tok/success", wantStatus: 405},
+		{name: "task token used twice", method: "POST", target: "/api/v3/tasks/" + testToken + "/success", svcErr: orchestrator.Conflict("the task token was already used"),
+			wantStatus: 409, wantCall: &call{"CompleteTask", []any{testToken, orchestrator.TaskCompletion{Action: "success"}}}, wantError: "already used"},
+		{name: "task get", method: "GET", target: "/api/v3/tasks/" + testToken + "/success", wantStatus: 405},
 
 		// delete
 		{name: "delete workflow", method: "DELETE", target: wf + "/sample-wf", wantStatus: 202,
@@ -578,12 +578,16 @@ func TestRequestID(t *testing.T) {
 func TestAccessLog(t *testing.T) {
 	var logs bytes.Buffer
 	h := NewHandler(&fakeService{}, Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
-	for _, target := range []string{"/api/v3/workflows/wf/instances/7?cursor=secret-cursor", "/nope", "/api/v3/tasks/secret-token/success"} {
-		method := "GET"
+	for _, target := range []string{"/api/v3/workflows/wf/instances/7?cursor=secret-cursor", "/nope", "/api/v3/tasks/" + testToken + "/success", "/api/v3/tasks/success"} {
+		method, body := "GET", ""
 		if strings.HasPrefix(target, tasksPath) {
 			method = "POST"
 		}
-		req := httptest.NewRequest(method, target, nil)
+		if target == "/api/v3/tasks/success" {
+			body = `{"task_token":"` + testToken + `"}`
+		}
+		req := httptest.NewRequest(method, target, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set(RequestIDHeader, "log-test")
 		h.ServeHTTP(httptest.NewRecorder(), req)
 	}
@@ -594,11 +598,12 @@ func TestAccessLog(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
 		lines = append(lines, m)
 	}
-	require.Len(t, lines, 3)
+	require.Len(t, lines, 4)
 	want := []struct {
 		method, path string
 		status       float64
-	}{{"GET", "/api/v3/workflows/wf/instances/7", 200}, {"GET", "/nope", 404}, {"POST", "/api/v3/tasks/{token}/success", 200}}
+	}{{"GET", "/api/v3/workflows/wf/instances/7", 200}, {"GET", "/nope", 404}, {"POST", "/api/v3/tasks/{token}/success", 200},
+		{"POST", "/api/v3/tasks/success", 200}}
 	for i, w := range want {
 		assert.Equal(t, "http request", lines[i]["msg"])
 		assert.Equal(t, w.method, lines[i]["method"])
@@ -609,7 +614,7 @@ func TestAccessLog(t *testing.T) {
 		assert.Greater(t, lines[i]["bytes"], float64(0))
 	}
 	assert.NotContains(t, logs.String(), "secret-cursor", "query strings are not logged")
-	assert.NotContains(t, logs.String(), "secret-token", "task tokens are not logged")
+	assert.NotContains(t, logs.String(), "secret-task-token", "task tokens are not logged")
 }
 
 func TestPanicRecovery(t *testing.T) {
