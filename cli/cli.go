@@ -60,7 +60,8 @@ const Usage = `  push FILE...                 store workflow definitions (.json,
   permit set TAG N | permit get|delete TAG
   signal NAME [k=v]...         announce a signal
   ui [--listen ADDR]           serve the web UI on ADDR (default 127.0.0.1:8765), its API calls
-                               forwarded to the endpoint (SigV4-signed for AWS)
+                               forwarded to the endpoint (SigV4-signed for AWS), to the browser
+                               that opens the one-time login URL it prints
   options: --endpoint URL (or $MAESTRO_ENDPOINT; default http://127.0.0.1:8080), --json
 `
 
@@ -123,6 +124,19 @@ func (e *APIError) Error() string {
 // Do sends a request (path under the base URL, body JSON or nil) and
 // decodes the JSON answer into out (when not nil).
 func (c *Client) Do(ctx context.Context, method, path string, body []byte, out any) error {
+	return c.send(ctx, method, path, jsonType, body, out)
+}
+
+// Media types of request bodies: the API refuses a body declared as
+// anything else (415).
+const (
+	jsonType = "application/json"
+	yamlType = "application/yaml"
+)
+
+// send is Do with a body of the given media type; an empty body is sent
+// without a Content-Type.
+func (c *Client) send(ctx context.Context, method, path, contentType string, body []byte, out any) error {
 	u := *c.base
 	u.Path = strings.TrimRight(u.Path, "/") + path
 	if i := strings.IndexByte(path, '?'); i >= 0 {
@@ -132,7 +146,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte, out a
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if len(body) > 0 {
+		req.Header.Set("Content-Type", contentType)
+	}
 	if c.signer != nil {
 		if err := c.signer(ctx, req, body); err != nil {
 			return err
@@ -365,7 +381,7 @@ func (r *runner) push(ctx context.Context, files []string) int {
 			code = r.fail("push", err)
 			continue
 		}
-		path := definitionPath("/api/v3/workflows", f)
+		path, contentType := definitionPath("/api/v3/workflows", f)
 		var out struct {
 			Definition struct {
 				Metadata struct {
@@ -375,7 +391,7 @@ func (r *runner) push(ctx context.Context, files []string) int {
 			} `json:"workflow_definition"`
 		}
 		var raw json.RawMessage
-		if err := r.c.Do(ctx, http.MethodPost, path, data, &raw); err != nil {
+		if err := r.c.send(ctx, http.MethodPost, path, contentType, data, &raw); err != nil {
 			code = r.fail("push", fmt.Errorf("%s: %w", f, err))
 			continue
 		}
@@ -389,13 +405,13 @@ func (r *runner) push(ctx context.Context, files []string) int {
 	return code
 }
 
-// definitionPath is the API path a definition file goes to: the JSON or
-// the YAML endpoint under base.
-func definitionPath(base, file string) string {
+// definitionPath is the API path a definition file goes to, the JSON or
+// the YAML endpoint under base, and the media type to send it as.
+func definitionPath(base, file string) (path, contentType string) {
 	if ext := strings.ToLower(filepath.Ext(file)); ext == ".yaml" || ext == ".yml" {
-		return base + "/yaml"
+		return base + "/yaml", yamlType
 	}
-	return base
+	return base, jsonType
 }
 
 // workflows lists the stored workflows, every page.

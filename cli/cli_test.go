@@ -1,7 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -46,5 +52,45 @@ func TestEndpoints(t *testing.T) {
 	c, err := NewClient(t.Context(), "http://127.0.0.1:8080/")
 	if err != nil || c.signer != nil {
 		t.Fatalf("a local endpoint is not signed: %v", err)
+	}
+}
+
+// TestRequestContentTypes: the CLI declares every body it sends as what it
+// is — a .yaml definition as application/yaml, JSON as application/json —
+// since the API refuses a body of another type (415), and sends a request
+// without a body without a Content-Type.
+func TestRequestContentTypes(t *testing.T) {
+	type seen struct{ method, path, contentType string }
+	var got []seen
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, seen{r.Method, r.URL.Path, r.Header.Get("Content-Type")})
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"workflow_definition":{"metadata":{"workflow_id":"w","workflow_version_id":1}}}`)
+	}))
+	defer api.Close()
+	dir := t.TempDir()
+	yamlFile, jsonFile := filepath.Join(dir, "w.yaml"), filepath.Join(dir, "w.json")
+	if err := os.WriteFile(yamlFile, []byte("workflow: {id: w, steps: []}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(jsonFile, []byte(`{"workflow":{"id":"w","steps":[]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) {
+		t.Helper()
+		var stderr bytes.Buffer
+		if code := Run(t.Context(), append(args, "--endpoint", api.URL), Options{Stdout: io.Discard, Stderr: &stderr}); code != ExitOK {
+			t.Fatalf("maestro %v: exit %d: %s", args, code, stderr.String())
+		}
+	}
+	run("push", yamlFile, jsonFile)
+	run("stop", "w", "1")
+	want := []seen{
+		{"POST", "/api/v3/workflows/yaml", "application/yaml"},
+		{"POST", "/api/v3/workflows", "application/json"},
+		{"PUT", "/api/v3/workflows/w/instances/1/actions/stop", ""},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("requests\n%+v\nwant\n%+v", got, want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -151,9 +152,31 @@ func StartFunctionServer(funcs map[string]LocalFunction, log *slog.Logger) (*Fun
 	s := &FunctionServer{URL: "http://" + ln.Addr().String(), funcs: funcs, log: log, ctx: ctx, cancel: cancel}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /2015-03-31/functions/{name}/invocations", s.invoke)
-	s.server = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	s.server = &http.Server{Handler: onlyLocalClients(mux, ln.Addr().String(), "localhost:"+port), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.server.Serve(ln) }()
 	return s, nil
+}
+
+// onlyLocalClients refuses, with Lambda's 403 AccessDeniedException, a
+// request that does not come from a Lambda client on this machine: one
+// whose Host is not one of hosts (the server's address) — a DNS name a web
+// page rebound to loopback — or that carries an Origin header, which
+// browsers send and SDKs do not. The functions run the developer's
+// commands, and a page of any site open in their browser could otherwise
+// find the port and invoke them.
+func onlyLocalClients(next http.Handler, hosts ...string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !slices.Contains(hosts, strings.ToLower(r.Host)) {
+			lambdaError(w, http.StatusForbidden, "AccessDeniedException", "Host: must be "+strings.Join(hosts, " or "))
+			return
+		}
+		if _, ok := r.Header["Origin"]; ok {
+			lambdaError(w, http.StatusForbidden, "AccessDeniedException", "Origin: requests from web pages are refused")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Calls returns the invocations so far.

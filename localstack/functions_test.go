@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,6 +81,63 @@ func TestFunctionServerSpeaksLambdasInvokeAPI(t *testing.T) {
 	}
 	if strings.Join(got, " ") != "echo/RequestResponse fail/RequestResponse text/RequestResponse async/Event" {
 		t.Fatalf("calls %v", got)
+	}
+}
+
+// TestFunctionServerRefusesWebPages: a page of another site open in the
+// developer's browser cannot invoke a local function — not with a simple
+// cross-site request (it carries an Origin) and not through a DNS name
+// rebound to loopback (a foreign Host) — while a Lambda client on the
+// machine, addressing the server by its address or localhost, can.
+func TestFunctionServerRefusesWebPages(t *testing.T) {
+	var ran atomic.Int64
+	fs, err := StartFunctionServer(map[string]LocalFunction{
+		"run": FunctionFunc(func(context.Context, []byte) ([]byte, error) {
+			ran.Add(1)
+			return []byte(`{}`), nil
+		}),
+	}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	u, _ := url.Parse(fs.URL)
+	invoke := func(host, origin string) int {
+		t.Helper()
+		req, _ := http.NewRequest("POST", fs.URL+"/2015-03-31/functions/run/invocations", strings.NewReader(`{}`))
+		req.Host = host
+		req.Header.Set("Content-Type", "text/plain")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, tc := range []struct{ name, host, origin string }{
+		{"cross-site", u.Host, "https://evil.example"},
+		{"opaque origin", u.Host, "null"},
+		{"rebound name", "evil.example:" + u.Port(), ""},
+		{"rebound name with its origin", "evil.example:" + u.Port(), "http://evil.example:" + u.Port()},
+		{"other port", "127.0.0.1:1", ""},
+	} {
+		if code := invoke(tc.host, tc.origin); code != http.StatusForbidden {
+			t.Errorf("%s: %d, want 403", tc.name, code)
+		}
+	}
+	if n := ran.Load(); n != 0 {
+		t.Fatalf("refused invocations ran the function %d times", n)
+	}
+	for _, host := range []string{u.Host, "localhost:" + u.Port()} {
+		if code := invoke(host, ""); code != http.StatusOK {
+			t.Errorf("a local client at %s: %d", host, code)
+		}
+	}
+	if n := ran.Load(); n != 2 {
+		t.Fatalf("the local clients' invocations ran the function %d times, want 2", n)
 	}
 }
 

@@ -117,12 +117,21 @@ func (o *Orchestrator) dispatchStep(ctx context.Context, m WorkMessage, d Callba
 	return err
 }
 
-// Task actions (POST /api/v3/tasks/{token}/{action}).
+// Task actions (POST /api/v3/tasks/{action} with the token in the body, or
+// POST /api/v3/tasks/{token}/{action}).
 const (
 	TaskSuccess   = "success"
 	TaskFailure   = "failure"
 	TaskHeartbeat = "heartbeat"
 )
+
+// WellFormedTaskToken reports whether token has the shape of a task token:
+// TaskTokenLength characters of unpadded base64url. It says nothing of
+// whether the token was handed out.
+func WellFormedTaskToken(token string) bool {
+	return len(token) == TaskTokenLength &&
+		strings.Trim(token, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == ""
+}
 
 // TaskCompletion is what the holder of a task token reports.
 type TaskCompletion struct {
@@ -157,7 +166,7 @@ type TaskView struct {
 // unknown a 404; one already used, or whose attempt is no longer running,
 // is a 409, and nothing changes.
 func (o *Orchestrator) CompleteTask(ctx context.Context, token string, c TaskCompletion) (*TaskView, error) {
-	if len(token) != TaskTokenLength || strings.Trim(token, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
+	if !WellFormedTaskToken(token) {
 		return nil, Invalid("invalid task token", fmt.Sprintf("token: must be %d characters of base64url", TaskTokenLength))
 	}
 	switch c.Action {

@@ -69,9 +69,28 @@ func callbackQueue(t *testing.T) (url string, next func() callbackstep.Message) 
 	return url, next
 }
 
-// report posts a task token holder's report and returns the status and
-// the decoded answer.
+// report posts a task token holder's report as the project's senders do,
+// the token in the body (POST /api/v3/tasks/{action} {"task_token", ...}),
+// and returns the status and the decoded answer; body holds the report's
+// other fields (a JSON object, or "" for none).
 func (s *system) report(token, action, body string) (int, map[string]any) {
+	s.t.Helper()
+	fields := map[string]json.RawMessage{}
+	if body != "" {
+		if err := json.Unmarshal([]byte(body), &fields); err != nil {
+			s.t.Fatalf("report body %q: %v", body, err)
+		}
+	}
+	fields["task_token"], _ = json.Marshal(token)
+	req, _ := json.Marshal(fields)
+	var out map[string]any
+	code := s.do("POST", "/api/v3/tasks/"+action, req, &out)
+	return code, out
+}
+
+// reportInPath posts a report with the token in the path (POST
+// /api/v3/tasks/{token}/{action}), the form kept for existing callers.
+func (s *system) reportInPath(token, action, body string) (int, map[string]any) {
 	s.t.Helper()
 	var out map[string]any
 	code := s.do("POST", "/api/v3/tasks/"+token+"/"+action, []byte(body), &out)
@@ -145,8 +164,9 @@ func TestCallbackSteps(t *testing.T) {
 		if m.WorkflowID != wf || m.StepID != "wait" {
 			t.Fatalf("message through the topic: %+v", m)
 		}
-		if code, out := s.report(m.TaskToken, "success", `{"outputs":{"rows":1}}`); code != http.StatusOK {
-			t.Fatalf("success: HTTP %d %v", code, out)
+		// The token in the path still works.
+		if code, out := s.reportInPath(m.TaskToken, "success", `{"outputs":{"rows":1}}`); code != http.StatusOK {
+			t.Fatalf("success, the token in the path: HTTP %d %v", code, out)
 		}
 		if v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" {
 			t.Fatalf("instance %s %v", v.Status, v.StepStatuses)
@@ -322,12 +342,15 @@ func TestLambdaSteps(t *testing.T) {
 				return nil, err
 			}
 			token, _ := in[lambdastep.PayloadTokenField].(string)
-			body := fmt.Sprintf(`{"outputs":{"doubled":%v}}`, in["n"].(float64)*2)
-			resp, err := http.Post(apiURL.Load().(string)+"/api/v3/tasks/"+token+"/success", "application/json", bytes.NewReader([]byte(body)))
+			body, _ := json.Marshal(map[string]any{"task_token": token, "outputs": map[string]any{"doubled": in["n"].(float64) * 2}})
+			resp, err := http.Post(apiURL.Load().(string)+"/api/v3/tasks/success", "application/json", bytes.NewReader(body))
 			if err != nil {
 				return nil, err
 			}
 			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return nil, fmt.Errorf("report the task's success: HTTP %d", resp.StatusCode)
+			}
 			return nil, nil
 		}),
 	}

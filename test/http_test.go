@@ -170,6 +170,7 @@ func TestOutputData(t *testing.T) {
 		body := fmt.Sprintf(`{"workflow_id":"output-data","workflow_instance_id":%s,"step_id":"call","external_job_type":"test","external_job_id":"job-1",
 		  "params":{"answer":{"evaluated_result":42,"type":"LONG"},"table":{"value":"db.t1","type":"STRING"}}}`, r.URL.Query().Get("inst"))
 		req, _ := http.NewRequest("PUT", s.st.URL+"/api/v3/output-data", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
 			reported.Store(int64(resp.StatusCode))

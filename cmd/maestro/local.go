@@ -18,7 +18,7 @@ import (
 func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", envOr("MAESTRO_ADDR", "127.0.0.1:8080"), "API listen address (env MAESTRO_ADDR)")
+	addr := fs.String("addr", envOr("MAESTRO_ADDR", "127.0.0.1:8080"), "API listen address (env MAESTRO_ADDR); the API answers only requests whose Host names it")
 	stage := fs.String("stage", "local", "stage name prefixing every resource")
 	streamEvery := fs.Duration("stream-interval", 250*time.Millisecond, "DynamoDB stream poll period (Lambda polls every 250ms)")
 	stateDir := fs.String("state-dir", envOr("MAESTRO_STATE_DIR", defaultStateDir()), "where the stream pump keeps its checkpoints across restarts (env MAESTRO_STATE_DIR; empty: none)")

@@ -40,6 +40,7 @@ func FuzzStartRequest(f *testing.F) {
 		svc.reset()
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("POST", "/api/v3/workflows/wf/versions/active/actions/start", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		h.ServeHTTP(rec, req)
 
 		calls := svc.recorded()

@@ -48,6 +48,8 @@ type server struct {
 	log *slog.Logger
 	// patterns are the routes register added, for the OpenAPI document.
 	patterns []string
+	// bodies are the routes whose request body is not JSON (routeBodies).
+	bodies map[string]bodyKind
 }
 
 // NewHandler returns the API's http.Handler over svc. It serves every route
@@ -72,7 +74,13 @@ type server struct {
 // and bodies ({id}, {stepId}, {name}, {tag}, workflow_id, step_id) must
 // follow the model's id rules (400 naming the field otherwise). Unknown paths get a
 // JSON 404, known paths with another method a JSON 405 with Allow. Bodies
-// over MaxBodyBytes get 413. A start body is checked strictly: no unknown
+// over MaxBodyBytes get 413. A request with a body (on any route, the
+// ExtraRoutes' too) must declare it application/json, parameters such as
+// charset allowed — the YAML routes a YAML type (application/yaml,
+// application/x-yaml, text/yaml, text/x-yaml), PUT .../actions/validate
+// either — or get 415: the types a browser may send across sites without
+// a CORS preflight (text/plain, forms) are never taken. A request without
+// a body needs no Content-Type. A start body is checked strictly: no unknown
 // or duplicate fields, only MANUAL initiators, request_id a UUID,
 // run_params at most 128 entries with no reserved names; an empty body is
 // a manual start. Every answer carries an X-Request-Id header.
@@ -86,7 +94,7 @@ func NewHandler(svc orchestrator.Service, opts Options) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &server{svc: svc, log: logger}
+	s := &server{svc: svc, log: logger, bodies: routeBodies()}
 
 	mux := http.NewServeMux()
 	s.register(mux)
@@ -148,7 +156,10 @@ func (s *server) register(mux *http.ServeMux) {
 	route("GET "+flattenPath+"/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/iterations/{iterationId}", s.flattenIteration)
 	route("GET "+flattenPath+"/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/summary", s.flattenSummary)
 	route("PUT /api/v3/output-data", s.putOutputData)
-	route("POST "+tasksPath+"{token}/{action}", s.completeTask)
+	route("POST "+tasksPath+"{token}/{action}", s.completeTaskInPath)
+	for _, action := range taskActions() {
+		route("POST "+tasksPath+action, s.completeTaskInBody(action))
+	}
 	route("DELETE "+workflowsPath+"/{id}", s.deleteWorkflow)
 	s.registerGates(route)
 	s.registerJobQueues(route)
@@ -156,7 +167,9 @@ func (s *server) register(mux *http.ServeMux) {
 }
 
 // router answers requests no route matches with JSON 404 and 405 bodies
-// (http.ServeMux writes plain text) and passes the rest to the mux.
+// (http.ServeMux writes plain text), refuses a body whose Content-Type the
+// route does not take (415, checkContentType), and passes the rest to the
+// mux.
 type router struct {
 	mux *http.ServeMux
 	srv *server
@@ -165,6 +178,10 @@ type router struct {
 func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h, pattern := rt.mux.Handler(r)
 	if pattern != "" {
+		if err := checkContentType(r, rt.srv.bodies[pattern]); err != nil {
+			rt.srv.fail(w, r, err)
+			return
+		}
 		rt.mux.ServeHTTP(w, r)
 		return
 	}

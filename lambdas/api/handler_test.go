@@ -89,6 +89,9 @@ func TestIDsAreCheckedAtTheAPI(t *testing.T) {
 				body = strings.NewReader(tc.body)
 			}
 			req := httptest.NewRequest(tc.method, "http://api"+strings.ReplaceAll(tc.target, " ", "%20"), body)
+			if tc.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 			require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
@@ -235,21 +238,21 @@ func TestRoutes(t *testing.T) {
 		{name: "job queue delete", method: "DELETE", target: "/api/v3/job-queues/gpu", wantStatus: 200, wantCall: &call{"DeleteJobQueue", []any{"gpu"}}},
 
 		// task tokens
-		{name: "task success", method: "POST", target: "/api/v3/tasks/tok/success", body: `{"outputs":{"rows":7},"message":"done"}`,
-			wantStatus: 200, wantCall: &call{"CompleteTask", []any{"tok", orchestrator.TaskCompletion{Action: "success",
+		{name: "task success", method: "POST", target: "/api/v3/tasks/" + testToken + "/success", body: `{"outputs":{"rows":7},"message":"done"}`,
+			wantStatus: 200, wantCall: &call{"CompleteTask", []any{testToken, orchestrator.TaskCompletion{Action: "success",
 				Outputs: map[string]any{"rows": json.Number("7")}, Message: "done"}}},
 			wantBody: `{"workflow_id":"wf","workflow_instance_id":1,"workflow_run_id":1,"step_id":"s","step_attempt_id":1,"action":"success","status":"SUCCEEDED","recorded":true}`},
-		{name: "task failure", method: "POST", target: "/api/v3/tasks/tok/failure", body: `{"error":"platform_error","message":"no capacity"}`,
-			wantStatus: 200, wantCall: &call{"CompleteTask", []any{"tok", orchestrator.TaskCompletion{Action: "failure", Error: "PLATFORM_ERROR", Message: "no capacity"}}}},
-		{name: "task heartbeat without a body", method: "POST", target: "/api/v3/tasks/tok/heartbeat",
-			wantStatus: 200, wantCall: &call{"CompleteTask", []any{"tok", orchestrator.TaskCompletion{Action: "heartbeat"}}}},
-		{name: "task success with an error field", method: "POST", target: "/api/v3/tasks/tok/success", body: `{"error":"USER_ERROR"}`,
+		{name: "task failure", method: "POST", target: "/api/v3/tasks/" + testToken + "/failure", body: `{"error":"platform_error","message":"no capacity"}`,
+			wantStatus: 200, wantCall: &call{"CompleteTask", []any{testToken, orchestrator.TaskCompletion{Action: "failure", Error: "PLATFORM_ERROR", Message: "no capacity"}}}},
+		{name: "task heartbeat without a body", method: "POST", target: "/api/v3/tasks/" + testToken + "/heartbeat",
+			wantStatus: 200, wantCall: &call{"CompleteTask", []any{testToken, orchestrator.TaskCompletion{Action: "heartbeat"}}}},
+		{name: "task success with an error field", method: "POST", target: "/api/v3/tasks/" + testToken + "/success", body: `{"error":"USER_ERROR"}`,
 			wantStatus: 400, wantError: "error: unknown field for a success report"},
-		{name: "task outputs not an object", method: "POST", target: "/api/v3/tasks/tok/success", body: `{"outputs":[1]}`,
+		{name: "task outputs not an object", method: "POST", target: "/api/v3/tasks/" + testToken + "/success", body: `{"outputs":[1]}`,
 			wantStatus: 400, wantError: "outputs: must be an object of output params"},
-		{name: "task token used twice", method: "POST", target: "/api/v3/tasks/tok/success", svcErr: orchestrator.Conflict("the task token was already used"),
-			wantStatus: 409, wantCall: &call{"CompleteTask", []any{"tok", orchestrator.TaskCompletion{Action: "success"}}}, wantError: "already used"},
-		{name: "task get", method: "GET", target: "/api/v3/tasks/tok/success", wantStatus: 405},
+		{name: "task token used twice", method: "POST", target: "/api/v3/tasks/" + testToken + "/success", svcErr: orchestrator.Conflict("the task token was already used"),
+			wantStatus: 409, wantCall: &call{"CompleteTask", []any{testToken, orchestrator.TaskCompletion{Action: "success"}}}, wantError: "already used"},
+		{name: "task get", method: "GET", target: "/api/v3/tasks/" + testToken + "/success", wantStatus: 405},
 
 		// delete
 		{name: "delete workflow", method: "DELETE", target: wf + "/sample-wf", wantStatus: 202,
@@ -422,8 +425,13 @@ func TestRoutes(t *testing.T) {
 			svc := &fakeService{err: tc.svcErr, nilResult: tc.nilResult}
 			h := NewHandler(svc, Options{})
 			req := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
-			if tc.contentType != "" {
+			switch {
+			case tc.contentType != "":
 				req.Header.Set("Content-Type", tc.contentType)
+			case tc.body != "" && strings.HasSuffix(tc.target, "/yaml"):
+				req.Header.Set("Content-Type", "application/yaml")
+			case tc.body != "":
+				req.Header.Set("Content-Type", "application/json")
 			}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
@@ -463,6 +471,7 @@ func TestInternalErrorsAreLoggedNotSent(t *testing.T) {
 			req := httptest.NewRequest("POST", "/api/v3/workflows/wf/versions/active/actions/start",
 				strings.NewReader(`{"run_params":{"password":{"value":"hunter2-secret"}}}`))
 			req.Header.Set("Authorization", "Bearer token-secret-xyz")
+			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 
@@ -507,6 +516,7 @@ func TestBodyLimit(t *testing.T) {
 			if tc.unknownLength {
 				req.ContentLength = -1
 			}
+			req.Header.Set("Content-Type", "application/json")
 			resp, err := srv.Client().Do(req)
 			require.NoError(t, err)
 			defer resp.Body.Close()
@@ -568,12 +578,16 @@ func TestRequestID(t *testing.T) {
 func TestAccessLog(t *testing.T) {
 	var logs bytes.Buffer
 	h := NewHandler(&fakeService{}, Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
-	for _, target := range []string{"/api/v3/workflows/wf/instances/7?cursor=secret-cursor", "/nope", "/api/v3/tasks/secret-token/success"} {
-		method := "GET"
+	for _, target := range []string{"/api/v3/workflows/wf/instances/7?cursor=secret-cursor", "/nope", "/api/v3/tasks/" + testToken + "/success", "/api/v3/tasks/success"} {
+		method, body := "GET", ""
 		if strings.HasPrefix(target, tasksPath) {
 			method = "POST"
 		}
-		req := httptest.NewRequest(method, target, nil)
+		if target == "/api/v3/tasks/success" {
+			body = `{"task_token":"` + testToken + `"}`
+		}
+		req := httptest.NewRequest(method, target, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set(RequestIDHeader, "log-test")
 		h.ServeHTTP(httptest.NewRecorder(), req)
 	}
@@ -584,11 +598,12 @@ func TestAccessLog(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(l), &m), l)
 		lines = append(lines, m)
 	}
-	require.Len(t, lines, 3)
+	require.Len(t, lines, 4)
 	want := []struct {
 		method, path string
 		status       float64
-	}{{"GET", "/api/v3/workflows/wf/instances/7", 200}, {"GET", "/nope", 404}, {"POST", "/api/v3/tasks/{token}/success", 200}}
+	}{{"GET", "/api/v3/workflows/wf/instances/7", 200}, {"GET", "/nope", 404}, {"POST", "/api/v3/tasks/{token}/success", 200},
+		{"POST", "/api/v3/tasks/success", 200}}
 	for i, w := range want {
 		assert.Equal(t, "http request", lines[i]["msg"])
 		assert.Equal(t, w.method, lines[i]["method"])
@@ -599,7 +614,7 @@ func TestAccessLog(t *testing.T) {
 		assert.Greater(t, lines[i]["bytes"], float64(0))
 	}
 	assert.NotContains(t, logs.String(), "secret-cursor", "query strings are not logged")
-	assert.NotContains(t, logs.String(), "secret-token", "task tokens are not logged")
+	assert.NotContains(t, logs.String(), "secret-task-token", "task tokens are not logged")
 }
 
 func TestPanicRecovery(t *testing.T) {
@@ -677,7 +692,9 @@ func TestInlineWorkflowIDs(t *testing.T) {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
 			h := NewHandler(&fakeService{}, Options{})
 			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest(tc.method, "http://api"+tc.target, strings.NewReader(`{}`)))
+			req := httptest.NewRequest(tc.method, "http://api"+tc.target, strings.NewReader(`{}`))
+			req.Header.Set("Content-Type", "application/json")
+			h.ServeHTTP(rec, req)
 			if tc.allowed {
 				assert.NotEqual(t, http.StatusBadRequest, rec.Code, rec.Body.String())
 			} else {

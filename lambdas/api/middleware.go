@@ -176,13 +176,17 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // Unwrap gives http.ResponseController the underlying writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// redactPath hides the task token in a task endpoint's path: whoever reads
-// the logs must not be able to end the step.
+// redactPath hides the task token in the path of a task endpoint's path
+// form (POST /api/v3/tasks/{token}/{action}): whoever reads the logs must
+// not be able to end the step.
 func redactPath(p string) string {
 	rest, ok := strings.CutPrefix(p, tasksPath)
 	if !ok {
 		return p
 	}
-	_, action, _ := strings.Cut(rest, "/")
+	_, action, inPath := strings.Cut(rest, "/")
+	if !inPath {
+		return p // the body form: POST /api/v3/tasks/{action}
+	}
 	return tasksPath + "{token}/" + action
 }

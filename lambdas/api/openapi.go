@@ -46,7 +46,10 @@ func routeSummaries() map[string]string {
 		"GET " + flattenPath + "/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/iterations/{iterationId}": "One iteration of a foreach step, flattened",
 		"GET " + flattenPath + "/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/summary":                  "A foreach step's iterations counted by status",
 		"PUT /api/v3/output-data":                          "Output params an external job reports for a running step attempt",
-		"POST " + tasksPath + "{token}/{action}":           "Report a task token's step attempt: success (outputs), failure (error, message) or heartbeat",
+		"POST " + tasksPath + "{token}/{action}":           "Report a task token's step attempt, the token in the path: success (outputs, message), failure (error, message) or heartbeat",
+		"POST " + tasksPath + "success":                    "End a task token's step attempt successfully: task_token, outputs, message",
+		"POST " + tasksPath + "failure":                    "Fail a task token's step attempt (retried per its retry policy): task_token, error, message",
+		"POST " + tasksPath + "heartbeat":                  "Say a task token's step attempt is still at work: task_token",
 		"DELETE " + wf + "/{id}":                           "Delete a workflow without running or queued instances (202; history purged in the background)",
 		"POST " + breakpointsPath:                          "Add a step breakpoint",
 		"GET " + breakpointsPath:                           "A step's breakpoints (workflowId, stepId)",
@@ -80,7 +83,7 @@ var pathParam = regexp.MustCompile(`\{([A-Za-z]+)\}`)
 
 // openAPIDocument is the OpenAPI 3.1 document of the routes (patterns).
 func openAPIDocument(patterns []string) map[string]any {
-	docs, queries := routeSummaries(), queryParams()
+	docs, queries, bodies := routeSummaries(), queryParams(), routeBodies()
 	paths := map[string]map[string]any{}
 	sorted := append([]string(nil), patterns...)
 	sort.Strings(sorted)
@@ -108,9 +111,13 @@ func openAPIDocument(patterns []string) map[string]any {
 			op["parameters"] = params
 		}
 		if method == http.MethodPost || method == http.MethodPut {
-			content := map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}
-			if strings.HasSuffix(path, "/yaml") {
-				content = map[string]any{"application/yaml": map[string]any{"schema": map[string]any{"type": "string"}}}
+			content := map[string]any{}
+			for _, t := range bodies[p].mediaTypes() {
+				schema := map[string]any{"type": "object"}
+				if isYAML(t) {
+					schema = map[string]any{"type": "string"}
+				}
+				content[t] = map[string]any{"schema": schema}
 			}
 			op["requestBody"] = map[string]any{"required": false, "content": content}
 		}

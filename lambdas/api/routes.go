@@ -239,11 +239,7 @@ func requestFormat(r *http.Request) (orchestrator.Format, error) {
 		return "", orchestrator.Invalid("invalid query parameter format", "format: must be json or yaml")
 	}
 	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil {
-		return orchestrator.FormatJSON, nil
-	}
-	switch mediaType {
-	case "application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml":
+	if err == nil && isYAML(mediaType) {
 		return orchestrator.FormatYAML, nil
 	}
 	return orchestrator.FormatJSON, nil

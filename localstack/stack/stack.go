@@ -4,7 +4,8 @@
 // drives them with pumps that play Lambda's event source mappings (the
 // DynamoDB stream at Lambda's 250 ms cadence, the SQS queues — decision,
 // work and signal ingest — and EventBridge Scheduler's schedule firing).
-// The API is served over HTTP.
+// The API is served over HTTP, only to requests addressed to its listener
+// and, for writes, from its own origin (siteGuard).
 package stack
 
 import (
@@ -46,7 +47,10 @@ import (
 // Options configures a local stack. The zero value serves on 127.0.0.1:8080.
 type Options struct {
 	// Addr is the API's listen address; "" means 127.0.0.1:8080 and
-	// "127.0.0.1:0" picks a free port.
+	// "127.0.0.1:0" picks a free port. The API answers only requests whose
+	// Host names it (see siteGuard): on a loopback address, that address,
+	// localhost, 127.0.0.1 or [::1] with its port; on 0.0.0.0 or ::, an IP
+	// address or localhost with its port; a host name given here too.
 	Addr string
 	// Stage names the resources (default "local").
 	Stage string
@@ -306,8 +310,13 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		return fail(fmt.Errorf("listen on %s: %w", opts.Addr, err))
 	}
 	s.URL = "http://" + ln.Addr().String()
+	tcpAddr, ok := ln.Addr().(*net.TCPAddr)
+	if !ok {
+		ln.Close()
+		return fail(fmt.Errorf("listen on %s: not a TCP address: %s", opts.Addr, ln.Addr()))
+	}
 	s.server = &http.Server{
-		Handler:           wrap(opts.Hooks.HTTP, localCaller(api.NewHandler(s.Deps.Orchestrator, apiOptions))),
+		Handler:           wrap(opts.Hooks.HTTP, guardSite(localCaller(api.NewHandler(s.Deps.Orchestrator, apiOptions)), opts.Addr, tcpAddr, opts.Logger)),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 

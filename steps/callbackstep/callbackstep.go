@@ -1,7 +1,8 @@
 // Package callbackstep runs Callback steps: the step hands its task token
-// to an SNS topic or an SQS queue and waits until whoever receives it ends
-// the step through POST /api/v3/tasks/{token}/success or /failure (and,
-// with the heartbeat_timeout param, says it is still at work through
+// to an SNS topic, an SQS queue or an HTTP endpoint and waits until
+// whoever receives it ends the step through POST /api/v3/tasks/success or
+// /failure with the token in the body ({"task_token": ..., "outputs": ...};
+// and, with the heartbeat_timeout param, says it is still at work through
 // /heartbeat). The step's `callback` MAP param says where:
 //
 //	sqs_queue_url  a queue's URL, or

@@ -15,7 +15,8 @@
 // error. Event invokes it asynchronously for long work: the payload, which
 // must then be an object, carries the step's task token as
 // "maestro_task_token", and the function (or whatever it starts) ends the
-// step through POST /api/v3/tasks/{token}/success or /failure.
+// step through POST /api/v3/tasks/success or /failure with the token in
+// the body: {"task_token": <maestro_task_token>, "outputs": {...}}.
 package lambdastep
 
 import (
