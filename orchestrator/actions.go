@@ -52,7 +52,7 @@ func (o *Orchestrator) act(ctx context.Context, wf string, inst, run int64, step
 		}
 	}
 	ev := store.Event{ID: "a-" + o.newUUID(), Body: mustJSON(engine.Action{StepID: step, Action: action, Principal: caller.From(ctx)}), WakeAfter: backstopWake}
-	if err := o.store.PutEvent(ctx, wf, inst, run, ev); err != nil {
+	if err := o.store.Runs.PutEvent(ctx, wf, inst, run, ev); err != nil {
 		return nil, Internal(err)
 	}
 	if _, err := o.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: inst, RunID: run}); err != nil {
@@ -107,7 +107,7 @@ func (o *Orchestrator) RestartInstance(ctx context.Context, wf string, inst int6
 func (o *Orchestrator) redoEnded(ctx context.Context, next *engine.Instance) error {
 	for _, s := range next.Steps {
 		if c := s.RedoChild; c != nil {
-			rec, err := o.store.GetInstance(ctx, c.WorkflowID, c.InstanceID)
+			rec, err := o.store.Instances.GetInstance(ctx, c.WorkflowID, c.InstanceID)
 			if err != nil && !errors.Is(err, store.ErrNotFound) {
 				return Internal(fmt.Errorf("subworkflow instance of step %s: %w", s.StepID, err))
 			}
@@ -120,7 +120,7 @@ func (o *Orchestrator) redoEnded(ctx context.Context, next *engine.Instance) err
 			continue
 		}
 		for _, idx := range s.Redo.Indices {
-			rec, err := o.store.GetInstance(ctx, s.Redo.WorkflowID, idx+1)
+			rec, err := o.store.Instances.GetInstance(ctx, s.Redo.WorkflowID, idx+1)
 			if err != nil {
 				return Internal(fmt.Errorf("iteration %d of step %s: %w", idx+1, s.StepID, err))
 			}
@@ -149,7 +149,7 @@ func (o *Orchestrator) startNextRun(ctx context.Context, rec *store.InstanceReco
 	if err != nil {
 		return nil, Internal(err)
 	}
-	err = o.store.CreateRun(ctx, store.NewRun{
+	err = o.store.Runs.CreateRun(ctx, store.NewRun{
 		WorkflowID: wf, InstanceID: inst, PrevRun: st.RunID, Status: string(next.Status),
 		State: mustJSON(next), FirstEvent: store.Event{ID: startEventID, Body: startEv, WakeAfter: backstopWake}, Outbox: created, Now: o.now(),
 	})
@@ -165,7 +165,7 @@ func (o *Orchestrator) startNextRun(ctx context.Context, rec *store.InstanceReco
 	wake := &store.RunEvent{InstanceID: inst, RunID: next.RunID, Event: store.Event{
 		ID: fmt.Sprintf("u-%06d", next.RunID), Body: mustJSON(engine.Continue{}),
 	}}
-	if err := o.store.ReleaseSlot(ctx, wf, inst, st.RunID, wake); err != nil && !errors.Is(err, store.ErrNotHolding) {
+	if err := o.store.Instances.ReleaseSlot(ctx, wf, inst, st.RunID, wake); err != nil && !errors.Is(err, store.ErrNotHolding) {
 		o.log.WarnContext(ctx, "releasing the slot of the restarted run failed; unblock the instance", "workflow_id", wf, "instance_id", inst, "error", err)
 	}
 	if _, err := o.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: inst, RunID: next.RunID}); err != nil {
@@ -209,7 +209,7 @@ func (o *Orchestrator) unblock(ctx context.Context, rec *store.InstanceRecord, s
 // instance.
 func (o *Orchestrator) releaseBlocked(ctx context.Context, wf string, inst, run int64) error {
 	var wake *store.RunEvent
-	qi, qr, ok, err := o.store.OldestQueued(ctx, wf, inst)
+	qi, qr, ok, err := o.store.Instances.OldestQueued(ctx, wf, inst)
 	if err != nil {
 		return err
 	}
@@ -218,12 +218,12 @@ func (o *Orchestrator) releaseBlocked(ctx context.Context, wf string, inst, run 
 			ID: fmt.Sprintf("q-%013d", o.now().UnixMilli()), Body: mustJSON(engine.Continue{}),
 		}}
 	}
-	return o.store.ReleaseSlot(ctx, wf, inst, run, wake)
+	return o.store.Instances.ReleaseSlot(ctx, wf, inst, run, wake)
 }
 
 // unblockWorkflow releases every slot held by a failed run of the workflow.
 func (o *Orchestrator) unblockWorkflow(ctx context.Context, wf string) (int, error) {
-	holding, _, err := o.store.ActiveRuns(ctx, wf, 0)
+	holding, _, err := o.store.Instances.ActiveRuns(ctx, wf, 0)
 	if err != nil {
 		return 0, Internal(err)
 	}
@@ -316,7 +316,7 @@ func (o *Orchestrator) runState(ctx context.Context, wf string, inst, run int64)
 	if run > rec.RunID {
 		return nil, nil, NotFound("workflow %s instance %d has no run %d", wf, inst, run)
 	}
-	rr, _, err := o.store.LoadRun(ctx, wf, inst, run)
+	rr, _, err := o.store.Runs.LoadRun(ctx, wf, inst, run)
 	if err != nil {
 		return nil, nil, Internal(err)
 	}

@@ -63,7 +63,7 @@ func (o *Orchestrator) CreateWorkflow(ctx context.Context, body []byte, f Format
 	}
 	active := def.IsActive == nil || *def.IsActive
 	now := o.now()
-	version, err := o.store.CreateVersion(ctx, store.NewVersion{
+	version, err := o.store.Definitions.CreateVersion(ctx, store.NewVersion{
 		WorkflowID: wf, Definition: doc, Properties: props, Activate: active, Now: now,
 		Outbox: []store.Message{syncMessage(wf)}, Subscriptions: o.signalSubscriptions(wf, def),
 	})
@@ -91,7 +91,7 @@ func (o *Orchestrator) mergeProperties(ctx context.Context, wf string, doc []byt
 		}
 	}
 	merged := map[string]json.RawMessage{}
-	head, err := o.store.GetHead(ctx, wf)
+	head, err := o.store.Definitions.GetHead(ctx, wf)
 	switch {
 	case err == nil && len(head.Properties) > 0:
 		if err := json.Unmarshal(head.Properties, &merged); err != nil {
@@ -133,7 +133,7 @@ func resolveVersion(head *store.WorkflowHead, selector string) (int64, error) {
 }
 
 func (o *Orchestrator) head(ctx context.Context, wf string) (*store.WorkflowHead, error) {
-	head, err := o.store.GetHead(ctx, wf)
+	head, err := o.store.Definitions.GetHead(ctx, wf)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("workflow %s not found", wf)
 	}
@@ -153,7 +153,7 @@ func (o *Orchestrator) GetWorkflowVersion(ctx context.Context, wf, selector stri
 	if err != nil {
 		return nil, err
 	}
-	rec, err := o.store.GetVersion(ctx, wf, v)
+	rec, err := o.store.Definitions.GetVersion(ctx, wf, v)
 	if err != nil {
 		return nil, Internal(err)
 	}

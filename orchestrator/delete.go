@@ -34,14 +34,14 @@ func (o *Orchestrator) DeleteWorkflow(ctx context.Context, wf string) (*DeleteRe
 	if _, err := o.head(ctx, wf); err != nil {
 		return nil, err
 	}
-	holding, queued, err := o.store.ActiveRuns(ctx, wf, 0)
+	holding, queued, err := o.store.Instances.ActiveRuns(ctx, wf, 0)
 	if err != nil {
 		return nil, Internal(err)
 	}
 	if n := len(holding) + len(queued); n > 0 {
 		return nil, Conflict("workflow %s has %d running or queued instances; stop or kill them first (PUT /api/v3/workflows/%s/actions/kill)", wf, n, wf)
 	}
-	err = o.store.DeleteWorkflow(ctx, wf, purgeMessage(wf, 1), o.now(), syncMessage(wf))
+	err = o.store.Definitions.DeleteWorkflow(ctx, wf, purgeMessage(wf, 1), o.now(), syncMessage(wf))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, NotFound("workflow %s does not exist", wf)
@@ -54,7 +54,7 @@ func (o *Orchestrator) DeleteWorkflow(ctx context.Context, wf string) (*DeleteRe
 	case err != nil:
 		return nil, Internal(err)
 	}
-	if _, err := o.store.DeleteTagPermit(ctx, workflowTag(wf)); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if _, err := o.store.Gates.DeleteTagPermit(ctx, workflowTag(wf)); err != nil && !errors.Is(err, store.ErrNotFound) {
 		o.log.WarnContext(ctx, "removing the step_concurrency permit of a deleted workflow failed", "workflow_id", wf, "error", err)
 	}
 	return &DeleteResult{WorkflowID: wf, Status: "DELETING"}, nil
@@ -66,7 +66,7 @@ func purgeMessage(wf string, round int64) store.Message {
 
 // purge runs one purge round and arms the next while items are left.
 func (o *Orchestrator) purge(ctx context.Context, m WorkMessage) error {
-	done, n, err := o.store.PurgeWorkflow(ctx, m.WorkflowID, purgeBudget)
+	done, n, err := o.store.Definitions.PurgeWorkflow(ctx, m.WorkflowID, purgeBudget)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (o *Orchestrator) purge(ctx context.Context, m WorkMessage) error {
 	if done {
 		return nil
 	}
-	return o.store.RearmPurge(ctx, m.WorkflowID, m.Round+1, purgeMessage(m.WorkflowID, m.Round+1))
+	return o.store.Definitions.RearmPurge(ctx, m.WorkflowID, m.Round+1, purgeMessage(m.WorkflowID, m.Round+1))
 }
 
 // deletedConflict maps a push of a workflow id being deleted to a 409.

@@ -275,7 +275,7 @@ func (w *flatWalk) iteration(st *engine.Instance, path []int64, seq []string) (S
 // iterationStates reads the latest runs' states of instances insts of
 // inline workflow wf, in two batches: their summaries, then their run items.
 func (o *Orchestrator) iterationStates(ctx context.Context, wf string, insts []int64) (map[int64]*engine.Instance, error) {
-	sums, err := o.store.GetInstances(ctx, wf, insts)
+	sums, err := o.store.Instances.GetInstances(ctx, wf, insts)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +285,7 @@ func (o *Orchestrator) iterationStates(ctx context.Context, wf string, insts []i
 			keys = append(keys, store.RunKey{WorkflowID: wf, InstanceID: n, RunID: rec.RunID})
 		}
 	}
-	runs, err := o.store.GetRuns(ctx, keys)
+	runs, err := o.store.Runs.GetRuns(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +310,7 @@ func (o *Orchestrator) flatRoot(ctx context.Context, wf string, inst, run int64,
 	if run > rec.RunID {
 		return nil, flatLoop{}, NotFound("workflow %s instance %d has no run %d", wf, inst, run)
 	}
-	rr, _, err := o.store.LoadRun(ctx, wf, inst, run)
+	rr, _, err := o.store.Runs.LoadRun(ctx, wf, inst, run)
 	if err != nil {
 		return nil, flatLoop{}, Internal(err)
 	}

@@ -67,7 +67,7 @@ func (o *Orchestrator) AddBreakpoint(ctx context.Context, b Breakpoint) (*Breakp
 	}
 	b.CreateTime = o.now().UnixMilli()
 	sb := store.Breakpoint{StepID: b.StepID, Version: b.Version, Instance: b.Instance, Run: b.Run, Attempt: b.Attempt, CreateTime: b.CreateTime}
-	if err := o.store.PutBreakpoint(ctx, b.WorkflowID, sb); err != nil {
+	if err := o.store.Gates.PutBreakpoint(ctx, b.WorkflowID, sb); err != nil {
 		return nil, Internal(err)
 	}
 	return &b, nil
@@ -91,7 +91,7 @@ func (o *Orchestrator) ListBreakpoints(ctx context.Context, wf, step string) ([]
 	if _, err := o.head(ctx, wf); err != nil {
 		return nil, err
 	}
-	list, err := o.store.ListBreakpoints(ctx, wf, step, true)
+	list, err := o.store.Gates.ListBreakpoints(ctx, wf, step, true)
 	if err != nil {
 		return nil, Internal(err)
 	}
@@ -109,7 +109,7 @@ func (o *Orchestrator) RemoveBreakpoints(ctx context.Context, wf, step string, r
 	if _, err := o.head(ctx, wf); err != nil {
 		return 0, err
 	}
-	if _, err := o.store.DeleteBreakpoints(ctx, wf, step); err != nil {
+	if _, err := o.store.Gates.DeleteBreakpoints(ctx, wf, step); err != nil {
 		return 0, Internal(err)
 	}
 	if !resume {
@@ -121,7 +121,7 @@ func (o *Orchestrator) RemoveBreakpoints(ctx context.Context, wf, step string, r
 	}
 	for _, p := range paused {
 		ev := store.Event{ID: "a-" + o.newUUID(), Body: mustJSON(engine.Action{StepID: p.StepID, Action: string(model.StepActionResume)})}
-		if err := o.store.PutEvent(ctx, p.WorkflowID, p.Instance, p.Run, ev); err != nil {
+		if err := o.store.Runs.PutEvent(ctx, p.WorkflowID, p.Instance, p.Run, ev); err != nil {
 			return 0, Internal(err)
 		}
 	}
@@ -146,7 +146,7 @@ func (o *Orchestrator) PausedAttempts(ctx context.Context, wf, step string) ([]P
 // and of the iterations their loops have in flight, nested ones included,
 // since a breakpoint on a step inside a loop pauses it in each iteration.
 func (o *Orchestrator) pausedAttempts(ctx context.Context, wf, step string) ([]PausedAttempt, error) {
-	holding, _, err := o.store.ActiveRuns(ctx, wf, 0)
+	holding, _, err := o.store.Instances.ActiveRuns(ctx, wf, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func (o *Orchestrator) pausedAttempts(ctx context.Context, wf, step string) ([]P
 // pausedIn adds the paused attempts of run run of wf/inst, and of its
 // loops' running iterations, to out.
 func (o *Orchestrator) pausedIn(ctx context.Context, wf string, inst, run int64, step string, depth int, out *[]PausedAttempt) error {
-	rec, _, err := o.store.LoadRun(ctx, wf, inst, run)
+	rec, _, err := o.store.Runs.LoadRun(ctx, wf, inst, run)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -182,7 +182,7 @@ func (o *Orchestrator) pausedIn(ctx context.Context, wf string, inst, run int64,
 			continue
 		}
 		for _, idx := range s.Loop.Running {
-			it, err := o.store.GetInstance(ctx, s.Loop.WorkflowID, idx+1)
+			it, err := o.store.Instances.GetInstance(ctx, s.Loop.WorkflowID, idx+1)
 			if errors.Is(err, store.ErrNotFound) {
 				continue
 			}
@@ -221,7 +221,7 @@ func (o *Orchestrator) PutTagPermit(ctx context.Context, tag string, maxAllowed 
 	if strings.HasPrefix(tag, InternalTagPrefix) {
 		return nil, Invalid("invalid tag permit", fmt.Sprintf("tag: %q starts with the reserved prefix %q", tag, InternalTagPrefix))
 	}
-	p, err := o.store.PutTagPermit(ctx, tag, maxAllowed, o.now().UnixMilli())
+	p, err := o.store.Gates.PutTagPermit(ctx, tag, maxAllowed, o.now().UnixMilli())
 	if err != nil {
 		return nil, Internal(err)
 	}
@@ -234,7 +234,7 @@ func (o *Orchestrator) PutTagPermit(ctx context.Context, tag string, maxAllowed 
 
 // GetTagPermit returns a tag permit with its current use.
 func (o *Orchestrator) GetTagPermit(ctx context.Context, tag string) (*TagPermit, error) {
-	p, err := o.store.GetTagPermit(ctx, tag)
+	p, err := o.store.Gates.GetTagPermit(ctx, tag)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("no tag permit for tag %q", tag)
 	}
@@ -249,7 +249,7 @@ func (o *Orchestrator) DeleteTagPermit(ctx context.Context, tag string) (*TagPer
 	if strings.HasPrefix(tag, InternalTagPrefix) {
 		return nil, Invalid("invalid tag permit", fmt.Sprintf("tag: %q is managed through the workflow's step_concurrency", tag))
 	}
-	p, err := o.store.DeleteTagPermit(ctx, tag)
+	p, err := o.store.Gates.DeleteTagPermit(ctx, tag)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("no tag permit for tag %q", tag)
 	}
@@ -280,7 +280,7 @@ func (o *Orchestrator) wakeWaiters(ctx context.Context, p *store.TagPermit) erro
 		}
 		seen[rk] = true
 		ev := store.Event{ID: fmt.Sprintf("p-%013d", o.now().UnixMilli()), Body: mustJSON(engine.Continue{})}
-		if err := o.store.PutEvent(ctx, h.WorkflowID, h.InstanceID, h.RunID, ev); err != nil {
+		if err := o.store.Runs.PutEvent(ctx, h.WorkflowID, h.InstanceID, h.RunID, ev); err != nil {
 			return err
 		}
 	}
@@ -301,7 +301,7 @@ func (o *Orchestrator) syncStepConcurrency(ctx context.Context, wf string, props
 	}
 	tag := workflowTag(wf)
 	if p.StepConcurrency == nil {
-		old, err := o.store.DeleteTagPermit(ctx, tag)
+		old, err := o.store.Gates.DeleteTagPermit(ctx, tag)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}
@@ -310,14 +310,14 @@ func (o *Orchestrator) syncStepConcurrency(ctx context.Context, wf string, props
 		}
 		return o.wakeWaiters(ctx, old)
 	}
-	cur, err := o.store.GetTagPermit(ctx, tag)
+	cur, err := o.store.Gates.GetTagPermit(ctx, tag)
 	if err == nil && cur.MaxAllowed == *p.StepConcurrency {
 		return nil
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	np, err := o.store.PutTagPermit(ctx, tag, *p.StepConcurrency, o.now().UnixMilli())
+	np, err := o.store.Gates.PutTagPermit(ctx, tag, *p.StepConcurrency, o.now().UnixMilli())
 	if err != nil {
 		return err
 	}

@@ -86,7 +86,7 @@ func (o *Orchestrator) start(ctx context.Context, wf, selector string, req Start
 		created.Parent = eventParent(parent)
 		return eventsMessage(ctx, created)
 	}
-	instanceID, prior, err := o.store.ReserveInstance(ctx, wf, req.RequestID)
+	instanceID, prior, err := o.store.Instances.ReserveInstance(ctx, wf, req.RequestID)
 	if err != nil {
 		return nil, Internal(err)
 	}
@@ -106,7 +106,7 @@ func (o *Orchestrator) start(ctx context.Context, wf, selector string, req Start
 		return resp, nil
 	case errors.Is(err, store.ErrRequestTaken):
 		// A concurrent start with the same request_id won.
-		prior, err := o.store.InstanceForRequest(ctx, wf, req.RequestID)
+		prior, err := o.store.Instances.InstanceForRequest(ctx, wf, req.RequestID)
 		if err != nil {
 			return nil, Internal(err)
 		}
@@ -117,7 +117,7 @@ func (o *Orchestrator) start(ctx context.Context, wf, selector string, req Start
 	// nothing was written. Created waiting, with its start event in its
 	// inbox, it goes through the general path, which handles all of those.
 	o.log.DebugContext(ctx, "run not created started; creating it with its start event", "workflow_id", wf, "instance_id", instanceID, "reason", err)
-	rec, created, err := o.store.CreateInstance(ctx, store.NewInstance{
+	rec, created, err := o.store.Instances.CreateInstance(ctx, store.NewInstance{
 		WorkflowID: wf, InstanceID: instanceID, Version: version, UUID: id, RequestID: req.RequestID,
 		Initiator: mustJSON(initiator), Status: string(st.Status),
 		State: func(instanceID int64) ([]byte, error) {
@@ -284,7 +284,7 @@ func (o *Orchestrator) GetRun(ctx context.Context, wf string, inst, run int64) (
 }
 
 func (o *Orchestrator) instance(ctx context.Context, wf string, inst int64) (*store.InstanceRecord, error) {
-	rec, err := o.store.GetInstance(ctx, wf, inst)
+	rec, err := o.store.Instances.GetInstance(ctx, wf, inst)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("workflow %s instance %d not found", wf, inst)
 	}
@@ -295,7 +295,7 @@ func (o *Orchestrator) instance(ctx context.Context, wf string, inst int64) (*st
 }
 
 func (o *Orchestrator) runView(ctx context.Context, rec *store.InstanceRecord, run int64) (*InstanceView, error) {
-	rr, _, err := o.store.LoadRun(ctx, rec.WorkflowID, rec.InstanceID, run)
+	rr, _, err := o.store.Runs.LoadRun(ctx, rec.WorkflowID, rec.InstanceID, run)
 	if err != nil {
 		return nil, Internal(err)
 	}
@@ -307,7 +307,7 @@ func (o *Orchestrator) runView(ctx context.Context, rec *store.InstanceRecord, r
 	if !st.Compact {
 		// The run's first entries are in its item, later ones items of
 		// their own.
-		rest, err := o.store.ListTimeline(ctx, rec.WorkflowID, rec.InstanceID, run)
+		rest, err := o.store.Runs.ListTimeline(ctx, rec.WorkflowID, rec.InstanceID, run)
 		if err != nil {
 			return nil, Internal(err)
 		}
@@ -358,7 +358,7 @@ func (o *Orchestrator) ListSteps(ctx context.Context, wf string, inst int64) ([]
 	if err != nil {
 		return nil, err
 	}
-	rr, _, err := o.store.LoadRun(ctx, wf, inst, rec.RunID)
+	rr, _, err := o.store.Runs.LoadRun(ctx, wf, inst, rec.RunID)
 	if err != nil {
 		return nil, Internal(err)
 	}
@@ -368,7 +368,7 @@ func (o *Orchestrator) ListSteps(ctx context.Context, wf string, inst int64) ([]
 	}
 	attempts := compactAttempts(&st)
 	if !st.Compact {
-		if attempts, err = o.store.ListAttempts(ctx, wf, inst, rec.RunID); err != nil {
+		if attempts, err = o.store.Attempts.ListAttempts(ctx, wf, inst, rec.RunID); err != nil {
 			return nil, Internal(err)
 		}
 	}
@@ -466,7 +466,7 @@ func (o *Orchestrator) GetStepAttempt(ctx context.Context, wf string, inst, run 
 	if _, err := o.instance(ctx, wf, inst); err != nil {
 		return nil, err
 	}
-	a, err := o.store.GetAttempt(ctx, wf, inst, run, step, attempt)
+	a, err := o.store.Attempts.GetAttempt(ctx, wf, inst, run, step, attempt)
 	if errors.Is(err, store.ErrNotFound) {
 		if v := o.stepFromState(ctx, wf, inst, run, step, attempt); v != nil {
 			return v, nil
@@ -497,7 +497,7 @@ func (o *Orchestrator) ListWorkflows(ctx context.Context, cursor string, limit i
 			return nil, Invalid("bad cursor", fmt.Sprintf("cursor: %q is not a cursor this API returned", cursor))
 		}
 	}
-	heads, next, err := o.store.ListWorkflows(ctx, cursor, limit)
+	heads, next, err := o.store.Definitions.ListWorkflows(ctx, cursor, limit)
 	if err != nil {
 		return nil, Internal(err)
 	}
@@ -530,7 +530,7 @@ func (o *Orchestrator) ListInstances(ctx context.Context, wf, status, cursor str
 	if _, err := o.head(ctx, wf); err != nil {
 		return nil, err
 	}
-	recs, next, err := o.store.ListInstances(ctx, wf, status, cursor, limit)
+	recs, next, err := o.store.Instances.ListInstances(ctx, wf, status, cursor, limit)
 	if err != nil {
 		if errors.Is(err, store.ErrBadCursor) {
 			return nil, Invalid("bad cursor", fmt.Sprintf("cursor: %q is not a cursor this API returned", cursor))
@@ -643,7 +643,7 @@ func (o *Orchestrator) attempt(ctx context.Context, wf string, inst, run int64, 
 
 // attemptOf is Orchestrator.attempt over db.
 func attemptOf(ctx context.Context, db *store.Store, wf string, inst, run int64, step string, attempt int64) (*store.Attempt, error) {
-	a, err := db.GetAttempt(ctx, wf, inst, run, step, attempt)
+	a, err := db.Attempts.GetAttempt(ctx, wf, inst, run, step, attempt)
 	if !errors.Is(err, store.ErrNotFound) {
 		return a, err
 	}
@@ -660,7 +660,7 @@ func attemptOf(ctx context.Context, db *store.Store, wf string, inst, run int64,
 
 // loadState returns the state of a run, nil if it cannot be read.
 func loadState(ctx context.Context, db *store.Store, wf string, inst, run int64) *engine.Instance {
-	rr, _, err := db.LoadRun(ctx, wf, inst, run)
+	rr, _, err := db.Runs.LoadRun(ctx, wf, inst, run)
 	if err != nil {
 		return nil
 	}

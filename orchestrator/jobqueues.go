@@ -292,7 +292,7 @@ func (o *Orchestrator) PutJobQueue(ctx context.Context, r JobQueueRequest) (*Job
 		return nil, Invalid("invalid job queue", errs...)
 	}
 	c := store.QueueCapacity{CPU: int64(math.Round(r.CPU * 1000)), Memory: r.Memory, GPU: r.GPU, AgingMillis: r.Aging * 1000}
-	p, err := o.store.PutJobQueue(ctx, r.Name, c, o.now().UnixMilli())
+	p, err := o.store.Gates.PutJobQueue(ctx, r.Name, c, o.now().UnixMilli())
 	if err != nil {
 		return nil, Internal(err)
 	}
@@ -304,7 +304,7 @@ func (o *Orchestrator) PutJobQueue(ctx context.Context, r JobQueueRequest) (*Job
 
 // GetJobQueue returns a job queue with its running and waiting steps.
 func (o *Orchestrator) GetJobQueue(ctx context.Context, name string) (*JobQueue, error) {
-	p, err := o.store.GetJobQueue(ctx, name)
+	p, err := o.store.Gates.GetJobQueue(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("no job queue %q", name)
 	}
@@ -317,7 +317,7 @@ func (o *Orchestrator) GetJobQueue(ctx context.Context, name string) (*JobQueue,
 // DeleteJobQueue removes a job queue; the steps waiting in it are woken
 // and fail (the queue no longer exists).
 func (o *Orchestrator) DeleteJobQueue(ctx context.Context, name string) (*JobQueue, error) {
-	p, err := o.store.DeleteJobQueue(ctx, name)
+	p, err := o.store.Gates.DeleteJobQueue(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("no job queue %q", name)
 	}

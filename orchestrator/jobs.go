@@ -67,7 +67,7 @@ func (o *Orchestrator) handleJobEvent(ctx context.Context, raw json.RawMessage, 
 		if !ok {
 			continue
 		}
-		hash, err := o.store.GetJob(ctx, job)
+		hash, err := o.store.Tasks.GetJob(ctx, job)
 		if errors.Is(err, store.ErrNotFound) {
 			if age := o.now().Sub(ev.Time); !ev.Time.IsZero() && age > jobEventMaxWait {
 				o.log.WarnContext(ctx, "dropping the end of a job no step handed over", "job", job, "age", age)

@@ -57,7 +57,7 @@ func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store
 			// subworkflow instance runs in run 2 or later. One created in
 			// this same commit is not stored yet: run 1.
 			run := int64(1)
-			rec, err := o.store.GetInstance(ctx, x.WorkflowID, x.InstanceID)
+			rec, err := o.store.Instances.GetInstance(ctx, x.WorkflowID, x.InstanceID)
 			switch {
 			case err == nil:
 				run = rec.RunID
@@ -213,7 +213,7 @@ func (o *Orchestrator) startSubworkflow(ctx context.Context, m WorkMessage) erro
 			}
 		}
 	}
-	return o.store.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, store.Event{
+	return o.store.Runs.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, store.Event{
 		ID: engine.ChildStartedID(x.StepID, x.Attempt), Body: mustJSON(report), Covered: true,
 	})
 }
@@ -259,7 +259,7 @@ func (b *childBook) PrefetchChildren(ctx context.Context, wf string, insts []int
 	if len(keys) == 0 {
 		return nil
 	}
-	recs, err := b.store.GetRuns(ctx, keys)
+	recs, err := b.store.Runs.GetRuns(ctx, keys)
 	if err != nil {
 		return err
 	}
@@ -292,7 +292,7 @@ func (b *childBook) PrefetchChildren(ctx context.Context, wf string, insts []int
 	for len(refs) > 0 {
 		batch := refs[:min(attemptReadBatch, len(refs))]
 		refs = refs[len(batch):]
-		attempts, err := b.store.GetAttempts(ctx, batch)
+		attempts, err := b.store.Attempts.GetAttempts(ctx, batch)
 		if err != nil {
 			return err
 		}
@@ -366,7 +366,7 @@ func (b *childBook) ChildStepParam(ctx context.Context, wf string, inst, run int
 // read reads param name of step stepID in a run, and says how many bytes
 // it read for it.
 func (b *childBook) read(ctx context.Context, wf string, inst, run int64, stepID, name string) (engine.ChildParam, error) {
-	rec, _, err := b.store.LoadRun(ctx, wf, inst, run)
+	rec, _, err := b.store.Runs.LoadRun(ctx, wf, inst, run)
 	if errors.Is(err, store.ErrNotFound) {
 		return engine.ChildParam{}, nil
 	}
@@ -471,11 +471,11 @@ func eventParent(p *engine.ParentRef) *events.Parent {
 // (RestartInstance checks it before the parent restarts).
 func (o *Orchestrator) childRerun(ctx context.Context, x engine.RestartChild, now time.Time) (store.NewRun, error) {
 	inst := x.Index + 1
-	rec, err := o.store.GetInstance(ctx, x.WorkflowID, inst)
+	rec, err := o.store.Instances.GetInstance(ctx, x.WorkflowID, inst)
 	if err != nil {
 		return store.NewRun{}, fmt.Errorf("rerun iteration %d of step %q: %w", inst, x.StepID, err)
 	}
-	rr, _, err := o.store.LoadRun(ctx, x.WorkflowID, inst, rec.RunID)
+	rr, _, err := o.store.Runs.LoadRun(ctx, x.WorkflowID, inst, rec.RunID)
 	if err != nil {
 		return store.NewRun{}, fmt.Errorf("rerun iteration %d of step %q: %w", inst, x.StepID, err)
 	}

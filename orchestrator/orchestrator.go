@@ -159,7 +159,7 @@ func (o *Orchestrator) graph(ctx context.Context, wf string, version int64) (*en
 	if c, ok := o.graphs.get(k); ok {
 		return c.graph, c.def, nil
 	}
-	rec, err := o.store.GetVersion(ctx, wf, version)
+	rec, err := o.store.Definitions.GetVersion(ctx, wf, version)
 	if err != nil {
 		return nil, nil, fmt.Errorf("load %s version %d: %w", wf, version, err)
 	}

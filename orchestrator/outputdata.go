@@ -63,7 +63,7 @@ func (o *Orchestrator) PutOutputData(ctx context.Context, od OutputData) (*Outpu
 	ev := store.Event{ID: "o-" + o.newUUID(), WakeAfter: backstopWake, Body: mustJSON(engine.OutputData{
 		StepID: od.StepID, Attempt: attempt, Outputs: od.Params, Source: source,
 	})}
-	if err := o.store.PutEvent(ctx, od.WorkflowID, od.InstanceID, run, ev); err != nil {
+	if err := o.store.Runs.PutEvent(ctx, od.WorkflowID, od.InstanceID, run, ev); err != nil {
 		return nil, Internal(err)
 	}
 	if _, err := o.Process(ctx, store.Wake{WorkflowID: od.WorkflowID, InstanceID: od.InstanceID, RunID: run}); err != nil {

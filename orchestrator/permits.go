@@ -63,14 +63,14 @@ func (o *Orchestrator) loadPermits(ctx context.Context, g *engine.Graph, st *eng
 			}
 		}
 		var err error
-		if snap, err = o.store.GetTagPermits(ctx, tags); err != nil {
+		if snap, err = o.store.Gates.GetTagPermits(ctx, tags); err != nil {
 			return nil, err
 		}
 	}
 	queues := map[string]*store.TagPermit{}
 	if usesJobQueues(g) {
 		var err error
-		if queues, err = o.store.GetJobQueues(ctx); err != nil {
+		if queues, err = o.store.Gates.GetJobQueues(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -278,7 +278,7 @@ func hasWork(st *engine.Instance) bool {
 
 // breakpoints returns workflow wf's breakpoints as the engine matches them.
 func (o *Orchestrator) breakpoints(ctx context.Context, wf string) ([]engine.Breakpoint, error) {
-	list, err := o.store.ListBreakpoints(ctx, wf, "", false)
+	list, err := o.store.Gates.ListBreakpoints(ctx, wf, "", false)
 	if err != nil {
 		return nil, err
 	}

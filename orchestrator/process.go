@@ -151,13 +151,13 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 				// The run waits in the queue until a run frees a slot and
 				// wakes it; its start event is not lost, so the sweeper
 				// must not keep deciding it.
-				if err := o.store.UnsweepEvents(ctx, w.WorkflowID, w.InstanceID, w.RunID); err != nil {
+				if err := o.store.Sweeps.UnsweepEvents(ctx, w.WorkflowID, w.InstanceID, w.RunID); err != nil {
 					o.log.WarnContext(ctx, "cannot take a queued run's events out of the sweep index", "workflow_id", w.WorkflowID,
 						"instance_id", w.InstanceID, "error", err)
 				}
 				return st, nil
 			}
-			if err := o.store.Enqueue(ctx, w.WorkflowID, w.InstanceID, w.RunID); err != nil {
+			if err := o.store.Instances.Enqueue(ctx, w.WorkflowID, w.InstanceID, w.RunID); err != nil {
 				return nil, err
 			}
 			enqueued = true
@@ -242,11 +242,11 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 		// Others' events wait: the decider is on its way to this run.
 		// Asked with one small read, not a load of every event waiting.
 		var quiet bool
-		if rec, quiet, err = o.store.LoadQuietRun(ctx, w.WorkflowID, w.InstanceID, w.RunID); err == nil && !quiet {
+		if rec, quiet, err = o.store.Runs.LoadQuietRun(ctx, w.WorkflowID, w.InstanceID, w.RunID); err == nil && !quiet {
 			return nil, false, errContended
 		}
 	default:
-		rec, pending, err = o.store.LoadRun(ctx, w.WorkflowID, w.InstanceID, w.RunID)
+		rec, pending, err = o.store.Runs.LoadRun(ctx, w.WorkflowID, w.InstanceID, w.RunID)
 	}
 	if err != nil {
 		return nil, false, err
@@ -447,13 +447,13 @@ func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBud
 			commit.Dequeue = false // a run created admitted was never queued
 		}
 		limitDirect(commit.Outbox)
-		err = o.store.CommitRun(ctx, commit)
+		err = o.store.Runs.CommitRun(ctx, commit)
 	}
 	if err == nil {
 		o.dispatchDirect(ctx, commit.Outbox)
 		o.emitDecision(began, w.WorkflowID, acc.transitions)
 		if len(discard) > 0 {
-			if derr := o.store.DiscardEvents(ctx, w.WorkflowID, w.InstanceID, w.RunID, discard); derr != nil {
+			if derr := o.store.Runs.DiscardEvents(ctx, w.WorkflowID, w.InstanceID, w.RunID, discard); derr != nil {
 				o.log.WarnContext(ctx, "cannot delete applied events; the next round will", "workflow_id", w.WorkflowID,
 					"instance_id", w.InstanceID, "run_id", w.RunID, "events", len(discard), "error", derr)
 			}
@@ -530,7 +530,7 @@ func (o *Orchestrator) restoreLoopParams(ctx context.Context, st *engine.Instanc
 
 // loopParamsOf reads the loop params item of a foreach step attempt.
 func loopParamsOf(ctx context.Context, db *store.Store, wf string, inst, run int64, step string, attempt int64) (map[string]any, error) {
-	body, err := db.GetLoopParams(ctx, wf, inst, run, step, attempt)
+	body, err := db.Runs.GetLoopParams(ctx, wf, inst, run, step, attempt)
 	if err != nil {
 		return nil, err
 	}
@@ -588,7 +588,7 @@ func (o *Orchestrator) handOff(ctx context.Context, w store.Wake) error {
 			"instance_id", w.InstanceID, "run_id", w.RunID, "error", err)
 	}
 	id := "k-" + o.newUUID()
-	if err := o.store.PutEvent(ctx, w.WorkflowID, w.InstanceID, w.RunID, store.Event{ID: id, Body: mustJSON(engine.Continue{})}); err != nil {
+	if err := o.store.Runs.PutEvent(ctx, w.WorkflowID, w.InstanceID, w.RunID, store.Event{ID: id, Body: mustJSON(engine.Continue{})}); err != nil {
 		return fmt.Errorf("hand off %s/%d/%d to the decider: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
 	}
 	return nil
@@ -622,7 +622,7 @@ func (o *Orchestrator) workerEnds(ctx context.Context, w store.Wake, before *eng
 	if len(refs) == 0 {
 		return nil, nil, nil
 	}
-	fs, err := o.store.FinishedAttempts(ctx, refs)
+	fs, err := o.store.Attempts.FinishedAttempts(ctx, refs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -727,7 +727,7 @@ func (o *Orchestrator) abortRun(ctx context.Context, g *engine.Graph, rec *store
 	if err := o.slots(ctx, &commit, before, d.State, runStrategy{}); err != nil {
 		return nil, false, err
 	}
-	if err := o.store.CommitRun(ctx, commit); err != nil {
+	if err := o.store.Runs.CommitRun(ctx, commit); err != nil {
 		return nil, false, err
 	}
 	return d.State, more, nil

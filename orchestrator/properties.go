@@ -22,7 +22,7 @@ func (o *Orchestrator) ActivateVersion(ctx context.Context, wf, selector string)
 	if err != nil {
 		return nil, err
 	}
-	if err := o.store.SetActive(ctx, wf, v, o.now(), o.signalSubscriptions(wf, nil), syncMessage(wf)); err != nil {
+	if err := o.store.Definitions.SetActive(ctx, wf, v, o.now(), o.signalSubscriptions(wf, nil), syncMessage(wf)); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, NotFound("workflow %s has no version %d", wf, v)
 		}
@@ -37,7 +37,7 @@ func (o *Orchestrator) DeactivateWorkflow(ctx context.Context, wf string) (*Defi
 	if _, err := o.head(ctx, wf); err != nil {
 		return nil, err
 	}
-	if err := o.store.SetActive(ctx, wf, 0, o.now(), o.signalSubscriptions(wf, nil), syncMessage(wf)); err != nil {
+	if err := o.store.Definitions.SetActive(ctx, wf, 0, o.now(), o.signalSubscriptions(wf, nil), syncMessage(wf)); err != nil {
 		return nil, Internal(err)
 	}
 	return o.GetWorkflowVersion(ctx, wf, "latest")
@@ -100,7 +100,7 @@ func (o *Orchestrator) UpdateProperties(ctx context.Context, wf string, body []b
 		if err := o.checkProperties(wf, props); err != nil {
 			return nil, err
 		}
-		err = o.store.UpdateProperties(ctx, head, props, o.now(), o.signalSubscriptions(wf, nil), syncMessage(wf))
+		err = o.store.Definitions.UpdateProperties(ctx, head, props, o.now(), o.signalSubscriptions(wf, nil), syncMessage(wf))
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}

@@ -102,7 +102,7 @@ func (o *Orchestrator) AnnounceSignal(ctx context.Context, a signals.Announce, s
 		src.Principal = caller.From(ctx)
 	}
 	source := mustJSON(src)
-	rec, created, err := o.store.AnnounceSignal(ctx, store.NewSignal{
+	rec, created, err := o.store.Signals.AnnounceSignal(ctx, store.NewSignal{
 		Name: a.Name, Params: params, Payload: payload, RequestID: a.RequestID, Source: source, Now: o.now(),
 		Outbox: func(seq int64) ([]store.Message, error) {
 			return []store.Message{{Queue: store.QueueWork, Body: string(mustJSON(WorkMessage{Kind: WorkSignal, SignalName: a.Name, SignalSeq: seq}))}}, nil
@@ -137,7 +137,7 @@ func signalView(rec *store.SignalRecord) (*SignalView, error) {
 
 // GetSignal returns instance seq (0: the latest) of a signal name.
 func (o *Orchestrator) GetSignal(ctx context.Context, name string, seq int64) (*SignalView, error) {
-	rec, err := o.store.GetSignal(ctx, name, seq)
+	rec, err := o.store.Signals.GetSignal(ctx, name, seq)
 	if errors.Is(err, store.ErrNotFound) {
 		if seq == 0 {
 			return nil, NotFound("no signal %q has been announced", name)
@@ -162,7 +162,7 @@ func (o *Orchestrator) SignalLineage(ctx context.Context, name string, seq int64
 	if err != nil {
 		return nil, err
 	}
-	links, err := o.store.Lineage(ctx, name, sig.SeqID)
+	links, err := o.store.Signals.Lineage(ctx, name, sig.SeqID)
 	if err != nil {
 		return nil, Internal(err)
 	}
@@ -190,7 +190,7 @@ func (o *Orchestrator) SignalLineage(ctx context.Context, name string, seq int64
 // Redelivery is harmless: the events have deterministic ids and trigger
 // starts are deduplicated by request id.
 func (o *Orchestrator) handleSignal(ctx context.Context, name string, seq int64) error {
-	rec, err := o.store.GetSignal(ctx, name, seq)
+	rec, err := o.store.Signals.GetSignal(ctx, name, seq)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: signal %s/%d does not exist", ErrPoison, name, seq)
 	}
@@ -201,7 +201,7 @@ func (o *Orchestrator) handleSignal(ctx context.Context, name string, seq int64)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrPoison, err)
 	}
-	subs, waiters, err := o.store.Subscribers(ctx, name)
+	subs, waiters, err := o.store.Signals.Subscribers(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func (o *Orchestrator) handleSignal(ctx context.Context, name string, seq int64)
 			o.log.ErrorContext(ctx, "bad signal waiter key", "signal", name, "key", w, "error", err)
 			continue
 		}
-		if err := o.store.PutEvent(ctx, h.WorkflowID, h.InstanceID, h.RunID, store.Event{ID: evID, Body: body}); err != nil {
+		if err := o.store.Runs.PutEvent(ctx, h.WorkflowID, h.InstanceID, h.RunID, store.Event{ID: evID, Body: body}); err != nil {
 			return err
 		}
 	}
@@ -226,7 +226,7 @@ func (o *Orchestrator) handleSignal(ctx context.Context, name string, seq int64)
 			return err
 		}
 	}
-	return o.store.SignalDelivered(ctx, name, seq)
+	return o.store.Signals.SignalDelivered(ctx, name, seq)
 }
 
 func signalTriggersDisabled(props []byte) bool {
@@ -239,7 +239,7 @@ func signalTriggersDisabled(props []byte) bool {
 // fireSignalTriggers evaluates, for a signal that arrived, every signal
 // trigger of workflow wf's active version that uses its name.
 func (o *Orchestrator) fireSignalTriggers(ctx context.Context, wf string, sig signals.Signal) error {
-	head, err := o.store.GetHead(ctx, wf)
+	head, err := o.store.Definitions.GetHead(ctx, wf)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -288,7 +288,7 @@ func (o *Orchestrator) fireSignalTrigger(ctx context.Context, wf string, index i
 		if !ok {
 			return nil
 		}
-		c, found, err := o.store.FindSignal(ctx, n, conds)
+		c, found, err := o.store.Signals.FindSignal(ctx, n, conds)
 		if errors.Is(err, store.ErrSignalScanLimit) {
 			o.log.WarnContext(ctx, "signal trigger lookup reached its limit; not starting", "workflow_id", wf, "trigger", index, "signal", n, "error", err)
 			return nil
@@ -342,7 +342,7 @@ func (o *Orchestrator) fireSignalTrigger(ctx context.Context, wf string, index i
 	}
 	for _, m := range matches {
 		link := LineageLink{Kind: "triggered", WorkflowID: wf, InstanceID: resp.WorkflowInstanceID, RunID: resp.WorkflowRunID}
-		if err := o.store.PutLineage(ctx, store.LineageLink{Name: m.Name, Seq: m.Seq,
+		if err := o.store.Signals.PutLineage(ctx, store.LineageLink{Name: m.Name, Seq: m.Seq,
 			ID: fmt.Sprintf("t#%s#%d", wf, resp.WorkflowInstanceID), Body: mustJSON(link)}); err != nil {
 			return err
 		}
@@ -431,7 +431,7 @@ func (o *Orchestrator) signalSubscriptions(wf string, pushed *model.Definition) 
 // its current head. Every head change writes them itself; this is the
 // backstop that converges whatever happened.
 func (o *Orchestrator) syncSignalTriggers(ctx context.Context, wf string) error {
-	return o.store.SyncSubscriptions(ctx, wf, o.signalSubscriptions(wf, nil))
+	return o.store.Signals.SyncSubscriptions(ctx, wf, o.signalSubscriptions(wf, nil))
 }
 
 // announceOutput announces a step's signal output; the request id derives
@@ -478,7 +478,7 @@ func (b *signalBook) Find(q engine.SignalQuery) (engine.SignalMatch, bool) {
 	if b.seen == nil {
 		b.seen = map[string]*engine.SignalMatch{}
 	}
-	s, found, err := b.store.FindSignal(b.ctx, q.Name, conds)
+	s, found, err := b.store.Signals.FindSignal(b.ctx, q.Name, conds)
 	if errors.Is(err, store.ErrSignalScanLimit) {
 		// Not a failure of the round: the step keeps waiting, and new
 		// signals of the name wake it.

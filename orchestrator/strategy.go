@@ -25,7 +25,7 @@ const defaultParallelism = 20
 // strategy reads the workflow's run strategy from its properties snapshot:
 // SEQUENTIAL by default; only PARALLEL admits more than one run at a time.
 func (o *Orchestrator) strategy(ctx context.Context, wf string) (runStrategy, error) {
-	head, err := o.store.GetHead(ctx, wf)
+	head, err := o.store.Definitions.GetHead(ctx, wf)
 	if err != nil {
 		return runStrategy{}, fmt.Errorf("run strategy of %s: %w", wf, err)
 	}
@@ -83,7 +83,7 @@ func (o *Orchestrator) slots(ctx context.Context, c *store.Commit, before, after
 		// after it fails the commit, and the retry looks again.
 		never := false // no run of the workflow was ever queued
 		if released {
-			qv, err := o.store.QueueVersion(ctx, after.WorkflowID)
+			qv, err := o.store.Instances.QueueVersion(ctx, after.WorkflowID)
 			if err != nil {
 				return err
 			}
@@ -98,7 +98,7 @@ func (o *Orchestrator) slots(ctx context.Context, c *store.Commit, before, after
 		var ok bool
 		if !never {
 			var err error
-			if inst, run, ok, err = o.store.OldestQueued(ctx, after.WorkflowID, after.InstanceID); err != nil {
+			if inst, run, ok, err = o.store.Instances.OldestQueued(ctx, after.WorkflowID, after.InstanceID); err != nil {
 				return err
 			}
 		}
@@ -131,7 +131,7 @@ func (o *Orchestrator) displace(ctx context.Context, w store.Wake, rule model.Ru
 	if rule != model.RunLastOnly && rule != model.RunSerialLatestOnly {
 		return nil
 	}
-	holding, queued, err := o.store.ActiveRuns(ctx, w.WorkflowID, w.InstanceID)
+	holding, queued, err := o.store.Instances.ActiveRuns(ctx, w.WorkflowID, w.InstanceID)
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func (o *Orchestrator) displace(ctx context.Context, w store.Wake, rule model.Ru
 			continue // only older runs give way to a newer one
 		}
 		ev := store.Event{ID: fmt.Sprintf("l-%012d", w.InstanceID), Body: stop}
-		if err := o.store.PutEvent(ctx, w.WorkflowID, t.InstanceID, t.RunID, ev); err != nil {
+		if err := o.store.Runs.PutEvent(ctx, w.WorkflowID, t.InstanceID, t.RunID, ev); err != nil {
 			return err
 		}
 	}
@@ -204,7 +204,7 @@ func (o *Orchestrator) withoutStart(ctx context.Context, g *engine.Graph, rec *s
 		return nil, false, err
 	}
 	commit.Dequeue = ended
-	if err := o.store.CommitRun(ctx, commit); err != nil {
+	if err := o.store.Runs.CommitRun(ctx, commit); err != nil {
 		return nil, false, err
 	}
 	return cur, false, nil
@@ -225,7 +225,7 @@ func (o *Orchestrator) ActOnWorkflow(ctx context.Context, wf, action string) (in
 	if a == model.WorkflowActionUnblock {
 		return o.unblockWorkflow(ctx, wf)
 	}
-	holding, queued, err := o.store.ActiveRuns(ctx, wf, 0)
+	holding, queued, err := o.store.Instances.ActiveRuns(ctx, wf, 0)
 	if err != nil {
 		return 0, Internal(err)
 	}
@@ -233,7 +233,7 @@ func (o *Orchestrator) ActOnWorkflow(ctx context.Context, wf, action string) (in
 	body := mustJSON(engine.Action{Action: string(a), Principal: caller.From(ctx)})
 	runs := append(holding, queued...)
 	for _, r := range runs {
-		if err := o.store.PutEvent(ctx, wf, r.InstanceID, r.RunID, store.Event{ID: id, Body: body}); err != nil {
+		if err := o.store.Runs.PutEvent(ctx, wf, r.InstanceID, r.RunID, store.Event{ID: id, Body: body}); err != nil {
 			return 0, Internal(err)
 		}
 	}

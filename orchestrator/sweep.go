@@ -67,7 +67,7 @@ func (o *Orchestrator) Sweep(ctx context.Context) (SweepReport, error) {
 	var signalsDue []store.Due
 	var rep SweepReport
 	for shard := 0; shard < store.SweepShards; shard++ {
-		items, err := o.store.DueItems(ctx, shard, now, sweepPerShard)
+		items, err := o.store.Sweeps.DueItems(ctx, shard, now, sweepPerShard)
 		if err != nil {
 			return rep, err
 		}
@@ -143,7 +143,7 @@ func (o *Orchestrator) Sweep(ctx context.Context) (SweepReport, error) {
 				ID:   fmt.Sprintf("%s%013d", redriveIDPrefix, r.run.At),
 				Body: mustJSON(engine.Redrive{Reason: "the run had not heard back from its work by its due time"}),
 			}
-			switch err := o.store.Redrive(ctx, *r.run, ev); {
+			switch err := o.store.Sweeps.Redrive(ctx, *r.run, ev); {
 			case errors.Is(err, store.ErrConflict):
 				count(func() { rep.Moved++ })
 				return

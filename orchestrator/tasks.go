@@ -89,7 +89,7 @@ func (o *Orchestrator) dispatchStep(ctx context.Context, m WorkMessage, d Callba
 		return err
 	}
 	hash := store.HashTaskToken(token)
-	if err := o.store.PutTaskToken(ctx, hash, ref); err != nil {
+	if err := o.store.Tasks.PutTaskToken(ctx, hash, ref); err != nil {
 		return err
 	}
 	h, res, err := d.Dispatch(ctx, m, token)
@@ -107,7 +107,7 @@ func (o *Orchestrator) dispatchStep(ctx context.Context, m WorkMessage, d Callba
 	ev := store.Event{ID: fmt.Sprintf("w-%s-%06d", m.StepID, m.Attempt), Covered: true, Body: mustJSON(engine.TaskWaiting{
 		StepID: m.StepID, Attempt: m.Attempt, At: o.now().UnixMilli(), Target: h.Target, Job: h.Job,
 	})}
-	err = o.store.WaitForTask(ctx, ref, claim, hash, h.Job, ev)
+	err = o.store.Tasks.WaitForTask(ctx, ref, claim, hash, h.Job, ev)
 	if errors.Is(err, store.ErrClaimLost) {
 		// Ended meanwhile (its token's holder was quick, or the step was
 		// stopped), or another worker took it after this one's lease.
@@ -197,7 +197,7 @@ func (o *Orchestrator) CompleteTask(ctx context.Context, token string, c TaskCom
 // completeTask applies report c to the step attempt of the task token
 // hashed as hash (see CompleteTask).
 func (o *Orchestrator) completeTask(ctx context.Context, hash string, c TaskCompletion) (*TaskView, error) {
-	tt, err := o.store.GetTaskToken(ctx, hash)
+	tt, err := o.store.Tasks.GetTaskToken(ctx, hash)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("unknown task token")
 	}
@@ -229,7 +229,7 @@ func (o *Orchestrator) completeTask(ctx context.Context, hash string, c TaskComp
 			return view, nil
 		}
 		ev := store.Event{ID: "h-" + o.newUUID(), Body: mustJSON(engine.TaskHeartbeat{StepID: ref.StepID, Attempt: ref.Attempt, At: now.UnixMilli()})}
-		if err := o.store.PutEvent(ctx, ref.WorkflowID, ref.InstanceID, ref.RunID, ev); err != nil {
+		if err := o.store.Runs.PutEvent(ctx, ref.WorkflowID, ref.InstanceID, ref.RunID, ev); err != nil {
 			return nil, Internal(err)
 		}
 		view.Recorded = true
@@ -244,7 +244,7 @@ func (o *Orchestrator) completeTask(ctx context.Context, hash string, c TaskComp
 		}
 	}
 	ev := store.Event{ID: fmt.Sprintf("k-%s-%06d", ref.StepID, ref.Attempt), Body: mustJSON(res)}
-	err = o.store.UseTaskToken(ctx, hash, c.Action, ref, ev)
+	err = o.store.Tasks.UseTaskToken(ctx, hash, c.Action, ref, ev)
 	if errors.Is(err, store.ErrTaskTokenUsed) {
 		return nil, Conflict("the task token was already used")
 	}

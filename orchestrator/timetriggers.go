@@ -89,7 +89,7 @@ func (o *Orchestrator) syncTriggers(ctx context.Context, wf string) error {
 	if o.schedules == nil {
 		return errors.New("time triggers: no schedule store is configured")
 	}
-	head, err := o.store.GetHead(ctx, wf)
+	head, err := o.store.Definitions.GetHead(ctx, wf)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		head = nil // deleted: no schedules, no subscriptions
@@ -117,7 +117,7 @@ func (o *Orchestrator) fireTrigger(ctx context.Context, body []byte) (time.Durat
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrPoison, err)
 	}
-	head, err := o.store.GetHead(ctx, f.WorkflowID)
+	head, err := o.store.Definitions.GetHead(ctx, f.WorkflowID)
 	if errors.Is(err, store.ErrNotFound) {
 		o.log.InfoContext(ctx, "time trigger of a deleted workflow ignored", "workflow_id", f.WorkflowID)
 		return 0, nil

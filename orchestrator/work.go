@@ -92,7 +92,7 @@ func (m *WorkMessage) annotate(ctx context.Context) {
 // from each worker made a decision per result: on the 300-step Http DAG, 63%
 // more transactions, the run item rewritten for each, and a slower run.)
 func (o *Orchestrator) putResult(ctx context.Context, m WorkMessage, ev store.Event) error {
-	return o.store.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev)
+	return o.store.Runs.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev)
 }
 
 // claimAndRun runs a step attempt at most once per claim (see
@@ -108,7 +108,7 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 		// The router's backstop copy of a step the committer dispatched
 		// itself: it almost always finds the attempt finished, or claimed
 		// by a live worker. A read tells, without a write.
-		peek, err := o.store.PeekAttempt(ctx, ref)
+		peek, err := o.store.Attempts.PeekAttempt(ctx, ref)
 		status, lease := peek.Status, peek.Lease
 		switch {
 		case errors.Is(err, store.ErrNotFound) && start != nil:
@@ -125,7 +125,7 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 		}
 	}
 	token := o.newUUID()
-	recorded, err := o.store.ClaimAttempt(ctx, ref, token, now, now.Add(o.claimLease), start)
+	recorded, err := o.store.Attempts.ClaimAttempt(ctx, ref, token, now, now.Add(o.claimLease), start)
 	var ce *store.ClaimError
 	if err == nil && m.StartTime > 0 {
 		o.metrics.Emit(metrics.StepLaunchDelay, float64(now.UnixMilli()-m.StartTime), metrics.Milliseconds)
@@ -224,7 +224,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 			// dies meanwhile must not have the step run again. A contended
 			// run skips it (one write per step of a fan-out): its outcome
 			// goes to the decider at once (handResult).
-			record: func() error { return o.store.RecordOutcome(ctx, ref, token, ev.Body) },
+			record: func() error { return o.store.Attempts.RecordOutcome(ctx, ref, token, ev.Body) },
 		}
 		if end != nil {
 			// The end itself, as the decision would write it (see
@@ -241,7 +241,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 		if err != nil {
 			if in.recorded && in.ended != nil {
 				// The end is on the item, without its wake: add it.
-				if werr := o.store.WakeEnd(ctx, ref); werr != nil {
+				if werr := o.store.Attempts.WakeEnd(ctx, ref); werr != nil {
 					o.log.WarnContext(ctx, "cannot wake the decider for a step's end; the sweeper will find it",
 						"attempt", ref.String(), "error", werr)
 				}
@@ -283,7 +283,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 // again meanwhile: its outcome is then not this worker's to apply.
 func (o *Orchestrator) claimUnclaimed(ctx context.Context, ref store.AttemptRef, token string, start *store.AttemptStart) (bool, error) {
 	now := o.now()
-	_, err := o.store.ClaimAttempt(ctx, ref, token, now, now.Add(o.claimLease), start)
+	_, err := o.store.Attempts.ClaimAttempt(ctx, ref, token, now, now.Add(o.claimLease), start)
 	var ce *store.ClaimError
 	switch {
 	case err == nil:
@@ -323,9 +323,9 @@ func (o *Orchestrator) handResult(ctx context.Context, m WorkMessage, token stri
 // start, the whole item (store.FinishDeferredAttempt).
 func (o *Orchestrator) writeEnd(ctx context.Context, ref store.AttemptRef, token string, unclaimed *store.AttemptStart, end store.AttemptEnd, wake bool) error {
 	if unclaimed != nil {
-		return o.store.FinishDeferredAttempt(ctx, ref, *unclaimed, end, wake)
+		return o.store.Attempts.FinishDeferredAttempt(ctx, ref, *unclaimed, end, wake)
 	}
-	return o.store.FinishAttempt(ctx, ref, token, end, wake)
+	return o.store.Attempts.FinishAttempt(ctx, ref, token, end, wake)
 }
 
 // maxInlineSteps bounds the steps one work message runs inline, one after
@@ -519,7 +519,7 @@ func (o *Orchestrator) handleWake(ctx context.Context, w store.Wake) error {
 // decider, would only lose races, each costing a whole commit's write
 // units: the FIFO decision queue serialises it.
 func (o *Orchestrator) handleBackstop(ctx context.Context, w store.Wake) error {
-	_, pending, err := o.store.LoadRun(ctx, w.WorkflowID, w.InstanceID, w.RunID)
+	_, pending, err := o.store.Runs.LoadRun(ctx, w.WorkflowID, w.InstanceID, w.RunID)
 	if err == nil && len(pending) > 0 {
 		err = o.handOff(ctx, w)
 	}
@@ -530,7 +530,7 @@ func (o *Orchestrator) handleBackstop(ctx context.Context, w store.Wake) error {
 // into nil, and for a run that never existed into a poison error.
 func (o *Orchestrator) goneRun(ctx context.Context, w store.Wake, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
-		if _, herr := o.store.GetHead(ctx, w.WorkflowID); errors.Is(herr, store.ErrNotFound) {
+		if _, herr := o.store.Definitions.GetHead(ctx, w.WorkflowID); errors.Is(herr, store.ErrNotFound) {
 			// A late timer or event of a deleted workflow: nothing to do.
 			o.log.InfoContext(ctx, "wake for a run of a deleted workflow", "workflow_id", w.WorkflowID, "instance_id", w.InstanceID, "run_id", w.RunID)
 			return nil
@@ -592,7 +592,7 @@ func BackstopsNeeded(ctx context.Context, db *store.Store, msgs []store.Message)
 	if len(refs) == 0 {
 		return needed, nil
 	}
-	started, err := db.StartedAttempts(ctx, refs)
+	started, err := db.Attempts.StartedAttempts(ctx, refs)
 	if err != nil {
 		return needed, err
 	}

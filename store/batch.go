@@ -20,7 +20,7 @@ type RunKey struct {
 // request, strongly consistent): the records of those that exist. It is
 // for readers of many children (params.getFromForeach), which read them
 // one Query each otherwise.
-func (s *Store) GetRuns(ctx context.Context, keys []RunKey) (map[RunKey]*RunRecord, error) {
+func (s *Runs) GetRuns(ctx context.Context, keys []RunKey) (map[RunKey]*RunRecord, error) {
 	ks := make([]map[string]types.AttributeValue, len(keys))
 	for i, k := range keys {
 		ks[i] = key(runPK(k.WorkflowID, k.InstanceID), runSK(k.RunID))
@@ -59,7 +59,7 @@ func (s *Store) GetRuns(ctx context.Context, keys []RunKey) (map[RunKey]*RunReco
 
 // GetAttempts reads many step attempt items at once (BatchGetItem, 100 per
 // request, strongly consistent): those that exist, by reference.
-func (s *Store) GetAttempts(ctx context.Context, refs []AttemptRef) (map[AttemptRef]*Attempt, error) {
+func (s *Attempts) GetAttempts(ctx context.Context, refs []AttemptRef) (map[AttemptRef]*Attempt, error) {
 	ks := make([]map[string]types.AttributeValue, len(refs))
 	for i, r := range refs {
 		ks[i] = r.key()
@@ -111,7 +111,7 @@ func parseRunPK(pk string) (string, int64, error) {
 // GetInstances reads the summaries of instances insts of workflow wf at
 // once (BatchGetItem, 100 per request, strongly consistent): those that
 // exist, by instance id.
-func (s *Store) GetInstances(ctx context.Context, wf string, insts []int64) (map[int64]*InstanceRecord, error) {
+func (s *Instances) GetInstances(ctx context.Context, wf string, insts []int64) (map[int64]*InstanceRecord, error) {
 	ks := make([]map[string]types.AttributeValue, len(insts))
 	for i, n := range insts {
 		ks[i] = key(wfPK(wf), instanceSK(n))

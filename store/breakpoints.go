@@ -38,7 +38,7 @@ type Breakpoint struct {
 }
 
 // PutBreakpoint stores a breakpoint of workflow wf.
-func (s *Store) PutBreakpoint(ctx context.Context, wf string, b Breakpoint) error {
+func (s *Gates) PutBreakpoint(ctx context.Context, wf string, b Breakpoint) error {
 	item := merge(key(wfPK(wf), breakpointSK(b)), map[string]types.AttributeValue{
 		"step": str(b.StepID), "version": num(b.Version), "instance": num(b.Instance),
 		"run": num(b.Run), "attempt": num(b.Attempt), "create_time": num(b.CreateTime),
@@ -52,7 +52,7 @@ func (s *Store) PutBreakpoint(ctx context.Context, wf string, b Breakpoint) erro
 // ListBreakpoints returns workflow wf's breakpoints, of step step only
 // when it is not empty, ordered by step. consistent asks for a strongly
 // consistent read.
-func (s *Store) ListBreakpoints(ctx context.Context, wf, step string, consistent bool) ([]Breakpoint, error) {
+func (s *Gates) ListBreakpoints(ctx context.Context, wf, step string, consistent bool) ([]Breakpoint, error) {
 	var out []Breakpoint
 	var start map[string]types.AttributeValue
 	for {
@@ -83,7 +83,7 @@ func (s *Store) ListBreakpoints(ctx context.Context, wf, step string, consistent
 
 // DeleteBreakpoints removes every breakpoint of workflow wf's step and
 // returns them.
-func (s *Store) DeleteBreakpoints(ctx context.Context, wf, step string) ([]Breakpoint, error) {
+func (s *Gates) DeleteBreakpoints(ctx context.Context, wf, step string) ([]Breakpoint, error) {
 	bps, err := s.ListBreakpoints(ctx, wf, step, true)
 	if err != nil {
 		return nil, err

@@ -58,7 +58,7 @@ func (c ChildRun) Items() int {
 
 // inlineDefinitionItem is the version item of an inline workflow. Written
 // unconditionally: a step attempt's inline definition never changes.
-func (s *Store) inlineDefinitionItem(d InlineDefinition) (types.TransactWriteItem, error) {
+func (s *base) inlineDefinitionItem(d InlineDefinition) (types.TransactWriteItem, error) {
 	body, err := s.encodeBody(d.Definition)
 	if err != nil {
 		return types.TransactWriteItem{}, err
@@ -74,7 +74,7 @@ func (s *Store) inlineDefinitionItem(d InlineDefinition) (types.TransactWriteIte
 // and run item, each conditioned on not existing so that a child is created
 // once, and its first event — or, born finished, its step attempts and
 // timeline entries.
-func (s *Store) childItems(c ChildRun) ([]types.TransactWriteItem, error) {
+func (s *base) childItems(c ChildRun) ([]types.TransactWriteItem, error) {
 	rec := &InstanceRecord{
 		WorkflowID: c.WorkflowID, InstanceID: c.InstanceID, Version: c.Version, RunID: 1, UUID: c.UUID,
 		Status: c.Status, Initiator: c.Initiator, CreateTime: millis(c.Now), ModifyTime: millis(c.Now),

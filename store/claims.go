@@ -90,7 +90,7 @@ func (e *ClaimError) Error() string {
 // one there): an item that does not exist yet is the attempt RUNNING, and
 // the claim creates it as start describes. A commit that ended the attempt
 // meanwhile wrote the item (see Attempt.Start), so the claim then fails.
-func (s *Store) ClaimAttempt(ctx context.Context, ref AttemptRef, token string, now, until time.Time, start *AttemptStart) (outcome []byte, err error) {
+func (s *Attempts) ClaimAttempt(ctx context.Context, ref AttemptRef, token string, now, until time.Time, start *AttemptStart) (outcome []byte, err error) {
 	set := "SET #c = :c, #l = :l"
 	cond := "#st = :running AND attribute_not_exists(#w) AND (attribute_not_exists(#l) OR #l < :now)"
 	names := map[string]string{"#c": attrClaim, "#l": attrLease, "#st": attrStatus, "#w": attrWait}
@@ -152,7 +152,7 @@ var ErrClaimLost = errors.New("store: the claim on the step attempt was lost")
 // token still holds the claim and the attempt is RUNNING: one write of the
 // outcome's size, which makes it durable before its worker decides what
 // follows (see ClaimAttempt).
-func (s *Store) RecordOutcome(ctx context.Context, ref AttemptRef, token string, outcome []byte) error {
+func (s *Attempts) RecordOutcome(ctx context.Context, ref AttemptRef, token string, outcome []byte) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(s.table),
 		Key:                      ref.key(),
@@ -186,7 +186,7 @@ type AttemptPeek struct {
 // for its task token with an eventually consistent read, half the cost of
 // the claim's conditional write: a worker uses it to drop a duplicate
 // delivery without writing. The answer may be stale; the claim decides.
-func (s *Store) PeekAttempt(ctx context.Context, ref AttemptRef) (AttemptPeek, error) {
+func (s *Attempts) PeekAttempt(ctx context.Context, ref AttemptRef) (AttemptPeek, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:                aws.String(s.table),
 		Key:                      ref.key(),
@@ -208,7 +208,7 @@ func (s *Store) PeekAttempt(ctx context.Context, ref AttemptRef) (AttemptPeek, e
 // RUNNING. Eventually consistent: an attempt claimed a moment ago may read
 // as not started (never the reverse, as an attempt item's first write is
 // its start or its claim). One BatchGetItem per 100 refs.
-func (s *Store) StartedAttempts(ctx context.Context, refs []AttemptRef) (map[AttemptRef]bool, error) {
+func (s *Attempts) StartedAttempts(ctx context.Context, refs []AttemptRef) (map[AttemptRef]bool, error) {
 	out := make(map[AttemptRef]bool, len(refs))
 	seen := make(map[AttemptRef]bool, len(refs))
 	var keys []map[string]types.AttributeValue

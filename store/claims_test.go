@@ -20,7 +20,7 @@ func TestClaimsRunAnAttemptOncePerLease(t *testing.T) {
 	ref := store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "s", Attempt: 1}
 	now := time.UnixMilli(1_700_000_000_000)
 	claim := func(token string, at, until time.Time) error {
-		_, err := s.ClaimAttempt(ctx, ref, token, at, until, nil)
+		_, err := s.Attempts.ClaimAttempt(ctx, ref, token, at, until, nil)
 		return err
 	}
 	if err := claim("a", now, now.Add(time.Minute)); !errors.Is(err, store.ErrNotFound) {
@@ -28,18 +28,18 @@ func TestClaimsRunAnAttemptOncePerLease(t *testing.T) {
 	}
 	commit := func(v int64, status string) {
 		t.Helper()
-		if err := s.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: 1, RunID: 1, ExpectV: v, Status: "IN_PROGRESS",
+		if err := s.Runs.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: 1, RunID: 1, ExpectV: v, Status: "IN_PROGRESS",
 			State: []byte(`{}`), Attempts: []store.Attempt{{StepID: "s", Attempt: 1, Status: status, Body: []byte(`{}`)}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state, Now: now}); err == nil {
+	if _, _, err := s.Instances.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state, Now: now}); err == nil {
 		t.Fatal("an instance of a workflow without a head was created")
 	}
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state, Now: now,
+	if _, _, err := s.Instances.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state, Now: now,
 		FirstEvent: store.Event{ID: "start", Body: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestClaimsRunAnAttemptOncePerLease(t *testing.T) {
 		t.Fatalf("claim of a STARTING attempt: %v, want done", err)
 	}
 	commit(2, "RUNNING")
-	if err := s.RecordOutcome(ctx, ref, "a", []byte(`{"x":1}`)); !errors.Is(err, store.ErrClaimLost) {
+	if err := s.Attempts.RecordOutcome(ctx, ref, "a", []byte(`{"x":1}`)); !errors.Is(err, store.ErrClaimLost) {
 		t.Fatalf("outcome recorded without a claim: %v", err)
 	}
 	if err := claim("a", now, now.Add(time.Minute)); err != nil {
@@ -59,14 +59,14 @@ func TestClaimsRunAnAttemptOncePerLease(t *testing.T) {
 		ce.Until != now.Add(time.Minute).UnixMilli() {
 		t.Fatalf("second claim within the lease: %v, want held until %d", err, now.Add(time.Minute).UnixMilli())
 	}
-	if err := s.RecordOutcome(ctx, ref, "b", []byte(`{"x":1}`)); !errors.Is(err, store.ErrClaimLost) {
+	if err := s.Attempts.RecordOutcome(ctx, ref, "b", []byte(`{"x":1}`)); !errors.Is(err, store.ErrClaimLost) {
 		t.Fatalf("outcome recorded by a worker that does not hold the claim: %v", err)
 	}
-	if err := s.RecordOutcome(ctx, ref, "a", []byte(`{"x":2}`)); err != nil {
+	if err := s.Attempts.RecordOutcome(ctx, ref, "a", []byte(`{"x":2}`)); err != nil {
 		t.Fatalf("holder records its outcome: %v", err)
 	}
 	// "a" dies; after its lease, "b" claims the attempt and gets the outcome.
-	got, err := s.ClaimAttempt(ctx, ref, "b", now.Add(61*time.Second), now.Add(2*time.Minute), nil)
+	got, err := s.Attempts.ClaimAttempt(ctx, ref, "b", now.Add(61*time.Second), now.Add(2*time.Minute), nil)
 	if err != nil || string(got) != `{"x":2}` {
 		t.Fatalf("claim after the lease: outcome %q, %v; want the recorded one", got, err)
 	}
@@ -74,7 +74,7 @@ func TestClaimsRunAnAttemptOncePerLease(t *testing.T) {
 	if err := claim("c", now.Add(time.Hour), now.Add(2*time.Hour)); !errors.As(err, &ce) || !ce.Done {
 		t.Fatalf("claim of a finished attempt: %v, want done", err)
 	}
-	a, err := s.GetAttempt(ctx, "wf", 1, 1, "s", 1)
+	a, err := s.Attempts.GetAttempt(ctx, "wf", 1, 1, "s", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,49 +106,49 @@ func TestDeferredStarts(t *testing.T) {
 	}
 
 	// Claimed, then ended: the claim wrote the start, the end appends.
-	if _, err := s.ClaimAttempt(ctx, ref("x"), "a", now, now.Add(time.Minute), start); err != nil {
+	if _, err := s.Attempts.ClaimAttempt(ctx, ref("x"), "a", now, now.Add(time.Minute), start); err != nil {
 		t.Fatalf("first claim of a deferred start: %v", err)
 	}
-	a, err := s.GetAttempt(ctx, "wf", 1, 1, "x", 1)
+	a, err := s.Attempts.GetAttempt(ctx, "wf", 1, 1, "x", 1)
 	if err != nil || a.Status != "RUNNING" || string(a.Body) != `{"params":{"a":1}}` || entries(a) != `"CREATED","RUNNING"` {
 		t.Fatalf("claimed deferred start: %+v, %v", a, err)
 	}
 	var ce *store.ClaimError
-	if _, err := s.ClaimAttempt(ctx, ref("x"), "b", now.Add(time.Second), now.Add(time.Minute), start); !errors.As(err, &ce) || ce.Done {
+	if _, err := s.Attempts.ClaimAttempt(ctx, ref("x"), "b", now.Add(time.Second), now.Add(time.Minute), start); !errors.As(err, &ce) || ce.Done {
 		t.Fatalf("second claim within the lease: %v, want held", err)
 	}
 	end := func(v int64, step string) {
 		t.Helper()
-		if err := s.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: 1, RunID: 1, ExpectV: v, Status: "IN_PROGRESS",
+		if err := s.Runs.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: 1, RunID: 1, ExpectV: v, Status: "IN_PROGRESS",
 			State: []byte(`{}`), Attempts: []store.Attempt{{StepID: step, Attempt: 1, Status: "STOPPED",
 				Body: []byte(`{"stopped":true}`), Timeline: [][]byte{[]byte(`"STOPPED"`)}, Start: start}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	end(1, "x")
-	if a, err = s.GetAttempt(ctx, "wf", 1, 1, "x", 1); err != nil || a.Status != "STOPPED" || entries(a) != `"CREATED","RUNNING","STOPPED"` {
+	if a, err = s.Attempts.GetAttempt(ctx, "wf", 1, 1, "x", 1); err != nil || a.Status != "STOPPED" || entries(a) != `"CREATED","RUNNING","STOPPED"` {
 		t.Fatalf("claimed attempt ended: %+v, %v", a, err)
 	}
 
 	// Ended before any claim: the end writes the start's entries first, and
 	// a late claim finds the attempt done.
 	end(2, "y")
-	if a, err = s.GetAttempt(ctx, "wf", 1, 1, "y", 1); err != nil || a.Status != "STOPPED" || entries(a) != `"CREATED","RUNNING","STOPPED"` ||
+	if a, err = s.Attempts.GetAttempt(ctx, "wf", 1, 1, "y", 1); err != nil || a.Status != "STOPPED" || entries(a) != `"CREATED","RUNNING","STOPPED"` ||
 		string(a.Body) != `{"stopped":true}` {
 		t.Fatalf("unclaimed attempt ended: %+v, %v", a, err)
 	}
-	if _, err := s.ClaimAttempt(ctx, ref("y"), "a", now, now.Add(time.Minute), start); !errors.As(err, &ce) || !ce.Done {
+	if _, err := s.Attempts.ClaimAttempt(ctx, ref("y"), "a", now, now.Add(time.Minute), start); !errors.As(err, &ce) || !ce.Done {
 		t.Fatalf("claim after the end: %v, want done", err)
 	}
 
 	// A status-only write (no body) of an unclaimed attempt takes the
 	// start's body.
-	if err := s.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: 1, RunID: 1, ExpectV: 3, Status: "IN_PROGRESS",
+	if err := s.Runs.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: 1, RunID: 1, ExpectV: 3, Status: "IN_PROGRESS",
 		State: []byte(`{}`), Attempts: []store.Attempt{{StepID: "z", Attempt: 1, Status: "FAILED",
 			Timeline: [][]byte{[]byte(`"FAILED"`)}, Start: start}}}); err != nil {
 		t.Fatal(err)
 	}
-	if a, err = s.GetAttempt(ctx, "wf", 1, 1, "z", 1); err != nil || string(a.Body) != `{"params":{"a":1}}` || entries(a) != `"CREATED","RUNNING","FAILED"` {
+	if a, err = s.Attempts.GetAttempt(ctx, "wf", 1, 1, "z", 1); err != nil || string(a.Body) != `{"params":{"a":1}}` || entries(a) != `"CREATED","RUNNING","FAILED"` {
 		t.Fatalf("status-only end of an unclaimed attempt: %+v, %v", a, err)
 	}
 }
@@ -161,7 +161,7 @@ func TestStartedAttempts(t *testing.T) {
 	ctx := context.Background()
 	now := time.UnixMilli(1_700_000_000_000)
 	_, run := createRun(t, s, "wf")
-	if err := s.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: 1, RunID: 1, ExpectV: run.V, Status: "IN_PROGRESS", State: []byte(`{}`),
+	if err := s.Runs.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: 1, RunID: 1, ExpectV: run.V, Status: "IN_PROGRESS", State: []byte(`{}`),
 		Attempts: []store.Attempt{
 			{StepID: "running", Attempt: 1, Status: "RUNNING", Body: []byte(`{}`)},
 			{StepID: "claimed", Attempt: 1, Status: "RUNNING", Body: []byte(`{}`)},
@@ -172,11 +172,11 @@ func TestStartedAttempts(t *testing.T) {
 	ref := func(step string) store.AttemptRef {
 		return store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: step, Attempt: 1}
 	}
-	if _, err := s.ClaimAttempt(ctx, ref("claimed"), "w", now, now.Add(time.Minute), nil); err != nil {
+	if _, err := s.Attempts.ClaimAttempt(ctx, ref("claimed"), "w", now, now.Add(time.Minute), nil); err != nil {
 		t.Fatal(err)
 	}
 	refs := []store.AttemptRef{ref("running"), ref("claimed"), ref("ended"), ref("deferred"), ref("claimed")}
-	started, err := s.StartedAttempts(ctx, refs)
+	started, err := s.Attempts.StartedAttempts(ctx, refs)
 	if err != nil {
 		t.Fatal(err)
 	}

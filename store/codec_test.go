@@ -48,7 +48,7 @@ func TestBodyEncodings(t *testing.T) {
 		{"incompressible", noise, encRaw},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			attrs, err := s.encodeBody(tc.body)
+			attrs, err := s.b.encodeBody(tc.body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +99,7 @@ func TestChainRunItemUnderOneWriteUnit(t *testing.T) {
 		if err := json.Unmarshal(raw, &outbox); err != nil {
 			t.Fatal(err)
 		}
-		item, err := s.runItem("bench-httpchain-10", 1, 1, 12, "IN_PROGRESS", state, outbox, 1796628156735)
+		item, err := s.b.runItem("bench-httpchain-10", 1, 1, 12, "IN_PROGRESS", state, outbox, 1796628156735)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,15 +18,15 @@ func TestCreatingCommit(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	now := time.UnixMilli(1_700_000_000_000)
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	id, prior, err := s.ReserveInstance(ctx, "wf", "req-1")
+	id, prior, err := s.Instances.ReserveInstance(ctx, "wf", "req-1")
 	if err != nil || prior != nil || id != 1 {
 		t.Fatalf("reserve: id %d, prior %v, %v", id, prior, err)
 	}
 	create := func(inst int64, request string) error {
-		return s.CommitRun(ctx, store.Commit{
+		return s.Runs.CommitRun(ctx, store.Commit{
 			WorkflowID: "wf", InstanceID: inst, RunID: 1, Status: "IN_PROGRESS", State: []byte(`{"status":"IN_PROGRESS"}`),
 			Instance: &store.InstanceUpdate{RunID: 1, Status: "IN_PROGRESS", StartTime: now.UnixMilli(), ModifyTime: now.UnixMilli()},
 			Create: &store.InstanceRecord{WorkflowID: "wf", InstanceID: inst, Version: 1, RunID: 1, UUID: "u", Status: "CREATED",
@@ -37,21 +37,21 @@ func TestCreatingCommit(t *testing.T) {
 	if err := create(id, "req-1"); err != nil {
 		t.Fatal(err)
 	}
-	rec, events, err := s.LoadRun(ctx, "wf", id, 1)
+	rec, events, err := s.Runs.LoadRun(ctx, "wf", id, 1)
 	if err != nil || rec.V != 1 || rec.Status != "IN_PROGRESS" || len(events) != 0 || len(rec.Timeline) != 1 {
 		t.Fatalf("run: %+v, events %v, %v", rec, events, err)
 	}
-	inst, err := s.GetInstance(ctx, "wf", id)
+	inst, err := s.Instances.GetInstance(ctx, "wf", id)
 	if err != nil || inst.Status != "IN_PROGRESS" || inst.StartTime != now.UnixMilli() || inst.UUID != "u" || inst.RequestID != "req-1" {
 		t.Fatalf("instance: %+v, %v", inst, err)
 	}
-	if _, prior, err := s.ReserveInstance(ctx, "wf", "req-1"); err != nil || prior == nil || prior.InstanceID != id {
+	if _, prior, err := s.Instances.ReserveInstance(ctx, "wf", "req-1"); err != nil || prior == nil || prior.InstanceID != id {
 		t.Fatalf("the request id names %+v, %v; want instance %d", prior, err, id)
 	}
 	if err := create(id+1, "req-1"); !errors.Is(err, store.ErrRequestTaken) {
 		t.Errorf("same request id: %v, want ErrRequestTaken", err)
 	}
-	if _, err := s.GetInstance(ctx, "wf", id+1); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.Instances.GetInstance(ctx, "wf", id+1); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the losing creation wrote its instance: %v", err)
 	}
 	if err := create(id, ""); !errors.Is(err, store.ErrConflict) {
@@ -73,7 +73,7 @@ func TestInstanceTimelineInRunItem(t *testing.T) {
 	var seq int64
 	consumed := []string{"0-start"}
 	for _, n := range []int{3, 0, 4, 3} {
-		run, _, err := s.LoadRun(ctx, "wf", rec.InstanceID, 1)
+		run, _, err := s.Runs.LoadRun(ctx, "wf", rec.InstanceID, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,17 +82,17 @@ func TestInstanceTimelineInRunItem(t *testing.T) {
 			seq++
 			added = append(added, entry(seq))
 		}
-		if err := s.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: rec.InstanceID, RunID: 1, ExpectV: run.V,
+		if err := s.Runs.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: rec.InstanceID, RunID: 1, ExpectV: run.V,
 			Status: "IN_PROGRESS", State: run.State, Timeline: added, PriorTimeline: run.Timeline, Consumed: consumed}); err != nil {
 			t.Fatal(err)
 		}
 		consumed = nil
 	}
-	run, _, err := s.LoadRun(ctx, "wf", rec.InstanceID, 1)
+	run, _, err := s.Runs.LoadRun(ctx, "wf", rec.InstanceID, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rest, err := s.ListTimeline(ctx, "wf", rec.InstanceID, 1)
+	rest, err := s.Runs.ListTimeline(ctx, "wf", rec.InstanceID, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestInstanceTimelineInRunItem(t *testing.T) {
 			t.Errorf("entry %d: %d %s, want %d %s", i, e.Seq, e.Body, want.Seq, want.Body)
 		}
 	}
-	if _, quiet, err := s.LoadQuietRun(ctx, "wf", rec.InstanceID, 1); err != nil || !quiet {
+	if _, quiet, err := s.Runs.LoadQuietRun(ctx, "wf", rec.InstanceID, 1); err != nil || !quiet {
 		t.Errorf("quiet read: %v %v", quiet, err)
 	}
 }

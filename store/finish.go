@@ -51,7 +51,7 @@ type AttemptEnd struct {
 // a worker about to apply the end itself writes none, see WakeEnd). The
 // end is the outcome: its reader derives the worker's event from it. The
 // claim is removed with it.
-func (s *Store) FinishAttempt(ctx context.Context, ref AttemptRef, token string, end AttemptEnd, wake bool) error {
+func (s *Attempts) FinishAttempt(ctx context.Context, ref AttemptRef, token string, end AttemptEnd, wake bool) error {
 	body, err := s.endBody(ref, end)
 	if err != nil {
 		return err
@@ -85,7 +85,7 @@ func (s *Store) FinishAttempt(ctx context.Context, ref AttemptRef, token string,
 
 // endBody encodes an end's body as an attempt item stores it, refusing one
 // over the item size limit.
-func (s *Store) endBody(ref AttemptRef, end AttemptEnd) (map[string]types.AttributeValue, error) {
+func (s *base) endBody(ref AttemptRef, end AttemptEnd) (map[string]types.AttributeValue, error) {
 	body, err := s.encodeBody(end.Body)
 	if err != nil {
 		return nil, err
@@ -121,7 +121,7 @@ func finishError(ref AttemptRef, err error) error {
 // It returns ErrClaimLost when the item exists: a decision ended the
 // attempt (a kill, a timeout) or, the run having been swept as stuck, a
 // worker claimed it again.
-func (s *Store) FinishDeferredAttempt(ctx context.Context, ref AttemptRef, start AttemptStart, end AttemptEnd, wake bool) error {
+func (s *Attempts) FinishDeferredAttempt(ctx context.Context, ref AttemptRef, start AttemptStart, end AttemptEnd, wake bool) error {
 	body, err := s.endBody(ref, end)
 	if err != nil {
 		return err
@@ -148,7 +148,7 @@ func (s *Store) FinishDeferredAttempt(ctx context.Context, ref AttemptRef, start
 // WakeEnd adds the wake to the end of attempt ref its worker wrote without
 // one (FinishAttempt), when it is still there: the worker could not apply
 // it itself after all.
-func (s *Store) WakeEnd(ctx context.Context, ref AttemptRef) error {
+func (s *Attempts) WakeEnd(ctx context.Context, ref AttemptRef) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       ref.key(),
@@ -183,7 +183,7 @@ type FinishedAttempt struct {
 
 // FinishedAttempts reads attempts refs (BatchGetItem, strongly consistent)
 // and returns those that carry a worker's end or outcome, in refs' order.
-func (s *Store) FinishedAttempts(ctx context.Context, refs []AttemptRef) ([]FinishedAttempt, error) {
+func (s *Attempts) FinishedAttempts(ctx context.Context, refs []AttemptRef) ([]FinishedAttempt, error) {
 	ks := make([]map[string]types.AttributeValue, 0, len(refs))
 	seen := map[AttemptRef]bool{}
 	for _, r := range refs {

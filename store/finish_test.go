@@ -36,22 +36,22 @@ func TestWorkerWrittenEnds(t *testing.T) {
 	}
 	start := &store.AttemptStart{Body: []byte(`{"status":"RUNNING"}`), Timeline: [][]byte{[]byte(`"CREATED"`), []byte(`"RUNNING"`)}}
 	for _, step := range []string{"a", "b"} {
-		if _, err := s.ClaimAttempt(ctx, ref(step), "tok-"+step, now, now.Add(time.Minute), start); err != nil {
+		if _, err := s.Attempts.ClaimAttempt(ctx, ref(step), "tok-"+step, now, now.Add(time.Minute), start); err != nil {
 			t.Fatal(err)
 		}
 	}
 	end := store.AttemptEnd{Status: "SUCCEEDED", Body: []byte(`{"status":"SUCCEEDED","outputs":{"x":1}}`),
 		Timeline: [][]byte{[]byte(`"FINISHING"`), []byte(`"SUCCEEDED"`)}}
-	if err := s.FinishAttempt(ctx, ref("a"), "tok-b", end, true); !errors.Is(err, store.ErrClaimLost) {
+	if err := s.Attempts.FinishAttempt(ctx, ref("a"), "tok-b", end, true); !errors.Is(err, store.ErrClaimLost) {
 		t.Fatalf("end written without the claim: %v, want ErrClaimLost", err)
 	}
-	if err := s.FinishAttempt(ctx, ref("a"), "tok-a", end, true); err != nil {
+	if err := s.Attempts.FinishAttempt(ctx, ref("a"), "tok-a", end, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishAttempt(ctx, ref("a"), "tok-a", end, true); !errors.Is(err, store.ErrClaimLost) {
+	if err := s.Attempts.FinishAttempt(ctx, ref("a"), "tok-a", end, true); !errors.Is(err, store.ErrClaimLost) {
 		t.Fatalf("second end of an attempt no longer RUNNING: %v, want ErrClaimLost", err)
 	}
-	fs, err := s.FinishedAttempts(ctx, []store.AttemptRef{ref("b"), ref("a"), ref("a"), ref("missing")})
+	fs, err := s.Attempts.FinishedAttempts(ctx, []store.AttemptRef{ref("b"), ref("a"), ref("a"), ref("missing")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,12 +73,12 @@ func TestWorkerWrittenEnds(t *testing.T) {
 		t.Errorf("the end keeps the claim: %v", item)
 	}
 	// A decision rewrites it: its entries replace the worker's.
-	if err := s.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: 1, RunID: 1, ExpectV: 1, Status: "IN_PROGRESS", State: []byte(`{}`),
+	if err := s.Runs.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: 1, RunID: 1, ExpectV: 1, Status: "IN_PROGRESS", State: []byte(`{}`),
 		Attempts: []store.Attempt{{StepID: "a", Attempt: 1, Status: "FATALLY_FAILED", Body: []byte(`{"status":"FATALLY_FAILED"}`),
 			Timeline: [][]byte{[]byte(`"CREATED"`), []byte(`"RUNNING"`), []byte(`"FATALLY_FAILED"`)}, ReplaceTimeline: true}}}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := s.GetAttempt(ctx, "wf", 1, 1, "a", 1)
+	a, err := s.Attempts.GetAttempt(ctx, "wf", 1, 1, "a", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestWorkerWrittenEnds(t *testing.T) {
 	if item := raw("S#000001#a#0001"); item["ob"] != nil || item["wn"] != nil {
 		t.Fatalf("rewritten attempt keeps its wake or its worker mark: %v", item)
 	}
-	if fs, err := s.FinishedAttempts(ctx, []store.AttemptRef{ref("a")}); err != nil || len(fs) != 0 {
+	if fs, err := s.Attempts.FinishedAttempts(ctx, []store.AttemptRef{ref("a")}); err != nil || len(fs) != 0 {
 		t.Fatalf("finished attempts after the rewrite: %+v, %v; want none", fs, err)
 	}
 }
@@ -115,13 +115,13 @@ func TestDeferredAttemptWrittenWhole(t *testing.T) {
 		Timeline: [][]byte{[]byte(`"FINISHING"`), []byte(`"SUCCEEDED"`)}}
 
 	// The twin, claimed then ended.
-	if _, err := s.ClaimAttempt(ctx, ref("twin"), "tok", now, now.Add(time.Minute), &start); err != nil {
+	if _, err := s.Attempts.ClaimAttempt(ctx, ref("twin"), "tok", now, now.Add(time.Minute), &start); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishAttempt(ctx, ref("twin"), "tok", end, false); err != nil {
+	if err := s.Attempts.FinishAttempt(ctx, ref("twin"), "tok", end, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishDeferredAttempt(ctx, ref("a"), start, end, false); err != nil {
+	if err := s.Attempts.FinishDeferredAttempt(ctx, ref("a"), start, end, false); err != nil {
 		t.Fatal(err)
 	}
 	twin, whole := raw("S#000001#twin#0001"), raw("S#000001#a#0001")
@@ -139,17 +139,17 @@ func TestDeferredAttemptWrittenWhole(t *testing.T) {
 			}
 		}
 	}
-	if err := s.FinishDeferredAttempt(ctx, ref("a"), start, end, false); !errors.Is(err, store.ErrClaimLost) {
+	if err := s.Attempts.FinishDeferredAttempt(ctx, ref("a"), start, end, false); !errors.Is(err, store.ErrClaimLost) {
 		t.Errorf("second write: %v, want ErrClaimLost", err)
 	}
 	// Another worker claimed it first (a swept run sent it again).
-	if _, err := s.ClaimAttempt(ctx, ref("b"), "tok-b", now, now.Add(time.Minute), &start); err != nil {
+	if _, err := s.Attempts.ClaimAttempt(ctx, ref("b"), "tok-b", now, now.Add(time.Minute), &start); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishDeferredAttempt(ctx, ref("b"), start, end, true); !errors.Is(err, store.ErrClaimLost) {
+	if err := s.Attempts.FinishDeferredAttempt(ctx, ref("b"), start, end, true); !errors.Is(err, store.ErrClaimLost) {
 		t.Errorf("write over another worker's claim: %v, want ErrClaimLost", err)
 	}
-	fs, err := s.FinishedAttempts(ctx, []store.AttemptRef{ref("a"), ref("b")})
+	fs, err := s.Attempts.FinishedAttempts(ctx, []store.AttemptRef{ref("a"), ref("b")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestDeferredAttemptWrittenWhole(t *testing.T) {
 		t.Fatalf("finished attempts %+v; want a alone, SUCCEEDED with 2 worker entries of 4", fs)
 	}
 	// With a wake, it carries the end's outbox.
-	if err := s.FinishDeferredAttempt(ctx, ref("c"), start, end, true); err != nil {
+	if err := s.Attempts.FinishDeferredAttempt(ctx, ref("c"), start, end, true); err != nil {
 		t.Fatal(err)
 	}
 	if ob, ok := raw("S#000001#c#0001")["ob"].(*types.AttributeValueMemberS); !ok || ob.Value == "" {

@@ -142,7 +142,7 @@ const requestTTL = 30 * 24 * time.Hour
 // The id comes from an unconditional atomic counter increment, so concurrent
 // starts never contend on the workflow's head item; an id whose transaction
 // then fails (a racing duplicate request_id) is left unused.
-func (s *Store) CreateInstance(ctx context.Context, ni NewInstance) (rec *InstanceRecord, created bool, err error) {
+func (s *Instances) CreateInstance(ctx context.Context, ni NewInstance) (rec *InstanceRecord, created bool, err error) {
 	if ni.RequestID != "" {
 		if rec, err := s.InstanceForRequest(ctx, ni.WorkflowID, ni.RequestID); err == nil {
 			return rec, false, nil
@@ -225,7 +225,7 @@ func requestPut(table, wf, requestID string, inst int64, now time.Time) *types.P
 // instance a start with requestID already made (prior), or takes the
 // workflow's next instance id. An id taken and never created is left
 // unused, as CreateInstance leaves one.
-func (s *Store) ReserveInstance(ctx context.Context, wf, requestID string) (id int64, prior *InstanceRecord, err error) {
+func (s *Instances) ReserveInstance(ctx context.Context, wf, requestID string) (id int64, prior *InstanceRecord, err error) {
 	if requestID != "" {
 		if rec, err := s.InstanceForRequest(ctx, wf, requestID); err == nil {
 			return 0, rec, nil
@@ -238,7 +238,7 @@ func (s *Store) ReserveInstance(ctx context.Context, wf, requestID string) (id i
 }
 
 // nextInstanceID atomically takes the workflow's next instance id.
-func (s *Store) nextInstanceID(ctx context.Context, wf string) (int64, error) {
+func (s *base) nextInstanceID(ctx context.Context, wf string) (int64, error) {
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       key(wfPK(wf), headSK),
@@ -259,7 +259,7 @@ func (s *Store) nextInstanceID(ctx context.Context, wf string) (int64, error) {
 
 // InstanceForRequest returns the instance a start with request id
 // requestID made (ErrNotFound if none), strongly consistent.
-func (s *Store) InstanceForRequest(ctx context.Context, wf, requestID string) (*InstanceRecord, error) {
+func (s *Instances) InstanceForRequest(ctx context.Context, wf, requestID string) (*InstanceRecord, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
 		Key:            key(wfPK(wf), requestSK(requestID)),
@@ -275,7 +275,7 @@ func (s *Store) InstanceForRequest(ctx context.Context, wf, requestID string) (*
 }
 
 // GetInstance returns an instance summary.
-func (s *Store) GetInstance(ctx context.Context, wf string, inst int64) (*InstanceRecord, error) {
+func (s *Instances) GetInstance(ctx context.Context, wf string, inst int64) (*InstanceRecord, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
 		Key:            key(wfPK(wf), instanceSK(inst)),
@@ -299,7 +299,7 @@ const maxFilteredPages = 10
 // status set, only those in that status. The cursor is the instance id to
 // continue below; a filtered page may hold fewer than limit instances
 // and still have a cursor.
-func (s *Store) ListInstances(ctx context.Context, wf, status, cursor string, limit int) ([]*InstanceRecord, string, error) {
+func (s *Instances) ListInstances(ctx context.Context, wf, status, cursor string, limit int) ([]*InstanceRecord, string, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
@@ -403,7 +403,7 @@ type RunRecord struct {
 
 // runItem is a run's state item. With sweepAt (unix ms) > 0 it is in the
 // sweep index, due then.
-func (s *Store) runItem(wf string, inst, run, v int64, status string, state []byte, outbox []Message, sweepAt int64) (map[string]types.AttributeValue, error) {
+func (s *base) runItem(wf string, inst, run, v int64, status string, state []byte, outbox []Message, sweepAt int64) (map[string]types.AttributeValue, error) {
 	item := merge(key(runPK(wf, inst), runSK(run)), map[string]types.AttributeValue{
 		attrVersion: num(v),
 		attrStatus:  str(status),
@@ -432,7 +432,7 @@ func WakeMessage(wf string, inst, run int64) Message {
 	return Message{Queue: QueueDecision, Body: WakeBody(wf, inst, run), GroupID: fmt.Sprintf("%s#%d", wf, inst)}
 }
 
-func (s *Store) eventItem(wf string, inst, run int64, ev Event) (map[string]types.AttributeValue, error) {
+func (s *base) eventItem(wf string, inst, run int64, ev Event) (map[string]types.AttributeValue, error) {
 	msg := WakeMessage(wf, inst, run)
 	if ev.WakeAfter > 0 {
 		body, err := json.Marshal(struct {
@@ -488,7 +488,7 @@ func WakeBody(wf string, inst, run int64) string {
 
 // PutEvent adds an event to a run's inbox. Putting the same event id twice
 // stores it once; the decider deletes events as it applies them.
-func (s *Store) PutEvent(ctx context.Context, wf string, inst, run int64, ev Event) error {
+func (s *Runs) PutEvent(ctx context.Context, wf string, inst, run int64, ev Event) error {
 	item, err := s.eventItem(wf, inst, run, ev)
 	if err != nil {
 		return err
@@ -509,7 +509,7 @@ func (s *Store) PutEvent(ctx context.Context, wf string, inst, run int64, ev Eve
 // reads the run item and at most one event — one read unit where LoadRun
 // would read every waiting event (a worker of a 250-wide fan-out asking
 // whether it may decide inline read up to 250).
-func (s *Store) LoadQuietRun(ctx context.Context, wf string, inst, run int64) (rec *RunRecord, quiet bool, err error) {
+func (s *Runs) LoadQuietRun(ctx context.Context, wf string, inst, run int64) (rec *RunRecord, quiet bool, err error) {
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
@@ -576,7 +576,7 @@ func runRecordFromItem(item map[string]types.AttributeValue, wf string, inst, ru
 // LoadRun reads a run's state and its pending events (oldest first) with one
 // strongly consistent query (the range it reads ends with the run's pages,
 // see PageSteps).
-func (s *Store) LoadRun(ctx context.Context, wf string, inst, run int64) (*RunRecord, []Event, error) {
+func (s *Runs) LoadRun(ctx context.Context, wf string, inst, run int64) (*RunRecord, []Event, error) {
 	for reads := 1; ; reads++ {
 		rec, events, err := s.loadRun(ctx, wf, inst, run)
 		if errors.Is(err, errPageGone) && reads < maxPageReads {
@@ -586,7 +586,7 @@ func (s *Store) LoadRun(ctx context.Context, wf string, inst, run int64) (*RunRe
 	}
 }
 
-func (s *Store) loadRun(ctx context.Context, wf string, inst, run int64) (*RunRecord, []Event, error) {
+func (s *base) loadRun(ctx context.Context, wf string, inst, run int64) (*RunRecord, []Event, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
@@ -789,7 +789,7 @@ type RunEvent struct {
 // applied them: should the deletes fail, or their writer die first, the next
 // round finds them, applies them as the no-ops they have become, and
 // deletes them again.
-func (s *Store) DiscardEvents(ctx context.Context, wf string, inst, run int64, ids []string) error {
+func (s *Runs) DiscardEvents(ctx context.Context, wf string, inst, run int64, ids []string) error {
 	keys := make([]map[string]types.AttributeValue, len(ids))
 	for i, id := range ids {
 		keys[i] = key(runPK(wf, inst), eventSK(run, id))
@@ -804,7 +804,7 @@ func (s *Store) DiscardEvents(ctx context.Context, wf string, inst, run int64, i
 // conditional put when the decision writes the run item alone). The pages
 // of the run's state it rewrites (see PageSteps) are put before it, and
 // the ones they replace deleted after.
-func (s *Store) CommitRun(ctx context.Context, c Commit) error {
+func (s *Runs) CommitRun(ctx context.Context, c Commit) error {
 	state, writes, next, err := splitState(c.State, c.RunID, c.Pages, c.Unsettled)
 	if err != nil {
 		return err
@@ -835,7 +835,7 @@ func (s *Store) CommitRun(ctx context.Context, c Commit) error {
 
 // commitRun writes a decision's transaction with state as the run item's
 // state and pages as its pages.
-func (s *Store) commitRun(ctx context.Context, c Commit, state []byte, pages Pages) error {
+func (s *Runs) commitRun(ctx context.Context, c Commit, state []byte, pages Pages) error {
 	runItem, err := s.runItem(c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV+1, c.Status, state, c.Outbox, c.SweepAt)
 	if err != nil {
 		return err
@@ -1047,7 +1047,7 @@ func (s *Store) commitRun(ctx context.Context, c Commit, state []byte, pages Pag
 // attemptWrite is the write of step attempt a of run run of instance inst:
 // its status, its new timeline entries appended to the stored ones, its
 // claim and, unless nil, its body. An update, so it creates the item too.
-func (s *Store) attemptWrite(wf string, inst, run int64, a Attempt) (types.TransactWriteItem, error) {
+func (s *base) attemptWrite(wf string, inst, run int64, a Attempt) (types.TransactWriteItem, error) {
 	tl := entryList(a.Timeline).Value
 	set := "SET #st = :st, #tl = list_append(if_not_exists(#tl, :none), :tl)"
 	names := map[string]string{"#st": attrStatus, "#tl": attrTimeline}
@@ -1120,7 +1120,7 @@ func entryList(entries [][]byte) *types.AttributeValueMemberL {
 
 // timelineWrite is the write of instance timeline entry t of run run in
 // partition pk.
-func (s *Store) timelineWrite(pk string, run int64, t TimelineItem) types.TransactWriteItem {
+func (s *base) timelineWrite(pk string, run int64, t TimelineItem) types.TransactWriteItem {
 	return types.TransactWriteItem{Put: &types.Put{
 		TableName: aws.String(s.table),
 		Item:      merge(key(pk, timelineSK(run, t.Seq)), map[string]types.AttributeValue{attrBody: bin(t.Body), attrEnc: str("raw")}),
@@ -1128,12 +1128,12 @@ func (s *Store) timelineWrite(pk string, run int64, t TimelineItem) types.Transa
 }
 
 // ListAttempts returns every step attempt of a run, ordered by step id then attempt.
-func (s *Store) ListAttempts(ctx context.Context, wf string, inst, run int64) ([]Attempt, error) {
+func (s *Attempts) ListAttempts(ctx context.Context, wf string, inst, run int64) ([]Attempt, error) {
 	return s.queryAttempts(ctx, wf, inst, attemptPrefix(run), true, 0)
 }
 
 // GetAttempt returns one attempt of a step; attempt 0 means the latest.
-func (s *Store) GetAttempt(ctx context.Context, wf string, inst, run int64, step string, attempt int64) (*Attempt, error) {
+func (s *Attempts) GetAttempt(ctx context.Context, wf string, inst, run int64, step string, attempt int64) (*Attempt, error) {
 	var list []Attempt
 	var err error
 	if attempt > 0 {
@@ -1190,7 +1190,7 @@ func parseAttemptSK(sk string) (run int64, step string, attempt int64, err error
 	return run, rest[:i], attempt, nil
 }
 
-func (s *Store) queryAttempts(ctx context.Context, wf string, inst int64, prefix string, forward bool, limit int32) ([]Attempt, error) {
+func (s *base) queryAttempts(ctx context.Context, wf string, inst int64, prefix string, forward bool, limit int32) ([]Attempt, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
@@ -1227,7 +1227,7 @@ func (s *Store) queryAttempts(ctx context.Context, wf string, inst int64, prefix
 // ListTimeline returns the instance-level timeline entries of a run that
 // its run item does not hold (RunRecord.Timeline holds its first ones), in
 // order.
-func (s *Store) ListTimeline(ctx context.Context, wf string, inst, run int64) ([]TimelineItem, error) {
+func (s *Runs) ListTimeline(ctx context.Context, wf string, inst, run int64) ([]TimelineItem, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
@@ -1276,7 +1276,7 @@ type NewRun struct {
 // state item, its first event, and the instance summary's latest run and
 // status, conditioned on the latest run still being PrevRun, so that two
 // concurrent restarts create one run (the other gets ErrConflict).
-func (s *Store) CreateRun(ctx context.Context, nr NewRun) error {
+func (s *Runs) CreateRun(ctx context.Context, nr NewRun) error {
 	items, err := s.newRunItems(nr)
 	if err != nil {
 		return err
@@ -1294,7 +1294,7 @@ func (s *Store) CreateRun(ctx context.Context, nr NewRun) error {
 // newRunItems are the writes of CreateRun: the instance summary's latest
 // run (conditioned on it being PrevRun), the new run's item (on it not
 // existing) and its first event.
-func (s *Store) newRunItems(nr NewRun) ([]types.TransactWriteItem, error) {
+func (s *Runs) newRunItems(nr NewRun) ([]types.TransactWriteItem, error) {
 	run := nr.PrevRun + 1
 	runItem, err := s.runItem(nr.WorkflowID, nr.InstanceID, run, 1, nr.Status, nr.State, nr.Outbox, 0)
 	if err != nil {
@@ -1324,7 +1324,7 @@ func (s *Store) newRunItems(nr NewRun) ([]types.TransactWriteItem, error) {
 // slot item's queue version "qv" in the same transaction, so a run that
 // releases its slot having looked at the queue before this enqueue fails
 // its commit (QueueVersion) and looks again: no queued run is missed.
-func (s *Store) Enqueue(ctx context.Context, wf string, inst, run int64) error {
+func (s *Instances) Enqueue(ctx context.Context, wf string, inst, run int64) error {
 	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Put: &types.Put{
 			TableName: aws.String(s.table),
@@ -1346,7 +1346,7 @@ func (s *Store) Enqueue(ctx context.Context, wf string, inst, run int64) error {
 // QueueVersion returns the slot item's queue version (0 before any
 // enqueue), strongly consistent. Read it before OldestQueued and commit
 // with Commit.QueueVersion.
-func (s *Store) QueueVersion(ctx context.Context, wf string) (int64, error) {
+func (s *Instances) QueueVersion(ctx context.Context, wf string) (int64, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: key(wfPK(wf), slotSK), ConsistentRead: aws.Bool(true),
 		ProjectionExpression: aws.String("qv"),
@@ -1359,7 +1359,7 @@ func (s *Store) QueueVersion(ctx context.Context, wf string) (int64, error) {
 
 // OldestQueued returns the waiting instance with the lowest id other than
 // except, strongly consistent; ok is false when none waits.
-func (s *Store) OldestQueued(ctx context.Context, wf string, except int64) (inst, run int64, ok bool, err error) {
+func (s *Instances) OldestQueued(ctx context.Context, wf string, except int64) (inst, run int64, ok bool, err error) {
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :q)"),
@@ -1387,7 +1387,7 @@ type RunRef struct{ InstanceID, RunID int64 }
 
 // ActiveRuns returns the runs holding a slot and the queued runs of a
 // workflow (strongly consistent), excluding instance except.
-func (s *Store) ActiveRuns(ctx context.Context, wf string, except int64) (holding, queued []RunRef, err error) {
+func (s *Instances) ActiveRuns(ctx context.Context, wf string, except int64) (holding, queued []RunRef, err error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: key(wfPK(wf), slotSK), ConsistentRead: aws.Bool(true),
 	})
@@ -1436,7 +1436,7 @@ var ErrNotHolding = errors.New("store: run holds no slot")
 // still holds (a failed STRICT_SEQUENTIAL run blocks its workflow that way)
 // and, in the same transaction, puts wake (when set) into another run's
 // inbox. It fails with ErrNotHolding when the run holds no slot.
-func (s *Store) ReleaseSlot(ctx context.Context, wf string, inst, run int64, wake *RunEvent) error {
+func (s *Instances) ReleaseSlot(ctx context.Context, wf string, inst, run int64, wake *RunEvent) error {
 	holder := &types.AttributeValueMemberSS{Value: []string{fmt.Sprintf("%d#%d", inst, run)}}
 	items := []types.TransactWriteItem{{Update: &types.Update{
 		TableName:           aws.String(s.table),

@@ -72,7 +72,7 @@ func ParseQueueEntry(s string) (QueueEntry, error) {
 
 // PutJobQueue creates a job queue or changes its capacity, keeping its
 // holders and waiters, and returns it as stored.
-func (s *Store) PutJobQueue(ctx context.Context, name string, c QueueCapacity, now int64) (*TagPermit, error) {
+func (s *Gates) PutJobQueue(ctx context.Context, name string, c QueueCapacity, now int64) (*TagPermit, error) {
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table),
 		Key:       key(jobQueuePK, jobQueueSK(name)),
@@ -93,7 +93,7 @@ func (s *Store) PutJobQueue(ctx context.Context, name string, c QueueCapacity, n
 }
 
 // GetJobQueues reads every job queue, by name, strongly consistent.
-func (s *Store) GetJobQueues(ctx context.Context) (map[string]*TagPermit, error) {
+func (s *Gates) GetJobQueues(ctx context.Context) (map[string]*TagPermit, error) {
 	out := map[string]*TagPermit{}
 	var start map[string]types.AttributeValue
 	for {
@@ -116,7 +116,7 @@ func (s *Store) GetJobQueues(ctx context.Context) (map[string]*TagPermit, error)
 }
 
 // GetJobQueue returns one job queue, or ErrNotFound.
-func (s *Store) GetJobQueue(ctx context.Context, name string) (*TagPermit, error) {
+func (s *Gates) GetJobQueue(ctx context.Context, name string) (*TagPermit, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(jobQueuePK, jobQueueSK(name)), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, fmt.Errorf("store: get job queue %q: %w", name, err)
@@ -129,7 +129,7 @@ func (s *Store) GetJobQueue(ctx context.Context, name string) (*TagPermit, error
 
 // DeleteJobQueue removes a job queue and returns it as it was (its waiters
 // need a wake), or ErrNotFound.
-func (s *Store) DeleteJobQueue(ctx context.Context, name string) (*TagPermit, error) {
+func (s *Gates) DeleteJobQueue(ctx context.Context, name string) (*TagPermit, error) {
 	out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: aws.String(s.table), Key: key(jobQueuePK, jobQueueSK(name)), ReturnValues: types.ReturnValueAllOld,
 	})

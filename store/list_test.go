@@ -16,7 +16,7 @@ func TestListInstancesByStatus(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	now := time.Now()
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
 		t.Fatal(err)
 	}
 	var failed []int64
@@ -25,7 +25,7 @@ func TestListInstancesByStatus(t *testing.T) {
 		if i%7 == 3 {
 			status = "FAILED"
 		}
-		rec, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, UUID: fmt.Sprint(i), Status: status,
+		rec, _, err := s.Instances.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, UUID: fmt.Sprint(i), Status: status,
 			State: state, FirstEvent: store.Event{ID: "0-start", Body: []byte(`{}`)}, Now: now})
 		if err != nil {
 			t.Fatal(err)
@@ -40,7 +40,7 @@ func TestListInstancesByStatus(t *testing.T) {
 		if pages > 20 {
 			t.Fatalf("no end after %d pages: %v", pages, got)
 		}
-		recs, next, err := s.ListInstances(ctx, "wf", "FAILED", cursor, 3)
+		recs, next, err := s.Instances.ListInstances(ctx, "wf", "FAILED", cursor, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestListInstancesByStatus(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(failed) {
 		t.Fatalf("listed %v, want %v", got, failed)
 	}
-	all, next, err := s.ListInstances(ctx, "wf", "", "", 100)
+	all, next, err := s.Instances.ListInstances(ctx, "wf", "", "", 100)
 	if err != nil || len(all) != 40 || next != "" {
 		t.Fatalf("unfiltered: %d instances, next %q, %v", len(all), next, err)
 	}

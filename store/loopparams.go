@@ -30,7 +30,7 @@ type LoopParams struct {
 }
 
 // loopParamsItem is the write of loop params item p of run run.
-func (s *Store) loopParamsItem(wf string, inst, run int64, p LoopParams) (types.TransactWriteItem, error) {
+func (s *base) loopParamsItem(wf string, inst, run int64, p LoopParams) (types.TransactWriteItem, error) {
 	body, err := s.encodeBody(p.Body)
 	if err != nil {
 		return types.TransactWriteItem{}, err
@@ -45,7 +45,7 @@ func (s *Store) loopParamsItem(wf string, inst, run int64, p LoopParams) (types.
 
 // GetLoopParams reads the loop params item of a foreach step attempt
 // (strongly consistent): ErrNotFound when there is none.
-func (s *Store) GetLoopParams(ctx context.Context, wf string, inst, run int64, step string, attempt int64) ([]byte, error) {
+func (s *Runs) GetLoopParams(ctx context.Context, wf string, inst, run int64, step string, attempt int64) ([]byte, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
 		Key:            key(runPK(wf, inst), loopParamsSK(run, step, attempt)),

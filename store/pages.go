@@ -279,7 +279,7 @@ func (p Pages) replaced(next Pages) []string {
 }
 
 // pageItem is the item of a page of run run of instance inst of wf.
-func (s *Store) pageItem(wf string, inst int64, w pageWrite) (map[string]types.AttributeValue, error) {
+func (s *base) pageItem(wf string, inst int64, w pageWrite) (map[string]types.AttributeValue, error) {
 	raw, err := json.Marshal(w.steps)
 	if err != nil {
 		return nil, fmt.Errorf("store: run state page: %w", err)
@@ -298,7 +298,7 @@ func (s *Store) pageItem(wf string, inst int64, w pageWrite) (map[string]types.A
 // putPages writes pages outside any transaction (BatchWriteItem, 25 at a
 // time): they are new items no reader knows of until a run item names
 // them.
-func (s *Store) putPages(ctx context.Context, wf string, inst int64, writes []pageWrite) error {
+func (s *base) putPages(ctx context.Context, wf string, inst int64, writes []pageWrite) error {
 	reqs := make([]types.WriteRequest, 0, len(writes))
 	for _, w := range writes {
 		item, err := s.pageItem(wf, inst, w)
@@ -314,7 +314,7 @@ func (s *Store) putPages(ctx context.Context, wf string, inst int64, writes []pa
 }
 
 // deletePages deletes page items by sort key.
-func (s *Store) deletePages(ctx context.Context, wf string, inst int64, sks []string) error {
+func (s *base) deletePages(ctx context.Context, wf string, inst int64, sks []string) error {
 	if len(sks) == 0 {
 		return nil
 	}
@@ -357,7 +357,7 @@ var errPageGone = fmt.Errorf("store: a run state page is gone")
 // from found (the run's page items already read, by sort key) or, when
 // found is nil, read now (one query of the run's pages: billed by their
 // size, not by their number). It returns errPageGone when one is missing.
-func (s *Store) withPages(ctx context.Context, rec *RunRecord, item map[string]types.AttributeValue, found map[string]map[string]types.AttributeValue) error {
+func (s *base) withPages(ctx context.Context, rec *RunRecord, item map[string]types.AttributeValue, found map[string]map[string]types.AttributeValue) error {
 	keys := pageKeysOf(item)
 	if len(keys) == 0 {
 		return nil

@@ -94,10 +94,10 @@ func TestPagedRunStateReadsBackWholeAndKeepsTheRunItemSmall(t *testing.T) {
 	s := newStore(t)
 	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
 	now := time.Now()
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	rec, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state,
+	rec, _, err := s.Instances.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state,
 		FirstEvent: store.Event{ID: "start", Body: []byte(`{}`)}, Now: now})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestPagedRunStateReadsBackWholeAndKeepsTheRunItemSmall(t *testing.T) {
 	const n = 300
 	var early, late int // the largest run item in the first and second half of the run
 	for done := 0; done <= n; done += 10 {
-		run, events, err := s.LoadRun(ctx, "wf", inst, 1)
+		run, events, err := s.Runs.LoadRun(ctx, "wf", inst, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,14 +123,14 @@ func TestPagedRunStateReadsBackWholeAndKeepsTheRunItemSmall(t *testing.T) {
 			stale := c
 			stale.ExpectV--
 			stale.State, stale.Unsettled = bigState(t, n, n)
-			if err := s.CommitRun(ctx, stale); !errors.Is(err, store.ErrConflict) {
+			if err := s.Runs.CommitRun(ctx, stale); !errors.Is(err, store.ErrConflict) {
 				t.Fatalf("stale commit: %v", err)
 			}
 			if _, pagesAfter := partition(t, db, s.Table(), "wf", inst); pagesAfter != pagesBefore {
 				t.Fatalf("a commit that lost left pages: %d, then %d", pagesBefore, pagesAfter)
 			}
 		}
-		if err := s.CommitRun(ctx, c); err != nil {
+		if err := s.Runs.CommitRun(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 		size, pages := partition(t, db, s.Table(), "wf", inst)
@@ -143,24 +143,24 @@ func TestPagedRunStateReadsBackWholeAndKeepsTheRunItemSmall(t *testing.T) {
 			late = max(late, size)
 		}
 		// Every reader reads the whole state.
-		got, _, err := s.LoadRun(ctx, "wf", inst, 1)
+		got, _, err := s.Runs.LoadRun(ctx, "wf", inst, 1)
 		if err != nil || !sameJSON(t, got.State, st) {
 			t.Fatalf("after %d steps: LoadRun: same %v, %v", done, err == nil && sameJSON(t, got.State, st), err)
 		}
-		quiet, ok, err := s.LoadQuietRun(ctx, "wf", inst, 1)
+		quiet, ok, err := s.Runs.LoadQuietRun(ctx, "wf", inst, 1)
 		if err != nil || !ok || !sameJSON(t, quiet.State, st) {
 			t.Fatalf("after %d steps: LoadQuietRun: quiet %v, %v", done, ok, err)
 		}
-		runs, err := s.GetRuns(ctx, []store.RunKey{{WorkflowID: "wf", InstanceID: inst, RunID: 1}})
+		runs, err := s.Runs.GetRuns(ctx, []store.RunKey{{WorkflowID: "wf", InstanceID: inst, RunID: 1}})
 		if err != nil || !sameJSON(t, runs[store.RunKey{WorkflowID: "wf", InstanceID: inst, RunID: 1}].State, st) {
 			t.Fatalf("after %d steps: GetRuns: %v", done, err)
 		}
 	}
 	// An event makes the run not quiet, as for a run kept whole.
-	if err := s.PutEvent(ctx, "wf", inst, 1, store.Event{ID: "x", Body: []byte(`{}`)}); err != nil {
+	if err := s.Runs.PutEvent(ctx, "wf", inst, 1, store.Event{ID: "x", Body: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := s.LoadQuietRun(ctx, "wf", inst, 1); err != nil || ok {
+	if _, ok, err := s.Runs.LoadQuietRun(ctx, "wf", inst, 1); err != nil || ok {
 		t.Fatalf("a paged run with an event: quiet %v, %v", ok, err)
 	}
 	whole, _ := bigState(t, n, n)

@@ -81,7 +81,7 @@ func ParsePermitKey(k string) (PermitHolder, error) {
 
 // PutTagPermit creates a tag permit or changes its limit, keeping its
 // holders and waiters. It returns the permit as stored.
-func (s *Store) PutTagPermit(ctx context.Context, tag string, maxAllowed, now int64) (*TagPermit, error) {
+func (s *Gates) PutTagPermit(ctx context.Context, tag string, maxAllowed, now int64) (*TagPermit, error) {
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table),
 		Key:       key(permitPK(tag), permitSK),
@@ -101,7 +101,7 @@ func (s *Store) PutTagPermit(ctx context.Context, tag string, maxAllowed, now in
 }
 
 // GetTagPermit returns one tag permit, or ErrNotFound.
-func (s *Store) GetTagPermit(ctx context.Context, tag string) (*TagPermit, error) {
+func (s *Gates) GetTagPermit(ctx context.Context, tag string) (*TagPermit, error) {
 	m, err := s.GetTagPermits(ctx, []string{tag})
 	if err != nil {
 		return nil, err
@@ -115,7 +115,7 @@ func (s *Store) GetTagPermit(ctx context.Context, tag string) (*TagPermit, error
 
 // GetTagPermits reads the permits of tags with strongly consistent reads;
 // tags without a permit are absent from the result.
-func (s *Store) GetTagPermits(ctx context.Context, tags []string) (map[string]*TagPermit, error) {
+func (s *Gates) GetTagPermits(ctx context.Context, tags []string) (map[string]*TagPermit, error) {
 	out := make(map[string]*TagPermit, len(tags))
 	seen := map[string]bool{}
 	var keys []map[string]types.AttributeValue
@@ -138,7 +138,7 @@ func (s *Store) GetTagPermits(ctx context.Context, tags []string) (map[string]*T
 
 // DeleteTagPermit removes a tag permit and returns it as it was (its
 // waiters need a wake), or ErrNotFound.
-func (s *Store) DeleteTagPermit(ctx context.Context, tag string) (*TagPermit, error) {
+func (s *Gates) DeleteTagPermit(ctx context.Context, tag string) (*TagPermit, error) {
 	out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:    aws.String(s.table),
 		Key:          key(permitPK(tag), permitSK),
@@ -200,7 +200,7 @@ func (u PermitUpdate) empty() bool {
 }
 
 // permitItem builds the conditional update of one permit item.
-func (s *Store) permitItem(u PermitUpdate) types.TransactWriteItem {
+func (s *base) permitItem(u PermitUpdate) types.TransactWriteItem {
 	// DynamoDB refuses unused names, so #h and #w are added when used.
 	names := map[string]string{"#v": attrVersion}
 	values := map[string]types.AttributeValue{":v": num(u.ExpectV), ":one": num(1)}

@@ -42,7 +42,7 @@ var ErrDeleting = errors.New("store: workflow is being deleted")
 // (the first purge round), in one transaction. It fails with ErrNotFound
 // when the workflow does not exist, ErrBusy when a run holds a slot and
 // ErrDeleting when a deletion is already under way.
-func (s *Store) DeleteWorkflow(ctx context.Context, wf string, next Message, now time.Time, extra ...Message) error {
+func (s *Definitions) DeleteWorkflow(ctx context.Context, wf string, next Message, now time.Time, extra ...Message) error {
 	head, err := s.GetHead(ctx, wf)
 	if err != nil {
 		return err
@@ -110,7 +110,7 @@ func (s *Store) DeleteWorkflow(ctx context.Context, wf string, next Message, now
 }
 
 // Deleting reports whether a deletion of workflow wf is under way.
-func (s *Store) Deleting(ctx context.Context, wf string) (bool, error) {
+func (s *Definitions) Deleting(ctx context.Context, wf string) (bool, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: key(wfPK(wf), purgeSK), ConsistentRead: aws.Bool(true),
 	})
@@ -125,7 +125,7 @@ func (s *Store) Deleting(ctx context.Context, wf string) (bool, error) {
 // first), queue, dedup and breakpoint items. done reports that nothing is
 // left, in which case the deletion job itself is gone too. Each call is
 // idempotent, so a purge message delivered twice does no harm.
-func (s *Store) PurgeWorkflow(ctx context.Context, wf string, budget int) (done bool, deleted int, err error) {
+func (s *Definitions) PurgeWorkflow(ctx context.Context, wf string, budget int) (done bool, deleted int, err error) {
 	pk := wfPK(wf)
 	var start map[string]types.AttributeValue
 	for {
@@ -186,7 +186,7 @@ func (s *Store) PurgeWorkflow(ctx context.Context, wf string, budget int) (done 
 
 // purgePartition deletes up to budget items of partition pk; complete
 // reports that it is empty.
-func (s *Store) purgePartition(ctx context.Context, pk string, budget int) (n int, complete bool, err error) {
+func (s *Definitions) purgePartition(ctx context.Context, pk string, budget int) (n int, complete bool, err error) {
 	for n < budget {
 		res, err := s.db.Query(ctx, &dynamodb.QueryInput{
 			TableName:                 aws.String(s.table),
@@ -215,7 +215,7 @@ func (s *Store) purgePartition(ctx context.Context, pk string, budget int) (n in
 }
 
 // batchDelete deletes keys 25 at a time, retrying unprocessed ones.
-func (s *Store) batchDelete(ctx context.Context, keys []map[string]types.AttributeValue) error {
+func (s *base) batchDelete(ctx context.Context, keys []map[string]types.AttributeValue) error {
 	reqs := make([]types.WriteRequest, len(keys))
 	for i, k := range keys {
 		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
@@ -228,7 +228,7 @@ func (s *Store) batchDelete(ctx context.Context, keys []map[string]types.Attribu
 
 // batchWrite sends write requests 25 at a time (BatchWriteItem), retrying
 // unprocessed ones.
-func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) error {
+func (s *base) batchWrite(ctx context.Context, reqs []types.WriteRequest) error {
 	for len(reqs) > 0 {
 		n := min(len(reqs), 25)
 		pending := map[string][]types.WriteRequest{s.table: reqs[:n]}
@@ -251,7 +251,7 @@ func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) error
 
 // RearmPurge records purge round round of workflow wf with next as its
 // outbox, so that the stream carries the next round to a worker.
-func (s *Store) RearmPurge(ctx context.Context, wf string, round int64, next Message) error {
+func (s *Definitions) RearmPurge(ctx context.Context, wf string, round int64, next Message) error {
 	ob, err := json.Marshal([]Message{next})
 	if err != nil {
 		return fmt.Errorf("store: outbox: %w", err)
@@ -272,7 +272,7 @@ func (s *Store) RearmPurge(ctx context.Context, wf string, round int64, next Mes
 
 // tombstone returns the last version and the next instance id of a deleted
 // workflow; ok is false when the workflow was never deleted.
-func (s *Store) tombstone(ctx context.Context, wf string) (latest, nextInstance int64, ok bool, err error) {
+func (s *Definitions) tombstone(ctx context.Context, wf string) (latest, nextInstance int64, ok bool, err error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: key(wfPK(wf), tombSK), ConsistentRead: aws.Bool(true),
 	})

@@ -15,42 +15,42 @@ func TestDeleteWorkflowPurgesInRoundsAndKeepsSequences(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	for range 2 {
-		if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+		if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range 4 {
-		rec, _, err := s.CreateInstance(ctx, store.NewInstance{
+		rec, _, err := s.Instances.CreateInstance(ctx, store.NewInstance{
 			WorkflowID: "wf", Version: 2, UUID: fmt.Sprint(i), Status: "SUCCEEDED", State: state,
 			FirstEvent: store.Event{ID: "0-start", Body: []byte(`{}`)}, Now: now,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutEvent(ctx, "wf", rec.InstanceID, 1, store.Event{ID: "x", Body: []byte(`{}`)}); err != nil {
+		if err := s.Runs.PutEvent(ctx, "wf", rec.InstanceID, 1, store.Event{ID: "x", Body: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.PutBreakpoint(ctx, "wf", store.Breakpoint{StepID: "a"}); err != nil {
+	if err := s.Gates.PutBreakpoint(ctx, "wf", store.Breakpoint{StepID: "a"}); err != nil {
 		t.Fatal(err)
 	}
 	next := store.Message{Queue: store.QueueWork, Body: `{"kind":"purge"}`}
-	if err := s.DeleteWorkflow(ctx, "nope", next, now); !errors.Is(err, store.ErrNotFound) {
+	if err := s.Definitions.DeleteWorkflow(ctx, "nope", next, now); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("delete of a missing workflow: %v", err)
 	}
-	if err := s.DeleteWorkflow(ctx, "wf", next, now); err != nil {
+	if err := s.Definitions.DeleteWorkflow(ctx, "wf", next, now); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GetHead(ctx, "wf"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.Definitions.GetHead(ctx, "wf"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("head after delete: %v", err)
 	}
-	if heads, _, err := s.ListWorkflows(ctx, "", 10); err != nil || len(heads) != 0 {
+	if heads, _, err := s.Definitions.ListWorkflows(ctx, "", 10); err != nil || len(heads) != 0 {
 		t.Fatalf("a deleted workflow is listed: %+v, %v", heads, err)
 	}
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Now: now}); !errors.Is(err, store.ErrDeleting) {
+	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Now: now}); !errors.Is(err, store.ErrDeleting) {
 		t.Fatalf("push while deleting: %v, want ErrDeleting", err)
 	}
-	if deleting, err := s.Deleting(ctx, "wf"); err != nil || !deleting {
+	if deleting, err := s.Definitions.Deleting(ctx, "wf"); err != nil || !deleting {
 		t.Fatalf("deleting = %v, %v", deleting, err)
 	}
 	// 2 versions, 4 instances (summary + run + event each), a breakpoint:
@@ -58,7 +58,7 @@ func TestDeleteWorkflowPurgesInRoundsAndKeepsSequences(t *testing.T) {
 	rounds, total := 0, 0
 	for {
 		rounds++
-		done, n, err := s.PurgeWorkflow(ctx, "wf", 5)
+		done, n, err := s.Definitions.PurgeWorkflow(ctx, "wf", 5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,18 +73,18 @@ func TestDeleteWorkflowPurgesInRoundsAndKeepsSequences(t *testing.T) {
 	if rounds < 3 || total < 15 {
 		t.Errorf("%d rounds deleted %d items, want several rounds and >= 15 items", rounds, total)
 	}
-	if _, _, err := s.LoadRun(ctx, "wf", 1, 1); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := s.Runs.LoadRun(ctx, "wf", 1, 1); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("run after purge: %v", err)
 	}
-	if deleting, _ := s.Deleting(ctx, "wf"); deleting {
+	if deleting, _ := s.Definitions.Deleting(ctx, "wf"); deleting {
 		t.Error("the deletion job outlived the purge")
 	}
 	// Pushed again, the workflow continues its version and instance ids.
-	v, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now})
+	v, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now})
 	if err != nil || v != 3 {
 		t.Fatalf("push after purge: version %d, %v; want 3", v, err)
 	}
-	rec, _, err := s.CreateInstance(ctx, store.NewInstance{
+	rec, _, err := s.Instances.CreateInstance(ctx, store.NewInstance{
 		WorkflowID: "wf", Version: 3, UUID: "n", Status: "CREATED", State: state,
 		FirstEvent: store.Event{ID: "0-start", Body: []byte(`{}`)}, Now: now,
 	})
@@ -96,15 +96,15 @@ func TestDeleteWorkflowPurgesInRoundsAndKeepsSequences(t *testing.T) {
 func TestPermitUpdatesAreConditional(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
-	p, err := s.PutTagPermit(ctx, "db", 2, 1)
+	p, err := s.Gates.PutTagPermit(ctx, "db", 2, 1)
 	if err != nil || p.MaxAllowed != 2 || p.V != 1 {
 		t.Fatalf("put: %+v %v", p, err)
 	}
 	// Permit updates ride in run commits.
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: time.Now()}); err != nil {
+	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	rec, _, err := s.CreateInstance(ctx, store.NewInstance{
+	rec, _, err := s.Instances.CreateInstance(ctx, store.NewInstance{
 		WorkflowID: "wf", Version: 1, UUID: "u", Status: "IN_PROGRESS", State: state,
 		FirstEvent: store.Event{ID: "0-start", Body: []byte(`{}`)}, Now: time.Now(),
 	})
@@ -112,11 +112,11 @@ func TestPermitUpdatesAreConditional(t *testing.T) {
 		t.Fatal(err)
 	}
 	commit := func(u store.PermitUpdate) error {
-		rr, _, err := s.LoadRun(ctx, "wf", rec.InstanceID, 1)
+		rr, _, err := s.Runs.LoadRun(ctx, "wf", rec.InstanceID, 1)
 		if err != nil {
 			return err
 		}
-		return s.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: rec.InstanceID, RunID: 1, ExpectV: rr.V,
+		return s.Runs.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: rec.InstanceID, RunID: 1, ExpectV: rr.V,
 			Status: "IN_PROGRESS", State: rr.State, Permits: []store.PermitUpdate{u}})
 	}
 	k1, k2 := store.PermitKey("wf", 1, 1, "a", 1), store.PermitKey("wf", 1, 1, "b", 1)
@@ -135,7 +135,7 @@ func TestPermitUpdatesAreConditional(t *testing.T) {
 	if err := commit(store.PermitUpdate{Tag: "db", ExpectV: 4, Hold: map[string]int64{k1: 1}}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("stale update: %v, want ErrConflict", err)
 	}
-	got, err := s.GetTagPermit(ctx, "db")
+	got, err := s.Gates.GetTagPermit(ctx, "db")
 	if err != nil || len(got.Holders) != 0 || len(got.Waiters) != 0 || got.V != 5 {
 		t.Fatalf("after the updates: %+v %v", got, err)
 	}

@@ -239,7 +239,7 @@ const signalRequestTTL = 30 * 24 * time.Hour
 // transaction, leaves its number unused. The counter never contends, which a
 // gap-free scheme (a conditional counter inside the transaction) would on a
 // busy name.
-func (s *Store) AnnounceSignal(ctx context.Context, ns NewSignal) (*SignalRecord, bool, error) {
+func (s *Signals) AnnounceSignal(ctx context.Context, ns NewSignal) (*SignalRecord, bool, error) {
 	if n := len(ns.Params); n+2 > MaxTransactItems {
 		return nil, false, fmt.Errorf("store: signal %s has %d params, more than the %d one transaction can index", ns.Name, n, MaxTransactItems-2)
 	}
@@ -342,7 +342,7 @@ func orEmptyJSON(b json.RawMessage) string {
 	return string(b)
 }
 
-func (s *Store) signalForRequest(ctx context.Context, name, requestID string) (*SignalRecord, error) {
+func (s *Signals) signalForRequest(ctx context.Context, name, requestID string) (*SignalRecord, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: key(sigPK(name), sigRequestSK(requestID)), ConsistentRead: aws.Bool(true),
 	})
@@ -356,7 +356,7 @@ func (s *Store) signalForRequest(ctx context.Context, name, requestID string) (*
 }
 
 // GetSignal returns signal instance seq of name; seq 0 means the latest.
-func (s *Store) GetSignal(ctx context.Context, name string, seq int64) (*SignalRecord, error) {
+func (s *Signals) GetSignal(ctx context.Context, name string, seq int64) (*SignalRecord, error) {
 	if seq == 0 {
 		return s.latestSignal(ctx, name)
 	}
@@ -373,7 +373,7 @@ func (s *Store) GetSignal(ctx context.Context, name string, seq int64) (*SignalR
 }
 
 // latestSignal returns the newest instance of name (strongly consistent).
-func (s *Store) latestSignal(ctx context.Context, name string) (*SignalRecord, error) {
+func (s *Signals) latestSignal(ctx context.Context, name string) (*SignalRecord, error) {
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
@@ -418,7 +418,7 @@ var ErrSignalScanLimit = errors.New("store: signal lookup read its limit of inde
 // param. It reads at most maxSignalScan index entries (ErrSignalScanLimit
 // past that, with ok false), which bounds its cost whatever the history's
 // size.
-func (s *Store) FindSignal(ctx context.Context, name string, conds []signals.Condition) (signals.Signal, bool, error) {
+func (s *Signals) FindSignal(ctx context.Context, name string, conds []signals.Condition) (signals.Signal, bool, error) {
 	if len(conds) == 0 {
 		rec, err := s.latestSignal(ctx, name)
 		if errors.Is(err, ErrNotFound) {
@@ -477,7 +477,7 @@ func (s *Store) FindSignal(ctx context.Context, name string, conds []signals.Con
 
 // indexCandidates turns index entries into signals, in their order: params
 // carried by the entry, else read from the instance items (one batch read).
-func (s *Store) indexCandidates(ctx context.Context, name string, items []map[string]types.AttributeValue) ([]signals.Signal, error) {
+func (s *Signals) indexCandidates(ctx context.Context, name string, items []map[string]types.AttributeValue) ([]signals.Signal, error) {
 	cands := make([]signals.Signal, len(items))
 	var missing []int64
 	for i, it := range items {
@@ -533,7 +533,7 @@ type Subscription struct {
 
 // Subscribers returns the subscriptions to name and the keys of the step
 // attempts waiting for it.
-func (s *Store) Subscribers(ctx context.Context, name string) (subs []Subscription, waiters []string, err error) {
+func (s *Signals) Subscribers(ctx context.Context, name string) (subs []Subscription, waiters []string, err error) {
 	pk := sigPK(name)
 	for _, prefix := range []string{"T#", "D#"} {
 		var start map[string]types.AttributeValue
@@ -584,7 +584,7 @@ type SubscriptionsFunc func(ctx context.Context, head *WorkflowHead) ([]string, 
 // removed, and the SIGSUBS list; none when nothing changes. They are
 // consistent with the head only inside a transaction conditioned on the
 // head version read with them.
-func (s *Store) subscriptionWrites(ctx context.Context, wf string, want []string) ([]types.TransactWriteItem, error) {
+func (s *base) subscriptionWrites(ctx context.Context, wf string, want []string) ([]types.TransactWriteItem, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: key(wfPK(wf), sigSubsSK), ConsistentRead: aws.Bool(true),
 	})
@@ -638,7 +638,7 @@ func (s *Store) subscriptionWrites(ctx context.Context, wf string, want []string
 
 // signalSeqs returns the last sequence number given out for each name (0
 // for a name never announced).
-func (s *Store) signalSeqs(ctx context.Context, names []string) (map[string]int64, error) {
+func (s *base) signalSeqs(ctx context.Context, names []string) (map[string]int64, error) {
 	keys := make([]map[string]types.AttributeValue, len(names))
 	for i, n := range names {
 		keys[i] = key(sigPK(n), sigSeqSK)
@@ -656,7 +656,7 @@ func (s *Store) signalSeqs(ctx context.Context, names []string) (map[string]int6
 
 // headSubscriptions returns the subscription writes of a head change that
 // leaves the head as after (nil: deleted); none when subs is nil.
-func (s *Store) headSubscriptions(ctx context.Context, wf string, after *WorkflowHead, subs SubscriptionsFunc) ([]types.TransactWriteItem, error) {
+func (s *base) headSubscriptions(ctx context.Context, wf string, after *WorkflowHead, subs SubscriptionsFunc) ([]types.TransactWriteItem, error) {
 	if subs == nil {
 		return nil, nil
 	}
@@ -671,9 +671,9 @@ func (s *Store) headSubscriptions(ctx context.Context, wf string, after *Workflo
 // its current head (the backstop of the writes every head change makes
 // itself): one transaction conditioned on the head it read, retried when the
 // head moves meanwhile.
-func (s *Store) SyncSubscriptions(ctx context.Context, wf string, subs SubscriptionsFunc) error {
+func (s *Signals) SyncSubscriptions(ctx context.Context, wf string, subs SubscriptionsFunc) error {
 	for attempt := 0; attempt < 20; attempt++ {
-		head, err := s.GetHead(ctx, wf)
+		head, err := s.store.Definitions.GetHead(ctx, wf)
 		if errors.Is(err, ErrNotFound) {
 			head = nil
 		} else if err != nil {
@@ -725,7 +725,7 @@ type LineageLink struct {
 }
 
 // Lineage returns the links recorded for signal instance seq of name.
-func (s *Store) Lineage(ctx context.Context, name string, seq int64) ([]json.RawMessage, error) {
+func (s *Signals) Lineage(ctx context.Context, name string, seq int64) ([]json.RawMessage, error) {
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
@@ -746,7 +746,7 @@ func (s *Store) Lineage(ctx context.Context, name string, seq int64) ([]json.Raw
 
 // PutLineage records one lineage link outside a run commit (a trigger's
 // start).
-func (s *Store) PutLineage(ctx context.Context, l LineageLink) error {
+func (s *Signals) PutLineage(ctx context.Context, l LineageLink) error {
 	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: lineageItem(l)}); err != nil {
 		return fmt.Errorf("store: lineage of %s/%d: %w", l.Name, l.Seq, err)
 	}
@@ -757,7 +757,7 @@ func lineageItem(l LineageLink) map[string]types.AttributeValue {
 	return merge(key(sigPK(l.Name), sigLineagePrefix(l.Seq)+l.ID), map[string]types.AttributeValue{"body": str(string(l.Body))})
 }
 
-func (s *Store) signalWaitItem(w SignalWait) types.TransactWriteItem {
+func (s *base) signalWaitItem(w SignalWait) types.TransactWriteItem {
 	if w.Remove {
 		return types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(sigPK(w.Name), w.Key)}}
 	}
@@ -769,7 +769,7 @@ func (s *Store) signalWaitItem(w SignalWait) types.TransactWriteItem {
 
 // SignalDelivered takes a signal instance out of the sweep index once its
 // delivery (to waiting steps and signal triggers) is done.
-func (s *Store) SignalDelivered(ctx context.Context, name string, seq int64) error {
+func (s *Signals) SignalDelivered(ctx context.Context, name string, seq int64) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(s.table),
 		Key:                      key(sigPK(name), sigInstanceSK(seq)),

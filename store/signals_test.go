@@ -17,7 +17,7 @@ import (
 
 func announce(t *testing.T, s *store.Store, name string, params map[string]any) int64 {
 	t.Helper()
-	rec, created, err := s.AnnounceSignal(context.Background(), store.NewSignal{Name: name, Params: params, Now: time.Now()})
+	rec, created, err := s.Signals.AnnounceSignal(context.Background(), store.NewSignal{Name: name, Params: params, Now: time.Now()})
 	if err != nil || !created {
 		t.Fatalf("announce %s %v: created %v, %v", name, params, created, err)
 	}
@@ -26,7 +26,7 @@ func announce(t *testing.T, s *store.Store, name string, params map[string]any) 
 
 func find(t *testing.T, s *store.Store, name string, conds ...signals.Condition) (signals.Signal, bool) {
 	t.Helper()
-	sig, ok, err := s.FindSignal(context.Background(), name, conds)
+	sig, ok, err := s.Signals.FindSignal(context.Background(), name, conds)
 	if err != nil {
 		t.Fatalf("find %s %v: %v", name, conds, err)
 	}
@@ -119,7 +119,7 @@ func TestFindSignalScanIsBounded(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 1 + w; i <= 1000; i += 8 {
-				if _, _, err := s.AnnounceSignal(ctx, store.NewSignal{Name: name,
+				if _, _, err := s.Signals.AnnounceSignal(ctx, store.NewSignal{Name: name,
 					Params: map[string]any{"source": "x", "n": int64(i)}, Now: time.Now()}); err != nil {
 					errs <- err
 					return
@@ -137,7 +137,7 @@ func TestFindSignalScanIsBounded(t *testing.T) {
 		t.Fatal("n = 1001 not found")
 	}
 	// 1,002 entries have source = x; the oldest is past the 1,000 read.
-	_, ok, err := s.FindSignal(ctx, name, []signals.Condition{eq("source", "x"), eq("n", int64(0))})
+	_, ok, err := s.Signals.FindSignal(ctx, name, []signals.Condition{eq("source", "x"), eq("n", int64(0))})
 	if ok || !errors.Is(err, store.ErrSignalScanLimit) {
 		t.Fatalf("a lookup past 1,000 entries: ok %v, err %v; want ErrSignalScanLimit", ok, err)
 	}
@@ -165,7 +165,7 @@ func TestSignalSubscriptionsFollowTheHead(t *testing.T) {
 	subscribed := func(want ...string) {
 		t.Helper()
 		for _, n := range []string{"a", "b", "c"} {
-			subs, _, err := s.Subscribers(ctx, n)
+			subs, _, err := s.Signals.Subscribers(ctx, n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,54 +177,54 @@ func TestSignalSubscriptionsFollowTheHead(t *testing.T) {
 	}
 	announce(t, s, "a", nil)
 	last := announce(t, s, "a", nil)
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now, Subscriptions: subs}); err != nil {
+	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now, Subscriptions: subs}); err != nil {
 		t.Fatal(err)
 	}
 	subscribed("a", "b")
 	// A subscription starts after the name's last signal: a backlog does not
 	// fire a trigger that was not active when it was announced.
 	for _, n := range []string{"a", "b"} {
-		got, _, _ := s.Subscribers(ctx, n)
+		got, _, _ := s.Signals.Subscribers(ctx, n)
 		if want := map[string]int64{"a": last, "b": 0}[n]; len(got) != 1 || got[0].Since != want {
 			t.Fatalf("subscription to %s: %+v, want since %d", n, got, want)
 		}
 	}
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: false, Now: now, Subscriptions: subs}); err != nil {
+	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: false, Now: now, Subscriptions: subs}); err != nil {
 		t.Fatal(err)
 	}
 	subscribed("a", "b") // v2 is not active
-	if err := s.SetActive(ctx, "wf", 2, now, subs); err != nil {
+	if err := s.Definitions.SetActive(ctx, "wf", 2, now, subs); err != nil {
 		t.Fatal(err)
 	}
 	subscribed("b", "c")
-	head, err := s.GetHead(ctx, "wf")
+	head, err := s.Definitions.GetHead(ctx, "wf")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.UpdateProperties(ctx, head, []byte(`{"signal_trigger_disabled":true}`), now, subs); err != nil {
+	if err := s.Definitions.UpdateProperties(ctx, head, []byte(`{"signal_trigger_disabled":true}`), now, subs); err != nil {
 		t.Fatal(err)
 	}
 	subscribed()
-	head, _ = s.GetHead(ctx, "wf")
-	if err := s.UpdateProperties(ctx, head, []byte(`{}`), now, subs); err != nil {
+	head, _ = s.Definitions.GetHead(ctx, "wf")
+	if err := s.Definitions.UpdateProperties(ctx, head, []byte(`{}`), now, subs); err != nil {
 		t.Fatal(err)
 	}
 	subscribed("b", "c")
-	if err := s.SetActive(ctx, "wf", 0, now, subs); err != nil {
+	if err := s.Definitions.SetActive(ctx, "wf", 0, now, subs); err != nil {
 		t.Fatal(err)
 	}
 	subscribed()
-	if err := s.SetActive(ctx, "wf", 1, now, subs); err != nil {
+	if err := s.Definitions.SetActive(ctx, "wf", 1, now, subs); err != nil {
 		t.Fatal(err)
 	}
 	subscribed("a", "b")
 	// The sync converges to the head whatever the items say.
 	names[1] = []string{"c"}
-	if err := s.SyncSubscriptions(ctx, "wf", subs); err != nil {
+	if err := s.Signals.SyncSubscriptions(ctx, "wf", subs); err != nil {
 		t.Fatal(err)
 	}
 	subscribed("c")
-	if err := s.DeleteWorkflow(ctx, "wf", store.Message{Queue: store.QueueWork, Body: "{}"}, now); err != nil {
+	if err := s.Definitions.DeleteWorkflow(ctx, "wf", store.Message{Queue: store.QueueWork, Body: "{}"}, now); err != nil {
 		t.Fatal(err)
 	}
 	subscribed()

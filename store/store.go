@@ -67,8 +67,33 @@ type DynamoDB interface {
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 }
 
-// Store reads and writes the orchestrator's items in one table.
+// Store reads and writes the orchestrator's items in one table, an
+// aggregate at a time: each field is the operations on one kind of item,
+// so a caller depends on the aggregates it uses.
 type Store struct {
+	// Definitions: workflow heads, versions, properties, deletion.
+	Definitions *Definitions
+	// Instances: instance ids, start request ids, the run-strategy queue.
+	Instances *Instances
+	// Runs: run items, their inboxes and commits.
+	Runs *Runs
+	// Attempts: step attempt items, claims and ends.
+	Attempts *Attempts
+	// Signals: signal instances, subscriptions, lineage.
+	Signals *Signals
+	// Gates: breakpoints, tag permits, job queues.
+	Gates *Gates
+	// Tasks: task tokens and external jobs.
+	Tasks *Tasks
+	// Sweeps: the recovery sweeper's index.
+	Sweeps *Sweeps
+
+	b *base
+}
+
+// base is what every aggregate shares: the table and the item encodings
+// several of them write.
+type base struct {
 	db    DynamoDB
 	table string
 	// codec compresses bodies and outboxes (codec.go).
@@ -78,7 +103,30 @@ type Store struct {
 	// eventSweepAfter is how long an inbox event may wait to be applied
 	// before the sweeper wakes its run.
 	eventSweepAfter time.Duration
+	// store is the whole, for the operations that span aggregates.
+	store *Store
 }
+
+// The aggregates.
+type (
+	// Definitions reads and writes workflow heads and versions.
+	Definitions struct{ *base }
+	// Instances reads and writes instance ids, start request ids and the
+	// run-strategy queue.
+	Instances struct{ *base }
+	// Runs reads and writes run items, their inbox events and commits.
+	Runs struct{ *base }
+	// Attempts reads and writes step attempt items.
+	Attempts struct{ *base }
+	// Signals reads and writes signal instances, subscriptions and lineage.
+	Signals struct{ *base }
+	// Gates reads and writes breakpoints, tag permits and job queues.
+	Gates struct{ *base }
+	// Tasks reads and writes task tokens and external jobs.
+	Tasks struct{ *base }
+	// Sweeps reads and clears the recovery sweeper's index.
+	Sweeps struct{ *base }
+)
 
 // Options tune a Store; the zero value is the default.
 type Options struct {
@@ -96,18 +144,23 @@ const DefaultEventSweepAfter = 30 * time.Second
 
 // New returns a Store over table.
 func New(db DynamoDB, table string, opts Options) *Store {
-	s := &Store{db: db, table: table, now: opts.Now, eventSweepAfter: opts.EventSweepAfter}
-	if s.now == nil {
-		s.now = time.Now
+	b := &base{db: db, table: table, now: opts.Now, eventSweepAfter: opts.EventSweepAfter}
+	if b.now == nil {
+		b.now = time.Now
 	}
-	if s.eventSweepAfter <= 0 {
-		s.eventSweepAfter = DefaultEventSweepAfter
+	if b.eventSweepAfter <= 0 {
+		b.eventSweepAfter = DefaultEventSweepAfter
 	}
+	s := &Store{
+		Definitions: &Definitions{b}, Instances: &Instances{b}, Runs: &Runs{b}, Attempts: &Attempts{b},
+		Signals: &Signals{b}, Gates: &Gates{b}, Tasks: &Tasks{b}, Sweeps: &Sweeps{b}, b: b,
+	}
+	b.store = s
 	return s
 }
 
 // Table returns the table name.
-func (s *Store) Table() string { return s.table }
+func (s *Store) Table() string { return s.b.table }
 
 // MaxTransactItems is DynamoDB's limit on items in one TransactWriteItems.
 const MaxTransactItems = 100
@@ -140,7 +193,7 @@ func getN(item map[string]types.AttributeValue, name string) int64 {
 
 // encodeBody stores b as a binary attribute, compressed (codec.go), and
 // returns the attributes to merge into an item.
-func (s *Store) encodeBody(b []byte) (map[string]types.AttributeValue, error) {
+func (s *base) encodeBody(b []byte) (map[string]types.AttributeValue, error) {
 	z, enc, err := s.codec.compress(b)
 	if err != nil {
 		return nil, err
@@ -199,13 +252,13 @@ func cancelReasons(err error) []string {
 // batchGet reads items by key with strongly consistent reads, 100 keys per
 // request, retrying unprocessed keys; missing items are absent from the
 // result, whose order is unspecified.
-func (s *Store) batchGet(ctx context.Context, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+func (s *base) batchGet(ctx context.Context, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
 	return s.batchRead(ctx, keys, types.KeysAndAttributes{ConsistentRead: aws.Bool(true)})
 }
 
 // batchRead is batchGet with the reads shaped by shape (its consistency and
 // projection; its Keys are ignored).
-func (s *Store) batchRead(ctx context.Context, keys []map[string]types.AttributeValue, shape types.KeysAndAttributes) ([]map[string]types.AttributeValue, error) {
+func (s *base) batchRead(ctx context.Context, keys []map[string]types.AttributeValue, shape types.KeysAndAttributes) ([]map[string]types.AttributeValue, error) {
 	var items []map[string]types.AttributeValue
 	for len(keys) > 0 {
 		n := min(len(keys), 100)

@@ -58,20 +58,20 @@ func TestVersionsAndHead(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	now := time.UnixMilli(1_700_000_000_000)
-	if _, err := s.GetHead(ctx, "wf"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.Definitions.GetHead(ctx, "wf"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("head of a new workflow: %v", err)
 	}
 	for i := 1; i <= 3; i++ {
-		v, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(fmt.Sprintf(`{"v":%d}`, i)), Activate: i != 3, Now: now})
+		v, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(fmt.Sprintf(`{"v":%d}`, i)), Activate: i != 3, Now: now})
 		if err != nil || v != int64(i) {
 			t.Fatalf("version %d: got %d, %v", i, v, err)
 		}
 	}
-	h, err := s.GetHead(ctx, "wf")
+	h, err := s.Definitions.GetHead(ctx, "wf")
 	if err != nil || h.Latest != 3 || h.Active != 2 || h.NextInstance != 1 {
 		t.Fatalf("head %+v, %v", h, err)
 	}
-	rec, err := s.GetVersion(ctx, "wf", 2)
+	rec, err := s.Definitions.GetVersion(ctx, "wf", 2)
 	if err != nil || string(rec.Definition) != `{"v":2}` {
 		t.Fatalf("version 2: %+v %v", rec, err)
 	}
@@ -80,10 +80,10 @@ func TestVersionsAndHead(t *testing.T) {
 	for i := range big {
 		big[i] = byte('a' + i%26)
 	}
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: big, Now: now}); err != nil {
+	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: big, Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	rec, err = s.GetVersion(ctx, "wf", 4)
+	rec, err = s.Definitions.GetVersion(ctx, "wf", 4)
 	if err != nil || string(rec.Definition) != string(big) {
 		t.Fatalf("large version did not round-trip: %v", err)
 	}
@@ -93,7 +93,7 @@ func TestConcurrentStartsGetDistinctIDsAndPushesKeepTheCounter(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	now := time.Now()
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 16
@@ -103,7 +103,7 @@ func TestConcurrentStartsGetDistinctIDsAndPushesKeepTheCounter(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rec, created, err := s.CreateInstance(ctx, store.NewInstance{
+			rec, created, err := s.Instances.CreateInstance(ctx, store.NewInstance{
 				WorkflowID: "wf", Version: 1, UUID: fmt.Sprint(i), Status: "CREATED", State: state,
 				FirstEvent: store.Event{ID: "0-start", Body: []byte(`{}`)}, Now: now,
 			})
@@ -115,7 +115,7 @@ func TestConcurrentStartsGetDistinctIDsAndPushesKeepTheCounter(t *testing.T) {
 		}()
 		if i == n/2 {
 			// A push in the middle must not reset the instance counter.
-			if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Now: now}); err != nil {
+			if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Now: now}); err != nil {
 				t.Error(err)
 			}
 		}
@@ -138,16 +138,16 @@ func TestRequestIDDedupes(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	now := time.Now()
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
 		t.Fatal(err)
 	}
 	ni := store.NewInstance{WorkflowID: "wf", Version: 1, UUID: "u", RequestID: "req-1", Status: "CREATED", State: state,
 		FirstEvent: store.Event{ID: "0-start", Body: []byte(`{}`)}, Now: now}
-	a, created, err := s.CreateInstance(ctx, ni)
+	a, created, err := s.Instances.CreateInstance(ctx, ni)
 	if err != nil || !created {
 		t.Fatalf("first: %v %v", created, err)
 	}
-	b, created, err := s.CreateInstance(ctx, ni)
+	b, created, err := s.Instances.CreateInstance(ctx, ni)
 	if err != nil || created || b.InstanceID != a.InstanceID {
 		t.Fatalf("second with the same request id: %+v created=%v err=%v", b, created, err)
 	}
@@ -157,21 +157,21 @@ func TestCommitIsConditionalAndConsumesEvents(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	now := time.Now()
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	rec, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, UUID: "u", Status: "CREATED", State: state,
+	rec, _, err := s.Instances.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, UUID: "u", Status: "CREATED", State: state,
 		FirstEvent: store.Event{ID: "0-start", Body: []byte(`{"kind":"start"}`)}, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Two more events, one of them put twice: stored once.
 	for _, id := range []string{"f-b", "f-a", "f-a"} {
-		if err := s.PutEvent(ctx, "wf", rec.InstanceID, 1, store.Event{ID: id, Body: []byte(`{}`)}); err != nil {
+		if err := s.Runs.PutEvent(ctx, "wf", rec.InstanceID, 1, store.Event{ID: id, Body: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	run, events, err := s.LoadRun(ctx, "wf", rec.InstanceID, 1)
+	run, events, err := s.Runs.LoadRun(ctx, "wf", rec.InstanceID, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,72 +188,72 @@ func TestCommitIsConditionalAndConsumesEvents(t *testing.T) {
 		Attempts: []store.Attempt{{StepID: "a", Attempt: 1, Status: "RUNNING", Body: []byte(`{}`), Timeline: [][]byte{[]byte(`{"t":1}`)}}},
 		Outbox:   []store.Message{{Queue: store.QueueWork, Body: "w"}},
 	}
-	if err := s.CommitRun(ctx, commit); err != nil {
+	if err := s.Runs.CommitRun(ctx, commit); err != nil {
 		t.Fatal(err)
 	}
 	// The same commit again was decided on a stale version: a conflict.
-	if err := s.CommitRun(ctx, commit); !errors.Is(err, store.ErrConflict) {
+	if err := s.Runs.CommitRun(ctx, commit); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("stale commit: %v, want ErrConflict", err)
 	}
-	run, events, err = s.LoadRun(ctx, "wf", rec.InstanceID, 1)
+	run, events, err = s.Runs.LoadRun(ctx, "wf", rec.InstanceID, 1)
 	if err != nil || run.V != 2 || len(events) != 0 || string(run.State) != `{"n":2}` {
 		t.Fatalf("after commit: v%d events %d state %s err %v", run.V, len(events), run.State, err)
 	}
 	// A second commit appends to the attempt's timeline.
 	commit2 := store.Commit{WorkflowID: "wf", InstanceID: rec.InstanceID, RunID: 1, ExpectV: 2, Status: "IN_PROGRESS", State: []byte(`{}`),
 		Attempts: []store.Attempt{{StepID: "a", Attempt: 1, Status: "SUCCEEDED", Body: []byte(`{"done":true}`), Timeline: [][]byte{[]byte(`{"t":2}`)}}}}
-	if err := s.CommitRun(ctx, commit2); err != nil {
+	if err := s.Runs.CommitRun(ctx, commit2); err != nil {
 		t.Fatal(err)
 	}
-	a, err := s.GetAttempt(ctx, "wf", rec.InstanceID, 1, "a", 0)
+	a, err := s.Attempts.GetAttempt(ctx, "wf", rec.InstanceID, 1, "a", 0)
 	if err != nil || a.Status != "SUCCEEDED" || len(a.Timeline) != 2 || string(a.Body) != `{"done":true}` {
 		t.Fatalf("attempt %+v %v", a, err)
 	}
 	// Applied events deleted outside a commit (DiscardEvents): gone, the
 	// others kept; discarding one that is gone already is no error.
 	for _, id := range []string{"f-c", "f-d", "f-e"} {
-		if err := s.PutEvent(ctx, "wf", rec.InstanceID, 1, store.Event{ID: id, Body: []byte(`{}`)}); err != nil {
+		if err := s.Runs.PutEvent(ctx, "wf", rec.InstanceID, 1, store.Event{ID: id, Body: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.DiscardEvents(ctx, "wf", rec.InstanceID, 1, []string{"f-c", "f-e", "f-gone"}); err != nil {
+	if err := s.Runs.DiscardEvents(ctx, "wf", rec.InstanceID, 1, []string{"f-c", "f-e", "f-gone"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, events, err = s.LoadRun(ctx, "wf", rec.InstanceID, 1); err != nil || len(events) != 1 || events[0].ID != "f-d" {
+	if _, events, err = s.Runs.LoadRun(ctx, "wf", rec.InstanceID, 1); err != nil || len(events) != 1 || events[0].ID != "f-d" {
 		t.Fatalf("after discarding f-c and f-e: %+v, %v; want f-d alone", events, err)
 	}
 	// LoadQuietRun: not quiet while f-d waits (nor while a later run's
 	// event does); quiet, with the run, once none waits.
-	if rec, quiet, err := s.LoadQuietRun(ctx, "wf", rec.InstanceID, 1); err != nil || quiet || rec != nil {
+	if rec, quiet, err := s.Runs.LoadQuietRun(ctx, "wf", rec.InstanceID, 1); err != nil || quiet || rec != nil {
 		t.Fatalf("with an event waiting: %+v quiet=%v %v", rec, quiet, err)
 	}
-	if err := s.DiscardEvents(ctx, "wf", rec.InstanceID, 1, []string{"f-d"}); err != nil {
+	if err := s.Runs.DiscardEvents(ctx, "wf", rec.InstanceID, 1, []string{"f-d"}); err != nil {
 		t.Fatal(err)
 	}
-	if run, quiet, err := s.LoadQuietRun(ctx, "wf", rec.InstanceID, 1); err != nil || !quiet || run.V != 3 || string(run.State) != `{}` {
+	if run, quiet, err := s.Runs.LoadQuietRun(ctx, "wf", rec.InstanceID, 1); err != nil || !quiet || run.V != 3 || string(run.State) != `{}` {
 		t.Fatalf("with no event waiting: %+v quiet=%v %v", run, quiet, err)
 	}
-	if err := s.PutEvent(ctx, "wf", rec.InstanceID, 2, store.Event{ID: "f-x", Body: []byte(`{}`)}); err != nil {
+	if err := s.Runs.PutEvent(ctx, "wf", rec.InstanceID, 2, store.Event{ID: "f-x", Body: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, quiet, err := s.LoadQuietRun(ctx, "wf", rec.InstanceID, 1); err != nil || quiet {
+	if _, quiet, err := s.Runs.LoadQuietRun(ctx, "wf", rec.InstanceID, 1); err != nil || quiet {
 		t.Fatalf("with a later run's event waiting: quiet=%v %v", quiet, err)
 	}
-	if _, _, err := s.LoadQuietRun(ctx, "wf", rec.InstanceID, 9); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := s.Runs.LoadQuietRun(ctx, "wf", rec.InstanceID, 9); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a run that does not exist: %v", err)
 	}
 	// A second run (a restart's), whose key range holds the first run's
 	// item before its own events.
-	if err := s.CreateRun(ctx, store.NewRun{WorkflowID: "wf", InstanceID: rec.InstanceID, PrevRun: 1, Status: "CREATED", State: []byte(`{}`), FirstEvent: store.Event{ID: "start", Body: []byte(`{}`)}, Now: now}); err != nil {
+	if err := s.Runs.CreateRun(ctx, store.NewRun{WorkflowID: "wf", InstanceID: rec.InstanceID, PrevRun: 1, Status: "CREATED", State: []byte(`{}`), FirstEvent: store.Event{ID: "start", Body: []byte(`{}`)}, Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	if run, quiet, err := s.LoadQuietRun(ctx, "wf", rec.InstanceID, 2); err != nil || quiet || run != nil {
+	if run, quiet, err := s.Runs.LoadQuietRun(ctx, "wf", rec.InstanceID, 2); err != nil || quiet || run != nil {
 		t.Fatalf("second run, its events waiting: %+v quiet=%v %v", run, quiet, err)
 	}
-	if err := s.DiscardEvents(ctx, "wf", rec.InstanceID, 2, []string{"f-x", "start"}); err != nil {
+	if err := s.Runs.DiscardEvents(ctx, "wf", rec.InstanceID, 2, []string{"f-x", "start"}); err != nil {
 		t.Fatal(err)
 	}
-	if run, quiet, err := s.LoadQuietRun(ctx, "wf", rec.InstanceID, 2); err != nil || !quiet || run.RunID != 2 {
+	if run, quiet, err := s.Runs.LoadQuietRun(ctx, "wf", rec.InstanceID, 2); err != nil || !quiet || run.RunID != 2 {
 		t.Fatalf("second run, nothing waiting: %+v quiet=%v %v", run, quiet, err)
 	}
 }
@@ -280,7 +280,7 @@ func TestCommitPastTheItemLimitIsRefusedBeforeSending(t *testing.T) {
 			State: []byte(`{}`), Attempts: []store.Attempt{{StepID: "a", Attempt: 1, Status: "SUCCEEDED", Body: blob}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := s.CommitRun(ctx, tc.commit)
+			err := s.Runs.CommitRun(ctx, tc.commit)
 			var tooLarge *store.ItemTooLargeError
 			if !errors.As(err, &tooLarge) || !errors.Is(err, store.ErrItemTooLarge) || tooLarge.Item != tc.item || tooLarge.Bytes <= store.MaxItemBytes {
 				t.Fatalf("commit: %v, want an ItemTooLargeError for the %s", err, tc.item)
@@ -288,7 +288,7 @@ func TestCommitPastTheItemLimitIsRefusedBeforeSending(t *testing.T) {
 			if !strings.Contains(err.Error(), "more than DynamoDB's item size limit of 409600 bytes") {
 				t.Errorf("message %q", err)
 			}
-			after, _, err := s.LoadRun(ctx, "big", rec.InstanceID, 1)
+			after, _, err := s.Runs.LoadRun(ctx, "big", rec.InstanceID, 1)
 			if err != nil || after.V != run.V {
 				t.Fatalf("after the refused commit: v%d, %v (want v%d: nothing written)", after.V, err, run.V)
 			}
@@ -306,11 +306,11 @@ func TestCommitPastTheTransactionLimitIsRefused(t *testing.T) {
 	for i := 0; i < store.MaxTransactItems; i++ {
 		c.Attempts = append(c.Attempts, store.Attempt{StepID: fmt.Sprintf("s%03d", i), Attempt: 1, Status: "STOPPED"})
 	}
-	if err := s.CommitRun(ctx, c); !errors.Is(err, store.ErrTooManyItems) {
+	if err := s.Runs.CommitRun(ctx, c); !errors.Is(err, store.ErrTooManyItems) {
 		t.Fatalf("commit of %d attempts: %v, want ErrTooManyItems", len(c.Attempts), err)
 	}
 	c.Attempts = c.Attempts[:store.MaxTransactItems-1]
-	if err := s.CommitRun(ctx, c); err != nil {
+	if err := s.Runs.CommitRun(ctx, c); err != nil {
 		t.Fatalf("commit of %d attempts and the run item: %v", len(c.Attempts), err)
 	}
 }
@@ -321,15 +321,15 @@ func createRun(t *testing.T, s *store.Store, wf string) (*store.InstanceRecord, 
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now()
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: wf, Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: wf, Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	rec, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: wf, Version: 1, UUID: "u", Status: "CREATED", State: state,
+	rec, _, err := s.Instances.CreateInstance(ctx, store.NewInstance{WorkflowID: wf, Version: 1, UUID: "u", Status: "CREATED", State: state,
 		FirstEvent: store.Event{ID: "0-start", Body: []byte(`{"kind":"start"}`)}, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, _, err := s.LoadRun(ctx, wf, rec.InstanceID, 1)
+	run, _, err := s.Runs.LoadRun(ctx, wf, rec.InstanceID, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,19 +343,19 @@ func TestBatchReads(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	now := time.Now()
-	if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 120
 	var keys []store.RunKey
 	var refs []store.AttemptRef
 	for i := 1; i <= n; i++ {
-		rec, _, err := s.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state,
+		rec, _, err := s.Instances.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state,
 			FirstEvent: store.Event{ID: "start", Body: []byte(`{}`)}, Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: rec.InstanceID, RunID: 1, ExpectV: 1, Status: "IN_PROGRESS",
+		if err := s.Runs.CommitRun(ctx, store.Commit{WorkflowID: "wf", InstanceID: rec.InstanceID, RunID: 1, ExpectV: 1, Status: "IN_PROGRESS",
 			State: []byte(fmt.Sprintf(`{"i":%d}`, i)), Attempts: []store.Attempt{{StepID: "s", Attempt: 2, Status: "SUCCEEDED",
 				Body: []byte(fmt.Sprintf(`{"params":{"v":%d}}`, i)), Timeline: [][]byte{[]byte(`{"t":1}`)}}}}); err != nil {
 			t.Fatal(err)
@@ -365,15 +365,15 @@ func TestBatchReads(t *testing.T) {
 	}
 	keys = append(keys, store.RunKey{WorkflowID: "wf", InstanceID: 1, RunID: 2}, store.RunKey{WorkflowID: "nope", InstanceID: 1, RunID: 1})
 	refs = append(refs, store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "s", Attempt: 1})
-	sums, err := s.GetInstances(ctx, "wf", []int64{1, 2, n, n + 1})
+	sums, err := s.Instances.GetInstances(ctx, "wf", []int64{1, 2, n, n + 1})
 	if err != nil || len(sums) != 3 || sums[n].InstanceID != n || sums[n].RunID != 1 {
 		t.Fatalf("instances: %+v %v; want 1, 2 and %d", sums, err, n)
 	}
-	runs, err := s.GetRuns(ctx, keys)
+	runs, err := s.Runs.GetRuns(ctx, keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	attempts, err := s.GetAttempts(ctx, refs)
+	attempts, err := s.Attempts.GetAttempts(ctx, refs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,11 +399,11 @@ func TestListWorkflows(t *testing.T) {
 	ctx := context.Background()
 	now := time.UnixMilli(1_700_000_000_000)
 	for _, id := range []string{"wf-c", "wf-a", "wf-b", "wf-a"} {
-		if _, err := s.CreateVersion(ctx, store.NewVersion{WorkflowID: id, Definition: []byte(`{}`), Properties: []byte(`{"owner":"o"}`), Activate: true, Now: now}); err != nil {
+		if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: id, Definition: []byte(`{}`), Properties: []byte(`{"owner":"o"}`), Activate: true, Now: now}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	heads, next, err := s.ListWorkflows(ctx, "", 2)
+	heads, next, err := s.Definitions.ListWorkflows(ctx, "", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +413,7 @@ func TestListWorkflows(t *testing.T) {
 	if string(heads[0].Properties) != `{"owner":"o"}` {
 		t.Errorf("properties %s", heads[0].Properties)
 	}
-	heads, next, err = s.ListWorkflows(ctx, next, 2)
+	heads, next, err = s.Definitions.ListWorkflows(ctx, next, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

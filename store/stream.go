@@ -73,7 +73,7 @@ const (
 )
 
 // encodeOutbox returns the outbox attribute's value for msgs.
-func (s *Store) encodeOutbox(msgs []Message) (string, error) {
+func (s *base) encodeOutbox(msgs []Message) (string, error) {
 	b, err := encodeOutboxRaw(msgs)
 	if err != nil {
 		return "", err

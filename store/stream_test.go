@@ -19,7 +19,7 @@ func TestOutboxRoundTrip(t *testing.T) {
 	}
 	s := New(nil, "t", Options{})
 	for name, msgs := range map[string][]Message{"small": small, "large": large} {
-		enc, err := s.encodeOutbox(msgs)
+		enc, err := s.b.encodeOutbox(msgs)
 		if err != nil {
 			t.Fatal(err)
 		}

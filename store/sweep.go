@@ -85,7 +85,7 @@ type Due struct {
 // due at or before now, earliest first. The index is eventually
 // consistent: an item may be listed shortly after it left it, so the
 // caller checks before acting (see Redrive).
-func (s *Store) DueItems(ctx context.Context, shard int, now time.Time, limit int) ([]Due, error) {
+func (s *Sweeps) DueItems(ctx context.Context, shard int, now time.Time, limit int) ([]Due, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		IndexName:              aws.String(sweepIndex),
@@ -166,7 +166,7 @@ func parseDue(pk, sk, due string) (Due, bool) {
 // since (the index lags the table) is left alone and ErrConflict returned.
 // The event's own wake goes through the stream like any other's; the
 // sweeper also decides the run itself.
-func (s *Store) Redrive(ctx context.Context, d Due, ev Event) error {
+func (s *Sweeps) Redrive(ctx context.Context, d Due, ev Event) error {
 	item, err := s.eventItem(d.WorkflowID, d.InstanceID, d.RunID, ev)
 	if err != nil {
 		return err
@@ -195,7 +195,7 @@ func (s *Store) Redrive(ctx context.Context, d Due, ev Event) error {
 // design, until a run frees a slot and wakes it (with an event of its own,
 // which is indexed). Without it the sweeper would decide the queued run
 // every minute for nothing. An event consumed meanwhile is skipped.
-func (s *Store) UnsweepEvents(ctx context.Context, wf string, inst, run int64) error {
+func (s *Sweeps) UnsweepEvents(ctx context.Context, wf string, inst, run int64) error {
 	in := &dynamodb.QueryInput{
 		TableName:                aws.String(s.table),
 		KeyConditionExpression:   aws.String("pk = :pk AND begins_with(sk, :e)"),

@@ -15,7 +15,7 @@ func due(t *testing.T, s *store.Store, at time.Time) []store.Due {
 	t.Helper()
 	var all []store.Due
 	for shard := 0; shard < store.SweepShards; shard++ {
-		items, err := s.DueItems(context.Background(), shard, at, 100)
+		items, err := s.Sweeps.DueItems(context.Background(), shard, at, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +48,7 @@ func TestSweepIndexHoldsWhatIsPending(t *testing.T) {
 
 	// The decider applies it and expects work back within a minute.
 	sweepAt := t0.Add(time.Minute).UnixMilli()
-	if err := s.CommitRun(ctx, store.Commit{WorkflowID: "swept", InstanceID: rec.InstanceID, RunID: 1, ExpectV: run.V,
+	if err := s.Runs.CommitRun(ctx, store.Commit{WorkflowID: "swept", InstanceID: rec.InstanceID, RunID: 1, ExpectV: run.V,
 		Status: "IN_PROGRESS", State: []byte(`{}`), Consumed: []string{"0-start"}, SweepAt: sweepAt}); err != nil {
 		t.Fatal(err)
 	}
@@ -66,20 +66,20 @@ func TestSweepIndexHoldsWhatIsPending(t *testing.T) {
 	stale := runDue
 	stale.At--
 	redrive := store.Event{ID: "r-1", Body: []byte(`{"kind":"redrive"}`)}
-	if err := s.Redrive(ctx, stale, redrive); !errors.Is(err, store.ErrConflict) {
+	if err := s.Sweeps.Redrive(ctx, stale, redrive); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("stale redrive: %v, want ErrConflict", err)
 	}
 	c.Set(t0.Add(2 * time.Minute))
-	if err := s.Redrive(ctx, runDue, redrive); err != nil {
+	if err := s.Sweeps.Redrive(ctx, runDue, redrive); err != nil {
 		t.Fatal(err)
 	}
-	_, events, err := s.LoadRun(ctx, "swept", rec.InstanceID, 1)
+	_, events, err := s.Runs.LoadRun(ctx, "swept", rec.InstanceID, 1)
 	if err != nil || len(events) != 1 || events[0].ID != "r-1" {
 		t.Fatalf("inbox after redrive: %+v %v", events, err)
 	}
 
 	// The run ends: a commit without SweepAt takes it out of the index.
-	if err := s.CommitRun(ctx, store.Commit{WorkflowID: "swept", InstanceID: rec.InstanceID, RunID: 1, ExpectV: run.V + 1,
+	if err := s.Runs.CommitRun(ctx, store.Commit{WorkflowID: "swept", InstanceID: rec.InstanceID, RunID: 1, ExpectV: run.V + 1,
 		Status: "SUCCEEDED", State: []byte(`{}`), Consumed: []string{"r-1"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -97,23 +97,23 @@ func TestUnsweepEventsTakesAQueuedRunOut(t *testing.T) {
 	s := newStoreWith(t, store.Options{Now: c.Now, EventSweepAfter: time.Second})
 	ctx := context.Background()
 	rec, _ := createRun(t, s, "queued")
-	if err := s.PutEvent(ctx, "queued", rec.InstanceID, 1, store.Event{ID: "a-1", Body: []byte(`{}`)}); err != nil {
+	if err := s.Runs.PutEvent(ctx, "queued", rec.InstanceID, 1, store.Event{ID: "a-1", Body: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if got := due(t, s, t0.Add(time.Minute)); len(got) != 2 {
 		t.Fatalf("due before: %+v", got)
 	}
-	if err := s.UnsweepEvents(ctx, "queued", rec.InstanceID, 1); err != nil {
+	if err := s.Sweeps.UnsweepEvents(ctx, "queued", rec.InstanceID, 1); err != nil {
 		t.Fatal(err)
 	}
 	if got := due(t, s, t0.Add(time.Hour)); len(got) != 0 {
 		t.Fatalf("due after: %+v", got)
 	}
-	_, events, err := s.LoadRun(ctx, "queued", rec.InstanceID, 1)
+	_, events, err := s.Runs.LoadRun(ctx, "queued", rec.InstanceID, 1)
 	if err != nil || len(events) != 2 {
 		t.Fatalf("pending after: %+v %v", events, err)
 	}
-	if err := s.UnsweepEvents(ctx, "queued", rec.InstanceID, 1); err != nil {
+	if err := s.Sweeps.UnsweepEvents(ctx, "queued", rec.InstanceID, 1); err != nil {
 		t.Fatal(err)
 	}
 }

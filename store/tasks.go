@@ -48,7 +48,7 @@ func jobPK(job string) string { return "JOB#" + job }
 
 // GetJob returns the hash of the task token whose attempt job is;
 // ErrNotFound when no attempt recorded the job.
-func (s *Store) GetJob(ctx context.Context, job string) (hash string, err error) {
+func (s *Tasks) GetJob(ctx context.Context, job string) (hash string, err error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: key(jobPK(job), jobSK), ConsistentRead: aws.Bool(true),
 	})
@@ -88,7 +88,7 @@ type TaskToken struct {
 var ErrTaskTokenUsed = errors.New("store: the task token was already used")
 
 // PutTaskToken records that the token hashed as hash ends attempt ref.
-func (s *Store) PutTaskToken(ctx context.Context, hash string, ref AttemptRef) error {
+func (s *Tasks) PutTaskToken(ctx context.Context, hash string, ref AttemptRef) error {
 	now := s.now()
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table),
@@ -107,7 +107,7 @@ func (s *Store) PutTaskToken(ctx context.Context, hash string, ref AttemptRef) e
 
 // GetTaskToken reads the token hashed as hash; ErrNotFound when there is
 // none.
-func (s *Store) GetTaskToken(ctx context.Context, hash string) (*TaskToken, error) {
+func (s *Tasks) GetTaskToken(ctx context.Context, hash string) (*TaskToken, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table), Key: key(taskPK(hash), taskSK), ConsistentRead: aws.Bool(true),
 	})
@@ -132,7 +132,7 @@ func (s *Store) GetTaskToken(ctx context.Context, hash string) (*TaskToken, erro
 // the job's end is the token's (GetJob). ErrClaimLost when claim no longer
 // holds the attempt or it is no longer RUNNING (its token's holder may
 // already have ended it).
-func (s *Store) WaitForTask(ctx context.Context, ref AttemptRef, claim, hash, job string, ev Event) error {
+func (s *Tasks) WaitForTask(ctx context.Context, ref AttemptRef, claim, hash, job string, ev Event) error {
 	evItem, err := s.eventItem(ref.WorkflowID, ref.InstanceID, ref.RunID, ev)
 	if err != nil {
 		return err
@@ -175,7 +175,7 @@ func (s *Store) WaitForTask(ctx context.Context, ref AttemptRef, claim, hash, jo
 // (the attempt's StepFinished) in its run's inbox, in one transaction.
 // ErrTaskTokenUsed when the token was used already (or was never stored);
 // nothing is written then.
-func (s *Store) UseTaskToken(ctx context.Context, hash, result string, ref AttemptRef, ev Event) error {
+func (s *Tasks) UseTaskToken(ctx context.Context, hash, result string, ref AttemptRef, ev Event) error {
 	evItem, err := s.eventItem(ref.WorkflowID, ref.InstanceID, ref.RunID, ev)
 	if err != nil {
 		return err

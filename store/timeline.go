@@ -48,7 +48,7 @@ func splitTimeline(prior, added []TimelineItem) (held, spilled []TimelineItem) {
 }
 
 // encodeInlineTimeline returns the run item attribute holding entries.
-func (s *Store) encodeInlineTimeline(entries []TimelineItem) (types.AttributeValue, error) {
+func (s *base) encodeInlineTimeline(entries []TimelineItem) (types.AttributeValue, error) {
 	out := make([]inlineEntry, len(entries))
 	for i, t := range entries {
 		out[i] = inlineEntry{Seq: t.Seq, Body: t.Body}

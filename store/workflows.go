@@ -43,7 +43,7 @@ type VersionRecord struct {
 const attrPrincipal = "principal"
 
 // GetHead returns a workflow's head item, ErrNotFound when the workflow does not exist.
-func (s *Store) GetHead(ctx context.Context, workflowID string) (*WorkflowHead, error) {
+func (s *Definitions) GetHead(ctx context.Context, workflowID string) (*WorkflowHead, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
 		Key:            key(wfPK(workflowID), headSK),
@@ -88,7 +88,7 @@ const directoryPK = "WORKFLOWS"
 // after the workflow id cursor, and the cursor of the next page ("" when
 // this one is the last). The index is eventually consistent: a workflow
 // pushed a moment ago may be missing from the list.
-func (s *Store) ListWorkflows(ctx context.Context, cursor string, limit int) ([]*WorkflowHead, string, error) {
+func (s *Definitions) ListWorkflows(ctx context.Context, cursor string, limit int) ([]*WorkflowHead, string, error) {
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		IndexName:                 aws.String(sweepIndex),
@@ -158,7 +158,7 @@ type NewVersion struct {
 // CreateVersion stores the next version of a workflow and, if asked, makes it
 // active, in one transaction conditioned on the head it read. It retries on
 // conflict with concurrent pushes and returns the new version number.
-func (s *Store) CreateVersion(ctx context.Context, nv NewVersion) (int64, error) {
+func (s *Definitions) CreateVersion(ctx context.Context, nv NewVersion) (int64, error) {
 	for attempt := 0; attempt < 20; attempt++ {
 		head, err := s.GetHead(ctx, nv.WorkflowID)
 		if err != nil && err != ErrNotFound {
@@ -284,7 +284,7 @@ func (s *Store) CreateVersion(ctx context.Context, nv NewVersion) (int64, error)
 }
 
 // GetVersion returns one stored version, ErrNotFound if it does not exist.
-func (s *Store) GetVersion(ctx context.Context, workflowID string, version int64) (*VersionRecord, error) {
+func (s *Definitions) GetVersion(ctx context.Context, workflowID string, version int64) (*VersionRecord, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table),
 		Key:       key(wfPK(workflowID), versionSK(version)),
@@ -311,7 +311,7 @@ func (s *Store) GetVersion(ctx context.Context, workflowID string, version int64
 // SetActive makes version the active one (0: none active). It fails with
 // ErrNotFound when the workflow or the version does not exist. The change's
 // event rides in the head's outbox.
-func (s *Store) SetActive(ctx context.Context, workflowID string, version int64, now time.Time, subs SubscriptionsFunc, extra ...Message) error {
+func (s *Definitions) SetActive(ctx context.Context, workflowID string, version int64, now time.Time, subs SubscriptionsFunc, extra ...Message) error {
 	for attempt := 0; attempt < 20; attempt++ {
 		head, err := s.GetHead(ctx, workflowID)
 		if err != nil {
@@ -376,7 +376,7 @@ func headOutbox(ctx context.Context, extra []Message, evs ...events.Event) (type
 
 // UpdateProperties replaces a workflow's properties snapshot, conditioned on
 // the head version the caller read (ErrConflict when it moved on).
-func (s *Store) UpdateProperties(ctx context.Context, head *WorkflowHead, props []byte, now time.Time, subs SubscriptionsFunc, extra ...Message) error {
+func (s *Definitions) UpdateProperties(ctx context.Context, head *WorkflowHead, props []byte, now time.Time, subs SubscriptionsFunc, extra ...Message) error {
 	body, err := s.encodeBody(props)
 	if err != nil {
 		return err
@@ -413,7 +413,7 @@ func (s *Store) UpdateProperties(ctx context.Context, head *WorkflowHead, props 
 // updateHead applies a conditional update of a head item together with
 // other writes of the same change: one UpdateItem when there are none, else
 // one transaction.
-func (s *Store) updateHead(ctx context.Context, upd *types.Update, with []types.TransactWriteItem) error {
+func (s *Definitions) updateHead(ctx context.Context, upd *types.Update, with []types.TransactWriteItem) error {
 	if len(with) == 0 {
 		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,

@@ -77,7 +77,7 @@ func TestDeferredStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := store.New(dynamodb.NewFromConfig(cfg), s.st.Resources.Table.Name, store.Options{})
-	if _, err := db.GetAttempt(ctx, held, r.WorkflowInstanceID, 1, "call", 1); !errors.Is(err, store.ErrNotFound) {
+	if _, err := db.Attempts.GetAttempt(ctx, held, r.WorkflowInstanceID, 1, "call", 1); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("attempt item of an unclaimed step: %v, want none (its start deferred to the claim)", err)
 	}
 	statuses := func(v orchestrator.StepView) string {
@@ -113,7 +113,7 @@ func TestDeferredStarts(t *testing.T) {
 		t.Fatalf("stopped instance %s %v", v.Status, v.StepStatuses)
 	}
 	check("step stopped before any claim", s.steps(held, r.WorkflowInstanceID)["call"], "STOPPED", started+",STOPPED")
-	if a, err := db.GetAttempt(ctx, held, r.WorkflowInstanceID, 1, "call", 1); err != nil || a.Status != "STOPPED" {
+	if a, err := db.Attempts.GetAttempt(ctx, held, r.WorkflowInstanceID, 1, "call", 1); err != nil || a.Status != "STOPPED" {
 		t.Fatalf("attempt item after the stop: %+v, %v; want it written STOPPED", a, err)
 	}
 	close(h.release) // the held message now finds the attempt stopped

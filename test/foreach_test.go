@@ -484,7 +484,7 @@ func TestNoOpIterationsAreBornFinished(t *testing.T) {
 	}
 	db := store.New(dynamodb.NewFromConfig(cfg), s.st.Resources.Table.Name, store.Options{})
 	for inst := int64(1); inst <= n; inst++ {
-		rec, pending, err := db.LoadRun(ctx, loop.WorkflowID, inst, 1)
+		rec, pending, err := db.Runs.LoadRun(ctx, loop.WorkflowID, inst, 1)
 		if err != nil {
 			t.Fatalf("iteration %d: %v", inst, err)
 		}
@@ -494,7 +494,7 @@ func TestNoOpIterationsAreBornFinished(t *testing.T) {
 	}
 	// The loop params lived in their own item while the loop ran; the
 	// foreach step's attempt keeps them.
-	raw, err := db.GetLoopParams(ctx, wf, r.WorkflowInstanceID, 1, "loop", 1)
+	raw, err := db.Runs.GetLoopParams(ctx, wf, r.WorkflowInstanceID, 1, "loop", 1)
 	var lp engine.Values
 	if err == nil {
 		err = jsonnum.Decode(raw, &lp)
@@ -506,10 +506,10 @@ func TestNoOpIterationsAreBornFinished(t *testing.T) {
 	if got := fmt.Sprint(steps["loop"].Params["loop_params"]); got != "map[i:["+strings.Join(is, " ")+"]]" {
 		t.Errorf("the foreach step's params after the loop: loop_params %s", got)
 	}
-	if as, err := db.ListAttempts(ctx, loop.WorkflowID, 34, 1); err != nil || len(as) != 0 {
+	if as, err := db.Attempts.ListAttempts(ctx, loop.WorkflowID, 34, 1); err != nil || len(as) != 0 {
 		t.Errorf("iteration 34 has %d attempt items (%v), want none: stored compact", len(as), err)
 	}
-	if tl, err := db.ListTimeline(ctx, loop.WorkflowID, 34, 1); err != nil || len(tl) != 0 {
+	if tl, err := db.Runs.ListTimeline(ctx, loop.WorkflowID, 34, 1); err != nil || len(tl) != 0 {
 		t.Errorf("iteration 34 has %d timeline items (%v), want none: stored compact", len(tl), err)
 	}
 	it := s.instance(loop.WorkflowID, 34)
@@ -543,12 +543,12 @@ func TestNoOpIterationsAreBornFinished(t *testing.T) {
 		t.Fatalf("born-fail overview %+v", fl)
 	}
 	for inst := int64(1); inst <= 4; inst++ {
-		rec, _, err := db.LoadRun(ctx, fl.WorkflowID, inst, 1)
+		rec, _, err := db.Runs.LoadRun(ctx, fl.WorkflowID, inst, 1)
 		if err != nil || rec.V != 1 {
 			t.Errorf("born-fail iteration %d: %v, v%d; want v1", inst, err, rec.V)
 		}
 	}
-	if as, err := db.ListAttempts(ctx, fl.WorkflowID, 3, 1); err != nil || len(as) != 1 || as[0].Status != "FATALLY_FAILED" {
+	if as, err := db.Attempts.ListAttempts(ctx, fl.WorkflowID, 3, 1); err != nil || len(as) != 1 || as[0].Status != "FATALLY_FAILED" {
 		t.Errorf("the failed iteration's attempt items: %+v %v", as, err)
 	}
 	if div := s.steps(fl.WorkflowID, 3)["div"]; div.RuntimeState.Status != "FATALLY_FAILED" || len(div.Timeline) == 0 ||
