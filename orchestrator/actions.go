@@ -18,12 +18,12 @@ import (
 )
 
 // ActOnInstance applies a workflow action to a run.
-func (o *Orchestrator) ActOnInstance(ctx context.Context, wf string, inst, run int64, action string) (*InstanceView, error) {
+func (o *Actions) ActOnInstance(ctx context.Context, wf string, inst, run int64, action string) (*InstanceView, error) {
 	return o.act(ctx, wf, inst, run, "", action)
 }
 
 // ActOnStep applies a step action to a step's current attempt.
-func (o *Orchestrator) ActOnStep(ctx context.Context, wf string, inst int64, step, action string) (*InstanceView, error) {
+func (o *Actions) ActOnStep(ctx context.Context, wf string, inst int64, step, action string) (*InstanceView, error) {
 	return o.act(ctx, wf, inst, 0, step, action)
 }
 
@@ -31,7 +31,7 @@ func (o *Orchestrator) ActOnStep(ctx context.Context, wf string, inst int64, ste
 // one is refused at once, naming the status), records it as an event of
 // the run and decides it inline. The engine checks it again when it
 // applies it: a run that moved on in between simply ignores it.
-func (o *Orchestrator) act(ctx context.Context, wf string, inst, run int64, step, action string) (*InstanceView, error) {
+func (o *Actions) act(ctx context.Context, wf string, inst, run int64, step, action string) (*InstanceView, error) {
 	rec, st, err := o.runState(ctx, wf, inst, run)
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func (o *Orchestrator) act(ctx context.Context, wf string, inst, run int64, step
 	if err := o.store.Runs.PutEvent(ctx, wf, inst, run, ev); err != nil {
 		return nil, Internal(err)
 	}
-	if _, err := o.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: inst, RunID: run}); err != nil {
+	if _, err := o.rounds.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: inst, RunID: run}); err != nil {
 		o.log.WarnContext(ctx, "inline decision of an action failed; the decision queue will retry", "workflow_id", wf, "instance_id", inst, "error", err)
 	}
 	return o.runView(ctx, rec, run)
@@ -64,7 +64,7 @@ func (o *Orchestrator) act(ctx context.Context, wf string, inst, run int64, step
 // RestartInstance starts run r+1 of an instance whose latest run r has
 // ended. RESTART_FROM_INCOMPLETE (the default) carries over the steps that
 // finished, which are not run again; RESTART_FROM_BEGINNING runs them all.
-func (o *Orchestrator) RestartInstance(ctx context.Context, wf string, inst int64, req RestartRequest) (*InstanceView, error) {
+func (o *Actions) RestartInstance(ctx context.Context, wf string, inst int64, req RestartRequest) (*InstanceView, error) {
 	rec, stp, err := o.runState(ctx, wf, inst, 0)
 	if err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func (o *Orchestrator) RestartInstance(ctx context.Context, wf string, inst int6
 // restart from incomplete runs again have ended: one a stop or kill is
 // still ending (its parent does not wait for it) cannot get its next run
 // yet.
-func (o *Orchestrator) redoEnded(ctx context.Context, next *engine.Instance) error {
+func (o *Actions) redoEnded(ctx context.Context, next *engine.Instance) error {
 	for _, s := range next.Steps {
 		if c := s.RedoChild; c != nil {
 			rec, err := o.store.Instances.GetInstance(ctx, c.WorkflowID, c.InstanceID)
@@ -136,7 +136,7 @@ func (o *Orchestrator) redoEnded(ctx context.Context, next *engine.Instance) err
 // startNextRun writes run next (the restart of st, the instance's latest
 // run, which has ended) with its start event, takes over the slot st may
 // still hold, and decides it inline.
-func (o *Orchestrator) startNextRun(ctx context.Context, rec *store.InstanceRecord, st, next *engine.Instance, runParams model.Params) (*InstanceView, error) {
+func (o *Actions) startNextRun(ctx context.Context, rec *store.InstanceRecord, st, next *engine.Instance, runParams model.Params) (*InstanceView, error) {
 	wf, inst := st.WorkflowID, st.InstanceID
 	if id := trace.From(ctx); id != "" {
 		next.TraceID = string(id) // the new run follows the request that restarted it
@@ -168,7 +168,7 @@ func (o *Orchestrator) startNextRun(ctx context.Context, rec *store.InstanceReco
 	if err := o.store.Instances.ReleaseSlot(ctx, wf, inst, st.RunID, wake); err != nil && !errors.Is(err, store.ErrNotHolding) {
 		o.log.WarnContext(ctx, "releasing the slot of the restarted run failed; unblock the instance", "workflow_id", wf, "instance_id", inst, "error", err)
 	}
-	if _, err := o.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: inst, RunID: next.RunID}); err != nil {
+	if _, err := o.rounds.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: inst, RunID: next.RunID}); err != nil {
 		o.log.WarnContext(ctx, "inline decision of a restart failed; the decision queue will retry", "workflow_id", wf, "instance_id", inst, "error", err)
 	}
 	rec.RunID = next.RunID
@@ -188,7 +188,7 @@ func joinActions(as []model.WorkflowAction) string {
 
 // unblock releases the slot a failed STRICT_SEQUENTIAL run keeps, and wakes
 // the oldest queued instance in the same transaction. The run stays FAILED.
-func (o *Orchestrator) unblock(ctx context.Context, rec *store.InstanceRecord, st *engine.Instance) (*InstanceView, error) {
+func (o *Actions) unblock(ctx context.Context, rec *store.InstanceRecord, st *engine.Instance) (*InstanceView, error) {
 	if !slices.Contains(model.AllowedWorkflowActions(st.Status), model.WorkflowActionUnblock) {
 		return nil, &Error{Status: http.StatusConflict, Message: fmt.Sprintf(
 			"action UNBLOCK is not allowed on workflow instance in status %s (allowed: %s)",
@@ -207,7 +207,7 @@ func (o *Orchestrator) unblock(ctx context.Context, rec *store.InstanceRecord, s
 
 // releaseBlocked releases a blocking run's slot and wakes the oldest queued
 // instance.
-func (o *Orchestrator) releaseBlocked(ctx context.Context, wf string, inst, run int64) error {
+func (o *Actions) releaseBlocked(ctx context.Context, wf string, inst, run int64) error {
 	var wake *store.RunEvent
 	qi, qr, ok, err := o.store.Instances.OldestQueued(ctx, wf, inst)
 	if err != nil {
@@ -222,7 +222,7 @@ func (o *Orchestrator) releaseBlocked(ctx context.Context, wf string, inst, run 
 }
 
 // unblockWorkflow releases every slot held by a failed run of the workflow.
-func (o *Orchestrator) unblockWorkflow(ctx context.Context, wf string) (int, error) {
+func (o *Actions) unblockWorkflow(ctx context.Context, wf string) (int, error) {
 	holding, _, err := o.store.Instances.ActiveRuns(ctx, wf, 0)
 	if err != nil {
 		return 0, Internal(err)
@@ -252,7 +252,7 @@ func (o *Orchestrator) unblockWorkflow(ctx context.Context, wf string) (int, err
 // starts a new attempt and the steps downstream of it run again; in a run
 // that has ended, a new run (RESTART_FROM_SPECIFIC) runs the step and its
 // downstream again and restarts the rest from incomplete.
-func (o *Orchestrator) RestartStep(ctx context.Context, wf string, inst int64, step string, req StepRestartRequest) (*InstanceView, error) {
+func (o *Actions) RestartStep(ctx context.Context, wf string, inst int64, step string, req StepRestartRequest) (*InstanceView, error) {
 	if p := strings.ToUpper(req.RestartPolicy); p != "" && p != engine.RestartFromIncomplete {
 		return nil, Invalid("bad restart request", fmt.Sprintf("restart_policy: a step restart supports %s only; restart the instance to run everything again", engine.RestartFromIncomplete))
 	}
@@ -305,7 +305,7 @@ func actionNames(as []model.StepAction) []string {
 
 // runState loads an instance's summary and the state of its run run (0:
 // the latest), for operations that check the state before acting.
-func (o *Orchestrator) runState(ctx context.Context, wf string, inst, run int64) (*store.InstanceRecord, *engine.Instance, error) {
+func (o *core) runState(ctx context.Context, wf string, inst, run int64) (*store.InstanceRecord, *engine.Instance, error) {
 	rec, err := o.instance(ctx, wf, inst)
 	if err != nil {
 		return nil, nil, err
@@ -336,7 +336,7 @@ func (o *Orchestrator) runState(ctx context.Context, wf string, inst, run int64)
 // an iteration, which restarts. It answers with that run's new run. An
 // iteration of a while loop is not restarted by itself: restart the run
 // above it.
-func (o *Orchestrator) restartIteration(ctx context.Context, it *engine.Instance, req RestartRequest) (*InstanceView, error) {
+func (o *Actions) restartIteration(ctx context.Context, it *engine.Instance, req RestartRequest) (*InstanceView, error) {
 	if !it.Status.IsTerminal() {
 		return nil, &Error{Status: http.StatusConflict, Message: fmt.Sprintf(
 			"iteration %d of step %s is %s; restart it once it has ended", it.InstanceID, it.Parent.StepID, it.Status)}

@@ -54,7 +54,7 @@ func bornKeyOf(x engine.StartChild) bornKey {
 // bornRound is what one round knows of the iterations it may bear: the
 // inline workflows it read or creates, and their breakpoints.
 type bornRound struct {
-	o      *Orchestrator
+	o      *Rounds
 	now    time.Time
 	graphs map[string]*engine.Graph
 	bps    map[string][]engine.Breakpoint
@@ -75,7 +75,7 @@ type bornRound struct {
 // iterations born, by key, the ends it could not apply for want of room
 // (to be put into the parent's inbox), and whether a decision asked for a
 // Continue event.
-func (o *Orchestrator) bearChildren(ctx context.Context, g *engine.Graph, acc *decisionSet, cur **engine.Instance,
+func (o *Rounds) bearChildren(ctx context.Context, g *engine.Graph, acc *decisionSet, cur **engine.Instance,
 	opts []engine.Option, consumed int, book *permitBook, children *childBook, now time.Time) (map[bornKey]*bornChild, []store.Event, bool, error) {
 	var (
 		r = bornRound{o: o, now: now, parent: g, graphs: map[string]*engine.Graph{},

@@ -32,7 +32,7 @@ func TestDeferredStartRoundTrip(t *testing.T) {
 		{StepID: "slow", Attempt: 1, Status: model.StepRunning, Params: params, CreateTime: 1700000000000, StartTime: 1700000000123},
 	}}
 	msg := func(step string, attempt int64) store.Message {
-		m, ok, err := (&Orchestrator{}).outboxMessage(st, engine.RunStep{StepID: step, Attempt: attempt, StepKind: model.KindStep,
+		m, ok, err := (&Rounds{&core{}}).outboxMessage(st, engine.RunStep{StepID: step, Attempt: attempt, StepKind: model.KindStep,
 			StepType: "Http", Params: params.Clone()}, 40, time.Time{})
 		if err != nil || !ok {
 			t.Fatal(ok, err)

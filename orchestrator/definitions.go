@@ -20,7 +20,7 @@ func (f Format) definitionFormat() definition.Format {
 }
 
 // check validates a pushed document and converts problems into a 400.
-func (o *Orchestrator) check(body []byte, f Format) (*model.Definition, error) {
+func (o *Definitions) check(body []byte, f Format) (*model.Definition, error) {
 	def, err := o.checker.Check(body, f.definitionFormat())
 	if err == nil {
 		return def, nil
@@ -37,14 +37,14 @@ func (o *Orchestrator) check(body []byte, f Format) (*model.Definition, error) {
 }
 
 // ValidateWorkflow checks a definition without storing it.
-func (o *Orchestrator) ValidateWorkflow(ctx context.Context, body []byte, f Format) error {
+func (o *Definitions) ValidateWorkflow(ctx context.Context, body []byte, f Format) error {
 	_, err := o.check(body, f)
 	return err
 }
 
 // CreateWorkflow validates a definition and stores it as the next version.
 // Properties given with it are merged over the previous snapshot.
-func (o *Orchestrator) CreateWorkflow(ctx context.Context, body []byte, f Format) (*DefinitionView, error) {
+func (o *Definitions) CreateWorkflow(ctx context.Context, body []byte, f Format) (*DefinitionView, error) {
 	def, err := o.check(body, f)
 	if err != nil {
 		return nil, err
@@ -71,7 +71,7 @@ func (o *Orchestrator) CreateWorkflow(ctx context.Context, body []byte, f Format
 		return nil, deletedConflict(wf, err)
 	}
 	if props != nil {
-		if err := o.syncStepConcurrency(ctx, wf, props); err != nil {
+		if err := o.gates.syncStepConcurrency(ctx, wf, props); err != nil {
 			return nil, Internal(err)
 		}
 	}
@@ -79,7 +79,7 @@ func (o *Orchestrator) CreateWorkflow(ctx context.Context, body []byte, f Format
 }
 
 // mergeProperties lays the pushed properties over the stored snapshot, key by key.
-func (o *Orchestrator) mergeProperties(ctx context.Context, wf string, doc []byte) ([]byte, error) {
+func (o *Definitions) mergeProperties(ctx context.Context, wf string, doc []byte) ([]byte, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(doc, &top); err != nil {
 		return nil, Internal(fmt.Errorf("decode definition: %w", err))
@@ -132,7 +132,7 @@ func resolveVersion(head *store.WorkflowHead, selector string) (int64, error) {
 	return n, nil
 }
 
-func (o *Orchestrator) head(ctx context.Context, wf string) (*store.WorkflowHead, error) {
+func (o *core) head(ctx context.Context, wf string) (*store.WorkflowHead, error) {
 	head, err := o.store.Definitions.GetHead(ctx, wf)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("workflow %s not found", wf)
@@ -144,7 +144,7 @@ func (o *Orchestrator) head(ctx context.Context, wf string) (*store.WorkflowHead
 }
 
 // GetWorkflowVersion returns a stored version chosen by selector.
-func (o *Orchestrator) GetWorkflowVersion(ctx context.Context, wf, selector string) (*DefinitionView, error) {
+func (o *Definitions) GetWorkflowVersion(ctx context.Context, wf, selector string) (*DefinitionView, error) {
 	head, err := o.head(ctx, wf)
 	if err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ type DeleteResult struct {
 // its versions, instances and their history in rounds on the work queue.
 // A workflow with running or queued instances is refused (409): stop or
 // kill them first. The id can be pushed again once the purge is done.
-func (o *Orchestrator) DeleteWorkflow(ctx context.Context, wf string) (*DeleteResult, error) {
+func (o *Definitions) DeleteWorkflow(ctx context.Context, wf string) (*DeleteResult, error) {
 	if _, err := o.head(ctx, wf); err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func purgeMessage(wf string, round int64) store.Message {
 }
 
 // purge runs one purge round and arms the next while items are left.
-func (o *Orchestrator) purge(ctx context.Context, m WorkMessage) error {
+func (o *Worker) purge(ctx context.Context, m WorkMessage) error {
 	done, n, err := o.store.Definitions.PurgeWorkflow(ctx, m.WorkflowID, purgeBudget)
 	if err != nil {
 		return err

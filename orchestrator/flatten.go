@@ -144,7 +144,7 @@ func findLoops(steps []model.Step, step string) []*model.Step {
 
 // flatWalk walks the iterations of a step, in rank order or reverse.
 type flatWalk struct {
-	o       *Orchestrator
+	o       *Runs
 	rootWF  string
 	inst    int64
 	run     int64
@@ -274,7 +274,7 @@ func (w *flatWalk) iteration(st *engine.Instance, path []int64, seq []string) (S
 
 // iterationStates reads the latest runs' states of instances insts of
 // inline workflow wf, in two batches: their summaries, then their run items.
-func (o *Orchestrator) iterationStates(ctx context.Context, wf string, insts []int64) (map[int64]*engine.Instance, error) {
+func (o *Runs) iterationStates(ctx context.Context, wf string, insts []int64) (map[int64]*engine.Instance, error) {
 	sums, err := o.store.Instances.GetInstances(ctx, wf, insts)
 	if err != nil {
 		return nil, err
@@ -302,7 +302,7 @@ func (o *Orchestrator) iterationStates(ctx context.Context, wf string, insts []i
 
 // flatRoot loads what a flatten view of step of run run of instance inst
 // of wf starts from: the run's state and the loops around the step.
-func (o *Orchestrator) flatRoot(ctx context.Context, wf string, inst, run int64, step string) (*engine.Instance, flatLoop, error) {
+func (o *Runs) flatRoot(ctx context.Context, wf string, inst, run int64, step string) (*engine.Instance, flatLoop, error) {
 	rec, err := o.instance(ctx, wf, inst)
 	if err != nil {
 		return nil, flatLoop{}, err
@@ -343,7 +343,7 @@ func (o *Orchestrator) flatRoot(ctx context.Context, wf string, inst, run int64,
 // FlattenIterations returns a page of the iterations of step, a step inside
 // foreach loops of run run of instance inst of wf (Maestro's GET
 // /api/v3/views/flatten/workflows/{wf}/instances/{i}/runs/{r}/steps/{s}).
-func (o *Orchestrator) FlattenIterations(ctx context.Context, wf string, inst, run int64, step string, q FlattenQuery) (*StepIterationPage, error) {
+func (o *Runs) FlattenIterations(ctx context.Context, wf string, inst, run int64, step string, q FlattenQuery) (*StepIterationPage, error) {
 	if (q.First > 0) == (q.Last > 0) {
 		return nil, Invalid("invalid page", "first, last: exactly one of them is required")
 	}
@@ -424,7 +424,7 @@ func (o *Orchestrator) FlattenIterations(ctx context.Context, wf string, inst, r
 
 // FlattenIteration returns one iteration of step: iterationID is the path
 // of iteration ids, outermost first, joined by "-" ("344-3-23").
-func (o *Orchestrator) FlattenIteration(ctx context.Context, wf string, inst, run int64, step, iterationID string) (*StepIteration, error) {
+func (o *Runs) FlattenIteration(ctx context.Context, wf string, inst, run int64, step, iterationID string) (*StepIteration, error) {
 	var path []int64
 	for _, p := range strings.Split(iterationID, "-") {
 		n, err := strconv.ParseInt(p, 10, 64)
@@ -466,7 +466,7 @@ func (o *Orchestrator) FlattenIteration(ctx context.Context, wf string, inst, ru
 }
 
 // FlattenSummary sums the iterations of step up (Maestro's .../summary).
-func (o *Orchestrator) FlattenSummary(ctx context.Context, wf string, inst, run int64, step string, q SummaryQuery) (*StepIterationsSummary, error) {
+func (o *Runs) FlattenSummary(ctx context.Context, wf string, inst, run int64, step string, q SummaryQuery) (*StepIterationsSummary, error) {
 	if q.ValueCount < 0 {
 		return nil, Invalid("invalid summary", "valueCount: must not be negative")
 	}

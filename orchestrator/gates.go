@@ -50,7 +50,7 @@ type TagPermit struct {
 
 // AddBreakpoint stores a breakpoint on a step of a workflow's latest
 // version. Step attempts that start after it pause in PAUSED.
-func (o *Orchestrator) AddBreakpoint(ctx context.Context, b Breakpoint) (*Breakpoint, error) {
+func (o *Gates) AddBreakpoint(ctx context.Context, b Breakpoint) (*Breakpoint, error) {
 	head, err := o.head(ctx, b.WorkflowID)
 	if err != nil {
 		return nil, err
@@ -87,7 +87,7 @@ func hasStep(steps []model.Step, id string) bool {
 
 // ListBreakpoints returns a workflow's breakpoints, of one step when step
 // is not empty.
-func (o *Orchestrator) ListBreakpoints(ctx context.Context, wf, step string) ([]Breakpoint, error) {
+func (o *Gates) ListBreakpoints(ctx context.Context, wf, step string) ([]Breakpoint, error) {
 	if _, err := o.head(ctx, wf); err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func (o *Orchestrator) ListBreakpoints(ctx context.Context, wf, step string) ([]
 
 // RemoveBreakpoints deletes every breakpoint of a workflow's step and, with
 // resume, resumes the attempts they paused. It returns how many it resumed.
-func (o *Orchestrator) RemoveBreakpoints(ctx context.Context, wf, step string, resume bool) (int, error) {
+func (o *Gates) RemoveBreakpoints(ctx context.Context, wf, step string, resume bool) (int, error) {
 	if _, err := o.head(ctx, wf); err != nil {
 		return 0, err
 	}
@@ -130,7 +130,7 @@ func (o *Orchestrator) RemoveBreakpoints(ctx context.Context, wf, step string, r
 
 // PausedAttempts lists the step attempts of a workflow paused at a
 // breakpoint, of one step when step is not empty.
-func (o *Orchestrator) PausedAttempts(ctx context.Context, wf, step string) ([]PausedAttempt, error) {
+func (o *Gates) PausedAttempts(ctx context.Context, wf, step string) ([]PausedAttempt, error) {
 	if _, err := o.head(ctx, wf); err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (o *Orchestrator) PausedAttempts(ctx context.Context, wf, step string) ([]P
 // only running runs have paused steps, and only runs holding a slot run —
 // and of the iterations their loops have in flight, nested ones included,
 // since a breakpoint on a step inside a loop pauses it in each iteration.
-func (o *Orchestrator) pausedAttempts(ctx context.Context, wf, step string) ([]PausedAttempt, error) {
+func (o *Gates) pausedAttempts(ctx context.Context, wf, step string) ([]PausedAttempt, error) {
 	holding, _, err := o.store.Instances.ActiveRuns(ctx, wf, 0)
 	if err != nil {
 		return nil, err
@@ -161,7 +161,7 @@ func (o *Orchestrator) pausedAttempts(ctx context.Context, wf, step string) ([]P
 
 // pausedIn adds the paused attempts of run run of wf/inst, and of its
 // loops' running iterations, to out.
-func (o *Orchestrator) pausedIn(ctx context.Context, wf string, inst, run int64, step string, depth int, out *[]PausedAttempt) error {
+func (o *Gates) pausedIn(ctx context.Context, wf string, inst, run int64, step string, depth int, out *[]PausedAttempt) error {
 	rec, _, err := o.store.Runs.LoadRun(ctx, wf, inst, run)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -199,7 +199,7 @@ func (o *Orchestrator) pausedIn(ctx context.Context, wf string, inst, run int64,
 
 // ResumeAttempt resumes one paused step attempt. The attempt must be the
 // step's current one and PAUSED.
-func (o *Orchestrator) ResumeAttempt(ctx context.Context, wf string, inst, run int64, step string, attempt int64) (*InstanceView, error) {
+func (o *Actions) ResumeAttempt(ctx context.Context, wf string, inst, run int64, step string, attempt int64) (*InstanceView, error) {
 	_, st, err := o.runState(ctx, wf, inst, run)
 	if err != nil {
 		return nil, err
@@ -217,7 +217,7 @@ func (o *Orchestrator) ResumeAttempt(ctx context.Context, wf string, inst, run i
 
 // PutTagPermit creates a tag permit or changes its limit. Tags starting
 // with "maestro_" are the runtime's own.
-func (o *Orchestrator) PutTagPermit(ctx context.Context, tag string, maxAllowed int64) (*TagPermit, error) {
+func (o *Gates) PutTagPermit(ctx context.Context, tag string, maxAllowed int64) (*TagPermit, error) {
 	if strings.HasPrefix(tag, InternalTagPrefix) {
 		return nil, Invalid("invalid tag permit", fmt.Sprintf("tag: %q starts with the reserved prefix %q", tag, InternalTagPrefix))
 	}
@@ -233,7 +233,7 @@ func (o *Orchestrator) PutTagPermit(ctx context.Context, tag string, maxAllowed 
 }
 
 // GetTagPermit returns a tag permit with its current use.
-func (o *Orchestrator) GetTagPermit(ctx context.Context, tag string) (*TagPermit, error) {
+func (o *Gates) GetTagPermit(ctx context.Context, tag string) (*TagPermit, error) {
 	p, err := o.store.Gates.GetTagPermit(ctx, tag)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("no tag permit for tag %q", tag)
@@ -245,7 +245,7 @@ func (o *Orchestrator) GetTagPermit(ctx context.Context, tag string) (*TagPermit
 }
 
 // DeleteTagPermit removes a tag permit; the steps waiting on it go on.
-func (o *Orchestrator) DeleteTagPermit(ctx context.Context, tag string) (*TagPermit, error) {
+func (o *Gates) DeleteTagPermit(ctx context.Context, tag string) (*TagPermit, error) {
 	if strings.HasPrefix(tag, InternalTagPrefix) {
 		return nil, Invalid("invalid tag permit", fmt.Sprintf("tag: %q is managed through the workflow's step_concurrency", tag))
 	}
@@ -263,7 +263,7 @@ func (o *Orchestrator) DeleteTagPermit(ctx context.Context, tag string) (*TagPer
 }
 
 // wakeWaiters puts a continue event into every run waiting on p.
-func (o *Orchestrator) wakeWaiters(ctx context.Context, p *store.TagPermit) error {
+func (o *Gates) wakeWaiters(ctx context.Context, p *store.TagPermit) error {
 	seen := map[string]bool{}
 	order := oldestFirst(p.Waiters)
 	if p.Queue != nil {
@@ -290,7 +290,7 @@ func (o *Orchestrator) wakeWaiters(ctx context.Context, p *store.TagPermit) erro
 // syncStepConcurrency keeps the internal permit of a workflow in line with
 // its properties' step_concurrency: set, it is the permit's limit; unset,
 // there is no permit (no limit).
-func (o *Orchestrator) syncStepConcurrency(ctx context.Context, wf string, props []byte) error {
+func (o *Gates) syncStepConcurrency(ctx context.Context, wf string, props []byte) error {
 	var p struct {
 		StepConcurrency *int64 `json:"step_concurrency"`
 	}
@@ -325,7 +325,7 @@ func (o *Orchestrator) syncStepConcurrency(ctx context.Context, wf string, props
 }
 
 // permitView counts the holders whose lease has not expired.
-func (o *Orchestrator) permitView(p *store.TagPermit) *TagPermit {
+func (o *Gates) permitView(p *store.TagPermit) *TagPermit {
 	held, now := 0, o.now().UnixMilli()
 	for _, exp := range p.Holders {
 		if exp >= now {

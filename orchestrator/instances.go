@@ -27,7 +27,7 @@ const startEventID = "0-start"
 // start inline (eager execution): by the time it returns, the root steps have
 // started unless another decider holds the run. The stream-delivered wake for
 // the same start then finds nothing pending and is dropped.
-func (o *Orchestrator) StartWorkflow(ctx context.Context, wf, selector string, req StartRequest) (*StartResponse, error) {
+func (o *Runs) StartWorkflow(ctx context.Context, wf, selector string, req StartRequest) (*StartResponse, error) {
 	initiator := engine.Initiator{Type: "MANUAL", Principal: caller.From(ctx)}
 	if req.Initiator != nil && req.Initiator.Type != "" {
 		initiator.Type = strings.ToUpper(req.Initiator.Type)
@@ -48,7 +48,7 @@ func traceOf(ctx context.Context, now time.Time) trace.ID {
 // runtime (a signal trigger's params, a subworkflow step's) go before the
 // request's run params; parent is set on an instance a subworkflow step
 // starts.
-func (o *Orchestrator) start(ctx context.Context, wf, selector string, req StartRequest, initiator engine.Initiator, given model.Params, parent *engine.ParentRef) (*StartResponse, error) {
+func (o *Runs) start(ctx context.Context, wf, selector string, req StartRequest, initiator engine.Initiator, given model.Params, parent *engine.ParentRef) (*StartResponse, error) {
 	head, err := o.head(ctx, wf)
 	if err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func (o *Orchestrator) start(ctx context.Context, wf, selector string, req Start
 	if !created {
 		return resp, nil
 	}
-	after, err = o.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: rec.InstanceID, RunID: rec.RunID})
+	after, err = o.rounds.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: rec.InstanceID, RunID: rec.RunID})
 	if err != nil {
 		// The start is durable; the stream-driven decider will finish it.
 		o.log.WarnContext(ctx, "inline start decision failed; the decision queue will retry", "workflow_id", wf, "instance_id", rec.InstanceID, "error", err)
@@ -180,7 +180,7 @@ type freshRun struct {
 // It fails, having written nothing, where that decision cannot be one
 // commit of a run that takes a slot at once: no free slot, an older run
 // queued, a decision too large; the caller then creates the run waiting.
-func (o *Orchestrator) startFresh(ctx context.Context, head *store.WorkflowHead, rec *store.InstanceRecord, st *engine.Instance, startEv []byte,
+func (o *Runs) startFresh(ctx context.Context, head *store.WorkflowHead, rec *store.InstanceRecord, st *engine.Instance, startEv []byte,
 	createdEvent func(instanceID int64) ([]store.Message, error)) (*engine.Instance, error) {
 	state, err := json.Marshal(st)
 	if err != nil {
@@ -198,14 +198,14 @@ func (o *Orchestrator) startFresh(ctx context.Context, head *store.WorkflowHead,
 		outbox:  outbox,
 		head:    head,
 	}
-	after, more, err := o.processOnce(ctx, w, fullRound(), nil, fresh)
+	after, more, err := o.rounds.processOnce(ctx, w, fullRound(), nil, fresh)
 	if err != nil {
 		return nil, err
 	}
 	if more {
 		// The first decision left work for more rounds (its Continue
 		// event is in the inbox, with a delayed wake).
-		if next, err := o.Process(ctx, w); err != nil {
+		if next, err := o.rounds.Process(ctx, w); err != nil {
 			o.log.WarnContext(ctx, "start decision's next round failed; the decision queue will retry", "workflow_id", w.WorkflowID,
 				"instance_id", w.InstanceID, "error", err)
 		} else if next != nil {
@@ -263,7 +263,7 @@ func decodeRunParams(raw map[string]json.RawMessage) (model.Params, error) {
 }
 
 // GetInstance returns an instance's latest run.
-func (o *Orchestrator) GetInstance(ctx context.Context, wf string, inst int64) (*InstanceView, error) {
+func (o *Runs) GetInstance(ctx context.Context, wf string, inst int64) (*InstanceView, error) {
 	rec, err := o.instance(ctx, wf, inst)
 	if err != nil {
 		return nil, err
@@ -272,7 +272,7 @@ func (o *Orchestrator) GetInstance(ctx context.Context, wf string, inst int64) (
 }
 
 // GetRun returns one run of an instance.
-func (o *Orchestrator) GetRun(ctx context.Context, wf string, inst, run int64) (*InstanceView, error) {
+func (o *Runs) GetRun(ctx context.Context, wf string, inst, run int64) (*InstanceView, error) {
 	rec, err := o.instance(ctx, wf, inst)
 	if err != nil {
 		return nil, err
@@ -283,7 +283,7 @@ func (o *Orchestrator) GetRun(ctx context.Context, wf string, inst, run int64) (
 	return o.runView(ctx, rec, run)
 }
 
-func (o *Orchestrator) instance(ctx context.Context, wf string, inst int64) (*store.InstanceRecord, error) {
+func (o *core) instance(ctx context.Context, wf string, inst int64) (*store.InstanceRecord, error) {
 	rec, err := o.store.Instances.GetInstance(ctx, wf, inst)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("workflow %s instance %d not found", wf, inst)
@@ -294,7 +294,7 @@ func (o *Orchestrator) instance(ctx context.Context, wf string, inst int64) (*st
 	return rec, nil
 }
 
-func (o *Orchestrator) runView(ctx context.Context, rec *store.InstanceRecord, run int64) (*InstanceView, error) {
+func (o *core) runView(ctx context.Context, rec *store.InstanceRecord, run int64) (*InstanceView, error) {
 	rr, _, err := o.store.Runs.LoadRun(ctx, rec.WorkflowID, rec.InstanceID, run)
 	if err != nil {
 		return nil, Internal(err)
@@ -353,7 +353,7 @@ func (o *Orchestrator) runView(ctx context.Context, rec *store.InstanceRecord, r
 }
 
 // ListSteps returns the latest attempt of each step of the latest run.
-func (o *Orchestrator) ListSteps(ctx context.Context, wf string, inst int64) ([]*StepView, error) {
+func (o *Runs) ListSteps(ctx context.Context, wf string, inst int64) ([]*StepView, error) {
 	rec, err := o.instance(ctx, wf, inst)
 	if err != nil {
 		return nil, err
@@ -445,7 +445,7 @@ func (o *Orchestrator) ListSteps(ctx context.Context, wf string, inst int64) ([]
 // step's type (NoOp, Http, ...), or its kind for foreach, while and
 // subworkflow steps. A definition that cannot be read leaves them empty:
 // the view is still right without them.
-func (o *Orchestrator) fillStepTypes(ctx context.Context, st *engine.Instance, views []*StepView) {
+func (o *Runs) fillStepTypes(ctx context.Context, st *engine.Instance, views []*StepView) {
 	g, _, err := o.graph(ctx, st.WorkflowID, st.WorkflowVersion)
 	if err != nil {
 		return
@@ -462,7 +462,7 @@ func (o *Orchestrator) fillStepTypes(ctx context.Context, st *engine.Instance, v
 }
 
 // GetStepAttempt returns one attempt; attempt 0 is the latest.
-func (o *Orchestrator) GetStepAttempt(ctx context.Context, wf string, inst, run int64, step string, attempt int64) (*StepView, error) {
+func (o *Runs) GetStepAttempt(ctx context.Context, wf string, inst, run int64, step string, attempt int64) (*StepView, error) {
 	if _, err := o.instance(ctx, wf, inst); err != nil {
 		return nil, err
 	}
@@ -491,7 +491,7 @@ func (o *Orchestrator) GetStepAttempt(ctx context.Context, wf string, inst, run 
 
 // ListWorkflows pages through the stored workflows in id order; cursor is
 // the last workflow id of the previous page.
-func (o *Orchestrator) ListWorkflows(ctx context.Context, cursor string, limit int) (*WorkflowList, error) {
+func (o *Definitions) ListWorkflows(ctx context.Context, cursor string, limit int) (*WorkflowList, error) {
 	if cursor != "" {
 		if err := model.CheckWorkflowID(cursor); err != nil {
 			return nil, Invalid("bad cursor", fmt.Sprintf("cursor: %q is not a cursor this API returned", cursor))
@@ -515,7 +515,7 @@ func (o *Orchestrator) ListWorkflows(ctx context.Context, cursor string, limit i
 // ListInstances pages through a workflow's instances, newest first; with
 // status set, only those in that status (a foreach's failed iterations:
 // its inline workflow's FAILED instances).
-func (o *Orchestrator) ListInstances(ctx context.Context, wf, status, cursor string, limit int) (*InstanceList, error) {
+func (o *Runs) ListInstances(ctx context.Context, wf, status, cursor string, limit int) (*InstanceList, error) {
 	if status != "" {
 		st := model.WorkflowStatus(strings.ToUpper(status))
 		if !st.Valid() {
@@ -637,7 +637,7 @@ func unstartedView(st *engine.Instance, ss *engine.StepState) *StepView {
 // attempt returns one attempt of a step of run run (attempt 0: the latest):
 // its item, or, without one, what its item is to be: a compact run's
 // (engine.Instance.Compact), or a running attempt's no worker claimed yet.
-func (o *Orchestrator) attempt(ctx context.Context, wf string, inst, run int64, step string, attempt int64) (*store.Attempt, error) {
+func (o *Runs) attempt(ctx context.Context, wf string, inst, run int64, step string, attempt int64) (*store.Attempt, error) {
 	return attemptOf(ctx, o.store, wf, inst, run, step, attempt)
 }
 
@@ -675,7 +675,7 @@ func loadState(ctx context.Context, db *store.Store, wf string, inst, run int64)
 // derived from the run's state — any of a compact run's, a running one no
 // worker claimed yet (pendingAttempt), or (attempt 0 or 1) one of a step
 // that ended without starting — or nil.
-func (o *Orchestrator) stepFromState(ctx context.Context, wf string, inst, run int64, step string, attempt int64) *StepView {
+func (o *Runs) stepFromState(ctx context.Context, wf string, inst, run int64, step string, attempt int64) *StepView {
 	st := loadState(ctx, o.store, wf, inst, run)
 	if st == nil {
 		return nil

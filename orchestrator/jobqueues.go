@@ -280,7 +280,7 @@ const maxQueueNameLength = 128
 
 // PutJobQueue creates a job queue or changes its capacity; waiting steps it
 // may now admit are woken.
-func (o *Orchestrator) PutJobQueue(ctx context.Context, r JobQueueRequest) (*JobQueue, error) {
+func (o *Gates) PutJobQueue(ctx context.Context, r JobQueueRequest) (*JobQueue, error) {
 	var errs []string
 	if r.Name == "" || len(r.Name) > maxQueueNameLength || strings.ContainsAny(r.Name, "#~") {
 		errs = append(errs, fmt.Sprintf("name: must be 1 to %d characters, without # or ~", maxQueueNameLength))
@@ -303,7 +303,7 @@ func (o *Orchestrator) PutJobQueue(ctx context.Context, r JobQueueRequest) (*Job
 }
 
 // GetJobQueue returns a job queue with its running and waiting steps.
-func (o *Orchestrator) GetJobQueue(ctx context.Context, name string) (*JobQueue, error) {
+func (o *Gates) GetJobQueue(ctx context.Context, name string) (*JobQueue, error) {
 	p, err := o.store.Gates.GetJobQueue(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("no job queue %q", name)
@@ -316,7 +316,7 @@ func (o *Orchestrator) GetJobQueue(ctx context.Context, name string) (*JobQueue,
 
 // DeleteJobQueue removes a job queue; the steps waiting in it are woken
 // and fail (the queue no longer exists).
-func (o *Orchestrator) DeleteJobQueue(ctx context.Context, name string) (*JobQueue, error) {
+func (o *Gates) DeleteJobQueue(ctx context.Context, name string) (*JobQueue, error) {
 	p, err := o.store.Gates.DeleteJobQueue(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("no job queue %q", name)
@@ -330,7 +330,7 @@ func (o *Orchestrator) DeleteJobQueue(ctx context.Context, name string) (*JobQue
 	return o.jobQueueView(p), nil
 }
 
-func (o *Orchestrator) jobQueueView(p *store.TagPermit) *JobQueue {
+func (o *Gates) jobQueueView(p *store.TagPermit) *JobQueue {
 	now := o.now().UnixMilli()
 	c := p.Queue
 	v := &JobQueue{Name: p.Tag, CPU: float64(c.CPU) / 1000, Memory: c.Memory, GPU: c.GPU, AgingSeconds: c.AgingMillis / 1000,

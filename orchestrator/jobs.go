@@ -50,7 +50,7 @@ type JobEvent struct {
 const jobEventMaxWait = 10 * time.Minute
 
 // handleJobEvent applies a job's end to the attempt that handed it over.
-func (o *Orchestrator) handleJobEvent(ctx context.Context, raw json.RawMessage, runners map[model.StepType]StepRunner) error {
+func (o *Worker) handleJobEvent(ctx context.Context, raw json.RawMessage, runners map[model.StepType]StepRunner) error {
 	var ev JobEvent
 	if err := json.Unmarshal(raw, &ev); err != nil || ev.DetailType == "" {
 		return fmt.Errorf("%w: a job event that is not an EventBridge event: %v", ErrPoison, err)
@@ -78,7 +78,7 @@ func (o *Orchestrator) handleJobEvent(ctx context.Context, raw json.RawMessage, 
 		if err != nil {
 			return err
 		}
-		if _, err := o.completeTask(ctx, hash, c); err != nil {
+		if _, err := o.actions.completeTask(ctx, hash, c); err != nil {
 			var e *Error
 			if errors.As(err, &e) && e.Status < 500 {
 				// The attempt ended otherwise (stopped, timed out) or the
@@ -95,7 +95,7 @@ func (o *Orchestrator) handleJobEvent(ctx context.Context, raw json.RawMessage, 
 }
 
 // cancelJob stops the external job of an attempt that ended otherwise.
-func (o *Orchestrator) cancelJob(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) error {
+func (o *Worker) cancelJob(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) error {
 	jr, ok := runners[m.StepType].(JobRunner)
 	if !ok {
 		return fmt.Errorf("%w: no job runner for step type %q to cancel job %s", ErrPoison, m.StepType, m.Job)

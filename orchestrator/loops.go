@@ -24,7 +24,7 @@ import (
 // its report to the parent's inbox (exactly once: its terminal commit
 // happens once) — unless the parent stopped it or, for a subworkflow
 // started with sync false, never waited.
-func (o *Orchestrator) loopWrites(ctx context.Context, g *engine.Graph, c *store.Commit, before, after *engine.Instance, cmds []engine.Command,
+func (o *Rounds) loopWrites(ctx context.Context, g *engine.Graph, c *store.Commit, before, after *engine.Instance, cmds []engine.Command,
 	born map[bornKey]*bornChild, now time.Time) error {
 	var bornEvents []events.Event
 	for _, cmd := range cmds {
@@ -137,7 +137,7 @@ func inlineDefinition(g *engine.Graph, x engine.CreateLoop) ([]byte, error) {
 
 // childRun is the creation of one iteration: a CREATED run whose start
 // event carries the iteration's params as run params.
-func (o *Orchestrator) childRun(ctx context.Context, parent *engine.Instance, x engine.StartChild, now time.Time) (store.ChildRun, error) {
+func (o *Rounds) childRun(ctx context.Context, parent *engine.Instance, x engine.StartChild, now time.Time) (store.ChildRun, error) {
 	params, err := engine.LiteralParams(x.Params)
 	if err != nil {
 		return store.ChildRun{}, fmt.Errorf("iteration %d of step %q: %w", x.Index, x.StepID, err)
@@ -180,7 +180,7 @@ const WorkStartSubworkflow WorkKind = "start_subworkflow"
 // run strategy applying — under the attempt's request id, so a message
 // delivered twice starts it once, and reports it (or why it cannot start:
 // no such workflow or version, run params it refuses) to the parent.
-func (o *Orchestrator) startSubworkflow(ctx context.Context, m WorkMessage) error {
+func (o *Worker) startSubworkflow(ctx context.Context, m WorkMessage) error {
 	x := m.Subworkflow
 	if x == nil {
 		return fmt.Errorf("%w: %s message without its subworkflow", ErrPoison, m.Kind)
@@ -198,7 +198,7 @@ func (o *Orchestrator) startSubworkflow(ctx context.Context, m WorkMessage) erro
 		report.Child, report.Error = child, msg
 	default:
 		parent := x.Parent
-		resp, err := o.start(ctx, x.WorkflowID, x.Version, StartRequest{RequestID: x.RequestID},
+		resp, err := o.runs.start(ctx, x.WorkflowID, x.Version, StartRequest{RequestID: x.RequestID},
 			engine.Initiator{Type: "SUBWORKFLOW"}, params, &parent)
 		var e *Error
 		switch {
@@ -469,7 +469,7 @@ func eventParent(p *engine.ParentRef) *events.Parent {
 // incomplete: its succeeded steps carried over), pointing at the parent's new
 // attempt, with the iteration's params. The iteration must have ended
 // (RestartInstance checks it before the parent restarts).
-func (o *Orchestrator) childRerun(ctx context.Context, x engine.RestartChild, now time.Time) (store.NewRun, error) {
+func (o *Rounds) childRerun(ctx context.Context, x engine.RestartChild, now time.Time) (store.NewRun, error) {
 	inst := x.Index + 1
 	rec, err := o.store.Instances.GetInstance(ctx, x.WorkflowID, inst)
 	if err != nil {
@@ -534,7 +534,7 @@ func (o *Orchestrator) childRerun(ctx context.Context, x engine.RestartChild, no
 // A delivery that finds the run already made for this attempt reports it.
 // It returns the child, or the reason it cannot be restarted (gone, still
 // running after the parent's restart checked it) as msg.
-func (o *Orchestrator) rerunSubworkflow(ctx context.Context, x *engine.StartSubworkflow, params model.Params) (child engine.ChildRef, msg string, err error) {
+func (o *Worker) rerunSubworkflow(ctx context.Context, x *engine.StartSubworkflow, params model.Params) (child engine.ChildRef, msg string, err error) {
 	ref := x.Restart
 	rec, st, err := o.runState(ctx, ref.WorkflowID, ref.InstanceID, 0)
 	var e *Error
@@ -560,7 +560,7 @@ func (o *Orchestrator) rerunSubworkflow(ctx context.Context, x *engine.StartSubw
 	}
 	parent := x.Parent
 	next.Parent, next.ParentGone, next.Feedback = &parent, false, nil
-	if _, err := o.startNextRun(ctx, rec, st, next, params); err != nil {
+	if _, err := o.actions.startNextRun(ctx, rec, st, next, params); err != nil {
 		if errors.As(err, &e) && e.Status == http.StatusConflict {
 			// A concurrent delivery made it: report what it made.
 			if _, now, rerr := o.runState(ctx, ref.WorkflowID, ref.InstanceID, 0); rerr == nil && now.Parent != nil && now.Parent.Attempt == x.Parent.Attempt && now.Parent.RunID == x.Parent.RunID {

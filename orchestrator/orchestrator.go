@@ -70,9 +70,36 @@ const DefaultSweepGrace = time.Minute
 // request timeout (30 s) with room to spare.
 const DefaultClaimLease = 90 * time.Second
 
-// Orchestrator implements Service and the decision and work processing the
-// Lambda handlers call.
+// Orchestrator is the orchestrator's roles, each a type of its own by
+// caller: the API's operations (Definitions, Runs, Actions, Gates,
+// Signals), the decision rounds the decider runs (Rounds), the work the
+// worker does (Worker) and the recovery sweeper (Sweeper). New wires them
+// over one store.
 type Orchestrator struct {
+	// Definitions pushes, validates, reads, activates and deletes
+	// workflow definitions.
+	Definitions *Definitions
+	// Runs starts instances and reads instances, runs and steps.
+	Runs *Runs
+	// Actions stops, kills, restarts and unblocks runs and steps, and
+	// takes external reports (output data, task tokens).
+	Actions *Actions
+	// Gates keeps breakpoints, tag permits and job queues.
+	Gates *Gates
+	// Signals announces signals, reads them, and delivers them to waiting
+	// steps and triggers.
+	Signals *Signals
+	// Rounds applies a run's inbox events, decides and commits.
+	Rounds *Rounds
+	// Worker handles the work queue: steps, timers, jobs, triggers.
+	Worker *Worker
+	// Sweeper re-drives what is pending too long.
+	Sweeper *Sweeper
+}
+
+// core is what every role shares: the store, the checker, the clock and
+// the compiled versions.
+type core struct {
 	store   *store.Store
 	checker *definition.Checker
 	eval    engine.Evaluator
@@ -97,11 +124,53 @@ type Orchestrator struct {
 	graphs *graphCache // compiled immutable versions
 }
 
-var _ Service = (*Orchestrator)(nil)
+// The roles, each with the roles it calls.
+type (
+	// Definitions is the API's workflow definition operations.
+	Definitions struct {
+		*core
+		gates *Gates // a pushed version's step concurrency
+	}
+	// Runs is the API's start and read operations.
+	Runs struct {
+		*core
+		rounds *Rounds // a start decides the run's first round
+	}
+	// Actions is the API's run and step actions and external reports.
+	Actions struct {
+		*core
+		rounds *Rounds
+	}
+	// Gates is the API's breakpoints, tag permits and job queues.
+	Gates struct{ *core }
+	// Signals announces and delivers signals.
+	Signals struct {
+		*core
+		definitions *Definitions // the signal names a version subscribes to
+		runs        *Runs        // triggers start runs
+	}
+	// Rounds runs decision rounds.
+	Rounds struct{ *core }
+	// Worker handles work messages.
+	Worker struct {
+		*core
+		actions *Actions // job ends report as task tokens do; subworkflow reruns
+		rounds  *Rounds
+		runs    *Runs // time triggers and subworkflows start runs
+		signals *Signals
+		sweeper *Sweeper
+	}
+	// Sweeper re-drives what is pending too long.
+	Sweeper struct {
+		*core
+		rounds  *Rounds
+		signals *Signals // undelivered signals
+	}
+)
 
 // New returns an Orchestrator.
 func New(cfg Config) *Orchestrator {
-	o := &Orchestrator{
+	o := &core{
 		store:          cfg.Store,
 		checker:        cfg.Checker,
 		now:            cfg.Now,
@@ -142,11 +211,20 @@ func New(cfg Config) *Orchestrator {
 		o.retries = 25
 	}
 	o.eval = engine.NewEvaluator(o.checker.Language())
-	return o
+	rounds, gates := &Rounds{o}, &Gates{o}
+	runs, actions := &Runs{o, rounds}, &Actions{o, rounds}
+	definitions := &Definitions{o, gates}
+	signals := &Signals{o, definitions, runs}
+	sweeper := &Sweeper{o, rounds, signals}
+	return &Orchestrator{
+		Definitions: definitions, Runs: runs, Actions: actions, Gates: gates, Signals: signals, Rounds: rounds,
+		Worker:  &Worker{core: o, actions: actions, rounds: rounds, runs: runs, signals: signals, sweeper: sweeper},
+		Sweeper: sweeper,
+	}
 }
 
 // Health reports readiness.
-func (o *Orchestrator) Health(ctx context.Context) (*HealthView, error) {
+func (o *core) Health(ctx context.Context) (*HealthView, error) {
 	h := o.health
 	h.Status = "ok"
 	return &h, nil
@@ -154,7 +232,7 @@ func (o *Orchestrator) Health(ctx context.Context) (*HealthView, error) {
 
 // graph returns the compiled graph of a stored version, loading and compiling
 // it once while the cache of compiled versions keeps it (see graphCache).
-func (o *Orchestrator) graph(ctx context.Context, wf string, version int64) (*engine.Graph, *model.Definition, error) {
+func (o *core) graph(ctx context.Context, wf string, version int64) (*engine.Graph, *model.Definition, error) {
 	k := graphKey{wf, version}
 	if c, ok := o.graphs.get(k); ok {
 		return c.graph, c.def, nil
@@ -173,7 +251,7 @@ func (o *Orchestrator) graph(ctx context.Context, wf string, version int64) (*en
 
 // compile parses and compiles the definition JSON of version version of
 // workflow wf (stored, or about to be: an inline definition).
-func (o *Orchestrator) compile(data []byte, wf string, version int64) (*engine.Graph, *model.Definition, error) {
+func (o *core) compile(data []byte, wf string, version int64) (*engine.Graph, *model.Definition, error) {
 	def, err := model.ParseDefinition(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("decode stored %s version %d: %w", wf, version, err)

@@ -40,7 +40,7 @@ type OutputDataResult struct {
 // PutOutputData records output params for a running step attempt. They show
 // in the attempt's outputs at once and, when it succeeds, override what its
 // worker reports. An attempt that is not running is a 409.
-func (o *Orchestrator) PutOutputData(ctx context.Context, od OutputData) (*OutputDataResult, error) {
+func (o *Actions) PutOutputData(ctx context.Context, od OutputData) (*OutputDataResult, error) {
 	_, st, err := o.runState(ctx, od.WorkflowID, od.InstanceID, od.RunID)
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func (o *Orchestrator) PutOutputData(ctx context.Context, od OutputData) (*Outpu
 	if err := o.store.Runs.PutEvent(ctx, od.WorkflowID, od.InstanceID, run, ev); err != nil {
 		return nil, Internal(err)
 	}
-	if _, err := o.Process(ctx, store.Wake{WorkflowID: od.WorkflowID, InstanceID: od.InstanceID, RunID: run}); err != nil {
+	if _, err := o.rounds.Process(ctx, store.Wake{WorkflowID: od.WorkflowID, InstanceID: od.InstanceID, RunID: run}); err != nil {
 		o.log.WarnContext(ctx, "inline decision of output data failed; the decision queue will retry", "workflow_id", od.WorkflowID, "instance_id", od.InstanceID, "error", err)
 	}
 	names := make([]string, 0, len(od.Params))

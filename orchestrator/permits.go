@@ -53,7 +53,7 @@ var _ engine.Permits = (*permitBook)(nil)
 
 // loadPermits reads the permits the work steps of g can need: their tags
 // and the workflow's internal tag.
-func (o *Orchestrator) loadPermits(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time) (*permitBook, error) {
+func (o *Rounds) loadPermits(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time) (*permitBook, error) {
 	snap := map[string]*store.TagPermit{}
 	if g.HasWork() { // steps without work (NoOp, Join) take no permits: nothing to read
 		tags := []string{workflowTag(st.WorkflowID)}
@@ -277,7 +277,7 @@ func hasWork(st *engine.Instance) bool {
 }
 
 // breakpoints returns workflow wf's breakpoints as the engine matches them.
-func (o *Orchestrator) breakpoints(ctx context.Context, wf string) ([]engine.Breakpoint, error) {
+func (o *Rounds) breakpoints(ctx context.Context, wf string) ([]engine.Breakpoint, error) {
 	list, err := o.store.Gates.ListBreakpoints(ctx, wf, "", false)
 	if err != nil {
 		return nil, err
@@ -293,7 +293,7 @@ func (o *Orchestrator) breakpoints(ctx context.Context, wf string) ([]engine.Bre
 // own and, for an iteration (owner set: the workflow whose definition holds
 // its steps), the owner's breakpoints that match every run — one naming an
 // instance, run or attempt names the owner's, not the iteration's.
-func (o *Orchestrator) runBreakpoints(ctx context.Context, wf, owner string) ([]engine.Breakpoint, error) {
+func (o *Rounds) runBreakpoints(ctx context.Context, wf, owner string) ([]engine.Breakpoint, error) {
 	bps, err := o.breakpoints(ctx, wf)
 	if err != nil || owner == "" {
 		return bps, err

@@ -112,7 +112,7 @@ const (
 // the run's state afterwards, or nil when it handed the run to the decider
 // after losing races for longer than maxCallTime. A run with no pending
 // events (a duplicate wake) is a no-op.
-func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Instance, error) {
+func (o *Rounds) Process(ctx context.Context, w store.Wake) (*engine.Instance, error) {
 	conflicts := 0
 	enqueued := false
 	rounds := 0
@@ -190,7 +190,7 @@ func (o *Orchestrator) Process(ctx context.Context, w store.Wake) (*engine.Insta
 // round is a worker's inline continuation (see inlineRound); with fresh, the
 // first decision of a run not yet written, committed with its creation
 // (see startFresh).
-func (o *Orchestrator) processOnce(ctx context.Context, w store.Wake, b roundBudget, in *inlineRound, fresh *freshRun) (st *engine.Instance, more bool, err error) {
+func (o *Rounds) processOnce(ctx context.Context, w store.Wake, b roundBudget, in *inlineRound, fresh *freshRun) (st *engine.Instance, more bool, err error) {
 	began := time.Now()
 	var rec *store.RunRecord
 	var pending []store.Event
@@ -507,7 +507,7 @@ func unsettled(st *engine.Instance) map[string]bool {
 // running foreach step ss, the loop_params the run's state no longer holds
 // (engine.Offload), read from their item, so that rewriting the attempt's
 // item keeps them.
-func (o *Orchestrator) restoreLoopParams(ctx context.Context, st *engine.Instance, ss *engine.StepState, view *StepView) error {
+func (o *Rounds) restoreLoopParams(ctx context.Context, st *engine.Instance, ss *engine.StepState, view *StepView) error {
 	if !ss.LoopParamsOffloaded {
 		return nil
 	}
@@ -578,7 +578,7 @@ func continueID(st *engine.Instance, v int64) string {
 // puts an inbox event instead, whose wake the stream carries — seconds
 // late when the router has the rounds' change events to forward first (a
 // kill of 300 steps: 3 s).
-func (o *Orchestrator) handOff(ctx context.Context, w store.Wake) error {
+func (o *Rounds) handOff(ctx context.Context, w store.Wake) error {
 	if o.dispatch != nil {
 		err := o.dispatch.Dispatch(ctx, []store.Message{store.WakeMessageOf(w)})
 		if err == nil {
@@ -599,7 +599,7 @@ func (o *Orchestrator) handOff(ctx context.Context, w store.Wake) error {
 // wake w names and, when a Redrive is pending (a wake may have been lost),
 // every attempt the run has running. It returns their outcomes as events
 // and the attempts by key.
-func (o *Orchestrator) workerEnds(ctx context.Context, w store.Wake, before *engine.Instance, pending []store.Event) ([]store.Event, map[attemptKey]*store.FinishedAttempt, error) {
+func (o *Rounds) workerEnds(ctx context.Context, w store.Wake, before *engine.Instance, pending []store.Event) ([]store.Event, map[attemptKey]*store.FinishedAttempt, error) {
 	ref := func(step string, attempt int64) store.AttemptRef {
 		return store.AttemptRef{WorkflowID: w.WorkflowID, InstanceID: w.InstanceID, RunID: w.RunID, StepID: step, Attempt: attempt}
 	}
@@ -680,7 +680,7 @@ func (b roundBudget) halve() (roundBudget, bool) {
 // evaluated params and outputs, ends the steps in flight and fails the run
 // with the reason, and consumes every pending event. Retrying the same
 // events could only fail the same way: the run would be wedged.
-func (o *Orchestrator) abortRun(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before *engine.Instance,
+func (o *Rounds) abortRun(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before *engine.Instance,
 	pending []store.Event, cause *store.ItemTooLargeError, now time.Time) (*engine.Instance, bool, error) {
 	o.log.ErrorContext(ctx, "a run's state is too large to store: failing the run", "workflow_id", before.WorkflowID,
 		"instance_id", before.InstanceID, "run_id", before.RunID, "error", cause)
@@ -808,7 +808,7 @@ type attemptKey struct {
 // buildCommit turns accumulated decisions into the store's transaction:
 // the new state with its outbox, the touched step attempts with their new
 // timeline entries, instance timeline entries and the consumed events.
-func (o *Orchestrator) buildCommit(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before, after *engine.Instance, acc *decisionSet, consumed []string, now time.Time) (store.Commit, error) {
+func (o *Rounds) buildCommit(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before, after *engine.Instance, acc *decisionSet, consumed []string, now time.Time) (store.Commit, error) {
 	// The run item keeps no settled attempt's params or outputs: they are
 	// in the attempt items (written below when the attempt settles).
 	offloaded := engine.Offload(after)
@@ -976,14 +976,14 @@ func changeEvents(after *engine.Instance, transitions []engine.Transition) []eve
 // outboxMessage maps an engine command to the queue message that carries it,
 // with the run's trace. A run_step message says how many other steps its
 // commit started (crowd).
-func (o *Orchestrator) outboxMessage(st *engine.Instance, cmd engine.Command, crowd int, now time.Time) (store.Message, bool, error) {
+func (o *Rounds) outboxMessage(st *engine.Instance, cmd engine.Command, crowd int, now time.Time) (store.Message, bool, error) {
 	m, ok, err := o.commandMessage(st, cmd, crowd, now)
 	m.Trace = st.TraceID
 	return m, ok, err
 }
 
 // commandMessage maps an engine command to its queue message.
-func (o *Orchestrator) commandMessage(st *engine.Instance, cmd engine.Command, crowd int, now time.Time) (store.Message, bool, error) {
+func (o *Rounds) commandMessage(st *engine.Instance, cmd engine.Command, crowd int, now time.Time) (store.Message, bool, error) {
 	base := WorkMessage{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID}
 	switch c := cmd.(type) {
 	case engine.RunStep:
@@ -1063,7 +1063,7 @@ func eventsMessage(ctx context.Context, evs ...events.Event) ([]store.Message, e
 // the run's current one (prev) while it is not early and at most two sweep
 // graces late; a new one is set one grace past what is needed, so a busy
 // run moves it about once a grace (a minute) rather than on every commit.
-func (o *Orchestrator) sweepAt(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time, prev int64) int64 {
+func (o *Rounds) sweepAt(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time, prev int64) int64 {
 	need := o.sweepNeed(ctx, g, st, now)
 	grace := o.sweepGrace.Milliseconds()
 	switch {
@@ -1078,7 +1078,7 @@ func (o *Orchestrator) sweepAt(ctx context.Context, g *engine.Graph, st *engine.
 
 // sweepNeed is the earliest a run may be swept without a false alarm (unix
 // ms; 0: never).
-func (o *Orchestrator) sweepNeed(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time) int64 {
+func (o *Rounds) sweepNeed(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time) int64 {
 	cmds, err := engine.Awaited(ctx, g, st, now)
 	if err != nil {
 		// A timeout that no longer evaluates: look again after a lease.
@@ -1186,7 +1186,7 @@ type decisionReads struct {
 
 // readForDecision makes a decision's reads for run st of graph g, side by
 // side: each is a round trip on the path of every step a decision starts.
-func (o *Orchestrator) readForDecision(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time) decisionReads {
+func (o *Rounds) readForDecision(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time) decisionReads {
 	var r decisionReads
 	var bpErr error
 	read := make(chan struct{})
@@ -1242,7 +1242,7 @@ func limitDirect(outbox []store.Message) {
 
 // dispatchDirect sends a committed outbox's Direct messages (steps to run)
 // at once. A failure only costs time: the router's backstop copy follows.
-func (o *Orchestrator) dispatchDirect(ctx context.Context, outbox []store.Message) {
+func (o *Rounds) dispatchDirect(ctx context.Context, outbox []store.Message) {
 	var msgs []store.Message
 	for _, m := range outbox {
 		if m.Direct {

@@ -50,16 +50,16 @@ func TestInlineRunsOnlyWithTimeLeft(t *testing.T) {
 
 	ctx, cancel := context.WithDeadline(context.Background(), now.Add(44*time.Second))
 	defer cancel()
-	if o.runnableHere(ctx, runners) != nil {
+	if o.Worker.runnableHere(ctx, runners) != nil {
 		t.Error("44 s left, 45 s reserve: the step must go through the work queue")
 	}
 	ctx2, cancel2 := context.WithDeadline(context.Background(), now.Add(46*time.Second))
 	defer cancel2()
-	runnable := o.runnableHere(ctx2, runners)
+	runnable := o.Worker.runnableHere(ctx2, runners)
 	if runnable == nil {
 		t.Fatal("46 s left: the worker may run the step")
 	}
-	if o.runnableHere(context.Background(), runners) == nil {
+	if o.Worker.runnableHere(context.Background(), runners) == nil {
 		t.Error("no deadline (the local stack): the worker may run the step")
 	}
 

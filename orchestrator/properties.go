@@ -13,7 +13,7 @@ import (
 )
 
 // ActivateVersion makes the selected version the active one.
-func (o *Orchestrator) ActivateVersion(ctx context.Context, wf, selector string) (*DefinitionView, error) {
+func (o *Definitions) ActivateVersion(ctx context.Context, wf, selector string) (*DefinitionView, error) {
 	head, err := o.head(ctx, wf)
 	if err != nil {
 		return nil, err
@@ -33,7 +33,7 @@ func (o *Orchestrator) ActivateVersion(ctx context.Context, wf, selector string)
 
 // DeactivateWorkflow leaves a workflow with no active version: starts of
 // "active" are refused until a version is activated again.
-func (o *Orchestrator) DeactivateWorkflow(ctx context.Context, wf string) (*DefinitionView, error) {
+func (o *Definitions) DeactivateWorkflow(ctx context.Context, wf string) (*DefinitionView, error) {
 	if _, err := o.head(ctx, wf); err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ var propertyResets = map[string]string{
 // version shares: the fields given replace the stored ones, the reset_*
 // flags remove them. The result is validated with the same rules as
 // properties pushed with a definition.
-func (o *Orchestrator) UpdateProperties(ctx context.Context, wf string, body []byte) (json.RawMessage, error) {
+func (o *Definitions) UpdateProperties(ctx context.Context, wf string, body []byte) (json.RawMessage, error) {
 	var update map[string]json.RawMessage
 	if err := json.Unmarshal(body, &update); err != nil || update == nil {
 		return nil, Invalid("invalid properties update", "request body: must be a JSON object")
@@ -107,7 +107,7 @@ func (o *Orchestrator) UpdateProperties(ctx context.Context, wf string, body []b
 		if err != nil {
 			return nil, Internal(err)
 		}
-		if err := o.syncStepConcurrency(ctx, wf, props); err != nil {
+		if err := o.gates.syncStepConcurrency(ctx, wf, props); err != nil {
 			return nil, Internal(err)
 		}
 		return props, nil
@@ -131,7 +131,7 @@ func resetProperty(props map[string]json.RawMessage, path string) {
 
 // checkProperties validates a properties snapshot with the definition
 // rules, reporting problems under their "properties." paths.
-func (o *Orchestrator) checkProperties(wf string, props []byte) error {
+func (o *Definitions) checkProperties(wf string, props []byte) error {
 	doc := fmt.Sprintf(`{"properties": %s, "workflow": {"id": %q, "steps": [{"step": {"id": "s", "type": "NoOp"}}]}}`, props, wf)
 	def, err := model.ParseDefinition([]byte(doc))
 	if err == nil {

@@ -5,11 +5,9 @@
 package orchestrator
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/maestro-serverless/maestro/engine"
-	"github.com/maestro-serverless/maestro/signals"
 )
 
 // Format is the encoding of a pushed definition.
@@ -20,94 +18,6 @@ const (
 	FormatJSON Format = "json"
 	FormatYAML Format = "yaml"
 )
-
-// Service is what the HTTP API needs from the orchestrator. Every method
-// returns *Error for failures a caller can act on (4xx) and wraps others.
-type Service interface {
-	// CreateWorkflow validates and stores a new version of a definition.
-	// A rejected definition stores nothing.
-	CreateWorkflow(ctx context.Context, body []byte, f Format) (*DefinitionView, error)
-	// ValidateWorkflow checks a definition without storing it.
-	ValidateWorkflow(ctx context.Context, body []byte, f Format) error
-	// GetWorkflowVersion returns a version chosen by selector:
-	// "active", "latest", "default" (active, else latest) or a number.
-	GetWorkflowVersion(ctx context.Context, workflowID, selector string) (*DefinitionView, error)
-	// ActivateVersion makes a version the active one; DeactivateWorkflow
-	// leaves none active.
-	ActivateVersion(ctx context.Context, workflowID, selector string) (*DefinitionView, error)
-	DeactivateWorkflow(ctx context.Context, workflowID string) (*DefinitionView, error)
-	// UpdateProperties changes the properties shared by every version.
-	UpdateProperties(ctx context.Context, workflowID string, body []byte) (json.RawMessage, error)
-	// StartWorkflow starts an instance of the selected version; a repeated
-	// request_id returns the instance the first request created.
-	StartWorkflow(ctx context.Context, workflowID, selector string, req StartRequest) (*StartResponse, error)
-	// GetInstance returns an instance's latest run with aggregated step statuses.
-	GetInstance(ctx context.Context, workflowID string, instanceID int64) (*InstanceView, error)
-	// GetRun returns one run of an instance.
-	GetRun(ctx context.Context, workflowID string, instanceID, runID int64) (*InstanceView, error)
-	// ListSteps returns the latest attempt of every step of an instance's latest run.
-	ListSteps(ctx context.Context, workflowID string, instanceID int64) ([]*StepView, error)
-	// GetStepAttempt returns one attempt; attempt 0 means the latest.
-	GetStepAttempt(ctx context.Context, workflowID string, instanceID, runID int64, stepID string, attempt int64) (*StepView, error)
-	// FlattenIterations, FlattenIteration and FlattenSummary are Maestro's
-	// flatten views of a step inside foreach loops (see flatten.go).
-	FlattenIterations(ctx context.Context, workflowID string, instanceID, runID int64, stepID string, q FlattenQuery) (*StepIterationPage, error)
-	FlattenIteration(ctx context.Context, workflowID string, instanceID, runID int64, stepID, iterationID string) (*StepIteration, error)
-	FlattenSummary(ctx context.Context, workflowID string, instanceID, runID int64, stepID string, q SummaryQuery) (*StepIterationsSummary, error)
-	// ActOnInstance applies a workflow action (stop, kill) to run runID of
-	// an instance (0: its latest run) and returns the run afterwards. An
-	// action the run's status does not allow is a 409 naming the status.
-	ActOnInstance(ctx context.Context, workflowID string, instanceID, runID int64, action string) (*InstanceView, error)
-	// ActOnStep applies a step action (stop, kill, skip) to a step's current
-	// attempt in the instance's latest run and returns the run afterwards.
-	ActOnStep(ctx context.Context, workflowID string, instanceID int64, stepID, action string) (*InstanceView, error)
-	// ActOnWorkflow stops or kills every active run (running or queued) of
-	// a workflow and returns how many it acted on.
-	ActOnWorkflow(ctx context.Context, workflowID, action string) (int, error)
-	// RestartInstance starts a new run of an ended instance.
-	RestartInstance(ctx context.Context, workflowID string, instanceID int64, req RestartRequest) (*InstanceView, error)
-	// DeleteWorkflow deletes a workflow with its versions and instances.
-	DeleteWorkflow(ctx context.Context, workflowID string) (*DeleteResult, error)
-	// AnnounceSignal, GetSignal and SignalLineage serve the signal API.
-	AnnounceSignal(ctx context.Context, a signals.Announce, src SignalSource) (*SignalView, error)
-	GetSignal(ctx context.Context, name string, seq int64) (*SignalView, error)
-	SignalLineage(ctx context.Context, name string, seq int64) (*LineageView, error)
-	// PutOutputData records an external job's output params for a running
-	// step attempt.
-	PutOutputData(ctx context.Context, od OutputData) (*OutputDataResult, error)
-	// CompleteTask applies a task token holder's report (success, failure,
-	// heartbeat) to the step attempt the token belongs to.
-	CompleteTask(ctx context.Context, token string, c TaskCompletion) (*TaskView, error)
-	// RestartStep restarts a step that has ended, and everything downstream
-	// of it: a new attempt in a run in progress, a new run otherwise.
-	RestartStep(ctx context.Context, workflowID string, instanceID int64, stepID string, req StepRestartRequest) (*InstanceView, error)
-	// ListInstances pages through a workflow's instances, newest first;
-	// a non-empty status keeps only the instances in that status.
-	ListInstances(ctx context.Context, workflowID, status, cursor string, limit int) (*InstanceList, error)
-	// ListWorkflows pages through the stored workflows in id order.
-	ListWorkflows(ctx context.Context, cursor string, limit int) (*WorkflowList, error)
-	// Health reports readiness and the resources in use.
-	Health(ctx context.Context) (*HealthView, error)
-
-	// AddBreakpoint, ListBreakpoints and RemoveBreakpoints manage step
-	// breakpoints; PausedAttempts lists the attempts they hold and
-	// ResumeAttempt lets one go on.
-	AddBreakpoint(ctx context.Context, b Breakpoint) (*Breakpoint, error)
-	ListBreakpoints(ctx context.Context, workflowID, stepID string) ([]Breakpoint, error)
-	RemoveBreakpoints(ctx context.Context, workflowID, stepID string, resume bool) (int, error)
-	PausedAttempts(ctx context.Context, workflowID, stepID string) ([]PausedAttempt, error)
-	ResumeAttempt(ctx context.Context, workflowID string, instanceID, runID int64, stepID string, attempt int64) (*InstanceView, error)
-
-	// PutTagPermit, GetTagPermit and DeleteTagPermit manage tag permits.
-	PutTagPermit(ctx context.Context, tag string, maxAllowed int64) (*TagPermit, error)
-	GetTagPermit(ctx context.Context, tag string) (*TagPermit, error)
-	DeleteTagPermit(ctx context.Context, tag string) (*TagPermit, error)
-
-	// PutJobQueue, GetJobQueue and DeleteJobQueue manage job queues.
-	PutJobQueue(ctx context.Context, r JobQueueRequest) (*JobQueue, error)
-	GetJobQueue(ctx context.Context, name string) (*JobQueue, error)
-	DeleteJobQueue(ctx context.Context, name string) (*JobQueue, error)
-}
 
 // StartRequest is Maestro's WorkflowStartRequest.
 type StartRequest struct {

@@ -81,7 +81,7 @@ type LineageLink struct {
 // AnnounceSignal stores a signal instance and has it delivered to the
 // triggers and waiting steps subscribed to its name (asynchronously, from
 // the stream). A request id already used returns the earlier instance.
-func (o *Orchestrator) AnnounceSignal(ctx context.Context, a signals.Announce, src SignalSource) (*SignalView, error) {
+func (o *Signals) AnnounceSignal(ctx context.Context, a signals.Announce, src SignalSource) (*SignalView, error) {
 	params := make(map[string]any, len(a.Params))
 	for k, v := range a.Params {
 		n, err := signals.Normalize(v)
@@ -136,7 +136,7 @@ func signalView(rec *store.SignalRecord) (*SignalView, error) {
 }
 
 // GetSignal returns instance seq (0: the latest) of a signal name.
-func (o *Orchestrator) GetSignal(ctx context.Context, name string, seq int64) (*SignalView, error) {
+func (o *Signals) GetSignal(ctx context.Context, name string, seq int64) (*SignalView, error) {
 	rec, err := o.store.Signals.GetSignal(ctx, name, seq)
 	if errors.Is(err, store.ErrNotFound) {
 		if seq == 0 {
@@ -157,7 +157,7 @@ func (o *Orchestrator) GetSignal(ctx context.Context, name string, seq int64) (*
 
 // SignalLineage returns who published a signal instance and what it
 // triggered and unblocked.
-func (o *Orchestrator) SignalLineage(ctx context.Context, name string, seq int64) (*LineageView, error) {
+func (o *Signals) SignalLineage(ctx context.Context, name string, seq int64) (*LineageView, error) {
 	sig, err := o.GetSignal(ctx, name, seq)
 	if err != nil {
 		return nil, err
@@ -189,7 +189,7 @@ func (o *Orchestrator) SignalLineage(ctx context.Context, name string, seq int64
 // re-checks its dependencies), and every subscribed trigger is evaluated.
 // Redelivery is harmless: the events have deterministic ids and trigger
 // starts are deduplicated by request id.
-func (o *Orchestrator) handleSignal(ctx context.Context, name string, seq int64) error {
+func (o *Signals) handleSignal(ctx context.Context, name string, seq int64) error {
 	rec, err := o.store.Signals.GetSignal(ctx, name, seq)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: signal %s/%d does not exist", ErrPoison, name, seq)
@@ -238,7 +238,7 @@ func signalTriggersDisabled(props []byte) bool {
 
 // fireSignalTriggers evaluates, for a signal that arrived, every signal
 // trigger of workflow wf's active version that uses its name.
-func (o *Orchestrator) fireSignalTriggers(ctx context.Context, wf string, sig signals.Signal) error {
+func (o *Signals) fireSignalTriggers(ctx context.Context, wf string, sig signals.Signal) error {
 	head, err := o.store.Definitions.GetHead(ctx, wf)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -274,7 +274,7 @@ func (o *Orchestrator) fireSignalTriggers(ctx context.Context, wf string, sig si
 // looked up over each name's whole history), the condition true. The start's
 // request id derives from the match (or the dedup expression), so one match
 // starts one instance however many signals complete it concurrently.
-func (o *Orchestrator) fireSignalTrigger(ctx context.Context, wf string, index int, t *model.SignalTrigger, sig signals.Signal) error {
+func (o *Signals) fireSignalTrigger(ctx context.Context, wf string, index int, t *model.SignalTrigger, sig signals.Signal) error {
 	if !signals.MatchesTrigger(t.Definitions[sig.Name], sig) {
 		return nil
 	}
@@ -331,7 +331,7 @@ func (o *Orchestrator) fireSignalTrigger(ctx context.Context, wf string, index i
 		dedup = fmt.Sprint(v)
 	}
 	reqID := signals.TriggerRequestID(wf, index, match, dedup)
-	resp, err := o.start(ctx, wf, "active", StartRequest{RequestID: reqID}, engine.Initiator{Type: "SIGNAL", Signals: matches}, t.Params, nil)
+	resp, err := o.runs.start(ctx, wf, "active", StartRequest{RequestID: reqID}, engine.Initiator{Type: "SIGNAL", Signals: matches}, t.Params, nil)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.Status < 500 {
@@ -377,7 +377,7 @@ func signalTriggerEnv(matches []engine.SignalMatch) *engine.Env {
 
 // evalTriggerExpr evaluates a trigger's condition or dedup expression over
 // the matched signals' params.
-func (o *Orchestrator) evalTriggerExpr(ctx context.Context, src string, typ model.ParamType, env *engine.Env) (any, error) {
+func (o *Signals) evalTriggerExpr(ctx context.Context, src string, typ model.ParamType, env *engine.Env) (any, error) {
 	vars := map[string]model.ParamType{}
 	for k, v := range env.Vars {
 		switch v.(type) {
@@ -406,7 +406,7 @@ func (o *Orchestrator) evalTriggerExpr(ctx context.Context, src string, typ mode
 // triggers are disabled or the workflow is gone. pushed, when set, is the
 // definition of the version being stored (the head's latest), which cannot
 // be read back yet.
-func (o *Orchestrator) signalSubscriptions(wf string, pushed *model.Definition) store.SubscriptionsFunc {
+func (o *Definitions) signalSubscriptions(wf string, pushed *model.Definition) store.SubscriptionsFunc {
 	return func(ctx context.Context, head *store.WorkflowHead) ([]string, error) {
 		if head == nil || head.Active == 0 || signalTriggersDisabled(head.Properties) {
 			return nil, nil
@@ -430,14 +430,14 @@ func (o *Orchestrator) signalSubscriptions(wf string, pushed *model.Definition) 
 // syncSignalTriggers makes the workflow's trigger subscriptions those of
 // its current head. Every head change writes them itself; this is the
 // backstop that converges whatever happened.
-func (o *Orchestrator) syncSignalTriggers(ctx context.Context, wf string) error {
-	return o.store.Signals.SyncSubscriptions(ctx, wf, o.signalSubscriptions(wf, nil))
+func (o *Signals) syncSignalTriggers(ctx context.Context, wf string) error {
+	return o.store.Signals.SyncSubscriptions(ctx, wf, o.definitions.signalSubscriptions(wf, nil))
 }
 
 // announceOutput announces a step's signal output; the request id derives
 // from the attempt and the output's index, so a redelivered message
 // announces once.
-func (o *Orchestrator) announceOutput(ctx context.Context, m WorkMessage) error {
+func (o *Signals) announceOutput(ctx context.Context, m WorkMessage) error {
 	a := signals.Announce{Name: m.SignalName, Params: map[string]any(m.Params), Payload: m.Payload,
 		RequestID: fmt.Sprintf("step:%s/%d/%d/%s/%d/%d", m.WorkflowID, m.InstanceID, m.RunID, m.StepID, m.Attempt, m.Index)}
 	_, err := o.AnnounceSignal(ctx, a, SignalSource{Kind: "step", WorkflowID: m.WorkflowID, InstanceID: m.InstanceID,

@@ -17,7 +17,7 @@ import (
 func TestTriggerPatternFromSignalParams(t *testing.T) {
 	o := New(Config{})
 	env := signalTriggerEnv([]engine.SignalMatch{{Name: "s", Seq: 1, Params: map[string]any{"p": strings.Repeat("a{1000}", 1400), "big": strings.Repeat("a", 1<<20)}}})
-	_, err := o.evalTriggerExpr(context.Background(), "'' matches p", model.TypeBoolean, env)
+	_, err := o.Signals.evalTriggerExpr(context.Background(), "'' matches p", model.TypeBoolean, env)
 	if err == nil || !strings.Contains(err.Error(), "regular expression of 1,400,002 instructions, more than the limit of 10,000") {
 		t.Fatalf("got %v", err)
 	}
@@ -26,7 +26,7 @@ func TestTriggerPatternFromSignalParams(t *testing.T) {
 	ctx := expression.WithBudget(context.Background(), b)
 	var spent error
 	for i := 0; i < 200 && spent == nil; i++ {
-		_, spent = o.evalTriggerExpr(ctx, "big contains 'b'", model.TypeBoolean, env)
+		_, spent = o.Signals.evalTriggerExpr(ctx, "big contains 'b'", model.TypeBoolean, env)
 	}
 	if spent == nil || !strings.Contains(spent.Error(), "CPU budget exceeded") {
 		t.Fatalf("200 scans of 1 MiB under one budget: %v", spent)

@@ -24,7 +24,7 @@ const defaultParallelism = 20
 
 // strategy reads the workflow's run strategy from its properties snapshot:
 // SEQUENTIAL by default; only PARALLEL admits more than one run at a time.
-func (o *Orchestrator) strategy(ctx context.Context, wf string) (runStrategy, error) {
+func (o *Rounds) strategy(ctx context.Context, wf string) (runStrategy, error) {
 	head, err := o.store.Definitions.GetHead(ctx, wf)
 	if err != nil {
 		return runStrategy{}, fmt.Errorf("run strategy of %s: %w", wf, err)
@@ -55,7 +55,7 @@ func strategyOf(head *store.WorkflowHead) runStrategy {
 // free; slots itself returns ErrNoSlot while an older instance waits in the
 // queue); a run that ends gives its slot back and wakes the oldest queued
 // instance; a run leaving the queue removes its queue item.
-func (o *Orchestrator) slots(ctx context.Context, c *store.Commit, before, after *engine.Instance, rs runStrategy) error {
+func (o *Rounds) slots(ctx context.Context, c *store.Commit, before, after *engine.Instance, rs runStrategy) error {
 	if after.Parent != nil && !after.Parent.Subworkflow {
 		return nil // an iteration holds no slot of its inline workflow
 	}
@@ -127,7 +127,7 @@ func (o *Orchestrator) slots(ctx context.Context, c *store.Commit, before, after
 // running one goes on) by putting a STOP action into their inboxes. The
 // event id is derived from the newcomer, so retries put each once; a run
 // that has already ended ignores it.
-func (o *Orchestrator) displace(ctx context.Context, w store.Wake, rule model.RunStrategyRule) error {
+func (o *Rounds) displace(ctx context.Context, w store.Wake, rule model.RunStrategyRule) error {
 	if rule != model.RunLastOnly && rule != model.RunSerialLatestOnly {
 		return nil
 	}
@@ -176,7 +176,7 @@ func pendingActions(pending []store.Event) []pendingAction {
 // Their events are consumed; if the run ended (stopped or killed), every
 // pending event goes with them and it leaves the queue, else its start stays
 // pending for when a slot frees.
-func (o *Orchestrator) withoutStart(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before *engine.Instance,
+func (o *Rounds) withoutStart(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before *engine.Instance,
 	pending []store.Event, acts []pendingAction, now time.Time) (*engine.Instance, bool, error) {
 	acc := decisionSet{g: g}
 	cur := before
@@ -214,7 +214,7 @@ func (o *Orchestrator) withoutStart(ctx context.Context, g *engine.Graph, rec *s
 // waits for one, by putting the action into each run's inbox; the runs
 // apply it asynchronously (as Maestro's workflow-wide actions do). UNBLOCK
 // releases the slots that failed STRICT_SEQUENTIAL runs keep.
-func (o *Orchestrator) ActOnWorkflow(ctx context.Context, wf, action string) (int, error) {
+func (o *Actions) ActOnWorkflow(ctx context.Context, wf, action string) (int, error) {
 	a, ok := model.ParseWorkflowAction(action)
 	if !ok || (a != model.WorkflowActionStop && a != model.WorkflowActionKill && a != model.WorkflowActionUnblock) {
 		return 0, Invalid("bad action", fmt.Sprintf("action: %q is not a workflow action (stop, kill, unblock)", action))

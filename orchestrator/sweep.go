@@ -55,7 +55,7 @@ type SweepReport struct {
 // never forwarded): it gets an engine.Redrive, which sends that work again,
 // and is decided here too. Both are safe to repeat, as every handler is
 // idempotent and a step attempt runs at most once per claim.
-func (o *Orchestrator) Sweep(ctx context.Context) (SweepReport, error) {
+func (o *Sweeper) Sweep(ctx context.Context) (SweepReport, error) {
 	now := o.now()
 	type runDue struct {
 		wake store.Wake
@@ -129,7 +129,7 @@ func (o *Orchestrator) Sweep(ctx context.Context) (SweepReport, error) {
 				// Applying the waiting events may be all the run needs:
 				// it then moves, and its run item is no longer due.
 				log.Warn("sweep: applying inbox events whose wake was lost")
-				if _, err := o.Process(ctx, r.wake); err != nil && !errors.Is(err, store.ErrNotFound) {
+				if _, err := o.rounds.Process(ctx, r.wake); err != nil && !errors.Is(err, store.ErrNotFound) {
 					log.Error("sweep: cannot decide run", "error", err)
 					count(func() { rep.Failed++ })
 					return
@@ -154,7 +154,7 @@ func (o *Orchestrator) Sweep(ctx context.Context) (SweepReport, error) {
 			}
 			log.Warn("sweep: re-driving a run that did not move by its due time")
 			count(func() { rep.Redriven++ })
-			if _, err := o.Process(ctx, r.wake); err != nil && !errors.Is(err, store.ErrNotFound) {
+			if _, err := o.rounds.Process(ctx, r.wake); err != nil && !errors.Is(err, store.ErrNotFound) {
 				log.Error("sweep: cannot decide run", "error", err)
 				count(func() { rep.Failed++ })
 				return
@@ -166,7 +166,7 @@ func (o *Orchestrator) Sweep(ctx context.Context) (SweepReport, error) {
 	for _, d := range signalsDue {
 		// Delivering again is safe: the events it puts are keyed by the
 		// signal, and trigger starts dedupe on a request id derived from it.
-		if err := o.handleSignal(ctx, d.Signal, d.SignalSeq); err != nil {
+		if err := o.signals.handleSignal(ctx, d.Signal, d.SignalSeq); err != nil {
 			o.log.ErrorContext(ctx, "sweep: cannot deliver signal", "signal", d.Signal, "seq", d.SignalSeq, "error", err)
 			rep.Failed++
 			continue

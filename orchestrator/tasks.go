@@ -82,7 +82,7 @@ func callbackRunnerFor(m WorkMessage, runners map[model.StepType]StepRunner) (Ca
 
 // dispatchStep hands claimed attempt m (claimed with claim) to its external
 // system with a new task token.
-func (o *Orchestrator) dispatchStep(ctx context.Context, m WorkMessage, d CallbackRunner, claim string) error {
+func (o *Worker) dispatchStep(ctx context.Context, m WorkMessage, d CallbackRunner, claim string) error {
 	ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
 	token, err := newTaskToken()
 	if err != nil {
@@ -165,7 +165,7 @@ type TaskView struct {
 // the token belongs to. A token that is malformed is a 400, one that is
 // unknown a 404; one already used, or whose attempt is no longer running,
 // is a 409, and nothing changes.
-func (o *Orchestrator) CompleteTask(ctx context.Context, token string, c TaskCompletion) (*TaskView, error) {
+func (o *Actions) CompleteTask(ctx context.Context, token string, c TaskCompletion) (*TaskView, error) {
 	if !WellFormedTaskToken(token) {
 		return nil, Invalid("invalid task token", fmt.Sprintf("token: must be %d characters of base64url", TaskTokenLength))
 	}
@@ -196,7 +196,7 @@ func (o *Orchestrator) CompleteTask(ctx context.Context, token string, c TaskCom
 
 // completeTask applies report c to the step attempt of the task token
 // hashed as hash (see CompleteTask).
-func (o *Orchestrator) completeTask(ctx context.Context, hash string, c TaskCompletion) (*TaskView, error) {
+func (o *Actions) completeTask(ctx context.Context, hash string, c TaskCompletion) (*TaskView, error) {
 	tt, err := o.store.Tasks.GetTaskToken(ctx, hash)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("unknown task token")
@@ -253,7 +253,7 @@ func (o *Orchestrator) completeTask(ctx context.Context, hash string, c TaskComp
 	}
 	view.Recorded = true
 	w := store.Wake{WorkflowID: ref.WorkflowID, InstanceID: ref.InstanceID, RunID: ref.RunID}
-	if _, err := o.Process(ctx, w); err != nil {
+	if _, err := o.rounds.Process(ctx, w); err != nil {
 		o.log.WarnContext(ctx, "inline decision of a task's report failed; the decision queue will retry", "workflow_id", ref.WorkflowID,
 			"instance_id", ref.InstanceID, "error", err)
 	}

@@ -49,7 +49,7 @@ func syncMessage(wf string) store.Message {
 // (or two, see triggers.SchedulerCron) per time trigger of the active
 // version, none when no version is active, time triggers are disabled in
 // the properties, or the workflow is gone.
-func (o *Orchestrator) wantedSchedules(ctx context.Context, wf string, head *store.WorkflowHead) ([]ScheduleSpec, error) {
+func (o *Worker) wantedSchedules(ctx context.Context, wf string, head *store.WorkflowHead) ([]ScheduleSpec, error) {
 	if head == nil || head.Active == 0 || timeTriggersDisabled(head.Properties) {
 		return nil, nil
 	}
@@ -85,7 +85,7 @@ func timeTriggersDisabled(props []byte) bool {
 
 // syncTriggers brings a workflow's schedules in line with its head. It
 // always reads the current head, so syncs applied in any order converge.
-func (o *Orchestrator) syncTriggers(ctx context.Context, wf string) error {
+func (o *Worker) syncTriggers(ctx context.Context, wf string) error {
 	if o.schedules == nil {
 		return errors.New("time triggers: no schedule store is configured")
 	}
@@ -103,7 +103,7 @@ func (o *Orchestrator) syncTriggers(ctx context.Context, wf string) error {
 	if err := o.schedules.Sync(ctx, triggers.SchedulePrefix(wf), want); err != nil {
 		return err
 	}
-	return o.syncSignalTriggers(ctx, wf)
+	return o.signals.syncSignalTriggers(ctx, wf)
 }
 
 // fireTrigger starts the instance of one firing of a time trigger, at most
@@ -112,7 +112,7 @@ func (o *Orchestrator) syncTriggers(ctx context.Context, wf string) error {
 // A firing with fuzzy_max_delay waits its deterministic jitter first
 // (redelay). A firing for a workflow that is gone, inactive, or whose
 // triggers are disabled starts nothing.
-func (o *Orchestrator) fireTrigger(ctx context.Context, body []byte) (time.Duration, error) {
+func (o *Worker) fireTrigger(ctx context.Context, body []byte) (time.Duration, error) {
 	f, err := triggers.ParseFiring(body)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrPoison, err)
@@ -152,7 +152,7 @@ func (o *Orchestrator) fireTrigger(ctx context.Context, body []byte) (time.Durat
 		tz = "UTC"
 	}
 	ini := engine.Initiator{Type: "TIME", Timezone: tz, ScheduledTime: f.ScheduledTime.UnixMilli()}
-	resp, err := o.start(ctx, f.WorkflowID, "active", StartRequest{
+	resp, err := o.runs.start(ctx, f.WorkflowID, "active", StartRequest{
 		RequestID: triggers.FiringRequestID(f.WorkflowID, f.TriggerIndex, f.ScheduledTime),
 	}, ini, model.Params{}, nil)
 	if err != nil {

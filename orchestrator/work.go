@@ -25,7 +25,7 @@ type StepRunner interface {
 // HandleWork processes one work-queue message. When a timer is not yet due
 // (waits longer than one SQS delay arrive in several hops) it returns the
 // remaining wait and the caller re-queues the message with that delay.
-func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[model.StepType]StepRunner) (redelay time.Duration, err error) {
+func (o *Worker) HandleWork(ctx context.Context, body []byte, runners map[model.StepType]StepRunner) (redelay time.Duration, err error) {
 	var m WorkMessage
 	if err := jsonnum.Decode(body, &m); err != nil {
 		return 0, fmt.Errorf("%w: decode work message: %v", ErrPoison, err)
@@ -45,15 +45,15 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 			Covered: m.Purpose != engine.PurposeSignalCheck,
 		}
 	case WorkWake:
-		return 0, o.handleBackstop(ctx, store.Wake{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID})
+		return 0, o.rounds.handleBackstop(ctx, store.Wake{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID})
 	case WorkPurge:
 		return 0, o.purge(ctx, m)
 	case WorkSyncTriggers:
 		return 0, o.syncTriggers(ctx, m.WorkflowID)
 	case WorkSignal:
-		return 0, o.handleSignal(ctx, m.SignalName, m.SignalSeq)
+		return 0, o.signals.handleSignal(ctx, m.SignalName, m.SignalSeq)
 	case WorkAnnounce:
-		return 0, o.announceOutput(ctx, m)
+		return 0, o.signals.announceOutput(ctx, m)
 	case WorkTimeTrigger:
 		return o.fireTrigger(ctx, body)
 	case WorkRunStep:
@@ -61,7 +61,7 @@ func (o *Orchestrator) HandleWork(ctx context.Context, body []byte, runners map[
 	case WorkStartSubworkflow:
 		return 0, o.startSubworkflow(ctx, m)
 	case WorkSweep:
-		_, err := o.Sweep(ctx)
+		_, err := o.sweeper.Sweep(ctx)
 		return 0, err
 	case WorkCancelJob:
 		return 0, o.cancelJob(ctx, m, runners)
@@ -91,7 +91,7 @@ func (m *WorkMessage) annotate(ctx context.Context) {
 // run's parallel steps are decided together. (Waking the decider directly
 // from each worker made a decision per result: on the 300-step Http DAG, 63%
 // more transactions, the run item rewritten for each, and a slower run.)
-func (o *Orchestrator) putResult(ctx context.Context, m WorkMessage, ev store.Event) error {
+func (o *Worker) putResult(ctx context.Context, m WorkMessage, ev store.Event) error {
 	return o.store.Runs.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev)
 }
 
@@ -100,7 +100,7 @@ func (o *Orchestrator) putResult(ctx context.Context, m WorkMessage, ev store.Ev
 // again when the lease ends, or finds it finished or stopped and is dropped.
 // A worker that dies keeps the claim until its lease ends; the message's
 // redelivery then runs the step again.
-func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) (time.Duration, error) {
+func (o *Worker) claimAndRun(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) (time.Duration, error) {
 	ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
 	now := o.now()
 	start := workerStart(m)
@@ -171,7 +171,7 @@ func (o *Orchestrator) claimAndRun(ctx context.Context, m WorkMessage, runners m
 // race, the outcome goes to the decider (handResult), which applies it
 // together with its siblings' (a fan-in decided by N workers would have them
 // race for one run item). It never retries inline.
-func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner, token string, recorded *engine.StepFinished) error {
+func (o *Worker) runAndContinue(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner, token string, recorded *engine.StepFinished) error {
 	// unclaimed is the deferred start of the attempt in hand when this
 	// worker's own commit started it: no other worker has a message for
 	// it, so it runs unclaimed and its item is written once, at its end
@@ -237,7 +237,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 				StepID: m.StepID, Attempt: m.Attempt, Status: end.Status, Body: end.Body,
 				Timeline: append(slices.Clip(workerStart(m).Timeline), end.Timeline...)}}
 		}
-		after, more, err := o.processOnce(ctx, w, fullRound(), in, nil)
+		after, more, err := o.rounds.processOnce(ctx, w, fullRound(), in, nil)
 		if err != nil {
 			if in.recorded && in.ended != nil {
 				// The end is on the item, without its wake: add it.
@@ -260,7 +260,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 		if more {
 			// Rounds remain (a long decision): each is durable and carries
 			// a backstop wake, so finishing them here is only faster.
-			if _, err := o.Process(ctx, w); err != nil {
+			if _, err := o.rounds.Process(ctx, w); err != nil {
 				o.log.WarnContext(ctx, "cannot finish a run's rounds inline; its backstop wake will", "workflow_id", w.WorkflowID,
 					"instance_id", w.InstanceID, "run_id", w.RunID, "error", err)
 			}
@@ -281,7 +281,7 @@ func (o *Orchestrator) runAndContinue(ctx context.Context, m WorkMessage, runner
 // that its outcome can be recorded as a claimed attempt's is. It reports
 // false, logged, when a decision ended the attempt or a worker claimed it
 // again meanwhile: its outcome is then not this worker's to apply.
-func (o *Orchestrator) claimUnclaimed(ctx context.Context, ref store.AttemptRef, token string, start *store.AttemptStart) (bool, error) {
+func (o *Worker) claimUnclaimed(ctx context.Context, ref store.AttemptRef, token string, start *store.AttemptStart) (bool, error) {
 	now := o.now()
 	_, err := o.store.Attempts.ClaimAttempt(ctx, ref, token, now, now.Add(o.claimLease), start)
 	var ce *store.ClaimError
@@ -303,7 +303,7 @@ func (o *Orchestrator) claimUnclaimed(ctx context.Context, ref store.AttemptRef,
 // or, for an attempt run unclaimed from start, store.FinishDeferredAttempt);
 // anything else, or a write that fails, goes to the run's inbox as event
 // ev.
-func (o *Orchestrator) handResult(ctx context.Context, m WorkMessage, token string, res engine.StepFinished, ev store.Event, unclaimed *store.AttemptStart) error {
+func (o *Worker) handResult(ctx context.Context, m WorkMessage, token string, res engine.StepFinished, ev store.Event, unclaimed *store.AttemptStart) error {
 	if end := workerEnd(m, res); end != nil {
 		ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
 		err := o.writeEnd(ctx, ref, token, unclaimed, *end, true)
@@ -321,7 +321,7 @@ func (o *Orchestrator) handResult(ctx context.Context, m WorkMessage, token stri
 // writeEnd writes attempt ref's end as its worker: on the item token
 // claimed (store.FinishAttempt) or, for an attempt run unclaimed from
 // start, the whole item (store.FinishDeferredAttempt).
-func (o *Orchestrator) writeEnd(ctx context.Context, ref store.AttemptRef, token string, unclaimed *store.AttemptStart, end store.AttemptEnd, wake bool) error {
+func (o *Worker) writeEnd(ctx context.Context, ref store.AttemptRef, token string, unclaimed *store.AttemptStart, end store.AttemptEnd, wake bool) error {
 	if unclaimed != nil {
 		return o.store.Attempts.FinishDeferredAttempt(ctx, ref, *unclaimed, end, wake)
 	}
@@ -342,7 +342,7 @@ const crowdInline = 16
 // runnableHere returns which started steps this invocation may run itself:
 // those a runner here executes (not hands over: see CallbackRunner), while the invocation has StepRunReserve
 // left before its deadline (a Lambda's timeout).
-func (o *Orchestrator) runnableHere(ctx context.Context, runners map[model.StepType]StepRunner) func(engine.RunStep) bool {
+func (o *Worker) runnableHere(ctx context.Context, runners map[model.StepType]StepRunner) func(engine.RunStep) bool {
 	if dl, ok := ctx.Deadline(); ok && dl.Sub(o.now()) < o.stepRunReserve {
 		return nil
 	}
@@ -436,7 +436,7 @@ func (in *inlineRound) claim(commit *store.Commit, st *engine.Instance, lease ti
 
 // othersInFlight reports whether a step other than step is in a worker's
 // hands: its outcome could race this process for the run item.
-func (o *Orchestrator) othersInFlight(ctx context.Context, g *engine.Graph, st *engine.Instance, step string) (bool, error) {
+func (o *Rounds) othersInFlight(ctx context.Context, g *engine.Graph, st *engine.Instance, step string) (bool, error) {
 	cmds, err := engine.Awaited(ctx, g, st, o.now())
 	if err != nil {
 		return false, err
@@ -457,7 +457,7 @@ func runStepMessage(w store.Wake, c engine.RunStep) WorkMessage {
 	}
 }
 
-func (o *Orchestrator) runStep(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) engine.StepFinished {
+func (o *Worker) runStep(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) engine.StepFinished {
 	r, ok := runners[m.StepType]
 	if !ok || m.StepKind != model.KindStep {
 		what := string(m.StepType)
@@ -489,7 +489,7 @@ func (o *Orchestrator) runStep(ctx context.Context, m WorkMessage, runners map[m
 var ErrPoison = errors.New("unprocessable message")
 
 // HandleWake processes a decision-queue message.
-func (o *Orchestrator) HandleWake(ctx context.Context, body []byte) error {
+func (o *Rounds) HandleWake(ctx context.Context, body []byte) error {
 	var w store.Wake
 	if err := jsonnum.Decode(body, &w); err != nil || w.WorkflowID == "" || w.InstanceID <= 0 || w.RunID <= 0 {
 		return fmt.Errorf("%w: bad wake message %q", ErrPoison, truncate(string(body), 200))
@@ -507,7 +507,7 @@ const backstopWake = 10 // seconds
 
 // handleWake applies a run's pending events (its decider's wake); a run of
 // a deleted workflow is a no-op.
-func (o *Orchestrator) handleWake(ctx context.Context, w store.Wake) error {
+func (o *Rounds) handleWake(ctx context.Context, w store.Wake) error {
 	_, err := o.Process(ctx, w)
 	return o.goneRun(ctx, w, err)
 }
@@ -518,7 +518,7 @@ func (o *Orchestrator) handleWake(ctx context.Context, w store.Wake) error {
 // leaves a Continue event each round — and deciding here, beside that
 // decider, would only lose races, each costing a whole commit's write
 // units: the FIFO decision queue serialises it.
-func (o *Orchestrator) handleBackstop(ctx context.Context, w store.Wake) error {
+func (o *Rounds) handleBackstop(ctx context.Context, w store.Wake) error {
 	_, pending, err := o.store.Runs.LoadRun(ctx, w.WorkflowID, w.InstanceID, w.RunID)
 	if err == nil && len(pending) > 0 {
 		err = o.handOff(ctx, w)
@@ -528,7 +528,7 @@ func (o *Orchestrator) handleBackstop(ctx context.Context, w store.Wake) error {
 
 // goneRun turns the ErrNotFound of a wake for a run of a deleted workflow
 // into nil, and for a run that never existed into a poison error.
-func (o *Orchestrator) goneRun(ctx context.Context, w store.Wake, err error) error {
+func (o *Rounds) goneRun(ctx context.Context, w store.Wake, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		if _, herr := o.store.Definitions.GetHead(ctx, w.WorkflowID); errors.Is(herr, store.ErrNotFound) {
 			// A late timer or event of a deleted workflow: nothing to do.
@@ -552,7 +552,7 @@ func truncate(s string, n int) string {
 // dimension: a metric per workflow and status would cost a custom metric
 // each (CloudWatch bills per dimension combination); as a property, Logs
 // Insights counts ends per workflow from the same lines at no metric cost.
-func (o *Orchestrator) emitDecision(began time.Time, wf string, transitions []engine.Transition) {
+func (o *Rounds) emitDecision(began time.Time, wf string, transitions []engine.Transition) {
 	if o.metrics == nil {
 		return
 	}

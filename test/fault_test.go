@@ -118,7 +118,7 @@ func TestConcurrentDecidersNeverLoseAnEvent(t *testing.T) {
 			Kind: orchestrator.WorkTimer, WorkflowID: wf, InstanceID: r.WorkflowInstanceID, RunID: 1,
 			StepID: fmt.Sprintf("p%d", i), Attempt: 1, Purpose: "sleep", FireAt: time.Now().Add(-time.Second),
 		})
-		if _, err := orch.HandleWork(ctx, msg, nil); err != nil {
+		if _, err := orch.Worker.HandleWork(ctx, msg, nil); err != nil {
 			t.Fatalf("deliver timer %d: %v", i, err)
 		}
 	}
@@ -128,7 +128,7 @@ func TestConcurrentDecidersNeverLoseAnEvent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := orch.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: r.WorkflowInstanceID, RunID: 1})
+			_, err := orch.Rounds.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: r.WorkflowInstanceID, RunID: 1})
 			errs <- err
 		}()
 	}

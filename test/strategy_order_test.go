@@ -122,7 +122,7 @@ func TestQueuedRunsStartInInstanceOrder(t *testing.T) {
 	// Instance 3's decision, as its decider would make it.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := s.st.Deps.Orchestrator.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: 3, RunID: 1}); err != nil {
+	if _, err := s.st.Deps.Orchestrator.Rounds.Process(ctx, store.Wake{WorkflowID: wf, InstanceID: 3, RunID: 1}); err != nil {
 		t.Fatalf("decide instance 3: %v", err)
 	}
 	if st := s.instance(wf, 3).Status; st != "CREATED" {

@@ -11,7 +11,7 @@ import (
 )
 
 func TestActionMaps(t *testing.T) {
-	h := NewHandler(&fakeService{}, Options{})
+	h := NewHandler((&fakeService{}).services(), Options{})
 	for _, tc := range []struct {
 		path  string
 		check func(map[string][]string) bool

@@ -62,7 +62,7 @@ func TestBodiesMustDeclareTheirType(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &fakeService{}
 			extra := 0
-			h := NewHandler(svc, Options{ExtraRoutes: func(mux *http.ServeMux) {
+			h := NewHandler(svc.services(), Options{ExtraRoutes: func(mux *http.ServeMux) {
 				mux.HandleFunc("POST /local/extra", func(w http.ResponseWriter, r *http.Request) {
 					extra++
 					w.WriteHeader(http.StatusNoContent)

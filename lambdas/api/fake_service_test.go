@@ -16,7 +16,7 @@ type call struct {
 	Args   []any
 }
 
-// fakeService is an orchestrator.Service that records its calls and
+// fakeService is every service of Services: it records its calls and
 // answers with canned views, or with err, a panic, or nil results when
 // set.
 type fakeService struct {
@@ -28,7 +28,19 @@ type fakeService struct {
 	nilResult bool  // every method returns a nil result and a nil error
 }
 
-var _ orchestrator.Service = (*fakeService)(nil)
+var (
+	_ DefinitionService = (*fakeService)(nil)
+	_ RunService        = (*fakeService)(nil)
+	_ ActionService     = (*fakeService)(nil)
+	_ GateService       = (*fakeService)(nil)
+	_ SignalService     = (*fakeService)(nil)
+	_ HealthService     = (*fakeService)(nil)
+)
+
+// services serves every role from f.
+func (f *fakeService) services() Services {
+	return Services{Definitions: f, Runs: f, Actions: f, Gates: f, Signals: f, Health: f}
+}
 
 // record notes a call and returns what the call should do.
 func (f *fakeService) record(method string, args ...any) (nilResult bool, err error) {

@@ -50,7 +50,7 @@ func (s *server) flattenIterations(w http.ResponseWriter, r *http.Request) error
 			return invalidParam("loopParams", "must be base64url of a JSON object of strings")
 		}
 	}
-	page, err := s.svc.FlattenIterations(r.Context(), r.PathValue("id"), instanceID, runID, r.PathValue("stepId"), fq)
+	page, err := s.svc.Runs.FlattenIterations(r.Context(), r.PathValue("id"), instanceID, runID, r.PathValue("stepId"), fq)
 	return answer(w, page, err, "FlattenIterations")
 }
 
@@ -60,7 +60,7 @@ func (s *server) flattenIteration(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	it, err := s.svc.FlattenIteration(r.Context(), r.PathValue("id"), instanceID, runID, r.PathValue("stepId"), r.PathValue("iterationId"))
+	it, err := s.svc.Runs.FlattenIteration(r.Context(), r.PathValue("id"), instanceID, runID, r.PathValue("stepId"), r.PathValue("iterationId"))
 	return answer(w, it, err, "FlattenIteration")
 }
 
@@ -88,7 +88,7 @@ func (s *server) flattenSummary(w http.ResponseWriter, r *http.Request) error {
 		}
 		sq.ValueCount = n
 	}
-	sum, err := s.svc.FlattenSummary(r.Context(), r.PathValue("id"), instanceID, runID, r.PathValue("stepId"), sq)
+	sum, err := s.svc.Runs.FlattenSummary(r.Context(), r.PathValue("id"), instanceID, runID, r.PathValue("stepId"), sq)
 	return answer(w, sum, err, "FlattenSummary")
 }
 

@@ -35,7 +35,7 @@ func FuzzStartRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	svc := &fakeService{}
-	h := NewHandler(svc, Options{})
+	h := NewHandler(svc.services(), Options{})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		svc.reset()
 		rec := httptest.NewRecorder()
@@ -116,7 +116,7 @@ func FuzzAPIGatewayEvent(f *testing.F) {
 	f.Add("HEAD", "//", "a", "\x00", "Host", "", "===", true)
 
 	svc := &fakeService{}
-	handle := LambdaHandler(NewHandler(svc, Options{}))
+	handle := LambdaHandler(NewHandler(svc.services(), Options{}))
 	f.Fuzz(func(t *testing.T, method, path, qk, qv, hk, hv, body string, isBase64 bool) {
 		svc.reset()
 		ev := events.APIGatewayProxyRequest{

@@ -115,7 +115,7 @@ func (s *server) addBreakpoint(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	view, err := s.svc.AddBreakpoint(r.Context(), b)
+	view, err := s.svc.Gates.AddBreakpoint(r.Context(), b)
 	return answer(w, view, err, "AddBreakpoint")
 }
 
@@ -148,7 +148,7 @@ func (s *server) listBreakpoints(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := s.svc.ListBreakpoints(r.Context(), wf, step)
+	list, err := s.svc.Gates.ListBreakpoints(r.Context(), wf, step)
 	if err != nil {
 		return err
 	}
@@ -179,7 +179,7 @@ func (s *server) removeBreakpoints(w http.ResponseWriter, r *http.Request) error
 			return invalidParam("resume", "must be true or false")
 		}
 	}
-	n, err := s.svc.RemoveBreakpoints(r.Context(), wf, step, resume)
+	n, err := s.svc.Gates.RemoveBreakpoints(r.Context(), wf, step, resume)
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func (s *server) pausedAttempts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := s.svc.PausedAttempts(r.Context(), wf, step)
+	list, err := s.svc.Gates.PausedAttempts(r.Context(), wf, step)
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func (s *server) resumeAttempt(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	view, err := s.svc.ResumeAttempt(r.Context(), r.PathValue("id"), inst, run, r.PathValue("stepId"), attempt)
+	view, err := s.svc.Actions.ResumeAttempt(r.Context(), r.PathValue("id"), inst, run, r.PathValue("stepId"), attempt)
 	return answer(w, view, err, "ResumeAttempt")
 }
 
@@ -267,16 +267,16 @@ func (s *server) putTagPermit(w http.ResponseWriter, r *http.Request) error {
 	if len(errs) > 0 {
 		return orchestrator.Invalid("invalid tag permit", errs...)
 	}
-	view, err := s.svc.PutTagPermit(r.Context(), tag, max)
+	view, err := s.svc.Gates.PutTagPermit(r.Context(), tag, max)
 	return answer(w, view, err, "PutTagPermit")
 }
 
 func (s *server) getTagPermit(w http.ResponseWriter, r *http.Request) error {
-	view, err := s.svc.GetTagPermit(r.Context(), r.PathValue("tag"))
+	view, err := s.svc.Gates.GetTagPermit(r.Context(), r.PathValue("tag"))
 	return answer(w, view, err, "GetTagPermit")
 }
 
 func (s *server) deleteTagPermit(w http.ResponseWriter, r *http.Request) error {
-	view, err := s.svc.DeleteTagPermit(r.Context(), r.PathValue("tag"))
+	view, err := s.svc.Gates.DeleteTagPermit(r.Context(), r.PathValue("tag"))
 	return answer(w, view, err, "DeleteTagPermit")
 }

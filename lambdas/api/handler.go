@@ -3,8 +3,8 @@
 // that runs the same handler behind an API Gateway REST API proxy
 // integration.
 //
-// The handlers only parse requests, call orchestrator.Service and write
-// JSON. Every failure is answered as
+// The handlers only parse requests, call the orchestrator's roles
+// (Services) and write JSON. Every failure is answered as
 //
 //	{"status": <int>, "message": "...", "errors": ["path: rule", ...]}
 //
@@ -44,7 +44,7 @@ type Options struct {
 
 // server holds what the route handlers share.
 type server struct {
-	svc orchestrator.Service
+	svc Services
 	log *slog.Logger
 	// patterns are the routes register added, for the OpenAPI document.
 	patterns []string
@@ -85,10 +85,11 @@ type server struct {
 // run_params at most 128 entries with no reserved names; an empty body is
 // a manual start. Every answer carries an X-Request-Id header.
 //
-// NewHandler panics if svc is nil, since no request could be served.
-func NewHandler(svc orchestrator.Service, opts Options) http.Handler {
-	if svc == nil {
-		panic("api: NewHandler needs a non-nil orchestrator.Service")
+// NewHandler panics if a service of svc is nil, since its routes could
+// not be served.
+func NewHandler(svc Services, opts Options) http.Handler {
+	if svc.Definitions == nil || svc.Runs == nil || svc.Actions == nil || svc.Gates == nil || svc.Signals == nil || svc.Health == nil {
+		panic("api: NewHandler needs every service of Services")
 	}
 	logger := logctx.Wrap(opts.Logger)
 	if logger == nil {

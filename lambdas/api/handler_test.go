@@ -83,7 +83,7 @@ func TestIDsAreCheckedAtTheAPI(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &fakeService{}
-			h := NewHandler(svc, Options{})
+			h := NewHandler(svc.services(), Options{})
 			var body io.Reader
 			if tc.body != "" {
 				body = strings.NewReader(tc.body)
@@ -423,7 +423,7 @@ func TestRoutes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &fakeService{err: tc.svcErr, nilResult: tc.nilResult}
-			h := NewHandler(svc, Options{})
+			h := NewHandler(svc.services(), Options{})
 			req := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
 			switch {
 			case tc.contentType != "":
@@ -467,7 +467,7 @@ func TestInternalErrorsAreLoggedNotSent(t *testing.T) {
 	for _, svcErr := range []error{cause, orchestrator.Internal(cause), fmt.Errorf("start: %w", cause)} {
 		t.Run(svcErr.Error(), func(t *testing.T) {
 			logs.Reset()
-			h := NewHandler(&fakeService{err: svcErr}, Options{Logger: logger})
+			h := NewHandler((&fakeService{err: svcErr}).services(), Options{Logger: logger})
 			req := httptest.NewRequest("POST", "/api/v3/workflows/wf/versions/active/actions/start",
 				strings.NewReader(`{"run_params":{"password":{"value":"hunter2-secret"}}}`))
 			req.Header.Set("Authorization", "Bearer token-secret-xyz")
@@ -503,7 +503,7 @@ func TestBodyLimit(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &fakeService{}
-			srv := httptest.NewServer(NewHandler(svc, Options{}))
+			srv := httptest.NewServer(NewHandler(svc.services(), Options{}))
 			defer srv.Close()
 
 			body := bytes.Repeat([]byte("a"), tc.size)
@@ -551,7 +551,7 @@ func TestRequestID(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var seen string
-			h := NewHandler(&fakeService{}, Options{ExtraRoutes: func(mux *http.ServeMux) {
+			h := NewHandler((&fakeService{}).services(), Options{ExtraRoutes: func(mux *http.ServeMux) {
 				mux.HandleFunc("GET /local/id", func(w http.ResponseWriter, r *http.Request) {
 					seen = RequestIDFromContext(r.Context())
 				})
@@ -577,7 +577,7 @@ func TestRequestID(t *testing.T) {
 
 func TestAccessLog(t *testing.T) {
 	var logs bytes.Buffer
-	h := NewHandler(&fakeService{}, Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	h := NewHandler((&fakeService{}).services(), Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	for _, target := range []string{"/api/v3/workflows/wf/instances/7?cursor=secret-cursor", "/nope", "/api/v3/tasks/" + testToken + "/success", "/api/v3/tasks/success"} {
 		method, body := "GET", ""
 		if strings.HasPrefix(target, tasksPath) {
@@ -620,7 +620,7 @@ func TestAccessLog(t *testing.T) {
 func TestPanicRecovery(t *testing.T) {
 	var logs bytes.Buffer
 	svc := &fakeService{panicWith: "boom in service"}
-	h := NewHandler(svc, Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	h := NewHandler(svc.services(), Options{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v3/workflows/wf/instances/7", nil))
 
@@ -634,7 +634,7 @@ func TestPanicRecovery(t *testing.T) {
 }
 
 func TestPanicAfterWriteKeepsStatus(t *testing.T) {
-	h := NewHandler(&fakeService{}, Options{ExtraRoutes: func(mux *http.ServeMux) {
+	h := NewHandler((&fakeService{}).services(), Options{ExtraRoutes: func(mux *http.ServeMux) {
 		mux.HandleFunc("GET /local/half", func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusAccepted)
 			panic("after the header")
@@ -647,7 +647,7 @@ func TestPanicAfterWriteKeepsStatus(t *testing.T) {
 }
 
 func TestExtraRoutes(t *testing.T) {
-	h := NewHandler(&fakeService{}, Options{ExtraRoutes: func(mux *http.ServeMux) {
+	h := NewHandler((&fakeService{}).services(), Options{ExtraRoutes: func(mux *http.ServeMux) {
 		mux.HandleFunc("POST /local/advance", func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusNoContent)
 		})
@@ -668,7 +668,7 @@ func TestExtraRoutes(t *testing.T) {
 }
 
 func TestNewHandlerNeedsService(t *testing.T) {
-	assert.Panics(t, func() { NewHandler(nil, Options{}) })
+	assert.Panics(t, func() { NewHandler(Services{}, Options{}) })
 }
 
 // TestInlineWorkflowIDs: a loop's iterations are instances of an inline
@@ -690,7 +690,7 @@ func TestInlineWorkflowIDs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
-			h := NewHandler(&fakeService{}, Options{})
+			h := NewHandler((&fakeService{}).services(), Options{})
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequest(tc.method, "http://api"+tc.target, strings.NewReader(`{}`))
 			req.Header.Set("Content-Type", "application/json")

@@ -62,16 +62,16 @@ func (s *server) putJobQueue(w http.ResponseWriter, r *http.Request) error {
 	if len(errs) > 0 {
 		return orchestrator.Invalid("invalid job queue", errs...)
 	}
-	v, err := s.svc.PutJobQueue(r.Context(), req)
+	v, err := s.svc.Gates.PutJobQueue(r.Context(), req)
 	return answer(w, v, err, "PutJobQueue")
 }
 
 func (s *server) getJobQueue(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.svc.GetJobQueue(r.Context(), r.PathValue("name"))
+	v, err := s.svc.Gates.GetJobQueue(r.Context(), r.PathValue("name"))
 	return answer(w, v, err, "GetJobQueue")
 }
 
 func (s *server) deleteJobQueue(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.svc.DeleteJobQueue(r.Context(), r.PathValue("name"))
+	v, err := s.svc.Gates.DeleteJobQueue(r.Context(), r.PathValue("name"))
 	return answer(w, v, err, "DeleteJobQueue")
 }

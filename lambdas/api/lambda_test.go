@@ -63,7 +63,7 @@ func TestLambdaHandlerEvents(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
 			svc := &fakeService{}
-			handle := LambdaHandler(NewHandler(svc, Options{}))
+			handle := LambdaHandler(NewHandler(svc.services(), Options{}))
 			resp, err := handle(context.Background(), loadEvent(t, tc.file))
 			require.NoError(t, err)
 
@@ -250,7 +250,7 @@ func TestLambdaHandlerErrorsAndRouting(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &fakeService{}
-			resp, err := LambdaHandler(NewHandler(svc, Options{}))(context.Background(),
+			resp, err := LambdaHandler(NewHandler(svc.services(), Options{}))(context.Background(),
 				events.APIGatewayProxyRequest{HTTPMethod: tc.method, Path: tc.path})
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantStatus, resp.StatusCode, resp.Body)
@@ -270,7 +270,7 @@ func TestLambdaHandlerErrorsAndRouting(t *testing.T) {
 // TestLambdaResponseJSONShape checks the response marshals to the field
 // names API Gateway reads.
 func TestLambdaResponseJSONShape(t *testing.T) {
-	resp, err := LambdaHandler(NewHandler(&fakeService{}, Options{}))(context.Background(),
+	resp, err := LambdaHandler(NewHandler((&fakeService{}).services(), Options{}))(context.Background(),
 		events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/health"})
 	require.NoError(t, err)
 	raw, err := json.Marshal(resp)

@@ -16,7 +16,7 @@ import (
 // 3.1 document whose operations are exactly the router's routes, each
 // documented.
 func TestOpenAPIListsEveryRoute(t *testing.T) {
-	s := &server{svc: &fakeService{}}
+	s := &server{svc: (&fakeService{}).services()}
 	s.register(http.NewServeMux())
 	docs := routeSummaries()
 	for _, p := range s.patterns {
@@ -34,7 +34,7 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 		t.Errorf("routeSummaries documents routes the router does not serve: %v", stale)
 	}
 
-	h := NewHandler(&fakeService{}, Options{})
+	h := NewHandler((&fakeService{}).services(), Options{})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", openAPIPath, nil))
 	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {

@@ -137,6 +137,6 @@ func (s *server) putOutputData(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.svc.PutOutputData(r.Context(), od)
+	res, err := s.svc.Actions.PutOutputData(r.Context(), od)
 	return answer(w, res, err, "PutOutputData")
 }

@@ -58,7 +58,7 @@ func (s *server) restartInstance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	view, err := s.svc.RestartInstance(r.Context(), r.PathValue("id"), instanceID, req)
+	view, err := s.svc.Actions.RestartInstance(r.Context(), r.PathValue("id"), instanceID, req)
 	return answer(w, view, err, "RestartInstance")
 }
 
@@ -126,6 +126,6 @@ func (s *server) restartStep(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	view, err := s.svc.RestartStep(r.Context(), r.PathValue("id"), instanceID, r.PathValue("stepId"), req)
+	view, err := s.svc.Actions.RestartStep(r.Context(), r.PathValue("id"), instanceID, r.PathValue("stepId"), req)
 	return answer(w, view, err, "RestartStep")
 }

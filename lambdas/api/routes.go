@@ -31,7 +31,7 @@ func (s *server) api(fn apiFunc) http.Handler {
 }
 
 func (s *server) health(w http.ResponseWriter, r *http.Request) error {
-	view, err := s.svc.Health(r.Context())
+	view, err := s.svc.Health.Health(r.Context())
 	return answer(w, view, err, "Health")
 }
 
@@ -49,7 +49,7 @@ func (s *server) createWorkflow(f orchestrator.Format) apiFunc {
 		if len(body) == 0 {
 			return orchestrator.Invalid("invalid workflow definition", "request body: must not be empty")
 		}
-		view, err := s.svc.CreateWorkflow(r.Context(), body, f)
+		view, err := s.svc.Definitions.CreateWorkflow(r.Context(), body, f)
 		if err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func (s *server) validateWorkflow(fixed orchestrator.Format) apiFunc {
 		if len(body) == 0 {
 			return orchestrator.Invalid("invalid workflow definition", "request body: must not be empty")
 		}
-		if err := s.svc.ValidateWorkflow(r.Context(), body, f); err != nil {
+		if err := s.svc.Definitions.ValidateWorkflow(r.Context(), body, f); err != nil {
 			return err
 		}
 		return writeJSON(w, http.StatusOK, validResponse{Status: "valid"})
@@ -96,7 +96,7 @@ func (s *server) getWorkflowVersion(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	view, err := s.svc.GetWorkflowVersion(r.Context(), r.PathValue("id"), version)
+	view, err := s.svc.Definitions.GetWorkflowVersion(r.Context(), r.PathValue("id"), version)
 	return answer(w, view, err, "GetWorkflowVersion")
 }
 
@@ -113,7 +113,7 @@ func (s *server) startWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	resp, err := s.svc.StartWorkflow(r.Context(), r.PathValue("id"), version, req)
+	resp, err := s.svc.Runs.StartWorkflow(r.Context(), r.PathValue("id"), version, req)
 	return answer(w, resp, err, "StartWorkflow")
 }
 
@@ -123,7 +123,7 @@ func (s *server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := s.svc.ListWorkflows(r.Context(), q.Get("cursor"), limit)
+	list, err := s.svc.Definitions.ListWorkflows(r.Context(), q.Get("cursor"), limit)
 	return answer(w, list, err, "ListWorkflows")
 }
 
@@ -133,7 +133,7 @@ func (s *server) listInstances(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	list, err := s.svc.ListInstances(r.Context(), r.PathValue("id"), q.Get("status"), q.Get("cursor"), limit)
+	list, err := s.svc.Runs.ListInstances(r.Context(), r.PathValue("id"), q.Get("status"), q.Get("cursor"), limit)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (s *server) getInstance(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	view, err := s.svc.GetInstance(r.Context(), r.PathValue("id"), instanceID)
+	view, err := s.svc.Runs.GetInstance(r.Context(), r.PathValue("id"), instanceID)
 	return answer(w, view, err, "GetInstance")
 }
 
@@ -165,7 +165,7 @@ func (s *server) getRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	view, err := s.svc.GetRun(r.Context(), r.PathValue("id"), instanceID, runID)
+	view, err := s.svc.Runs.GetRun(r.Context(), r.PathValue("id"), instanceID, runID)
 	return answer(w, view, err, "GetRun")
 }
 
@@ -174,7 +174,7 @@ func (s *server) listSteps(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	steps, err := s.svc.ListSteps(r.Context(), r.PathValue("id"), instanceID)
+	steps, err := s.svc.Runs.ListSteps(r.Context(), r.PathValue("id"), instanceID)
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func (s *server) getStepAttempt(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	view, err := s.svc.GetStepAttempt(r.Context(), r.PathValue("id"), instanceID, runID, r.PathValue("stepId"), attempt)
+	view, err := s.svc.Runs.GetStepAttempt(r.Context(), r.PathValue("id"), instanceID, runID, r.PathValue("stepId"), attempt)
 	return answer(w, view, err, "GetStepAttempt")
 }
 
@@ -260,7 +260,7 @@ func answer[T any](w http.ResponseWriter, view *T, err error, op string) error {
 
 func present[T any](v *T, op string) error {
 	if v == nil {
-		return orchestrator.Internal(fmt.Errorf("orchestrator.Service.%s returned neither a result nor an error", op))
+		return orchestrator.Internal(fmt.Errorf("the orchestrator's %s returned neither a result nor an error", op))
 	}
 	return nil
 }
@@ -283,7 +283,7 @@ func (s *server) actOnInstance(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return orchestrator.Invalid("bad action", fmt.Sprintf("action: %q is not an instance action (stop, kill, unblock)", action))
 	}
-	view, err := s.svc.ActOnInstance(r.Context(), r.PathValue("id"), instanceID, runID, action)
+	view, err := s.svc.Actions.ActOnInstance(r.Context(), r.PathValue("id"), instanceID, runID, action)
 	return answer(w, view, err, "ActOnInstance")
 }
 
@@ -302,7 +302,7 @@ func (s *server) actOnStep(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return orchestrator.Invalid("bad action", fmt.Sprintf("action: %q is not a step action (stop, kill, skip, bypass)", action))
 	}
-	view, err := s.svc.ActOnStep(r.Context(), r.PathValue("id"), instanceID, r.PathValue("stepId"), action)
+	view, err := s.svc.Actions.ActOnStep(r.Context(), r.PathValue("id"), instanceID, r.PathValue("stepId"), action)
 	return answer(w, view, err, "ActOnStep")
 }
 
@@ -312,7 +312,7 @@ func (s *server) activateVersion(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	view, err := s.svc.ActivateVersion(r.Context(), r.PathValue("id"), version)
+	view, err := s.svc.Definitions.ActivateVersion(r.Context(), r.PathValue("id"), version)
 	if err != nil {
 		return err
 	}
@@ -324,7 +324,7 @@ func (s *server) activateVersion(w http.ResponseWriter, r *http.Request) error {
 
 // deactivateWorkflow serves PUT .../{id}/actions/deactivate.
 func (s *server) deactivateWorkflow(w http.ResponseWriter, r *http.Request) error {
-	view, err := s.svc.DeactivateWorkflow(r.Context(), r.PathValue("id"))
+	view, err := s.svc.Definitions.DeactivateWorkflow(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -340,7 +340,7 @@ func (s *server) updateProperties(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	props, err := s.svc.UpdateProperties(r.Context(), r.PathValue("id"), body)
+	props, err := s.svc.Definitions.UpdateProperties(r.Context(), r.PathValue("id"), body)
 	if err != nil {
 		return err
 	}
@@ -376,7 +376,7 @@ func (s *server) actOnWorkflow(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return orchestrator.Invalid("bad action", fmt.Sprintf("action: %q is not a workflow action (stop, kill, unblock)", action))
 	}
-	n, err := s.svc.ActOnWorkflow(r.Context(), r.PathValue("id"), action)
+	n, err := s.svc.Actions.ActOnWorkflow(r.Context(), r.PathValue("id"), action)
 	if err != nil {
 		return err
 	}
@@ -388,7 +388,7 @@ func (s *server) actOnWorkflow(w http.ResponseWriter, r *http.Request) error {
 // deleteWorkflow serves DELETE /api/v3/workflows/{id}: 202, the history is
 // removed in the background.
 func (s *server) deleteWorkflow(w http.ResponseWriter, r *http.Request) error {
-	res, err := s.svc.DeleteWorkflow(r.Context(), r.PathValue("id"))
+	res, err := s.svc.Definitions.DeleteWorkflow(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
 	}

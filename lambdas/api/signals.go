@@ -32,7 +32,7 @@ func (s *server) announceSignal(w http.ResponseWriter, r *http.Request) error {
 		}
 		return orchestrator.Invalid("invalid signal", problems...)
 	}
-	view, err := s.svc.AnnounceSignal(r.Context(), a, orchestrator.SignalSource{Kind: "api"})
+	view, err := s.svc.Signals.AnnounceSignal(r.Context(), a, orchestrator.SignalSource{Kind: "api"})
 	return answer(w, view, err, "AnnounceSignal")
 }
 
@@ -54,7 +54,7 @@ func (s *server) getSignal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	view, err := s.svc.GetSignal(r.Context(), r.PathValue("name"), seq)
+	view, err := s.svc.Signals.GetSignal(r.Context(), r.PathValue("name"), seq)
 	return answer(w, view, err, "GetSignal")
 }
 
@@ -63,6 +63,6 @@ func (s *server) signalLineage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	view, err := s.svc.SignalLineage(r.Context(), r.PathValue("name"), seq)
+	view, err := s.svc.Signals.SignalLineage(r.Context(), r.PathValue("name"), seq)
 	return answer(w, view, err, "SignalLineage")
 }

@@ -57,7 +57,7 @@ func (s *server) reportTask(w http.ResponseWriter, r *http.Request, action, path
 	if err != nil {
 		return err
 	}
-	view, err := s.svc.CompleteTask(r.Context(), token, c)
+	view, err := s.svc.Actions.CompleteTask(r.Context(), token, c)
 	return answer(w, view, err, "CompleteTask")
 }
 

@@ -92,7 +92,7 @@ func TestTaskReportForms(t *testing.T) {
 			var answers []string
 			for _, f := range forms {
 				svc := &fakeService{err: tc.svcErr}
-				rec := taskRequest(t, NewHandler(svc, Options{}), f.target, f.body)
+				rec := taskRequest(t, NewHandler(svc.services(), Options{}), f.target, f.body)
 				assert.Equal(t, tc.wantStatus, rec.Code, "%s form: %s", f.name, rec.Body)
 				if tc.wantCall == nil {
 					assert.Empty(t, svc.recorded(), "%s form: the service must not be called", f.name)
@@ -143,7 +143,7 @@ func TestTaskReportBodyForm(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &fakeService{}
-			rec := taskRequest(t, NewHandler(svc, Options{}), tc.target, tc.body)
+			rec := taskRequest(t, NewHandler(svc.services(), Options{}), tc.target, tc.body)
 			assert.Equal(t, tc.wantStatus, rec.Code, rec.Body.String())
 			e := decodeError(t, tc.wantStatus, rec.Body.Bytes())
 			assert.Contains(t, strings.Join(append([]string{e.Message}, e.Errors...), "\n"), tc.wantError)
@@ -157,7 +157,7 @@ func TestTaskReportBodyForm(t *testing.T) {
 
 	t.Run("GET", func(t *testing.T) {
 		rec := httptest.NewRecorder()
-		NewHandler(&fakeService{}, Options{}).ServeHTTP(rec, httptest.NewRequest("GET", "/api/v3/tasks/success", nil))
+		NewHandler((&fakeService{}).services(), Options{}).ServeHTTP(rec, httptest.NewRequest("GET", "/api/v3/tasks/success", nil))
 		assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
 	})
 }

@@ -346,13 +346,13 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		Orchestrator: orch,
 		Logger:       opts.Logger,
 		Router:       rt,
-		Decider:      decider.New(orch, opts.Logger).WithMetrics(emf),
+		Decider:      decider.New(orch.Rounds, opts.Logger).WithMetrics(emf),
 		Worker: worker.New(worker.Config{
-			Processor: orch, SQS: sqsClient, WorkQueueURL: cfg.WorkQueueURL,
+			Processor: orch.Worker, SQS: sqsClient, WorkQueueURL: cfg.WorkQueueURL,
 			Runners: opts.Runners, Logger: opts.Logger, Metrics: emf,
 		}),
 		Ingest: ingest.New(ingest.Config{
-			Announcer: orch, SQS: sqsClient, DLQURL: cfg.SignalDLQURL, Rules: cfg.SignalRules, Logger: opts.Logger,
+			Announcer: orch.Signals, SQS: sqsClient, DLQURL: cfg.SignalDLQURL, Rules: cfg.SignalRules, Logger: opts.Logger,
 		}),
 	}, nil
 }

@@ -133,7 +133,7 @@ func TestBuildChecksPushedImages(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			deps, err := Build(Config{}, aws.Config{Region: "us-east-1"}, Options{ECSImages: tc.allow})
 			require.NoError(t, err)
-			err = deps.Orchestrator.ValidateWorkflow(context.Background(), def, orchestrator.FormatJSON)
+			err = deps.Orchestrator.Definitions.ValidateWorkflow(context.Background(), def, orchestrator.FormatJSON)
 			if !tc.refused {
 				assert.NoError(t, err)
 				return

@@ -316,7 +316,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		return fail(fmt.Errorf("listen on %s: not a TCP address: %s", opts.Addr, ln.Addr()))
 	}
 	s.server = &http.Server{
-		Handler:           wrap(opts.Hooks.HTTP, guardSite(localCaller(api.NewHandler(s.Deps.Orchestrator, apiOptions)), opts.Addr, tcpAddr, opts.Logger)),
+		Handler:           wrap(opts.Hooks.HTTP, guardSite(localCaller(api.NewHandler(api.ServicesOf(s.Deps.Orchestrator), apiOptions)), opts.Addr, tcpAddr, opts.Logger)),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 

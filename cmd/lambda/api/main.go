@@ -10,5 +10,5 @@ import (
 
 func main() {
 	deps := wiring.MustBuildFromEnv(wiring.EnvTable)
-	lambda.Start(api.LambdaHandler(api.NewHandler(deps.Orchestrator, api.Options{Logger: deps.Logger})))
+	lambda.Start(api.LambdaHandler(api.NewHandler(api.ServicesOf(deps.Orchestrator), api.Options{Logger: deps.Logger})))
 }
