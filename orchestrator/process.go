@@ -14,7 +14,6 @@ import (
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/events"
 	"github.com/maestro-serverless/maestro/jsonnum"
-	"github.com/maestro-serverless/maestro/logctx"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -185,312 +184,6 @@ func (o *Rounds) Process(ctx context.Context, w store.Wake) (*engine.Instance, e
 	}
 }
 
-// processOnce runs one round: load, decide pending events up to the commit
-// budget, commit. more reports that pending work remains. With in, the
-// round is a worker's inline continuation (see inlineRound); with fresh, the
-// first decision of a run not yet written, committed with its creation
-// (see startFresh).
-func (o *Rounds) processOnce(ctx context.Context, w store.Wake, b roundBudget, in *inlineRound, fresh *freshRun) (st *engine.Instance, more bool, err error) {
-	began := time.Now()
-	var rec *store.RunRecord
-	var pending []store.Event
-	// An inline round knows the run's version and parent (a run's
-	// constants) from its previous round, so its decision's other reads go
-	// out beside the run's.
-	var prefetch chan decisionReads
-	// recording is the inline round's record write in flight, if any: it
-	// goes on beside the reads, the decision is committed only once it
-	// succeeded (waitRecord), and every return waits for it, so
-	// in.recorded says whether it did.
-	var recording chan error
-	waitRecord := func() error {
-		if recording == nil {
-			return nil
-		}
-		err := <-recording
-		recording = nil
-		if err == nil {
-			in.recorded = true
-		}
-		return err
-	}
-	startRecord := func() {
-		done := make(chan error, 1)
-		recording = done
-		go func() { done <- in.record() }()
-	}
-	defer func() { _ = waitRecord() }()
-	if in != nil && in.prev != nil && hasWork(in.prev) {
-		if pg, _, gerr := o.graph(ctx, w.WorkflowID, in.prev.WorkflowVersion); gerr == nil {
-			ch, prev := make(chan decisionReads, 1), in.prev
-			prefetch = ch
-			go func() { ch <- o.readForDecision(ctx, pg, prev, o.now()) }()
-			// The previous round left no other step in flight (a chain):
-			// the run is all but surely uncontended, so the outcome is
-			// recorded beside the run's read too. Should the read find
-			// it contended after all, the end recorded without a wake
-			// gets one (runAndContinue), a write more.
-			if busy, berr := o.othersInFlight(ctx, pg, prev, in.step); in.record != nil && berr == nil && !busy {
-				startRecord()
-			}
-		}
-	}
-	switch {
-	case fresh != nil:
-		rec, pending = fresh.rec, fresh.pending
-	case in != nil:
-		// Others' events wait: the decider is on its way to this run.
-		// Asked with one small read, not a load of every event waiting.
-		var quiet bool
-		if rec, quiet, err = o.store.Runs.LoadQuietRun(ctx, w.WorkflowID, w.InstanceID, w.RunID); err == nil && !quiet {
-			return nil, false, errContended
-		}
-	default:
-		rec, pending, err = o.store.Runs.LoadRun(ctx, w.WorkflowID, w.InstanceID, w.RunID)
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	var before engine.Instance
-	if err := jsonnum.Decode(rec.State, &before); err != nil {
-		return nil, false, fmt.Errorf("decode state of %s/%d/%d: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
-	}
-	if before.TraceID != "" {
-		logctx.Add(ctx, "trace_id", before.TraceID)
-	}
-	var ended map[attemptKey]*store.FinishedAttempt
-	if in == nil && fresh == nil {
-		var recorded []store.Event
-		if recorded, ended, err = o.workerEnds(ctx, w, &before, pending); err != nil {
-			return nil, false, err
-		}
-		pending = append(recorded, pending...)
-	}
-	if in == nil && len(pending) == 0 {
-		return &before, false, nil
-	}
-	g, _, err := o.graph(ctx, w.WorkflowID, before.WorkflowVersion)
-	if err != nil {
-		return nil, false, err
-	}
-	if in != nil {
-		if busy, err := o.othersInFlight(ctx, g, &before, in.step); err != nil || busy {
-			return nil, false, errors.Join(errContended, err)
-		}
-		if in.record != nil {
-			if recording == nil { // not started beside the run's read
-				startRecord()
-			}
-			if f := in.ended; f != nil {
-				ended = map[attemptKey]*store.FinishedAttempt{{f.Ref.StepID, f.Ref.Attempt}: f}
-			}
-		}
-		// Applied first and never stored in the inbox: nothing to consume.
-		pending = []store.Event{in.event}
-	}
-	var strat runStrategy
-	if before.Status == model.WorkflowCreated && (before.Parent == nil || before.Parent.Subworkflow) {
-		// An iteration has no run strategy: its parent bounds how many
-		// run at once. A subworkflow's instance has its workflow's.
-		if fresh != nil {
-			strat = strategyOf(fresh.head) // read by the start a moment ago
-		} else if strat, err = o.strategy(ctx, w.WorkflowID); err != nil {
-			return nil, false, err
-		}
-		if err := o.displace(ctx, w, strat.rule); err != nil {
-			return nil, false, err
-		}
-	}
-	now := o.now()
-	opts := []engine.Option{engine.WithMaxStarts(b.starts), engine.WithMaxEnds(b.ends), engine.WithIterationStarts(iterationStarts),
-		engine.WithLightWorkerStarts(b.light)}
-	var book *permitBook
-	if hasWork(&before) {
-		var r decisionReads
-		if prefetch != nil && in.prev.WorkflowVersion == before.WorkflowVersion && runOwner(in.prev) == runOwner(&before) {
-			r = <-prefetch
-			if r.book != nil {
-				r.book.now = now.UnixMilli()
-			}
-		} else {
-			r = o.readForDecision(ctx, g, &before, now)
-		}
-		if r.err != nil {
-			return nil, false, r.err
-		}
-		book = r.book
-		opts = append(opts, engine.WithBreakpoints(r.bps), engine.WithPermits(book))
-	}
-	if err := waitRecord(); err != nil {
-		return nil, false, err
-	}
-	sigs := &signalBook{ctx: ctx, store: o.store, log: o.log}
-	stepParams := &paramsBook{store: o.store, wf: w.WorkflowID, inst: w.InstanceID}
-	children := &childBook{store: o.store}
-	opts = append(opts, engine.WithSignals(sigs), engine.WithStepParams(stepParams), engine.WithChildParams(children))
-	acc := decisionSet{g: g, ended: ended}
-	cur := &before
-	var consumed, discard []string
-	cont := false
-	for n, p := range pending {
-		ev, err := engine.UnmarshalEvent(p.Body)
-		if err != nil {
-			// A malformed event can never apply; dropping it (and saying so)
-			// keeps it from blocking the run forever.
-			o.log.ErrorContext(ctx, "dropping undecodable event", "workflow_id", w.WorkflowID, "instance_id", w.InstanceID, "event_id", p.ID, "error", err)
-			consumed = append(consumed, p.ID)
-			continue
-		}
-		mark := book.checkpoint()
-		d, err := engine.Decide(ctx, g, cur, ev, now, opts...)
-		if sigs.err != nil {
-			// A signal lookup failed: the decision may be wrong, so the
-			// round is not committed (the event is retried).
-			return nil, false, sigs.err
-		}
-		if stepParams.err != nil {
-			// Likewise a read of offloaded step params.
-			return nil, false, stepParams.err
-		}
-		if children.err != nil {
-			// Or of a child run's (getFromForeach, getFromSubworkflow).
-			return nil, false, children.err
-		}
-		if err != nil && ctx.Err() != nil {
-			// Cut short (the invocation is ending), not rejected: the
-			// event stays in the inbox for the next try. Consumed, it was
-			// lost — a stack shut down mid-decision dropped iterations'
-			// start events.
-			return nil, false, fmt.Errorf("decide %s/%d/%d: %w", w.WorkflowID, w.InstanceID, w.RunID, ctx.Err())
-		}
-		if err != nil {
-			book.rollback(mark)
-			o.log.ErrorContext(ctx, "dropping event the engine rejected", "workflow_id", w.WorkflowID, "instance_id", w.InstanceID, "event_id", p.ID, "error", err)
-			consumed = append(consumed, p.ID)
-			continue
-		}
-		if n > 0 && (n >= b.events || acc.items(len(consumed))+decisionItems(g, d)+1 > maxCommitItems) {
-			book.rollback(mark) // the decision is dropped, and what it took
-			more = true         // this event waits for the next round
-			break
-		}
-		switch {
-		case in != nil, fresh != nil, p.Recorded:
-			// Never stored in the inbox (an inline round's outcome, a
-			// fresh run's start), or deleted with the attempt's outcome.
-		case replayable(ev):
-			discard = append(discard, p.ID)
-		default:
-			consumed = append(consumed, p.ID)
-		}
-		acc.add(d)
-		cur = d.State
-		if d.Continue {
-			cont = true
-			if n+1 < len(pending) {
-				more = true
-			}
-			break
-		}
-	}
-	born, queued, bornCont, err := o.bearChildren(ctx, g, &acc, &cur, opts, len(consumed), book, children, now)
-	if err != nil {
-		return nil, false, err
-	}
-	cont = cont || bornCont
-	if in != nil {
-		in.pick(&acc, cur)
-	}
-	commit, err := o.buildCommit(ctx, g, rec, &before, cur, &acc, consumed, now)
-	if err != nil {
-		return nil, false, err
-	}
-	if fresh != nil {
-		commit.Create = fresh.create
-		commit.Outbox = append(slices.Clone(fresh.outbox), commit.Outbox...)
-	}
-	if in != nil && in.picked != nil && !in.claim(&commit, cur, now.Add(o.claimLease)) {
-		// Not among the commit's attempt writes (never expected): send it
-		// through the work queue after all.
-		m, _, err := o.outboxMessage(cur, *in.picked, 0, now)
-		if err != nil {
-			return nil, false, err
-		}
-		commit.Outbox = append(commit.Outbox, m)
-		in.picked = nil
-	}
-	if cont {
-		// This process goes on with the next round itself; the event's
-		// delayed wake only matters if it dies first.
-		commit.NewEvents = append(commit.NewEvents, store.Event{
-			ID: continueID(cur, rec.V), Body: mustJSON(engine.Continue{}), WakeAfter: backstopWake,
-		})
-		more = true
-	}
-	commit.SignalWaits, commit.Lineage = signalChanges(&before, cur)
-	if book != nil {
-		if commit.Permits, commit.Wakes, err = book.updates(); err != nil {
-			return nil, false, err
-		}
-	}
-	if err := o.loopWrites(ctx, g, &commit, &before, cur, acc.commands, born, now); err != nil {
-		return nil, false, err
-	}
-	if len(queued) > 0 {
-		commit.NewEvents = append(commit.NewEvents, queued...)
-		more = true
-	}
-	// No slot (ErrNoSlot) comes from the commit's condition or, for a run
-	// behind an older queued one, from slots itself: handled alike below.
-	if err = o.slots(ctx, &commit, &before, cur, strat); err == nil {
-		if fresh != nil {
-			commit.Dequeue = false // a run created admitted was never queued
-		}
-		limitDirect(commit.Outbox)
-		err = o.store.Runs.CommitRun(ctx, commit)
-	}
-	if err == nil {
-		o.dispatchDirect(ctx, commit.Outbox)
-		o.emitDecision(began, w.WorkflowID, acc.transitions)
-		if len(discard) > 0 {
-			if derr := o.store.Runs.DiscardEvents(ctx, w.WorkflowID, w.InstanceID, w.RunID, discard); derr != nil {
-				o.log.WarnContext(ctx, "cannot delete applied events; the next round will", "workflow_id", w.WorkflowID,
-					"instance_id", w.InstanceID, "run_id", w.RunID, "events", len(discard), "error", derr)
-			}
-		}
-	}
-	if err != nil && fresh != nil {
-		// Nothing was written: the caller creates the run the other way.
-		return nil, false, err
-	}
-	if err != nil {
-		var tooLarge *store.ItemTooLargeError
-		if errors.As(err, &tooLarge) {
-			if _, ok := b.halve(); ok && in == nil {
-				// Fewer starts and events may fit (their messages and
-				// params are in the run item until sent); the round is
-				// retried smaller before the run is failed.
-				return nil, false, fmt.Errorf("%w: %w", errRoundTooLarge, err)
-			}
-			return o.abortRun(ctx, g, rec, &before, pending, tooLarge, now)
-		}
-		if errors.Is(err, store.ErrNoSlot) {
-			// No slot: the run cannot start. Actions on it (a user stopping
-			// the queued run, or FIRST_ONLY stopping a newcomer) still apply.
-			acts := pendingActions(pending)
-			if strat.rule == model.RunFirstOnly {
-				acts = append(acts, pendingAction{ev: engine.Action{Action: string(model.WorkflowActionStop)}})
-			}
-			if len(acts) > 0 {
-				return o.withoutStart(ctx, g, rec, &before, pending, acts, now)
-			}
-			return &before, false, err
-		}
-		return nil, false, err
-	}
-	return cur, more, nil
-}
-
 // unsettled names the steps of st whose state may still change: all but
 // those terminal and not waiting to retry.
 func unsettled(st *engine.Instance) map[string]bool {
@@ -503,29 +196,39 @@ func unsettled(st *engine.Instance) map[string]bool {
 	return out
 }
 
-// restoreLoopParams puts back into view, the body a commit writes for
-// running foreach step ss, the loop_params the run's state no longer holds
-// (engine.Offload), read from their item, so that rewriting the attempt's
-// item keeps them.
-func (o *Rounds) restoreLoopParams(ctx context.Context, st *engine.Instance, ss *engine.StepState, view *StepView) error {
-	if !ss.LoopParamsOffloaded {
-		return nil
+// loopParamsToKeep reads the loop_params of the attempts among touched
+// that a commit rewrites while the run's state no longer holds them
+// (engine.Offload): rewriting the attempt's item must keep them.
+func (o *Rounds) loopParamsToKeep(ctx context.Context, st *engine.Instance, touched []attemptKey) (map[attemptKey]map[string]any, error) {
+	var out map[attemptKey]map[string]any
+	for _, k := range touched {
+		ss := st.Step(k.step)
+		if ss == nil || ss.Attempt != k.attempt || neverStarted(ss) || !ss.LoopParamsOffloaded {
+			continue
+		}
+		if _, ok := ss.Params[engine.LoopParamsName]; ok {
+			continue
+		}
+		lp, err := loopParamsOf(ctx, o.store, st.WorkflowID, st.InstanceID, ss.ItemRun(st.RunID), ss.StepID, ss.Attempt)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = map[attemptKey]map[string]any{}
+		}
+		out[k] = lp
 	}
-	if _, ok := ss.Params[engine.LoopParamsName]; ok {
-		return nil
+	return out, nil
+}
+
+// withLoopParams returns a view's params with loop_params lp added.
+func withLoopParams(params map[string]any, lp map[string]any) map[string]any {
+	out := make(map[string]any, len(params)+1)
+	for k, v := range params {
+		out[k] = v
 	}
-	run := ss.ItemRun(st.RunID)
-	lp, err := loopParamsOf(ctx, o.store, st.WorkflowID, st.InstanceID, run, ss.StepID, ss.Attempt)
-	if err != nil {
-		return err
-	}
-	params := make(map[string]any, len(view.Params)+1)
-	for k, v := range view.Params {
-		params[k] = v
-	}
-	params[engine.LoopParamsName] = lp
-	view.Params = params
-	return nil
+	out[engine.LoopParamsName] = lp
+	return out
 }
 
 // loopParamsOf reads the loop params item of a foreach step attempt.
@@ -807,134 +510,35 @@ type attemptKey struct {
 
 // buildCommit turns accumulated decisions into the store's transaction:
 // the new state with its outbox, the touched step attempts with their new
-// timeline entries, instance timeline entries and the consumed events.
+// timeline entries, instance timeline entries and the consumed events. It
+// makes its one read (offloaded loop params of attempts it rewrites) before
+// it builds any write.
 func (o *Rounds) buildCommit(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before, after *engine.Instance, acc *decisionSet, consumed []string, now time.Time) (store.Commit, error) {
+	touched := touchedAttempts(acc, after)
+	loopParams, err := o.loopParamsToKeep(ctx, after, touched.order)
+	if err != nil {
+		return store.Commit{}, err
+	}
 	// The run item keeps no settled attempt's params or outputs: they are
 	// in the attempt items (written below when the attempt settles).
-	offloaded := engine.Offload(after)
-	state, err := json.Marshal(offloaded)
+	state, offloadedParams, err := encodeState(after)
 	if err != nil {
-		return store.Commit{}, fmt.Errorf("encode state: %w", err)
-	}
-	var loopParams []store.LoopParams
-	for i := range offloaded.Steps {
-		// Loop params the state leaves out from this commit on go to an
-		// item of their own, in the same transaction.
-		ss := &after.Steps[i]
-		if lp, ok := ss.Params[engine.LoopParamsName]; ok && offloaded.Steps[i].LoopParamsOffloaded {
-			body, err := json.Marshal(engine.Values{engine.LoopParamsName: lp})
-			if err != nil {
-				return store.Commit{}, fmt.Errorf("encode the loop params of step %s: %w", ss.StepID, err)
-			}
-			loopParams = append(loopParams, store.LoopParams{StepID: ss.StepID, Attempt: ss.Attempt, Body: body})
-		}
+		return store.Commit{}, err
 	}
 	c := store.Commit{
 		WorkflowID: rec.WorkflowID, InstanceID: rec.InstanceID, RunID: rec.RunID,
 		ExpectV: rec.V, Status: string(after.Status), State: state, Pages: rec.Pages, PriorTimeline: rec.Timeline, Consumed: consumed,
-		Unsettled: unsettled(after),
-		SweepAt:   o.sweepAt(ctx, g, after, now, rec.SweepAt), LoopParams: loopParams,
+		Unsettled: unsettled(after), Timeline: touched.runTimeline,
+		SweepAt: o.sweepAt(ctx, g, after, now, rec.SweepAt), LoopParams: offloadedParams,
 	}
-	// Step attempts touched by this commit, in first-touch order.
-	var order []attemptKey
-	stepTL := map[attemptKey][][]byte{}
-	lastTo := map[attemptKey]string{}
-	touch := func(k attemptKey) {
-		if _, ok := stepTL[k]; !ok {
-			stepTL[k] = nil
-			order = append(order, k)
-		}
+	cmdMsgs, work, err := o.commandMessages(after, acc.commands, now)
+	if err != nil {
+		return store.Commit{}, err
 	}
-	created := map[attemptKey]bool{} // attempts this commit creates: its write is their first
-	for _, t := range acc.transitions {
-		if t.StepID != "" {
-			touch(attemptKey{t.StepID, t.Attempt})
-			lastTo[attemptKey{t.StepID, t.Attempt}] = t.To
-			if t.To == string(model.StepCreated) {
-				created[attemptKey{t.StepID, t.Attempt}] = true
-			}
-		}
-	}
-	seq := after.Seq * 1000
-	for _, e := range acc.timeline {
-		if e.StepID == "" {
-			seq++
-			c.Timeline = append(c.Timeline, store.TimelineItem{Seq: seq, Body: storeEntry(e)})
-			continue
-		}
-		k := attemptKey{e.StepID, e.Attempt}
-		touch(k)
-		stepTL[k] = append(stepTL[k], storeEntry(e))
-	}
-	var cmdMsgs []store.Message
-	work := map[attemptKey]store.Message{} // the work messages of started steps
-	crowd := -1
-	for _, cmd := range acc.commands {
-		if _, isRun := cmd.(engine.RunStep); isRun {
-			crowd++
-		}
-	}
-	for _, cmd := range acc.commands {
-		m, ok, err := o.outboxMessage(after, cmd, max(crowd, 0), now)
-		if err != nil {
-			return store.Commit{}, err
-		}
-		if ok {
-			cmdMsgs = append(cmdMsgs, m)
-			if rs, isRun := cmd.(engine.RunStep); isRun {
-				work[attemptKey{rs.StepID, rs.Attempt}] = m
-			}
-		}
-	}
-	for _, k := range order {
-		ss := after.Step(k.step)
-		if ss == nil {
-			continue
-		}
-		if ss.Attempt != k.attempt {
-			// An older attempt ended in this commit and a retry started:
-			// record its final status on its own item, keeping its body.
-			a := store.Attempt{StepID: k.step, Attempt: k.attempt, Status: lastTo[k], Timeline: stepTL[k]}
-			if old := before.Step(k.step); old != nil && old.Attempt == k.attempt && !created[k] && g.OnWorker(k.step) {
-				a.Start = stateStart(before, old)
-			}
-			if f := acc.ended[k]; f != nil && !withWorkerEnd(&a, f) {
-				continue
-			}
+	for _, k := range touched.order {
+		if a, ok := attemptWrite(g, before, after, acc, touched, work, loopParams, k); ok {
 			c.Attempts = append(c.Attempts, a)
-			continue
 		}
-		if neverStarted(ss) {
-			// Unsatisfied without running: the state alone describes it, so
-			// no item is written (readers synthesise its view).
-			continue
-		}
-		view := stepView(after, ss)
-		if err := o.restoreLoopParams(ctx, after, ss, view); err != nil {
-			return store.Commit{}, err
-		}
-		a := store.Attempt{
-			StepID: ss.StepID, Attempt: ss.Attempt, Status: string(ss.Status),
-			Body: mustJSON(view), Timeline: stepTL[k],
-		}
-		if m, ok := work[k]; ok && deferrable(a, m) {
-			continue // the worker's claim writes it (see deferred.go)
-		}
-		if f := acc.ended[k]; f != nil {
-			if !withWorkerEnd(&a, f) {
-				continue // its worker wrote it (see deferred.go)
-			}
-			c.Attempts = append(c.Attempts, a)
-			continue
-		}
-		if !created[k] && g.OnWorker(ss.StepID) {
-			// A later write of an attempt whose start may have been left
-			// to a claim that has not come.
-			if s := stateStart(after, ss); s != nil {
-				a.Start = &store.AttemptStart{Timeline: s.Timeline}
-			}
-		}
-		c.Attempts = append(c.Attempts, a)
 	}
 	if evs := changeEvents(after, acc.transitions); len(evs) > 0 {
 		msgs, err := eventsMessage(ctx, evs...)
@@ -951,6 +555,153 @@ func (o *Rounds) buildCommit(ctx context.Context, g *engine.Graph, rec *store.Ru
 		}
 	}
 	return c, nil
+}
+
+// encodeState returns the run item's state — settled attempts' params and
+// outputs left to their attempt items — and the loop params the state
+// leaves out from this commit on, which go to items of their own in the
+// same transaction.
+func encodeState(after *engine.Instance) ([]byte, []store.LoopParams, error) {
+	offloaded := engine.Offload(after)
+	state, err := json.Marshal(offloaded)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode state: %w", err)
+	}
+	var loopParams []store.LoopParams
+	for i := range offloaded.Steps {
+		ss := &after.Steps[i]
+		if lp, ok := ss.Params[engine.LoopParamsName]; ok && offloaded.Steps[i].LoopParamsOffloaded {
+			body, err := json.Marshal(engine.Values{engine.LoopParamsName: lp})
+			if err != nil {
+				return nil, nil, fmt.Errorf("encode the loop params of step %s: %w", ss.StepID, err)
+			}
+			loopParams = append(loopParams, store.LoopParams{StepID: ss.StepID, Attempt: ss.Attempt, Body: body})
+		}
+	}
+	return state, loopParams, nil
+}
+
+// touched is what a commit's decisions did to step attempts.
+type touched struct {
+	// order lists the attempts touched, in first-touch order.
+	order []attemptKey
+	// timeline holds each attempt's new timeline entries; lastTo the
+	// status its last transition entered; created the attempts this
+	// commit creates (its write is their first).
+	timeline map[attemptKey][][]byte
+	lastTo   map[attemptKey]string
+	created  map[attemptKey]bool
+	// runTimeline is the run's own new timeline entries.
+	runTimeline []store.TimelineItem
+}
+
+// touchedAttempts sorts the decisions' transitions and timeline entries
+// by step attempt.
+func touchedAttempts(acc *decisionSet, after *engine.Instance) *touched {
+	t := &touched{timeline: map[attemptKey][][]byte{}, lastTo: map[attemptKey]string{}, created: map[attemptKey]bool{}}
+	touch := func(k attemptKey) {
+		if _, ok := t.timeline[k]; !ok {
+			t.timeline[k] = nil
+			t.order = append(t.order, k)
+		}
+	}
+	for _, tr := range acc.transitions {
+		if tr.StepID != "" {
+			k := attemptKey{tr.StepID, tr.Attempt}
+			touch(k)
+			t.lastTo[k] = tr.To
+			if tr.To == string(model.StepCreated) {
+				t.created[k] = true
+			}
+		}
+	}
+	seq := after.Seq * 1000
+	for _, e := range acc.timeline {
+		if e.StepID == "" {
+			seq++
+			t.runTimeline = append(t.runTimeline, store.TimelineItem{Seq: seq, Body: storeEntry(e)})
+			continue
+		}
+		k := attemptKey{e.StepID, e.Attempt}
+		touch(k)
+		t.timeline[k] = append(t.timeline[k], storeEntry(e))
+	}
+	return t
+}
+
+// commandMessages are the outbox messages of a commit's commands, with the
+// work message of each step it starts.
+func (o *Rounds) commandMessages(after *engine.Instance, cmds []engine.Command, now time.Time) ([]store.Message, map[attemptKey]store.Message, error) {
+	var msgs []store.Message
+	work := map[attemptKey]store.Message{}
+	crowd := -1
+	for _, cmd := range cmds {
+		if _, isRun := cmd.(engine.RunStep); isRun {
+			crowd++
+		}
+	}
+	for _, cmd := range cmds {
+		m, ok, err := o.outboxMessage(after, cmd, max(crowd, 0), now)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			msgs = append(msgs, m)
+			if rs, isRun := cmd.(engine.RunStep); isRun {
+				work[attemptKey{rs.StepID, rs.Attempt}] = m
+			}
+		}
+	}
+	return msgs, work, nil
+}
+
+// attemptWrite is the write of touched attempt k, if the commit writes it.
+func attemptWrite(g *engine.Graph, before, after *engine.Instance, acc *decisionSet, t *touched,
+	work map[attemptKey]store.Message, loopParams map[attemptKey]map[string]any, k attemptKey) (store.Attempt, bool) {
+	ss := after.Step(k.step)
+	if ss == nil {
+		return store.Attempt{}, false
+	}
+	if ss.Attempt != k.attempt {
+		// An older attempt ended in this commit and a retry started: record
+		// its final status on its own item, keeping its body.
+		a := store.Attempt{StepID: k.step, Attempt: k.attempt, Status: t.lastTo[k], Timeline: t.timeline[k]}
+		if old := before.Step(k.step); old != nil && old.Attempt == k.attempt && !t.created[k] && g.OnWorker(k.step) {
+			a.Start = stateStart(before, old)
+		}
+		if f := acc.ended[k]; f != nil && !withWorkerEnd(&a, f) {
+			return store.Attempt{}, false
+		}
+		return a, true
+	}
+	if neverStarted(ss) {
+		// Unsatisfied without running: the state alone describes it, so no
+		// item is written (readers synthesise its view).
+		return store.Attempt{}, false
+	}
+	view := stepView(after, ss)
+	if lp, ok := loopParams[k]; ok {
+		view.Params = withLoopParams(view.Params, lp)
+	}
+	a := store.Attempt{
+		StepID: ss.StepID, Attempt: ss.Attempt, Status: string(ss.Status),
+		Body: mustJSON(view), Timeline: t.timeline[k],
+	}
+	if m, ok := work[k]; ok && deferrable(a, m) {
+		return store.Attempt{}, false // the worker's claim writes it (see deferred.go)
+	}
+	if f := acc.ended[k]; f != nil {
+		// Unless its worker wrote it (see deferred.go).
+		return a, withWorkerEnd(&a, f)
+	}
+	if !t.created[k] && g.OnWorker(ss.StepID) {
+		// A later write of an attempt whose start may have been left to a
+		// claim that has not come.
+		if s := stateStart(after, ss); s != nil {
+			a.Start = &store.AttemptStart{Timeline: s.Timeline}
+		}
+	}
+	return a, true
 }
 
 // changeEvents are the change events of a run's transitions: one per run or

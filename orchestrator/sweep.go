@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"sync"
 
@@ -56,20 +57,65 @@ type SweepReport struct {
 // and is decided here too. Both are safe to repeat, as every handler is
 // idempotent and a step attempt runs at most once per claim.
 func (o *Sweeper) Sweep(ctx context.Context) (SweepReport, error) {
-	now := o.now()
-	type runDue struct {
-		wake store.Wake
-		run  *store.Due // the run item's entry, if due
-		// events is set when inbox events are due.
-		events bool
+	var rep SweepReport
+	runs, signalsDue, err := o.dueItems(ctx, &rep)
+	if err != nil {
+		return rep, err
 	}
+	rep.Runs = len(runs)
+	var mu sync.Mutex
+	sem := make(chan struct{}, sweepDeciders)
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(r *runDue) {
+			defer func() { <-sem; wg.Done() }()
+			var one SweepReport
+			o.sweepRun(ctx, r, &one)
+			mu.Lock()
+			rep.add(one)
+			mu.Unlock()
+		}(r)
+	}
+	wg.Wait()
+	o.deliverSignals(ctx, signalsDue, &rep)
+	if rep.Due > 0 {
+		o.log.InfoContext(ctx, "sweep done", "due", rep.Due, "runs", rep.Runs, "redriven", rep.Redriven,
+			"decided", rep.Decided, "moved", rep.Moved, "signals", rep.Signals, "failed", rep.Failed)
+	}
+	return rep, nil
+}
+
+// add adds the counts of a run's sweep.
+func (r *SweepReport) add(one SweepReport) {
+	r.Redriven += one.Redriven
+	r.Decided += one.Decided
+	r.Moved += one.Moved
+	r.Failed += one.Failed
+}
+
+// runDue is a run the sweep index has due.
+type runDue struct {
+	wake store.Wake
+	run  *store.Due // the run item's entry, if due
+	// events is set when inbox events are due.
+	events bool
+}
+
+// dueItems reads every shard of the sweep index up to now: the runs due,
+// in key order, and the signal instances due.
+func (o *Sweeper) dueItems(ctx context.Context, rep *SweepReport) ([]*runDue, []store.Due, error) {
+	now := o.now()
 	byRun := map[store.RunKey]*runDue{}
 	var signalsDue []store.Due
-	var rep SweepReport
 	for shard := 0; shard < store.SweepShards; shard++ {
 		items, err := o.store.Sweeps.DueItems(ctx, shard, now, sweepPerShard)
 		if err != nil {
-			return rep, err
+			return nil, nil, err
 		}
 		rep.Due += len(items)
 		for i := range items {
@@ -78,11 +124,10 @@ func (o *Sweeper) Sweep(ctx context.Context) (SweepReport, error) {
 				signalsDue = append(signalsDue, d)
 				continue
 			}
-			w := store.Wake{WorkflowID: d.WorkflowID, InstanceID: d.InstanceID, RunID: d.RunID}
 			k := store.RunKey{WorkflowID: d.WorkflowID, InstanceID: d.InstanceID, RunID: d.RunID}
 			r := byRun[k]
 			if r == nil {
-				r = &runDue{wake: w}
+				r = &runDue{wake: store.Wake{WorkflowID: d.WorkflowID, InstanceID: d.InstanceID, RunID: d.RunID}}
 				byRun[k] = r
 			}
 			if d.Run {
@@ -106,66 +151,59 @@ func (o *Sweeper) Sweep(ctx context.Context) (SweepReport, error) {
 		}
 		return a.RunID < b.RunID
 	})
-	rep.Runs = len(runs)
+	return runs, signalsDue, nil
+}
 
-	var mu sync.Mutex
-	count := func(f func()) {
-		mu.Lock()
-		f()
-		mu.Unlock()
-	}
-	sem := make(chan struct{}, sweepDeciders)
-	var wg sync.WaitGroup
-	for _, r := range runs {
-		if ctx.Err() != nil {
-			break
+// sweepRun moves one due run: its waiting inbox events applied, then, when
+// its run item is due, a Redrive put in its inbox and decided.
+func (o *Sweeper) sweepRun(ctx context.Context, r *runDue, rep *SweepReport) {
+	log := o.log.With("workflow_id", r.wake.WorkflowID, "instance_id", r.wake.InstanceID, "run_id", r.wake.RunID)
+	if r.events {
+		// Applying the waiting events may be all the run needs: it then
+		// moves, and its run item is no longer due.
+		log.Warn("sweep: applying inbox events whose wake was lost")
+		if !o.decide(ctx, r.wake, log, rep) {
+			return
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func(r *runDue) {
-			defer func() { <-sem; wg.Done() }()
-			log := o.log.With("workflow_id", r.wake.WorkflowID, "instance_id", r.wake.InstanceID, "run_id", r.wake.RunID)
-			if r.events {
-				// Applying the waiting events may be all the run needs:
-				// it then moves, and its run item is no longer due.
-				log.Warn("sweep: applying inbox events whose wake was lost")
-				if _, err := o.rounds.Process(ctx, r.wake); err != nil && !errors.Is(err, store.ErrNotFound) {
-					log.Error("sweep: cannot decide run", "error", err)
-					count(func() { rep.Failed++ })
-					return
-				}
-				count(func() { rep.Decided++ })
-			}
-			if r.run == nil {
-				return
-			}
-			ev := store.Event{
-				ID:   fmt.Sprintf("%s%013d", redriveIDPrefix, r.run.At),
-				Body: mustJSON(engine.Redrive{Reason: "the run had not heard back from its work by its due time"}),
-			}
-			switch err := o.store.Sweeps.Redrive(ctx, *r.run, ev); {
-			case errors.Is(err, store.ErrConflict):
-				count(func() { rep.Moved++ })
-				return
-			case err != nil:
-				log.Error("sweep: cannot re-drive run", "error", err)
-				count(func() { rep.Failed++ })
-				return
-			}
-			log.Warn("sweep: re-driving a run that did not move by its due time")
-			count(func() { rep.Redriven++ })
-			if _, err := o.rounds.Process(ctx, r.wake); err != nil && !errors.Is(err, store.ErrNotFound) {
-				log.Error("sweep: cannot decide run", "error", err)
-				count(func() { rep.Failed++ })
-				return
-			}
-			count(func() { rep.Decided++ })
-		}(r)
 	}
-	wg.Wait()
-	for _, d := range signalsDue {
-		// Delivering again is safe: the events it puts are keyed by the
-		// signal, and trigger starts dedupe on a request id derived from it.
+	if r.run == nil {
+		return
+	}
+	ev := store.Event{
+		ID:   fmt.Sprintf("%s%013d", redriveIDPrefix, r.run.At),
+		Body: mustJSON(engine.Redrive{Reason: "the run had not heard back from its work by its due time"}),
+	}
+	switch err := o.store.Sweeps.Redrive(ctx, *r.run, ev); {
+	case errors.Is(err, store.ErrConflict):
+		rep.Moved++
+		return
+	case err != nil:
+		log.Error("sweep: cannot re-drive run", "error", err)
+		rep.Failed++
+		return
+	}
+	log.Warn("sweep: re-driving a run that did not move by its due time")
+	rep.Redriven++
+	o.decide(ctx, r.wake, log, rep)
+}
+
+// decide decides a swept run, counting the outcome; ok is false when it
+// failed.
+func (o *Sweeper) decide(ctx context.Context, w store.Wake, log *slog.Logger, rep *SweepReport) (ok bool) {
+	if _, err := o.rounds.Process(ctx, w); err != nil && !errors.Is(err, store.ErrNotFound) {
+		log.Error("sweep: cannot decide run", "error", err)
+		rep.Failed++
+		return false
+	}
+	rep.Decided++
+	return true
+}
+
+// deliverSignals delivers again the signal instances whose delivery was
+// lost. Delivering again is safe: the events it puts are keyed by the
+// signal, and trigger starts dedupe on a request id derived from it.
+func (o *Sweeper) deliverSignals(ctx context.Context, due []store.Due, rep *SweepReport) {
+	for _, d := range due {
 		if err := o.signals.handleSignal(ctx, d.Signal, d.SignalSeq); err != nil {
 			o.log.ErrorContext(ctx, "sweep: cannot deliver signal", "signal", d.Signal, "seq", d.SignalSeq, "error", err)
 			rep.Failed++
@@ -174,9 +212,4 @@ func (o *Sweeper) Sweep(ctx context.Context) (SweepReport, error) {
 		o.log.WarnContext(ctx, "sweep: delivered a signal whose delivery was lost", "signal", d.Signal, "seq", d.SignalSeq)
 		rep.Signals++
 	}
-	if rep.Due > 0 {
-		o.log.InfoContext(ctx, "sweep done", "due", rep.Due, "runs", rep.Runs, "redriven", rep.Redriven,
-			"decided", rep.Decided, "moved", rep.Moved, "signals", rep.Signals, "failed", rep.Failed)
-	}
-	return rep, nil
 }

@@ -217,44 +217,10 @@ func (o *Worker) runAndContinue(ctx context.Context, m WorkMessage, runners map[
 			}
 			unclaimed = nil
 		}
-		in := &inlineRound{event: ev, step: m.StepID, token: token, runnable: o.runnableHere(ctx, runners), prev: prev,
-			// Once the run is found uncontended, the outcome is made
-			// durable before the decision, as an inbox event would be:
-			// deciding takes a graph load and a commit, and a worker that
-			// dies meanwhile must not have the step run again. A contended
-			// run skips it (one write per step of a fan-out): its outcome
-			// goes to the decider at once (handResult).
-			record: func() error { return o.store.Attempts.RecordOutcome(ctx, ref, token, ev.Body) },
-		}
-		if end != nil {
-			// The end itself, as the decision would write it (see
-			// deferred.go), without a wake: the commit leaves the item
-			// alone. A worker that dies before its commit leaves the run
-			// to the sweeper, which reads the end.
-			start := unclaimed
-			in.record = func() error { return o.writeEnd(ctx, ref, token, start, *end, false) }
-			in.ended = &store.FinishedAttempt{Ref: ref, WorkerEntries: len(end.Timeline), Attempt: store.Attempt{
-				StepID: m.StepID, Attempt: m.Attempt, Status: end.Status, Body: end.Body,
-				Timeline: append(slices.Clip(workerStart(m).Timeline), end.Timeline...)}}
-		}
+		in := o.inlineRound(ctx, m, runners, token, ev, end, unclaimed, prev)
 		after, more, err := o.rounds.processOnce(ctx, w, fullRound(), in, nil)
 		if err != nil {
-			if in.recorded && in.ended != nil {
-				// The end is on the item, without its wake: add it.
-				if werr := o.store.Attempts.WakeEnd(ctx, ref); werr != nil {
-					o.log.WarnContext(ctx, "cannot wake the decider for a step's end; the sweeper will find it",
-						"attempt", ref.String(), "error", werr)
-				}
-				return nil
-			}
-			if errors.Is(err, store.ErrClaimLost) {
-				return o.putResult(ctx, m, ev)
-			}
-			if !errors.Is(err, errContended) && !errors.Is(err, store.ErrConflict) {
-				o.log.WarnContext(ctx, "cannot apply a step's outcome inline; leaving it to the decider",
-					"attempt", fmt.Sprintf("%s/%d/%d/%s/%d", m.WorkflowID, m.InstanceID, m.RunID, m.StepID, m.Attempt), "error", err)
-			}
-			return o.handResult(ctx, m, token, res, ev, unclaimed)
+			return o.inlineFailed(ctx, m, in, token, res, ev, unclaimed, err)
 		}
 		unclaimed, prev = nil, after
 		if more {
@@ -275,6 +241,57 @@ func (o *Worker) runAndContinue(ctx context.Context, m WorkMessage, runners map[
 			o.metrics.Emit(metrics.StepLaunchDelay, float64(o.now().UnixMilli()-in.startTime), metrics.Milliseconds)
 		}
 	}
+}
+
+// inlineRound is the inline continuation of m's run with outcome ev (end,
+// when the worker writes the end itself) of the attempt in hand.
+func (o *Worker) inlineRound(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner, token string, ev store.Event,
+	end *store.AttemptEnd, unclaimed *store.AttemptStart, prev *engine.Instance) *inlineRound {
+	ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
+	in := &inlineRound{event: ev, step: m.StepID, token: token, runnable: o.runnableHere(ctx, runners), prev: prev,
+		// Once the run is found uncontended, the outcome is made durable
+		// before the decision, as an inbox event would be: deciding takes a
+		// graph load and a commit, and a worker that dies meanwhile must not
+		// have the step run again. A contended run skips it (one write per
+		// step of a fan-out): its outcome goes to the decider at once
+		// (handResult).
+		record: func() error { return o.store.Attempts.RecordOutcome(ctx, ref, token, ev.Body) },
+	}
+	if end != nil {
+		// The end itself, as the decision would write it (see deferred.go),
+		// without a wake: the commit leaves the item alone. A worker that
+		// dies before its commit leaves the run to the sweeper, which reads
+		// the end.
+		in.record = func() error { return o.writeEnd(ctx, ref, token, unclaimed, *end, false) }
+		in.ended = &store.FinishedAttempt{Ref: ref, WorkerEntries: len(end.Timeline), Attempt: store.Attempt{
+			StepID: m.StepID, Attempt: m.Attempt, Status: end.Status, Body: end.Body,
+			Timeline: append(slices.Clip(workerStart(m).Timeline), end.Timeline...)}}
+	}
+	return in
+}
+
+// inlineFailed follows an inline round that did not commit (err): an end
+// it recorded gets its wake, a lost claim sends the outcome to the inbox,
+// anything else hands it to the decider.
+func (o *Worker) inlineFailed(ctx context.Context, m WorkMessage, in *inlineRound, token string, res engine.StepFinished,
+	ev store.Event, unclaimed *store.AttemptStart, err error) error {
+	ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
+	if in.recorded && in.ended != nil {
+		// The end is on the item, without its wake: add it.
+		if werr := o.store.Attempts.WakeEnd(ctx, ref); werr != nil {
+			o.log.WarnContext(ctx, "cannot wake the decider for a step's end; the sweeper will find it",
+				"attempt", ref.String(), "error", werr)
+		}
+		return nil
+	}
+	if errors.Is(err, store.ErrClaimLost) {
+		return o.putResult(ctx, m, ev)
+	}
+	if !errors.Is(err, errContended) && !errors.Is(err, store.ErrConflict) {
+		o.log.WarnContext(ctx, "cannot apply a step's outcome inline; leaving it to the decider",
+			"attempt", ref.String(), "error", err)
+	}
+	return o.handResult(ctx, m, token, res, ev, unclaimed)
 }
 
 // claimUnclaimed claims attempt ref, run unclaimed (see runAndContinue), so

@@ -834,25 +834,88 @@ func (s *Runs) CommitRun(ctx context.Context, c Commit) error {
 }
 
 // commitRun writes a decision's transaction with state as the run item's
-// state and pages as its pages.
+// state and pages as its pages: its writes planned (commitPlan), counted
+// against DynamoDB's limits, then sent.
 func (s *Runs) commitRun(ctx context.Context, c Commit, state []byte, pages Pages) error {
-	runItem, err := s.runItem(c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV+1, c.Status, state, c.Outbox, c.SweepAt)
+	p, err := s.planCommit(c, state, pages)
 	if err != nil {
 		return err
+	}
+	if len(p.items) > MaxTransactItems {
+		return fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction: %w",
+			c.WorkflowID, c.InstanceID, len(p.items), MaxTransactItems, ErrTooManyItems)
+	}
+	return s.sendCommit(ctx, c, p)
+}
+
+// commitPlan is a commit's writes, in transaction order, and where the
+// writes whose failed condition means something other than a conflict are.
+type commitPlan struct {
+	items []types.TransactWriteItem
+	// slotIndex is the run slot update's (ErrNoSlot), requestIndex the
+	// start request id's (ErrRequestTaken); -1 when absent.
+	slotIndex, requestIndex int
+}
+
+func (p *commitPlan) put(table string, item map[string]types.AttributeValue) {
+	p.items = append(p.items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(table), Item: item}})
+}
+
+// planCommit lists every write of commit c, the run item first.
+func (s *Runs) planCommit(c Commit, state []byte, pages Pages) (*commitPlan, error) {
+	p := &commitPlan{slotIndex: -1, requestIndex: -1}
+	held, spilled := splitTimeline(c.PriorTimeline, c.Timeline)
+	runPut, err := s.runPut(c, state, pages, held)
+	if err != nil {
+		return nil, err
+	}
+	p.items = append(p.items, types.TransactWriteItem{Put: runPut})
+	pk := runPK(c.WorkflowID, c.InstanceID)
+	for _, a := range c.Attempts {
+		item, err := s.attemptWrite(c.WorkflowID, c.InstanceID, c.RunID, a)
+		if err != nil {
+			return nil, err
+		}
+		p.items = append(p.items, item)
+	}
+	for _, t := range spilled {
+		p.items = append(p.items, s.timelineWrite(pk, c.RunID, t))
+	}
+	for _, id := range c.Consumed {
+		p.items = append(p.items, types.TransactWriteItem{Delete: &types.Delete{
+			TableName: aws.String(s.table), Key: key(pk, eventSK(c.RunID, id)),
+		}})
+	}
+	if err := s.planEvents(p, c.WorkflowID, c.InstanceID, c.RunID, c.NewEvents...); err != nil {
+		return nil, err
+	}
+	s.planSlot(p, c)
+	if err := s.planOthers(p, c); err != nil {
+		return nil, err
+	}
+	s.planInstance(p, c)
+	return p, nil
+}
+
+// runPut is the conditional put of the run item: on the version read, or
+// on its absence for a creating commit.
+func (s *Runs) runPut(c Commit, state []byte, pages Pages, held []TimelineItem) (*types.Put, error) {
+	runItem, err := s.runItem(c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV+1, c.Status, state, c.Outbox, c.SweepAt)
+	if err != nil {
+		return nil, err
 	}
 	if pages.Count() > 0 {
 		runItem[attrPages] = pagesAttr(pages)
 	}
-	held, spilled := splitTimeline(c.PriorTimeline, c.Timeline)
 	if len(held) > 0 {
 		if runItem[attrInlineTimeline], err = s.encodeInlineTimeline(held); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if n := ItemSize(runItem); n > MaxItemBytes {
-		return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, &ItemTooLargeError{Item: "run state", Bytes: n})
+		return nil, fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, &ItemTooLargeError{Item: "run state", Bytes: n})
 	}
-	runPut := &types.Put{
+	put := &types.Put{
 		TableName:                 aws.String(s.table),
 		Item:                      runItem,
 		ConditionExpression:       aws.String("#v = :v"),
@@ -860,33 +923,26 @@ func (s *Runs) commitRun(ctx context.Context, c Commit, state []byte, pages Page
 		ExpressionAttributeValues: map[string]types.AttributeValue{":v": num(c.ExpectV)},
 	}
 	if c.Create != nil {
-		runPut.ConditionExpression, runPut.ExpressionAttributeNames, runPut.ExpressionAttributeValues = aws.String("attribute_not_exists(pk)"), nil, nil
+		put.ConditionExpression, put.ExpressionAttributeNames, put.ExpressionAttributeValues = aws.String("attribute_not_exists(pk)"), nil, nil
 	}
-	items := []types.TransactWriteItem{{Put: runPut}}
-	pk := runPK(c.WorkflowID, c.InstanceID)
-	for _, a := range c.Attempts {
-		item, err := s.attemptWrite(c.WorkflowID, c.InstanceID, c.RunID, a)
+	return put, nil
+}
+
+// planEvents adds inbox event puts to run run of instance inst of wf.
+func (s *Runs) planEvents(p *commitPlan, wf string, inst, run int64, evs ...Event) error {
+	for _, ev := range evs {
+		item, err := s.eventItem(wf, inst, run, ev)
 		if err != nil {
 			return err
 		}
-		items = append(items, item)
+		p.put(s.table, item)
 	}
-	for _, t := range spilled {
-		items = append(items, s.timelineWrite(pk, c.RunID, t))
-	}
-	for _, id := range c.Consumed {
-		items = append(items, types.TransactWriteItem{Delete: &types.Delete{
-			TableName: aws.String(s.table), Key: key(pk, eventSK(c.RunID, id)),
-		}})
-	}
-	for _, ev := range c.NewEvents {
-		item, err := s.eventItem(c.WorkflowID, c.InstanceID, c.RunID, ev)
-		if err != nil {
-			return err
-		}
-		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}})
-	}
-	slotIndex := -1
+	return nil
+}
+
+// planSlot adds the run slot update (admission, a slot taken or freed) and
+// the queue entry's delete.
+func (s *Runs) planSlot(p *commitPlan, c Commit) {
 	if c.Admit || c.SlotDelta != 0 {
 		// "holders" names the runs holding a slot (instance#run), so that
 		// LAST_ONLY can stop them.
@@ -919,82 +975,92 @@ func (s *Runs) commitRun(ctx context.Context, c Commit, state []byte, pages Page
 		if len(conds) > 0 {
 			u.ConditionExpression = aws.String(strings.Join(conds, " AND "))
 		}
-		slotIndex = len(items)
-		items = append(items, types.TransactWriteItem{Update: u})
+		p.slotIndex = len(p.items)
+		p.items = append(p.items, types.TransactWriteItem{Update: u})
 	}
 	if c.Dequeue {
-		items = append(items, types.TransactWriteItem{Delete: &types.Delete{
+		p.items = append(p.items, types.TransactWriteItem{Delete: &types.Delete{
 			TableName: aws.String(s.table), Key: key(wfPK(c.WorkflowID), queueSK(c.InstanceID)),
 		}})
 	}
+}
+
+// planOthers adds the writes to other items: another run's wake, permits,
+// signal waits, lineage, waiters' wakes, inline definitions, loop params,
+// child runs and reruns.
+func (s *Runs) planOthers(p *commitPlan, c Commit) error {
 	if o := c.WakeOther; o != nil {
-		item, err := s.eventItem(c.WorkflowID, o.InstanceID, o.RunID, o.Event)
-		if err != nil {
+		if err := s.planEvents(p, c.WorkflowID, o.InstanceID, o.RunID, o.Event); err != nil {
 			return err
 		}
-		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}})
 	}
-	for _, p := range c.Permits {
-		if !p.empty() {
-			items = append(items, s.permitItem(p))
+	for _, pm := range c.Permits {
+		if !pm.empty() {
+			p.items = append(p.items, s.permitItem(pm))
 		}
 	}
 	for _, w := range c.SignalWaits {
-		items = append(items, s.signalWaitItem(w))
+		p.items = append(p.items, s.signalWaitItem(w))
 	}
 	for _, l := range c.Lineage {
-		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: lineageItem(l)}})
+		p.put(s.table, lineageItem(l))
 	}
 	for _, w := range c.Wakes {
-		item, err := s.eventItem(w.WorkflowID, w.InstanceID, w.RunID, w.Event)
-		if err != nil {
+		if err := s.planEvents(p, w.WorkflowID, w.InstanceID, w.RunID, w.Event); err != nil {
 			return err
 		}
-		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}})
 	}
 	for _, d := range c.Definitions {
 		item, err := s.inlineDefinitionItem(d)
 		if err != nil {
 			return err
 		}
-		items = append(items, item)
+		p.items = append(p.items, item)
 	}
-	for _, p := range c.LoopParams {
-		item, err := s.loopParamsItem(c.WorkflowID, c.InstanceID, c.RunID, p)
+	for _, lp := range c.LoopParams {
+		item, err := s.loopParamsItem(c.WorkflowID, c.InstanceID, c.RunID, lp)
 		if err != nil {
 			return err
 		}
-		items = append(items, item)
+		p.items = append(p.items, item)
 	}
 	for _, ch := range c.Children {
 		its, err := s.childItems(ch)
 		if err != nil {
 			return err
 		}
-		items = append(items, its...)
+		p.items = append(p.items, its...)
 	}
 	for _, nr := range c.Reruns {
 		its, err := s.newRunItems(nr)
 		if err != nil {
 			return err
 		}
-		items = append(items, its...)
+		p.items = append(p.items, its...)
 	}
-	requestIndex := -1
+	return nil
+}
+
+// planInstance adds the instance summary's write: created with its start
+// request id by a creating commit, else updated when the run's status or
+// times changed.
+func (s *Runs) planInstance(p *commitPlan, c Commit) {
 	if r := c.Create; r != nil {
 		created := *r
 		if u := c.Instance; u != nil {
 			created.RunID, created.Status, created.StartTime, created.EndTime, created.ModifyTime = u.RunID, u.Status, u.StartTime, u.EndTime, u.ModifyTime
 		}
-		items = append(items, types.TransactWriteItem{Put: &types.Put{
+		p.items = append(p.items, types.TransactWriteItem{Put: &types.Put{
 			TableName: aws.String(s.table), Item: instanceItem(&created), ConditionExpression: aws.String("attribute_not_exists(pk)"),
 		}})
 		if r.RequestID != "" {
-			requestIndex = len(items)
-			items = append(items, types.TransactWriteItem{Put: requestPut(s.table, r.WorkflowID, r.RequestID, r.InstanceID, time.UnixMilli(r.CreateTime))})
+			p.requestIndex = len(p.items)
+			p.items = append(p.items, types.TransactWriteItem{Put: requestPut(s.table, r.WorkflowID, r.RequestID, r.InstanceID, time.UnixMilli(r.CreateTime))})
 		}
-	} else if u := c.Instance; u != nil {
-		items = append(items, types.TransactWriteItem{Update: &types.Update{
+		return
+	}
+	if u := c.Instance; u != nil {
+		p.items = append(p.items, types.TransactWriteItem{Update: &types.Update{
 			TableName:                aws.String(s.table),
 			Key:                      key(wfPK(c.WorkflowID), instanceSK(c.InstanceID)),
 			UpdateExpression:         aws.String("SET #run = :run, #st = :st, start_time = :start, end_time = :end, modify_time = :mod"),
@@ -1006,15 +1072,16 @@ func (s *Runs) commitRun(ctx context.Context, c Commit, state []byte, pages Page
 			},
 		}})
 	}
-	if len(items) > MaxTransactItems {
-		return fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction: %w",
-			c.WorkflowID, c.InstanceID, len(items), MaxTransactItems, ErrTooManyItems)
-	}
-	if len(items) == 1 {
-		// Only the run item: a conditional put, half a transaction's write
-		// units, with the same condition and the same stream record.
-		put := items[0].Put
-		_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+}
+
+// sendCommit sends a planned commit: a lone run item as a conditional put
+// (half a transaction's write units, the same condition and stream
+// record), anything more as one transaction whose cancellation reasons say
+// which error it was.
+func (s *Runs) sendCommit(ctx context.Context, c Commit, p *commitPlan) error {
+	if len(p.items) == 1 {
+		put := p.items[0].Put
+		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
 			ExpressionAttributeNames: put.ExpressionAttributeNames, ExpressionAttributeValues: put.ExpressionAttributeValues,
 		})
@@ -1026,22 +1093,21 @@ func (s *Runs) commitRun(ctx context.Context, c Commit, state []byte, pages Page
 		}
 		return nil
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-	if err != nil {
-		reasons := cancelReasons(err)
-		if c.Admit && slotIndex >= 0 && slotIndex < len(reasons) && reasons[slotIndex] == "ConditionalCheckFailed" &&
-			(len(reasons) == 0 || reasons[0] != "ConditionalCheckFailed") {
-			return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, ErrNoSlot)
-		}
-		if requestIndex >= 0 && requestIndex < len(reasons) && reasons[requestIndex] == "ConditionalCheckFailed" {
-			return fmt.Errorf("store: create %s/%d: %w", c.WorkflowID, c.InstanceID, ErrRequestTaken)
-		}
-		if isConflict(err) {
-			return fmt.Errorf("store: commit %s/%d/%d at v%d: %w (%v)", c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV, ErrConflict, reasons)
-		}
-		return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, err)
+	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: p.items})
+	if err == nil {
+		return nil
 	}
-	return nil
+	reasons := cancelReasons(err)
+	failed := func(i int) bool { return i >= 0 && i < len(reasons) && reasons[i] == "ConditionalCheckFailed" }
+	switch {
+	case c.Admit && failed(p.slotIndex) && !failed(0):
+		return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, ErrNoSlot)
+	case failed(p.requestIndex):
+		return fmt.Errorf("store: create %s/%d: %w", c.WorkflowID, c.InstanceID, ErrRequestTaken)
+	case isConflict(err):
+		return fmt.Errorf("store: commit %s/%d/%d at v%d: %w (%v)", c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV, ErrConflict, reasons)
+	}
+	return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, err)
 }
 
 // attemptWrite is the write of step attempt a of run run of instance inst:

@@ -160,109 +160,14 @@ type NewVersion struct {
 // conflict with concurrent pushes and returns the new version number.
 func (s *Definitions) CreateVersion(ctx context.Context, nv NewVersion) (int64, error) {
 	for attempt := 0; attempt < 20; attempt++ {
-		head, err := s.GetHead(ctx, nv.WorkflowID)
-		if err != nil && err != ErrNotFound {
-			return 0, err
-		}
-		exists := err == nil
-		if !exists {
-			head = &WorkflowHead{WorkflowID: nv.WorkflowID, NextInstance: 1, CreateTime: millis(nv.Now)}
-			// A deleted workflow's id continues its version and instance
-			// sequences.
-			latest, next, ok, err := s.tombstone(ctx, nv.WorkflowID)
-			if err != nil {
-				return 0, err
-			}
-			if ok {
-				head.Latest, head.NextInstance = latest, max(next, 1)
-			}
-		}
-		version := head.Latest + 1
-		active := head.Active
-		if nv.Activate {
-			active = version
-		}
-		props := head.Properties
-		if nv.Properties != nil {
-			props = nv.Properties
-		}
-		body, err := s.encodeBody(props)
+		head, exists, err := s.headForVersion(ctx, nv)
 		if err != nil {
 			return 0, err
 		}
-		// Field-wise update: next_instance is owned by the atomic counter
-		// of CreateInstance and must never be overwritten here.
-		set := "SET latest = :latest, active = :active, modify_time = :now, " +
-			"create_time = if_not_exists(create_time, :now), next_instance = if_not_exists(next_instance, :next), #v = :nv, " +
-			"#dp = :dp, #ds = :ds"
-		names := map[string]string{"#v": attrVersion, "#dp": attrSweepPK, "#ds": attrSweepSK}
-		values := map[string]types.AttributeValue{
-			":latest": num(version), ":active": num(active), ":now": num(millis(nv.Now)), ":next": num(head.NextInstance),
-			":nv": num(head.v + 1), ":dp": str(directoryPK), ":ds": str(nv.WorkflowID),
-		}
-		evs := []events.Event{events.Definition(events.DefinitionCreated, nv.WorkflowID, version, head.v+1, millis(nv.Now))}
-		if nv.Activate {
-			evs = append(evs, events.Definition(events.VersionActivated, nv.WorkflowID, version, head.v+1, millis(nv.Now)))
-			evs[1].ID += "/activated"
-		}
-		ob, err := headOutbox(ctx, nv.Outbox, evs...)
+		version, txn, err := s.versionWrites(ctx, nv, head, exists)
 		if err != nil {
 			return 0, err
 		}
-		set += ", #ob = :ob"
-		names["#ob"], values[":ob"] = attrOutbox, ob
-		if len(props) > 0 {
-			set += ", #b = :b, #e = :e"
-			names["#b"], names["#e"] = attrBody, attrEnc
-			values[":b"], values[":e"] = body[attrBody], body[attrEnc]
-		}
-		headUpdate := &types.Update{
-			TableName:                 aws.String(s.table),
-			Key:                       key(wfPK(nv.WorkflowID), headSK),
-			UpdateExpression:          aws.String(set),
-			ExpressionAttributeNames:  names,
-			ExpressionAttributeValues: values,
-		}
-		if exists {
-			headUpdate.ConditionExpression = aws.String("#v = :v")
-			headUpdate.ExpressionAttributeValues[":v"] = num(head.v)
-		} else {
-			headUpdate.ConditionExpression = aws.String("attribute_not_exists(pk)")
-		}
-		defBody, err := s.encodeBody(nv.Definition)
-		if err != nil {
-			return 0, err
-		}
-		verItem := merge(key(wfPK(nv.WorkflowID), versionSK(version)), map[string]types.AttributeValue{
-			"create_time": num(millis(nv.Now)),
-		})
-		if p := caller.From(ctx); p != "" {
-			verItem[attrPrincipal] = str(p)
-		}
-		merge(verItem, defBody)
-		txn := []types.TransactWriteItem{
-			{Update: headUpdate},
-			{Put: &types.Put{
-				TableName:           aws.String(s.table),
-				Item:                verItem,
-				ConditionExpression: aws.String("attribute_not_exists(pk)"),
-			}},
-		}
-		if !exists {
-			// A workflow id being deleted cannot be reused until its purge
-			// is done.
-			txn = append(txn, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-				TableName: aws.String(s.table), Key: key(wfPK(nv.WorkflowID), purgeSK),
-				ConditionExpression: aws.String("attribute_not_exists(pk)"),
-			}})
-		}
-		after := *head
-		after.Latest, after.Active, after.Properties = version, active, props
-		subs, err := s.headSubscriptions(ctx, nv.WorkflowID, &after, nv.Subscriptions)
-		if err != nil {
-			return 0, err
-		}
-		txn = append(txn, subs...)
 		if len(txn) > MaxTransactItems {
 			return 0, fmt.Errorf("store: create version of %s needs %d writes, more than DynamoDB's %d per transaction", nv.WorkflowID, len(txn), MaxTransactItems)
 		}
@@ -281,6 +186,127 @@ func (s *Definitions) CreateVersion(ctx context.Context, nv NewVersion) (int64, 
 		}
 	}
 	return 0, fmt.Errorf("store: create version of %s: %w after 20 attempts", nv.WorkflowID, ErrConflict)
+}
+
+// headForVersion reads the head a new version is written over: the stored
+// one, or a new one (exists false) that continues a deleted workflow's
+// version and instance sequences.
+func (s *Definitions) headForVersion(ctx context.Context, nv NewVersion) (head *WorkflowHead, exists bool, err error) {
+	head, err = s.GetHead(ctx, nv.WorkflowID)
+	if err == nil {
+		return head, true, nil
+	}
+	if err != ErrNotFound {
+		return nil, false, err
+	}
+	head = &WorkflowHead{WorkflowID: nv.WorkflowID, NextInstance: 1, CreateTime: millis(nv.Now)}
+	latest, next, ok, err := s.tombstone(ctx, nv.WorkflowID)
+	if err != nil {
+		return nil, false, err
+	}
+	if ok {
+		head.Latest, head.NextInstance = latest, max(next, 1)
+	}
+	return head, false, nil
+}
+
+// versionWrites are the writes of version nv over head: the head's update,
+// the version item, for a new workflow the check that its id is not being
+// deleted (third, so its cancellation reason says ErrDeleting), and the
+// signal subscriptions the new head has.
+func (s *Definitions) versionWrites(ctx context.Context, nv NewVersion, head *WorkflowHead, exists bool) (int64, []types.TransactWriteItem, error) {
+	version := head.Latest + 1
+	active := head.Active
+	if nv.Activate {
+		active = version
+	}
+	props := head.Properties
+	if nv.Properties != nil {
+		props = nv.Properties
+	}
+	headUpdate, err := s.versionHeadUpdate(ctx, nv, head, exists, version, active, props)
+	if err != nil {
+		return 0, nil, err
+	}
+	defBody, err := s.encodeBody(nv.Definition)
+	if err != nil {
+		return 0, nil, err
+	}
+	verItem := merge(key(wfPK(nv.WorkflowID), versionSK(version)), map[string]types.AttributeValue{
+		"create_time": num(millis(nv.Now)),
+	})
+	if p := caller.From(ctx); p != "" {
+		verItem[attrPrincipal] = str(p)
+	}
+	merge(verItem, defBody)
+	txn := []types.TransactWriteItem{
+		{Update: headUpdate},
+		{Put: &types.Put{TableName: aws.String(s.table), Item: verItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+	}
+	if !exists {
+		// A workflow id being deleted cannot be reused until its purge is
+		// done.
+		txn = append(txn, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+			TableName: aws.String(s.table), Key: key(wfPK(nv.WorkflowID), purgeSK),
+			ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		}})
+	}
+	after := *head
+	after.Latest, after.Active, after.Properties = version, active, props
+	subs, err := s.headSubscriptions(ctx, nv.WorkflowID, &after, nv.Subscriptions)
+	if err != nil {
+		return 0, nil, err
+	}
+	return version, append(txn, subs...), nil
+}
+
+// versionHeadUpdate is the head's update for a new version: field-wise,
+// since next_instance is owned by the atomic counter of CreateInstance and
+// must never be overwritten here, conditioned on the head read (or its
+// absence), with the change events in its outbox.
+func (s *Definitions) versionHeadUpdate(ctx context.Context, nv NewVersion, head *WorkflowHead, exists bool, version, active int64, props []byte) (*types.Update, error) {
+	set := "SET latest = :latest, active = :active, modify_time = :now, " +
+		"create_time = if_not_exists(create_time, :now), next_instance = if_not_exists(next_instance, :next), #v = :nv, " +
+		"#dp = :dp, #ds = :ds"
+	names := map[string]string{"#v": attrVersion, "#dp": attrSweepPK, "#ds": attrSweepSK}
+	values := map[string]types.AttributeValue{
+		":latest": num(version), ":active": num(active), ":now": num(millis(nv.Now)), ":next": num(head.NextInstance),
+		":nv": num(head.v + 1), ":dp": str(directoryPK), ":ds": str(nv.WorkflowID),
+	}
+	evs := []events.Event{events.Definition(events.DefinitionCreated, nv.WorkflowID, version, head.v+1, millis(nv.Now))}
+	if nv.Activate {
+		evs = append(evs, events.Definition(events.VersionActivated, nv.WorkflowID, version, head.v+1, millis(nv.Now)))
+		evs[1].ID += "/activated"
+	}
+	ob, err := headOutbox(ctx, nv.Outbox, evs...)
+	if err != nil {
+		return nil, err
+	}
+	set += ", #ob = :ob"
+	names["#ob"], values[":ob"] = attrOutbox, ob
+	if len(props) > 0 {
+		body, err := s.encodeBody(props)
+		if err != nil {
+			return nil, err
+		}
+		set += ", #b = :b, #e = :e"
+		names["#b"], names["#e"] = attrBody, attrEnc
+		values[":b"], values[":e"] = body[attrBody], body[attrEnc]
+	}
+	u := &types.Update{
+		TableName:                 aws.String(s.table),
+		Key:                       key(wfPK(nv.WorkflowID), headSK),
+		UpdateExpression:          aws.String(set),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	}
+	if exists {
+		u.ConditionExpression = aws.String("#v = :v")
+		u.ExpressionAttributeValues[":v"] = num(head.v)
+	} else {
+		u.ConditionExpression = aws.String("attribute_not_exists(pk)")
+	}
+	return u, nil
 }
 
 // GetVersion returns one stored version, ErrNotFound if it does not exist.

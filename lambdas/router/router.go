@@ -278,124 +278,153 @@ func (r *Router) Dispatch(ctx context.Context, msgs []store.Message) error {
 // ten. On a failure it returns the smallest record index among the
 // messages it did not send.
 func (r *Router) send(ctx context.Context, out []outgoing) (failed int, err error) {
-	now := r.cfg.Now()
-	sent := make([]bool, len(out))
-	unsent := func(err error) (int, error) {
-		first := -1
-		for i, o := range out {
-			if !sent[i] && (first < 0 || o.rec < first) {
-				first = o.rec
-			}
+	sd := &sending{out: out, sent: make([]bool, len(out)), byQueue: map[string][]queued{}}
+	if err := r.sort(ctx, sd, r.cfg.Now()); err != nil {
+		return sd.unsent(err)
+	}
+	for _, url := range sd.queues {
+		if err := r.sendQueue(ctx, sd, url); err != nil {
+			return sd.unsent(err)
 		}
-		return max(first, 0), err
 	}
-	type entry struct {
-		at int // index in out
-		e  sqstypes.SendMessageBatchRequestEntry
+	if len(sd.evs) > 0 {
+		done, err := r.publish(ctx, sd.evs)
+		// An events message is sent once all its events are.
+		for k, from := range sd.evFrom {
+			sd.sent[from] = k < done
+		}
+		if err != nil {
+			return sd.unsent(err)
+		}
 	}
-	byQueue := map[string][]entry{}
-	var queues []string
-	var evs []changes.Event
-	var evFrom []int // index in out of each event's message
-	for i, o := range out {
+	return 0, nil
+}
+
+// sending is one send's messages and what became of them.
+type sending struct {
+	out  []outgoing
+	sent []bool
+	// byQueue holds the queue messages by queue URL, queues the URLs in
+	// first-use order.
+	byQueue map[string][]queued
+	queues  []string
+	// evs are the change events to publish, evFrom the index in out of
+	// each one's message.
+	evs    []changes.Event
+	evFrom []int
+}
+
+// queued is a message for a queue.
+type queued struct {
+	at int // index in out
+	e  sqstypes.SendMessageBatchRequestEntry
+}
+
+// unsent returns the smallest record index among the messages not sent.
+func (sd *sending) unsent(err error) (int, error) {
+	first := -1
+	for i, o := range sd.out {
+		if !sd.sent[i] && (first < 0 || o.rec < first) {
+			first = o.rec
+		}
+	}
+	return max(first, 0), err
+}
+
+// sort sorts the messages: change events to publish, far timers scheduled
+// at once, the rest to their queues.
+func (r *Router) sort(ctx context.Context, sd *sending, now time.Time) error {
+	for i, o := range sd.out {
 		m := o.msg
-		if m.Queue == store.QueueEvents {
+		switch {
+		case m.Queue == store.QueueEvents:
 			batch, err := changes.DecodeBatch(m.Body)
 			if err != nil {
 				// A batch that cannot be decoded never will be.
 				r.cfg.Logger.Error("router: undecodable events dropped", "error", err)
-				sent[i] = true
+				sd.sent[i] = true
 				continue
 			}
-			evs = append(evs, batch...)
+			sd.evs = append(sd.evs, batch...)
 			for range batch {
-				evFrom = append(evFrom, i)
+				sd.evFrom = append(sd.evFrom, i)
 			}
-			if len(batch) == 0 {
-				sent[i] = true
-			}
-			continue
-		}
-		if m.At > 0 && time.UnixMilli(m.At).Sub(now) > 15*time.Minute {
+			sd.sent[i] = len(batch) == 0
+		case m.At > 0 && time.UnixMilli(m.At).Sub(now) > 15*time.Minute:
 			if err := r.schedule(ctx, o.id, m); err != nil {
-				return unsent(err)
+				return err
 			}
-			sent[i] = true
-			continue
-		}
-		url, ok := r.cfg.QueueURLs[m.Queue]
-		if !ok {
-			return unsent(fmt.Errorf("router: no URL for queue %q", m.Queue))
-		}
-		e := sqstypes.SendMessageBatchRequestEntry{MessageBody: aws.String(m.Body)}
-		if id := trace.ID(m.Trace); id.Valid() {
-			// X-Ray follows a trace through SQS by this attribute; the
-			// handlers also read it to log the run's trace id.
-			e.MessageSystemAttributes = map[string]sqstypes.MessageSystemAttributeValue{
-				string(sqstypes.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(id.Header())},
+			sd.sent[i] = true
+		default:
+			url, ok := r.cfg.QueueURLs[m.Queue]
+			if !ok {
+				return fmt.Errorf("router: no URL for queue %q", m.Queue)
 			}
+			if _, seen := sd.byQueue[url]; !seen {
+				sd.queues = append(sd.queues, url)
+			}
+			sd.byQueue[url] = append(sd.byQueue[url], queued{i, queueEntry(o, now)})
 		}
-		switch {
-		case m.GroupID != "":
-			e.MessageGroupId = aws.String(m.GroupID)
-			e.MessageDeduplicationId = aws.String(o.id)
-		case m.At > 0:
-			// The delay counts from now, not from the commit: a record
-			// forwarded late (a busy shard, a retried batch) must not
-			// make its timer late by as much.
-			e.DelaySeconds = delayUntil(time.UnixMilli(m.At), now)
-		case m.DelaySeconds > 0:
-			e.DelaySeconds = m.DelaySeconds
-		}
-		if _, seen := byQueue[url]; !seen {
-			queues = append(queues, url)
-		}
-		byQueue[url] = append(byQueue[url], entry{i, e})
 	}
-	for _, url := range queues {
-		entries := byQueue[url]
-		for len(entries) > 0 {
-			n := min(10, len(entries))
-			batch := make([]sqstypes.SendMessageBatchRequestEntry, n)
-			for k, e := range entries[:n] {
-				batch[k] = e.e
-				batch[k].Id = aws.String(strconv.Itoa(k))
-			}
-			res, err := r.cfg.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: batch})
-			if err != nil {
-				return unsent(fmt.Errorf("router: send to %s: %w", url, err))
-			}
-			for k, e := range entries[:n] {
-				sent[e.at] = true
-				for _, f := range res.Failed {
-					if aws.ToString(f.Id) == strconv.Itoa(k) {
-						sent[e.at] = false
-					}
+	return nil
+}
+
+// queueEntry is the SQS entry of a queue message: its trace header, its
+// FIFO group and deduplication id, or its delay.
+func queueEntry(o outgoing, now time.Time) sqstypes.SendMessageBatchRequestEntry {
+	m := o.msg
+	e := sqstypes.SendMessageBatchRequestEntry{MessageBody: aws.String(m.Body)}
+	if id := trace.ID(m.Trace); id.Valid() {
+		// X-Ray follows a trace through SQS by this attribute; the
+		// handlers also read it to log the run's trace id.
+		e.MessageSystemAttributes = map[string]sqstypes.MessageSystemAttributeValue{
+			string(sqstypes.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(id.Header())},
+		}
+	}
+	switch {
+	case m.GroupID != "":
+		e.MessageGroupId = aws.String(m.GroupID)
+		e.MessageDeduplicationId = aws.String(o.id)
+	case m.At > 0:
+		// The delay counts from now, not from the commit: a record
+		// forwarded late (a busy shard, a retried batch) must not make its
+		// timer late by as much.
+		e.DelaySeconds = delayUntil(time.UnixMilli(m.At), now)
+	case m.DelaySeconds > 0:
+		e.DelaySeconds = m.DelaySeconds
+	}
+	return e
+}
+
+// sendQueue sends a queue's messages in batches of ten.
+func (r *Router) sendQueue(ctx context.Context, sd *sending, url string) error {
+	entries := sd.byQueue[url]
+	for len(entries) > 0 {
+		n := min(10, len(entries))
+		batch := make([]sqstypes.SendMessageBatchRequestEntry, n)
+		for k, e := range entries[:n] {
+			batch[k] = e.e
+			batch[k].Id = aws.String(strconv.Itoa(k))
+		}
+		res, err := r.cfg.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: batch})
+		if err != nil {
+			return fmt.Errorf("router: send to %s: %w", url, err)
+		}
+		for k, e := range entries[:n] {
+			sd.sent[e.at] = true
+			for _, f := range res.Failed {
+				if aws.ToString(f.Id) == strconv.Itoa(k) {
+					sd.sent[e.at] = false
 				}
 			}
-			if len(res.Failed) > 0 {
-				f := res.Failed[0]
-				return unsent(fmt.Errorf("router: send to %s: %d failed, first %s: %s", url, len(res.Failed), aws.ToString(f.Code), aws.ToString(f.Message)))
-			}
-			entries = entries[n:]
 		}
+		if len(res.Failed) > 0 {
+			f := res.Failed[0]
+			return fmt.Errorf("router: send to %s: %d failed, first %s: %s", url, len(res.Failed), aws.ToString(f.Code), aws.ToString(f.Message))
+		}
+		entries = entries[n:]
 	}
-	if len(evs) > 0 {
-		done, err := r.publish(ctx, evs)
-		// An events message is sent once all its events are.
-		for k, from := range evFrom {
-			if k < done {
-				sent[from] = true
-			}
-		}
-		for k := done; k < len(evFrom); k++ {
-			sent[evFrom[k]] = false
-		}
-		if err != nil {
-			return unsent(err)
-		}
-	}
-	return 0, nil
+	return nil
 }
 
 // markBackstop adds "backstop": true to a JSON object body; any other body

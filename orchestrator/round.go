@@ -1,0 +1,573 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/jsonnum"
+	"github.com/maestro-serverless/maestro/logctx"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// A decision round is one fixed pipeline:
+//
+//	load     the run's item and the events to apply (roundSource.load)
+//	prepare  the state decoded, the graph, the run strategy, the reads
+//	decide   each event through engine.Decide, up to the round's budget
+//	plan     the commit: born iterations, the decisions' writes, permits,
+//	         loops, run slots
+//	commit   one conditional transaction (store.Runs.CommitRun)
+//	finish   direct dispatch, metrics, the applied events deleted; or the
+//	         failed commit's remedy (a smaller round, an aborted run, the
+//	         run queued)
+//
+// Three sources feed it, each a roundSource: a decider's wake (the run's
+// inbox), a worker's inline continuation (the outcome it holds) and a
+// fresh run's first decision (its start, committed with its creation).
+
+// roundSource is what differs between the entry modes of a round.
+type roundSource interface {
+	// begin starts what may go on beside the run's read.
+	begin(ctx context.Context, r *round)
+	// load reads the run's item and the events it holds for the round.
+	load(ctx context.Context, r *round) error
+	// events sets the events the round applies once the state is decoded;
+	// done reports that there is nothing to decide.
+	events(ctx context.Context, r *round) (done bool, err error)
+	// ready runs once the graph is known, before the run strategy.
+	ready(ctx context.Context, r *round) error
+	// strategy returns the run strategy of a run about to start.
+	strategy(ctx context.Context, r *round) (runStrategy, error)
+	// reads makes the decision's reads (breakpoints, permits).
+	reads(ctx context.Context, r *round) decisionReads
+	// settle waits for what began beside the reads: the round decides
+	// only once it succeeded. It may be called more than once.
+	settle() error
+	// inbox reports whether an applied event was read from the run's
+	// inbox, and so is consumed (or discarded) by the commit.
+	inbox(p store.Event) bool
+	// decided sees the decisions before the commit is built.
+	decided(r *round)
+	// shape adds the source's own writes to the built commit.
+	shape(r *round) error
+	// admitted adjusts a commit the run slots admitted.
+	admitted(c *store.Commit)
+	// halves reports whether a commit too large is retried as a smaller
+	// round (else the run is failed at once); raw whether a failed
+	// commit's error is returned as is, with no remedy.
+	halves() bool
+	raw() bool
+}
+
+// round is one pass of the pipeline over one run.
+type round struct {
+	o     *Rounds
+	w     store.Wake
+	b     roundBudget
+	src   roundSource
+	began time.Time
+
+	rec     *store.RunRecord
+	pending []store.Event
+	before  engine.Instance
+	ended   map[attemptKey]*store.FinishedAttempt
+	g       *engine.Graph
+	strat   runStrategy
+	now     time.Time
+	opts    []engine.Option
+
+	book     *permitBook
+	sigs     *signalBook
+	params   *paramsBook
+	children *childBook
+
+	acc               decisionSet
+	cur               *engine.Instance
+	consumed, discard []string
+	cont, more        bool
+	born              map[bornKey]*bornChild
+	queued            []store.Event
+	commit            store.Commit
+}
+
+// processOnce runs one round: load, decide pending events up to the commit
+// budget, commit. more reports that pending work remains. With in, the
+// round is a worker's inline continuation (see inlineRound); with fresh, the
+// first decision of a run not yet written, committed with its creation
+// (see startFresh).
+func (o *Rounds) processOnce(ctx context.Context, w store.Wake, b roundBudget, in *inlineRound, fresh *freshRun) (*engine.Instance, bool, error) {
+	var src roundSource = &wakeSource{}
+	switch {
+	case fresh != nil:
+		src = &freshSource{fresh: fresh}
+	case in != nil:
+		src = &inlineSource{in: in}
+	}
+	r := &round{o: o, w: w, b: b, src: src, began: time.Now()}
+	defer func() { _ = src.settle() }()
+	return r.run(ctx)
+}
+
+// run is the pipeline.
+func (r *round) run(ctx context.Context) (*engine.Instance, bool, error) {
+	r.src.begin(ctx, r)
+	if done, err := r.prepare(ctx); err != nil || done {
+		return r.doneState(done), false, err
+	}
+	if err := r.decide(ctx); err != nil {
+		return nil, false, err
+	}
+	if err := r.plan(ctx); err != nil {
+		return nil, false, err
+	}
+	err := r.commitRun(ctx)
+	if err != nil {
+		return r.failed(ctx, err)
+	}
+	r.finish(ctx)
+	return r.cur, r.more, nil
+}
+
+// doneState is the state a round that had nothing to decide returns.
+func (r *round) doneState(done bool) *engine.Instance {
+	if done {
+		return &r.before
+	}
+	return nil
+}
+
+// prepare loads the run, decodes it, and gathers what deciding needs.
+func (r *round) prepare(ctx context.Context) (done bool, err error) {
+	if err := r.src.load(ctx, r); err != nil {
+		return false, err
+	}
+	if err := jsonnum.Decode(r.rec.State, &r.before); err != nil {
+		return false, fmt.Errorf("decode state of %s/%d/%d: %w", r.w.WorkflowID, r.w.InstanceID, r.w.RunID, err)
+	}
+	if r.before.TraceID != "" {
+		logctx.Add(ctx, "trace_id", r.before.TraceID)
+	}
+	if done, err := r.src.events(ctx, r); err != nil || done {
+		return done, err
+	}
+	if r.g, _, err = r.o.graph(ctx, r.w.WorkflowID, r.before.WorkflowVersion); err != nil {
+		return false, err
+	}
+	if err := r.src.ready(ctx, r); err != nil {
+		return false, err
+	}
+	if r.before.Status == model.WorkflowCreated && (r.before.Parent == nil || r.before.Parent.Subworkflow) {
+		// An iteration has no run strategy: its parent bounds how many
+		// run at once. A subworkflow's instance has its workflow's.
+		if r.strat, err = r.src.strategy(ctx, r); err != nil {
+			return false, err
+		}
+		if err := r.o.displace(ctx, r.w, r.strat.rule); err != nil {
+			return false, err
+		}
+	}
+	r.now = r.o.now()
+	r.opts = []engine.Option{engine.WithMaxStarts(r.b.starts), engine.WithMaxEnds(r.b.ends), engine.WithIterationStarts(iterationStarts),
+		engine.WithLightWorkerStarts(r.b.light)}
+	if hasWork(&r.before) {
+		reads := r.src.reads(ctx, r)
+		if reads.err != nil {
+			return false, reads.err
+		}
+		r.book = reads.book
+		r.opts = append(r.opts, engine.WithBreakpoints(reads.bps), engine.WithPermits(r.book))
+	}
+	if err := r.src.settle(); err != nil {
+		return false, err
+	}
+	r.sigs = &signalBook{ctx: ctx, store: r.o.store, log: r.o.log}
+	r.params = &paramsBook{store: r.o.store, wf: r.w.WorkflowID, inst: r.w.InstanceID}
+	r.children = &childBook{store: r.o.store}
+	r.opts = append(r.opts, engine.WithSignals(r.sigs), engine.WithStepParams(r.params), engine.WithChildParams(r.children))
+	return false, nil
+}
+
+// decide applies the pending events in order, as many as the round's
+// budget and one transaction hold.
+func (r *round) decide(ctx context.Context) error {
+	r.acc = decisionSet{g: r.g, ended: r.ended}
+	r.cur = &r.before
+	for n, p := range r.pending {
+		ev, err := engine.UnmarshalEvent(p.Body)
+		if err != nil {
+			// A malformed event can never apply; dropping it (and saying so)
+			// keeps it from blocking the run forever.
+			r.o.log.ErrorContext(ctx, "dropping undecodable event", "workflow_id", r.w.WorkflowID, "instance_id", r.w.InstanceID, "event_id", p.ID, "error", err)
+			r.consumed = append(r.consumed, p.ID)
+			continue
+		}
+		mark := r.book.checkpoint()
+		d, err := engine.Decide(ctx, r.g, r.cur, ev, r.now, r.opts...)
+		if err := r.readFailed(ctx, err); err != nil {
+			return err
+		}
+		if err != nil {
+			r.book.rollback(mark)
+			r.o.log.ErrorContext(ctx, "dropping event the engine rejected", "workflow_id", r.w.WorkflowID, "instance_id", r.w.InstanceID, "event_id", p.ID, "error", err)
+			r.consumed = append(r.consumed, p.ID)
+			continue
+		}
+		if n > 0 && (n >= r.b.events || r.acc.items(len(r.consumed))+decisionItems(r.g, d)+1 > maxCommitItems) {
+			r.book.rollback(mark) // the decision is dropped, and what it took
+			r.more = true         // this event waits for the next round
+			break
+		}
+		switch {
+		case !r.src.inbox(p):
+			// Never stored in the inbox (an inline round's outcome, a
+			// fresh run's start), or deleted with the attempt's outcome.
+		case replayable(ev):
+			r.discard = append(r.discard, p.ID)
+		default:
+			r.consumed = append(r.consumed, p.ID)
+		}
+		r.acc.add(d)
+		r.cur = d.State
+		if d.Continue {
+			r.cont = true
+			r.more = r.more || n+1 < len(r.pending)
+			break
+		}
+	}
+	return nil
+}
+
+// readFailed returns why a decision must not be committed although the
+// engine decided (decideErr is its error): a read it made failed, so it
+// may be wrong, or it was cut short. The event is then retried.
+func (r *round) readFailed(ctx context.Context, decideErr error) error {
+	switch {
+	case r.sigs.err != nil: // a signal lookup
+		return r.sigs.err
+	case r.params.err != nil: // a read of offloaded step params
+		return r.params.err
+	case r.children.err != nil: // or of a child run's (getFromForeach, getFromSubworkflow)
+		return r.children.err
+	case decideErr != nil && ctx.Err() != nil:
+		// Cut short (the invocation is ending), not rejected: the event
+		// stays in the inbox for the next try. Consumed, it was lost — a
+		// stack shut down mid-decision dropped iterations' start events.
+		return fmt.Errorf("decide %s/%d/%d: %w", r.w.WorkflowID, r.w.InstanceID, r.w.RunID, ctx.Err())
+	}
+	return nil
+}
+
+// plan builds the round's commit: what the decisions write, and the
+// writes around them.
+func (r *round) plan(ctx context.Context) error {
+	born, queued, bornCont, err := r.o.bearChildren(ctx, r.g, &r.acc, &r.cur, r.opts, len(r.consumed), r.book, r.children, r.now)
+	if err != nil {
+		return err
+	}
+	r.born, r.queued, r.cont = born, queued, r.cont || bornCont
+	r.src.decided(r)
+	if r.commit, err = r.o.buildCommit(ctx, r.g, r.rec, &r.before, r.cur, &r.acc, r.consumed, r.now); err != nil {
+		return err
+	}
+	if err := r.src.shape(r); err != nil {
+		return err
+	}
+	if r.cont {
+		// This process goes on with the next round itself; the event's
+		// delayed wake only matters if it dies first.
+		r.commit.NewEvents = append(r.commit.NewEvents, store.Event{
+			ID: continueID(r.cur, r.rec.V), Body: mustJSON(engine.Continue{}), WakeAfter: backstopWake,
+		})
+		r.more = true
+	}
+	r.commit.SignalWaits, r.commit.Lineage = signalChanges(&r.before, r.cur)
+	if r.book != nil {
+		if r.commit.Permits, r.commit.Wakes, err = r.book.updates(); err != nil {
+			return err
+		}
+	}
+	if err := r.o.loopWrites(ctx, r.g, &r.commit, &r.before, r.cur, r.acc.commands, r.born, r.now); err != nil {
+		return err
+	}
+	if len(r.queued) > 0 {
+		r.commit.NewEvents = append(r.commit.NewEvents, r.queued...)
+		r.more = true
+	}
+	return nil
+}
+
+// commitRun takes the run slots the commit needs and commits it. No slot
+// (store.ErrNoSlot) comes from the commit's condition or, for a run behind
+// an older queued one, from slots itself: handled alike by failed.
+func (r *round) commitRun(ctx context.Context) error {
+	if err := r.o.slots(ctx, &r.commit, &r.before, r.cur, r.strat); err != nil {
+		return err
+	}
+	r.src.admitted(&r.commit)
+	limitDirect(r.commit.Outbox)
+	return r.o.store.Runs.CommitRun(ctx, r.commit)
+}
+
+// finish follows a commit: its steps dispatched, its metrics emitted, the
+// replayable events it applied deleted.
+func (r *round) finish(ctx context.Context) {
+	r.o.dispatchDirect(ctx, r.commit.Outbox)
+	r.o.emitDecision(r.began, r.w.WorkflowID, r.acc.transitions)
+	if len(r.discard) == 0 {
+		return
+	}
+	if err := r.o.store.Runs.DiscardEvents(ctx, r.w.WorkflowID, r.w.InstanceID, r.w.RunID, r.discard); err != nil {
+		r.o.log.WarnContext(ctx, "cannot delete applied events; the next round will", "workflow_id", r.w.WorkflowID,
+			"instance_id", r.w.InstanceID, "run_id", r.w.RunID, "events", len(r.discard), "error", err)
+	}
+}
+
+// failed is the remedy for a commit that wrote nothing.
+func (r *round) failed(ctx context.Context, err error) (*engine.Instance, bool, error) {
+	if r.src.raw() {
+		return nil, false, err // the caller creates the run the other way
+	}
+	var tooLarge *store.ItemTooLargeError
+	if errors.As(err, &tooLarge) {
+		if _, ok := r.b.halve(); ok && r.src.halves() {
+			// Fewer starts and events may fit (their messages and params
+			// are in the run item until sent); the round is retried
+			// smaller before the run is failed.
+			return nil, false, fmt.Errorf("%w: %w", errRoundTooLarge, err)
+		}
+		return r.o.abortRun(ctx, r.g, r.rec, &r.before, r.pending, tooLarge, r.now)
+	}
+	if errors.Is(err, store.ErrNoSlot) {
+		// No slot: the run cannot start. Actions on it (a user stopping the
+		// queued run, or FIRST_ONLY stopping a newcomer) still apply.
+		acts := pendingActions(r.pending)
+		if r.strat.rule == model.RunFirstOnly {
+			acts = append(acts, pendingAction{ev: engine.Action{Action: string(model.WorkflowActionStop)}})
+		}
+		if len(acts) > 0 {
+			return r.o.withoutStart(ctx, r.g, r.rec, &r.before, r.pending, acts, r.now)
+		}
+		return &r.before, false, err
+	}
+	return nil, false, err
+}
+
+// wakeSource is a decider's round: the run's inbox, with the outcomes
+// workers recorded on their attempts.
+type wakeSource struct{ settled }
+
+func (*wakeSource) begin(context.Context, *round) {}
+
+func (*wakeSource) load(ctx context.Context, r *round) (err error) {
+	r.rec, r.pending, err = r.o.store.Runs.LoadRun(ctx, r.w.WorkflowID, r.w.InstanceID, r.w.RunID)
+	return err
+}
+
+func (*wakeSource) events(ctx context.Context, r *round) (bool, error) {
+	recorded, ended, err := r.o.workerEnds(ctx, r.w, &r.before, r.pending)
+	if err != nil {
+		return false, err
+	}
+	r.ended, r.pending = ended, append(recorded, r.pending...)
+	return len(r.pending) == 0, nil
+}
+
+func (*wakeSource) ready(context.Context, *round) error { return nil }
+
+func (*wakeSource) strategy(ctx context.Context, r *round) (runStrategy, error) {
+	return r.o.strategy(ctx, r.w.WorkflowID)
+}
+
+func (*wakeSource) reads(ctx context.Context, r *round) decisionReads {
+	return r.o.readForDecision(ctx, r.g, &r.before, r.now)
+}
+
+func (*wakeSource) inbox(p store.Event) bool { return !p.Recorded }
+func (*wakeSource) decided(*round)           {}
+func (*wakeSource) shape(*round) error       { return nil }
+func (*wakeSource) admitted(*store.Commit)   {}
+func (*wakeSource) halves() bool             { return true }
+func (*wakeSource) raw() bool                { return false }
+
+// settled is the settle of a source with nothing going on beside its reads.
+type settled struct{}
+
+func (settled) settle() error { return nil }
+
+// freshSource is the first round of a run not yet written: its start
+// event, committed with the run's creation (see startFresh).
+type freshSource struct {
+	settled
+	fresh *freshRun
+}
+
+func (*freshSource) begin(context.Context, *round) {}
+
+func (s *freshSource) load(_ context.Context, r *round) error {
+	r.rec, r.pending = s.fresh.rec, s.fresh.pending
+	return nil
+}
+
+func (*freshSource) events(_ context.Context, r *round) (bool, error) {
+	return len(r.pending) == 0, nil
+}
+func (*freshSource) ready(context.Context, *round) error { return nil }
+
+// strategy is the head's the start read a moment ago.
+func (s *freshSource) strategy(context.Context, *round) (runStrategy, error) {
+	return strategyOf(s.fresh.head), nil
+}
+
+func (*freshSource) reads(ctx context.Context, r *round) decisionReads {
+	return r.o.readForDecision(ctx, r.g, &r.before, r.now)
+}
+
+func (*freshSource) inbox(store.Event) bool { return false }
+func (*freshSource) decided(*round)         {}
+
+func (s *freshSource) shape(r *round) error {
+	r.commit.Create = s.fresh.create
+	r.commit.Outbox = append(slices.Clone(s.fresh.outbox), r.commit.Outbox...)
+	return nil
+}
+
+// admitted: a run created admitted was never queued.
+func (*freshSource) admitted(c *store.Commit) { c.Dequeue = false }
+func (*freshSource) halves() bool             { return false }
+func (*freshSource) raw() bool                { return true }
+
+// inlineSource is a worker's inline continuation (see inlineRound): it
+// applies the outcome it holds, never stored in the inbox, and gives up
+// (errContended) when others' events wait or others' steps are in flight.
+// An inline round knows the run's version and parent (a run's constants)
+// from its previous round, so its decision's other reads go out beside the
+// run's.
+type inlineSource struct {
+	in       *inlineRound
+	prefetch chan decisionReads
+	// recording is the round's record write in flight, if any: it goes
+	// on beside the reads, the decision is committed only once it
+	// succeeded (settle), and processOnce waits for it before it returns,
+	// so in.recorded says whether it did.
+	recording chan error
+}
+
+func (s *inlineSource) begin(ctx context.Context, r *round) {
+	in := s.in
+	if in.prev == nil || !hasWork(in.prev) {
+		return
+	}
+	pg, _, err := r.o.graph(ctx, r.w.WorkflowID, in.prev.WorkflowVersion)
+	if err != nil {
+		return
+	}
+	ch, prev := make(chan decisionReads, 1), in.prev
+	s.prefetch = ch
+	go func() { ch <- r.o.readForDecision(ctx, pg, prev, r.o.now()) }()
+	// The previous round left no other step in flight (a chain): the run
+	// is all but surely uncontended, so the outcome is recorded beside the
+	// run's read too. Should the read find it contended after all, the end
+	// recorded without a wake gets one (runAndContinue), a write more.
+	if busy, berr := r.o.othersInFlight(ctx, pg, prev, in.step); in.record != nil && berr == nil && !busy {
+		s.startRecord()
+	}
+}
+
+// load: others' events wait when the run is not quiet — the decider is on
+// its way to it. Asked with one small read, not a load of every event.
+func (*inlineSource) load(ctx context.Context, r *round) error {
+	rec, quiet, err := r.o.store.Runs.LoadQuietRun(ctx, r.w.WorkflowID, r.w.InstanceID, r.w.RunID)
+	if err != nil {
+		return err
+	}
+	if !quiet {
+		return errContended
+	}
+	r.rec = rec
+	return nil
+}
+
+func (*inlineSource) events(context.Context, *round) (bool, error) { return false, nil }
+
+func (s *inlineSource) ready(ctx context.Context, r *round) error {
+	in := s.in
+	if busy, err := r.o.othersInFlight(ctx, r.g, &r.before, in.step); err != nil || busy {
+		return errors.Join(errContended, err)
+	}
+	if in.record != nil {
+		if s.recording == nil { // not started beside the run's read
+			s.startRecord()
+		}
+		if f := in.ended; f != nil {
+			r.ended = map[attemptKey]*store.FinishedAttempt{{f.Ref.StepID, f.Ref.Attempt}: f}
+		}
+	}
+	// Applied first and never stored in the inbox: nothing to consume.
+	r.pending = []store.Event{in.event}
+	return nil
+}
+
+func (*inlineSource) strategy(ctx context.Context, r *round) (runStrategy, error) {
+	return r.o.strategy(ctx, r.w.WorkflowID)
+}
+
+// reads are those prefetched beside the run's read when the run's
+// constants did not change since.
+func (s *inlineSource) reads(ctx context.Context, r *round) decisionReads {
+	prev := s.in.prev
+	if s.prefetch == nil || prev.WorkflowVersion != r.before.WorkflowVersion || runOwner(prev) != runOwner(&r.before) {
+		return r.o.readForDecision(ctx, r.g, &r.before, r.now)
+	}
+	reads := <-s.prefetch
+	if reads.book != nil {
+		reads.book.now = r.now.UnixMilli()
+	}
+	return reads
+}
+
+func (s *inlineSource) startRecord() {
+	done := make(chan error, 1)
+	s.recording = done
+	go func() { done <- s.in.record() }()
+}
+
+func (s *inlineSource) settle() error {
+	if s.recording == nil {
+		return nil
+	}
+	err := <-s.recording
+	s.recording = nil
+	if err == nil {
+		s.in.recorded = true
+	}
+	return err
+}
+
+func (*inlineSource) inbox(store.Event) bool { return false }
+func (s *inlineSource) decided(r *round)     { s.in.pick(&r.acc, r.cur) }
+
+// shape claims the attempt the worker runs itself on the commit; should it
+// not be among the commit's writes (never expected), it goes through the
+// work queue after all.
+func (s *inlineSource) shape(r *round) error {
+	in := s.in
+	if in.picked == nil || in.claim(&r.commit, r.cur, r.now.Add(r.o.claimLease)) {
+		return nil
+	}
+	m, _, err := r.o.outboxMessage(r.cur, *in.picked, 0, r.now)
+	if err != nil {
+		return err
+	}
+	r.commit.Outbox = append(r.commit.Outbox, m)
+	in.picked = nil
+	return nil
+}
+
+func (*inlineSource) admitted(*store.Commit) {}
+func (*inlineSource) halves() bool           { return false }
+func (*inlineSource) raw() bool              { return false }
