@@ -642,7 +642,7 @@ func (o *Runs) attempt(ctx context.Context, wf string, inst, run int64, step str
 }
 
 // attemptOf is Orchestrator.attempt over db.
-func attemptOf(ctx context.Context, db *store.Store, wf string, inst, run int64, step string, attempt int64) (*store.Attempt, error) {
+func attemptOf(ctx context.Context, db Stores, wf string, inst, run int64, step string, attempt int64) (*store.Attempt, error) {
 	a, err := db.Attempts.GetAttempt(ctx, wf, inst, run, step, attempt)
 	if !errors.Is(err, store.ErrNotFound) {
 		return a, err
@@ -659,7 +659,7 @@ func attemptOf(ctx context.Context, db *store.Store, wf string, inst, run int64,
 }
 
 // loadState returns the state of a run, nil if it cannot be read.
-func loadState(ctx context.Context, db *store.Store, wf string, inst, run int64) *engine.Instance {
+func loadState(ctx context.Context, db Stores, wf string, inst, run int64) *engine.Instance {
 	rr, _, err := db.Runs.LoadRun(ctx, wf, inst, run)
 	if err != nil {
 		return nil

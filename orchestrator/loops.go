@@ -222,7 +222,7 @@ func (o *Worker) startSubworkflow(ctx context.Context, m WorkMessage) error {
 // params.getFromForeach and params.getFromSubworkflow. err is the first
 // read that failed: the decision is then not committed.
 type childBook struct {
-	store *store.Store
+	store Stores
 	err   error
 	// born holds the final states of the iterations born finished in the
 	// round (bearChildren), which are not stored until it commits.

@@ -18,7 +18,10 @@ import (
 
 // Config wires an Orchestrator's dependencies.
 type Config struct {
+	// Store is the DynamoDB store; Stores, when set, is used instead (an
+	// in-memory store in unit tests).
 	Store   *store.Store
+	Stores  *Stores
 	Checker *definition.Checker
 	// Now is the clock (default time.Now). The engine receives it explicitly.
 	Now func() time.Time
@@ -100,7 +103,7 @@ type Orchestrator struct {
 // core is what every role shares: the store, the checker, the clock and
 // the compiled versions.
 type core struct {
-	store   *store.Store
+	store   Stores
 	checker *definition.Checker
 	eval    engine.Evaluator
 	now     func() time.Time
@@ -171,7 +174,6 @@ type (
 // New returns an Orchestrator.
 func New(cfg Config) *Orchestrator {
 	o := &core{
-		store:          cfg.Store,
 		checker:        cfg.Checker,
 		now:            cfg.Now,
 		newUUID:        cfg.NewUUID,
@@ -185,6 +187,12 @@ func New(cfg Config) *Orchestrator {
 		dispatch:       cfg.Dispatcher,
 		metrics:        cfg.Metrics,
 		graphs:         newGraphCache(graphCacheBytes),
+	}
+	switch {
+	case cfg.Stores != nil:
+		o.store = *cfg.Stores
+	case cfg.Store != nil:
+		o.store = StoresOf(cfg.Store)
 	}
 	if o.claimLease <= 0 {
 		o.claimLease = DefaultClaimLease

@@ -232,7 +232,7 @@ func withLoopParams(params map[string]any, lp map[string]any) map[string]any {
 }
 
 // loopParamsOf reads the loop params item of a foreach step attempt.
-func loopParamsOf(ctx context.Context, db *store.Store, wf string, inst, run int64, step string, attempt int64) (map[string]any, error) {
+func loopParamsOf(ctx context.Context, db Stores, wf string, inst, run int64, step string, attempt int64) (map[string]any, error) {
 	body, err := db.Runs.GetLoopParams(ctx, wf, inst, run, step, attempt)
 	if err != nil {
 		return nil, err
@@ -867,7 +867,7 @@ func maxTime(a, b time.Time) time.Time {
 // attempt items of one instance, each once. err is the first read that
 // failed: the decision is then not committed.
 type paramsBook struct {
-	store    *store.Store
+	store    Stores
 	wf       string
 	inst     int64
 	attempts map[paramsKey]engine.Values

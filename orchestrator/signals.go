@@ -451,7 +451,7 @@ func (o *Signals) announceOutput(ctx context.Context, m WorkMessage) error {
 // round is not committed.
 type signalBook struct {
 	ctx   context.Context
-	store *store.Store
+	store Stores
 	log   *slog.Logger
 	seen  map[string]*engine.SignalMatch // query key -> match (nil: none)
 	err   error

@@ -593,7 +593,7 @@ func (o *Rounds) emitDecision(began time.Time, wf string, transitions []engine.T
 // rest and for any message that is not a run_step. A backstop copy costs
 // three SQS requests (the send, the receive, the delete), the check half a
 // read unit.
-func BackstopsNeeded(ctx context.Context, db *store.Store, msgs []store.Message) ([]bool, error) {
+func BackstopsNeeded(ctx context.Context, attempts AttemptStore, msgs []store.Message) ([]bool, error) {
 	needed := make([]bool, len(msgs))
 	refs := make([]store.AttemptRef, 0, len(msgs))
 	at := make([]store.AttemptRef, len(msgs))
@@ -609,7 +609,7 @@ func BackstopsNeeded(ctx context.Context, db *store.Store, msgs []store.Message)
 	if len(refs) == 0 {
 		return needed, nil
 	}
-	started, err := db.Attempts.StartedAttempts(ctx, refs)
+	started, err := attempts.StartedAttempts(ctx, refs)
 	if err != nil {
 		return needed, err
 	}

@@ -301,7 +301,7 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 	var backstops func(context.Context, []store.Message) ([]bool, error)
 	if cfg.Table != "" {
 		backstops = func(ctx context.Context, msgs []store.Message) ([]bool, error) {
-			return orchestrator.BackstopsNeeded(ctx, st, msgs)
+			return orchestrator.BackstopsNeeded(ctx, st.Attempts, msgs)
 		}
 	}
 	rt := router.New(router.Config{
