@@ -219,12 +219,6 @@ func (e ChildEnded) MarshalJSON() ([]byte, error) {
 	}{e.Kind(), plain(e)})
 }
 
-// ChildEndedID is the inbox event id of a child's report: one per
-// iteration of a step attempt, so a report is stored once.
-func ChildEndedID(step string, attempt, index int64) string {
-	return fmt.Sprintf("ce-%s-%d-%d", step, attempt, index)
-}
-
 // Command kinds of loops.
 const (
 	KindCreateLoop CommandKind = "create_loop"

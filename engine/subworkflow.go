@@ -108,12 +108,6 @@ func (e ChildStarted) MarshalJSON() ([]byte, error) {
 	}{e.Kind(), plain(e)})
 }
 
-// ChildStartedID is the inbox event id of a subworkflow step attempt's
-// start report: one per attempt.
-func ChildStartedID(step string, attempt int64) string {
-	return fmt.Sprintf("cs-%s-%d", step, attempt)
-}
-
 // SubworkflowRequestID is the start request id of the child of a step
 // attempt: the step attempt's uuid, the same however often it is asked for.
 func SubworkflowRequestID(st *Instance, stepID string, attempt int64) string {

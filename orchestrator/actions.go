@@ -51,7 +51,7 @@ func (o *Actions) act(ctx context.Context, wf string, inst, run int64, step, act
 			return nil, Invalid("bad action", "action: "+err.Error())
 		}
 	}
-	ev := store.Event{ID: "a-" + o.newUUID(), Body: mustJSON(engine.Action{StepID: step, Action: action, Principal: caller.From(ctx)}), WakeAfter: backstopWake}
+	ev := store.Event{ID: actionEventID(o.newUUID()), Body: mustJSON(engine.Action{StepID: step, Action: action, Principal: caller.From(ctx)}), WakeAfter: backstopWake}
 	if err := o.store.Runs.PutEvent(ctx, wf, inst, run, ev); err != nil {
 		return nil, Internal(err)
 	}
@@ -163,7 +163,7 @@ func (o *Actions) startNextRun(ctx context.Context, rec *store.InstanceRecord, s
 	// it over (the release wakes the new run, which then takes the slot
 	// before any queued instance is woken).
 	wake := &store.RunEvent{InstanceID: inst, RunID: next.RunID, Event: store.Event{
-		ID: fmt.Sprintf("u-%06d", next.RunID), Body: mustJSON(engine.Continue{}),
+		ID: unblockEventID(next.RunID), Body: mustJSON(engine.Continue{}),
 	}}
 	if err := o.store.Instances.ReleaseSlot(ctx, wf, inst, st.RunID, wake); err != nil && !errors.Is(err, store.ErrNotHolding) {
 		o.log.WarnContext(ctx, "releasing the slot of the restarted run failed; unblock the instance", "workflow_id", wf, "instance_id", inst, "error", err)
@@ -215,7 +215,7 @@ func (o *Actions) releaseBlocked(ctx context.Context, wf string, inst, run int64
 	}
 	if ok {
 		wake = &store.RunEvent{InstanceID: qi, RunID: qr, Event: store.Event{
-			ID: fmt.Sprintf("q-%013d", o.now().UnixMilli()), Body: mustJSON(engine.Continue{}),
+			ID: queueEventID(o.now().UnixMilli()), Body: mustJSON(engine.Continue{}),
 		}}
 	}
 	return o.store.Instances.ReleaseSlot(ctx, wf, inst, run, wake)

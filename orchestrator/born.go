@@ -140,7 +140,7 @@ func (o *Rounds) bearChildren(ctx context.Context, g *engine.Graph, acc *decisio
 						"instance_id", (*cur).InstanceID, "step_id", x.StepID, "index", x.Index, "error", err)
 				}
 				queued = append(queued, store.Event{
-					ID: engine.ChildEndedID(x.StepID, x.Attempt, x.Index), Body: mustJSON(b.end), WakeAfter: backstopWake,
+					ID: childEndedEventID(x.StepID, x.Attempt, x.Index), Body: mustJSON(b.end), WakeAfter: backstopWake,
 				})
 				continue
 			}

@@ -120,7 +120,7 @@ func (o *Gates) RemoveBreakpoints(ctx context.Context, wf, step string, resume b
 		return 0, Internal(err)
 	}
 	for _, p := range paused {
-		ev := store.Event{ID: "a-" + o.newUUID(), Body: mustJSON(engine.Action{StepID: p.StepID, Action: string(model.StepActionResume)})}
+		ev := store.Event{ID: actionEventID(o.newUUID()), Body: mustJSON(engine.Action{StepID: p.StepID, Action: string(model.StepActionResume)})}
 		if err := o.store.Runs.PutEvent(ctx, p.WorkflowID, p.Instance, p.Run, ev); err != nil {
 			return 0, Internal(err)
 		}
@@ -279,7 +279,7 @@ func (o *Gates) wakeWaiters(ctx context.Context, p *store.TagPermit) error {
 			continue
 		}
 		seen[rk] = true
-		ev := store.Event{ID: fmt.Sprintf("p-%013d", o.now().UnixMilli()), Body: mustJSON(engine.Continue{})}
+		ev := store.Event{ID: permitsEventID(o.now().UnixMilli()), Body: mustJSON(engine.Continue{})}
 		if err := o.store.Runs.PutEvent(ctx, h.WorkflowID, h.InstanceID, h.RunID, ev); err != nil {
 			return err
 		}

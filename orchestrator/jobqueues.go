@@ -216,7 +216,7 @@ func (b *permitBook) queueUpdates(ups []store.PermitUpdate, wakes []store.WakeRu
 			woken[runKey] = true
 			wakes = append(wakes, store.WakeRun{
 				WorkflowID: hk.WorkflowID, InstanceID: hk.InstanceID, RunID: hk.RunID,
-				Event: store.Event{ID: fmt.Sprintf("p-%013d", b.now), Body: mustJSON(engine.Continue{})},
+				Event: store.Event{ID: permitsEventID(b.now), Body: mustJSON(engine.Continue{})},
 			})
 		}
 	}

@@ -67,7 +67,7 @@ func (o *Rounds) loopWrites(ctx context.Context, g *engine.Graph, c *store.Commi
 			ev := engine.Action{Action: x.Action, By: x.Reason, FromParent: true}
 			c.Wakes = append(c.Wakes, store.WakeRun{
 				WorkflowID: x.WorkflowID, InstanceID: x.InstanceID, RunID: run,
-				Event: store.Event{ID: fmt.Sprintf("a-parent-%s", x.Action), Body: mustJSON(ev)},
+				Event: store.Event{ID: parentActionEventID(string(x.Action)), Body: mustJSON(ev)},
 			})
 		}
 	}
@@ -90,7 +90,7 @@ func (o *Rounds) loopWrites(ctx context.Context, g *engine.Graph, c *store.Commi
 		}
 		c.Wakes = append(c.Wakes, store.WakeRun{
 			WorkflowID: p.WorkflowID, InstanceID: p.InstanceID, RunID: p.RunID,
-			Event: store.Event{ID: engine.ChildEndedID(p.StepID, p.Attempt, p.Index), Body: mustJSON(ev)},
+			Event: store.Event{ID: childEndedEventID(p.StepID, p.Attempt, p.Index), Body: mustJSON(ev)},
 		})
 	}
 	return nil
@@ -214,7 +214,7 @@ func (o *Worker) startSubworkflow(ctx context.Context, m WorkMessage) error {
 		}
 	}
 	return o.store.Runs.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, store.Event{
-		ID: engine.ChildStartedID(x.StepID, x.Attempt), Body: mustJSON(report), Covered: true,
+		ID: childStartedEventID(x.StepID, x.Attempt), Body: mustJSON(report), Covered: true,
 	})
 }
 

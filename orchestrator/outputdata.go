@@ -60,7 +60,7 @@ func (o *Actions) PutOutputData(ctx context.Context, od OutputData) (*OutputData
 	if od.ExternalJobType != "" || od.ExternalJobID != "" {
 		source = fmt.Sprintf("%s %s", od.ExternalJobType, od.ExternalJobID)
 	}
-	ev := store.Event{ID: "o-" + o.newUUID(), WakeAfter: backstopWake, Body: mustJSON(engine.OutputData{
+	ev := store.Event{ID: outputDataEventID(o.newUUID()), WakeAfter: backstopWake, Body: mustJSON(engine.OutputData{
 		StepID: od.StepID, Attempt: attempt, Outputs: od.Params, Source: source,
 	})}
 	if err := o.store.Runs.PutEvent(ctx, od.WorkflowID, od.InstanceID, run, ev); err != nil {

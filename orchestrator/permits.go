@@ -225,7 +225,7 @@ func (b *permitBook) updates() ([]store.PermitUpdate, []store.WakeRun, error) {
 			woken[runKey] = true
 			wakes = append(wakes, store.WakeRun{
 				WorkflowID: hk.WorkflowID, InstanceID: hk.InstanceID, RunID: hk.RunID,
-				Event: store.Event{ID: fmt.Sprintf("p-%013d", b.now), Body: mustJSON(engine.Continue{})},
+				Event: store.Event{ID: permitsEventID(b.now), Body: mustJSON(engine.Continue{})},
 			})
 		}
 	}

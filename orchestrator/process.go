@@ -266,14 +266,6 @@ func replayable(ev engine.Event) bool {
 	return false
 }
 
-// continueID is the id of the Continue event a commit at version v+1
-// leaves: unique per commit, since a round that only launches iterations
-// changes no status (and so not the state's Seq), and the event it
-// consumes must not be the one it puts.
-func continueID(st *engine.Instance, v int64) string {
-	return fmt.Sprintf("c-%012d-%d", st.Seq, v+1)
-}
-
 // handOff gives the rest of a run's work to the decider. The last round
 // left a Continue event in the run's inbox whose wake comes only after its
 // backstop delay (meant for a committer that died), so handOff wakes the
@@ -290,7 +282,7 @@ func (o *Rounds) handOff(ctx context.Context, w store.Wake) error {
 		o.log.WarnContext(ctx, "cannot wake the decider directly; an inbox event's wake will", "workflow_id", w.WorkflowID,
 			"instance_id", w.InstanceID, "run_id", w.RunID, "error", err)
 	}
-	id := "k-" + o.newUUID()
+	id := handOffEventID(o.newUUID())
 	if err := o.store.Runs.PutEvent(ctx, w.WorkflowID, w.InstanceID, w.RunID, store.Event{ID: id, Body: mustJSON(engine.Continue{})}); err != nil {
 		return fmt.Errorf("hand off %s/%d/%d to the decider: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
 	}
@@ -345,7 +337,7 @@ func (o *Rounds) workerEnds(ctx context.Context, w store.Wake, before *engine.In
 			}
 			body = mustJSON(res)
 		}
-		evs = append(evs, store.Event{ID: fmt.Sprintf("f-%s-%06d", f.Ref.StepID, f.Ref.Attempt), Body: body, Recorded: true})
+		evs = append(evs, store.Event{ID: outcomeEventID(f.Ref.StepID, f.Ref.Attempt), Body: body, Recorded: true})
 	}
 	return evs, ended, nil
 }
@@ -415,7 +407,7 @@ func (o *Rounds) abortRun(ctx context.Context, g *engine.Graph, rec *store.RunRe
 	more := d.Continue
 	if more {
 		commit.NewEvents = append(commit.NewEvents, store.Event{
-			ID: continueID(d.State, rec.V), Body: mustJSON(engine.Continue{}), WakeAfter: backstopWake,
+			ID: continueEventID(d.State, rec.V), Body: mustJSON(engine.Continue{}), WakeAfter: backstopWake,
 		})
 	}
 	commit.SignalWaits, commit.Lineage = signalChanges(before, d.State)

@@ -281,7 +281,7 @@ func (r *round) plan(ctx context.Context) error {
 		// This process goes on with the next round itself; the event's
 		// delayed wake only matters if it dies first.
 		r.commit.NewEvents = append(r.commit.NewEvents, store.Event{
-			ID: continueID(r.cur, r.rec.V), Body: mustJSON(engine.Continue{}), WakeAfter: backstopWake,
+			ID: continueEventID(r.cur, r.rec.V), Body: mustJSON(engine.Continue{}), WakeAfter: backstopWake,
 		})
 		r.more = true
 	}

@@ -2,8 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -205,8 +203,7 @@ func (o *Signals) handleSignal(ctx context.Context, name string, seq int64) erro
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256([]byte(name))
-	evID := fmt.Sprintf("s-%s-%012d", hex.EncodeToString(sum[:6]), seq)
+	evID := signalEventID(name, seq)
 	body := mustJSON(engine.SignalArrived{Name: name, Seq: seq})
 	for _, w := range waiters {
 		h, err := store.ParseSignalWaiterKey(w)

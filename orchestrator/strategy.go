@@ -113,7 +113,7 @@ func (o *Rounds) slots(ctx context.Context, c *store.Commit, before, after *engi
 			c.SlotDelta--
 			if ok {
 				c.WakeOther = &store.RunEvent{InstanceID: inst, RunID: run, Event: store.Event{
-					ID: fmt.Sprintf("q-%013d", o.now().UnixMilli()), Body: mustJSON(engine.Continue{}),
+					ID: queueEventID(o.now().UnixMilli()), Body: mustJSON(engine.Continue{}),
 				}}
 			}
 		}
@@ -144,7 +144,7 @@ func (o *Rounds) displace(ctx context.Context, w store.Wake, rule model.RunStrat
 		if t.InstanceID > w.InstanceID {
 			continue // only older runs give way to a newer one
 		}
-		ev := store.Event{ID: fmt.Sprintf("l-%012d", w.InstanceID), Body: stop}
+		ev := store.Event{ID: lastOnlyEventID(w.InstanceID), Body: stop}
 		if err := o.store.Runs.PutEvent(ctx, w.WorkflowID, t.InstanceID, t.RunID, ev); err != nil {
 			return err
 		}
@@ -229,7 +229,7 @@ func (o *Actions) ActOnWorkflow(ctx context.Context, wf, action string) (int, er
 	if err != nil {
 		return 0, Internal(err)
 	}
-	id := "w-" + o.newUUID()
+	id := workflowActionEventID(o.newUUID())
 	body := mustJSON(engine.Action{Action: string(a), Principal: caller.From(ctx)})
 	runs := append(holding, queued...)
 	for _, r := range runs {

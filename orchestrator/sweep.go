@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
@@ -23,10 +22,9 @@ const SweepBody = `{"kind":"sweep"}`
 // Bounds of one sweep: the runs it looks at and how many at once. What is
 // left waits for the next sweep, a minute later.
 const (
-	maxSweepRuns    = 1000
-	sweepDeciders   = 8
-	sweepPerShard   = maxSweepRuns / store.SweepShards
-	redriveIDPrefix = "r-"
+	maxSweepRuns  = 1000
+	sweepDeciders = 8
+	sweepPerShard = maxSweepRuns / store.SweepShards
 )
 
 // SweepReport says what one sweep found and did.
@@ -170,7 +168,7 @@ func (o *Sweeper) sweepRun(ctx context.Context, r *runDue, rep *SweepReport) {
 		return
 	}
 	ev := store.Event{
-		ID:   fmt.Sprintf("%s%013d", redriveIDPrefix, r.run.At),
+		ID:   redriveEventID(r.run.At),
 		Body: mustJSON(engine.Redrive{Reason: "the run had not heard back from its work by its due time"}),
 	}
 	switch err := o.store.Sweeps.Redrive(ctx, *r.run, ev); {

@@ -101,10 +101,10 @@ func (o *Worker) dispatchStep(ctx context.Context, m WorkMessage, d CallbackRunn
 		if res.FinishedAt == 0 {
 			res.FinishedAt = o.now().UnixMilli()
 		}
-		ev := store.Event{ID: fmt.Sprintf("f-%s-%06d", m.StepID, m.Attempt), Body: mustJSON(*res), Covered: true}
+		ev := store.Event{ID: outcomeEventID(m.StepID, m.Attempt), Body: mustJSON(*res), Covered: true}
 		return o.handResult(ctx, m, claim, *res, ev, nil)
 	}
-	ev := store.Event{ID: fmt.Sprintf("w-%s-%06d", m.StepID, m.Attempt), Covered: true, Body: mustJSON(engine.TaskWaiting{
+	ev := store.Event{ID: taskWaitingEventID(m.StepID, m.Attempt), Covered: true, Body: mustJSON(engine.TaskWaiting{
 		StepID: m.StepID, Attempt: m.Attempt, At: o.now().UnixMilli(), Target: h.Target, Job: h.Job,
 	})}
 	err = o.store.Tasks.WaitForTask(ctx, ref, claim, hash, h.Job, ev)
@@ -228,7 +228,7 @@ func (o *Actions) completeTask(ctx context.Context, hash string, c TaskCompletio
 		if _, ok, _ := engine.HeartbeatTimeout(s.Params); !ok {
 			return view, nil
 		}
-		ev := store.Event{ID: "h-" + o.newUUID(), Body: mustJSON(engine.TaskHeartbeat{StepID: ref.StepID, Attempt: ref.Attempt, At: now.UnixMilli()})}
+		ev := store.Event{ID: heartbeatEventID(o.newUUID()), Body: mustJSON(engine.TaskHeartbeat{StepID: ref.StepID, Attempt: ref.Attempt, At: now.UnixMilli()})}
 		if err := o.store.Runs.PutEvent(ctx, ref.WorkflowID, ref.InstanceID, ref.RunID, ev); err != nil {
 			return nil, Internal(err)
 		}
@@ -243,7 +243,7 @@ func (o *Actions) completeTask(ctx context.Context, hash string, c TaskCompletio
 			res.Message = string(c.Error)
 		}
 	}
-	ev := store.Event{ID: fmt.Sprintf("k-%s-%06d", ref.StepID, ref.Attempt), Body: mustJSON(res)}
+	ev := store.Event{ID: taskReportEventID(ref.StepID, ref.Attempt), Body: mustJSON(res)}
 	err = o.store.Tasks.UseTaskToken(ctx, hash, c.Action, ref, ev)
 	if errors.Is(err, store.ErrTaskTokenUsed) {
 		return nil, Conflict("the task token was already used")

@@ -38,7 +38,7 @@ func (o *Worker) HandleWork(ctx context.Context, body []byte, runners map[model.
 			return wait, nil
 		}
 		ev = store.Event{
-			ID:   fmt.Sprintf("t-%s-%06d-%s", m.StepID, m.Attempt, m.Purpose),
+			ID:   timerEventID(m.StepID, m.Attempt, m.Purpose),
 			Body: mustJSON(engine.TimerFired{StepID: m.StepID, Attempt: m.Attempt, Purpose: m.Purpose}),
 			// The run's sweep due time covers the timers it awaits
 			// (engine.Awaited), all but signal checks.
@@ -195,7 +195,7 @@ func (o *Worker) runAndContinue(ctx context.Context, m WorkMessage, runners map[
 		}
 		// The run's sweep due time covers the step's answer: a lost wake
 		// is found through the run item.
-		ev := store.Event{ID: fmt.Sprintf("f-%s-%06d", m.StepID, m.Attempt), Body: mustJSON(res), Covered: true}
+		ev := store.Event{ID: outcomeEventID(m.StepID, m.Attempt), Body: mustJSON(res), Covered: true}
 		w := store.Wake{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID}
 		ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
 		end := workerEnd(m, res)
