@@ -11,7 +11,6 @@ import (
 	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/events"
-	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 	"github.com/maestro-serverless/maestro/trace"
@@ -320,11 +319,11 @@ func (o *core) runState(ctx context.Context, wf string, inst, run int64) (*store
 	if err != nil {
 		return nil, nil, Internal(err)
 	}
-	var st engine.Instance
-	if err := jsonnum.Decode(rr.State, &st); err != nil {
-		return nil, nil, Internal(fmt.Errorf("decode state of %s/%d/%d: %w", wf, inst, run, err))
+	st, err := decodeState(rr)
+	if err != nil {
+		return nil, nil, Internal(err)
 	}
-	return rec, &st, nil
+	return rec, st, nil
 }
 
 // restartIteration restarts one iteration of a foreach: its parent run,

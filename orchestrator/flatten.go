@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/maestro-serverless/maestro/engine"
-	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -314,10 +313,11 @@ func (o *Runs) flatRoot(ctx context.Context, wf string, inst, run int64, step st
 	if err != nil {
 		return nil, flatLoop{}, Internal(err)
 	}
-	var st engine.Instance
-	if err := jsonnum.Decode(rr.State, &st); err != nil {
-		return nil, flatLoop{}, Internal(fmt.Errorf("decode state: %w", err))
+	decoded, err := decodeState(rr)
+	if err != nil {
+		return nil, flatLoop{}, Internal(err)
 	}
+	st := *decoded
 	_, def, err := o.graph(ctx, wf, st.WorkflowVersion)
 	if err != nil {
 		return nil, flatLoop{}, Internal(err)

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/maestro-serverless/maestro/engine"
-	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -169,9 +168,9 @@ func (o *Gates) pausedIn(ctx context.Context, wf string, inst, run int64, step s
 	if err != nil {
 		return err
 	}
-	var st engine.Instance
-	if err := jsonnum.Decode(rec.State, &st); err != nil {
-		return fmt.Errorf("decode state of %s/%d/%d: %w", wf, inst, run, err)
+	st, err := decodeState(rec)
+	if err != nil {
+		return err
 	}
 	for _, s := range st.Steps {
 		if s.Status == model.StepPaused && (step == "" || s.StepID == step) {

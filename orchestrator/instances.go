@@ -299,10 +299,11 @@ func (o *core) runView(ctx context.Context, rec *store.InstanceRecord, run int64
 	if err != nil {
 		return nil, Internal(err)
 	}
-	var st engine.Instance
-	if err := jsonnum.Decode(rr.State, &st); err != nil {
-		return nil, Internal(fmt.Errorf("decode state: %w", err))
+	decoded, err := decodeState(rr)
+	if err != nil {
+		return nil, Internal(err)
 	}
+	st := *decoded
 	tl := compactTimeline(&st)
 	if !st.Compact {
 		// The run's first entries are in its item, later ones items of
@@ -362,10 +363,11 @@ func (o *Runs) ListSteps(ctx context.Context, wf string, inst int64) ([]*StepVie
 	if err != nil {
 		return nil, Internal(err)
 	}
-	var st engine.Instance
-	if err := jsonnum.Decode(rr.State, &st); err != nil {
-		return nil, Internal(fmt.Errorf("decode state: %w", err))
+	decoded, err := decodeState(rr)
+	if err != nil {
+		return nil, Internal(err)
 	}
+	st := *decoded
 	attempts := compactAttempts(&st)
 	if !st.Compact {
 		if attempts, err = o.store.Attempts.ListAttempts(ctx, wf, inst, rec.RunID); err != nil {
@@ -664,11 +666,11 @@ func loadState(ctx context.Context, db Stores, wf string, inst, run int64) *engi
 	if err != nil {
 		return nil
 	}
-	var st engine.Instance
-	if jsonnum.Decode(rr.State, &st) != nil {
+	st, err := decodeState(rr)
+	if err != nil {
 		return nil
 	}
-	return &st
+	return st
 }
 
 // stepFromState returns the view of a step attempt of run that has no item,

@@ -412,7 +412,8 @@ func childStep(st *engine.Instance, k store.RunKey, stepID string) (params engin
 		StepID: stepID, Attempt: s.Attempt}
 }
 
-// decodeState decodes a run record's engine state.
+// decodeState decodes a run record's engine state: the one place the
+// orchestrator decodes run state.
 func decodeState(rec *store.RunRecord) (*engine.Instance, error) {
 	var st engine.Instance
 	if err := jsonnum.Decode(rec.State, &st); err != nil {
@@ -479,10 +480,11 @@ func (o *Rounds) childRerun(ctx context.Context, x engine.RestartChild, now time
 	if err != nil {
 		return store.NewRun{}, fmt.Errorf("rerun iteration %d of step %q: %w", inst, x.StepID, err)
 	}
-	var prev engine.Instance
-	if err := jsonnum.Decode(rr.State, &prev); err != nil {
-		return store.NewRun{}, fmt.Errorf("rerun iteration %d of step %q: decode state: %w", inst, x.StepID, err)
+	decoded, err := decodeState(rr)
+	if err != nil {
+		return store.NewRun{}, fmt.Errorf("rerun iteration %d of step %q: %w", inst, x.StepID, err)
 	}
+	prev := *decoded
 	var next *engine.Instance
 	if in := x.Inner; in != nil {
 		// Restarted for one iteration of a loop of its own (a nested

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/maestro-serverless/maestro/engine"
-	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/logctx"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
@@ -146,9 +145,11 @@ func (r *round) prepare(ctx context.Context) (done bool, err error) {
 	if err := r.src.load(ctx, r); err != nil {
 		return false, err
 	}
-	if err := jsonnum.Decode(r.rec.State, &r.before); err != nil {
-		return false, fmt.Errorf("decode state of %s/%d/%d: %w", r.w.WorkflowID, r.w.InstanceID, r.w.RunID, err)
+	before, err := decodeState(r.rec)
+	if err != nil {
+		return false, err
 	}
+	r.before = *before
 	if r.before.TraceID != "" {
 		logctx.Add(ctx, "trace_id", r.before.TraceID)
 	}
