@@ -9,10 +9,6 @@ import (
 	"github.com/maestro-serverless/maestro/store"
 )
 
-// WorkPurge asks a worker to delete the next batch of a deleted workflow's
-// items.
-const WorkPurge WorkKind = "purge"
-
 // purgeBudget is how many items one purge round deletes; a round re-arms
 // the next one until nothing is left.
 const purgeBudget = 500

@@ -20,12 +20,6 @@ import (
 // killed, timed out, its run ended — cancels its job (engine.CancelJob, a
 // cancel_job message).
 
-// Work kinds of external jobs.
-const (
-	WorkCancelJob WorkKind = "cancel_job"
-	WorkJobEvent  WorkKind = "job_event"
-)
-
 // JobRunner is a CallbackRunner whose hand-overs are external jobs.
 type JobRunner interface {
 	CallbackRunner

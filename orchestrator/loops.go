@@ -171,10 +171,6 @@ func (o *Rounds) childRun(ctx context.Context, parent *engine.Instance, x engine
 	}, nil
 }
 
-// WorkStartSubworkflow is a work message that starts the child instance of
-// a subworkflow step attempt (engine.StartSubworkflow).
-const WorkStartSubworkflow WorkKind = "start_subworkflow"
-
 // startSubworkflow starts the child of a subworkflow step attempt — an
 // instance of the named workflow and version, initiator SUBWORKFLOW, its
 // run strategy applying — under the attempt's request id, so a message

@@ -18,61 +18,6 @@ import (
 	"github.com/maestro-serverless/maestro/store"
 )
 
-// WorkKind tags a work-queue message.
-type WorkKind string
-
-// Work message kinds.
-const (
-	// WorkRunStep asks the step worker to execute a step attempt.
-	WorkRunStep WorkKind = "run_step"
-	// WorkTimer delivers a due timer; it may arrive early when the wait was
-	// longer than one SQS delay, in which case it is delayed again.
-	WorkTimer WorkKind = "timer"
-)
-
-// WorkMessage is the body of a work-queue message.
-type WorkMessage struct {
-	Kind       WorkKind            `json:"kind"`
-	WorkflowID string              `json:"workflow_id"`
-	InstanceID int64               `json:"workflow_instance_id"`
-	RunID      int64               `json:"workflow_run_id"`
-	StepID     string              `json:"step_id"`
-	Attempt    int64               `json:"step_attempt_id"`
-	StepKind   model.StepKind      `json:"step_kind,omitempty"`
-	StepType   model.StepType      `json:"step_type,omitempty"`
-	Params     engine.Values       `json:"params,omitempty"`
-	Purpose    engine.TimerPurpose `json:"purpose,omitempty"`
-	FireAt     time.Time           `json:"fire_at,omitzero"`
-	// Backstop is set on the stream router's copy of a step the committer
-	// dispatched itself (store.Message.Direct).
-	Backstop bool `json:"backstop,omitempty"`
-	// Round numbers the rounds of a purge.
-	Round int64 `json:"round,omitempty"`
-	// SignalName and SignalSeq name a signal instance to deliver; for an
-	// announce, SignalName, Params, Payload and Index (of the step's
-	// output) describe the signal.
-	SignalName string         `json:"signal_name,omitempty"`
-	SignalSeq  int64          `json:"signal_seq,omitempty"`
-	Index      int            `json:"index,omitempty"`
-	Payload    map[string]any `json:"payload,omitempty"`
-	// Subworkflow is the child a start_subworkflow message starts.
-	Subworkflow *engine.StartSubworkflow `json:"subworkflow,omitempty"`
-	// StartTime is when a run_step's attempt was created and started (unix
-	// ms), set when that was one instant: its claim then creates the
-	// attempt's item if its start commit left it out (see deferred.go).
-	StartTime int64 `json:"start_time,omitempty"`
-	// Job names an external job a cancel_job message stops, Reason why.
-	Job    string `json:"job,omitempty"`
-	Reason string `json:"reason,omitempty"`
-	// JobEvent is a job_event message's EventBridge event (ECS or Batch
-	// state change), as an EventBridge rule's input transformer wraps it.
-	JobEvent json.RawMessage `json:"job_event,omitempty"`
-	// Crowd is how many other steps the commit that started a run_step's
-	// attempt started with it: a worker of a wide fan-out does not try to
-	// continue the run inline (see crowdInline).
-	Crowd int `json:"crowd,omitempty"`
-}
-
 // MaxSQSDelay is the longest delay SQS supports on one message.
 const MaxSQSDelay = 15 * time.Minute
 

@@ -17,13 +17,6 @@ import (
 )
 
 // Work kinds of signals.
-const (
-	// WorkSignal asks a worker to deliver a stored signal instance to the
-	// triggers and waiting steps subscribed to its name.
-	WorkSignal WorkKind = "signal"
-	// WorkAnnounce announces a step's signal output.
-	WorkAnnounce WorkKind = "announce"
-)
 
 // SignalSource says who announced a signal.
 type SignalSource struct {

@@ -11,11 +11,6 @@ import (
 	"github.com/maestro-serverless/maestro/store"
 )
 
-// WorkSweep asks the worker to run the recovery sweeper; a recurring
-// schedule (EventBridge Scheduler, every minute) sends it to the work
-// queue.
-const WorkSweep WorkKind = "sweep"
-
 // SweepBody is the body of the work message that runs a sweep.
 const SweepBody = `{"kind":"sweep"}`
 

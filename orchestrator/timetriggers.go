@@ -14,13 +14,6 @@ import (
 )
 
 // Work kinds of time triggers.
-const (
-	// WorkSyncTriggers asks a worker to bring a workflow's time-trigger
-	// schedules in line with its head (sent with every definition change).
-	WorkSyncTriggers WorkKind = "sync_triggers"
-	// WorkTimeTrigger is a firing delivered by a time trigger's schedule.
-	WorkTimeTrigger WorkKind = triggers.FiringKind
-)
 
 // ScheduleSpec is one recurring schedule of a time trigger.
 type ScheduleSpec struct {

@@ -515,9 +515,6 @@ func (o *Rounds) HandleWake(ctx context.Context, body []byte) error {
 	return o.handleWake(ctx, w)
 }
 
-// WorkWake is a backstop wake on the work queue (store.Event.WakeAfter).
-const WorkWake WorkKind = store.WorkKindWake
-
 // backstopWake is how long after an event its writer decides itself the
 // backstop wake comes.
 const backstopWake = 10 // seconds
