@@ -152,45 +152,25 @@ func UnmarshalCommand(data []byte) (Command, error) {
 	var c Command
 	switch CommandKind(kind) {
 	case KindRunStep:
-		var x RunStep
-		err = json.Unmarshal(data, &x)
-		c = x
+		c, err = decodeAs[RunStep](data, json.Unmarshal)
 	case KindStartTimer:
-		var x StartTimer
-		err = json.Unmarshal(data, &x)
-		c = x
+		c, err = decodeAs[StartTimer](data, json.Unmarshal)
 	case KindInstanceDone:
-		var x InstanceDone
-		err = json.Unmarshal(data, &x)
-		c = x
+		c, err = decodeAs[InstanceDone](data, json.Unmarshal)
 	case KindCreateLoop:
-		var x CreateLoop
-		err = jsonnum.Decode(data, &x)
-		c = x
+		c, err = decodeAs[CreateLoop](data, jsonnum.Decode)
 	case KindStartChild:
-		var x StartChild
-		err = jsonnum.Decode(data, &x)
-		c = x
+		c, err = decodeAs[StartChild](data, jsonnum.Decode)
 	case KindStopChild:
-		var x StopChild
-		err = json.Unmarshal(data, &x)
-		c = x
+		c, err = decodeAs[StopChild](data, json.Unmarshal)
 	case KindRestartChild:
-		var x RestartChild
-		err = jsonnum.Decode(data, &x)
-		c = x
+		c, err = decodeAs[RestartChild](data, jsonnum.Decode)
 	case KindStartSubworkflow:
-		var x StartSubworkflow
-		err = jsonnum.Decode(data, &x)
-		c = x
+		c, err = decodeAs[StartSubworkflow](data, jsonnum.Decode)
 	case KindAnnounceSignal:
-		var x AnnounceSignal
-		err = jsonnum.Decode(data, &x)
-		c = x
+		c, err = decodeAs[AnnounceSignal](data, jsonnum.Decode)
 	case KindCancelJob:
-		var x CancelJob
-		err = json.Unmarshal(data, &x)
-		c = x
+		c, err = decodeAs[CancelJob](data, json.Unmarshal)
 	default:
 		return nil, fmt.Errorf("decode command: unknown kind %q", kind)
 	}

@@ -144,84 +144,48 @@ func UnmarshalEvent(data []byte) (Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decode event: %w", err)
 	}
+	var e Event
 	switch EventKind(kind) {
 	case KindStartRun:
-		var e StartRun
-		if err := jsonnum.Decode(data, &e); err != nil {
-			return nil, fmt.Errorf("decode %s event: %w", kind, err)
-		}
-		return e, nil
+		e, err = decodeAs[StartRun](data, jsonnum.Decode)
 	case KindStepFinished:
-		var e StepFinished
-		if err := jsonnum.Decode(data, &e); err != nil {
-			return nil, fmt.Errorf("decode %s event: %w", kind, err)
-		}
-		return e, nil
+		e, err = decodeAs[StepFinished](data, jsonnum.Decode)
 	case KindTimerFired:
-		var e TimerFired
-		if err := jsonnum.Decode(data, &e); err != nil {
-			return nil, fmt.Errorf("decode %s event: %w", kind, err)
-		}
-		return e, nil
+		e, err = decodeAs[TimerFired](data, jsonnum.Decode)
+	case KindAbort:
+		e, err = decodeAs[Abort](data, jsonnum.Decode)
+	case KindOutputData:
+		e, err = decodeAs[OutputData](data, jsonnum.Decode)
+	case KindSignalArrived:
+		e, err = decodeAs[SignalArrived](data, jsonnum.Decode)
+	case KindAction:
+		e, err = decodeAs[Action](data, jsonnum.Decode)
+	case KindChildEnded:
+		e, err = decodeAs[ChildEnded](data, jsonnum.Decode)
+	case KindTaskWaiting:
+		e, err = decodeAs[TaskWaiting](data, jsonnum.Decode)
+	case KindTaskHeartbeat:
+		e, err = decodeAs[TaskHeartbeat](data, jsonnum.Decode)
+	case KindChildStarted:
+		e, err = decodeAs[ChildStarted](data, jsonnum.Decode)
+	case KindRedrive:
+		e, err = decodeAs[Redrive](data, jsonnum.Decode)
 	case KindContinue:
 		return Continue{}, nil
-	case KindAbort:
-		var e Abort
-		if err := jsonnum.Decode(data, &e); err != nil {
-			return nil, fmt.Errorf("decode %s event: %w", kind, err)
-		}
-		return e, nil
-	case KindOutputData:
-		var e OutputData
-		if err := jsonnum.Decode(data, &e); err != nil {
-			return nil, fmt.Errorf("decode %s event: %w", kind, err)
-		}
-		return e, nil
-	case KindSignalArrived:
-		var e SignalArrived
-		if err := jsonnum.Decode(data, &e); err != nil {
-			return nil, fmt.Errorf("decode %s event: %w", kind, err)
-		}
-		return e, nil
-	case KindAction:
-		var e Action
-		if err := jsonnum.Decode(data, &e); err != nil {
-			return nil, fmt.Errorf("decode %s event: %w", kind, err)
-		}
-		return e, nil
-	case KindChildEnded:
-		var e ChildEnded
-		if err := jsonnum.Decode(data, &e); err != nil {
-			return nil, fmt.Errorf("decode %s event: %w", kind, err)
-		}
-		return e, nil
-	case KindTaskWaiting:
-		var e TaskWaiting
-		if err := jsonnum.Decode(data, &e); err != nil {
-			return nil, fmt.Errorf("decode %s event: %w", kind, err)
-		}
-		return e, nil
-	case KindTaskHeartbeat:
-		var e TaskHeartbeat
-		if err := jsonnum.Decode(data, &e); err != nil {
-			return nil, fmt.Errorf("decode %s event: %w", kind, err)
-		}
-		return e, nil
-	case KindChildStarted:
-		var e ChildStarted
-		if err := jsonnum.Decode(data, &e); err != nil {
-			return nil, fmt.Errorf("decode %s event: %w", kind, err)
-		}
-		return e, nil
-	case KindRedrive:
-		var e Redrive
-		if err := jsonnum.Decode(data, &e); err != nil {
-			return nil, fmt.Errorf("decode %s event: %w", kind, err)
-		}
-		return e, nil
 	default:
 		return nil, fmt.Errorf("decode event: unknown kind %q", kind)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("decode %s event: %w", kind, err)
+	}
+	return e, nil
+}
+
+// decodeAs decodes data with decode into a T.
+func decodeAs[T any](data []byte, decode func([]byte, any) error) (T, error) {
+	var x T
+	err := decode(data, &x)
+	return x, err
 }
 
 func peekKind(data []byte) (string, error) {

@@ -319,27 +319,33 @@ func paramsContainsKey(st *evalState, args []any) (any, error) {
 	return err == nil, nil
 }
 
-func getFromStep(st *evalState, args []any) (any, error) {
-	const fn = "params.getFromStep"
-	if len(args) == 1 {
-		field, err := argString(fn, args, 0)
+// argStrings returns the arguments of helper fn as strings.
+func argStrings(fn string, args []any) ([]string, error) {
+	out := make([]string, len(args))
+	for i := range args {
+		s, err := argString(fn, args, i)
 		if err != nil {
 			return nil, err
 		}
-		v, ok := st.env.StepFields[field]
+		out[i] = s
+	}
+	return out, nil
+}
+
+func getFromStep(st *evalState, args []any) (any, error) {
+	const fn = "params.getFromStep"
+	a, err := argStrings(fn, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(a) == 1 {
+		v, ok := st.env.StepFields[a[0]]
 		if !ok {
-			return nil, failf(ErrEval, "%s(%q): no such field of the current step", fn, field)
+			return nil, failf(ErrEval, "%s(%q): no such field of the current step", fn, a[0])
 		}
 		return v, nil
 	}
-	stepID, err := argString(fn, args, 0)
-	if err != nil {
-		return nil, err
-	}
-	name, err := argString(fn, args, 1)
-	if err != nil {
-		return nil, err
-	}
+	stepID, name := a[0], a[1]
 	if st.env.Step == nil {
 		return nil, failf(ErrEval, "%s(%q, %q): step params are not available here", fn, stepID, name)
 	}
@@ -352,25 +358,18 @@ func getFromStep(st *evalState, args []any) (any, error) {
 
 func getFromSignal(st *evalState, args []any) (any, error) {
 	const fn = "params.getFromSignal"
-	if len(args) == 1 {
-		name, err := argString(fn, args, 0)
-		if err != nil {
-			return nil, err
-		}
-		v, ok := st.env.SignalParams[name]
+	a, err := argStrings(fn, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(a) == 1 {
+		v, ok := st.env.SignalParams[a[0]]
 		if !ok {
-			return nil, failf(ErrEval, "%s(%q): the triggering signal has no such param", fn, name)
+			return nil, failf(ErrEval, "%s(%q): the triggering signal has no such param", fn, a[0])
 		}
 		return v, nil
 	}
-	signal, err := argString(fn, args, 0)
-	if err != nil {
-		return nil, err
-	}
-	name, err := argString(fn, args, 1)
-	if err != nil {
-		return nil, err
-	}
+	signal, name := a[0], a[1]
 	params, ok := st.env.Signals[signal]
 	if !ok {
 		return nil, failf(ErrEval, "%s(%q, %q): signal %q did not trigger this instance", fn, signal, name, signal)
@@ -413,13 +412,9 @@ func getFromSignalDependency(st *evalState, args []any) (any, error) {
 
 func getFromForeach(st *evalState, args []any) (any, error) {
 	const fn = "params.getFromForeach"
-	var ids [3]string
-	for i := range ids {
-		s, err := argString(fn, args, i)
-		if err != nil {
-			return nil, err
-		}
-		ids[i] = s
+	ids, err := argStrings(fn, args)
+	if err != nil {
+		return nil, err
 	}
 	if st.env.Foreach == nil {
 		return nil, failf(ErrEval, "%s(%q, %q, %q): foreach results are not available here", fn, ids[0], ids[1], ids[2])
@@ -440,13 +435,9 @@ func getFromForeach(st *evalState, args []any) (any, error) {
 
 func getFromSubworkflow(st *evalState, args []any) (any, error) {
 	const fn = "params.getFromSubworkflow"
-	var ids [3]string
-	for i := range ids {
-		s, err := argString(fn, args, i)
-		if err != nil {
-			return nil, err
-		}
-		ids[i] = s
+	ids, err := argStrings(fn, args)
+	if err != nil {
+		return nil, err
 	}
 	if st.env.Subworkflow == nil {
 		return nil, failf(ErrEval, "%s(%q, %q, %q): subworkflow results are not available here", fn, ids[0], ids[1], ids[2])
