@@ -356,7 +356,7 @@ func compactAttempts(st *engine.Instance) []store.Attempt {
 			tl[k] = storeEntry(engine.TimelineEntry{Time: ss.EndTime, StepID: ss.StepID, Attempt: ss.Attempt, Status: string(s)})
 		}
 		out = append(out, store.Attempt{
-			StepID: ss.StepID, Attempt: ss.Attempt, Status: string(ss.Status), Body: mustJSON(stepView(st, ss)), Timeline: tl,
+			StepID: ss.StepID, Attempt: ss.Attempt, Status: string(ss.Status), Body: mustJSON(bodyOf(st, ss)), Timeline: tl,
 		})
 	}
 	return out

@@ -70,7 +70,7 @@ func stateStart(st *engine.Instance, ss *engine.StepState) *store.AttemptStart {
 	}
 	at := *ss
 	at.Status, at.Outputs, at.External, at.EndTime, at.Message = model.StepRunning, nil, nil, 0, ""
-	return &store.AttemptStart{Body: mustJSON(stepView(st, &at)), Timeline: startEntries(ss.StepID, ss.Attempt, ss.StartTime)}
+	return &store.AttemptStart{Body: mustJSON(bodyOf(st, &at)), Timeline: startEntries(ss.StepID, ss.Attempt, ss.StartTime)}
 }
 
 // workerStart is the start item a worker's claim writes for work message m
@@ -82,7 +82,7 @@ func workerStart(m WorkMessage) *store.AttemptStart {
 	st := &engine.Instance{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID}
 	ss := &engine.StepState{StepID: m.StepID, Attempt: m.Attempt, Status: model.StepRunning, Params: m.Params,
 		CreateTime: m.StartTime, StartTime: m.StartTime}
-	return &store.AttemptStart{Body: mustJSON(stepView(st, ss)), Timeline: startEntries(m.StepID, m.Attempt, m.StartTime)}
+	return &store.AttemptStart{Body: mustJSON(bodyOf(st, ss)), Timeline: startEntries(m.StepID, m.Attempt, m.StartTime)}
 }
 
 // deferrable reports whether write — attempt a's write in a commit that
@@ -157,7 +157,7 @@ func workerEnd(m WorkMessage, res engine.StepFinished) *store.AttemptEnd {
 	for i, e := range entries {
 		tl[i] = storeEntry(e)
 	}
-	return &store.AttemptEnd{Status: string(end.Status), Body: mustJSON(stepView(st, &end)), Timeline: tl}
+	return &store.AttemptEnd{Status: string(end.Status), Body: mustJSON(bodyOf(st, &end)), Timeline: tl}
 }
 
 // withWorkerEnd adapts decision write a of an attempt whose worker wrote

@@ -14,7 +14,6 @@ import (
 	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/events"
-	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 	"github.com/maestro-serverless/maestro/trace"
@@ -550,47 +549,23 @@ func (o *Runs) ListInstances(ctx context.Context, wf, status, cursor string, lim
 	return out, nil
 }
 
-// stepView is the stored body of a step attempt item.
-func stepView(st *engine.Instance, s *engine.StepState) *StepView {
-	outputs := s.Outputs
-	if len(s.External) > 0 {
-		// Output data of a running attempt shows at once.
-		outputs = s.Outputs.Clone()
-		if outputs == nil {
-			outputs = engine.Values{}
-		}
-		for k, v := range s.External {
-			outputs[k] = v
-		}
-	}
-	v := &StepView{
-		WorkflowID: st.WorkflowID, WorkflowInstanceID: st.InstanceID, WorkflowRunID: st.RunID,
-		StepID: s.StepID, StepAttemptID: s.Attempt, Params: s.Params, Outputs: outputs,
-		RuntimeState: StepRuntimeView{
-			Status: string(s.Status), CreateTime: s.CreateTime, StartTime: s.StartTime, EndTime: s.EndTime,
-		},
-	}
-	v.setLoop(s.Loop)
-	v.Subworkflow = s.Child
-	return v
-}
+// stepView is the API's view of attempt s of run st, from the state.
+func stepView(st *engine.Instance, s *engine.StepState) *StepView { return bodyOf(st, s).view() }
 
+// attemptView is the API's view of a stored attempt item: its body, its
+// status and its timeline.
 func attemptView(a store.Attempt) (*StepView, error) {
-	var v StepView
-	if len(a.Body) == 0 {
-		// Only a status was recorded (an attempt that ended in the commit
-		// that started its retry).
-		v = StepView{StepID: a.StepID, StepAttemptID: a.Attempt, RuntimeState: StepRuntimeView{Status: a.Status}}
-	} else if err := jsonnum.Decode(a.Body, &v); err != nil {
-		return nil, fmt.Errorf("decode attempt %s/%d: %w", a.StepID, a.Attempt, err)
+	b, err := decodeAttemptBody(a)
+	if err != nil {
+		return nil, err
 	}
-	v.RuntimeState.Status = a.Status
+	v := b.view()
 	for _, raw := range a.Timeline {
 		if e, err := readEntry(raw, a.StepID, a.Attempt); err == nil {
 			v.Timeline = append(v.Timeline, e)
 		}
 	}
-	return &v, nil
+	return v, nil
 }
 
 // storedEntry is the compact stored form of a timeline entry: every step

@@ -435,7 +435,7 @@ func normalizedParams(params map[string]any) (engine.Values, error) {
 
 // paramsOfAttempt returns the params an attempt item's body holds.
 func paramsOfAttempt(a store.Attempt) (engine.Values, bool, error) {
-	view, err := attemptView(a)
+	view, err := decodeAttemptBody(a)
 	if err != nil {
 		return nil, false, err
 	}

@@ -616,7 +616,7 @@ func attemptWrite(g *engine.Graph, before, after *engine.Instance, acc *decision
 		// item is written (readers synthesise its view).
 		return store.Attempt{}, false
 	}
-	view := stepView(after, ss)
+	view := bodyOf(after, ss)
 	if lp, ok := loopParams[k]; ok {
 		view.Params = withLoopParams(view.Params, lp)
 	}
@@ -845,8 +845,8 @@ func (b *paramsBook) StepParams(ctx context.Context, step string, attempt, run i
 	}
 	a, err := attemptOf(ctx, b.store, b.wf, b.inst, run, step, attempt)
 	if err == nil {
-		var view *StepView
-		if view, err = attemptView(*a); err == nil {
+		var view *attemptBody
+		if view, err = decodeAttemptBody(*a); err == nil {
 			var params engine.Values
 			if params, err = normalizedParams(view.Params); err == nil {
 				if b.attempts == nil {
