@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -38,6 +37,7 @@ import (
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/steps/joboutput"
+	"github.com/maestro-serverless/maestro/steps/stepparam"
 )
 
 // ParamBatch is the step param this runner reads.
@@ -251,108 +251,28 @@ func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string
 	return job, orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: kind, Message: msg}, true, nil
 }
 
-// parseJob reads the step's `batch` param.
+// parseJob reads the step's `batch` param. Of several problems, the first
+// in alphabetical order is reported.
 func parseJob(params engine.Values) (job, error) {
-	raw, ok := params[ParamBatch]
-	if !ok {
-		return job{}, fmt.Errorf("param %q is missing", ParamBatch)
+	f, err := stepparam.Read(params, ParamBatch)
+	if err != nil {
+		return job{}, err
 	}
-	p, ok := raw.(map[string]any)
-	if !ok {
-		return job{}, fmt.Errorf("param %q must be a MAP, not %T", ParamBatch, raw)
+	j := job{
+		queue: f.Str("job_queue"), definition: f.Str("job_definition"), name: f.Str("job_name"),
+		command: f.Strs("command"), env: f.StrMap("env"),
+		vcpus: f.Int("vcpus", 1, 256), memory: f.Int("memory", 4, 4<<20), gpus: f.Int("gpus", 1, 64),
+		arraySize: f.Int("array_size", 2, 10000),
 	}
-	var j job
-	var errs []string
-	str := func(name string) string {
-		v, ok := p[name]
-		if !ok || v == nil {
-			return ""
-		}
-		s, ok := v.(string)
-		if !ok {
-			errs = append(errs, fmt.Sprintf("%s: must be a STRING, not %T", name, v))
-		}
-		return strings.TrimSpace(s)
-	}
-	num := func(name string, lo, hi int) int {
-		v, ok := p[name]
-		if !ok || v == nil {
-			return 0
-		}
-		var n int64
-		switch x := v.(type) {
-		case int64:
-			n = x
-		case float64:
-			n = int64(x)
-		case string:
-			var err error
-			if n, err = strconv.ParseInt(strings.TrimSpace(x), 10, 64); err != nil {
-				errs = append(errs, fmt.Sprintf("%s: %q is not a whole number", name, x))
-				return 0
-			}
-		default:
-			errs = append(errs, fmt.Sprintf("%s: must be a number, not %T", name, v))
-			return 0
-		}
-		if n < int64(lo) || n > int64(hi) {
-			errs = append(errs, fmt.Sprintf("%s: %d is outside %d-%d", name, n, lo, hi))
-			return 0
-		}
-		return int(n)
-	}
-	j.queue, j.definition, j.name = str("job_queue"), str("job_definition"), str("job_name")
 	if j.queue == "" {
-		errs = append(errs, "job_queue: required")
+		f.Fail("job_queue: required")
 	}
 	if j.definition == "" {
-		errs = append(errs, "job_definition: required")
+		f.Fail("job_definition: required")
 	}
-	if v, ok := p["command"]; ok && v != nil {
-		switch x := v.(type) {
-		case []string:
-			j.command = x
-		case []any:
-			for i, e := range x {
-				s, ok := e.(string)
-				if !ok {
-					errs = append(errs, fmt.Sprintf("command[%d]: must be a STRING", i))
-				}
-				j.command = append(j.command, s)
-			}
-		default:
-			errs = append(errs, fmt.Sprintf("command: must be a STRING_ARRAY, not %T", v))
-		}
-	}
-	if v, ok := p["env"]; ok && v != nil {
-		j.env = map[string]string{}
-		switch x := v.(type) {
-		case map[string]string:
-			j.env = x
-		case map[string]any:
-			for k, e := range x {
-				s, ok := e.(string)
-				if !ok {
-					errs = append(errs, fmt.Sprintf("env.%s: must be a STRING", k))
-				}
-				j.env[k] = s
-			}
-		default:
-			errs = append(errs, fmt.Sprintf("env: must be a STRING_MAP, not %T", v))
-		}
-	}
-	j.vcpus, j.memory, j.gpus = num("vcpus", 1, 256), num("memory", 4, 4<<20), num("gpus", 1, 64)
-	j.arraySize = num("array_size", 2, 10000)
-	for k := range p {
-		switch k {
-		case "job_queue", "job_definition", "job_name", "command", "env", "vcpus", "memory", "gpus", "array_size":
-		default:
-			errs = append(errs, k+": not a Batch step field (job_queue, job_definition, job_name, command, env, vcpus, memory, gpus, array_size)")
-		}
-	}
-	if len(errs) > 0 {
-		sort.Strings(errs)
-		return job{}, fmt.Errorf("param %s.%s", ParamBatch, errs[0])
+	f.Only("not a Batch step field", "job_queue", "job_definition", "job_name", "command", "env", "vcpus", "memory", "gpus", "array_size")
+	if problems := f.Problems(); len(problems) > 0 {
+		return job{}, fmt.Errorf("param %s.%s", ParamBatch, slices.Min(problems))
 	}
 	return j, nil
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/steps/stepparam"
 )
 
 // ParamCallback is the step param this runner reads.
@@ -99,13 +100,9 @@ type target struct {
 }
 
 func parseTarget(params engine.Values) (*target, error) {
-	raw, ok := params[ParamCallback]
-	if !ok {
-		return nil, fmt.Errorf("param %q is missing", ParamCallback)
-	}
-	c, ok := raw.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("param %q must be a MAP, not %T", ParamCallback, raw)
+	c, err := stepparam.Map(params, ParamCallback)
+	if err != nil {
+		return nil, err
 	}
 	t := &target{message: c["message"]}
 	for k, v := range c {

@@ -57,6 +57,7 @@ import (
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/steps/joboutput"
+	"github.com/maestro-serverless/maestro/steps/stepparam"
 )
 
 // Step params this runner reads.
@@ -457,156 +458,44 @@ func parseTask(typ model.StepType, params engine.Values) (task, error) {
 	if typ == model.StepKubernetes {
 		name = ParamKubernetes
 	}
-	raw, ok := params[name]
-	if !ok {
-		return task{}, fmt.Errorf("param %q is missing", name)
+	f, err := stepparam.Read(params, name)
+	if err != nil {
+		return task{}, err
 	}
-	p, ok := raw.(map[string]any)
-	if !ok {
-		return task{}, fmt.Errorf("param %q must be a MAP, not %T", name, raw)
-	}
-	f := fields{param: name, m: p}
 	var t task
-	t.image = f.str("image")
-	t.env = f.strMap("env")
+	t.image = f.Str("image")
+	t.env = f.Env("env")
 	if typ == model.StepKubernetes {
-		t.entryPoint, t.command = f.strs("command"), f.strs("args")
-		t.cpu = f.quantity("cpu", cpuUnits)
-		t.memory = f.quantity("memory", mebibytes)
-		t.disk = f.quantity("disk", gibibytes)
-		if f.str("gpu") != "" {
-			f.fail("gpu: Fargate has no GPUs")
+		t.entryPoint, t.command = f.Strs("command"), f.Strs("args")
+		t.cpu = f.Quantity("cpu", cpuUnits)
+		t.memory = f.Quantity("memory", mebibytes)
+		t.disk = f.Quantity("disk", gibibytes)
+		if f.Str("gpu") != "" {
+			f.Fail("gpu: Fargate has no GPUs")
 		}
-		f.only("image", "command", "args", "env", "cpu", "memory", "disk", "gpu", "app_name", "owner_email", "job_deduplication_key", "pre_stop")
+		f.Only("not a field of this step", "image", "command", "args", "env", "cpu", "memory", "disk", "gpu", "app_name", "owner_email", "job_deduplication_key", "pre_stop")
 		if t.image == "" {
-			f.fail("image: required")
+			f.Fail("image: required")
 		}
 	} else {
-		t.taskDefinition = f.str("task_definition")
-		t.entryPoint, t.command = f.strs("entry_point"), f.strs("command")
-		t.cpu = f.quantity("cpu", ecsCPU)
-		t.memory = f.quantity("memory", ecsMemory)
-		t.disk = f.quantity("disk", gibibytes)
-		t.container = f.str("container_name")
-		f.only("image", "task_definition", "entry_point", "command", "env", "cpu", "memory", "disk", "container_name")
+		t.taskDefinition = f.Str("task_definition")
+		t.entryPoint, t.command = f.Strs("entry_point"), f.Strs("command")
+		t.cpu = f.Quantity("cpu", ecsCPU)
+		t.memory = f.Quantity("memory", ecsMemory)
+		t.disk = f.Quantity("disk", gibibytes)
+		t.container = f.Str("container_name")
+		f.Only("not a field of this step", "image", "task_definition", "entry_point", "command", "env", "cpu", "memory", "disk", "container_name")
 		switch {
 		case (t.image == "") == (t.taskDefinition == ""):
-			f.fail("needs exactly one of image and task_definition")
+			f.Fail("needs exactly one of image and task_definition")
 		case t.taskDefinition != "" && t.entryPoint != nil:
-			f.fail("entry_point: only with image (a task definition's entry point is its own)")
+			f.Fail("entry_point: only with image (a task definition's entry point is its own)")
 		}
 	}
 	if t.disk != 0 && (t.disk < 21 || t.disk > 200) {
-		f.fail(fmt.Sprintf("disk: %d GiB is outside Fargate's 21-200", t.disk))
+		f.Fail(fmt.Sprintf("disk: %d GiB is outside Fargate's 21-200", t.disk))
 	}
-	return t, f.err
-}
-
-// fields reads a MAP param's fields, keeping the first error.
-type fields struct {
-	param string
-	m     map[string]any
-	err   error
-}
-
-func (f *fields) fail(msg string) {
-	if f.err == nil {
-		f.err = fmt.Errorf("param %s.%s", f.param, msg)
-	}
-}
-
-func (f *fields) only(names ...string) {
-	for k := range f.m {
-		if !slices.Contains(names, k) {
-			f.fail(fmt.Sprintf("%s: not a field of this step (%s)", k, strings.Join(names, ", ")))
-		}
-	}
-}
-
-func (f *fields) str(name string) string {
-	v, ok := f.m[name]
-	if !ok || v == nil {
-		return ""
-	}
-	s, ok := v.(string)
-	if !ok {
-		f.fail(fmt.Sprintf("%s: must be a STRING, not %T", name, v))
-	}
-	return strings.TrimSpace(s)
-}
-
-func (f *fields) strs(name string) []string {
-	v, ok := f.m[name]
-	if !ok || v == nil {
-		return nil
-	}
-	switch x := v.(type) {
-	case []string:
-		return x
-	case []any:
-		out := make([]string, len(x))
-		for i, e := range x {
-			s, ok := e.(string)
-			if !ok {
-				f.fail(fmt.Sprintf("%s[%d]: must be a STRING", name, i))
-			}
-			out[i] = s
-		}
-		return out
-	}
-	f.fail(fmt.Sprintf("%s: must be a STRING_ARRAY, not %T", name, v))
-	return nil
-}
-
-func (f *fields) strMap(name string) map[string]string {
-	v, ok := f.m[name]
-	if !ok || v == nil {
-		return nil
-	}
-	switch x := v.(type) {
-	case map[string]string:
-		return x
-	case map[string]any:
-		out := make(map[string]string, len(x))
-		for k, e := range x {
-			switch s := e.(type) {
-			case string:
-				out[k] = s
-			case int64, float64, bool:
-				out[k] = fmt.Sprint(s)
-			default:
-				f.fail(fmt.Sprintf("%s.%s: must be a STRING", name, k))
-			}
-		}
-		return out
-	}
-	f.fail(fmt.Sprintf("%s: must be a STRING_MAP, not %T", name, v))
-	return nil
-}
-
-// quantity reads a size field with parse; 0 when absent.
-func (f *fields) quantity(name string, parse func(string) (int, error)) int {
-	v, ok := f.m[name]
-	if !ok || v == nil {
-		return 0
-	}
-	var s string
-	switch x := v.(type) {
-	case string:
-		s = x
-	case int64:
-		s = strconv.FormatInt(x, 10)
-	case float64:
-		s = strconv.FormatFloat(x, 'f', -1, 64)
-	default:
-		f.fail(fmt.Sprintf("%s: must be a STRING or a number, not %T", name, v))
-		return 0
-	}
-	n, err := parse(strings.TrimSpace(s))
-	if err != nil {
-		f.fail(fmt.Sprintf("%s: %v", name, err))
-	}
-	return n
+	return t, f.Err()
 }
 
 // cpuUnits reads a Kubernetes CPU quantity ("2", "0.5", "500m") as ECS CPU
