@@ -119,8 +119,7 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ str
 	if len(j.name) > 128 {
 		j.name = j.name[:128]
 	}
-	env, names := joboutput.Env(m, j.env)
-	over := &types.ContainerOverrides{Command: j.command, Environment: keyValues(env, names)}
+	over := &types.ContainerOverrides{Command: j.command, Environment: joboutput.Env(m, j.env, keyValue)}
 	for _, rr := range []struct {
 		t types.ResourceType
 		n int
@@ -168,12 +167,9 @@ func definitionName(def string) string {
 	return name
 }
 
-func keyValues(env map[string]string, names []string) []types.KeyValuePair {
-	out := make([]types.KeyValuePair, len(names))
-	for i, k := range names {
-		out[i] = types.KeyValuePair{Name: aws.String(k), Value: aws.String(env[k])}
-	}
-	return out
+// keyValue is an environment variable of a job.
+func keyValue(name, value string) types.KeyValuePair {
+	return types.KeyValuePair{Name: aws.String(name), Value: aws.String(value)}
 }
 
 // CancelJob terminates the job.

@@ -194,8 +194,7 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ str
 	if err != nil {
 		return failed(err)
 	}
-	env, names := joboutput.Env(m, t.env)
-	override := types.ContainerOverride{Name: aws.String(container), Environment: keyValues(env, names)}
+	override := types.ContainerOverride{Name: aws.String(container), Environment: joboutput.Env(m, t.env, keyValue)}
 	if t.command != nil {
 		override.Command = t.command
 	}
@@ -335,12 +334,9 @@ func (r *Runner) allowedDefinition(def string) bool {
 	return slices.Contains(r.cfg.AllowTaskDefinitions, family)
 }
 
-func keyValues(env map[string]string, names []string) []types.KeyValuePair {
-	out := make([]types.KeyValuePair, len(names))
-	for i, k := range names {
-		out[i] = types.KeyValuePair{Name: aws.String(k), Value: aws.String(env[k])}
-	}
-	return out
+// keyValue is an environment variable of a task's container.
+func keyValue(name, value string) types.KeyValuePair {
+	return types.KeyValuePair{Name: aws.String(name), Value: aws.String(value)}
 }
 
 // CancelJob stops the task.
