@@ -548,35 +548,26 @@ func gibibytes(s string) (int, error) {
 }
 
 // ecsCPU reads ECS CPU: units ("1024") or vCPUs ("1 vCPU", "0.5 vcpu").
-func ecsCPU(s string) (int, error) {
-	l := strings.ToLower(s)
-	if n, ok := strings.CutSuffix(l, "vcpu"); ok {
-		v, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
-		if err != nil || v <= 0 {
-			return 0, fmt.Errorf("%q is not an ECS CPU size", s)
-		}
-		return int(math.Ceil(v * 1024)), nil
-	}
-	n, err := strconv.Atoi(l)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%q is not an ECS CPU size (units, or N vCPU)", s)
-	}
-	return n, nil
-}
+func ecsCPU(s string) (int, error) { return ecsSize(s, "vcpu", "CPU", "units, or N vCPU") }
 
 // ecsMemory reads ECS memory: MiB ("2048") or GB ("2 GB").
-func ecsMemory(s string) (int, error) {
+func ecsMemory(s string) (int, error) { return ecsSize(s, "gb", "memory", "MiB, or N GB") }
+
+// ecsSize reads an ECS size: a whole number of units, or a number of
+// 1024 units followed by suffix (in any case). what names the size in
+// errors, forms its forms.
+func ecsSize(s, suffix, what, forms string) (int, error) {
 	l := strings.ToLower(s)
-	if n, ok := strings.CutSuffix(l, "gb"); ok {
+	if n, ok := strings.CutSuffix(l, suffix); ok {
 		v, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
 		if err != nil || v <= 0 {
-			return 0, fmt.Errorf("%q is not an ECS memory size", s)
+			return 0, fmt.Errorf("%q is not an ECS %s size", s, what)
 		}
 		return int(math.Ceil(v * 1024)), nil
 	}
 	n, err := strconv.Atoi(l)
 	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%q is not an ECS memory size (MiB, or N GB)", s)
+		return 0, fmt.Errorf("%q is not an ECS %s size (%s)", s, what, forms)
 	}
 	return n, nil
 }
