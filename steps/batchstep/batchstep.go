@@ -21,7 +21,6 @@ package batchstep
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -36,6 +35,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/steps/handover"
 	"github.com/maestro-serverless/maestro/steps/joboutput"
 	"github.com/maestro-serverless/maestro/steps/stepparam"
 )
@@ -66,7 +66,10 @@ type Config struct {
 }
 
 // Runner executes Batch steps. It implements orchestrator.JobRunner.
-type Runner struct{ cfg Config }
+type Runner struct {
+	handover.Always
+	cfg Config
+}
 
 var _ orchestrator.JobRunner = (*Runner)(nil)
 
@@ -75,7 +78,7 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Batch == nil || cfg.Logs == nil {
 		return nil, errors.New("batchstep: Batch and CloudWatch Logs clients are required")
 	}
-	return &Runner{cfg: cfg}, nil
+	return &Runner{Always: handover.Always{Why: "a Batch step runs as a job, handed over"}, cfg: cfg}, nil
 }
 
 type job struct {
@@ -86,31 +89,19 @@ type job struct {
 	arraySize               int
 }
 
-// Waits reports true: a Batch step always ends through its job's end.
-func (r *Runner) Waits(orchestrator.WorkMessage) bool { return true }
-
-// RunStep is not how Batch steps run (see Dispatch).
-func (r *Runner) RunStep(_ context.Context, m orchestrator.WorkMessage) (engine.StepFinished, error) {
-	return engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError,
-		Message: "a Batch step runs as a job, handed over"}, nil
-}
-
 var jobNameChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
 // Dispatch submits the step's job.
 func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ string) (orchestrator.Handover, *engine.StepFinished, error) {
-	fatal := func(msg string) (orchestrator.Handover, *engine.StepFinished, error) {
-		return orchestrator.Handover{}, &engine.StepFinished{Outcome: engine.OutcomeFatalError, Message: msg}, nil
-	}
 	j, err := parseJob(m.Params)
 	if err != nil {
-		return fatal(err.Error())
+		return handover.Refuse(err.Error())
 	}
 	if !allowedQueue(r.cfg.AllowQueues, j.queue) {
-		return fatal(fmt.Sprintf("job queue %q is not on the Batch step allow-list; add it to the stack's batchJobQueues setting", j.queue))
+		return handover.Refuse(fmt.Sprintf("job queue %q is not on the Batch step allow-list; add it to the stack's batchJobQueues setting", j.queue))
 	}
 	if !slices.Contains(r.cfg.AllowDefinitions, definitionName(j.definition)) {
-		return fatal(fmt.Sprintf("job definition %q is not on the Batch step allow-list; add its name to the stack's batchJobDefinitions setting", j.definition))
+		return handover.Refuse(fmt.Sprintf("job definition %q is not on the Batch step allow-list; add its name to the stack's batchJobDefinitions setting", j.definition))
 	}
 	if j.name == "" {
 		j.name = "maestro-" + m.WorkflowID + "-" + m.StepID
@@ -137,7 +128,7 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ str
 	if err != nil {
 		var api smithy.APIError
 		if errors.As(err, &api) && api.ErrorCode() == "ClientException" {
-			return fatal(fmt.Sprintf("Batch: %s: %s", api.ErrorCode(), api.ErrorMessage()))
+			return handover.Refuse(fmt.Sprintf("Batch: %s: %s", api.ErrorCode(), api.ErrorMessage()))
 		}
 		return orchestrator.Handover{}, nil, fmt.Errorf("Batch: submit job: %w", err)
 	}
@@ -179,14 +170,7 @@ func (r *Runner) CancelJob(ctx context.Context, job, reason string) error {
 		return fmt.Errorf("batchstep: %q is not a Batch job", job)
 	}
 	_, err := r.cfg.Batch.TerminateJob(ctx, &batch.TerminateJobInput{JobId: aws.String(id), Reason: aws.String(reason)})
-	var api smithy.APIError
-	if errors.As(err, &api) && api.ErrorCode() == "ClientException" {
-		return nil // gone already
-	}
-	if err != nil {
-		return fmt.Errorf("terminate Batch job %s: %w", id, err)
-	}
-	return nil
+	return handover.Cancelled(err, "terminate Batch job "+id, "ClientException")
 }
 
 // jobStateChange is the part of a "Batch Job State Change" event's detail
@@ -208,21 +192,14 @@ type jobStateChange struct {
 // JobEnded reads a "Batch Job State Change" event of a job's end (an array
 // job's children are left out: the parent's end is the step's).
 func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string, orchestrator.TaskCompletion, bool, error) {
-	if ev.Source != "aws.batch" || ev.DetailType != "Batch Job State Change" {
-		return "", orchestrator.TaskCompletion{}, false, nil
-	}
-	var d jobStateChange
-	if err := json.Unmarshal(ev.Detail, &d); err != nil {
-		return "", orchestrator.TaskCompletion{}, false, fmt.Errorf("%w: Batch job state change: %v", orchestrator.ErrPoison, err)
-	}
-	if (d.Status != "SUCCEEDED" && d.Status != "FAILED") || d.JobID == "" || d.ArrayProperties.Index != nil {
-		return "", orchestrator.TaskCompletion{}, false, nil
+	d, ok, err := handover.Detail[jobStateChange](ev, "aws.batch", "Batch Job State Change")
+	if !ok || (d.Status != "SUCCEEDED" && d.Status != "FAILED") || d.JobID == "" || d.ArrayProperties.Index != nil {
+		return "", orchestrator.TaskCompletion{}, false, err
 	}
 	job := JobPrefix + d.JobID
 	var out joboutput.Output
 	found := false
 	if d.Container.LogStreamName != "" {
-		var err error
 		out, found, err = joboutput.Tail(ctx, r.cfg.Logs, DefaultLogGroup, d.Container.LogStreamName)
 		if err != nil && d.Status == "SUCCEEDED" {
 			return job, orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: engine.OutcomeFatalError, Message: err.Error()}, true, nil

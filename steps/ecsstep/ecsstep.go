@@ -37,7 +37,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -56,6 +55,7 @@ import (
 	"github.com/maestro-serverless/maestro/images"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/steps/handover"
 	"github.com/maestro-serverless/maestro/steps/joboutput"
 	"github.com/maestro-serverless/maestro/steps/stepparam"
 )
@@ -118,6 +118,7 @@ type Config struct {
 // Runner executes Ecs and Kubernetes steps. It implements
 // orchestrator.JobRunner.
 type Runner struct {
+	handover.Always
 	cfg Config
 	// families caches the task definitions registered or found, by
 	// family.
@@ -136,7 +137,7 @@ func New(cfg Config) (*Runner, error) {
 	case cfg.Family == "" || cfg.StartedBy == "" || cfg.LogGroup == "" || cfg.Region == "":
 		return nil, errors.New("ecsstep: Family, StartedBy, LogGroup and Region are required")
 	}
-	return &Runner{cfg: cfg}, nil
+	return &Runner{Always: handover.Always{Why: "an ECS step runs as a task, handed over"}, cfg: cfg}, nil
 }
 
 // task is the task a step's params describe.
@@ -151,40 +152,28 @@ type task struct {
 	container      string
 }
 
-// Waits reports true: an ECS step always ends through its task's end.
-func (r *Runner) Waits(orchestrator.WorkMessage) bool { return true }
-
-// RunStep is not how ECS steps run (see Dispatch).
-func (r *Runner) RunStep(_ context.Context, m orchestrator.WorkMessage) (engine.StepFinished, error) {
-	return engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError,
-		Message: "an ECS step runs as a task, handed over"}, nil
-}
-
 // Dispatch runs the step's task.
 func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ string) (orchestrator.Handover, *engine.StepFinished, error) {
-	fatal := func(msg string) (orchestrator.Handover, *engine.StepFinished, error) {
-		return orchestrator.Handover{}, &engine.StepFinished{Outcome: engine.OutcomeFatalError, Message: msg}, nil
-	}
 	t, err := parseTask(m.StepType, m.Params)
 	if err != nil {
-		return fatal(err.Error())
+		return handover.Refuse(err.Error())
 	}
 	if t.cpu, t.memory, err = fargateSize(t.cpu, t.memory); err != nil {
-		return fatal(err.Error())
+		return handover.Refuse(err.Error())
 	}
 	def := t.taskDefinition
 	container := t.container
 	if t.image != "" {
 		if err := r.cfg.AllowImages.Check(t.image); errors.Is(err, images.ErrNotAllowed) {
-			return fatal(fmt.Sprintf("%v; add its repository (or a prefix of it) to %s", err, ImagesSetting))
+			return handover.Refuse(fmt.Sprintf("%v; add its repository (or a prefix of it) to %s", err, ImagesSetting))
 		} else if err != nil {
-			return fatal(err.Error())
+			return handover.Refuse(err.Error())
 		}
 		def, err = r.imageDefinition(ctx, t)
 		container = ContainerName
 	} else {
 		if !r.allowedDefinition(def) {
-			return fatal(fmt.Sprintf("task definition %q is not on the ECS step allow-list (%s); add its family to the stack's ecsTaskDefinitions setting",
+			return handover.Refuse(fmt.Sprintf("task definition %q is not on the ECS step allow-list (%s); add its family to the stack's ecsTaskDefinitions setting",
 				def, strings.Join(r.cfg.AllowTaskDefinitions, ", ")))
 		}
 		if container == "" {
@@ -349,14 +338,7 @@ func (r *Runner) CancelJob(ctx context.Context, job, reason string) error {
 		reason = reason[:255]
 	}
 	_, err := r.cfg.ECS.StopTask(ctx, &ecs.StopTaskInput{Cluster: aws.String(r.cfg.Cluster), Task: aws.String(arn), Reason: aws.String(reason)})
-	var api smithy.APIError
-	if errors.As(err, &api) && (api.ErrorCode() == "InvalidParameterException" || api.ErrorCode() == "ClientException") {
-		return nil // gone already
-	}
-	if err != nil {
-		return fmt.Errorf("stop ECS task %s: %w", arn, err)
-	}
-	return nil
+	return handover.Cancelled(err, "stop ECS task "+arn, "InvalidParameterException", "ClientException")
 }
 
 // taskStateChange is the part of an "ECS Task State Change" event's detail
@@ -378,15 +360,9 @@ type taskStateChange struct {
 // JobEnded reads an "ECS Task State Change" event of a stopped task this
 // runner started.
 func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string, orchestrator.TaskCompletion, bool, error) {
-	if ev.Source != "aws.ecs" || ev.DetailType != "ECS Task State Change" {
-		return "", orchestrator.TaskCompletion{}, false, nil
-	}
-	var d taskStateChange
-	if err := json.Unmarshal(ev.Detail, &d); err != nil {
-		return "", orchestrator.TaskCompletion{}, false, fmt.Errorf("%w: ECS task state change: %v", orchestrator.ErrPoison, err)
-	}
-	if d.LastStatus != "STOPPED" || d.StartedBy != r.cfg.StartedBy || d.TaskArn == "" {
-		return "", orchestrator.TaskCompletion{}, false, nil
+	d, ok, err := handover.Detail[taskStateChange](ev, "aws.ecs", "ECS Task State Change")
+	if !ok || d.LastStatus != "STOPPED" || d.StartedBy != r.cfg.StartedBy || d.TaskArn == "" {
+		return "", orchestrator.TaskCompletion{}, false, err
 	}
 	job := JobPrefix + d.TaskArn
 	fail := func(kind engine.Outcome, msg string) (string, orchestrator.TaskCompletion, bool, error) {
