@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -105,11 +106,7 @@ func (s *server) startWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	req, err := parseStartRequest(body)
+	req, err := readRequest(r, parseStartRequest)
 	if err != nil {
 		return err
 	}
@@ -216,6 +213,44 @@ func readBody(r *http.Request) ([]byte, error) {
 		return nil, orchestrator.Invalid("cannot read the request body")
 	}
 	return body, nil
+}
+
+// readRequest reads r's body and parses it with parse.
+func readRequest[T any](r *http.Request, parse func([]byte) (T, error)) (T, error) {
+	body, err := readBody(r)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return parse(body)
+}
+
+// decodeBody decodes a request body as one JSON object (see decodeObject);
+// its error is the 400 answer what ("invalid breakpoint").
+func decodeBody(body []byte, what string) ([]rawField, error) {
+	fields, err := decodeObject(body)
+	if err != nil {
+		return nil, orchestrator.Invalid(what, "request body: "+err.Error())
+	}
+	return fields, nil
+}
+
+// requiredBody is decodeBody for a request that must have a body: one of
+// white space only is answered "must not be empty".
+func requiredBody(body []byte, what string) ([]rawField, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, orchestrator.Invalid(what, "request body: must not be empty")
+	}
+	return decodeBody(body, what)
+}
+
+// optionalBody is decodeBody for a request whose body may be left out: one
+// of white space only has no fields.
+func optionalBody(body []byte, what string) ([]rawField, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, nil
+	}
+	return decodeBody(body, what)
 }
 
 // bodyTooLarge is the 413 answer to a body over MaxBodyBytes.

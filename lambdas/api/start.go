@@ -50,12 +50,9 @@ const (
 // JSON path ("run_params.maestro: reserved name").
 func parseStartRequest(body []byte) (orchestrator.StartRequest, error) {
 	req := orchestrator.StartRequest{Initiator: &orchestrator.Initiator{Type: manualInitiator}}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return req, nil
-	}
-	fields, err := decodeObject(body)
+	fields, err := optionalBody(body, "invalid start request")
 	if err != nil {
-		return orchestrator.StartRequest{}, invalidStart([]string{"request body: " + err.Error()})
+		return orchestrator.StartRequest{}, err
 	}
 	var errs []string
 	for _, f := range fields {

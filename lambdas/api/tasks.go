@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -71,12 +70,9 @@ func (s *server) reportTask(w http.ResponseWriter, r *http.Request, action, path
 // Every problem is reported at once, each naming its field.
 func parseTaskReport(action, pathToken string, inBody bool, body []byte) (string, orchestrator.TaskCompletion, error) {
 	c := orchestrator.TaskCompletion{Action: action}
-	var fields []rawField
-	if len(bytes.TrimSpace(body)) > 0 {
-		var err error
-		if fields, err = decodeObject(body); err != nil {
-			return "", c, orchestrator.Invalid("invalid task report", "request body: "+err.Error())
-		}
+	fields, err := optionalBody(body, "invalid task report")
+	if err != nil {
+		return "", c, err
 	}
 	token, tokenField, tokenSeen, tokenNotString := pathToken, "token", !inBody, false
 	if inBody {
