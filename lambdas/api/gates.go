@@ -91,6 +91,15 @@ func requiredString(f rawField, dst *string) []string {
 	return nil
 }
 
+// stringField reads an optional string body field into dst (null leaves
+// it as it is); the problem found, if any.
+func stringField(f rawField, dst *string) []string {
+	if err := json.Unmarshal(f.value, dst); err != nil {
+		return []string{f.name + ": must be a string"}
+	}
+	return nil
+}
+
 func matchNumber(f rawField, dst *int64) []string {
 	if isNull(f.value) {
 		return nil

@@ -81,20 +81,15 @@ func parseStepRestartRequest(body []byte) (orchestrator.StepRestartRequest, erro
 		return req, err
 	}
 	var errs []string
-	str := func(f rawField, dst *string) {
-		if err := json.Unmarshal(f.value, dst); err != nil {
-			errs = append(errs, f.name+": must be a string")
-		}
-	}
 	for _, f := range fields {
 		if isNull(f.value) {
 			continue
 		}
 		switch f.name {
 		case "restart_policy":
-			str(f, &req.RestartPolicy)
+			errs = append(errs, stringField(f, &req.RestartPolicy)...)
 		case "upstream_restart_mode":
-			str(f, &req.UpstreamRestartMode)
+			errs = append(errs, stringField(f, &req.UpstreamRestartMode)...)
 		case "request_time", "request_id":
 			errs = append(errs, parseRunField(f, &req.RequestID, &req.RequestTime, nil)...)
 		case "step_run_params":

@@ -41,6 +41,18 @@ type definitionResponse struct {
 	WorkflowDefinition *orchestrator.DefinitionView `json:"workflow_definition"`
 }
 
+// answerDefinition is answer for a service call that returns a stored
+// definition: the view goes in Maestro's wrapper.
+func answerDefinition(w http.ResponseWriter, view *orchestrator.DefinitionView, err error, op string) error {
+	if err != nil {
+		return err
+	}
+	if err := present(view, op); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, definitionResponse{WorkflowDefinition: view})
+}
+
 func (s *server) createWorkflow(f orchestrator.Format) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		body, err := readBody(r)
@@ -51,13 +63,7 @@ func (s *server) createWorkflow(f orchestrator.Format) apiFunc {
 			return orchestrator.Invalid("invalid workflow definition", "request body: must not be empty")
 		}
 		view, err := s.svc.CreateWorkflow(r.Context(), body, f)
-		if err != nil {
-			return err
-		}
-		if err := present(view, "CreateWorkflow"); err != nil {
-			return err
-		}
-		return writeJSON(w, http.StatusOK, definitionResponse{WorkflowDefinition: view})
+		return answerDefinition(w, view, err, "CreateWorkflow")
 	}
 }
 
@@ -348,25 +354,13 @@ func (s *server) activateVersion(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	view, err := s.svc.ActivateVersion(r.Context(), r.PathValue("id"), version)
-	if err != nil {
-		return err
-	}
-	if err := present(view, "ActivateVersion"); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, map[string]any{"workflow_definition": view})
+	return answerDefinition(w, view, err, "ActivateVersion")
 }
 
 // deactivateWorkflow serves PUT .../{id}/actions/deactivate.
 func (s *server) deactivateWorkflow(w http.ResponseWriter, r *http.Request) error {
 	view, err := s.svc.DeactivateWorkflow(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	if err := present(view, "DeactivateWorkflow"); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, map[string]any{"workflow_definition": view})
+	return answerDefinition(w, view, err, "DeactivateWorkflow")
 }
 
 // updateProperties serves POST .../{id}/properties.

@@ -106,18 +106,10 @@ func parseTaskReport(action, pathToken string, inBody bool, body []byte) (string
 			}
 			c.Outputs = out
 		case "message":
-			var m string
-			if err := json.Unmarshal(f.value, &m); err != nil {
-				errs = append(errs, "message: must be a string")
-				continue
-			}
-			c.Message = m
+			errs = append(errs, stringField(f, &c.Message)...)
 		case "error":
 			var e string
-			if err := json.Unmarshal(f.value, &e); err != nil {
-				errs = append(errs, "error: must be a string")
-				continue
-			}
+			errs = append(errs, stringField(f, &e)...)
 			c.Error = engine.Outcome(strings.ToUpper(e))
 		}
 	}
