@@ -310,6 +310,34 @@ func decodeObject(data []byte) ([]rawField, error) {
 	return fields, nil
 }
 
+// decodeBody decodes a request body as one JSON object (see decodeObject);
+// its error is the 400 answer what ("invalid breakpoint").
+func decodeBody(body []byte, what string) ([]rawField, error) {
+	fields, err := decodeObject(body)
+	if err != nil {
+		return nil, orchestrator.Invalid(what, "request body: "+err.Error())
+	}
+	return fields, nil
+}
+
+// requiredBody is decodeBody for a request that must have a body: one of
+// white space only is answered "must not be empty".
+func requiredBody(body []byte, what string) ([]rawField, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, orchestrator.Invalid(what, "request body: must not be empty")
+	}
+	return decodeBody(body, what)
+}
+
+// optionalBody is decodeBody for a request whose body may be left out: one
+// of white space only has no fields.
+func optionalBody(body []byte, what string) ([]rawField, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, nil
+	}
+	return decodeBody(body, what)
+}
+
 // malformed describes a JSON syntax error.
 func malformed(err error) error {
 	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
