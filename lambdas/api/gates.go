@@ -154,10 +154,7 @@ func (s *server) listBreakpoints(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []orchestrator.Breakpoint{}
-	}
-	return writeJSON(w, http.StatusOK, breakpointList{Breakpoints: list})
+	return writeJSON(w, http.StatusOK, breakpointList{Breakpoints: nonNil(list)})
 }
 
 // removeResponse is the body of DELETE .../steps/breakpoints.
@@ -202,10 +199,7 @@ func (s *server) pausedAttempts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []orchestrator.PausedAttempt{}
-	}
-	return writeJSON(w, http.StatusOK, pausedList{Attempts: list})
+	return writeJSON(w, http.StatusOK, pausedList{Attempts: nonNil(list)})
 }
 
 func (s *server) resumeAttempt(w http.ResponseWriter, r *http.Request) error {

@@ -143,9 +143,7 @@ func (s *server) listInstances(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page := *list
-	if page.Instances == nil {
-		page.Instances = []*orchestrator.InstanceView{}
-	}
+	page.Instances = nonNil(page.Instances)
 	return writeJSON(w, http.StatusOK, page)
 }
 
@@ -180,10 +178,7 @@ func (s *server) listSteps(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if steps == nil {
-		steps = []*orchestrator.StepView{}
-	}
-	return writeJSON(w, http.StatusOK, steps)
+	return writeJSON(w, http.StatusOK, nonNil(steps))
 }
 
 func (s *server) getStepAttempt(w http.ResponseWriter, r *http.Request) error {
