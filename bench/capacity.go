@@ -9,28 +9,21 @@ import (
 // requestCapacity asks a DynamoDB write for the capacity it consumes
 // (table and indexes), unless its caller asked already.
 func requestCapacity(params any) {
-	const total = ddbtypes.ReturnConsumedCapacityTotal
+	var rc *ddbtypes.ReturnConsumedCapacity
 	switch in := params.(type) {
 	case *dynamodb.PutItemInput:
-		if in.ReturnConsumedCapacity == "" {
-			in.ReturnConsumedCapacity = total
-		}
+		rc = &in.ReturnConsumedCapacity
 	case *dynamodb.UpdateItemInput:
-		if in.ReturnConsumedCapacity == "" {
-			in.ReturnConsumedCapacity = total
-		}
+		rc = &in.ReturnConsumedCapacity
 	case *dynamodb.DeleteItemInput:
-		if in.ReturnConsumedCapacity == "" {
-			in.ReturnConsumedCapacity = total
-		}
+		rc = &in.ReturnConsumedCapacity
 	case *dynamodb.BatchWriteItemInput:
-		if in.ReturnConsumedCapacity == "" {
-			in.ReturnConsumedCapacity = total
-		}
+		rc = &in.ReturnConsumedCapacity
 	case *dynamodb.TransactWriteItemsInput:
-		if in.ReturnConsumedCapacity == "" {
-			in.ReturnConsumedCapacity = total
-		}
+		rc = &in.ReturnConsumedCapacity
+	}
+	if rc != nil && *rc == "" {
+		*rc = ddbtypes.ReturnConsumedCapacityTotal
 	}
 }
 

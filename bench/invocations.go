@@ -160,27 +160,27 @@ func (v *Invocations) add(name string, records int, d, modelled time.Duration) {
 // SQS wraps a queue handler as function name. Empty batches, which Lambda
 // never delivers, are passed through uncounted.
 func (v *Invocations) SQS(name string, h localstack.SQSHandler) localstack.SQSHandler {
-	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-		if len(ev.Records) == 0 {
-			return h(ctx, ev)
-		}
-		var resp events.SQSEventResponse
-		var err error
-		v.invoke(ctx, name, len(ev.Records), func(ctx context.Context) { resp, err = h(ctx, ev) })
-		return resp, err
-	}
+	return batchHandler(v, name, h, func(ev events.SQSEvent) int { return len(ev.Records) })
 }
 
 // Stream wraps a DynamoDB stream handler as function name. Empty batches
 // are passed through uncounted.
 func (v *Invocations) Stream(name string, h localstack.StreamHandler) localstack.StreamHandler {
-	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		if len(ev.Records) == 0 {
+	return batchHandler(v, name, h, func(ev events.DynamoDBEvent) int { return len(ev.Records) })
+}
+
+// batchHandler wraps h, a handler of batches of records (records counts
+// an event's), as function name; empty batches are passed through
+// uncounted.
+func batchHandler[E, R any](v *Invocations, name string, h func(context.Context, E) (R, error), records func(E) int) func(context.Context, E) (R, error) {
+	return func(ctx context.Context, ev E) (R, error) {
+		n := records(ev)
+		if n == 0 {
 			return h(ctx, ev)
 		}
-		var resp events.DynamoDBEventResponse
+		var resp R
 		var err error
-		v.invoke(ctx, name, len(ev.Records), func(ctx context.Context) { resp, err = h(ctx, ev) })
+		v.invoke(ctx, name, n, func(ctx context.Context) { resp, err = h(ctx, ev) })
 		return resp, err
 	}
 }

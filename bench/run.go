@@ -6,6 +6,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -97,42 +98,28 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	if c.Runs <= 0 {
-		c.Runs = DefaultRuns
-	}
-	if c.Steps <= 0 {
-		c.Steps = DefaultSteps
-	}
-	if c.HTTPSteps == 0 {
-		c.HTTPSteps = DefaultHTTPSteps
-	}
-	if c.HTTPChain == 0 {
-		c.HTTPChain = DefaultHTTPChain
-	}
-	if c.HTTPChains == 0 {
-		c.HTTPChains = DefaultHTTPChains
-	}
-	if c.HTTPFan == 0 {
-		c.HTTPFan = DefaultHTTPFan
-	}
-	if c.ForeachConcurrency <= 0 {
-		c.ForeachConcurrency = DefaultForeachConcurrency
-	}
-	if c.StreamInterval <= 0 {
-		c.StreamInterval = DefaultStreamInterval
-	}
-	if c.Timeout <= 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.PollInterval <= 0 {
-		c.PollInterval = DefaultPollInterval
-	}
-	if c.Stage == "" {
-		c.Stage = "bench"
-	}
+	c.Runs = positiveOr(c.Runs, DefaultRuns)
+	c.Steps = positiveOr(c.Steps, DefaultSteps)
+	c.HTTPSteps = cmp.Or(c.HTTPSteps, DefaultHTTPSteps)
+	c.HTTPChain = cmp.Or(c.HTTPChain, DefaultHTTPChain)
+	c.HTTPChains = cmp.Or(c.HTTPChains, DefaultHTTPChains)
+	c.HTTPFan = cmp.Or(c.HTTPFan, DefaultHTTPFan)
+	c.ForeachConcurrency = positiveOr(c.ForeachConcurrency, DefaultForeachConcurrency)
+	c.StreamInterval = positiveOr(c.StreamInterval, DefaultStreamInterval)
+	c.Timeout = positiveOr(c.Timeout, DefaultTimeout)
+	c.PollInterval = positiveOr(c.PollInterval, DefaultPollInterval)
+	c.Stage = cmp.Or(c.Stage, "bench")
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+}
+
+// positiveOr is v when it is positive, else d.
+func positiveOr[T int | time.Duration](v, d T) T {
+	if v > 0 {
+		return v
+	}
+	return d
 }
 
 // Run starts a local stack, runs the chain and the fan-out workloads and

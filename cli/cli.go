@@ -230,98 +230,70 @@ func Run(ctx context.Context, args []string, o Options) int {
 		return ExitUsage
 	}
 	r := &runner{c: c, o: o, json: *asJSON}
-	need := func(n int, what string) bool {
-		if len(rest) != n {
-			fmt.Fprintf(o.Stderr, "usage: maestro %s %s\n", cmd, what)
-			return false
-		}
-		return true
-	}
-	var code int
-	switch cmd {
-	case "push":
-		if len(rest) == 0 {
-			fmt.Fprintln(o.Stderr, "usage: maestro push FILE...")
-			return ExitUsage
-		}
-		code = r.push(ctx, rest)
-	case "workflows":
-		if !need(0, "") {
-			return ExitUsage
-		}
-		code = r.workflows(ctx)
-	case "ui":
-		if !need(0, "[--listen ADDR]") {
-			return ExitUsage
-		}
-		code = r.serveUI(ctx, *listen)
-	case "start":
-		if !need(1, "WF [--version V] [--param k=v]... [--wait]") {
-			return ExitUsage
-		}
-		code = r.start(ctx, rest[0], *version, params, *wait)
-	case "status":
-		if !need(2, "WF INSTANCE") {
-			return ExitUsage
-		}
-		code = r.status(ctx, rest[0], rest[1])
-	case "instances":
-		if !need(1, "WF [--status S]") {
-			return ExitUsage
-		}
-		code = r.instances(ctx, rest[0], *status)
-	case "stop", "kill", "unblock":
-		if !need(2, "WF INSTANCE") {
-			return ExitUsage
-		}
-		code = r.act(ctx, rest[0], rest[1], cmd)
-	case "restart":
-		if !need(2, "WF INSTANCE") {
-			return ExitUsage
-		}
-		code = r.restart(ctx, rest[0], rest[1])
-	case "watch":
-		if !need(2, "WF INSTANCE") {
-			return ExitUsage
-		}
-		inst, err := strconv.ParseInt(rest[1], 10, 64)
-		if err != nil || inst <= 0 {
-			fmt.Fprintln(o.Stderr, "maestro watch: INSTANCE must be a positive integer")
-			return ExitUsage
-		}
-		code = r.follow(ctx, rest[0], inst)
-	case "timeline":
-		if !need(2, "WF INSTANCE") {
-			return ExitUsage
-		}
-		code = r.timeline(ctx, rest[0], rest[1])
-	case "step":
-		if !need(4, "stop|kill|skip|bypass|resume|restart WF INSTANCE STEP") {
-			return ExitUsage
-		}
-		code = r.stepAction(ctx, rest[0], rest[1], rest[2], rest[3])
-	case "breakpoint":
-		if !need(3, "add|list|remove WF STEP") {
-			return ExitUsage
-		}
-		code = r.breakpoint(ctx, rest[0], rest[1], rest[2])
-	case "permit":
-		if len(rest) < 2 {
-			fmt.Fprintln(o.Stderr, "usage: maestro permit set TAG N | permit get|delete TAG")
-			return ExitUsage
-		}
-		code = r.permit(ctx, rest[0], rest[1:])
-	case "signal":
-		if len(rest) < 1 {
-			fmt.Fprintln(o.Stderr, "usage: maestro signal NAME [k=v]...")
-			return ExitUsage
-		}
-		code = r.signal(ctx, rest[0], rest[1:])
-	default:
+	commands := r.commands(ctx, flags{version: *version, params: params, wait: *wait, status: *status, listen: *listen})
+	command, ok := commands[cmd]
+	if !ok {
 		fmt.Fprintf(o.Stderr, "maestro: unknown command %q\n", cmd)
 		return ExitUsage
 	}
-	return code
+	if len(rest) < command.args || (!command.more && len(rest) != command.args) {
+		fmt.Fprintf(o.Stderr, "usage: maestro %s %s\n", cmd, command.usage)
+		return ExitUsage
+	}
+	return command.run(rest)
+}
+
+// flags are the values of the flags some commands read.
+type flags struct {
+	version, status, listen string
+	params                  []string
+	wait                    bool
+}
+
+// command is a subcommand: it takes args positional arguments (with more,
+// at least args), as usage says, and run runs it with them.
+type command struct {
+	args  int
+	more  bool
+	usage string
+	run   func(rest []string) int
+}
+
+// commands are the subcommands by name.
+func (r *runner) commands(ctx context.Context, f flags) map[string]command {
+	cmds := map[string]command{
+		"push":      {1, true, "FILE...", func(rest []string) int { return r.push(ctx, rest) }},
+		"workflows": {0, false, "", func([]string) int { return r.workflows(ctx) }},
+		"ui":        {0, false, "[--listen ADDR]", func([]string) int { return r.serveUI(ctx, f.listen) }},
+		"start": {1, false, "WF [--version V] [--param k=v]... [--wait]", func(rest []string) int {
+			return r.start(ctx, rest[0], f.version, f.params, f.wait)
+		}},
+		"status":    {2, false, "WF INSTANCE", func(rest []string) int { return r.status(ctx, rest[0], rest[1]) }},
+		"instances": {1, false, "WF [--status S]", func(rest []string) int { return r.instances(ctx, rest[0], f.status) }},
+		"restart":   {2, false, "WF INSTANCE", func(rest []string) int { return r.restart(ctx, rest[0], rest[1]) }},
+		"watch":     {2, false, "WF INSTANCE", func(rest []string) int { return r.watch(ctx, rest[0], rest[1]) }},
+		"timeline":  {2, false, "WF INSTANCE", func(rest []string) int { return r.timeline(ctx, rest[0], rest[1]) }},
+		"step": {4, false, "stop|kill|skip|bypass|resume|restart WF INSTANCE STEP", func(rest []string) int {
+			return r.stepAction(ctx, rest[0], rest[1], rest[2], rest[3])
+		}},
+		"breakpoint": {3, false, "add|list|remove WF STEP", func(rest []string) int { return r.breakpoint(ctx, rest[0], rest[1], rest[2]) }},
+		"permit":     {2, true, "set TAG N | permit get|delete TAG", func(rest []string) int { return r.permit(ctx, rest[0], rest[1:]) }},
+		"signal":     {1, true, "NAME [k=v]...", func(rest []string) int { return r.signal(ctx, rest[0], rest[1:]) }},
+	}
+	for _, action := range []string{"stop", "kill", "unblock"} {
+		cmds[action] = command{2, false, "WF INSTANCE", func(rest []string) int { return r.act(ctx, rest[0], rest[1], action) }}
+	}
+	return cmds
+}
+
+// watch follows an instance's latest run (maestro watch WF INSTANCE).
+func (r *runner) watch(ctx context.Context, wf, instance string) int {
+	inst, err := strconv.ParseInt(instance, 10, 64)
+	if err != nil || inst <= 0 {
+		fmt.Fprintln(r.o.Stderr, "maestro watch: INSTANCE must be a positive integer")
+		return ExitUsage
+	}
+	return r.follow(ctx, wf, inst)
 }
 
 // reorder moves flags before positional arguments, so that

@@ -94,3 +94,35 @@ func TestRequestContentTypes(t *testing.T) {
 		t.Fatalf("requests\n%+v\nwant\n%+v", got, want)
 	}
 }
+
+// TestUsage: a command given the wrong number of arguments, or an unknown
+// command, prints its usage and exits 2 without calling the API.
+func TestUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"push"}, "usage: maestro push FILE...\n"},
+		{[]string{"workflows", "x"}, "usage: maestro workflows \n"},
+		{[]string{"ui", "x"}, "usage: maestro ui [--listen ADDR]\n"},
+		{[]string{"start"}, "usage: maestro start WF [--version V] [--param k=v]... [--wait]\n"},
+		{[]string{"status", "wf"}, "usage: maestro status WF INSTANCE\n"},
+		{[]string{"instances"}, "usage: maestro instances WF [--status S]\n"},
+		{[]string{"kill", "wf"}, "usage: maestro kill WF INSTANCE\n"},
+		{[]string{"restart", "wf", "1", "2"}, "usage: maestro restart WF INSTANCE\n"},
+		{[]string{"watch", "wf"}, "usage: maestro watch WF INSTANCE\n"},
+		{[]string{"watch", "wf", "0"}, "maestro watch: INSTANCE must be a positive integer\n"},
+		{[]string{"timeline", "wf"}, "usage: maestro timeline WF INSTANCE\n"},
+		{[]string{"step", "stop", "wf", "1"}, "usage: maestro step stop|kill|skip|bypass|resume|restart WF INSTANCE STEP\n"},
+		{[]string{"breakpoint", "add", "wf"}, "usage: maestro breakpoint add|list|remove WF STEP\n"},
+		{[]string{"permit", "get"}, "usage: maestro permit set TAG N | permit get|delete TAG\n"},
+		{[]string{"signal"}, "usage: maestro signal NAME [k=v]...\n"},
+		{[]string{"nope"}, "maestro: unknown command \"nope\"\n"},
+	} {
+		var stderr bytes.Buffer
+		code := Run(t.Context(), append(tc.args, "--endpoint", "http://127.0.0.1:1"), Options{Stdout: io.Discard, Stderr: &stderr})
+		if code != ExitUsage || stderr.String() != tc.want {
+			t.Errorf("maestro %v: exit %d, %q; want %d, %q", tc.args, code, stderr.String(), ExitUsage, tc.want)
+		}
+	}
+}

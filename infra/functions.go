@@ -3,12 +3,14 @@ package infra
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -223,12 +225,7 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	decider.Role.AddToPrincipalPolicy(allow(deciderActions(), st.Table.TableArn()))
 	dispatch(decider)
 	decider.Role.AddToPrincipalPolicy(allow(queueConsumerActions(), q.Decision.QueueArn()))
-	decider.Function.AddEventSourceMapping(jsii.String("DecisionQueue"), &awslambda.EventSourceMappingOptions{
-		EventSourceArn:          q.Decision.QueueArn(),
-		BatchSize:               jsii.Number(10),
-		ReportBatchItemFailures: jsii.Bool(true),
-		MaxConcurrency:          maxConcurrency(s, HandlerDecider),
-	})
+	decider.Function.AddEventSourceMapping(jsii.String("DecisionQueue"), queueSource(s, HandlerDecider, q.Decision))
 	fns[HandlerDecider] = decider
 
 	worker := newFunction(scope, s, HandlerWorker, "WorkerFunction", "Maestro step worker: work queue to step runners and timers",
@@ -282,12 +279,7 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	if len(s.CallbackTopics) > 0 {
 		worker.Role.AddToPrincipalPolicy(allow([]string{"sns:Publish"}, *jsii.Strings(s.CallbackTopics...)...))
 	}
-	worker.Function.AddEventSourceMapping(jsii.String("WorkQueue"), &awslambda.EventSourceMappingOptions{
-		EventSourceArn:          q.Work.QueueArn(),
-		BatchSize:               jsii.Number(10),
-		ReportBatchItemFailures: jsii.Bool(true),
-		MaxConcurrency:          maxConcurrency(s, HandlerWorker),
-	})
+	worker.Function.AddEventSourceMapping(jsii.String("WorkQueue"), queueSource(s, HandlerWorker, q.Work))
 	fns[HandlerWorker] = worker
 	st.Jobs = newJobs(scope, s, st, worker)
 
@@ -305,14 +297,21 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	sigs.Role.AddToPrincipalPolicy(allow(queueConsumerActions(), q.SignalIngest.QueueArn()))
 	// Malformed messages go to the dead-letter queue with their reason.
 	sigs.Role.AddToPrincipalPolicy(allow([]string{"sqs:SendMessage"}, q.SignalIngestDLQ.QueueArn()))
-	sigs.Function.AddEventSourceMapping(jsii.String("SignalIngestQueue"), &awslambda.EventSourceMappingOptions{
-		EventSourceArn:          q.SignalIngest.QueueArn(),
-		BatchSize:               jsii.Number(10),
-		ReportBatchItemFailures: jsii.Bool(true),
-		MaxConcurrency:          maxConcurrency(s, HandlerSignals),
-	})
+	sigs.Function.AddEventSourceMapping(jsii.String("SignalIngestQueue"), queueSource(s, HandlerSignals, q.SignalIngest))
 	fns[HandlerSignals] = sigs
 	return fns, nil
+}
+
+// queueSource is the event source mapping of handler's SQS queue: batches
+// of ten messages, each message's failure reported on its own, at most
+// maxConcurrency invocations at once.
+func queueSource(s settings, handler string, queue awssqs.Queue) *awslambda.EventSourceMappingOptions {
+	return &awslambda.EventSourceMappingOptions{
+		EventSourceArn:          queue.QueueArn(),
+		BatchSize:               jsii.Number(10),
+		ReportBatchItemFailures: jsii.Bool(true),
+		MaxConcurrency:          maxConcurrency(s, handler),
+	}
 }
 
 // maxConcurrency is the most concurrent invocations an SQS event source
@@ -332,9 +331,7 @@ func maxConcurrency(s settings, handler string) *float64 {
 // (the worker then allows nothing of its kind).
 func workerEnv(table, workQueueURL string, p Props, extra map[string]string) map[string]string {
 	env := map[string]string{wiring.EnvTable: table, wiring.EnvWorkQueueURL: workQueueURL}
-	for k, v := range extra {
-		env[k] = v
-	}
+	maps.Copy(env, extra)
 	if len(p.HTTPAllow) > 0 {
 		env[wiring.EnvHTTPAllow] = strings.Join(p.HTTPAllow, ",")
 	}
@@ -357,11 +354,7 @@ func workerEnv(table, workQueueURL string, p Props, extra map[string]string) map
 // merged returns a's entries and b's in a new map.
 func merged(a, b map[string]string) map[string]string {
 	out := make(map[string]string, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
+	maps.Copy(out, a)
+	maps.Copy(out, b)
 	return out
 }

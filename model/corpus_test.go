@@ -46,6 +46,30 @@ func corpusFiles(t testing.TB) []string {
 	return out
 }
 
+// corpusDefinitions returns the corpus files that are workflow
+// definitions: corpusFiles but nonDefinitions.
+func corpusDefinitions(t testing.TB) []string {
+	t.Helper()
+	skip := nonDefinitions()
+	var out []string
+	for _, name := range corpusFiles(t) {
+		if _, ok := skip[name]; !ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// parseCorpus decodes corpus definition name.
+func parseCorpus(t testing.TB, name string) *Definition {
+	t.Helper()
+	d, err := ParseDefinition(readCorpus(t, name))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return d
+}
+
 func readCorpus(t testing.TB, name string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "corpus", filepath.FromSlash(name)))
@@ -81,11 +105,7 @@ func TestEveryCorpusFileDecodes(t *testing.T) {
 // JSON -> model -> JSON -> model gives an equal model and that the written
 // JSON says what the input said, modulo enum case and `true` conditions.
 func TestCorpusRoundTrip(t *testing.T) {
-	skip := nonDefinitions()
-	for _, name := range corpusFiles(t) {
-		if _, ok := skip[name]; ok {
-			continue
-		}
+	for _, name := range corpusDefinitions(t) {
 		t.Run(name, func(t *testing.T) {
 			in := readCorpus(t, name)
 			d1, err := ParseDefinition(in)
@@ -115,16 +135,8 @@ func TestCorpusRoundTrip(t *testing.T) {
 
 // TestCorpusGolden compares the encoder's output with testdata/golden.
 func TestCorpusGolden(t *testing.T) {
-	skip := nonDefinitions()
-	for _, name := range corpusFiles(t) {
-		if _, ok := skip[name]; ok {
-			continue
-		}
-		d, err := ParseDefinition(readCorpus(t, name))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		out, err := d.MarshalJSON()
+	for _, name := range corpusDefinitions(t) {
+		out, err := parseCorpus(t, name).MarshalJSON()
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -156,11 +168,7 @@ func TestCorpusGolden(t *testing.T) {
 // TestCorpusThroughYAML decodes every corpus definition as YAML (JSON is
 // YAML) and expects the same model as the JSON decoder gives.
 func TestCorpusThroughYAML(t *testing.T) {
-	skip := nonDefinitions()
-	for _, name := range corpusFiles(t) {
-		if _, ok := skip[name]; ok {
-			continue
-		}
+	for _, name := range corpusDefinitions(t) {
 		in := readCorpus(t, name)
 		fromJSON, err := ParseDefinition(in)
 		if err != nil {
@@ -253,21 +261,14 @@ func TestNonDefinitionFixturesDecodeAsValues(t *testing.T) {
 // TestCorpusValidates runs Validate over the corpus: every definition is
 // valid except the two negative fixtures, which fail for their reason.
 func TestCorpusValidates(t *testing.T) {
-	skip := nonDefinitions()
 	want := map[string][]string{
 		"fixtures/sample-dag-with-cycle-wf.json": {"workflow.steps: cycle: job.2 -> job.3 -> job.4 -> job.2"},
 		"fixtures/sample-invalid-cron-wf-def.json": {
 			`workflow.time_triggers[0].cron: cron "0 30 * * *": end of range (30) above maximum (23): 30`,
 		},
 	}
-	for _, name := range corpusFiles(t) {
-		if _, ok := skip[name]; ok {
-			continue
-		}
-		d, err := ParseDefinition(readCorpus(t, name))
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+	for _, name := range corpusDefinitions(t) {
+		d := parseCorpus(t, name)
 		var got []string
 		for _, e := range Validate(d, ValidateOptions{Now: fixedNow}) {
 			got = append(got, e.Error())

@@ -127,23 +127,13 @@ func (d *decoder) int64Ptr(n *node, p loc) *int64 {
 // strList decodes an optional array of strings; an empty array gives an empty,
 // non-nil slice so that it is written back.
 func (d *decoder) strList(n *node, p loc) []string {
-	if isNull(n) {
-		return nil
-	}
-	if n.kind != kindArray {
-		d.wrongType(n, p, "an array of strings")
-		return nil
-	}
-	p = p.fix()
-	out := make([]string, 0, len(n.elems))
-	for i, e := range n.elems {
+	return list(d, n, p, "an array of strings", func(e *node, p loc) (string, bool) {
 		if e.kind != kindString {
-			d.wrongType(e, p.at(i), "a string")
-			continue
+			d.wrongType(e, p, "a string")
+			return "", false
 		}
-		out = append(out, e.s)
-	}
-	return out
+		return e.s, true
+	})
 }
 
 // rawMap keeps every member of an object verbatim.
@@ -316,21 +306,7 @@ func (d *decoder) runStrategy(n *node, p loc) *RunStrategy {
 
 // tags decodes a tag list.
 func (d *decoder) tags(n *node, p loc) TagList {
-	if isNull(n) {
-		return nil
-	}
-	if n.kind != kindArray {
-		d.wrongType(n, p, "an array of tags")
-		return nil
-	}
-	p = p.fix()
-	out := make(TagList, 0, len(n.elems))
-	for i, e := range n.elems {
-		if t, ok := d.tag(e, p.at(i)); ok {
-			out = append(out, t)
-		}
-	}
-	return out
+	return list(d, n, p, "an array of tags", d.tag)
 }
 
 // tag decodes a bare tag name or {"name", "namespace", ...}.

@@ -145,6 +145,14 @@ func (w *jsonWriter) finish(what string) ([]byte, error) {
 	return w.b, nil
 }
 
+// marshalPart writes v, a part of a definition, with write; what names it
+// in the error.
+func marshalPart[T any](v *T, write func(*jsonWriter, *T), what string) ([]byte, error) {
+	w := &jsonWriter{}
+	write(w, v)
+	return w.finish(what)
+}
+
 // MarshalJSON writes the definition in the shape it was read: properties under
 // "properties" or, for a stored definition, "properties_snapshot".
 func (d *Definition) MarshalJSON() ([]byte, error) {
@@ -184,9 +192,7 @@ func (w *jsonWriter) definition(d *Definition) {
 
 // MarshalJSON writes the properties object.
 func (p Properties) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.properties(&p)
-	return w.finish("properties")
+	return marshalPart(&p, (*jsonWriter).properties, "properties")
 }
 
 func (w *jsonWriter) properties(p *Properties) {
@@ -213,9 +219,7 @@ func (w *jsonWriter) properties(p *Properties) {
 
 // MarshalJSON writes a bare name when the user was read as one, else an object.
 func (u User) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.user(&u)
-	return w.finish("user")
+	return marshalPart(&u, (*jsonWriter).user, "user")
 }
 
 func (w *jsonWriter) user(u *User) {
@@ -232,9 +236,7 @@ func (w *jsonWriter) user(u *User) {
 // MarshalJSON writes the run strategy in the JSON form it was read in
 // (Shape), falling back to the object form when that form cannot hold it.
 func (r RunStrategy) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.runStrategy(&r)
-	return w.finish("run strategy")
+	return marshalPart(&r, (*jsonWriter).runStrategy, "run strategy")
 }
 
 func (w *jsonWriter) runStrategy(r *RunStrategy) {
@@ -259,9 +261,7 @@ func (w *jsonWriter) runStrategy(r *RunStrategy) {
 
 // MarshalJSON writes a bare name for a plain tag, else the object form.
 func (t Tag) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.tag(&t)
-	return w.finish("tag")
+	return marshalPart(&t, (*jsonWriter).tag, "tag")
 }
 
 func (w *jsonWriter) tag(t *Tag) {
@@ -291,9 +291,7 @@ func (w *jsonWriter) tagsField(k string, tags TagList) {
 
 // MarshalJSON writes the workflow object.
 func (wf Workflow) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.workflow(&wf)
-	return w.finish("workflow")
+	return marshalPart(&wf, (*jsonWriter).workflow, "workflow")
 }
 
 func (w *jsonWriter) workflow(wf *Workflow) {
@@ -334,9 +332,7 @@ func (w *jsonWriter) workflow(wf *Workflow) {
 
 // MarshalJSON writes the params object in definition order.
 func (ps Params) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.params(&ps)
-	return w.finish("params")
+	return marshalPart(&ps, (*jsonWriter).params, "params")
 }
 
 func (w *jsonWriter) paramsField(k string, ps *Params) {
@@ -385,9 +381,7 @@ func (ps *Params) OrderedNames() []string {
 
 // MarshalJSON writes the parameter definition.
 func (p ParamDefinition) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.paramDef(&p)
-	return w.finish("param definition")
+	return marshalPart(&p, (*jsonWriter).paramDef, "param definition")
 }
 
 func (w *jsonWriter) paramDef(p *ParamDefinition) {
@@ -517,51 +511,45 @@ func MapKeys[V any](order []string, m map[string]V) []string {
 // MarshalJSON writes the duration as it was read, else as seconds or the
 // unresolved string.
 func (p ParsableDuration) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.duration(&p)
-	return w.finish("duration")
+	return marshalPart(&p, (*jsonWriter).duration, "duration")
 }
 
 func (w *jsonWriter) duration(p *ParsableDuration) {
-	if p.Raw != nil {
+	w.parsable(p.Raw, p.Expr, p.Seconds, func(n *node) bool {
+		q, err := parsableDurationFrom(n)
+		return err == nil && q.Seconds == p.Seconds && q.Expr == p.Expr
+	})
+}
+
+// parsable writes a ParsableDuration or a ParsableLong: raw, the JSON it
+// was read from, while same says raw still reads as the value; else the
+// unresolved text expr, else the number n.
+func (w *jsonWriter) parsable(raw RawJSON, expr string, n int64, same func(*node) bool) {
+	if raw != nil {
 		var errs errorList
-		if n, err := parseJSON(p.Raw, &errs); err == nil {
-			if q, err := parsableDurationFrom(n); err == nil && q.Seconds == p.Seconds && q.Expr == p.Expr {
-				w.raw(p.Raw)
-				return
-			}
+		if node, err := parseJSON(raw, &errs); err == nil && same(node) {
+			w.raw(raw)
+			return
 		}
 	}
-	if p.Expr != "" {
-		w.str(p.Expr)
+	if expr != "" {
+		w.str(expr)
 		return
 	}
-	w.b = strconv.AppendInt(w.b, p.Seconds, 10)
+	w.b = strconv.AppendInt(w.b, n, 10)
 }
 
 // MarshalJSON writes the value as it was read, else as a number or the
 // unresolved string.
 func (p ParsableLong) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.long(&p)
-	return w.finish("number")
+	return marshalPart(&p, (*jsonWriter).long, "number")
 }
 
 func (w *jsonWriter) long(p *ParsableLong) {
-	if p.Raw != nil {
-		var errs errorList
-		if n, err := parseJSON(p.Raw, &errs); err == nil {
-			if q, err := parsableLongFrom(n); err == nil && q.Value == p.Value && q.Expr == p.Expr {
-				w.raw(p.Raw)
-				return
-			}
-		}
-	}
-	if p.Expr != "" {
-		w.str(p.Expr)
-		return
-	}
-	w.b = strconv.AppendInt(w.b, p.Value, 10)
+	w.parsable(p.Raw, p.Expr, p.Value, func(n *node) bool {
+		q, err := parsableLongFrom(n)
+		return err == nil && q.Value == p.Value && q.Expr == p.Expr
+	})
 }
 
 func (w *jsonWriter) longField(k string, p *ParsableLong) {
@@ -573,9 +561,7 @@ func (w *jsonWriter) longField(k string, p *ParsableLong) {
 
 // MarshalJSON writes the time trigger object.
 func (t TimeTrigger) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.timeTrigger(&t)
-	return w.finish("time trigger")
+	return marshalPart(&t, (*jsonWriter).timeTrigger, "time trigger")
 }
 
 func (w *jsonWriter) timeTrigger(t *TimeTrigger) {
@@ -596,9 +582,7 @@ func (w *jsonWriter) timeTrigger(t *TimeTrigger) {
 
 // MarshalJSON writes the signal trigger object.
 func (t SignalTrigger) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.signalTrigger(&t)
-	return w.finish("signal trigger")
+	return marshalPart(&t, (*jsonWriter).signalTrigger, "signal trigger")
 }
 
 func (w *jsonWriter) signalTrigger(t *SignalTrigger) {
@@ -660,9 +644,7 @@ func (w *jsonWriter) matchParamsField(names []string, mps map[string]*SignalMatc
 
 // MarshalJSON writes the step in its wrapper object {"<kind>": {...}}.
 func (s Step) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.step(&s)
-	return w.finish("step")
+	return marshalPart(&s, (*jsonWriter).step, "step")
 }
 
 func (w *jsonWriter) stepsField(k string, steps []Step) {
@@ -742,9 +724,7 @@ func (w *jsonWriter) step(s *Step) {
 
 // MarshalJSON writes the transition object.
 func (t Transition) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.transitionObject(&t)
-	return w.finish("transition")
+	return marshalPart(&t, (*jsonWriter).transitionObject, "transition")
 }
 
 // transition writes the "transition" member unless the transition is empty.
@@ -777,9 +757,7 @@ func (w *jsonWriter) transitionObject(t *Transition) {
 
 // MarshalJSON writes the retry policy object.
 func (r RetryPolicy) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.retryPolicy(&r)
-	return w.finish("retry policy")
+	return marshalPart(&r, (*jsonWriter).retryPolicy, "retry policy")
 }
 
 func (w *jsonWriter) retryPolicy(r *RetryPolicy) {
@@ -797,9 +775,7 @@ func (w *jsonWriter) retryPolicy(r *RetryPolicy) {
 
 // MarshalJSON writes the backoff object.
 func (b Backoff) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.backoff(&b)
-	return w.finish("backoff")
+	return marshalPart(&b, (*jsonWriter).backoff, "backoff")
 }
 
 func (w *jsonWriter) backoff(b *Backoff) {
@@ -814,9 +790,7 @@ func (w *jsonWriter) backoff(b *Backoff) {
 
 // MarshalJSON writes the signal dependency object.
 func (s SignalDependency) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.signalDependency(&s)
-	return w.finish("signal dependency")
+	return marshalPart(&s, (*jsonWriter).signalDependency, "signal dependency")
 }
 
 func (w *jsonWriter) signalDependency(s *SignalDependency) {
@@ -829,9 +803,7 @@ func (w *jsonWriter) signalDependency(s *SignalDependency) {
 
 // MarshalJSON writes the signal output object.
 func (s SignalOutput) MarshalJSON() ([]byte, error) {
-	w := &jsonWriter{}
-	w.signalOutput(&s)
-	return w.finish("signal output")
+	return marshalPart(&s, (*jsonWriter).signalOutput, "signal output")
 }
 
 func (w *jsonWriter) signalOutput(s *SignalOutput) {

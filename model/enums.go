@@ -1,6 +1,9 @@
 package model
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Maestro reads enum values and polymorphic type names case-insensitively
 // ("lonG", "noop", "fail_after_running"). Decoding canonicalises every known
@@ -126,12 +129,7 @@ func (t ParamType) IsScalar() bool {
 
 // Valid reports whether t is one of the ten parameter types.
 func (t ParamType) Valid() bool {
-	for _, k := range ParamTypes {
-		if k == t {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(ParamTypes, t)
 }
 
 // IsLeaf reports whether steps of this type run a job. Join is the one typed

@@ -1,5 +1,7 @@
 package model
 
+import "slices"
+
 // Statuses, actions and run policies, as Maestro defines them
 // (WorkflowInstance.Status, StepInstance.Status, Actions, RunPolicy).
 
@@ -27,12 +29,7 @@ func WorkflowStatuses() []WorkflowStatus {
 
 // Valid reports whether s is a known workflow status.
 func (s WorkflowStatus) Valid() bool {
-	for _, k := range WorkflowStatuses() {
-		if k == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(WorkflowStatuses(), s)
 }
 
 // IsTerminal reports whether the run has ended: TIMED_OUT, STOPPED, FAILED or
@@ -157,12 +154,7 @@ func (s StepStatus) flags() stepFlags {
 
 // Valid reports whether s is a known step status.
 func (s StepStatus) Valid() bool {
-	for _, k := range StepStatuses() {
-		if k == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(StepStatuses(), s)
 }
 
 // IsTerminal reports whether the attempt has ended.

@@ -531,27 +531,28 @@ func (v *validator) retryPolicy(r *RetryPolicy, p loc) {
 
 // parsableLong checks a number's range; "$param" strings are checked at run time.
 func (v *validator) parsableLong(pl *ParsableLong, lo, hi int64, p loc, what string) {
-	if pl == nil {
-		return
-	}
-	if pl.Expr != "" {
-		if !strings.Contains(pl.Expr, "$") {
-			v.failf(p, "%s %q is neither a number nor a $param reference", what, pl.Expr)
-		}
+	if pl == nil || v.unresolved(pl.Expr, p, what, "a number") {
 		return
 	}
 	v.rangeCheck(pl.Value, lo, hi, p, what)
 }
 
+// unresolved reports whether expr, the text of a number or duration left
+// for run time, is set; when it has no "$param" reference it reports that
+// it is neither want nor one.
+func (v *validator) unresolved(expr string, p loc, what, want string) bool {
+	if expr == "" {
+		return false
+	}
+	if !strings.Contains(expr, "$") {
+		v.failf(p, "%s %q is neither %s nor a $param reference", what, expr, want)
+	}
+	return true
+}
+
 // timeout checks a timeout or delay: > 0 and at most MaxTimeout.
 func (v *validator) timeout(d *ParsableDuration, p loc, what string) {
-	if d == nil {
-		return
-	}
-	if d.Expr != "" {
-		if !strings.Contains(d.Expr, "$") {
-			v.failf(p, "%s %q is neither a duration (e.g. 100s, 20 minutes, 1d 2h) nor a $param reference", what, d.Expr)
-		}
+	if d == nil || v.unresolved(d.Expr, p, what, "a duration (e.g. 100s, 20 minutes, 1d 2h)") {
 		return
 	}
 	switch limit := int64(MaxTimeout / time.Second); {
@@ -900,11 +901,7 @@ func (v *validator) signalDependencies(deps []SignalDependency, p loc, sc Scope)
 	for i := range deps {
 		d := &deps[i]
 		dp := p.at(i)
-		if d.Name == "" {
-			v.fail(dp.key("name"), "required")
-		} else {
-			v.signalName(d.Name, dp.key("name"), "signal name")
-		}
+		v.requiredSignalName(d.Name, dp.key("name"))
 		var ranges []string
 		for _, name := range MapKeys(d.MatchNames, d.MatchParams) {
 			mp := d.MatchParams[name]
@@ -940,11 +937,7 @@ func (v *validator) signalOutputs(outs []SignalOutput, p loc, sc Scope) {
 	for i := range outs {
 		o := &outs[i]
 		op := p.at(i)
-		if o.Name == "" {
-			v.fail(op.key("name"), "required")
-		} else {
-			v.signalName(o.Name, op.key("name"), "signal name")
-		}
+		v.requiredSignalName(o.Name, op.key("name"))
 		for _, name := range o.Params.OrderedNames() {
 			def := o.Params.Defs[name]
 			pp := op.key("params").key(name)
@@ -1001,6 +994,16 @@ func (v *validator) name(s string, p loc, what string) {
 	for _, msg := range NameProblems(s, what) {
 		v.failf(p, "%s", msg)
 	}
+}
+
+// requiredSignalName checks the signal name of a dependency or an output,
+// which is required.
+func (v *validator) requiredSignalName(name string, p loc) {
+	if name == "" {
+		v.fail(p, "required")
+		return
+	}
+	v.signalName(name, p, "signal name")
 }
 
 // signalName applies the tag / signal name rules.

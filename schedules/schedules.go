@@ -100,20 +100,22 @@ func (s *Syncer) Sync(ctx context.Context, prefix string, want []orchestrator.Sc
 	return nil
 }
 
-func (s *Syncer) target(w orchestrator.ScheduleSpec) *types.Target {
-	return &types.Target{Arn: aws.String(s.targetARN), RoleArn: aws.String(s.roleARN), Input: aws.String(w.Input)}
-}
-
-func (s *Syncer) create(ctx context.Context, w orchestrator.ScheduleSpec) error {
-	_, err := s.client.CreateSchedule(ctx, &scheduler.CreateScheduleInput{
+// schedule is the request that sets w's schedule: CreateSchedule's, and,
+// converted, UpdateSchedule's (the two requests have the same fields).
+func (s *Syncer) schedule(w orchestrator.ScheduleSpec) *scheduler.CreateScheduleInput {
+	return &scheduler.CreateScheduleInput{
 		Name:                       aws.String(w.Name),
 		GroupName:                  aws.String(s.group),
 		ScheduleExpression:         aws.String(w.Expression),
 		ScheduleExpressionTimezone: aws.String(w.Timezone),
 		FlexibleTimeWindow:         &types.FlexibleTimeWindow{Mode: types.FlexibleTimeWindowModeOff},
 		State:                      types.ScheduleStateEnabled,
-		Target:                     s.target(w),
-	})
+		Target:                     &types.Target{Arn: aws.String(s.targetARN), RoleArn: aws.String(s.roleARN), Input: aws.String(w.Input)},
+	}
+}
+
+func (s *Syncer) create(ctx context.Context, w orchestrator.ScheduleSpec) error {
+	_, err := s.client.CreateSchedule(ctx, s.schedule(w))
 	var conflict *types.ConflictException
 	if errors.As(err, &conflict) {
 		return s.update(ctx, w) // created by a concurrent sync
@@ -139,15 +141,7 @@ func (s *Syncer) update(ctx context.Context, w orchestrator.ScheduleSpec) error 
 		cur.State == types.ScheduleStateEnabled {
 		return nil
 	}
-	_, err = s.client.UpdateSchedule(ctx, &scheduler.UpdateScheduleInput{
-		Name:                       aws.String(w.Name),
-		GroupName:                  aws.String(s.group),
-		ScheduleExpression:         aws.String(w.Expression),
-		ScheduleExpressionTimezone: aws.String(w.Timezone),
-		FlexibleTimeWindow:         &types.FlexibleTimeWindow{Mode: types.FlexibleTimeWindowModeOff},
-		State:                      types.ScheduleStateEnabled,
-		Target:                     s.target(w),
-	})
+	_, err = s.client.UpdateSchedule(ctx, (*scheduler.UpdateScheduleInput)(s.schedule(w)))
 	if err != nil {
 		return fmt.Errorf("schedules: update %s: %w", w.Name, err)
 	}

@@ -35,12 +35,9 @@ func (s *server) registerGates(route func(string, apiFunc)) {
 // non-negative integers (0 or absent matches all), nothing else is allowed.
 func parseBreakpoint(body []byte) (orchestrator.Breakpoint, error) {
 	var b orchestrator.Breakpoint
-	if len(bytes.TrimSpace(body)) == 0 {
-		return b, orchestrator.Invalid("invalid breakpoint", "request body: must not be empty")
-	}
-	fields, err := decodeObject(body)
+	fields, err := requiredBody(body, "invalid breakpoint")
 	if err != nil {
-		return b, orchestrator.Invalid("invalid breakpoint", "request body: "+err.Error())
+		return b, err
 	}
 	var errs []string
 	for _, f := range fields {
@@ -94,6 +91,15 @@ func requiredString(f rawField, dst *string) []string {
 	return nil
 }
 
+// stringField reads an optional string body field into dst (null leaves
+// it as it is); the problem found, if any.
+func stringField(f rawField, dst *string) []string {
+	if err := json.Unmarshal(f.value, dst); err != nil {
+		return []string{f.name + ": must be a string"}
+	}
+	return nil
+}
+
 func matchNumber(f rawField, dst *int64) []string {
 	if isNull(f.value) {
 		return nil
@@ -107,11 +113,7 @@ func matchNumber(f rawField, dst *int64) []string {
 }
 
 func (s *server) addBreakpoint(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	b, err := parseBreakpoint(body)
+	b, err := readRequest(r, parseBreakpoint)
 	if err != nil {
 		return err
 	}
@@ -152,10 +154,7 @@ func (s *server) listBreakpoints(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []orchestrator.Breakpoint{}
-	}
-	return writeJSON(w, http.StatusOK, breakpointList{Breakpoints: list})
+	return writeJSON(w, http.StatusOK, breakpointList{Breakpoints: nonNil(list)})
 }
 
 // removeResponse is the body of DELETE .../steps/breakpoints.
@@ -200,10 +199,7 @@ func (s *server) pausedAttempts(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if list == nil {
-		list = []orchestrator.PausedAttempt{}
-	}
-	return writeJSON(w, http.StatusOK, pausedList{Attempts: list})
+	return writeJSON(w, http.StatusOK, pausedList{Attempts: nonNil(list)})
 }
 
 func (s *server) resumeAttempt(w http.ResponseWriter, r *http.Request) error {
@@ -227,28 +223,40 @@ func (s *server) resumeAttempt(w http.ResponseWriter, r *http.Request) error {
 const maxTagLength = 128
 
 func (s *server) putTagPermit(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(r)
+	p, err := readRequest(r, parseTagPermit)
 	if err != nil {
 		return err
 	}
-	fields, err := decodeObject(body)
+	view, err := s.svc.Gates.PutTagPermit(r.Context(), p.tag, p.max)
+	return answer(w, view, err, "PutTagPermit")
+}
+
+// tagPermit is a tag permit request: {"tag", "max_allowed"}.
+type tagPermit struct {
+	tag string
+	max int64
+}
+
+// parseTagPermit checks a tag permit request strictly: both fields are
+// required, nothing else is allowed.
+func parseTagPermit(body []byte) (tagPermit, error) {
+	fields, err := decodeBody(body, "invalid tag permit")
 	if err != nil {
-		return orchestrator.Invalid("invalid tag permit", "request body: "+err.Error())
+		return tagPermit{}, err
 	}
-	var tag string
-	max := int64(-1)
+	p := tagPermit{max: -1}
 	var errs []string
 	for _, f := range fields {
 		switch f.name {
 		case "tag":
-			errs = append(errs, requiredString(f, &tag)...)
+			errs = append(errs, requiredString(f, &p.tag)...)
 		case "max_allowed":
 			n, err := strconv.ParseInt(string(bytes.TrimSpace(f.value)), 10, 64)
 			if err != nil || n < 0 {
 				errs = append(errs, "max_allowed: must be a non-negative integer")
 				continue
 			}
-			max = n
+			p.max = n
 		default:
 			// Maestro keeps extra fields of a tag permit; this runtime
 			// does not use them and says so rather than dropping them.
@@ -256,19 +264,18 @@ func (s *server) putTagPermit(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	switch {
-	case tag == "" && !hasField(fields, "tag"):
+	case p.tag == "" && !hasField(fields, "tag"):
 		errs = append(errs, "tag: is required")
-	case len(tag) > maxTagLength:
+	case len(p.tag) > maxTagLength:
 		errs = append(errs, fmt.Sprintf("tag: must be at most %d characters", maxTagLength))
 	}
-	if max < 0 && !hasField(fields, "max_allowed") {
+	if p.max < 0 && !hasField(fields, "max_allowed") {
 		errs = append(errs, "max_allowed: is required")
 	}
 	if len(errs) > 0 {
-		return orchestrator.Invalid("invalid tag permit", errs...)
+		return tagPermit{}, orchestrator.Invalid("invalid tag permit", errs...)
 	}
-	view, err := s.svc.Gates.PutTagPermit(r.Context(), tag, max)
-	return answer(w, view, err, "PutTagPermit")
+	return p, nil
 }
 
 func (s *server) getTagPermit(w http.ResponseWriter, r *http.Request) error {

@@ -17,19 +17,24 @@ func (s *server) registerJobQueues(route func(string, apiFunc)) {
 	route("DELETE "+jobQueuesPath+"/{name}", s.deleteJobQueue)
 }
 
-// putJobQueue reads {"name", "cpu", "memory", "gpu", "aging_seconds"}:
-// name and cpu are required; memory (MiB), gpu and aging_seconds default
-// to 0 (memory and gpu: none to give; aging: none).
 func (s *server) putJobQueue(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(r)
+	req, err := readRequest(r, parseJobQueue)
 	if err != nil {
 		return err
 	}
-	fields, err := decodeObject(body)
-	if err != nil {
-		return orchestrator.Invalid("invalid job queue", "request body: "+err.Error())
-	}
+	v, err := s.svc.Gates.PutJobQueue(r.Context(), req)
+	return answer(w, v, err, "PutJobQueue")
+}
+
+// parseJobQueue reads {"name", "cpu", "memory", "gpu", "aging_seconds"}:
+// name and cpu are required; memory (MiB), gpu and aging_seconds default
+// to 0 (memory and gpu: none to give; aging: none).
+func parseJobQueue(body []byte) (orchestrator.JobQueueRequest, error) {
 	var req orchestrator.JobQueueRequest
+	fields, err := decodeBody(body, "invalid job queue")
+	if err != nil {
+		return req, err
+	}
 	var errs []string
 	whole := func(name string, raw json.RawMessage, dst *int64) {
 		if err := json.Unmarshal(raw, dst); err != nil || *dst < 0 {
@@ -60,10 +65,9 @@ func (s *server) putJobQueue(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if len(errs) > 0 {
-		return orchestrator.Invalid("invalid job queue", errs...)
+		return orchestrator.JobQueueRequest{}, orchestrator.Invalid("invalid job queue", errs...)
 	}
-	v, err := s.svc.Gates.PutJobQueue(r.Context(), req)
-	return answer(w, v, err, "PutJobQueue")
+	return req, nil
 }
 
 func (s *server) getJobQueue(w http.ResponseWriter, r *http.Request) error {

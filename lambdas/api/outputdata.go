@@ -19,12 +19,9 @@ import (
 // "value" (and an optional "type").
 func parseOutputData(body []byte) (orchestrator.OutputData, error) {
 	var od orchestrator.OutputData
-	if len(bytes.TrimSpace(body)) == 0 {
-		return od, orchestrator.Invalid("invalid output data", "request body: must not be empty")
-	}
-	fields, err := decodeObject(body)
+	fields, err := requiredBody(body, "invalid output data")
 	if err != nil {
-		return od, orchestrator.Invalid("invalid output data", "request body: "+err.Error())
+		return od, err
 	}
 	var errs []string
 	positive := func(f rawField, dst *int64, optional bool) {
@@ -129,11 +126,7 @@ func parseOutputParams(raw json.RawMessage) (map[string]any, []string) {
 }
 
 func (s *server) putOutputData(w http.ResponseWriter, r *http.Request) error {
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	od, err := parseOutputData(body)
+	od, err := readRequest(r, parseOutputData)
 	if err != nil {
 		return err
 	}

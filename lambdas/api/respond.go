@@ -70,15 +70,21 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 // encodeError renders an error body. It cannot fail: every field is a
 // string or an int.
 func encodeError(status int, message string, details []string) []byte {
-	if details == nil {
-		details = []string{}
-	}
-	b, err := marshal(errorBody{Status: status, Message: message, Errors: details})
+	b, err := marshal(errorBody{Status: status, Message: message, Errors: nonNil(details)})
 	if err != nil {
 		// Unreachable: strings and ints always encode.
 		return []byte(`{"status":500,"message":"internal error","errors":[]}` + "\n")
 	}
 	return b
+}
+
+// nonNil returns s, or an empty slice when s is nil: JSON answers list
+// nothing as [], never null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // writeRaw writes an already encoded JSON body.

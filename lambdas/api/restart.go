@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,12 +14,9 @@ import (
 // incomplete steps.
 func parseRestartRequest(body []byte) (orchestrator.RestartRequest, error) {
 	var req orchestrator.RestartRequest
-	if len(bytes.TrimSpace(body)) == 0 {
-		return req, nil
-	}
-	fields, err := decodeObject(body)
+	fields, err := optionalBody(body, "invalid restart request")
 	if err != nil {
-		return req, orchestrator.Invalid("invalid restart request", "request body: "+err.Error())
+		return req, err
 	}
 	var errs []string
 	for _, f := range fields {
@@ -69,11 +65,7 @@ func restartInput[T any](r *http.Request, parse func([]byte) (T, error)) (int64,
 	if err != nil {
 		return 0, zero, err
 	}
-	body, err := readBody(r)
-	if err != nil {
-		return 0, zero, err
-	}
-	req, err := parse(body)
+	req, err := readRequest(r, parse)
 	if err != nil {
 		return 0, zero, err
 	}
@@ -84,28 +76,20 @@ func restartInput[T any](r *http.Request, parse func([]byte) (T, error)) (int64,
 // an empty body restarts from the step.
 func parseStepRestartRequest(body []byte) (orchestrator.StepRestartRequest, error) {
 	var req orchestrator.StepRestartRequest
-	if len(bytes.TrimSpace(body)) == 0 {
-		return req, nil
-	}
-	fields, err := decodeObject(body)
+	fields, err := optionalBody(body, "invalid step restart request")
 	if err != nil {
-		return req, orchestrator.Invalid("invalid step restart request", "request body: "+err.Error())
+		return req, err
 	}
 	var errs []string
-	str := func(f rawField, dst *string) {
-		if err := json.Unmarshal(f.value, dst); err != nil {
-			errs = append(errs, f.name+": must be a string")
-		}
-	}
 	for _, f := range fields {
 		if isNull(f.value) {
 			continue
 		}
 		switch f.name {
 		case "restart_policy":
-			str(f, &req.RestartPolicy)
+			errs = append(errs, stringField(f, &req.RestartPolicy)...)
 		case "upstream_restart_mode":
-			str(f, &req.UpstreamRestartMode)
+			errs = append(errs, stringField(f, &req.UpstreamRestartMode)...)
 		case "request_time", "request_id":
 			errs = append(errs, parseRunField(f, &req.RequestID, &req.RequestTime, nil)...)
 		case "step_run_params":

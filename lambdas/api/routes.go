@@ -40,6 +40,18 @@ type definitionResponse struct {
 	WorkflowDefinition *orchestrator.DefinitionView `json:"workflow_definition"`
 }
 
+// answerDefinition is answer for a service call that returns a stored
+// definition: the view goes in Maestro's wrapper.
+func answerDefinition(w http.ResponseWriter, view *orchestrator.DefinitionView, err error, op string) error {
+	if err != nil {
+		return err
+	}
+	if err := present(view, op); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, definitionResponse{WorkflowDefinition: view})
+}
+
 func (s *server) createWorkflow(f orchestrator.Format) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		body, err := readBody(r)
@@ -50,13 +62,7 @@ func (s *server) createWorkflow(f orchestrator.Format) apiFunc {
 			return orchestrator.Invalid("invalid workflow definition", "request body: must not be empty")
 		}
 		view, err := s.svc.Definitions.CreateWorkflow(r.Context(), body, f)
-		if err != nil {
-			return err
-		}
-		if err := present(view, "CreateWorkflow"); err != nil {
-			return err
-		}
-		return writeJSON(w, http.StatusOK, definitionResponse{WorkflowDefinition: view})
+		return answerDefinition(w, view, err, "CreateWorkflow")
 	}
 }
 
@@ -105,11 +111,7 @@ func (s *server) startWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	req, err := parseStartRequest(body)
+	req, err := readRequest(r, parseStartRequest)
 	if err != nil {
 		return err
 	}
@@ -141,9 +143,7 @@ func (s *server) listInstances(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page := *list
-	if page.Instances == nil {
-		page.Instances = []*orchestrator.InstanceView{}
-	}
+	page.Instances = nonNil(page.Instances)
 	return writeJSON(w, http.StatusOK, page)
 }
 
@@ -178,10 +178,7 @@ func (s *server) listSteps(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if steps == nil {
-		steps = []*orchestrator.StepView{}
-	}
-	return writeJSON(w, http.StatusOK, steps)
+	return writeJSON(w, http.StatusOK, nonNil(steps))
 }
 
 func (s *server) getStepAttempt(w http.ResponseWriter, r *http.Request) error {
@@ -216,6 +213,16 @@ func readBody(r *http.Request) ([]byte, error) {
 		return nil, orchestrator.Invalid("cannot read the request body")
 	}
 	return body, nil
+}
+
+// readRequest reads r's body and parses it with parse.
+func readRequest[T any](r *http.Request, parse func([]byte) (T, error)) (T, error) {
+	body, err := readBody(r)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return parse(body)
 }
 
 // bodyTooLarge is the 413 answer to a body over MaxBodyBytes.
@@ -260,7 +267,7 @@ func answer[T any](w http.ResponseWriter, view *T, err error, op string) error {
 
 func present[T any](v *T, op string) error {
 	if v == nil {
-		return orchestrator.Internal(fmt.Errorf("the orchestrator's %s returned neither a result nor an error", op))
+		return orchestrator.Internal(fmt.Errorf("orchestrator.Service.%s returned neither a result nor an error", op))
 	}
 	return nil
 }
@@ -313,25 +320,13 @@ func (s *server) activateVersion(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	view, err := s.svc.Definitions.ActivateVersion(r.Context(), r.PathValue("id"), version)
-	if err != nil {
-		return err
-	}
-	if err := present(view, "ActivateVersion"); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, map[string]any{"workflow_definition": view})
+	return answerDefinition(w, view, err, "ActivateVersion")
 }
 
 // deactivateWorkflow serves PUT .../{id}/actions/deactivate.
 func (s *server) deactivateWorkflow(w http.ResponseWriter, r *http.Request) error {
 	view, err := s.svc.Definitions.DeactivateWorkflow(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	if err := present(view, "DeactivateWorkflow"); err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, map[string]any{"workflow_definition": view})
+	return answerDefinition(w, view, err, "DeactivateWorkflow")
 }
 
 // updateProperties serves POST .../{id}/properties.

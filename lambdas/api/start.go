@@ -50,12 +50,9 @@ const (
 // JSON path ("run_params.maestro: reserved name").
 func parseStartRequest(body []byte) (orchestrator.StartRequest, error) {
 	req := orchestrator.StartRequest{Initiator: &orchestrator.Initiator{Type: manualInitiator}}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return req, nil
-	}
-	fields, err := decodeObject(body)
+	fields, err := optionalBody(body, "invalid start request")
 	if err != nil {
-		return orchestrator.StartRequest{}, invalidStart([]string{"request body: " + err.Error()})
+		return orchestrator.StartRequest{}, err
 	}
 	var errs []string
 	for _, f := range fields {
@@ -311,6 +308,34 @@ func decodeObject(data []byte) ([]rawField, error) {
 		return nil, errors.New("malformed JSON: unexpected data after the object")
 	}
 	return fields, nil
+}
+
+// decodeBody decodes a request body as one JSON object (see decodeObject);
+// its error is the 400 answer what ("invalid breakpoint").
+func decodeBody(body []byte, what string) ([]rawField, error) {
+	fields, err := decodeObject(body)
+	if err != nil {
+		return nil, orchestrator.Invalid(what, "request body: "+err.Error())
+	}
+	return fields, nil
+}
+
+// requiredBody is decodeBody for a request that must have a body: one of
+// white space only is answered "must not be empty".
+func requiredBody(body []byte, what string) ([]rawField, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, orchestrator.Invalid(what, "request body: must not be empty")
+	}
+	return decodeBody(body, what)
+}
+
+// optionalBody is decodeBody for a request whose body may be left out: one
+// of white space only has no fields.
+func optionalBody(body []byte, what string) ([]rawField, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, nil
+	}
+	return decodeBody(body, what)
 }
 
 // malformed describes a JSON syntax error.

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -71,12 +70,9 @@ func (s *server) reportTask(w http.ResponseWriter, r *http.Request, action, path
 // Every problem is reported at once, each naming its field.
 func parseTaskReport(action, pathToken string, inBody bool, body []byte) (string, orchestrator.TaskCompletion, error) {
 	c := orchestrator.TaskCompletion{Action: action}
-	var fields []rawField
-	if len(bytes.TrimSpace(body)) > 0 {
-		var err error
-		if fields, err = decodeObject(body); err != nil {
-			return "", c, orchestrator.Invalid("invalid task report", "request body: "+err.Error())
-		}
+	fields, err := optionalBody(body, "invalid task report")
+	if err != nil {
+		return "", c, err
 	}
 	token, tokenField, tokenSeen, tokenNotString := pathToken, "token", !inBody, false
 	if inBody {
@@ -110,18 +106,10 @@ func parseTaskReport(action, pathToken string, inBody bool, body []byte) (string
 			}
 			c.Outputs = out
 		case "message":
-			var m string
-			if err := json.Unmarshal(f.value, &m); err != nil {
-				errs = append(errs, "message: must be a string")
-				continue
-			}
-			c.Message = m
+			errs = append(errs, stringField(f, &c.Message)...)
 		case "error":
 			var e string
-			if err := json.Unmarshal(f.value, &e); err != nil {
-				errs = append(errs, "error: must be a string")
-				continue
-			}
+			errs = append(errs, stringField(f, &e)...)
 			c.Error = engine.Outcome(strings.ToUpper(e))
 		}
 	}

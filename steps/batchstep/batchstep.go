@@ -21,12 +21,10 @@ package batchstep
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -37,7 +35,9 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/steps/handover"
 	"github.com/maestro-serverless/maestro/steps/joboutput"
+	"github.com/maestro-serverless/maestro/steps/stepparam"
 )
 
 // ParamBatch is the step param this runner reads.
@@ -66,7 +66,10 @@ type Config struct {
 }
 
 // Runner executes Batch steps. It implements orchestrator.JobRunner.
-type Runner struct{ cfg Config }
+type Runner struct {
+	handover.Always
+	cfg Config
+}
 
 var _ orchestrator.JobRunner = (*Runner)(nil)
 
@@ -75,7 +78,7 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Batch == nil || cfg.Logs == nil {
 		return nil, errors.New("batchstep: Batch and CloudWatch Logs clients are required")
 	}
-	return &Runner{cfg: cfg}, nil
+	return &Runner{Always: handover.Always{Why: "a Batch step runs as a job, handed over"}, cfg: cfg}, nil
 }
 
 type job struct {
@@ -86,31 +89,19 @@ type job struct {
 	arraySize               int
 }
 
-// Waits reports true: a Batch step always ends through its job's end.
-func (r *Runner) Waits(orchestrator.WorkMessage) bool { return true }
-
-// RunStep is not how Batch steps run (see Dispatch).
-func (r *Runner) RunStep(_ context.Context, m orchestrator.WorkMessage) (engine.StepFinished, error) {
-	return engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError,
-		Message: "a Batch step runs as a job, handed over"}, nil
-}
-
 var jobNameChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
 // Dispatch submits the step's job.
 func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ string) (orchestrator.Handover, *engine.StepFinished, error) {
-	fatal := func(msg string) (orchestrator.Handover, *engine.StepFinished, error) {
-		return orchestrator.Handover{}, &engine.StepFinished{Outcome: engine.OutcomeFatalError, Message: msg}, nil
-	}
 	j, err := parseJob(m.Params)
 	if err != nil {
-		return fatal(err.Error())
+		return handover.Refuse(err.Error())
 	}
 	if !allowedQueue(r.cfg.AllowQueues, j.queue) {
-		return fatal(fmt.Sprintf("job queue %q is not on the Batch step allow-list; add it to the stack's batchJobQueues setting", j.queue))
+		return handover.Refuse(fmt.Sprintf("job queue %q is not on the Batch step allow-list; add it to the stack's batchJobQueues setting", j.queue))
 	}
 	if !slices.Contains(r.cfg.AllowDefinitions, definitionName(j.definition)) {
-		return fatal(fmt.Sprintf("job definition %q is not on the Batch step allow-list; add its name to the stack's batchJobDefinitions setting", j.definition))
+		return handover.Refuse(fmt.Sprintf("job definition %q is not on the Batch step allow-list; add its name to the stack's batchJobDefinitions setting", j.definition))
 	}
 	if j.name == "" {
 		j.name = "maestro-" + m.WorkflowID + "-" + m.StepID
@@ -119,8 +110,7 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ str
 	if len(j.name) > 128 {
 		j.name = j.name[:128]
 	}
-	env, names := joboutput.Env(m, j.env)
-	over := &types.ContainerOverrides{Command: j.command, Environment: keyValues(env, names)}
+	over := &types.ContainerOverrides{Command: j.command, Environment: joboutput.Env(m, j.env, keyValue)}
 	for _, rr := range []struct {
 		t types.ResourceType
 		n int
@@ -138,7 +128,7 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ str
 	if err != nil {
 		var api smithy.APIError
 		if errors.As(err, &api) && api.ErrorCode() == "ClientException" {
-			return fatal(fmt.Sprintf("Batch: %s: %s", api.ErrorCode(), api.ErrorMessage()))
+			return handover.Refuse(fmt.Sprintf("Batch: %s: %s", api.ErrorCode(), api.ErrorMessage()))
 		}
 		return orchestrator.Handover{}, nil, fmt.Errorf("Batch: submit job: %w", err)
 	}
@@ -168,12 +158,9 @@ func definitionName(def string) string {
 	return name
 }
 
-func keyValues(env map[string]string, names []string) []types.KeyValuePair {
-	out := make([]types.KeyValuePair, len(names))
-	for i, k := range names {
-		out[i] = types.KeyValuePair{Name: aws.String(k), Value: aws.String(env[k])}
-	}
-	return out
+// keyValue is an environment variable of a job.
+func keyValue(name, value string) types.KeyValuePair {
+	return types.KeyValuePair{Name: aws.String(name), Value: aws.String(value)}
 }
 
 // CancelJob terminates the job.
@@ -183,14 +170,7 @@ func (r *Runner) CancelJob(ctx context.Context, job, reason string) error {
 		return fmt.Errorf("batchstep: %q is not a Batch job", job)
 	}
 	_, err := r.cfg.Batch.TerminateJob(ctx, &batch.TerminateJobInput{JobId: aws.String(id), Reason: aws.String(reason)})
-	var api smithy.APIError
-	if errors.As(err, &api) && api.ErrorCode() == "ClientException" {
-		return nil // gone already
-	}
-	if err != nil {
-		return fmt.Errorf("terminate Batch job %s: %w", id, err)
-	}
-	return nil
+	return handover.Cancelled(err, "terminate Batch job "+id, "ClientException")
 }
 
 // jobStateChange is the part of a "Batch Job State Change" event's detail
@@ -212,21 +192,14 @@ type jobStateChange struct {
 // JobEnded reads a "Batch Job State Change" event of a job's end (an array
 // job's children are left out: the parent's end is the step's).
 func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string, orchestrator.TaskCompletion, bool, error) {
-	if ev.Source != "aws.batch" || ev.DetailType != "Batch Job State Change" {
-		return "", orchestrator.TaskCompletion{}, false, nil
-	}
-	var d jobStateChange
-	if err := json.Unmarshal(ev.Detail, &d); err != nil {
-		return "", orchestrator.TaskCompletion{}, false, fmt.Errorf("%w: Batch job state change: %v", orchestrator.ErrPoison, err)
-	}
-	if (d.Status != "SUCCEEDED" && d.Status != "FAILED") || d.JobID == "" || d.ArrayProperties.Index != nil {
-		return "", orchestrator.TaskCompletion{}, false, nil
+	d, ok, err := handover.Detail[jobStateChange](ev, "aws.batch", "Batch Job State Change")
+	if !ok || (d.Status != "SUCCEEDED" && d.Status != "FAILED") || d.JobID == "" || d.ArrayProperties.Index != nil {
+		return "", orchestrator.TaskCompletion{}, false, err
 	}
 	job := JobPrefix + d.JobID
 	var out joboutput.Output
 	found := false
 	if d.Container.LogStreamName != "" {
-		var err error
 		out, found, err = joboutput.Tail(ctx, r.cfg.Logs, DefaultLogGroup, d.Container.LogStreamName)
 		if err != nil && d.Status == "SUCCEEDED" {
 			return job, orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: engine.OutcomeFatalError, Message: err.Error()}, true, nil
@@ -251,108 +224,28 @@ func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string
 	return job, orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: kind, Message: msg}, true, nil
 }
 
-// parseJob reads the step's `batch` param.
+// parseJob reads the step's `batch` param. Of several problems, the first
+// in alphabetical order is reported.
 func parseJob(params engine.Values) (job, error) {
-	raw, ok := params[ParamBatch]
-	if !ok {
-		return job{}, fmt.Errorf("param %q is missing", ParamBatch)
+	f, err := stepparam.Read(params, ParamBatch)
+	if err != nil {
+		return job{}, err
 	}
-	p, ok := raw.(map[string]any)
-	if !ok {
-		return job{}, fmt.Errorf("param %q must be a MAP, not %T", ParamBatch, raw)
+	j := job{
+		queue: f.Str("job_queue"), definition: f.Str("job_definition"), name: f.Str("job_name"),
+		command: f.Strs("command"), env: f.StrMap("env"),
+		vcpus: f.Int("vcpus", 1, 256), memory: f.Int("memory", 4, 4<<20), gpus: f.Int("gpus", 1, 64),
+		arraySize: f.Int("array_size", 2, 10000),
 	}
-	var j job
-	var errs []string
-	str := func(name string) string {
-		v, ok := p[name]
-		if !ok || v == nil {
-			return ""
-		}
-		s, ok := v.(string)
-		if !ok {
-			errs = append(errs, fmt.Sprintf("%s: must be a STRING, not %T", name, v))
-		}
-		return strings.TrimSpace(s)
-	}
-	num := func(name string, lo, hi int) int {
-		v, ok := p[name]
-		if !ok || v == nil {
-			return 0
-		}
-		var n int64
-		switch x := v.(type) {
-		case int64:
-			n = x
-		case float64:
-			n = int64(x)
-		case string:
-			var err error
-			if n, err = strconv.ParseInt(strings.TrimSpace(x), 10, 64); err != nil {
-				errs = append(errs, fmt.Sprintf("%s: %q is not a whole number", name, x))
-				return 0
-			}
-		default:
-			errs = append(errs, fmt.Sprintf("%s: must be a number, not %T", name, v))
-			return 0
-		}
-		if n < int64(lo) || n > int64(hi) {
-			errs = append(errs, fmt.Sprintf("%s: %d is outside %d-%d", name, n, lo, hi))
-			return 0
-		}
-		return int(n)
-	}
-	j.queue, j.definition, j.name = str("job_queue"), str("job_definition"), str("job_name")
 	if j.queue == "" {
-		errs = append(errs, "job_queue: required")
+		f.Fail("job_queue: required")
 	}
 	if j.definition == "" {
-		errs = append(errs, "job_definition: required")
+		f.Fail("job_definition: required")
 	}
-	if v, ok := p["command"]; ok && v != nil {
-		switch x := v.(type) {
-		case []string:
-			j.command = x
-		case []any:
-			for i, e := range x {
-				s, ok := e.(string)
-				if !ok {
-					errs = append(errs, fmt.Sprintf("command[%d]: must be a STRING", i))
-				}
-				j.command = append(j.command, s)
-			}
-		default:
-			errs = append(errs, fmt.Sprintf("command: must be a STRING_ARRAY, not %T", v))
-		}
-	}
-	if v, ok := p["env"]; ok && v != nil {
-		j.env = map[string]string{}
-		switch x := v.(type) {
-		case map[string]string:
-			j.env = x
-		case map[string]any:
-			for k, e := range x {
-				s, ok := e.(string)
-				if !ok {
-					errs = append(errs, fmt.Sprintf("env.%s: must be a STRING", k))
-				}
-				j.env[k] = s
-			}
-		default:
-			errs = append(errs, fmt.Sprintf("env: must be a STRING_MAP, not %T", v))
-		}
-	}
-	j.vcpus, j.memory, j.gpus = num("vcpus", 1, 256), num("memory", 4, 4<<20), num("gpus", 1, 64)
-	j.arraySize = num("array_size", 2, 10000)
-	for k := range p {
-		switch k {
-		case "job_queue", "job_definition", "job_name", "command", "env", "vcpus", "memory", "gpus", "array_size":
-		default:
-			errs = append(errs, k+": not a Batch step field (job_queue, job_definition, job_name, command, env, vcpus, memory, gpus, array_size)")
-		}
-	}
-	if len(errs) > 0 {
-		sort.Strings(errs)
-		return job{}, fmt.Errorf("param %s.%s", ParamBatch, errs[0])
+	f.Only("not a Batch step field", "job_queue", "job_definition", "job_name", "command", "env", "vcpus", "memory", "gpus", "array_size")
+	if problems := f.Problems(); len(problems) > 0 {
+		return job{}, fmt.Errorf("param %s.%s", ParamBatch, slices.Min(problems))
 	}
 	return j, nil
 }

@@ -35,6 +35,8 @@ import (
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/steps/handover"
+	"github.com/maestro-serverless/maestro/steps/stepparam"
 )
 
 // ParamCallback is the step param this runner reads.
@@ -64,6 +66,7 @@ type Config struct {
 
 // Runner executes Callback steps. It implements orchestrator.CallbackRunner.
 type Runner struct {
+	handover.Always
 	sqs    SQS
 	sns    SNS
 	queues []string
@@ -78,7 +81,7 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.SQS == nil || cfg.SNS == nil {
 		return nil, errors.New("callbackstep: SQS and SNS clients are required")
 	}
-	return &Runner{sqs: cfg.SQS, sns: cfg.SNS, queues: slices.Clone(cfg.AllowQueues), topics: slices.Clone(cfg.AllowTopics), http: cfg.HTTP}, nil
+	return &Runner{Always: handover.Always{Why: "a Callback step is handed over with a task token, not run"}, sqs: cfg.SQS, sns: cfg.SNS, queues: slices.Clone(cfg.AllowQueues), topics: slices.Clone(cfg.AllowTopics), http: cfg.HTTP}, nil
 }
 
 // Message is what a Callback step sends.
@@ -99,13 +102,9 @@ type target struct {
 }
 
 func parseTarget(params engine.Values) (*target, error) {
-	raw, ok := params[ParamCallback]
-	if !ok {
-		return nil, fmt.Errorf("param %q is missing", ParamCallback)
-	}
-	c, ok := raw.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("param %q must be a MAP, not %T", ParamCallback, raw)
+	c, err := stepparam.Map(params, ParamCallback)
+	if err != nil {
+		return nil, err
 	}
 	t := &target{message: c["message"]}
 	for k, v := range c {
@@ -146,36 +145,23 @@ func parseTarget(params engine.Values) (*target, error) {
 	return t, nil
 }
 
-// Waits reports true: a Callback step always waits for its token.
-func (r *Runner) Waits(orchestrator.WorkMessage) bool { return true }
-
-// RunStep is not how Callback steps run (see Dispatch); it ends the
-// attempt with a fatal error should it be called.
-func (r *Runner) RunStep(_ context.Context, m orchestrator.WorkMessage) (engine.StepFinished, error) {
-	return engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError,
-		Message: "a Callback step is handed over with a task token, not run"}, nil
-}
-
 // Dispatch sends the task token to the step's queue or topic.
 func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, token string) (orchestrator.Handover, *engine.StepFinished, error) {
-	fatal := func(msg string) (orchestrator.Handover, *engine.StepFinished, error) {
-		return orchestrator.Handover{}, &engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError, Message: msg}, nil
-	}
 	t, err := parseTarget(m.Params)
 	if err != nil {
-		return fatal(err.Error())
+		return handover.Refuse(err.Error())
 	}
 	body, err := json.Marshal(Message{TaskToken: token, WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID,
 		StepID: m.StepID, Attempt: m.Attempt, Message: t.message})
 	if err != nil {
-		return fatal(fmt.Sprintf("param %s.message: %v", ParamCallback, err))
+		return handover.Refuse(fmt.Sprintf("param %s.message: %v", ParamCallback, err))
 	}
 	if t.http != nil {
 		return r.call(ctx, m, t.http, body)
 	}
 	if t.queue != "" {
 		if !slices.Contains(r.queues, t.queue) {
-			return fatal(fmt.Sprintf("queue %q is not on the Callback step allow-list; add it to the stack's callbackQueues setting", t.queue))
+			return handover.Refuse(fmt.Sprintf("queue %q is not on the Callback step allow-list; add it to the stack's callbackQueues setting", t.queue))
 		}
 		_, err = r.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(t.queue), MessageBody: aws.String(string(body))})
 		if err != nil {
@@ -184,7 +170,7 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, token
 		return orchestrator.Handover{Target: "SQS queue " + t.queue}, nil, nil
 	}
 	if !slices.Contains(r.topics, t.topic) {
-		return fatal(fmt.Sprintf("topic %q is not on the Callback step allow-list; add it to the stack's callbackTopics setting", t.topic))
+		return handover.Refuse(fmt.Sprintf("topic %q is not on the Callback step allow-list; add it to the stack's callbackTopics setting", t.topic))
 	}
 	_, err = r.sns.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(t.topic), Message: aws.String(string(body))})
 	if err != nil {

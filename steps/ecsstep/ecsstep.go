@@ -37,7 +37,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -56,7 +55,9 @@ import (
 	"github.com/maestro-serverless/maestro/images"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/steps/handover"
 	"github.com/maestro-serverless/maestro/steps/joboutput"
+	"github.com/maestro-serverless/maestro/steps/stepparam"
 )
 
 // Step params this runner reads.
@@ -117,6 +118,7 @@ type Config struct {
 // Runner executes Ecs and Kubernetes steps. It implements
 // orchestrator.JobRunner.
 type Runner struct {
+	handover.Always
 	cfg Config
 	// families caches the task definitions registered or found, by
 	// family.
@@ -135,7 +137,7 @@ func New(cfg Config) (*Runner, error) {
 	case cfg.Family == "" || cfg.StartedBy == "" || cfg.LogGroup == "" || cfg.Region == "":
 		return nil, errors.New("ecsstep: Family, StartedBy, LogGroup and Region are required")
 	}
-	return &Runner{cfg: cfg}, nil
+	return &Runner{Always: handover.Always{Why: "an ECS step runs as a task, handed over"}, cfg: cfg}, nil
 }
 
 // task is the task a step's params describe.
@@ -150,40 +152,28 @@ type task struct {
 	container      string
 }
 
-// Waits reports true: an ECS step always ends through its task's end.
-func (r *Runner) Waits(orchestrator.WorkMessage) bool { return true }
-
-// RunStep is not how ECS steps run (see Dispatch).
-func (r *Runner) RunStep(_ context.Context, m orchestrator.WorkMessage) (engine.StepFinished, error) {
-	return engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError,
-		Message: "an ECS step runs as a task, handed over"}, nil
-}
-
 // Dispatch runs the step's task.
 func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ string) (orchestrator.Handover, *engine.StepFinished, error) {
-	fatal := func(msg string) (orchestrator.Handover, *engine.StepFinished, error) {
-		return orchestrator.Handover{}, &engine.StepFinished{Outcome: engine.OutcomeFatalError, Message: msg}, nil
-	}
 	t, err := parseTask(m.StepType, m.Params)
 	if err != nil {
-		return fatal(err.Error())
+		return handover.Refuse(err.Error())
 	}
 	if t.cpu, t.memory, err = fargateSize(t.cpu, t.memory); err != nil {
-		return fatal(err.Error())
+		return handover.Refuse(err.Error())
 	}
 	def := t.taskDefinition
 	container := t.container
 	if t.image != "" {
 		if err := r.cfg.AllowImages.Check(t.image); errors.Is(err, images.ErrNotAllowed) {
-			return fatal(fmt.Sprintf("%v; add its repository (or a prefix of it) to %s", err, ImagesSetting))
+			return handover.Refuse(fmt.Sprintf("%v; add its repository (or a prefix of it) to %s", err, ImagesSetting))
 		} else if err != nil {
-			return fatal(err.Error())
+			return handover.Refuse(err.Error())
 		}
 		def, err = r.imageDefinition(ctx, t)
 		container = ContainerName
 	} else {
 		if !r.allowedDefinition(def) {
-			return fatal(fmt.Sprintf("task definition %q is not on the ECS step allow-list (%s); add its family to the stack's ecsTaskDefinitions setting",
+			return handover.Refuse(fmt.Sprintf("task definition %q is not on the ECS step allow-list (%s); add its family to the stack's ecsTaskDefinitions setting",
 				def, strings.Join(r.cfg.AllowTaskDefinitions, ", ")))
 		}
 		if container == "" {
@@ -193,8 +183,7 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ str
 	if err != nil {
 		return failed(err)
 	}
-	env, names := joboutput.Env(m, t.env)
-	override := types.ContainerOverride{Name: aws.String(container), Environment: keyValues(env, names)}
+	override := types.ContainerOverride{Name: aws.String(container), Environment: joboutput.Env(m, t.env, keyValue)}
 	if t.command != nil {
 		override.Command = t.command
 	}
@@ -334,12 +323,9 @@ func (r *Runner) allowedDefinition(def string) bool {
 	return slices.Contains(r.cfg.AllowTaskDefinitions, family)
 }
 
-func keyValues(env map[string]string, names []string) []types.KeyValuePair {
-	out := make([]types.KeyValuePair, len(names))
-	for i, k := range names {
-		out[i] = types.KeyValuePair{Name: aws.String(k), Value: aws.String(env[k])}
-	}
-	return out
+// keyValue is an environment variable of a task's container.
+func keyValue(name, value string) types.KeyValuePair {
+	return types.KeyValuePair{Name: aws.String(name), Value: aws.String(value)}
 }
 
 // CancelJob stops the task.
@@ -352,14 +338,7 @@ func (r *Runner) CancelJob(ctx context.Context, job, reason string) error {
 		reason = reason[:255]
 	}
 	_, err := r.cfg.ECS.StopTask(ctx, &ecs.StopTaskInput{Cluster: aws.String(r.cfg.Cluster), Task: aws.String(arn), Reason: aws.String(reason)})
-	var api smithy.APIError
-	if errors.As(err, &api) && (api.ErrorCode() == "InvalidParameterException" || api.ErrorCode() == "ClientException") {
-		return nil // gone already
-	}
-	if err != nil {
-		return fmt.Errorf("stop ECS task %s: %w", arn, err)
-	}
-	return nil
+	return handover.Cancelled(err, "stop ECS task "+arn, "InvalidParameterException", "ClientException")
 }
 
 // taskStateChange is the part of an "ECS Task State Change" event's detail
@@ -381,15 +360,9 @@ type taskStateChange struct {
 // JobEnded reads an "ECS Task State Change" event of a stopped task this
 // runner started.
 func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string, orchestrator.TaskCompletion, bool, error) {
-	if ev.Source != "aws.ecs" || ev.DetailType != "ECS Task State Change" {
-		return "", orchestrator.TaskCompletion{}, false, nil
-	}
-	var d taskStateChange
-	if err := json.Unmarshal(ev.Detail, &d); err != nil {
-		return "", orchestrator.TaskCompletion{}, false, fmt.Errorf("%w: ECS task state change: %v", orchestrator.ErrPoison, err)
-	}
-	if d.LastStatus != "STOPPED" || d.StartedBy != r.cfg.StartedBy || d.TaskArn == "" {
-		return "", orchestrator.TaskCompletion{}, false, nil
+	d, ok, err := handover.Detail[taskStateChange](ev, "aws.ecs", "ECS Task State Change")
+	if !ok || d.LastStatus != "STOPPED" || d.StartedBy != r.cfg.StartedBy || d.TaskArn == "" {
+		return "", orchestrator.TaskCompletion{}, false, err
 	}
 	job := JobPrefix + d.TaskArn
 	fail := func(kind engine.Outcome, msg string) (string, orchestrator.TaskCompletion, bool, error) {
@@ -457,156 +430,44 @@ func parseTask(typ model.StepType, params engine.Values) (task, error) {
 	if typ == model.StepKubernetes {
 		name = ParamKubernetes
 	}
-	raw, ok := params[name]
-	if !ok {
-		return task{}, fmt.Errorf("param %q is missing", name)
+	f, err := stepparam.Read(params, name)
+	if err != nil {
+		return task{}, err
 	}
-	p, ok := raw.(map[string]any)
-	if !ok {
-		return task{}, fmt.Errorf("param %q must be a MAP, not %T", name, raw)
-	}
-	f := fields{param: name, m: p}
 	var t task
-	t.image = f.str("image")
-	t.env = f.strMap("env")
+	t.image = f.Str("image")
+	t.env = f.Env("env")
 	if typ == model.StepKubernetes {
-		t.entryPoint, t.command = f.strs("command"), f.strs("args")
-		t.cpu = f.quantity("cpu", cpuUnits)
-		t.memory = f.quantity("memory", mebibytes)
-		t.disk = f.quantity("disk", gibibytes)
-		if f.str("gpu") != "" {
-			f.fail("gpu: Fargate has no GPUs")
+		t.entryPoint, t.command = f.Strs("command"), f.Strs("args")
+		t.cpu = f.Quantity("cpu", cpuUnits)
+		t.memory = f.Quantity("memory", mebibytes)
+		t.disk = f.Quantity("disk", gibibytes)
+		if f.Str("gpu") != "" {
+			f.Fail("gpu: Fargate has no GPUs")
 		}
-		f.only("image", "command", "args", "env", "cpu", "memory", "disk", "gpu", "app_name", "owner_email", "job_deduplication_key", "pre_stop")
+		f.Only("not a field of this step", "image", "command", "args", "env", "cpu", "memory", "disk", "gpu", "app_name", "owner_email", "job_deduplication_key", "pre_stop")
 		if t.image == "" {
-			f.fail("image: required")
+			f.Fail("image: required")
 		}
 	} else {
-		t.taskDefinition = f.str("task_definition")
-		t.entryPoint, t.command = f.strs("entry_point"), f.strs("command")
-		t.cpu = f.quantity("cpu", ecsCPU)
-		t.memory = f.quantity("memory", ecsMemory)
-		t.disk = f.quantity("disk", gibibytes)
-		t.container = f.str("container_name")
-		f.only("image", "task_definition", "entry_point", "command", "env", "cpu", "memory", "disk", "container_name")
+		t.taskDefinition = f.Str("task_definition")
+		t.entryPoint, t.command = f.Strs("entry_point"), f.Strs("command")
+		t.cpu = f.Quantity("cpu", ecsCPU)
+		t.memory = f.Quantity("memory", ecsMemory)
+		t.disk = f.Quantity("disk", gibibytes)
+		t.container = f.Str("container_name")
+		f.Only("not a field of this step", "image", "task_definition", "entry_point", "command", "env", "cpu", "memory", "disk", "container_name")
 		switch {
 		case (t.image == "") == (t.taskDefinition == ""):
-			f.fail("needs exactly one of image and task_definition")
+			f.Fail("needs exactly one of image and task_definition")
 		case t.taskDefinition != "" && t.entryPoint != nil:
-			f.fail("entry_point: only with image (a task definition's entry point is its own)")
+			f.Fail("entry_point: only with image (a task definition's entry point is its own)")
 		}
 	}
 	if t.disk != 0 && (t.disk < 21 || t.disk > 200) {
-		f.fail(fmt.Sprintf("disk: %d GiB is outside Fargate's 21-200", t.disk))
+		f.Fail(fmt.Sprintf("disk: %d GiB is outside Fargate's 21-200", t.disk))
 	}
-	return t, f.err
-}
-
-// fields reads a MAP param's fields, keeping the first error.
-type fields struct {
-	param string
-	m     map[string]any
-	err   error
-}
-
-func (f *fields) fail(msg string) {
-	if f.err == nil {
-		f.err = fmt.Errorf("param %s.%s", f.param, msg)
-	}
-}
-
-func (f *fields) only(names ...string) {
-	for k := range f.m {
-		if !slices.Contains(names, k) {
-			f.fail(fmt.Sprintf("%s: not a field of this step (%s)", k, strings.Join(names, ", ")))
-		}
-	}
-}
-
-func (f *fields) str(name string) string {
-	v, ok := f.m[name]
-	if !ok || v == nil {
-		return ""
-	}
-	s, ok := v.(string)
-	if !ok {
-		f.fail(fmt.Sprintf("%s: must be a STRING, not %T", name, v))
-	}
-	return strings.TrimSpace(s)
-}
-
-func (f *fields) strs(name string) []string {
-	v, ok := f.m[name]
-	if !ok || v == nil {
-		return nil
-	}
-	switch x := v.(type) {
-	case []string:
-		return x
-	case []any:
-		out := make([]string, len(x))
-		for i, e := range x {
-			s, ok := e.(string)
-			if !ok {
-				f.fail(fmt.Sprintf("%s[%d]: must be a STRING", name, i))
-			}
-			out[i] = s
-		}
-		return out
-	}
-	f.fail(fmt.Sprintf("%s: must be a STRING_ARRAY, not %T", name, v))
-	return nil
-}
-
-func (f *fields) strMap(name string) map[string]string {
-	v, ok := f.m[name]
-	if !ok || v == nil {
-		return nil
-	}
-	switch x := v.(type) {
-	case map[string]string:
-		return x
-	case map[string]any:
-		out := make(map[string]string, len(x))
-		for k, e := range x {
-			switch s := e.(type) {
-			case string:
-				out[k] = s
-			case int64, float64, bool:
-				out[k] = fmt.Sprint(s)
-			default:
-				f.fail(fmt.Sprintf("%s.%s: must be a STRING", name, k))
-			}
-		}
-		return out
-	}
-	f.fail(fmt.Sprintf("%s: must be a STRING_MAP, not %T", name, v))
-	return nil
-}
-
-// quantity reads a size field with parse; 0 when absent.
-func (f *fields) quantity(name string, parse func(string) (int, error)) int {
-	v, ok := f.m[name]
-	if !ok || v == nil {
-		return 0
-	}
-	var s string
-	switch x := v.(type) {
-	case string:
-		s = x
-	case int64:
-		s = strconv.FormatInt(x, 10)
-	case float64:
-		s = strconv.FormatFloat(x, 'f', -1, 64)
-	default:
-		f.fail(fmt.Sprintf("%s: must be a STRING or a number, not %T", name, v))
-		return 0
-	}
-	n, err := parse(strings.TrimSpace(s))
-	if err != nil {
-		f.fail(fmt.Sprintf("%s: %v", name, err))
-	}
-	return n
+	return t, f.Err()
 }
 
 // cpuUnits reads a Kubernetes CPU quantity ("2", "0.5", "500m") as ECS CPU
@@ -663,35 +524,26 @@ func gibibytes(s string) (int, error) {
 }
 
 // ecsCPU reads ECS CPU: units ("1024") or vCPUs ("1 vCPU", "0.5 vcpu").
-func ecsCPU(s string) (int, error) {
-	l := strings.ToLower(s)
-	if n, ok := strings.CutSuffix(l, "vcpu"); ok {
-		v, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
-		if err != nil || v <= 0 {
-			return 0, fmt.Errorf("%q is not an ECS CPU size", s)
-		}
-		return int(math.Ceil(v * 1024)), nil
-	}
-	n, err := strconv.Atoi(l)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%q is not an ECS CPU size (units, or N vCPU)", s)
-	}
-	return n, nil
-}
+func ecsCPU(s string) (int, error) { return ecsSize(s, "vcpu", "CPU", "units, or N vCPU") }
 
 // ecsMemory reads ECS memory: MiB ("2048") or GB ("2 GB").
-func ecsMemory(s string) (int, error) {
+func ecsMemory(s string) (int, error) { return ecsSize(s, "gb", "memory", "MiB, or N GB") }
+
+// ecsSize reads an ECS size: a whole number of units, or a number of
+// 1024 units followed by suffix (in any case). what names the size in
+// errors, forms its forms.
+func ecsSize(s, suffix, what, forms string) (int, error) {
 	l := strings.ToLower(s)
-	if n, ok := strings.CutSuffix(l, "gb"); ok {
+	if n, ok := strings.CutSuffix(l, suffix); ok {
 		v, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
 		if err != nil || v <= 0 {
-			return 0, fmt.Errorf("%q is not an ECS memory size", s)
+			return 0, fmt.Errorf("%q is not an ECS %s size", s, what)
 		}
 		return int(math.Ceil(v * 1024)), nil
 	}
 	n, err := strconv.Atoi(l)
 	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%q is not an ECS memory size (MiB, or N GB)", s)
+		return 0, fmt.Errorf("%q is not an ECS %s size (%s)", s, what, forms)
 	}
 	return n, nil
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/steps/stepparam"
 )
 
 // Defaults of Config.
@@ -248,25 +249,11 @@ func (r *Runner) notAllowed(host string) string {
 // parseRequest reads the `http` MAP param (and a step-level state_expr, where
 // Maestro's YAML samples put it).
 func parseRequest(params engine.Values) (*request, error) {
-	raw, ok := params[ParamHTTP]
-	if !ok {
-		return nil, fmt.Errorf("param %q is missing", ParamHTTP)
+	h, err := stepparam.Map(params, ParamHTTP)
+	if err != nil {
+		return nil, err
 	}
-	h, ok := raw.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("param %q must be a MAP, not %T", ParamHTTP, raw)
-	}
-	str := func(name string) (string, error) {
-		v, ok := h[name]
-		if !ok || v == nil {
-			return "", nil
-		}
-		s, ok := v.(string)
-		if !ok {
-			return "", fmt.Errorf("param %s.%s must be a STRING, not %T", ParamHTTP, name, v)
-		}
-		return s, nil
-	}
+	str := func(name string) (string, error) { return stepparam.String(h, ParamHTTP, name) }
 	req := &request{}
 	rawURL, err := str("url")
 	if err != nil {

@@ -41,22 +41,24 @@ const (
 // MaxBytes bounds the output a job may print.
 const MaxBytes = 256 << 10
 
-// Env returns a job's environment: the step attempt's ids
-// (MAESTRO_WORKFLOW_ID, ..._INSTANCE_ID, ..._RUN_ID, MAESTRO_STEP_ID,
-// MAESTRO_STEP_ATTEMPT_ID, for PUT /api/v3/output-data), the variables that
-// let it print its output, then the step's own (user), which win; and its
-// names, sorted.
-func Env(m orchestrator.WorkMessage, user map[string]string) (env map[string]string, names []string) {
-	env = map[string]string{
+// Env returns a job's environment, each variable as pair makes it, sorted
+// by name: the step attempt's ids (MAESTRO_WORKFLOW_ID,
+// ..._INSTANCE_ID, ..._RUN_ID, MAESTRO_STEP_ID, MAESTRO_STEP_ATTEMPT_ID,
+// for PUT /api/v3/output-data), the variables that let it print its output,
+// then the step's own (user), which win.
+func Env[T any](m orchestrator.WorkMessage, user map[string]string, pair func(name, value string) T) []T {
+	env := map[string]string{
 		"MAESTRO_WORKFLOW_ID": m.WorkflowID, "MAESTRO_WORKFLOW_INSTANCE_ID": strconv.FormatInt(m.InstanceID, 10),
 		"MAESTRO_WORKFLOW_RUN_ID": strconv.FormatInt(m.RunID, 10), "MAESTRO_STEP_ID": m.StepID,
 		"MAESTRO_STEP_ATTEMPT_ID": strconv.FormatInt(m.Attempt, 10),
 		StartVar:                  StartToken, EndVar: EndToken,
 	}
-	for k, v := range user {
-		env[k] = v
+	maps.Copy(env, user)
+	out := make([]T, 0, len(env))
+	for _, name := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, pair(name, env[name]))
 	}
-	return env, slices.Sorted(maps.Keys(env))
+	return out
 }
 
 // Output is what a job reported.

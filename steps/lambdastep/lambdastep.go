@@ -36,6 +36,7 @@ import (
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/steps/stepparam"
 )
 
 // Names of the step params and outputs this runner reads and writes.
@@ -102,27 +103,15 @@ type call struct {
 }
 
 func parseCall(params engine.Values) (*call, error) {
-	raw, ok := params[ParamLambda]
-	if !ok {
-		return nil, fmt.Errorf("param %q is missing", ParamLambda)
-	}
-	l, ok := raw.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("param %q must be a MAP, not %T", ParamLambda, raw)
+	l, err := stepparam.Map(params, ParamLambda)
+	if err != nil {
+		return nil, err
 	}
 	str := func(name string) (string, error) {
-		v, ok := l[name]
-		if !ok || v == nil {
-			return "", nil
-		}
-		s, ok := v.(string)
-		if !ok {
-			return "", fmt.Errorf("param %s.%s must be a STRING, not %T", ParamLambda, name, v)
-		}
-		return strings.TrimSpace(s), nil
+		s, err := stepparam.String(l, ParamLambda, name)
+		return strings.TrimSpace(s), err
 	}
 	c := &call{payload: l["payload"]}
-	var err error
 	if c.function, err = str("function_name"); err != nil {
 		return nil, err
 	}
