@@ -861,7 +861,7 @@ func (d *decider) workflowParams(e StartRun) (Values, error) {
 	set, err := d.g.wfParams, d.g.wfParamsErr
 	defs := wf.Params
 	if len(e.RunParams.Names) > 0 {
-		defs = mergeParamDefs(wf.Params, e.RunParams)
+		defs = wf.Params.Merged(e.RunParams)
 		set, err = d.g.eval.CompileParams(defs, d.g.systemScope())
 	}
 	if err != nil {

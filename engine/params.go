@@ -143,29 +143,6 @@ func convertSystem(v any, t model.ParamType) (any, error) {
 	return v, nil
 }
 
-// mergeParamDefs returns the definitions of base overridden by over (by name):
-// base's names in order, then over's new names in order.
-func mergeParamDefs(base, over model.Params) model.Params {
-	if len(over.Names) == 0 {
-		return base
-	}
-	out := model.Params{
-		Names: make([]string, 0, len(base.Names)+len(over.Names)),
-		Defs:  make(map[string]*model.ParamDefinition, len(base.Names)+len(over.Names)),
-	}
-	for _, n := range base.Names {
-		out.Names = append(out.Names, n)
-		out.Defs[n] = base.Defs[n]
-	}
-	for _, n := range over.Names {
-		if _, ok := out.Defs[n]; !ok {
-			out.Names = append(out.Names, n)
-		}
-		out.Defs[n] = over.Defs[n]
-	}
-	return out
-}
-
 // stepUUID derives a step attempt's uuid from the instance uuid, so that it is
 // the same every time the decision is made.
 func stepUUID(instanceUUID, stepID string, attempt int64) string {

@@ -88,6 +88,32 @@ type Params struct {
 	Defs  map[string]*ParamDefinition
 }
 
+// Merged returns p's definitions overridden by over's, by name: p's names
+// in order, then over's new names in order. Neither is modified.
+func (p Params) Merged(over Params) Params {
+	switch {
+	case len(over.Names) == 0:
+		return p
+	case len(p.Names) == 0:
+		return over
+	}
+	out := Params{
+		Names: make([]string, 0, len(p.Names)+len(over.Names)),
+		Defs:  make(map[string]*ParamDefinition, len(p.Names)+len(over.Names)),
+	}
+	for _, n := range p.Names {
+		out.Names = append(out.Names, n)
+		out.Defs[n] = p.Defs[n]
+	}
+	for _, n := range over.Names {
+		if _, ok := out.Defs[n]; !ok {
+			out.Names = append(out.Names, n)
+		}
+		out.Defs[n] = over.Defs[n]
+	}
+	return out
+}
+
 // StepKind is the wrapper key of a step in JSON.
 type StepKind string
 

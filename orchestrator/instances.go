@@ -64,7 +64,7 @@ func (o *Runs) start(ctx context.Context, wf, selector string, req StartRequest,
 	if err != nil {
 		return nil, err
 	}
-	runParams = mergeParams(given, runParams)
+	runParams = given.Merged(runParams)
 	if problems := engine.CheckRunParamModes(def.Workflow.Params, runParams, false); len(problems) > 0 {
 		return nil, Invalid("run params override params their mode protects", problems...)
 	}
@@ -673,23 +673,4 @@ func (o *Runs) stepFromState(ctx context.Context, wf string, inst, run int64, st
 		return nil
 	}
 	return unstartedView(st, ss)
-}
-
-// mergeParams returns base's definitions overridden by top's, in order.
-func mergeParams(base, top model.Params) model.Params {
-	if len(base.Names) == 0 {
-		return top
-	}
-	out := model.Params{Defs: map[string]*model.ParamDefinition{}}
-	for _, n := range base.Names {
-		out.Names = append(out.Names, n)
-		out.Defs[n] = base.Defs[n]
-	}
-	for _, n := range top.Names {
-		if _, ok := out.Defs[n]; !ok {
-			out.Names = append(out.Names, n)
-		}
-		out.Defs[n] = top.Defs[n]
-	}
-	return out
 }

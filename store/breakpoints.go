@@ -54,31 +54,24 @@ func (s *Gates) PutBreakpoint(ctx context.Context, wf string, b Breakpoint) erro
 // consistent read.
 func (s *Gates) ListBreakpoints(ctx context.Context, wf, step string, consistent bool) ([]Breakpoint, error) {
 	var out []Breakpoint
-	var start map[string]types.AttributeValue
-	for {
-		res, err := s.db.Query(ctx, &dynamodb.QueryInput{
-			TableName:              aws.String(s.table),
-			KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":pk": str(wfPK(wf)), ":p": str(breakpointPrefix(step)),
-			},
-			ConsistentRead:    aws.Bool(consistent),
-			ExclusiveStartKey: start,
+	err := s.queryAll(ctx, &dynamodb.QueryInput{
+		TableName:              aws.String(s.table),
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(wfPK(wf)), ":p": str(breakpointPrefix(step)),
+		},
+		ConsistentRead: aws.Bool(consistent),
+	}, func(it map[string]types.AttributeValue) error {
+		out = append(out, Breakpoint{
+			StepID: getS(it, "step"), Version: getN(it, "version"), Instance: getN(it, "instance"),
+			Run: getN(it, "run"), Attempt: getN(it, "attempt"), CreateTime: getN(it, "create_time"),
 		})
-		if err != nil {
-			return nil, fmt.Errorf("store: list breakpoints of %s: %w", wf, err)
-		}
-		for _, it := range res.Items {
-			out = append(out, Breakpoint{
-				StepID: getS(it, "step"), Version: getN(it, "version"), Instance: getN(it, "instance"),
-				Run: getN(it, "run"), Attempt: getN(it, "attempt"), CreateTime: getN(it, "create_time"),
-			})
-		}
-		if len(res.LastEvaluatedKey) == 0 {
-			return out, nil
-		}
-		start = res.LastEvaluatedKey
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list breakpoints of %s: %w", wf, err)
 	}
+	return out, nil
 }
 
 // DeleteBreakpoints removes every breakpoint of workflow wf's step and

@@ -601,32 +601,23 @@ func (s *base) loadRun(ctx context.Context, wf string, inst, run int64) (*RunRec
 	var events []Event
 	pages := map[string]map[string]types.AttributeValue{}
 	prefix := eventPrefix(run)
-	for {
-		out, err := s.db.Query(ctx, in)
-		if err != nil {
-			return nil, nil, fmt.Errorf("store: load run %s/%d/%d: %w", wf, inst, run, err)
-		}
-		for _, item := range out.Items {
-			switch sk := getS(item, attrSK); {
-			case sk == runSK(run):
-				if rec, err = runRecordFromItem(item, wf, inst, run); err != nil {
-					return nil, nil, err
-				}
-				runItem = item
-			case strings.HasPrefix(sk, prefix):
-				body, err := decodeBody(item)
-				if err != nil {
-					return nil, nil, err
-				}
+	err := s.queryAll(ctx, in, func(item map[string]types.AttributeValue) (err error) {
+		switch sk := getS(item, attrSK); {
+		case sk == runSK(run):
+			rec, err = runRecordFromItem(item, wf, inst, run)
+			runItem = item
+		case strings.HasPrefix(sk, prefix):
+			var body []byte
+			if body, err = decodeBody(item); err == nil {
 				events = append(events, Event{ID: strings.TrimPrefix(sk, prefix), Body: body})
-			case strings.HasPrefix(sk, pagePrefix(run)):
-				pages[sk] = item
 			}
+		case strings.HasPrefix(sk, pagePrefix(run)):
+			pages[sk] = item
 		}
-		if out.LastEvaluatedKey == nil {
-			break
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: load run %s/%d/%d: %w", wf, inst, run, err)
 	}
 	if rec == nil {
 		return nil, nil, ErrNotFound
@@ -1302,24 +1293,18 @@ func (s *Runs) ListTimeline(ctx context.Context, wf string, inst, run int64) ([]
 		},
 	}
 	var out []TimelineItem
-	for {
-		res, err := s.db.Query(ctx, in)
+	err := s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
+		body, err := decodeBody(item)
 		if err != nil {
-			return nil, fmt.Errorf("store: timeline %s/%d: %w", wf, inst, err)
+			return err
 		}
-		for _, item := range res.Items {
-			body, err := decodeBody(item)
-			if err != nil {
-				return nil, err
-			}
-			var seq int64
-			fmt.Sscanf(strings.TrimPrefix(getS(item, attrSK), timelinePrefix(run)), "%d", &seq)
-			out = append(out, TimelineItem{Seq: seq, Body: body})
-		}
-		if res.LastEvaluatedKey == nil {
-			break
-		}
-		in.ExclusiveStartKey = res.LastEvaluatedKey
+		var seq int64
+		fmt.Sscanf(strings.TrimPrefix(getS(item, attrSK), timelinePrefix(run)), "%d", &seq)
+		out = append(out, TimelineItem{Seq: seq, Body: body})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: timeline %s/%d: %w", wf, inst, err)
 	}
 	return out, nil
 }
@@ -1476,23 +1461,18 @@ func (s *Instances) ActiveRuns(ctx context.Context, wf string, except int64) (ho
 		},
 		ConsistentRead: aws.Bool(true),
 	}
-	for {
-		res, err := s.db.Query(ctx, in)
-		if err != nil {
-			return nil, nil, fmt.Errorf("store: queue of %s: %w", wf, err)
+	err = s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
+		var id int64
+		fmt.Sscanf(strings.TrimPrefix(getS(item, attrSK), "Q#"), "%d", &id)
+		if id != except {
+			queued = append(queued, RunRef{InstanceID: id, RunID: getN(item, "run")})
 		}
-		for _, item := range res.Items {
-			var id int64
-			fmt.Sscanf(strings.TrimPrefix(getS(item, attrSK), "Q#"), "%d", &id)
-			if id != except {
-				queued = append(queued, RunRef{InstanceID: id, RunID: getN(item, "run")})
-			}
-		}
-		if res.LastEvaluatedKey == nil {
-			return holding, queued, nil
-		}
-		in.ExclusiveStartKey = res.LastEvaluatedKey
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: queue of %s: %w", wf, err)
 	}
+	return holding, queued, nil
 }
 
 // ErrNotHolding is returned by ReleaseSlot when the run holds no slot.

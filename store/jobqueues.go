@@ -95,24 +95,18 @@ func (s *Gates) PutJobQueue(ctx context.Context, name string, c QueueCapacity, n
 // GetJobQueues reads every job queue, by name, strongly consistent.
 func (s *Gates) GetJobQueues(ctx context.Context) (map[string]*TagPermit, error) {
 	out := map[string]*TagPermit{}
-	var start map[string]types.AttributeValue
-	for {
-		page, err := s.db.Query(ctx, &dynamodb.QueryInput{
-			TableName: aws.String(s.table), KeyConditionExpression: aws.String("pk = :pk"), ConsistentRead: aws.Bool(true),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(jobQueuePK)}, ExclusiveStartKey: start,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("store: get job queues: %w", err)
-		}
-		for _, item := range page.Items {
-			q := jobQueueFromItem(item)
-			out[q.Tag] = q
-		}
-		if len(page.LastEvaluatedKey) == 0 {
-			return out, nil
-		}
-		start = page.LastEvaluatedKey
+	err := s.queryAll(ctx, &dynamodb.QueryInput{
+		TableName: aws.String(s.table), KeyConditionExpression: aws.String("pk = :pk"), ConsistentRead: aws.Bool(true),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(jobQueuePK)},
+	}, func(item map[string]types.AttributeValue) error {
+		q := jobQueueFromItem(item)
+		out[q.Tag] = q
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: get job queues: %w", err)
 	}
+	return out, nil
 }
 
 // GetJobQueue returns one job queue, or ErrNotFound.

@@ -372,18 +372,12 @@ func (s *base) withPages(ctx context.Context, rec *RunRecord, item map[string]ty
 			},
 			ConsistentRead: aws.Bool(true),
 		}
-		for {
-			out, err := s.db.Query(ctx, in)
-			if err != nil {
-				return fmt.Errorf("store: read run state pages of %s/%d/%d: %w", rec.WorkflowID, rec.InstanceID, rec.RunID, err)
-			}
-			for _, it := range out.Items {
-				found[getS(it, attrSK)] = it
-			}
-			if out.LastEvaluatedKey == nil {
-				break
-			}
-			in.ExclusiveStartKey = out.LastEvaluatedKey
+		err := s.queryAll(ctx, in, func(it map[string]types.AttributeValue) error {
+			found[getS(it, attrSK)] = it
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("store: read run state pages of %s/%d/%d: %w", rec.WorkflowID, rec.InstanceID, rec.RunID, err)
 		}
 	}
 	p := Pages{keys: keys, base: make([][]json.RawMessage, len(keys))}

@@ -536,32 +536,24 @@ type Subscription struct {
 func (s *Signals) Subscribers(ctx context.Context, name string) (subs []Subscription, waiters []string, err error) {
 	pk := sigPK(name)
 	for _, prefix := range []string{"T#", "D#"} {
-		var start map[string]types.AttributeValue
-		for {
-			out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-				TableName:              aws.String(s.table),
-				KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
-				ExpressionAttributeValues: map[string]types.AttributeValue{
-					":pk": str(pk), ":p": str(prefix),
-				},
-				ConsistentRead:    aws.Bool(true),
-				ExclusiveStartKey: start,
-			})
-			if err != nil {
-				return nil, nil, fmt.Errorf("store: subscribers of %s: %w", name, err)
+		err := s.queryAll(ctx, &dynamodb.QueryInput{
+			TableName:              aws.String(s.table),
+			KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":pk": str(pk), ":p": str(prefix),
+			},
+			ConsistentRead: aws.Bool(true),
+		}, func(it map[string]types.AttributeValue) error {
+			sk := getS(it, attrSK)
+			if prefix == "D#" {
+				waiters = append(waiters, sk)
+			} else {
+				subs = append(subs, Subscription{WorkflowID: strings.TrimPrefix(sk, "T#"), Since: getN(it, "since")})
 			}
-			for _, it := range out.Items {
-				sk := getS(it, attrSK)
-				if prefix == "D#" {
-					waiters = append(waiters, sk)
-				} else {
-					subs = append(subs, Subscription{WorkflowID: strings.TrimPrefix(sk, "T#"), Since: getN(it, "since")})
-				}
-			}
-			if len(out.LastEvaluatedKey) == 0 {
-				break
-			}
-			start = out.LastEvaluatedKey
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("store: subscribers of %s: %w", name, err)
 		}
 	}
 	return subs, waiters, nil

@@ -249,6 +249,27 @@ func cancelReasons(err error) []string {
 	return out
 }
 
+// queryAll runs query in to its end, a page at a time, handing each item
+// to each; an error from either stops it and is returned. It sets
+// in.ExclusiveStartKey as it pages.
+func (s *base) queryAll(ctx context.Context, in *dynamodb.QueryInput, each func(item map[string]types.AttributeValue) error) error {
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return err
+		}
+		for _, item := range out.Items {
+			if err := each(item); err != nil {
+				return err
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
 // batchGet reads items by key with strongly consistent reads, 100 keys per
 // request, retrying unprocessed keys; missing items are absent from the
 // result, whose order is unspecified.

@@ -205,29 +205,24 @@ func (s *Sweeps) UnsweepEvents(ctx context.Context, wf string, inst, run int64) 
 			":pk": str(runPK(wf, inst)), ":e": str(eventPrefix(run)),
 		},
 	}
-	for {
-		out, err := s.db.Query(ctx, in)
-		if err != nil {
-			return fmt.Errorf("store: pending events of %s/%d/%d: %w", wf, inst, run, err)
-		}
-		for _, item := range out.Items {
-			if getS(item, attrSweepSK) == "" {
-				continue
-			}
-			_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-				TableName:                aws.String(s.table),
-				Key:                      key(runPK(wf, inst), getS(item, attrSK)),
-				UpdateExpression:         aws.String("REMOVE #p, #s"),
-				ConditionExpression:      aws.String("attribute_exists(pk)"),
-				ExpressionAttributeNames: map[string]string{"#p": attrSweepPK, "#s": attrSweepSK},
-			})
-			if err != nil && !isConflict(err) {
-				return fmt.Errorf("store: unsweep %s: %w", getS(item, attrSK), err)
-			}
-		}
-		if out.LastEvaluatedKey == nil {
+	err := s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
+		if getS(item, attrSweepSK) == "" {
 			return nil
 		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName:                aws.String(s.table),
+			Key:                      key(runPK(wf, inst), getS(item, attrSK)),
+			UpdateExpression:         aws.String("REMOVE #p, #s"),
+			ConditionExpression:      aws.String("attribute_exists(pk)"),
+			ExpressionAttributeNames: map[string]string{"#p": attrSweepPK, "#s": attrSweepSK},
+		})
+		if err != nil && !isConflict(err) {
+			return fmt.Errorf("unsweep %s: %w", getS(item, attrSK), err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: pending events of %s/%d/%d: %w", wf, inst, run, err)
 	}
+	return nil
 }
