@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -16,6 +17,7 @@ func definitionCases() []testCase {
 		{"Definitions/ListWorkflows", listWorkflows},
 		{"Definitions/DeleteAndPurge", deleteAndPurge},
 		{"Definitions/DeleteBusy", deleteBusy},
+		{"Definitions/PushLimits", pushLimits},
 	}
 }
 
@@ -268,4 +270,40 @@ func deleteBusy(h *H) {
 	run, _ := h.Load("busy", 1, 1)
 	h.OK(h.Commit("busy", 1, 1, run.V, store.Commit{Status: "SUCCEEDED", SlotDelta: -1}), "the run gives its slot back")
 	h.OK(d.DeleteWorkflow(h.Ctx, "busy", msg, h.Now()), "delete once no slot is held")
+}
+
+// pushLimits: a push is one transaction, so the subscriptions it writes
+// are bounded (more than store.MaxTransactItems writes is an error, and
+// nothing is written); a workflow id an inline workflow's version already
+// uses cannot be pushed (its version 1 exists without a head: the push
+// retries, then fails with ErrConflict).
+func pushLimits(h *H) {
+	d := h.S.Definitions
+	names := func(n int) store.SubscriptionsFunc {
+		return func(context.Context, *store.WorkflowHead) ([]string, error) {
+			out := make([]string, n)
+			for i := range out {
+				out[i] = fmt.Sprint("sig-", i)
+			}
+			return out, nil
+		}
+	}
+	_, err := d.CreateVersion(h.Ctx, store.NewVersion{WorkflowID: "ok", Definition: B(`{}`), Activate: true, Now: h.Now(), Subscriptions: names(96)})
+	h.OK(err, "a push of 100 writes")
+	subs, _, err := h.S.Signals.Subscribers(h.Ctx, "sig-95")
+	h.OK(err, "subscribers")
+	h.Eq(len(subs), 1, "subscribed")
+	_, err = d.CreateVersion(h.Ctx, store.NewVersion{WorkflowID: "many", Definition: B(`{}`), Activate: true, Now: h.Now(), Subscriptions: names(97)})
+	h.Plain(err, "a push of 101 writes")
+	_, err = d.GetHead(h.Ctx, "many")
+	h.Is(err, store.ErrNotFound, "the refused push")
+
+	h.Push("wf")
+	h.Start("wf")
+	h.OK(h.Commit("wf", 1, 1, 1, store.Commit{Definitions: []store.InlineDefinition{{WorkflowID: "inline", Definition: B(`{"inline":1}`), Now: h.Now()}}}), "an inline definition")
+	_, err = d.CreateVersion(h.Ctx, store.NewVersion{WorkflowID: "inline", Definition: B(`{}`), Now: h.Now()})
+	h.Is(err, store.ErrConflict, "a push of an inline workflow's id")
+	v, err := d.GetVersion(h.Ctx, "inline", 1)
+	h.OK(err, "the inline version")
+	h.Bytes(v.Definition, `{"inline":1}`, "the inline version is left as it was")
 }
