@@ -379,7 +379,7 @@ func (s *Instances) ReleaseSlot(ctx context.Context, wf string, inst, run int64,
 	if wake != nil {
 		ev, err := s.newEvent(wake.Event)
 		if err != nil {
-			return err
+			return fmt.Errorf("store: release slot of %s/%d/%d: %w", wf, inst, run, err)
 		}
 		ws = append(ws, put(runPK(wf, wake.InstanceID), eventSK(wake.RunID, wake.Event.ID), ev))
 	}
