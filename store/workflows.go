@@ -175,8 +175,15 @@ func (s *Definitions) CreateVersion(ctx context.Context, nv NewVersion) (int64, 
 		if err == nil {
 			return version, nil
 		}
-		if reasons := cancelReasons(err); len(reasons) > 2 && reasons[2] == "ConditionalCheckFailed" {
+		reasons := cancelReasons(err)
+		failed := func(i int) bool { return i < len(reasons) && reasons[i] == "ConditionalCheckFailed" }
+		switch {
+		case failed(2):
 			return 0, fmt.Errorf("store: create version of %s: %w", nv.WorkflowID, ErrDeleting)
+		case failed(1) && !failed(0):
+			// The version exists under a head that did not move: no retry
+			// can succeed (an inline workflow's id has versions, no head).
+			return 0, fmt.Errorf("store: create version of %s: version %d exists without a head to match: %w", nv.WorkflowID, head.Latest+1, ErrConflict)
 		}
 		if !isConflict(err) {
 			return 0, fmt.Errorf("store: create version of %s: %w", nv.WorkflowID, err)

@@ -122,6 +122,10 @@ func (s *Definitions) CreateVersion(ctx context.Context, nv store.NewVersion) (i
 		switch {
 		case ok && c.at(2):
 			return 0, fmt.Errorf("store: create version of %s: %w", nv.WorkflowID, store.ErrDeleting)
+		case ok && c.at(1) && !c.at(0):
+			// The version exists under a head that did not move: no retry
+			// can succeed (an inline workflow's id has versions, no head).
+			return 0, fmt.Errorf("store: create version of %s: version %d exists without a head to match: %w", nv.WorkflowID, version, store.ErrConflict)
 		case !ok:
 			return 0, fmt.Errorf("store: create version of %s: %w", nv.WorkflowID, err)
 		}
