@@ -275,8 +275,8 @@ func deleteBusy(h *H) {
 // pushLimits: a push is one transaction, so the subscriptions it writes
 // are bounded (more than store.MaxTransactItems writes is an error, and
 // nothing is written); a workflow id an inline workflow's version already
-
-
+// uses cannot be pushed (its version 1 exists without a head: the push
+// fails with ErrConflict at once, since no retry can succeed).
 func pushLimits(h *H) {
 	d := h.S.Definitions
 	names := func(n int) store.SubscriptionsFunc {
