@@ -236,7 +236,9 @@ func (p *StreamPump) poll(ctx context.Context) {
 			p.log.Error("describe stream", "err", err)
 		}
 	}
-	var wg sync.WaitGroup
+	// Choose the shards before starting any: a parent's pollShard sets
+	// its done flag, which a child's check would otherwise read at once.
+	var ready []*shardState
 	for _, s := range p.shards {
 		if s.done {
 			continue
@@ -244,6 +246,10 @@ func (p *StreamPump) poll(ctx context.Context) {
 		if parent, ok := p.shards[s.parent]; ok && !parent.done {
 			continue // a child waits until its parent is drained
 		}
+		ready = append(ready, s)
+	}
+	var wg sync.WaitGroup
+	for _, s := range ready {
 		s.active = false
 		wg.Go(func() { p.pollShard(ctx, s) })
 	}

@@ -45,10 +45,10 @@ func New(client Client, group, roleARN, targetARN string) *Syncer {
 }
 
 // Sync implements orchestrator.TriggerSchedules: it creates the wanted
-// schedules that are missing, updates those whose expression, time zone or
-// input changed, and deletes the schedules with the prefix that are not
-// wanted. It is idempotent; a concurrent sync of the same workflow ends in
-// the same set.
+// schedules that are missing, updates those whose expression, time zone,
+// input, target, role, window or state differ, and deletes the schedules
+// with the prefix that are not wanted. It is idempotent; a concurrent sync
+// of the same workflow ends in the same set.
 func (s *Syncer) Sync(ctx context.Context, prefix string, want []orchestrator.ScheduleSpec) error {
 	have := map[string]bool{}
 	pages := scheduler.NewListSchedulesPaginator(s.client, &scheduler.ListSchedulesInput{
@@ -126,7 +126,9 @@ func (s *Syncer) create(ctx context.Context, w orchestrator.ScheduleSpec) error 
 	return nil
 }
 
-// update rewrites a schedule when it differs from w.
+// update rewrites a schedule when it differs from what create would have
+// made of w: another role (a redeployed stack's), another target, a
+// flexible window or a disabled state are repaired too.
 func (s *Syncer) update(ctx context.Context, w orchestrator.ScheduleSpec) error {
 	cur, err := s.client.GetSchedule(ctx, &scheduler.GetScheduleInput{Name: aws.String(w.Name), GroupName: aws.String(s.group)})
 	var gone *types.ResourceNotFoundException
@@ -138,6 +140,8 @@ func (s *Syncer) update(ctx context.Context, w orchestrator.ScheduleSpec) error 
 	}
 	if aws.ToString(cur.ScheduleExpression) == w.Expression && aws.ToString(cur.ScheduleExpressionTimezone) == w.Timezone &&
 		cur.Target != nil && aws.ToString(cur.Target.Input) == w.Input && aws.ToString(cur.Target.Arn) == s.targetARN &&
+		aws.ToString(cur.Target.RoleArn) == s.roleARN &&
+		cur.FlexibleTimeWindow != nil && cur.FlexibleTimeWindow.Mode == types.FlexibleTimeWindowModeOff &&
 		cur.State == types.ScheduleStateEnabled {
 		return nil
 	}

@@ -16,6 +16,33 @@ import (
 
 // runLocal runs the whole system in the foreground until interrupted.
 func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	opts, ok := localOptions(args, stderr)
+	if !ok {
+		return exitUsage
+	}
+	st, err := stack.Start(ctx, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "maestro local: %v\n", err)
+		return exitInvalid
+	}
+	ddb := st.Emulator.Endpoint
+	if st.Emulator.DynamoDBEndpoint != "" {
+		ddb = st.Emulator.DynamoDBEndpoint + " (DynamoDB Local)"
+	}
+	fmt.Fprintf(stdout, "maestro is running\n  API:          %s   (GET %s/health)\n  AWS endpoint: %s (%s)\n  DynamoDB:     %s\n  table:        %s\nPress Ctrl-C to stop.\n",
+		st.URL, st.URL, st.Emulator.Endpoint, st.Emulator.Kind, ddb, st.Resources.Table.Name)
+	<-ctx.Done()
+	fmt.Fprintln(stdout, "shutting down")
+	if err := st.Close(); err != nil {
+		fmt.Fprintf(stderr, "maestro local: shutdown: %v\n", err)
+		return exitInvalid
+	}
+	return exitOK
+}
+
+// localOptions reads maestro local's flags into the local stack's options.
+// On a usage error it reports it on stderr and returns false.
+func localOptions(args []string, stderr io.Writer) (stack.Options, bool) {
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", envOr("MAESTRO_ADDR", "127.0.0.1:8080"), "API listen address (env MAESTRO_ADDR); the API answers only requests whose Host names it")
@@ -59,7 +86,14 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		})
 	}
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return stack.Options{}, false
+	}
+	if fs.NArg() > 0 {
+		// Parsing stops at the first argument that is not a flag, so
+		// "-function etl=python3 etl.py -function ..." would drop every
+		// flag after "etl.py" without a word.
+		fmt.Fprintf(stderr, "maestro local: unexpected argument %q: quote a function's command line (-function 'name=command args')\n", fs.Arg(0))
+		return stack.Options{}, false
 	}
 	level := slog.LevelInfo
 	if *verbose {
@@ -72,24 +106,7 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if *emf {
 		opts.Metrics = stderr
 	}
-	st, err := stack.Start(ctx, opts)
-	if err != nil {
-		fmt.Fprintf(stderr, "maestro local: %v\n", err)
-		return exitInvalid
-	}
-	ddb := st.Emulator.Endpoint
-	if st.Emulator.DynamoDBEndpoint != "" {
-		ddb = st.Emulator.DynamoDBEndpoint + " (DynamoDB Local)"
-	}
-	fmt.Fprintf(stdout, "maestro is running\n  API:          %s   (GET %s/health)\n  AWS endpoint: %s (%s)\n  DynamoDB:     %s\n  table:        %s\nPress Ctrl-C to stop.\n",
-		st.URL, st.URL, st.Emulator.Endpoint, st.Emulator.Kind, ddb, st.Resources.Table.Name)
-	<-ctx.Done()
-	fmt.Fprintln(stdout, "shutting down")
-	if err := st.Close(); err != nil {
-		fmt.Fprintf(stderr, "maestro local: shutdown: %v\n", err)
-		return exitInvalid
-	}
-	return exitOK
+	return opts, true
 }
 
 func envOr(name, def string) string {

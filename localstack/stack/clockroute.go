@@ -38,7 +38,9 @@ func clockRoutes(clock localstack.AdvancingClock) func(*http.ServeMux) {
 			case req.AdvanceSeconds == nil:
 				writeClockError(w, "advance_seconds: is required")
 				return
-			case *req.AdvanceSeconds < 0 || time.Duration(*req.AdvanceSeconds)*time.Second > maxAdvance:
+			case *req.AdvanceSeconds < 0 || *req.AdvanceSeconds > int64(maxAdvance/time.Second):
+				// Compared in seconds: in nanoseconds a large count
+				// wraps around, into range or below zero.
 				writeClockError(w, fmt.Sprintf("advance_seconds: must be between 0 and %d", int64(maxAdvance/time.Second)))
 				return
 			}
