@@ -135,6 +135,23 @@ func (l *rigLog) ops(ops ...string) []rigCall {
 	return out
 }
 
+// trace returns the successful calls of ops as "Op step#attempt", with
+// " wake" for a write that wakes the decider.
+func (l *rigLog) trace(ops ...string) []string {
+	var out []string
+	for _, c := range l.ops(ops...) {
+		if c.err != nil {
+			continue
+		}
+		s := fmt.Sprintf("%s %s#%d", c.op, c.ref.StepID, c.ref.Attempt)
+		if c.wake && c.op != "WakeEnd" && c.op != "LoadQuietRun" {
+			s += " wake"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 // since returns the calls logged after the first n, and how many there
 // are in all.
 func (l *rigLog) since(n int) ([]rigCall, int) {
@@ -302,6 +319,12 @@ func (r *rigRuns) CommitRun(ctx context.Context, c store.Commit) error {
 	return nil
 }
 
+func (r *rigRuns) LoadQuietRun(ctx context.Context, wf string, inst, run int64) (*store.RunRecord, bool, error) {
+	rec, quiet, err := r.RunStore.LoadQuietRun(ctx, wf, inst, run)
+	r.log.add(rigCall{op: "LoadQuietRun", ref: store.AttemptRef{WorkflowID: wf, InstanceID: inst, RunID: run}, wake: quiet, err: err})
+	return rec, quiet, err
+}
+
 func (r *rigRuns) PutEvent(ctx context.Context, wf string, inst, run int64, ev store.Event) error {
 	err := r.RunStore.PutEvent(ctx, wf, inst, run, ev)
 	r.log.add(rigCall{op: "PutEvent", ref: store.AttemptRef{WorkflowID: wf, InstanceID: inst, RunID: run}, ev: ev, err: err})
@@ -402,6 +425,11 @@ func (r *roleRig) work(m WorkMessage, runners map[model.StepType]StepRunner) (ti
 	return r.o.Worker.HandleWork(r.ctx, mustJSON(m), runners)
 }
 
+// workCtx hands one work message to the worker under ctx.
+func (r *roleRig) workCtx(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) (time.Duration, error) {
+	return r.o.Worker.HandleWork(ctx, mustJSON(m), runners)
+}
+
 // state returns the decoded state of a run.
 func (r *roleRig) state(wf string, inst, run int64) *engine.Instance {
 	r.t.Helper()
@@ -493,7 +521,7 @@ func (r *roleRig) pump(runners map[model.StepType]StepRunner) []WorkMessage {
 		calls, seen = r.log.since(seen)
 		for _, c := range calls {
 			inbox := c.op == "PutEvent" || c.op == "CommitEvent"
-			if c.err != nil || c.op == "ClaimAttempt" || c.op == "RecordOutcome" || (!inbox && !c.wake) {
+			if c.err != nil || c.op == "ClaimAttempt" || c.op == "RecordOutcome" || c.op == "LoadQuietRun" || (!inbox && !c.wake) {
 				continue
 			}
 			k := runKey{c.ref.WorkflowID, c.ref.InstanceID, c.ref.RunID}
