@@ -1,0 +1,652 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/jsonnum"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/memstore"
+)
+
+// The role rig: the orchestrator's roles over the in-memory store, with a
+// controllable clock, deterministic uuids, a dispatcher that keeps what a
+// commit sends, and store wrappers that log (and can fail) the writes the
+// worker makes. No emulator, no sleeping: the tests drive the work queue
+// and the decider by hand (rig.pump plays the stream router).
+
+// rigEpoch is the rig's clock at its start.
+var rigEpoch = time.UnixMilli(1_900_000_000_000)
+
+// rigClock is a clock the test moves; the goroutines a round starts read
+// it too.
+type rigClock struct{ ms atomic.Int64 }
+
+func (c *rigClock) Now() time.Time          { return time.UnixMilli(c.ms.Load()) }
+func (c *rigClock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
+
+// rigDispatcher keeps the messages a commit dispatches directly.
+type rigDispatcher struct {
+	mu   sync.Mutex
+	msgs []store.Message
+	fail error
+}
+
+func (d *rigDispatcher) Dispatch(_ context.Context, msgs []store.Message) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.fail != nil {
+		return d.fail
+	}
+	d.msgs = append(d.msgs, msgs...)
+	return nil
+}
+
+// take returns the work messages dispatched since the last take, and
+// keeps the decision-queue wakes for wakes.
+func (d *rigDispatcher) take(t testing.TB) []WorkMessage {
+	d.mu.Lock()
+	var msgs []store.Message
+	rest := d.msgs[:0:0]
+	for _, m := range d.msgs {
+		if m.Queue == store.QueueWork {
+			msgs = append(msgs, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	d.msgs = rest
+	d.mu.Unlock()
+	out := make([]WorkMessage, 0, len(msgs))
+	for _, m := range msgs {
+		var w WorkMessage
+		if err := jsonnum.Decode([]byte(m.Body), &w); err != nil {
+			t.Fatalf("dispatched message %q: %v", m.Body, err)
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// wakes returns the decision-queue wakes dispatched since the last call.
+func (d *rigDispatcher) wakes(t testing.TB) []store.Wake {
+	d.mu.Lock()
+	var out []store.Wake
+	rest := d.msgs[:0:0]
+	for _, m := range d.msgs {
+		if m.Queue != store.QueueDecision {
+			rest = append(rest, m)
+			continue
+		}
+		var w store.Wake
+		if err := json.Unmarshal([]byte(m.Body), &w); err != nil {
+			t.Errorf("dispatched wake %q: %v", m.Body, err)
+		}
+		out = append(out, w)
+	}
+	d.msgs = rest
+	d.mu.Unlock()
+	return out
+}
+
+// rigCall is one logged store call.
+type rigCall struct {
+	op   string // ClaimAttempt, FinishAttempt, FinishDeferredAttempt, RecordOutcome, WakeEnd, PutEvent
+	ref  store.AttemptRef
+	wake bool
+	ev   store.Event
+	err  error
+}
+
+// rigLog is the store calls the rig's wrappers saw.
+type rigLog struct {
+	mu    sync.Mutex
+	calls []rigCall
+}
+
+func (l *rigLog) add(c rigCall) {
+	l.mu.Lock()
+	l.calls = append(l.calls, c)
+	l.mu.Unlock()
+}
+
+// ops returns the logged calls of the given ops (all with none).
+func (l *rigLog) ops(ops ...string) []rigCall {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []rigCall
+	for _, c := range l.calls {
+		if len(ops) == 0 || slices.Contains(ops, c.op) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// trace returns the successful calls of ops as "Op step#attempt", with
+// " wake" for a write that wakes the decider.
+func (l *rigLog) trace(ops ...string) []string {
+	var out []string
+	for _, c := range l.ops(ops...) {
+		if c.err != nil {
+			continue
+		}
+		s := fmt.Sprintf("%s %s#%d", c.op, c.ref.StepID, c.ref.Attempt)
+		if c.wake && c.op != "WakeEnd" && c.op != "LoadQuietRun" {
+			s += " wake"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// since returns the calls logged after the first n, and how many there
+// are in all.
+func (l *rigLog) since(n int) ([]rigCall, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n > len(l.calls) {
+		n = len(l.calls)
+	}
+	return slices.Clone(l.calls[n:]), len(l.calls)
+}
+
+func (l *rigLog) reset() {
+	l.mu.Lock()
+	l.calls = nil
+	l.mu.Unlock()
+}
+
+// count returns how many successful calls of op were logged.
+func (l *rigLog) count(op string) int {
+	n := 0
+	for _, c := range l.ops(op) {
+		if c.err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// rigAttempts logs the worker's attempt writes; fail, when set, may fail
+// one before it reaches the store.
+type rigAttempts struct {
+	AttemptStore
+	log  *rigLog
+	mu   sync.Mutex
+	fail func(op string, ref store.AttemptRef) error
+}
+
+func (a *rigAttempts) hook(op string, ref store.AttemptRef) error {
+	a.mu.Lock()
+	f := a.fail
+	a.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	return f(op, ref)
+}
+
+func (a *rigAttempts) setFail(f func(op string, ref store.AttemptRef) error) {
+	a.mu.Lock()
+	a.fail = f
+	a.mu.Unlock()
+}
+
+func (a *rigAttempts) ClaimAttempt(ctx context.Context, ref store.AttemptRef, token string, now, until time.Time, start *store.AttemptStart) ([]byte, error) {
+	if err := a.hook("ClaimAttempt", ref); err != nil {
+		a.log.add(rigCall{op: "ClaimAttempt", ref: ref, err: err})
+		return nil, err
+	}
+	out, err := a.AttemptStore.ClaimAttempt(ctx, ref, token, now, until, start)
+	a.log.add(rigCall{op: "ClaimAttempt", ref: ref, err: err})
+	return out, err
+}
+
+func (a *rigAttempts) FinishAttempt(ctx context.Context, ref store.AttemptRef, token string, end store.AttemptEnd, wake bool) error {
+	err := a.hook("FinishAttempt", ref)
+	if err == nil {
+		err = a.AttemptStore.FinishAttempt(ctx, ref, token, end, wake)
+	}
+	a.log.add(rigCall{op: "FinishAttempt", ref: ref, wake: wake, err: err})
+	return err
+}
+
+func (a *rigAttempts) FinishDeferredAttempt(ctx context.Context, ref store.AttemptRef, start store.AttemptStart, end store.AttemptEnd, wake bool) error {
+	err := a.hook("FinishDeferredAttempt", ref)
+	if err == nil {
+		err = a.AttemptStore.FinishDeferredAttempt(ctx, ref, start, end, wake)
+	}
+	a.log.add(rigCall{op: "FinishDeferredAttempt", ref: ref, wake: wake, err: err})
+	return err
+}
+
+func (a *rigAttempts) RecordOutcome(ctx context.Context, ref store.AttemptRef, token string, outcome []byte) error {
+	err := a.hook("RecordOutcome", ref)
+	if err == nil {
+		err = a.AttemptStore.RecordOutcome(ctx, ref, token, outcome)
+	}
+	a.log.add(rigCall{op: "RecordOutcome", ref: ref, err: err})
+	return err
+}
+
+func (a *rigAttempts) WakeEnd(ctx context.Context, ref store.AttemptRef) error {
+	err := a.hook("WakeEnd", ref)
+	if err == nil {
+		err = a.AttemptStore.WakeEnd(ctx, ref)
+	}
+	a.log.add(rigCall{op: "WakeEnd", ref: ref, wake: true, err: err})
+	return err
+}
+
+// rigRuns logs inbox puts, keeps the outboxes of the commits that
+// succeeded (memstore keeps none), and can fail commits.
+type rigRuns struct {
+	RunStore
+	log     *rigLog
+	mu      sync.Mutex
+	commit  func(c store.Commit) error
+	outbox  []store.Message
+	commits int
+}
+
+// sent returns the work-queue messages of kind the commits sent.
+func (r *rigRuns) sent(t testing.TB, kind WorkKind) []WorkMessage {
+	r.mu.Lock()
+	msgs := slices.Clone(r.outbox)
+	r.mu.Unlock()
+	var out []WorkMessage
+	for _, m := range msgs {
+		var w WorkMessage
+		if m.Queue != store.QueueWork {
+			continue
+		}
+		if err := jsonnum.Decode([]byte(m.Body), &w); err != nil {
+			t.Fatalf("outbox message %q: %v", m.Body, err)
+		}
+		if w.Kind == kind {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func (r *rigRuns) setCommit(f func(c store.Commit) error) {
+	r.mu.Lock()
+	r.commit = f
+	r.mu.Unlock()
+}
+
+func (r *rigRuns) CommitRun(ctx context.Context, c store.Commit) error {
+	r.mu.Lock()
+	f := r.commit
+	r.mu.Unlock()
+	if f != nil {
+		if err := f(c); err != nil {
+			return err
+		}
+	}
+	err := r.RunStore.CommitRun(ctx, c)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.outbox = append(r.outbox, c.Outbox...)
+	r.commits++
+	r.mu.Unlock()
+	// The runs whose inbox the commit wrote to: the stream would wake them.
+	if len(c.NewEvents) > 0 {
+		r.log.add(rigCall{op: "CommitEvent", ref: store.AttemptRef{WorkflowID: c.WorkflowID, InstanceID: c.InstanceID, RunID: c.RunID}})
+	}
+	if w := c.WakeOther; w != nil {
+		r.log.add(rigCall{op: "CommitEvent", ref: store.AttemptRef{WorkflowID: c.WorkflowID, InstanceID: w.InstanceID, RunID: w.RunID}})
+	}
+	for _, w := range c.Wakes {
+		r.log.add(rigCall{op: "CommitEvent", ref: store.AttemptRef{WorkflowID: w.WorkflowID, InstanceID: w.InstanceID, RunID: w.RunID}})
+	}
+	return nil
+}
+
+func (r *rigRuns) LoadQuietRun(ctx context.Context, wf string, inst, run int64) (*store.RunRecord, bool, error) {
+	rec, quiet, err := r.RunStore.LoadQuietRun(ctx, wf, inst, run)
+	r.log.add(rigCall{op: "LoadQuietRun", ref: store.AttemptRef{WorkflowID: wf, InstanceID: inst, RunID: run}, wake: quiet, err: err})
+	return rec, quiet, err
+}
+
+func (r *rigRuns) PutEvent(ctx context.Context, wf string, inst, run int64, ev store.Event) error {
+	err := r.RunStore.PutEvent(ctx, wf, inst, run, ev)
+	r.log.add(rigCall{op: "PutEvent", ref: store.AttemptRef{WorkflowID: wf, InstanceID: inst, RunID: run}, ev: ev, err: err})
+	return err
+}
+
+// rigSchedules is a TriggerSchedules that keeps what it was asked.
+type rigSchedules struct {
+	mu   sync.Mutex
+	sets map[string][]ScheduleSpec // by prefix
+	fail error
+}
+
+func (s *rigSchedules) Sync(_ context.Context, prefix string, want []ScheduleSpec) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	if s.sets == nil {
+		s.sets = map[string][]ScheduleSpec{}
+	}
+	s.sets[prefix] = slices.Clone(want)
+	return nil
+}
+
+func (s *rigSchedules) get(prefix string) ([]ScheduleSpec, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.sets[prefix]
+	return w, ok
+}
+
+// roleRig is the orchestrator over a memstore, and what the test sees of it.
+type roleRig struct {
+	t        testing.TB
+	ctx      context.Context
+	clock    *rigClock
+	mem      *memstore.Store
+	stores   Stores
+	o        *Orchestrator
+	disp     *rigDispatcher
+	log      *rigLog
+	attempts *rigAttempts
+	runs     *rigRuns
+	sched    *rigSchedules
+	uuids    atomic.Int64
+}
+
+// newRoleRig returns a rig; tune, if any, adjusts the config before New.
+func newRoleRig(t testing.TB, tune ...func(*Config)) *roleRig {
+	t.Helper()
+	r := &roleRig{t: t, ctx: context.Background(), clock: &rigClock{}, disp: &rigDispatcher{}, log: &rigLog{}, sched: &rigSchedules{}}
+	r.clock.ms.Store(rigEpoch.UnixMilli())
+	r.mem = memstore.New(memstore.Options{Now: r.clock.Now})
+	r.attempts = &rigAttempts{AttemptStore: r.mem.Attempts, log: r.log}
+	r.runs = &rigRuns{RunStore: r.mem.Runs, log: r.log}
+	r.stores = Stores{Definitions: r.mem.Definitions, Instances: r.mem.Instances, Runs: r.runs, Attempts: r.attempts,
+		Signals: r.mem.Signals, Gates: r.mem.Gates, Tasks: r.mem.Tasks, Sweeps: r.mem.Sweeps}
+	cfg := Config{
+		Stores: &r.stores, Now: r.clock.Now, NewUUID: r.newUUID, Dispatcher: r.disp, Schedules: r.sched,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	r.o = New(cfg)
+	return r
+}
+
+// newUUID returns uuids in sequence: 00000000-0000-4000-8000-000000000001, ...
+func (r *roleRig) newUUID() string {
+	return fmt.Sprintf("00000000-0000-4000-8000-%012d", r.uuids.Add(1))
+}
+
+// push stores a definition, failing the test on an error.
+func (r *roleRig) push(def string) *DefinitionView {
+	r.t.Helper()
+	v, err := r.o.Definitions.CreateWorkflow(r.ctx, []byte(def), FormatJSON)
+	if err != nil {
+		r.t.Fatalf("push: %v\n%s", err, def)
+	}
+	return v
+}
+
+// start starts an instance of wf's active version.
+func (r *roleRig) start(wf string, req StartRequest) *StartResponse {
+	r.t.Helper()
+	resp, err := r.o.Runs.StartWorkflow(r.ctx, wf, "active", req)
+	if err != nil {
+		r.t.Fatalf("start %s: %v", wf, err)
+	}
+	return resp
+}
+
+// work hands one work message to the worker.
+func (r *roleRig) work(m WorkMessage, runners map[model.StepType]StepRunner) (time.Duration, error) {
+	return r.o.Worker.HandleWork(r.ctx, mustJSON(m), runners)
+}
+
+// workCtx hands one work message to the worker under ctx.
+func (r *roleRig) workCtx(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) (time.Duration, error) {
+	return r.o.Worker.HandleWork(ctx, mustJSON(m), runners)
+}
+
+// state returns the decoded state of a run.
+func (r *roleRig) state(wf string, inst, run int64) *engine.Instance {
+	r.t.Helper()
+	rec, _, err := r.mem.Runs.LoadRun(r.ctx, wf, inst, run)
+	if err != nil {
+		r.t.Fatalf("load %s/%d/%d: %v", wf, inst, run, err)
+	}
+	st, err := decodeState(rec)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return st
+}
+
+// step returns a step's state in a run.
+func (r *roleRig) step(wf string, inst, run int64, step string) *engine.StepState {
+	r.t.Helper()
+	ss := r.state(wf, inst, run).Step(step)
+	if ss == nil {
+		r.t.Fatalf("%s/%d/%d has no step %s", wf, inst, run, step)
+	}
+	return ss
+}
+
+// inbox returns the ids of the events waiting in a run's inbox.
+func (r *roleRig) inbox(wf string, inst, run int64) []string {
+	r.t.Helper()
+	_, evs, err := r.mem.Runs.LoadRun(r.ctx, wf, inst, run)
+	if err != nil {
+		r.t.Fatalf("load %s/%d/%d: %v", wf, inst, run, err)
+	}
+	ids := make([]string, len(evs))
+	for i, e := range evs {
+		ids[i] = e.ID
+	}
+	return ids
+}
+
+// stored returns an attempt's item, nil when it does not exist.
+func (r *roleRig) stored(wf string, inst, run int64, step string, attempt int64) *store.Attempt {
+	r.t.Helper()
+	a, err := r.mem.Attempts.GetAttempt(r.ctx, wf, inst, run, step, attempt)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return a
+}
+
+// decide runs the decider on a run, naming the attempts given as
+// finished by their workers (what the router's wake carries).
+func (r *roleRig) decide(wf string, inst, run int64, finished ...store.FinishedStep) *engine.Instance {
+	r.t.Helper()
+	st, err := r.o.Rounds.Process(r.ctx, store.Wake{WorkflowID: wf, InstanceID: inst, RunID: run, Finished: finished})
+	if err != nil {
+		r.t.Fatalf("decide %s/%d/%d: %v", wf, inst, run, err)
+	}
+	return st
+}
+
+// pump plays the stream router and the queues until nothing moves: it
+// hands every dispatched run_step to the worker, then wakes the decider of
+// every run an inbox event or a worker's end (with its wake) was written
+// for, naming those ends. It returns the run_step messages it handed over.
+func (r *roleRig) pump(runners map[model.StepType]StepRunner) []WorkMessage {
+	r.t.Helper()
+	var handed []WorkMessage
+	_, seen := r.log.since(0)
+	for round := 0; ; round++ {
+		if round > 200 {
+			r.t.Fatal("pump: the runs do not settle")
+		}
+		msgs := r.disp.take(r.t)
+		for _, m := range msgs {
+			if _, err := r.work(m, runners); err != nil {
+				r.t.Fatalf("work %s %s/%d/%d %s#%d: %v", m.Kind, m.WorkflowID, m.InstanceID, m.RunID, m.StepID, m.Attempt, err)
+			}
+		}
+		handed = append(handed, msgs...)
+		type runKey struct {
+			wf        string
+			inst, run int64
+		}
+		wakes := map[runKey][]store.FinishedStep{}
+		var order []runKey
+		var calls []rigCall
+		calls, seen = r.log.since(seen)
+		for _, c := range calls {
+			inbox := c.op == "PutEvent" || c.op == "CommitEvent"
+			if c.err != nil || c.op == "ClaimAttempt" || c.op == "RecordOutcome" || c.op == "LoadQuietRun" || (!inbox && !c.wake) {
+				continue
+			}
+			k := runKey{c.ref.WorkflowID, c.ref.InstanceID, c.ref.RunID}
+			if _, ok := wakes[k]; !ok {
+				order = append(order, k)
+				wakes[k] = nil
+			}
+			if !inbox {
+				wakes[k] = append(wakes[k], store.FinishedStep{StepID: c.ref.StepID, Attempt: c.ref.Attempt})
+			}
+		}
+		direct := r.disp.wakes(r.t)
+		if len(msgs) == 0 && len(order) == 0 && len(direct) == 0 {
+			return handed
+		}
+		for _, k := range order {
+			r.decide(k.wf, k.inst, k.run, wakes[k]...)
+		}
+		for _, w := range direct {
+			r.decide(w.WorkflowID, w.InstanceID, w.RunID, w.Finished...)
+		}
+	}
+}
+
+// rigRunner is a StepRunner double: run decides each attempt's outcome
+// (nil: success), and every call is kept.
+type rigRunner struct {
+	mu    sync.Mutex
+	calls []WorkMessage
+	run   func(m WorkMessage) (engine.StepFinished, error)
+}
+
+func (f *rigRunner) RunStep(_ context.Context, m WorkMessage) (engine.StepFinished, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, m)
+	run := f.run
+	f.mu.Unlock()
+	if run == nil {
+		return engine.StepFinished{Outcome: engine.OutcomeSucceeded}, nil
+	}
+	return run(m)
+}
+
+// ran returns the step ids run, in order, as "step#attempt".
+func (f *rigRunner) ran() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]string, len(f.calls))
+	for i, m := range f.calls {
+		out[i] = fmt.Sprintf("%s#%d", m.StepID, m.Attempt)
+	}
+	return out
+}
+
+// rigRunners runs Titus steps with runner.
+func rigRunners(runner StepRunner) map[model.StepType]StepRunner {
+	return map[model.StepType]StepRunner{model.StepTitus: runner}
+}
+
+// rigDef is a definition of workflow id with steps (each a JSON step
+// wrapper) and properties props (default: owner unit, parallel runs).
+func rigDef(id, props string, steps ...string) string {
+	if props == "" {
+		props = `{"owner": "unit", "run_strategy": "parallel"}`
+	}
+	return fmt.Sprintf(`{"properties": %s, "workflow": {"id": %q, "steps": [%s]}}`, props, id, strings.Join(steps, ", "))
+}
+
+// rigStep is a typed step with extra JSON fields (params, retry policy...)
+// and successors next.
+func rigStep(id, typ, extra string, next ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `{"step": {"id": %q, "type": %q`, id, typ)
+	if extra != "" {
+		b.WriteString(", " + extra)
+	}
+	if len(next) > 0 {
+		succ := make([]string, len(next))
+		for i, n := range next {
+			succ[i] = fmt.Sprintf("%q: \"true\"", n)
+		}
+		fmt.Fprintf(&b, `, "transition": {"successors": {%s}}`, strings.Join(succ, ", "))
+	}
+	b.WriteString("}}")
+	return b.String()
+}
+
+// rigChain is a workflow of n Titus steps, t0 → t1 → ... .
+func rigChain(id string, n int) string {
+	steps := make([]string, n)
+	for i := range n {
+		var next []string
+		if i < n-1 {
+			next = []string{fmt.Sprintf("t%d", i+1)}
+		}
+		steps[i] = rigStep(fmt.Sprintf("t%d", i), "Titus", "", next...)
+	}
+	return rigDef(id, "", steps...)
+}
+
+// rigStatus is a run's status and its steps' statuses, "s=STATUS" sorted.
+func rigStatus(st *engine.Instance) string {
+	parts := make([]string, 0, len(st.Steps))
+	for _, s := range st.Steps {
+		parts = append(parts, fmt.Sprintf("%s=%s", s.StepID, s.Status))
+	}
+	slices.Sort(parts)
+	return string(st.Status) + " " + strings.Join(parts, " ")
+}
+
+// rigErrStatus is the HTTP status of an *Error (0 for none, -1 for
+// another error).
+func rigErrStatus(err error) int {
+	if err == nil {
+		return 0
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status
+	}
+	return -1
+}
+
+// rigJSON is v's JSON, for messages.
+func rigJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
