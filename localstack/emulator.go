@@ -162,10 +162,14 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Emulator, error) {
 	}
 	argv := []string{path}
 	if opts.MotoServer == "" {
-		if shim, err := motoShim(ctx, logDir); err == nil {
+		shim, err := motoShim(ctx, logDir)
+		switch {
+		case err == nil:
 			argv = shim
-		} else {
-			logger.Warn("starting moto_server without the transaction fix; long runs will slow down", "reason", err)
+		case errors.Is(err, errMotoVersion):
+			return nil, fmt.Errorf("%w: %v", ErrNoEmulator, err)
+		default:
+			logger.Warn("starting moto_server without the launcher's fixes; long runs will slow down", "reason", err)
 		}
 	}
 	// DynamoDB Local starts beside moto_server, not after it: each takes
