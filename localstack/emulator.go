@@ -50,8 +50,10 @@ const (
 	DefaultLocalStackURL = "http://127.0.0.1:4566"
 	// DefaultRegion is the region used when AWS_REGION is not set.
 	DefaultRegion = "us-east-1"
-	// DefaultStartTimeout bounds the wait for a started moto_server.
-	DefaultStartTimeout = 20 * time.Second
+	// DefaultStartTimeout bounds the wait for a started moto_server (and
+	// DynamoDB Local) to answer. Each takes about 3 s on an idle machine,
+	// but more than 20 s on two cores shared with a test suite's load.
+	DefaultStartTimeout = 2 * time.Minute
 	// DummyAccessKey is the access key id (and secret) emulators accept.
 	DummyAccessKey = "test"
 )
