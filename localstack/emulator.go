@@ -97,6 +97,10 @@ type Emulator struct {
 	DynamoDBEndpoint string `json:"dynamodbEndpoint,omitempty"`
 	DynamoDBLogFile  string `json:"dynamodbLogFile,omitempty"`
 
+	// queueClock is set when the emulator is moto started through the
+	// launcher, whose route AdvanceQueueDelays calls.
+	queueClock bool
+
 	proc      *childProcess
 	ddbProc   *childProcess
 	closeOnce sync.Once
@@ -163,15 +167,16 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Emulator, error) {
 		logDir = os.TempDir()
 	}
 	argv := []string{path}
+	launcher := false
 	if opts.MotoServer == "" {
 		shim, err := motoShim(ctx, logDir)
 		switch {
 		case err == nil:
-			argv = shim
+			argv, launcher = shim, true
 		case errors.Is(err, errMotoVersion):
 			return nil, fmt.Errorf("%w: %v", ErrNoEmulator, err)
 		default:
-			logger.Warn("starting moto_server without the launcher's fixes; long runs will slow down", "reason", err)
+			logger.Warn("starting moto_server without the launcher's fixes; long runs will slow down and the local clock will not move SQS message delays", "reason", err)
 		}
 	}
 	// DynamoDB Local starts beside moto_server, not after it: each takes
@@ -202,7 +207,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Emulator, error) {
 		}
 		return nil, err
 	}
-	em.Region = region
+	em.Region, em.queueClock = region, launcher
 	logger.Info("started moto_server", "endpoint", em.Endpoint, "pid", em.proc.cmd.Process.Pid, "log", em.LogFile)
 	if ddb == nil {
 		logger.Info("DynamoDB on moto_server", "reason", ddbErr)

@@ -18,7 +18,8 @@ import (
 const MotoVersion = "5.2.1"
 
 // motoServerPy launches moto's server with a key-level rollback for
-// DynamoDB transactions and serialised DynamoDB requests; see the file's
+// DynamoDB transactions, serialised DynamoDB requests and a route that moves
+// SQS message delays with the local stack's clock; see the file's
 // docstring for why.
 //
 //go:embed moto_server.py
