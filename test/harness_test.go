@@ -391,6 +391,87 @@ func poll(t testing.TB, timeout time.Duration, what string, cond func() (bool, s
 	}
 }
 
+// advance moves the stack's clock forward by d (whole seconds) through
+// POST /local/clock, as a user of the local stack would, and reports
+// whether the queues' delayed messages moved with it (see
+// stack.Stack.AdvanceClock).
+func (s *system) advance(t testing.TB, d time.Duration) (delaysMoved bool) {
+	t.Helper()
+	var out struct {
+		Now   string `json:"now"`
+		Moved *bool  `json:"queue_delays_moved"`
+	}
+	if code := s.do("POST", "/local/clock", []byte(fmt.Sprintf(`{"advance_seconds": %d}`, int64(d/time.Second))), &out); code != http.StatusOK || out.Moved == nil {
+		t.Fatalf("advance clock: HTTP %d %+v", code, out)
+	}
+	return *out.Moved
+}
+
+// advanceTimers moves the stack's clock forward by d (see advance) and
+// returns when, in real time, the timers it made due fire: now, or on an
+// emulator that keeps SQS message delays in real time (LocalStack), d
+// after since, the moment the test started them.
+func (s *system) advanceTimers(t testing.TB, d time.Duration, since time.Time) time.Time {
+	t.Helper()
+	if s.advance(t, d) {
+		return time.Now()
+	}
+	return since.Add(d)
+}
+
+// pollSkipping is poll for a stack whose clock may skip ahead: whenever
+// cond does not hold and the stack is idle (stack.Stack.WaitIdle), it
+// moves the stack's clock to its next timer (stack.Stack.SkipToNextTimer),
+// so that Sleep steps, retry backoffs and timeouts fire at once instead of
+// after their real time, one after the other in the order they are due.
+// On an emulator that cannot move SQS message delays (LocalStack, an
+// endpoint from AWS_ENDPOINT_URL) it is poll, and timers take their real
+// time: timeout must allow for that.
+func (s *system) pollSkipping(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	if !s.st.Emulator.CanAdvanceQueueDelays() {
+		poll(t, timeout, what, cond)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	poll(t, timeout, what, func() (bool, string) {
+		if ok, last := cond(); ok {
+			return true, last
+		}
+		if err := s.st.WaitIdle(ctx); err != nil {
+			return false, fmt.Sprintf("the stack did not become idle: %v", err)
+		}
+		if ok, last := cond(); ok {
+			return true, last
+		}
+		skipped, ok, err := s.st.SkipToNextTimer(ctx)
+		switch {
+		case err != nil:
+			t.Fatalf("%s: skip to the next timer: %v", what, err)
+		case ok && testing.Verbose():
+			t.Logf("%s: skipped %v to the next timer", what, skipped)
+		}
+		return cond()
+	})
+}
+
+// waitSkipping is wait with pollSkipping: the instance's timers fire
+// without their real time when the emulator allows it.
+func (s *system) waitSkipping(wf string, id int64, timeout time.Duration) orchestrator.InstanceView {
+	s.t.Helper()
+	var v orchestrator.InstanceView
+	s.pollSkipping(s.t, timeout, fmt.Sprintf("instance %s/%d ends", wf, id), func() (bool, string) {
+		v = s.instance(wf, id)
+		switch v.Status {
+		case "SUCCEEDED", "FAILED", "STOPPED", "TIMED_OUT":
+			return true, ""
+		}
+		return false, fmt.Sprintf("still %s: steps %v; timeline tail %s", v.Status, v.StepStatuses, timelineTail(v.Timeline, 8))
+	})
+	return v
+}
+
 // idle waits until the stack has nothing left to do now (see
 // stack.Stack.WaitIdle): whatever the test caused has run.
 func (s *system) idle(t testing.TB) {

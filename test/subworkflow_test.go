@@ -241,10 +241,11 @@ func TestSubworkflows(t *testing.T) {
 // TestMaestroSubworkflowSamples runs sample-nested-subworkflow-wf, whose
 // step starts sample-subworkflow-wf, whose six steps each start
 // sample-dag-test-3 (sync, sync false, explicit_params true and false):
-// depth 2 below the root, every instance SUCCEEDED. It takes about two
-// minutes of the samples' own Sleep steps (sample-dag-test-3's 15 s sleeps,
-// three children at a time under instance_step_concurrency 3), nearly all
-// of it idle, so it runs beside the other sample tests (t.Parallel).
+// depth 2 below the root, every instance SUCCEEDED. The samples' own Sleep
+// steps (sample-dag-test-3's 15 s sleeps, three children at a time under
+// instance_step_concurrency 3) took about two minutes, nearly all of it
+// idle; the stack's clock now skips to them (waitSkipping). It runs beside
+// the other sample tests (t.Parallel).
 func TestMaestroSubworkflowSamples(t *testing.T) {
 	t.Parallel()
 	s := startIsolatedSystem(t, stack.Options{})
@@ -254,7 +255,7 @@ func TestMaestroSubworkflowSamples(t *testing.T) {
 	}
 	started := time.Now()
 	r := s.start("sample-nested-subworkflow-wf", `{"initiator": {"type": "manual"}}`)
-	v := s.wait("sample-nested-subworkflow-wf", r.WorkflowInstanceID, 3*time.Minute)
+	v := s.waitSkipping("sample-nested-subworkflow-wf", r.WorkflowInstanceID, 3*time.Minute)
 	t.Logf("sample-nested-subworkflow-wf ended %s after %.1f s", v.Status, time.Since(started).Seconds())
 	if v.Status != "SUCCEEDED" {
 		t.Fatalf("sample-nested-subworkflow-wf: %s %v", v.Status, v.StepStatuses)
@@ -287,7 +288,8 @@ func TestMaestroSubworkflowSamples(t *testing.T) {
 // of 6 iterations, 2 at a time, each starting sample-dag-test-3) and
 // sample-nested-subworkflow-foreach-wf (three sample-foreach-wf instances,
 // queued one after the other by its SEQUENTIAL run strategy). Mostly the
-// samples' Sleep steps: it runs beside the other sample tests.
+// samples' Sleep steps, which the stack's clock skips to (waitSkipping): it
+// runs beside the other sample tests.
 func TestMaestroMixedSample(t *testing.T) {
 	t.Parallel()
 	s := startIsolatedSystem(t, stack.Options{})
@@ -297,7 +299,7 @@ func TestMaestroMixedSample(t *testing.T) {
 	}
 	started := time.Now()
 	r := s.start("sample-mixed-wf", `{"initiator": {"type": "manual"}}`)
-	v := s.wait("sample-mixed-wf", r.WorkflowInstanceID, 5*time.Minute)
+	v := s.waitSkipping("sample-mixed-wf", r.WorkflowInstanceID, 5*time.Minute)
 	t.Logf("sample-mixed-wf ended %s after %.1f s", v.Status, time.Since(started).Seconds())
 	if v.Status != "SUCCEEDED" {
 		t.Fatalf("sample-mixed-wf: %s %v", v.Status, v.StepStatuses)
