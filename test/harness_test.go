@@ -151,6 +151,29 @@ func (p *emulatorPool) take(t *testing.T, own bool) (*localstack.Emulator, func(
 	}, nil
 }
 
+// reserve starts an emulator for one stack of t in the background (not
+// one of those started ahead) and returns the function that waits for it.
+// The emulator stops when t ends.
+func (p *emulatorPool) reserve(t *testing.T) (wait func() (*localstack.Emulator, error)) {
+	ch := make(chan startedEmulator, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		em, err := localstack.Discover(ctx, localstack.DiscoverOptions{})
+		ch <- startedEmulator{em, err}
+	}()
+	s := sync.OnceValue(func() startedEmulator { return <-ch })
+	t.Cleanup(func() {
+		if em := s().em; em != nil {
+			p.stop(t.Name(), em)
+		}
+	})
+	return func() (*localstack.Emulator, error) {
+		r := s()
+		return r.em, r.err
+	}
+}
+
 // retire stops e once its last user is done; p.mu is held.
 func (p *emulatorPool) retire(user string, e *sharedEmulator) {
 	e.retired = true
@@ -231,11 +254,27 @@ func startSystem(t *testing.T, opts stack.Options) *system {
 }
 
 // startIsolatedSystem starts a stack on an emulator of its own (see
-// emulatorPool), for a test that writes tens of thousands of items or
-// runs beside others (t.Parallel).
+// emulatorPool), for a test that writes tens of thousands of items. (A
+// test that runs beside others, t.Parallel, uses startParallelSystem.)
 func startIsolatedSystem(t *testing.T, opts stack.Options) *system {
 	t.Helper()
 	return startSystemOn(t, opts, true)
+}
+
+// startParallelSystem marks t parallel and starts its stack on an
+// emulator of its own, like startIsolatedSystem, but starts that emulator
+// first: it comes up while the sequential tests run, not at the moment
+// every parallel test wants one.
+func startParallelSystem(t *testing.T, opts stack.Options) *system {
+	t.Helper()
+	started := emulators.reserve(t)
+	t.Parallel()
+	em, err := started()
+	if err != nil {
+		t.Fatalf("start an emulator: %v", err)
+	}
+	opts.Emulator = em
+	return launch(t, opts, em.Kind != localstack.KindMoto)
 }
 
 func startSystemOn(t *testing.T, opts stack.Options, own bool) *system {
@@ -255,6 +294,13 @@ func startSystemOn(t *testing.T, opts stack.Options, own bool) *system {
 		// every test's.
 		deleteStage = !own || em.Kind != localstack.KindMoto
 	}
+	return launch(t, opts, deleteStage)
+}
+
+// launch starts a stack on opts.Emulator for t, stopped when t ends, and
+// then, with deleteStage, deletes its stage's resources from the emulator.
+func launch(t *testing.T, opts stack.Options, deleteStage bool) *system {
+	t.Helper()
 	opts.Addr = "127.0.0.1:0"
 	opts.Stage = fmt.Sprintf("e2e%d-%d", os.Getpid()%100000, stageSeq.Add(1))
 	if opts.Logger == nil {

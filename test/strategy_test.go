@@ -64,8 +64,7 @@ func watch(t *testing.T, s *system, wf string, n int) (maxRunning int, final []s
 func TestRunStrategies(t *testing.T) {
 	// Its sleepers (skipped to, see watch) leave it mostly idle: it runs
 	// beside the sample tests.
-	t.Parallel()
-	s := startIsolatedSystem(t, stack.Options{})
+	s := startParallelSystem(t, stack.Options{})
 
 	t.Run("SEQUENTIAL is the default: one run at a time, in order", func(t *testing.T) {
 		wf := s.push(sleeper("rs-seq", "", 1))

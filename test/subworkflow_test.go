@@ -40,11 +40,10 @@ const subParent = `{"properties":{"owner":"sub"},"workflow":{"id":"sub-parent",
 func TestSubworkflows(t *testing.T) {
 	// Mostly waiting on its children's steps: it runs beside the sample
 	// tests.
-	t.Parallel()
 	ls := &loopServer{calls: map[string]int{}, hold: 20 * time.Millisecond, fail: map[string]bool{}}
 	srv := httptest.NewServer(ls)
 	defer srv.Close()
-	s := startIsolatedSystem(t, stack.Options{})
+	s := startParallelSystem(t, stack.Options{})
 	s.push(subChild(srv.URL))
 	parent := s.push([]byte(subParent))
 	r := s.start(parent, "")
@@ -247,8 +246,7 @@ func TestSubworkflows(t *testing.T) {
 // idle; the stack's clock now skips to them (waitSkipping). It runs beside
 // the other sample tests (t.Parallel).
 func TestMaestroSubworkflowSamples(t *testing.T) {
-	t.Parallel()
-	s := startIsolatedSystem(t, stack.Options{})
+	s := startParallelSystem(t, stack.Options{})
 	// Push order as the reference says: what a sample calls first.
 	for _, f := range []string{"sample-dag-test-3.json", "sample-subworkflow-wf.json", "sample-nested-subworkflow-wf.json"} {
 		s.push(readFile(t, f))
@@ -291,8 +289,7 @@ func TestMaestroSubworkflowSamples(t *testing.T) {
 // samples' Sleep steps, which the stack's clock skips to (waitSkipping): it
 // runs beside the other sample tests.
 func TestMaestroMixedSample(t *testing.T) {
-	t.Parallel()
-	s := startIsolatedSystem(t, stack.Options{})
+	s := startParallelSystem(t, stack.Options{})
 	for _, f := range []string{"sample-dag-test-3.json", "sample-foreach-wf.json", "sample-nested-foreach-subworkflow-wf.json",
 		"sample-nested-subworkflow-foreach-wf.json", "sample-mixed-wf.json"} {
 		s.push(readFile(t, f))

@@ -16,8 +16,7 @@ import (
 // (waitSkipping), made it mostly idle: it runs beside the other sample
 // tests (t.Parallel).
 func TestMaestroForeachSamples(t *testing.T) {
-	t.Parallel()
-	s := startIsolatedSystem(t, stack.Options{})
+	s := startParallelSystem(t, stack.Options{})
 	type run struct {
 		wf   string
 		inst int64
