@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -28,5 +29,21 @@ func TestMotoShimRefusesAnotherMotoVersion(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %q", err, want)
 		}
+	}
+}
+
+// TestMakefilePinsTheLauncherMotoVersion: make py-tools installs the moto
+// release the launcher is written for.
+func TestMakefilePinsTheLauncherMotoVersion(t *testing.T) {
+	b, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^MOTO_VERSION\s*\?=\s*(\S+)\s*$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("the Makefile sets no MOTO_VERSION")
+	}
+	if got := string(m[1]); got != MotoVersion {
+		t.Errorf("the Makefile pins moto %s; the launcher is written for %s (localstack.MotoVersion)", got, MotoVersion)
 	}
 }
