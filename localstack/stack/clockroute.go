@@ -40,7 +40,9 @@ func clockRoutes(s *Stack) func(*http.ServeMux) {
 			case req.AdvanceSeconds == nil:
 				writeClockError(w, http.StatusBadRequest, "advance_seconds: is required")
 				return
-			case *req.AdvanceSeconds < 0 || time.Duration(*req.AdvanceSeconds)*time.Second > maxAdvance:
+			case *req.AdvanceSeconds < 0 || *req.AdvanceSeconds > int64(maxAdvance/time.Second):
+				// Compared in seconds: in nanoseconds a large count
+				// wraps around, into range or below zero.
 				writeClockError(w, http.StatusBadRequest, fmt.Sprintf("advance_seconds: must be between 0 and %d", int64(maxAdvance/time.Second)))
 				return
 			}
