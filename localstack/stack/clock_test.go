@@ -2,9 +2,16 @@ package stack
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/maestro-serverless/maestro/localstack"
 )
 
 // TestHandlerGate: holding the gate waits for the handler call in progress
@@ -74,4 +81,38 @@ func TestHandlerGate(t *testing.T) {
 		t.Fatalf("inside: %s", got)
 	}
 	leave <- struct{}{}
+}
+
+// TestAdvanceClockWithoutQueueClock: on an emulator that cannot move SQS
+// delays (LocalStack, AWS_ENDPOINT_URL), POST /local/clock still moves the
+// stack's clock and says the delays did not move; skipping to the next
+// timer is refused, as is moving a clock that cannot move.
+func TestAdvanceClockWithoutQueueClock(t *testing.T) {
+	clock := localstack.NewManualClock()
+	s := &Stack{Emulator: &localstack.Emulator{Kind: localstack.KindLocalStack}, clock: clock}
+	before := clock.Now()
+	mux := http.NewServeMux()
+	clockRoutes(s)(mux)
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/local/clock", strings.NewReader(`{"advance_seconds": 3600}`)))
+	var got struct {
+		Now   string `json:"now"`
+		Moved *bool  `json:"queue_delays_moved"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("HTTP %d %s: %v", rec.Code, rec.Body, err)
+	}
+	if got.Moved == nil || *got.Moved || got.Now != clock.Now().UTC().Format(time.RFC3339Nano) {
+		t.Errorf("answer %s, want the new time and queue_delays_moved false", rec.Body)
+	}
+	if moved := clock.Now().Sub(before); moved != time.Hour {
+		t.Errorf("the clock moved %v, want an hour", moved)
+	}
+	if _, _, err := s.SkipToNextTimer(context.Background()); !errors.Is(err, localstack.ErrNoQueueClock) {
+		t.Errorf("SkipToNextTimer: %v, want ErrNoQueueClock", err)
+	}
+	fixed := &Stack{Emulator: s.Emulator}
+	if _, _, err := fixed.AdvanceClock(context.Background(), time.Minute); !errors.Is(err, ErrFixedClock) {
+		t.Errorf("AdvanceClock of a fixed clock: %v, want ErrFixedClock", err)
+	}
 }
