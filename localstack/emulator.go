@@ -50,8 +50,10 @@ const (
 	DefaultLocalStackURL = "http://127.0.0.1:4566"
 	// DefaultRegion is the region used when AWS_REGION is not set.
 	DefaultRegion = "us-east-1"
-	// DefaultStartTimeout bounds the wait for a started moto_server.
-	DefaultStartTimeout = 20 * time.Second
+	// DefaultStartTimeout bounds the wait for a started moto_server (and
+	// DynamoDB Local) to answer. Each takes about 3 s on an idle machine,
+	// but more than 20 s on two cores shared with a test suite's load.
+	DefaultStartTimeout = 2 * time.Minute
 	// DummyAccessKey is the access key id (and secret) emulators accept.
 	DummyAccessKey = "test"
 )
@@ -94,6 +96,10 @@ type Emulator struct {
 	// moto_server. DynamoDBLogFile is its log.
 	DynamoDBEndpoint string `json:"dynamodbEndpoint,omitempty"`
 	DynamoDBLogFile  string `json:"dynamodbLogFile,omitempty"`
+
+	// queueClock is set when the emulator is moto started through the
+	// launcher, whose route AdvanceQueueDelays calls.
+	queueClock bool
 
 	proc      *childProcess
 	ddbProc   *childProcess
@@ -161,11 +167,16 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Emulator, error) {
 		logDir = os.TempDir()
 	}
 	argv := []string{path}
+	launcher := false
 	if opts.MotoServer == "" {
-		if shim, err := motoShim(ctx, logDir); err == nil {
-			argv = shim
-		} else {
-			logger.Warn("starting moto_server without the transaction fix; long runs will slow down", "reason", err)
+		shim, err := motoShim(ctx, logDir)
+		switch {
+		case err == nil:
+			argv, launcher = shim, true
+		case errors.Is(err, errMotoVersion):
+			return nil, fmt.Errorf("%w: %v", ErrNoEmulator, err)
+		default:
+			logger.Warn("starting moto_server without the launcher's fixes; long runs will slow down and the local clock will not move SQS message delays", "reason", err)
 		}
 	}
 	// DynamoDB Local starts beside moto_server, not after it: each takes
@@ -196,7 +207,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Emulator, error) {
 		}
 		return nil, err
 	}
-	em.Region = region
+	em.Region, em.queueClock = region, launcher
 	logger.Info("started moto_server", "endpoint", em.Endpoint, "pid", em.proc.cmd.Process.Pid, "log", em.LogFile)
 	if ddb == nil {
 		logger.Info("DynamoDB on moto_server", "reason", ddbErr)

@@ -1,4 +1,7 @@
-"""Start moto's server with two fixes to its DynamoDB TransactWriteItems.
+"""Start moto's server with the fixes the local stack needs (each section
+below says why) and one addition, a route that moves SQS message delays with
+the local stack's clock (see ADVANCE_PATH). First, two fixes to its DynamoDB
+TransactWriteItems.
 
 moto (5.x) makes a transaction atomic by deep-copying every table the
 transaction names -- once per item, including the table's whole stream
@@ -183,6 +186,77 @@ def _within_retention(self, queue_name, message):
 _sqs_models.Queue.messages = property(_receivable)
 _sqs_models.Queue.wait_for_messages = _wait_for_messages
 _sqs_models.SQSBackend.is_message_valid_based_on_retention_period = _within_retention
+
+# SQS: the local stack's clock. The local stack can move its clock forward
+# (POST /local/clock, stack.Stack.AdvanceClock): the handlers then decide
+# with the later time and the schedule pump fires the schedules that became
+# due. Timers up to 15 minutes (Sleep steps, retry backoffs, timeouts) are
+# SQS message delays, which moto counts in real time; this route moves them
+# by the same amount, so a delayed message falls due when the stack's clock
+# says it is due, as it would after that much real time in SQS:
+#
+#   POST /_maestro/sqs/advance
+#   {"region": "us-east-1", "queue_urls": [...], "advance_ms": N}
+#
+# shortens the remaining delay of every delayed message of those queues by
+# N ms (a message becomes receivable when none remains) and answers
+# {"delayed": <messages still delayed>, "next_due_ms": <the least remaining
+# delay, null when none>}; advance_ms 0 only reports. It moves delays only:
+# a received message's visibility timeout is its handler's, which is still
+# running in real time.
+import json as _json  # noqa: E402
+
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication  # noqa: E402
+
+ADVANCE_PATH = "/_maestro/sqs/advance"
+
+
+def _advance_delays(region, queue_urls, advance_ms):
+    delayed, next_due = 0, None
+    for url in queue_urls:
+        account, name = url.rstrip("/").split("/")[-2:]
+        queue = _sqs_models.sqs_backends[account][region].get_queue(name)
+        with queue._messages_lock:
+            now = _time.time() * 1000.0
+            for m in queue._messages:
+                if m.delayed_until <= now:
+                    continue
+                m.delayed_until -= advance_ms
+                left = m.delayed_until - now
+                if left > 0:
+                    delayed += 1
+                    next_due = left if next_due is None else min(next_due, left)
+            queue._messages_lock.notify_all()  # wake long polls
+    return {"delayed": delayed, "next_due_ms": None if next_due is None else int(next_due) + 1}
+
+
+def _answer(start_response, status, body):
+    data = _json.dumps(body).encode()
+    start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+    return [data]
+
+
+_dispatch = DomainDispatcherApplication.__call__
+
+
+def _dispatch_with_clock(self, environ, start_response):
+    if environ.get("PATH_INFO") != ADVANCE_PATH:
+        return _dispatch(self, environ, start_response)
+    if environ.get("REQUEST_METHOD") != "POST":
+        return _answer(start_response, "405 Method Not Allowed", {"message": "POST only"})
+    try:
+        size = int(environ.get("CONTENT_LENGTH") or 0)
+        req = _json.loads(environ["wsgi.input"].read(size) or b"{}")
+        advance_ms = req["advance_ms"]
+        if not isinstance(advance_ms, int) or advance_ms < 0:
+            raise ValueError("advance_ms: want a whole number of milliseconds >= 0")
+        body = _advance_delays(req["region"], req["queue_urls"], advance_ms)
+    except Exception as e:  # a bad request or a queue that does not exist
+        return _answer(start_response, "400 Bad Request", {"message": "%s: %s" % (type(e).__name__, e)})
+    return _answer(start_response, "200 OK", body)
+
+
+DomainDispatcherApplication.__call__ = _dispatch_with_clock
 
 # SQS: moto 5.2 keeps an entry's MessageSystemAttributes (AWSTraceHeader,
 # the X-Ray trace SQS carries) on SendMessage but drops them on

@@ -136,7 +136,10 @@ func TestExpressionBudgetProbes(t *testing.T) {
 		if !strings.Contains(out.Errors[0], "params.m00") || !strings.Contains(out.Errors[0], "more than the limit of 10,000") {
 			t.Errorf("first error %+v", out.Errors[0])
 		}
-		if took > 2*time.Second {
+		// Checked without compiling them, the push is refused in 0.15-0.3 s;
+		// compiling them took 23.7 s on an idle machine (the review). The
+		// bound holds on two cores shared with the rest of the suite.
+		if took > 10*time.Second {
 			t.Errorf("push answered in %s", took)
 		}
 		t.Logf("push of %d bytes refused in %s", len(def), took)

@@ -151,6 +151,29 @@ func (p *emulatorPool) take(t *testing.T, own bool) (*localstack.Emulator, func(
 	}, nil
 }
 
+// reserve starts an emulator for one stack of t in the background (not
+// one of those started ahead) and returns the function that waits for it.
+// The emulator stops when t ends.
+func (p *emulatorPool) reserve(t *testing.T) (wait func() (*localstack.Emulator, error)) {
+	ch := make(chan startedEmulator, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		em, err := localstack.Discover(ctx, localstack.DiscoverOptions{})
+		ch <- startedEmulator{em, err}
+	}()
+	s := sync.OnceValue(func() startedEmulator { return <-ch })
+	t.Cleanup(func() {
+		if em := s().em; em != nil {
+			p.stop(t.Name(), em)
+		}
+	})
+	return func() (*localstack.Emulator, error) {
+		r := s()
+		return r.em, r.err
+	}
+}
+
 // retire stops e once its last user is done; p.mu is held.
 func (p *emulatorPool) retire(user string, e *sharedEmulator) {
 	e.retired = true
@@ -231,11 +254,27 @@ func startSystem(t *testing.T, opts stack.Options) *system {
 }
 
 // startIsolatedSystem starts a stack on an emulator of its own (see
-// emulatorPool), for a test that writes tens of thousands of items or
-// runs beside others (t.Parallel).
+// emulatorPool), for a test that writes tens of thousands of items. (A
+// test that runs beside others, t.Parallel, uses startParallelSystem.)
 func startIsolatedSystem(t *testing.T, opts stack.Options) *system {
 	t.Helper()
 	return startSystemOn(t, opts, true)
+}
+
+// startParallelSystem marks t parallel and starts its stack on an
+// emulator of its own, like startIsolatedSystem, but starts that emulator
+// first: it comes up while the sequential tests run, not at the moment
+// every parallel test wants one.
+func startParallelSystem(t *testing.T, opts stack.Options) *system {
+	t.Helper()
+	started := emulators.reserve(t)
+	t.Parallel()
+	em, err := started()
+	if err != nil {
+		t.Fatalf("start an emulator: %v", err)
+	}
+	opts.Emulator = em
+	return launch(t, opts, em.Kind != localstack.KindMoto)
 }
 
 func startSystemOn(t *testing.T, opts stack.Options, own bool) *system {
@@ -255,6 +294,13 @@ func startSystemOn(t *testing.T, opts stack.Options, own bool) *system {
 		// every test's.
 		deleteStage = !own || em.Kind != localstack.KindMoto
 	}
+	return launch(t, opts, deleteStage)
+}
+
+// launch starts a stack on opts.Emulator for t, stopped when t ends, and
+// then, with deleteStage, deletes its stage's resources from the emulator.
+func launch(t *testing.T, opts stack.Options, deleteStage bool) *system {
+	t.Helper()
 	opts.Addr = "127.0.0.1:0"
 	opts.Stage = fmt.Sprintf("e2e%d-%d", os.Getpid()%100000, stageSeq.Add(1))
 	if opts.Logger == nil {
@@ -389,6 +435,87 @@ func poll(t testing.TB, timeout time.Duration, what string, cond func() (bool, s
 		}
 		<-ticker.C
 	}
+}
+
+// advance moves the stack's clock forward by d (whole seconds) through
+// POST /local/clock, as a user of the local stack would, and reports
+// whether the queues' delayed messages moved with it (see
+// stack.Stack.AdvanceClock).
+func (s *system) advance(t testing.TB, d time.Duration) (delaysMoved bool) {
+	t.Helper()
+	var out struct {
+		Now   string `json:"now"`
+		Moved *bool  `json:"queue_delays_moved"`
+	}
+	if code := s.do("POST", "/local/clock", []byte(fmt.Sprintf(`{"advance_seconds": %d}`, int64(d/time.Second))), &out); code != http.StatusOK || out.Moved == nil {
+		t.Fatalf("advance clock: HTTP %d %+v", code, out)
+	}
+	return *out.Moved
+}
+
+// advanceTimers moves the stack's clock forward by d (see advance) and
+// returns when, in real time, the timers it made due fire: now, or on an
+// emulator that keeps SQS message delays in real time (LocalStack), d
+// after since, the moment the test started them.
+func (s *system) advanceTimers(t testing.TB, d time.Duration, since time.Time) time.Time {
+	t.Helper()
+	if s.advance(t, d) {
+		return time.Now()
+	}
+	return since.Add(d)
+}
+
+// pollSkipping is poll for a stack whose clock may skip ahead: whenever
+// cond does not hold and the stack is idle (stack.Stack.WaitIdle), it
+// moves the stack's clock to its next timer (stack.Stack.SkipToNextTimer),
+// so that Sleep steps, retry backoffs and timeouts fire at once instead of
+// after their real time, one after the other in the order they are due.
+// On an emulator that cannot move SQS message delays (LocalStack, an
+// endpoint from AWS_ENDPOINT_URL) it is poll, and timers take their real
+// time: timeout must allow for that.
+func (s *system) pollSkipping(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	if !s.st.Emulator.CanAdvanceQueueDelays() {
+		poll(t, timeout, what, cond)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	poll(t, timeout, what, func() (bool, string) {
+		if ok, last := cond(); ok {
+			return true, last
+		}
+		if err := s.st.WaitIdle(ctx); err != nil {
+			return false, fmt.Sprintf("the stack did not become idle: %v", err)
+		}
+		if ok, last := cond(); ok {
+			return true, last
+		}
+		skipped, ok, err := s.st.SkipToNextTimer(ctx)
+		switch {
+		case err != nil:
+			t.Fatalf("%s: skip to the next timer: %v", what, err)
+		case ok && testing.Verbose():
+			t.Logf("%s: skipped %v to the next timer", what, skipped)
+		}
+		return cond()
+	})
+}
+
+// waitSkipping is wait with pollSkipping: the instance's timers fire
+// without their real time when the emulator allows it.
+func (s *system) waitSkipping(wf string, id int64, timeout time.Duration) orchestrator.InstanceView {
+	s.t.Helper()
+	var v orchestrator.InstanceView
+	s.pollSkipping(s.t, timeout, fmt.Sprintf("instance %s/%d ends", wf, id), func() (bool, string) {
+		v = s.instance(wf, id)
+		switch v.Status {
+		case "SUCCEEDED", "FAILED", "STOPPED", "TIMED_OUT":
+			return true, ""
+		}
+		return false, fmt.Sprintf("still %s: steps %v; timeline tail %s", v.Status, v.StepStatuses, timelineTail(v.Timeline, 8))
+	})
+	return v
 }
 
 // idle waits until the stack has nothing left to do now (see

@@ -44,6 +44,10 @@ func httpWorkflow(id, url, retry, mode string, sleep int) []byte {
 
 const fastRetries = `{"error_retry_limit": %d, "platform_retry_limit": 0, "backoff": {"type": "FIXED_BACKOFF", "error_retry_backoff_in_secs": 1}}`
 
+// TestHttpRetriesAndFailureModes: retries, their exhaustion and the failure
+// modes of an Http step. The retries' 1-second backoffs and the 1-second
+// Sleep after the call are timers the stack's clock skips to
+// (waitSkipping).
 func TestHttpRetriesAndFailureModes(t *testing.T) {
 	s := startSystem(t, stack.Options{})
 
@@ -52,7 +56,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 		defer srv.Close()
 		wf := s.push(httpWorkflow("http-flaky", srv.URL, fmt.Sprintf(fastRetries, 3), "", 1))
 		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
+		v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
 		if v.Status != "SUCCEEDED" {
 			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
 		}
@@ -83,7 +87,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 		defer srv.Close()
 		wf := s.push(httpWorkflow("http-exhausted", srv.URL, fmt.Sprintf(fastRetries, 1), "", 1))
 		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
+		v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
 		if v.Status != "FAILED" || v.StepStatuses["call"] != "FATALLY_FAILED" || v.StepStatuses["after"] != "UNSATISFIED" {
 			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
 		}
@@ -97,7 +101,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 		defer srv.Close()
 		wf := s.push(httpWorkflow("http-ignore", srv.URL, fmt.Sprintf(fastRetries, 0), "ignore_failure", 1))
 		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
+		v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
 		if v.Status != "SUCCEEDED" || v.StepStatuses["call"] != "COMPLETED_WITH_ERROR" || v.StepStatuses["after"] != "SUCCEEDED" {
 			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
 		}
@@ -136,7 +140,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 			defer srv.Close()
 			wf := s.push(httpWorkflow(fmt.Sprintf("http-status-%d", tc.code), srv.URL, fmt.Sprintf(fastRetries, 2), "", 1))
 			r := s.start(wf, "")
-			v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
+			v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
 			call := s.steps(wf, r.WorkflowInstanceID)["call"]
 			if v.Status != "FAILED" || call.RuntimeState.Status != "FATALLY_FAILED" {
 				t.Fatalf("instance %s, call %s: want FAILED, FATALLY_FAILED", v.Status, call.RuntimeState.Status)
@@ -153,7 +157,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 	t.Run("host not on the allow-list", func(t *testing.T) {
 		wf := s.push(httpWorkflow("http-denied", "http://example.com/", fmt.Sprintf(fastRetries, 3), "", 1))
 		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
+		v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
 		call := s.steps(wf, r.WorkflowInstanceID)["call"]
 		if v.Status != "FAILED" || call.RuntimeState.Status != "FATALLY_FAILED" || call.StepAttemptID != 1 {
 			t.Fatalf("instance %s, call attempt %d %s", v.Status, call.StepAttemptID, call.RuntimeState.Status)

@@ -13,8 +13,7 @@ import (
 // startIsolatedSystem).
 func TestMaestroLargeForeachSample(t *testing.T) {
 	// On an emulator of its own, beside the (mostly idle) sample tests.
-	t.Parallel()
-	s := startIsolatedSystem(t, stack.Options{})
+	s := startParallelSystem(t, stack.Options{})
 	wf := s.push(readFile(t, "sample-large-foreach-wf.json"))
 	started := time.Now()
 	r := s.start(wf, `{"initiator": {"type": "manual"}}`)

@@ -19,8 +19,9 @@ func sleeper(id, strategy string, secs int) []byte {
 	  {"step":{"id":"s","type":"Sleep","params":{"sleep_seconds":{"value":%d,"type":"LONG"}}}}]}}`, props, id, secs))
 }
 
-// watch starts n instances and samples their statuses until all ended,
-// returning the most seen IN_PROGRESS at once and the final statuses.
+// watch starts n instances and samples their statuses until all ended
+// (skipping to their timers, see pollSkipping), returning the most that
+// ran at once and the final statuses.
 func watch(t *testing.T, s *system, wf string, n int) (maxRunning int, final []string) {
 	t.Helper()
 	ids := make([]int64, n)
@@ -28,7 +29,7 @@ func watch(t *testing.T, s *system, wf string, n int) (maxRunning int, final []s
 		ids[i] = s.start(wf, "").WorkflowInstanceID
 	}
 	var views []orchestrator.InstanceView
-	poll(t, 60*time.Second, "every instance ends", func() (bool, string) {
+	s.pollSkipping(t, 60*time.Second, "every instance ends", func() (bool, string) {
 		ended := 0
 		final, views = final[:0], views[:0]
 		for _, id := range ids {
@@ -61,9 +62,9 @@ func watch(t *testing.T, s *system, wf string, n int) (maxRunning int, final []s
 }
 
 func TestRunStrategies(t *testing.T) {
-	// Its sleepers keep it mostly idle: it runs beside the sample tests.
-	t.Parallel()
-	s := startIsolatedSystem(t, stack.Options{})
+	// Its sleepers (skipped to, see watch) leave it mostly idle: it runs
+	// beside the sample tests.
+	s := startParallelSystem(t, stack.Options{})
 
 	t.Run("SEQUENTIAL is the default: one run at a time, in order", func(t *testing.T) {
 		wf := s.push(sleeper("rs-seq", "", 1))
@@ -110,7 +111,7 @@ func TestRunStrategies(t *testing.T) {
 		if code := s.do("PUT", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/stop", wf, second), nil, &v); code != 200 || v.Status != "STOPPED" {
 			t.Fatalf("stop queued: HTTP %d status %s", code, v.Status)
 		}
-		if got := s.wait(wf, first, 30*time.Second); got.Status != "SUCCEEDED" {
+		if got := s.waitSkipping(wf, first, 30*time.Second); got.Status != "SUCCEEDED" {
 			t.Errorf("first instance %s", got.Status)
 		}
 	})

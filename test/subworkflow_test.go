@@ -40,11 +40,10 @@ const subParent = `{"properties":{"owner":"sub"},"workflow":{"id":"sub-parent",
 func TestSubworkflows(t *testing.T) {
 	// Mostly waiting on its children's steps: it runs beside the sample
 	// tests.
-	t.Parallel()
 	ls := &loopServer{calls: map[string]int{}, hold: 20 * time.Millisecond, fail: map[string]bool{}}
 	srv := httptest.NewServer(ls)
 	defer srv.Close()
-	s := startIsolatedSystem(t, stack.Options{})
+	s := startParallelSystem(t, stack.Options{})
 	s.push(subChild(srv.URL))
 	parent := s.push([]byte(subParent))
 	r := s.start(parent, "")
@@ -241,20 +240,20 @@ func TestSubworkflows(t *testing.T) {
 // TestMaestroSubworkflowSamples runs sample-nested-subworkflow-wf, whose
 // step starts sample-subworkflow-wf, whose six steps each start
 // sample-dag-test-3 (sync, sync false, explicit_params true and false):
-// depth 2 below the root, every instance SUCCEEDED. It takes about two
-// minutes of the samples' own Sleep steps (sample-dag-test-3's 15 s sleeps,
-// three children at a time under instance_step_concurrency 3), nearly all
-// of it idle, so it runs beside the other sample tests (t.Parallel).
+// depth 2 below the root, every instance SUCCEEDED. The samples' own Sleep
+// steps (sample-dag-test-3's 15 s sleeps, three children at a time under
+// instance_step_concurrency 3) took about two minutes, nearly all of it
+// idle; the stack's clock now skips to them (waitSkipping). It runs beside
+// the other sample tests (t.Parallel).
 func TestMaestroSubworkflowSamples(t *testing.T) {
-	t.Parallel()
-	s := startIsolatedSystem(t, stack.Options{})
+	s := startParallelSystem(t, stack.Options{})
 	// Push order as the reference says: what a sample calls first.
 	for _, f := range []string{"sample-dag-test-3.json", "sample-subworkflow-wf.json", "sample-nested-subworkflow-wf.json"} {
 		s.push(readFile(t, f))
 	}
 	started := time.Now()
 	r := s.start("sample-nested-subworkflow-wf", `{"initiator": {"type": "manual"}}`)
-	v := s.wait("sample-nested-subworkflow-wf", r.WorkflowInstanceID, 3*time.Minute)
+	v := s.waitSkipping("sample-nested-subworkflow-wf", r.WorkflowInstanceID, 3*time.Minute)
 	t.Logf("sample-nested-subworkflow-wf ended %s after %.1f s", v.Status, time.Since(started).Seconds())
 	if v.Status != "SUCCEEDED" {
 		t.Fatalf("sample-nested-subworkflow-wf: %s %v", v.Status, v.StepStatuses)
@@ -287,17 +286,17 @@ func TestMaestroSubworkflowSamples(t *testing.T) {
 // of 6 iterations, 2 at a time, each starting sample-dag-test-3) and
 // sample-nested-subworkflow-foreach-wf (three sample-foreach-wf instances,
 // queued one after the other by its SEQUENTIAL run strategy). Mostly the
-// samples' Sleep steps: it runs beside the other sample tests.
+// samples' Sleep steps, which the stack's clock skips to (waitSkipping): it
+// runs beside the other sample tests.
 func TestMaestroMixedSample(t *testing.T) {
-	t.Parallel()
-	s := startIsolatedSystem(t, stack.Options{})
+	s := startParallelSystem(t, stack.Options{})
 	for _, f := range []string{"sample-dag-test-3.json", "sample-foreach-wf.json", "sample-nested-foreach-subworkflow-wf.json",
 		"sample-nested-subworkflow-foreach-wf.json", "sample-mixed-wf.json"} {
 		s.push(readFile(t, f))
 	}
 	started := time.Now()
 	r := s.start("sample-mixed-wf", `{"initiator": {"type": "manual"}}`)
-	v := s.wait("sample-mixed-wf", r.WorkflowInstanceID, 5*time.Minute)
+	v := s.waitSkipping("sample-mixed-wf", r.WorkflowInstanceID, 5*time.Minute)
 	t.Logf("sample-mixed-wf ended %s after %.1f s", v.Status, time.Since(started).Seconds())
 	if v.Status != "SUCCEEDED" {
 		t.Fatalf("sample-mixed-wf: %s %v", v.Status, v.StepStatuses)

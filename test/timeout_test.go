@@ -7,6 +7,9 @@ import (
 	"github.com/maestro-serverless/maestro/localstack/stack"
 )
 
+// TestTimeouts: a step's timeout and a workflow's timeout end a Sleep of an
+// hour. Their timers ride SQS message delays; the stack's clock skips to
+// them (waitSkipping), and the stack's own times say when they fired.
 func TestTimeouts(t *testing.T) {
 	s := startSystem(t, stack.Options{})
 
@@ -15,14 +18,16 @@ func TestTimeouts(t *testing.T) {
 		  {"step":{"id":"slow","type":"Sleep","timeout":"2s","params":{"sleep_seconds":{"value":3600,"type":"LONG"}},
 		    "transition":{"successors":{"after":"true"}}}},
 		  {"step":{"id":"after","type":"NoOp"}}]}}`))
-		t0 := time.Now()
 		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+		v := s.waitSkipping(wf, r.WorkflowInstanceID, 30*time.Second)
 		if v.Status != "FAILED" || v.StepStatuses["slow"] != "TIMED_OUT" || v.StepStatuses["after"] != "UNSATISFIED" {
 			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
 		}
-		if d := time.Since(t0); d < 2*time.Second || d > 20*time.Second {
-			t.Errorf("timed out after %s, want about 2s", d)
+		// By the stack's clock: not before the timeout, and long before the
+		// hour's sleep (or the next timers, backstops 15 s after a commit).
+		rt := s.steps(wf, r.WorkflowInstanceID)["slow"].RuntimeState
+		if d := time.Duration(rt.EndTime-rt.StartTime) * time.Millisecond; d < 2*time.Second || d >= 15*time.Second {
+			t.Errorf("timed out %v after it started, want about 2s", d)
 		}
 	})
 
@@ -31,9 +36,12 @@ func TestTimeouts(t *testing.T) {
 		  {"step":{"id":"slow","type":"Sleep","params":{"sleep_seconds":{"value":3600,"type":"LONG"}}}},
 		  {"step":{"id":"quick","type":"NoOp"}}]}}`))
 		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+		v := s.waitSkipping(wf, r.WorkflowInstanceID, 30*time.Second)
 		if v.Status != "TIMED_OUT" || v.StepStatuses["slow"] != "TIMED_OUT" || v.StepStatuses["quick"] != "SUCCEEDED" {
 			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
+		}
+		if d := time.Duration(v.EndTime-v.StartTime) * time.Millisecond; d < 2*time.Second || d >= 15*time.Second {
+			t.Errorf("timed out %v after it started, want about 2s", d)
 		}
 	})
 }

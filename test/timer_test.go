@@ -80,3 +80,40 @@ func TestLongSleepUsesAOneTimeSchedule(t *testing.T) {
 		}
 	}
 }
+
+// TestSleepFollowsTheLocalClock: a 10-minute Sleep's timer is an SQS
+// message delay, and POST /local/clock moves it with the stack's clock: 5
+// minutes on, the step still runs once the stack is idle; 10 minutes on,
+// it ends, 10 minutes after it started by the stack's clock. (On LocalStack
+// the route says it could not move the delay, and the test ends there.)
+func TestSleepFollowsTheLocalClock(t *testing.T) {
+	s := startSystem(t, stack.Options{})
+	wf := s.push([]byte(`{"properties":{"owner":"timers"},"workflow":{"id":"clock-sleep","steps":[
+	  {"step":{"id":"nap","type":"Sleep","params":{"sleep_seconds":{"value":600,"type":"LONG"}},"transition":{"successors":{"after":"true"}}}},
+	  {"step":{"id":"after","type":"NoOp"}}]}}`))
+	r := s.start(wf, "")
+	poll(t, 30*time.Second, "nap runs", func() (bool, string) {
+		st := s.instance(wf, r.WorkflowInstanceID).StepStatuses["nap"]
+		return st == "RUNNING", st
+	})
+	if !s.advance(t, 5*time.Minute) {
+		if s.st.Emulator.CanAdvanceQueueDelays() {
+			t.Fatal("the clock route says it did not move the queues' delays; the emulator can")
+		}
+		t.Logf("%s emulator: SQS delays keep their real time", s.st.Emulator.Kind)
+		return
+	}
+	s.idle(t)
+	if v := s.instance(wf, r.WorkflowInstanceID); v.StepStatuses["nap"] != "RUNNING" {
+		t.Fatalf("5 minutes into a 10-minute sleep: %s %v", v.Status, v.StepStatuses)
+	}
+	s.advance(t, 5*time.Minute)
+	v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+	if v.Status != "SUCCEEDED" || v.StepStatuses["after"] != "SUCCEEDED" {
+		t.Fatalf("10 minutes on: %s %v", v.Status, v.StepStatuses)
+	}
+	rt := s.steps(wf, r.WorkflowInstanceID)["nap"].RuntimeState
+	if d := time.Duration(rt.EndTime-rt.StartTime) * time.Millisecond; d < 10*time.Minute || d > 11*time.Minute {
+		t.Errorf("nap took %v by the stack's clock, want 10 minutes", d)
+	}
+}

@@ -84,16 +84,6 @@ func (s *system) schedulesSeen(t *testing.T) {
 	}
 }
 
-func (s *system) advance(t *testing.T, d time.Duration) {
-	t.Helper()
-	var out struct {
-		Now string `json:"now"`
-	}
-	if code := s.do("POST", "/local/clock", []byte(fmt.Sprintf(`{"advance_seconds": %d}`, int64(d/time.Second))), &out); code != http.StatusOK {
-		t.Fatalf("advance clock: HTTP %d", code)
-	}
-}
-
 func (s *system) instances(t *testing.T, wf string) []*orchestrator.InstanceView {
 	t.Helper()
 	var list orchestrator.InstanceList

@@ -2,13 +2,12 @@ package stack
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
-
-	"github.com/maestro-serverless/maestro/localstack"
 )
 
 // maxAdvance bounds one clock move.
@@ -16,10 +15,13 @@ const maxAdvance = 400 * 24 * time.Hour
 
 // clockRoutes registers POST /local/clock {"advance_seconds": N}: the local
 // stack only (Lambda has no such route). It moves the stack's clock forward
-// so that schedules and timers fall due without waiting; the schedule pump
-// fires what became due at its next poll (SQS message delays still run in
-// real time). The answer is {"now": RFC 3339}.
-func clockRoutes(clock localstack.AdvancingClock) func(*http.ServeMux) {
+// (Stack.AdvanceClock) so that schedules and timers fall due without
+// waiting: the schedule pump fires what became due at its next poll, and
+// the queues' delayed messages (timers up to 15 minutes) move with the
+// clock when the emulator can move them. The answer is {"now": RFC 3339,
+// "queue_delays_moved": bool}; false means the emulator (LocalStack, an
+// endpoint from AWS_ENDPOINT_URL) keeps SQS delays in real time.
+func clockRoutes(s *Stack) func(*http.ServeMux) {
 	return func(mux *http.ServeMux) {
 		mux.HandleFunc("POST /local/clock", func(w http.ResponseWriter, r *http.Request) {
 			var req struct {
@@ -33,26 +35,40 @@ func clockRoutes(clock localstack.AdvancingClock) func(*http.ServeMux) {
 			}
 			switch {
 			case err != nil:
-				writeClockError(w, "request body: "+err.Error())
+				writeClockError(w, http.StatusBadRequest, "request body: "+err.Error())
 				return
 			case req.AdvanceSeconds == nil:
-				writeClockError(w, "advance_seconds: is required")
+				writeClockError(w, http.StatusBadRequest, "advance_seconds: is required")
 				return
 			case *req.AdvanceSeconds < 0 || *req.AdvanceSeconds > int64(maxAdvance/time.Second):
 				// Compared in seconds: in nanoseconds a large count
 				// wraps around, into range or below zero.
-				writeClockError(w, fmt.Sprintf("advance_seconds: must be between 0 and %d", int64(maxAdvance/time.Second)))
+				writeClockError(w, http.StatusBadRequest, fmt.Sprintf("advance_seconds: must be between 0 and %d", int64(maxAdvance/time.Second)))
 				return
 			}
-			now := clock.Advance(time.Duration(*req.AdvanceSeconds) * time.Second)
+			ctx, cancel := context.WithTimeout(r.Context(), advanceTimeout)
+			defer cancel()
+			now, moved, err := s.AdvanceClock(ctx, time.Duration(*req.AdvanceSeconds)*time.Second)
+			if err != nil {
+				writeClockError(w, http.StatusInternalServerError, err.Error())
+				return
+			}
 			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(map[string]string{"now": now.UTC().Format(time.RFC3339Nano)})
+			_ = json.NewEncoder(w).Encode(map[string]any{"now": now.UTC().Format(time.RFC3339Nano), "queue_delays_moved": moved})
 		})
 	}
 }
 
-func writeClockError(w http.ResponseWriter, detail string) {
+// advanceTimeout bounds the wait of POST /local/clock for the handler calls
+// in progress.
+const advanceTimeout = time.Minute
+
+func writeClockError(w http.ResponseWriter, status int, detail string) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
-	_ = json.NewEncoder(w).Encode(map[string]any{"status": 400, "message": "invalid clock request", "errors": []string{detail}})
+	w.WriteHeader(status)
+	message := "invalid clock request"
+	if status >= 500 {
+		message = "clock advance failed"
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"status": status, "message": message, "errors": []string{detail}})
 }

@@ -61,7 +61,8 @@ type Options struct {
 	StreamInterval time.Duration
 	// Clock is the stack's notion of now (default the system clock, which
 	// POST /local/clock can move forward). A clock with an Advance method
-	// gets that route.
+	// gets that route and Stack.AdvanceClock; advance it through those,
+	// which move the queues' message delays too, rather than directly.
 	Clock localstack.Clock
 	// Counter, when set, counts every AWS request the stack makes.
 	Counter *localstack.RequestCounter
@@ -167,6 +168,8 @@ type Stack struct {
 	ECS *localstack.ECSResources
 
 	ownEmulator bool
+	clock       localstack.AdvancingClock // nil when the clock cannot move
+	gate        handlerGate               // see AdvanceClock
 	sqs         *sqs.Client
 	stream      *localstack.StreamPump
 	schedules   *localstack.SchedulePump
@@ -208,6 +211,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		opts.SweepEvery = time.Minute
 	}
 	s := &Stack{Emulator: opts.Emulator, log: opts.Logger}
+	s.clock, _ = opts.Clock.(localstack.AdvancingClock)
 	if s.Emulator == nil {
 		em, err := localstack.Discover(ctx, localstack.DiscoverOptions{Logger: opts.Logger})
 		if err != nil {
@@ -297,11 +301,10 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 
 	apiOptions := api.Options{Logger: opts.Logger}
-	clock, _ := opts.Clock.(localstack.AdvancingClock)
 	jobEvents := jobEventRoutes(sqs.NewFromConfig(awsCfg), res.Queues.Work.URL)
 	apiOptions.ExtraRoutes = func(mux *http.ServeMux) {
-		if clock != nil {
-			clockRoutes(clock)(mux)
+		if s.clock != nil {
+			clockRoutes(s)(mux)
 		}
 		jobEvents(mux)
 	}
@@ -337,7 +340,13 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		}
 		checkpoints = cp
 	}
-	streamPump := localstack.NewStreamPump(dynamodbstreams.NewFromConfig(awsCfg), res.Table.StreamARN, wrap(opts.Hooks.Router, s.Deps.Router.Handle),
+	// Every handler the pumps and the sweep call holds the gate that
+	// AdvanceClock closes; the hooks wrap the gated handlers.
+	router := wrap(opts.Hooks.Router, gated(&s.gate, s.Deps.Router.Handle))
+	decider := wrap(opts.Hooks.Decider, gated(&s.gate, s.Deps.Decider.Handle))
+	worker := wrap(opts.Hooks.Worker, gated(&s.gate, s.Deps.Worker.Handle))
+	ingest := wrap(opts.Hooks.Ingest, gated(&s.gate, s.Deps.Ingest.Handle))
+	streamPump := localstack.NewStreamPump(dynamodbstreams.NewFromConfig(awsCfg), res.Table.StreamARN, router,
 		localstack.StreamPumpOptions{
 			Interval: opts.StreamInterval, Filter: localstack.NewImageHas(store.OutboxAttribute),
 			Region: s.Emulator.Region, Logger: opts.Logger, StartAtLatest: true, Checkpoints: checkpoints,
@@ -352,15 +361,15 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 	s.sqs, s.stream = sqsClient, streamPump
 	s.sqsPumps = []*localstack.SQSPump{
-		localstack.NewSQSPump(sqsClient, res.Queues.Decision.URL, wrap(opts.Hooks.Decider, s.Deps.Decider.Handle), localstack.SQSPumpOptions{
+		localstack.NewSQSPump(sqsClient, res.Queues.Decision.URL, decider, localstack.SQSPumpOptions{
 			Pollers: opts.DecisionPollers, QueueARN: res.Queues.Decision.ARN, Region: s.Emulator.Region, Logger: opts.Logger,
 			WaitTime: time.Second, DuplicateDelivery: opts.Faults.DuplicateDelivery, CrashAfterHandler: crash(store.QueueDecision),
 		}),
-		localstack.NewSQSPump(sqsClient, res.Queues.Work.URL, wrap(opts.Hooks.Worker, s.Deps.Worker.Handle), localstack.SQSPumpOptions{
+		localstack.NewSQSPump(sqsClient, res.Queues.Work.URL, worker, localstack.SQSPumpOptions{
 			Pollers: opts.WorkPollers, QueueARN: res.Queues.Work.ARN, Region: s.Emulator.Region, Logger: opts.Logger,
 			WaitTime: time.Second, DuplicateDelivery: opts.Faults.DuplicateDelivery, CrashAfterHandler: crash(store.QueueWork),
 		}),
-		localstack.NewSQSPump(sqsClient, res.Queues.SignalIngest.URL, wrap(opts.Hooks.Ingest, s.Deps.Ingest.Handle), localstack.SQSPumpOptions{
+		localstack.NewSQSPump(sqsClient, res.Queues.SignalIngest.URL, ingest, localstack.SQSPumpOptions{
 			QueueARN: res.Queues.SignalIngest.ARN, Region: s.Emulator.Region, Logger: opts.Logger, WaitTime: time.Second,
 		}),
 	}
@@ -383,7 +392,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.sweepSchedule(runCtx, wrap(opts.Hooks.Worker, s.Deps.Worker.Handle), opts.SweepEvery)
+		s.sweepSchedule(runCtx, worker, opts.SweepEvery)
 	}()
 	s.wg.Add(1)
 	go func() {
