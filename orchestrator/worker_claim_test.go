@@ -14,7 +14,7 @@ import (
 // rigOne starts a one-Titus-step workflow wf and returns its run_step.
 func rigOne(t *testing.T, r *roleRig, wf string, extra string) WorkMessage {
 	t.Helper()
-	r.push(rigDef(wf, "", rigStep("t0", "Titus", extra)))
+	r.push(workDef(wf, "", workStep("t0", "Titus", extra)))
 	r.start(wf, StartRequest{})
 	msgs := r.disp.take(t)
 	if len(msgs) != 1 || msgs[0].Kind != WorkRunStep || msgs[0].StepID != "t0" || msgs[0].StartTime == 0 {
@@ -31,7 +31,7 @@ func rigOne(t *testing.T, r *roleRig, wf string, extra string) WorkMessage {
 func TestWorkerSecondDeliveryWaitsForTheLease(t *testing.T) {
 	r := newRoleRig(t, func(c *Config) { c.ClaimLease = 2 * time.Minute })
 	m := rigOne(t, r, "leased", "")
-	runner := &rigRunner{}
+	runner := &workRunner{}
 	runners := rigRunners(runner)
 	type answer struct {
 		redelay time.Duration
@@ -87,7 +87,7 @@ func TestWorkerRunsAgainAfterTheLeaseEnds(t *testing.T) {
 	if _, err := r.mem.Attempts.ClaimAttempt(r.ctx, ref, "dead-worker", r.clock.Now(), r.clock.Now().Add(DefaultClaimLease), workerStart(m)); err != nil {
 		t.Fatal(err)
 	}
-	runner := &rigRunner{}
+	runner := &workRunner{}
 	if d, err := r.work(m, rigRunners(runner)); err != nil || d != DefaultClaimLease {
 		t.Fatalf("while the dead worker's lease holds: %v, %v", d, err)
 	}
@@ -110,7 +110,7 @@ func TestWorkerRunsAgainAfterTheLeaseEnds(t *testing.T) {
 func TestWorkerDropsWorkOfEndedAttempts(t *testing.T) {
 	r := newRoleRig(t)
 	done := rigOne(t, r, "done", "")
-	runner := &rigRunner{}
+	runner := &workRunner{}
 	if _, err := r.work(done, rigRunners(runner)); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestWorkerBackstopCopyClaimsADeferredStart(t *testing.T) {
 		t.Fatal("the start was not deferred to the claim")
 	}
 	m.Backstop = true
-	runner := &rigRunner{}
+	runner := &workRunner{}
 	if _, err := r.work(m, rigRunners(runner)); err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestWorkerAppliesTheOutcomeADeadWorkerRecorded(t *testing.T) {
 				t.Fatal(err)
 			}
 			r.clock.Advance(2 * time.Second)
-			runner := &rigRunner{run: func(WorkMessage) (engine.StepFinished, error) {
+			runner := &workRunner{run: func(WorkMessage) (engine.StepFinished, error) {
 				return engine.StepFinished{Outcome: engine.OutcomeSucceeded, Outputs: map[string]any{"out": "ran"}}, nil
 			}}
 			if _, err := r.work(m, rigRunners(runner)); err != nil {
@@ -225,7 +225,7 @@ func TestWorkerStepOutcomes(t *testing.T) {
 	big := strings.Repeat("x", 400_000)
 	for _, c := range []struct {
 		name    string
-		runners func(*rigRunner) map[model.StepType]StepRunner
+		runners func(*workRunner) map[model.StepType]StepRunner
 		run     func(WorkMessage) (engine.StepFinished, error)
 		status  model.StepStatus
 		message string
@@ -239,7 +239,7 @@ func TestWorkerStepOutcomes(t *testing.T) {
 		{"user error", nil, func(WorkMessage) (engine.StepFinished, error) {
 			return engine.StepFinished{Outcome: engine.OutcomeUserError, Message: "bad input"}, nil
 		}, model.StepUserFailed, "bad input; retrying in"},
-		{"no runner", func(*rigRunner) map[model.StepType]StepRunner { return map[model.StepType]StepRunner{} }, nil,
+		{"no runner", func(*workRunner) map[model.StepType]StepRunner { return map[model.StepType]StepRunner{} }, nil,
 			model.StepFatallyFailed, "step type Titus is not supported by this runtime"},
 		{"outputs too large", nil, func(WorkMessage) (engine.StepFinished, error) {
 			return engine.StepFinished{Outcome: engine.OutcomeSucceeded, Outputs: map[string]any{"big": big}}, nil
@@ -248,7 +248,7 @@ func TestWorkerStepOutcomes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRoleRig(t)
 			m := rigOne(t, r, "outcome", `"retry_policy": {"error_retry_limit": 1, "platform_retry_limit": 1}`)
-			runner := &rigRunner{run: c.run}
+			runner := &workRunner{run: c.run}
 			runners := rigRunners(runner)
 			if c.runners != nil {
 				runners = c.runners(runner)
@@ -287,7 +287,7 @@ func TestWorkerStepOutcomes(t *testing.T) {
 func TestWorkerLostClaim(t *testing.T) {
 	r := newRoleRig(t)
 	m := rigOne(t, r, "lost", "")
-	runner := &rigRunner{}
+	runner := &workRunner{}
 	runners := rigRunners(runner)
 	runner.run = func(WorkMessage) (engine.StepFinished, error) {
 		if len(runner.ran()) == 1 {
@@ -341,7 +341,7 @@ func TestWorkerLateRunStepOfAPurgedWorkflowRunsNothing(t *testing.T) {
 	t.Skip("bug: claimAndRun's claim creates the deferred start of an attempt whose workflow was deleted and purged; a late redelivery runs the step again and leaves an orphan attempt item")
 	r := newRoleRig(t)
 	m := rigOne(t, r, "gone", "")
-	runner := &rigRunner{}
+	runner := &workRunner{}
 	if _, err := r.work(m, rigRunners(runner)); err != nil {
 		t.Fatal(err)
 	}

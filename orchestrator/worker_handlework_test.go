@@ -41,7 +41,7 @@ func TestWorkerHandleWorkRefusesPoison(t *testing.T) {
 		{"a wake of a run that never existed", `{"kind": "wake", "workflow_id": "poison", "workflow_instance_id": 9, "workflow_run_id": 1}`, "run poison/9/1 does not exist"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			redelay, err := r.o.Worker.HandleWork(r.ctx, []byte(c.body), rigRunners(&rigRunner{}))
+			redelay, err := r.o.Worker.HandleWork(r.ctx, []byte(c.body), rigRunners(&workRunner{}))
 			if !errors.Is(err, ErrPoison) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("HandleWork(%s) = %v, want ErrPoison saying %q", c.body, err, c.want)
 			}
@@ -59,7 +59,7 @@ func TestWorkerHandleWorkRefusesPoison(t *testing.T) {
 // and its decision ends the Sleep step.
 func TestWorkerTimerArrivingEarlyIsDelayedAgain(t *testing.T) {
 	r := newRoleRig(t)
-	r.push(rigDef("nap", "", rigStep("s", "Sleep", `"params": {"sleep_seconds": {"type": "LONG", "value": 1200}}`)))
+	r.push(workDef("nap", "", workStep("s", "Sleep", `"params": {"sleep_seconds": {"type": "LONG", "value": 1200}}`)))
 	r.start("nap", StartRequest{})
 	var timers []WorkMessage
 	for _, m := range r.runs.sent(t, WorkTimer) {
@@ -193,7 +193,7 @@ func TestWorkerPurgeRounds(t *testing.T) {
 		c.Stores.Definitions = defs
 	})
 	r.push(strings.Replace(rigChain("purged", 3), `"parallel"`, `{"rule": "parallel", "workflow_concurrency": 100}`, 1))
-	runner := &rigRunner{}
+	runner := &workRunner{}
 	const n = 150 // over 3.5 items each: two purge rounds
 	for range n {
 		r.start("purged", StartRequest{})
@@ -418,7 +418,7 @@ func TestWorkerTimeTriggerFiring(t *testing.T) {
 // its source.
 func TestWorkerAnnouncesStepSignalOnce(t *testing.T) {
 	r := newRoleRig(t)
-	r.push(rigDef("pub", "", rigStep("p", "NoOp", `"signal_outputs": [{"name": "pub/out", "params": {"k": {"type": "STRING", "value": "v"}}}]`)))
+	r.push(workDef("pub", "", workStep("p", "NoOp", `"signal_outputs": [{"name": "pub/out", "params": {"k": {"type": "STRING", "value": "v"}}}]`)))
 	r.start("pub", StartRequest{})
 	ann := r.runs.sent(t, WorkAnnounce)
 	if len(ann) != 1 || ann[0].SignalName != "pub/out" || ann[0].StepID != "p" {
@@ -451,8 +451,8 @@ func TestWorkerAnnouncesStepSignalOnce(t *testing.T) {
 func TestWorkerStartsSubworkflow(t *testing.T) {
 	r := newRoleRig(t)
 	r.push(rigChain("child", 1))
-	r.push(rigDef("parent", "", `{"subworkflow": {"id": "sub", "params": {"subworkflow_id": {"type": "STRING", "value": "child"}}}}`))
-	r.push(rigDef("orphan", "", `{"subworkflow": {"id": "sub", "params": {"subworkflow_id": {"type": "STRING", "value": "missing"}}}}`))
+	r.push(workDef("parent", "", `{"subworkflow": {"id": "sub", "params": {"subworkflow_id": {"type": "STRING", "value": "child"}}}}`))
+	r.push(workDef("orphan", "", `{"subworkflow": {"id": "sub", "params": {"subworkflow_id": {"type": "STRING", "value": "missing"}}}}`))
 	r.start("parent", StartRequest{})
 	r.start("orphan", StartRequest{})
 	subs := r.runs.sent(t, WorkStartSubworkflow)
@@ -480,7 +480,7 @@ func TestWorkerStartsSubworkflow(t *testing.T) {
 	if got := r.step("parent", 1, 1, "sub").Child; got == nil || got.WorkflowID != "child" || got.InstanceID != 1 {
 		t.Fatalf("the parent's step knows its child as %+v", got)
 	}
-	r.pump(rigRunners(&rigRunner{}))
+	r.pump(rigRunners(&workRunner{}))
 	if got := rigStatus(r.state("parent", 1, 1)); got != "SUCCEEDED sub=SUCCEEDED" {
 		t.Errorf("parent after its child: %s", got)
 	}

@@ -30,12 +30,12 @@ import (
 // rigEpoch is the rig's clock at its start.
 var rigEpoch = time.UnixMilli(1_900_000_000_000)
 
-// rigClock is a clock the test moves; the goroutines a round starts read
+// workClock is a clock the test moves; the goroutines a round starts read
 // it too.
-type rigClock struct{ ms atomic.Int64 }
+type workClock struct{ ms atomic.Int64 }
 
-func (c *rigClock) Now() time.Time          { return time.UnixMilli(c.ms.Load()) }
-func (c *rigClock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
+func (c *workClock) Now() time.Time          { return time.UnixMilli(c.ms.Load()) }
+func (c *workClock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 
 // rigDispatcher keeps the messages a commit dispatches directly.
 type rigDispatcher struct {
@@ -180,16 +180,16 @@ func (l *rigLog) count(op string) int {
 	return n
 }
 
-// rigAttempts logs the worker's attempt writes; fail, when set, may fail
+// workAttempts logs the worker's attempt writes; fail, when set, may fail
 // one before it reaches the store.
-type rigAttempts struct {
+type workAttempts struct {
 	AttemptStore
 	log  *rigLog
 	mu   sync.Mutex
 	fail func(op string, ref store.AttemptRef) error
 }
 
-func (a *rigAttempts) hook(op string, ref store.AttemptRef) error {
+func (a *workAttempts) hook(op string, ref store.AttemptRef) error {
 	a.mu.Lock()
 	f := a.fail
 	a.mu.Unlock()
@@ -199,13 +199,13 @@ func (a *rigAttempts) hook(op string, ref store.AttemptRef) error {
 	return f(op, ref)
 }
 
-func (a *rigAttempts) setFail(f func(op string, ref store.AttemptRef) error) {
+func (a *workAttempts) setFail(f func(op string, ref store.AttemptRef) error) {
 	a.mu.Lock()
 	a.fail = f
 	a.mu.Unlock()
 }
 
-func (a *rigAttempts) ClaimAttempt(ctx context.Context, ref store.AttemptRef, token string, now, until time.Time, start *store.AttemptStart) ([]byte, error) {
+func (a *workAttempts) ClaimAttempt(ctx context.Context, ref store.AttemptRef, token string, now, until time.Time, start *store.AttemptStart) ([]byte, error) {
 	if err := a.hook("ClaimAttempt", ref); err != nil {
 		a.log.add(rigCall{op: "ClaimAttempt", ref: ref, err: err})
 		return nil, err
@@ -215,7 +215,7 @@ func (a *rigAttempts) ClaimAttempt(ctx context.Context, ref store.AttemptRef, to
 	return out, err
 }
 
-func (a *rigAttempts) FinishAttempt(ctx context.Context, ref store.AttemptRef, token string, end store.AttemptEnd, wake bool) error {
+func (a *workAttempts) FinishAttempt(ctx context.Context, ref store.AttemptRef, token string, end store.AttemptEnd, wake bool) error {
 	err := a.hook("FinishAttempt", ref)
 	if err == nil {
 		err = a.AttemptStore.FinishAttempt(ctx, ref, token, end, wake)
@@ -224,7 +224,7 @@ func (a *rigAttempts) FinishAttempt(ctx context.Context, ref store.AttemptRef, t
 	return err
 }
 
-func (a *rigAttempts) FinishDeferredAttempt(ctx context.Context, ref store.AttemptRef, start store.AttemptStart, end store.AttemptEnd, wake bool) error {
+func (a *workAttempts) FinishDeferredAttempt(ctx context.Context, ref store.AttemptRef, start store.AttemptStart, end store.AttemptEnd, wake bool) error {
 	err := a.hook("FinishDeferredAttempt", ref)
 	if err == nil {
 		err = a.AttemptStore.FinishDeferredAttempt(ctx, ref, start, end, wake)
@@ -233,7 +233,7 @@ func (a *rigAttempts) FinishDeferredAttempt(ctx context.Context, ref store.Attem
 	return err
 }
 
-func (a *rigAttempts) RecordOutcome(ctx context.Context, ref store.AttemptRef, token string, outcome []byte) error {
+func (a *workAttempts) RecordOutcome(ctx context.Context, ref store.AttemptRef, token string, outcome []byte) error {
 	err := a.hook("RecordOutcome", ref)
 	if err == nil {
 		err = a.AttemptStore.RecordOutcome(ctx, ref, token, outcome)
@@ -242,7 +242,7 @@ func (a *rigAttempts) RecordOutcome(ctx context.Context, ref store.AttemptRef, t
 	return err
 }
 
-func (a *rigAttempts) WakeEnd(ctx context.Context, ref store.AttemptRef) error {
+func (a *workAttempts) WakeEnd(ctx context.Context, ref store.AttemptRef) error {
 	err := a.hook("WakeEnd", ref)
 	if err == nil {
 		err = a.AttemptStore.WakeEnd(ctx, ref)
@@ -251,9 +251,9 @@ func (a *rigAttempts) WakeEnd(ctx context.Context, ref store.AttemptRef) error {
 	return err
 }
 
-// rigRuns logs inbox puts, keeps the outboxes of the commits that
+// workRuns logs inbox puts, keeps the outboxes of the commits that
 // succeeded (memstore keeps none), and can fail commits.
-type rigRuns struct {
+type workRuns struct {
 	RunStore
 	log     *rigLog
 	mu      sync.Mutex
@@ -263,7 +263,7 @@ type rigRuns struct {
 }
 
 // sent returns the work-queue messages of kind the commits sent.
-func (r *rigRuns) sent(t testing.TB, kind WorkKind) []WorkMessage {
+func (r *workRuns) sent(t testing.TB, kind WorkKind) []WorkMessage {
 	r.mu.Lock()
 	msgs := slices.Clone(r.outbox)
 	r.mu.Unlock()
@@ -283,13 +283,13 @@ func (r *rigRuns) sent(t testing.TB, kind WorkKind) []WorkMessage {
 	return out
 }
 
-func (r *rigRuns) setCommit(f func(c store.Commit) error) {
+func (r *workRuns) setCommit(f func(c store.Commit) error) {
 	r.mu.Lock()
 	r.commit = f
 	r.mu.Unlock()
 }
 
-func (r *rigRuns) CommitRun(ctx context.Context, c store.Commit) error {
+func (r *workRuns) CommitRun(ctx context.Context, c store.Commit) error {
 	r.mu.Lock()
 	f := r.commit
 	r.mu.Unlock()
@@ -319,13 +319,13 @@ func (r *rigRuns) CommitRun(ctx context.Context, c store.Commit) error {
 	return nil
 }
 
-func (r *rigRuns) LoadQuietRun(ctx context.Context, wf string, inst, run int64) (*store.RunRecord, bool, error) {
+func (r *workRuns) LoadQuietRun(ctx context.Context, wf string, inst, run int64) (*store.RunRecord, bool, error) {
 	rec, quiet, err := r.RunStore.LoadQuietRun(ctx, wf, inst, run)
 	r.log.add(rigCall{op: "LoadQuietRun", ref: store.AttemptRef{WorkflowID: wf, InstanceID: inst, RunID: run}, wake: quiet, err: err})
 	return rec, quiet, err
 }
 
-func (r *rigRuns) PutEvent(ctx context.Context, wf string, inst, run int64, ev store.Event) error {
+func (r *workRuns) PutEvent(ctx context.Context, wf string, inst, run int64, ev store.Event) error {
 	err := r.RunStore.PutEvent(ctx, wf, inst, run, ev)
 	r.log.add(rigCall{op: "PutEvent", ref: store.AttemptRef{WorkflowID: wf, InstanceID: inst, RunID: run}, ev: ev, err: err})
 	return err
@@ -362,14 +362,14 @@ func (s *rigSchedules) get(prefix string) ([]ScheduleSpec, bool) {
 type roleRig struct {
 	t        testing.TB
 	ctx      context.Context
-	clock    *rigClock
+	clock    *workClock
 	mem      *memstore.Store
 	stores   Stores
 	o        *Orchestrator
 	disp     *rigDispatcher
 	log      *rigLog
-	attempts *rigAttempts
-	runs     *rigRuns
+	attempts *workAttempts
+	runs     *workRuns
 	sched    *rigSchedules
 	uuids    atomic.Int64
 }
@@ -377,11 +377,11 @@ type roleRig struct {
 // newRoleRig returns a rig; tune, if any, adjusts the config before New.
 func newRoleRig(t testing.TB, tune ...func(*Config)) *roleRig {
 	t.Helper()
-	r := &roleRig{t: t, ctx: context.Background(), clock: &rigClock{}, disp: &rigDispatcher{}, log: &rigLog{}, sched: &rigSchedules{}}
+	r := &roleRig{t: t, ctx: context.Background(), clock: &workClock{}, disp: &rigDispatcher{}, log: &rigLog{}, sched: &rigSchedules{}}
 	r.clock.ms.Store(rigEpoch.UnixMilli())
 	r.mem = memstore.New(memstore.Options{Now: r.clock.Now})
-	r.attempts = &rigAttempts{AttemptStore: r.mem.Attempts, log: r.log}
-	r.runs = &rigRuns{RunStore: r.mem.Runs, log: r.log}
+	r.attempts = &workAttempts{AttemptStore: r.mem.Attempts, log: r.log}
+	r.runs = &workRuns{RunStore: r.mem.Runs, log: r.log}
 	r.stores = Stores{Definitions: r.mem.Definitions, Instances: r.mem.Instances, Runs: r.runs, Attempts: r.attempts,
 		Signals: r.mem.Signals, Gates: r.mem.Gates, Tasks: r.mem.Tasks, Sweeps: r.mem.Sweeps}
 	cfg := Config{
@@ -546,15 +546,15 @@ func (r *roleRig) pump(runners map[model.StepType]StepRunner) []WorkMessage {
 	}
 }
 
-// rigRunner is a StepRunner double: run decides each attempt's outcome
+// workRunner is a StepRunner double: run decides each attempt's outcome
 // (nil: success), and every call is kept.
-type rigRunner struct {
+type workRunner struct {
 	mu    sync.Mutex
 	calls []WorkMessage
 	run   func(m WorkMessage) (engine.StepFinished, error)
 }
 
-func (f *rigRunner) RunStep(_ context.Context, m WorkMessage) (engine.StepFinished, error) {
+func (f *workRunner) RunStep(_ context.Context, m WorkMessage) (engine.StepFinished, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, m)
 	run := f.run
@@ -566,7 +566,7 @@ func (f *rigRunner) RunStep(_ context.Context, m WorkMessage) (engine.StepFinish
 }
 
 // ran returns the step ids run, in order, as "step#attempt".
-func (f *rigRunner) ran() []string {
+func (f *workRunner) ran() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := make([]string, len(f.calls))
@@ -581,18 +581,18 @@ func rigRunners(runner StepRunner) map[model.StepType]StepRunner {
 	return map[model.StepType]StepRunner{model.StepTitus: runner}
 }
 
-// rigDef is a definition of workflow id with steps (each a JSON step
+// workDef is a definition of workflow id with steps (each a JSON step
 // wrapper) and properties props (default: owner unit, parallel runs).
-func rigDef(id, props string, steps ...string) string {
+func workDef(id, props string, steps ...string) string {
 	if props == "" {
 		props = `{"owner": "unit", "run_strategy": "parallel"}`
 	}
 	return fmt.Sprintf(`{"properties": %s, "workflow": {"id": %q, "steps": [%s]}}`, props, id, strings.Join(steps, ", "))
 }
 
-// rigStep is a typed step with extra JSON fields (params, retry policy...)
+// workStep is a typed step with extra JSON fields (params, retry policy...)
 // and successors next.
-func rigStep(id, typ, extra string, next ...string) string {
+func workStep(id, typ, extra string, next ...string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `{"step": {"id": %q, "type": %q`, id, typ)
 	if extra != "" {
@@ -617,9 +617,9 @@ func rigChain(id string, n int) string {
 		if i < n-1 {
 			next = []string{fmt.Sprintf("t%d", i+1)}
 		}
-		steps[i] = rigStep(fmt.Sprintf("t%d", i), "Titus", "", next...)
+		steps[i] = workStep(fmt.Sprintf("t%d", i), "Titus", "", next...)
 	}
-	return rigDef(id, "", steps...)
+	return workDef(id, "", steps...)
 }
 
 // rigStatus is a run's status and its steps' statuses, "s=STATUS" sorted.
@@ -649,4 +649,97 @@ func rigErrStatus(err error) int {
 func rigJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// rigCallback is a CallbackRunner double: it hands every attempt over,
+// keeping the tokens; refuse or err, when set, end the attempt at once.
+// With jobs, each hand-over is an external job named
+// "rig:<workflow>/<instance>/<step>/<attempt>".
+type rigCallback struct {
+	mu     sync.Mutex
+	tokens []string
+	jobs   bool
+	refuse *engine.StepFinished
+	err    error
+}
+
+func (c *rigCallback) RunStep(context.Context, WorkMessage) (engine.StepFinished, error) {
+	return engine.StepFinished{}, errors.New("a handed-over step is not run")
+}
+
+func (c *rigCallback) Waits(WorkMessage) bool { return true }
+
+func (c *rigCallback) Dispatch(_ context.Context, m WorkMessage, token string) (Handover, *engine.StepFinished, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tokens = append(c.tokens, token)
+	switch {
+	case c.err != nil:
+		return Handover{}, nil, c.err
+	case c.refuse != nil:
+		res := *c.refuse
+		return Handover{}, &res, nil
+	}
+	h := Handover{Target: "rig:" + m.StepID}
+	if c.jobs {
+		h.Job = rigJobName(m.WorkflowID, m.InstanceID, m.StepID, m.Attempt)
+	}
+	return h, nil, nil
+}
+
+// token returns the i-th token handed over.
+func (c *rigCallback) token(t testing.TB, i int) string {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i >= len(c.tokens) {
+		t.Fatalf("%d tokens handed over, want more than %d", len(c.tokens), i)
+	}
+	return c.tokens[i]
+}
+
+func rigJobName(wf string, inst int64, step string, attempt int64) string {
+	return fmt.Sprintf("rig:%s/%d/%s/%d", wf, inst, step, attempt)
+}
+
+// rigJobRunner is a JobRunner double: the job events it reads have source
+// "rig.jobs" and a detail {"job", "status": SUCCEEDED or FAILED,
+// "reason"}; it keeps the jobs it was asked to cancel.
+type rigJobRunner struct {
+	*rigCallback
+	mu        sync.Mutex
+	cancelled []string // "job: reason"
+	readErr   error
+}
+
+func (j *rigJobRunner) JobEnded(_ context.Context, ev JobEvent) (string, TaskCompletion, bool, error) {
+	if j.readErr != nil {
+		return "", TaskCompletion{}, false, j.readErr
+	}
+	if ev.Source != "rig.jobs" {
+		return "", TaskCompletion{}, false, nil
+	}
+	var d struct{ Job, Status, Reason string }
+	if err := json.Unmarshal(ev.Detail, &d); err != nil {
+		return "", TaskCompletion{}, false, err
+	}
+	c := TaskCompletion{Action: TaskSuccess, Outputs: map[string]any{"exit": int64(0)}}
+	if d.Status != "SUCCEEDED" {
+		c = TaskCompletion{Action: TaskFailure, Error: engine.OutcomeUserError, Message: d.Reason}
+	}
+	return d.Job, c, true, nil
+}
+
+func (j *rigJobRunner) CancelJob(_ context.Context, job, reason string) error {
+	j.mu.Lock()
+	j.cancelled = append(j.cancelled, job+": "+reason)
+	j.mu.Unlock()
+	return nil
+}
+
+// rigJobEvent is a job_event message of the rig's job runner.
+func rigJobEvent(job, status string, at time.Time) WorkMessage {
+	ev := JobEvent{Source: "rig.jobs", DetailType: "Rig Job State Change", Time: at,
+		Detail: mustJSON(map[string]string{"job": job, "status": status, "reason": "exit 3"})}
+	return WorkMessage{Kind: WorkJobEvent, JobEvent: mustJSON(ev)}
 }

@@ -43,7 +43,7 @@ func TestHandleWorkMessagesOfTheOrchestrator(t *testing.T) {
 		t.Fatal(err)
 	}
 	const wf = "worker-hourly"
-	if _, err := deps.Orchestrator.CreateWorkflow(ctx, []byte(`{"workflow":{"id":"`+wf+`",
+	if _, err := deps.Orchestrator.Definitions.CreateWorkflow(ctx, []byte(`{"workflow":{"id":"`+wf+`",
 	  "time_triggers":[{"type":"PREDEFINED","expression":"@hourly","timezone":"Asia/Tokyo"}],
 	  "steps":[{"step":{"id":"s","type":"NoOp"}}]}}`), orchestrator.FormatJSON); err != nil {
 		t.Fatal(err)
