@@ -247,6 +247,47 @@ func normalize(src string) (string, []string, error) {
 		return "", nil, newError(src, ErrSyntax, nil, "empty expression")
 	}
 
+	if msg := javaProblem(toks); msg != "" {
+		return "", nil, newError(src, ErrUnsupported, nil, "%s", msg)
+	}
+	out, idents := render(src, toks)
+	return out, idents, nil
+}
+
+// render writes toks back as the expression language's source, with each
+// token's replacement and a comment's gap as one space, and returns the
+// identifiers it left as they were.
+func render(src string, toks []token) (string, []string) {
+	var idents []string
+	var b strings.Builder
+	b.Grow(len(src))
+	prev := toks[0].start
+	for i, t := range toks {
+		if i > 0 {
+			gap := src[prev:t.start]
+			if strings.Contains(gap, "/") {
+				gap = " " // the gap held a comment
+			}
+			b.WriteString(gap)
+		}
+		if t.repl != nil {
+			b.WriteString(*t.repl)
+		} else {
+			b.WriteString(t.text)
+		}
+		if t.kind == tokIdent && t.repl == nil {
+			idents = append(idents, t.text)
+		}
+		prev = t.end
+	}
+	return b.String(), idents
+}
+
+// javaProblem returns the message of the first class of Java construct
+// (in problem-class order) that toks use and the expression language does
+// not support, or "" when there is none. It marks the tokens it rewrites
+// (null, number suffixes) through their repl.
+func javaProblem(toks []token) string {
 	var probs [probCount]string
 	note := func(class int, msg string) {
 		if probs[class] == "" {
@@ -312,33 +353,11 @@ func normalize(src string) (string, []string, error) {
 	}
 	for _, msg := range probs {
 		if msg != "" {
-			return "", nil, newError(src, ErrUnsupported, nil, "%s", msg)
+			return msg
 		}
 	}
+	return ""
 
-	var idents []string
-	var b strings.Builder
-	b.Grow(len(src))
-	prev := toks[0].start
-	for i, t := range toks {
-		if i > 0 {
-			gap := src[prev:t.start]
-			if strings.Contains(gap, "/") {
-				gap = " " // the gap held a comment
-			}
-			b.WriteString(gap)
-		}
-		if t.repl != nil {
-			b.WriteString(*t.repl)
-		} else {
-			b.WriteString(t.text)
-		}
-		if t.kind == tokIdent && t.repl == nil {
-			idents = append(idents, t.text)
-		}
-		prev = t.end
-	}
-	return b.String(), idents, nil
 }
 
 func isLiteralWord(s string) bool {
