@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -188,4 +189,61 @@ func TestStepsMatchSignals(t *testing.T) {
 	}
 	r.start("matched", StartRequest{})
 	r.wantRun("matched", 2, "SUCCEEDED g=SUCCEEDED")
+}
+
+// queuedStep is a Titus step that runs in job queue q with priority prio,
+// needing one cpu.
+func queuedStep(id string, prio int) string {
+	return workStep(id, "Titus", fmt.Sprintf(`"params": {"job_queue": {"type": "MAP", "value": {
+		"queue": {"type": "STRING", "value": "q"}, "priority": {"type": "LONG", "value": %d}, "cpu": {"type": "LONG", "value": 1}}}}`, prio))
+}
+
+// TestJobQueuesAdmitSteps: a job queue's capacity admits its steps
+// highest priority first and shows who runs and who waits; a raised
+// capacity admits the waiting; a deleted queue fails them; bad requests
+// and unknown queues are refused.
+func TestJobQueuesAdmitSteps(t *testing.T) {
+	r := newRoleRig(t)
+	for _, c := range []struct {
+		req  JobQueueRequest
+		says string
+	}{
+		{JobQueueRequest{Name: ""}, "name: must be 1 to 128 characters"},
+		{JobQueueRequest{Name: "a#b"}, "without # or ~"},
+		{JobQueueRequest{Name: "q", CPU: -1}, "must not be negative"},
+	} {
+		_, err := r.o.Gates.PutJobQueue(r.ctx, c.req)
+		wantRefusal(t, err, http.StatusBadRequest, "invalid job queue", c.says)
+	}
+	if q, err := r.o.Gates.PutJobQueue(r.ctx, JobQueueRequest{Name: "q", CPU: 2}); err != nil || q.CPU != 2 {
+		t.Fatalf("put: %+v %v", q, err)
+	}
+	r.push(workDef("queued", "", queuedStep("lo", 1), queuedStep("hi", 3), queuedStep("mid", 2)))
+	r.start("queued", StartRequest{})
+	r.disp.take(t)
+	r.wantRun("queued", 1, "IN_PROGRESS hi=RUNNING lo=WAITING_FOR_PERMITS mid=RUNNING")
+	q, err := r.o.Gates.GetJobQueue(r.ctx, "q")
+	if err != nil || len(q.Running) != 2 || len(q.Waiting) != 1 || q.Waiting[0].StepID != "lo" || q.Waiting[0].Position != 1 {
+		t.Fatalf("queue %s %v", rigJSON(q), err)
+	}
+	if _, err := r.o.Gates.PutJobQueue(r.ctx, JobQueueRequest{Name: "q", CPU: 3}); err != nil {
+		t.Fatal(err)
+	}
+	r.decide("queued", 1, 1) // the wake of the event the raise put
+	r.wantRun("queued", 1, "IN_PROGRESS hi=RUNNING lo=RUNNING mid=RUNNING")
+	r.start("queued", StartRequest{})
+	r.wantRun("queued", 2, "IN_PROGRESS hi=WAITING_FOR_PERMITS lo=WAITING_FOR_PERMITS mid=WAITING_FOR_PERMITS")
+	if _, err := r.o.Gates.DeleteJobQueue(r.ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	r.decide("queued", 2, 1)
+	if st := r.state("queued", 2, 1); st.Status != model.WorkflowFailed {
+		t.Errorf("the waiting steps of a deleted queue: %s", rigStatus(st))
+	}
+	for _, call := range []func() error{
+		func() error { _, err := r.o.Gates.GetJobQueue(r.ctx, "q"); return err },
+		func() error { _, err := r.o.Gates.DeleteJobQueue(r.ctx, "q"); return err },
+	} {
+		wantRefusal(t, call(), http.StatusNotFound, `no job queue "q"`)
+	}
 }
