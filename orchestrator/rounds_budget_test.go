@@ -9,6 +9,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/signals"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -162,18 +163,23 @@ func TestRunFailsOnLimits(t *testing.T) {
 	}
 }
 
-// TestStartRefusesRunParamsPastTheItemLimit: run params under Maestro's
-// params size limit whose start event is still past DynamoDB's item limit
-// cannot be stored: the start should be refused as the client's error (a
-// 400 naming the limit), not answered as an internal error.
-func TestStartRefusesRunParamsPastTheItemLimit(t *testing.T) {
-	t.Skip("BUG: Runs.start answers a 500 \"internal error\": the fresh commit fails, then " +
-		"Instances.CreateInstance fails on the start event item (R#big#1/E#000001#0-start, ~463 KB " +
-		"stored for 600 KB of incompressible run params) and start() wraps that as Internal(err); " +
-		"a client retrying a 500 can never succeed, and the answer does not say why")
+// TestRefusesInputPastTheItemLimit: run params under Maestro's params
+// size limit whose start event is still past DynamoDB's item limit, and
+// a signal whose params or payload make its item too large, cannot be
+// stored: they should be refused as the caller's error (a 400 naming the
+// limit), not answered as internal errors.
+func TestRefusesInputPastTheItemLimit(t *testing.T) {
+	t.Skip("BUG (low severity): Runs.StartWorkflow and Signals.AnnounceSignal answer 500 \"internal error\" " +
+		"when the item they write is past DynamoDB's 400 KB: start()'s fallback Instances.CreateInstance fails on " +
+		"the start event (R#big#1/E#000001#0-start, ~463 KB stored for 600 KB of incompressible run params), " +
+		"AnnounceSignal on the signal instance item (~615 KB), both wrapped as Internal(err); a retried 500 cannot " +
+		"succeed and does not say why. Over HTTP the API's 256 KiB body cap (lambdas/api MaxBodyBytes) keeps " +
+		"such input out; Go callers of the roles are not protected")
 	r := newRoundRig(t)
 	def, params := blobParams(rigNoise(600 << 10))
 	r.push(def)
 	_, err := r.o.Runs.StartWorkflow(r.ctx, "big", "active", StartRequest{RunParams: params})
 	wantRefusal(t, err, 400, "run_params")
+	_, err = r.o.Signals.AnnounceSignal(r.ctx, signals.Announce{Name: "big", Params: map[string]any{"p": rigNoise(600 << 10)}}, SignalSource{Kind: "api"})
+	wantRefusal(t, err, 400, "params.p")
 }
