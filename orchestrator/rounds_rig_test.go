@@ -244,6 +244,25 @@ type rigSweeps struct {
 	beforeRedrive func(d store.Due) error
 	redrives      []store.Due
 	unswept       []store.RunKey
+	// failDue, when set, fails DueItems.
+	failDue error
+}
+
+func (s *rigSweeps) DueItems(ctx context.Context, shard int, now time.Time, limit int) ([]store.Due, error) {
+	s.mu.Lock()
+	err := s.failDue
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return s.SweepStore.DueItems(ctx, shard, now, limit)
+}
+
+// redriven returns the runs Redrive was asked about so far.
+func (s *rigSweeps) redriven() []store.Due {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.redrives)
 }
 
 func (s *rigSweeps) Redrive(ctx context.Context, d store.Due, ev store.Event) error {

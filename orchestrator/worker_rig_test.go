@@ -27,6 +27,9 @@ import (
 // worker makes. No emulator, no sleeping: the tests drive the work queue
 // and the decider by hand (rig.pump plays the stream router).
 
+// errRigThrottled is a store failure that is no conflict.
+var errRigThrottled = errors.New("throttled")
+
 // rigEpoch is the rig's clock at its start.
 var rigEpoch = time.UnixMilli(1_900_000_000_000)
 
@@ -150,6 +153,17 @@ func (l *rigLog) trace(ops ...string) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// wantTrace fails the test unless the trace of ops is want; it reports
+// whether it is.
+func (l *rigLog) wantTrace(t testing.TB, want []string, ops ...string) bool {
+	t.Helper()
+	if got := l.trace(ops...); !slices.Equal(got, want) {
+		t.Errorf("calls %v: %q,\nwant %q", ops, got, want)
+		return false
+	}
+	return true
 }
 
 // since returns the calls logged after the first n, and how many there
@@ -425,6 +439,17 @@ func (r *roleRig) work(m WorkMessage, runners map[model.StepType]StepRunner) (ti
 	return r.o.Worker.HandleWork(r.ctx, mustJSON(m), runners)
 }
 
+// workWithin hands one work message to the worker under a deadline left
+// away on the rig's clock (none when left is 0).
+func (r *roleRig) workWithin(left time.Duration, m WorkMessage, runners map[model.StepType]StepRunner) (time.Duration, error) {
+	if left == 0 {
+		return r.work(m, runners)
+	}
+	ctx, cancel := context.WithDeadline(r.ctx, r.clock.Now().Add(left))
+	defer cancel()
+	return r.workCtx(ctx, m, runners)
+}
+
 // workCtx hands one work message to the worker under ctx.
 func (r *roleRig) workCtx(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) (time.Duration, error) {
 	return r.o.Worker.HandleWork(ctx, mustJSON(m), runners)
@@ -442,6 +467,15 @@ func (r *roleRig) state(wf string, inst, run int64) *engine.Instance {
 		r.t.Fatal(err)
 	}
 	return st
+}
+
+// wantRun fails the test unless run 1 of instance inst of wf has the
+// statuses want (as rigStatus writes them).
+func (r *roleRig) wantRun(wf string, inst int64, want string) {
+	r.t.Helper()
+	if got := rigStatus(r.state(wf, inst, 1)); got != want {
+		r.t.Errorf("%s/%d: %s, want %s", wf, inst, got, want)
+	}
 }
 
 // step returns a step's state in a run.

@@ -1,0 +1,420 @@
+package orchestrator
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// rigFan is a workflow of n root Titus steps r0..r{n-1}, all joined by a
+// last Titus step z.
+func rigFan(id string, n int) string {
+	steps := make([]string, 0, n+1)
+	for i := range n {
+		steps = append(steps, workStep(fmt.Sprintf("r%d", i), "Titus", "", "z"))
+	}
+	steps = append(steps, workStep("z", "Titus", ""))
+	return workDef(id, "", steps...)
+}
+
+// TestWorkerRunsAChainInline: one work message runs a chain of steps to
+// its end, within maxInlineSteps: each step's outcome is applied by the
+// worker in one commit that starts the next, which it runs itself — its
+// start left to it and written once, with its end — and nothing goes
+// through the work queue or the inbox.
+func TestWorkerRunsAChainInline(t *testing.T) {
+	const n = 40
+	if n >= maxInlineSteps {
+		t.Fatal("the chain must fit maxInlineSteps")
+	}
+	r := newRoleRig(t)
+	r.push(rigChain("inline", n))
+	r.start("inline", StartRequest{})
+	msgs := r.disp.take(t)
+	if len(msgs) != 1 {
+		t.Fatalf("the start dispatched %d messages", len(msgs))
+	}
+	r.log.reset()
+	runner := &workRunner{}
+	if _, err := r.work(msgs[0], rigRunners(runner)); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := range n {
+		want = append(want, fmt.Sprintf("t%d#1", i))
+	}
+	if got := runner.ran(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("ran %v", got)
+	}
+	st := r.state("inline", 1, 1)
+	if st.Status != model.WorkflowSucceeded {
+		t.Fatalf("run %s", rigStatus(st))
+	}
+	if more := r.disp.take(t); len(more) != 0 {
+		t.Errorf("dispatched %d messages during an inline chain", len(more))
+	}
+	if calls := r.log.ops("PutEvent"); len(calls) != 0 {
+		t.Errorf("%d inbox events during an inline chain", len(calls))
+	}
+	wantTrace := []string{"ClaimAttempt t0#1", "FinishAttempt t0#1"}
+	for i := 1; i < n; i++ {
+		wantTrace = append(wantTrace, fmt.Sprintf("FinishDeferredAttempt t%d#1", i))
+	}
+	r.log.wantTrace(t, wantTrace, "ClaimAttempt", "FinishAttempt", "FinishDeferredAttempt", "RecordOutcome", "WakeEnd")
+	for i := range n {
+		a := r.stored("inline", 1, 1, fmt.Sprintf("t%d", i), 1)
+		if a == nil || a.Status != "SUCCEEDED" || len(a.Timeline) != 7 {
+			t.Fatalf("attempt t%d: %+v", i, a)
+		}
+	}
+	if ids := r.inbox("inline", 1, 1); len(ids) != 0 {
+		t.Errorf("inbox %v", ids)
+	}
+}
+
+// TestWorkerCrowdHandsResultsToTheDecider: a step started with crowdInline
+// others or more does not try to continue the run inline (no run read): a
+// success's end goes on its attempt with a wake, a failure to the inbox;
+// the decider applies them together. A smaller fan-out tries, finds the
+// run contended and hands over just the same.
+func TestWorkerCrowdHandsResultsToTheDecider(t *testing.T) {
+	for _, c := range []struct {
+		n       int
+		inlines bool
+	}{{crowdInline + 1, false}, {crowdInline, true}} {
+		t.Run(fmt.Sprint(c.n, " roots"), func(t *testing.T) {
+			r := newRoleRig(t)
+			r.push(rigFan("crowd", c.n))
+			r.start("crowd", StartRequest{})
+			// More than maxDirect starts: the commit leaves them all to the
+			// stream router (limitDirect), nothing is dispatched directly.
+			if direct := r.disp.take(t); len(direct) != 0 {
+				t.Fatalf("dispatched %d directly", len(direct))
+			}
+			msgs := r.runs.sent(t, WorkRunStep)
+			if len(msgs) != c.n {
+				t.Fatalf("the start sent %d", len(msgs))
+			}
+			for _, m := range msgs {
+				if m.Crowd != c.n-1 {
+					t.Fatalf("%s: crowd %d, want %d", m.StepID, m.Crowd, c.n-1)
+				}
+			}
+			runner := &workRunner{run: func(m WorkMessage) (engine.StepFinished, error) {
+				if m.StepID == "r0" {
+					return engine.StepFinished{Outcome: engine.OutcomeUserError, Message: "no"}, nil
+				}
+				return engine.StepFinished{Outcome: engine.OutcomeSucceeded}, nil
+			}}
+			r.log.reset()
+			for _, m := range msgs {
+				if _, err := r.work(m, rigRunners(runner)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			reads := len(r.log.ops("LoadQuietRun"))
+			if c.inlines && reads == 0 || !c.inlines && reads != 0 {
+				t.Errorf("%d run reads by the workers", reads)
+			}
+			var wakes []store.FinishedStep
+			for _, call := range r.log.ops("FinishAttempt") {
+				if call.err != nil || !call.wake {
+					t.Fatalf("end %+v", call)
+				}
+				wakes = append(wakes, store.FinishedStep{StepID: call.ref.StepID, Attempt: call.ref.Attempt})
+			}
+			if len(wakes) != c.n-1 {
+				t.Errorf("%d ends with a wake, want %d", len(wakes), c.n-1)
+			}
+			if ids := r.inbox("crowd", 1, 1); len(ids) != 1 || ids[0] != outcomeEventID("r0", 1) {
+				t.Errorf("inbox %v, want the failure", ids)
+			}
+			if st := r.state("crowd", 1, 1); st.Step("r1").Status != model.StepRunning {
+				t.Errorf("a worker applied an outcome: %s", rigStatus(st))
+			}
+			// A user error is retried (DefaultErrorRetryLimit): r0 waits
+			// for its retry, and z for r0.
+			st := r.decide("crowd", 1, 1, wakes...)
+			for _, s := range st.Steps {
+				want := model.StepSucceeded
+				switch s.StepID {
+				case "r0":
+					want = model.StepUserFailed
+					if s.RetryAt == 0 {
+						t.Errorf("r0 has no retry pending")
+					}
+				case "z":
+					want = model.StepNotCreated
+				}
+				if s.Status != want {
+					t.Errorf("%s is %s, want %s", s.StepID, s.Status, want)
+				}
+			}
+			if st.Status != model.WorkflowInProgress {
+				t.Errorf("run %s", st.Status)
+			}
+			if ids := r.inbox("crowd", 1, 1); len(ids) != 0 {
+				t.Errorf("inbox after the decider %v", ids)
+			}
+		})
+	}
+}
+
+// TestWorkerContendedRunHandsOff: a worker whose run has another step in
+// flight, or events waiting in its inbox, does not decide: it writes its
+// success's end on the attempt with a wake (a failure goes to the inbox)
+// and leaves the run to the decider, which then starts what follows.
+func TestWorkerContendedRunHandsOff(t *testing.T) {
+	r := newRoleRig(t)
+	r.push(rigFan("busy", 2))
+	r.start("busy", StartRequest{})
+	msgs := r.disp.take(t)
+	runner := &workRunner{}
+	r.log.reset()
+	if _, err := r.work(msgs[0], rigRunners(runner)); err != nil {
+		t.Fatal(err)
+	}
+	if !r.log.wantTrace(t, []string{"FinishAttempt r0#1 wake"}, "FinishAttempt", "FinishDeferredAttempt", "RecordOutcome") {
+		t.FailNow()
+	}
+	if st := r.state("busy", 1, 1); st.Step("r0").Status != model.StepRunning {
+		t.Fatalf("applied inline though contended: %s", rigStatus(st))
+	}
+	if a := r.stored("busy", 1, 1, "r0", 1); a == nil || a.Status != "SUCCEEDED" {
+		t.Fatalf("r0's item %+v", a)
+	}
+
+	// The other step's worker finds r0's end not applied yet, and an event
+	// waiting besides: contended too.
+	if err := r.mem.Runs.PutEvent(r.ctx, "busy", 1, 1, store.Event{ID: outputDataEventID("x"),
+		Body: mustJSON(engine.OutputData{StepID: "r1", Attempt: 1, Outputs: map[string]any{"k": "v"}})}); err != nil {
+		t.Fatal(err)
+	}
+	r.log.reset()
+	if _, err := r.work(msgs[1], rigRunners(runner)); err != nil {
+		t.Fatal(err)
+	}
+	if !r.log.wantTrace(t, []string{"LoadQuietRun #0", "FinishAttempt r1#1 wake"}, "LoadQuietRun", "FinishAttempt") {
+		t.FailNow()
+	}
+	// The quiet read (its wake mark is "quiet") found the run busy.
+	if reads := r.log.ops("LoadQuietRun"); len(reads) != 1 || reads[0].wake {
+		t.Fatalf("quiet reads %+v, want one finding the run busy", reads)
+	}
+	r.decide("busy", 1, 1, store.FinishedStep{StepID: "r0", Attempt: 1}, store.FinishedStep{StepID: "r1", Attempt: 1})
+	next := r.disp.take(t)
+	if len(next) != 1 || next[0].StepID != "z" {
+		t.Fatalf("after the decider: dispatched %+v, want z", next)
+	}
+	r.work(next[0], rigRunners(runner))
+	r.wantRun("busy", 1, "SUCCEEDED r0=SUCCEEDED r1=SUCCEEDED z=SUCCEEDED")
+}
+
+// TestWorkerInlineCommitFailure: when the inline round's commit fails
+// after the worker recorded the step's end on its attempt (without a
+// wake), the worker adds the wake (WakeEnd) so that the decider applies
+// it; a failure's recorded outcome instead goes to the inbox; either way
+// the run goes on from the decider.
+func TestWorkerInlineCommitFailure(t *testing.T) {
+	for _, c := range []struct {
+		name, want string
+		outcome    engine.Outcome
+		commit     error
+		writes     []string
+		inbox      bool
+	}{
+		{"success, conflict", "IN_PROGRESS t0=SUCCEEDED t1=RUNNING", engine.OutcomeSucceeded, store.ErrConflict,
+			[]string{"FinishAttempt t0#1", "WakeEnd t0#1"}, false},
+		{"success, store down", "IN_PROGRESS t0=SUCCEEDED t1=RUNNING", engine.OutcomeSucceeded, errRigThrottled,
+			[]string{"FinishAttempt t0#1", "WakeEnd t0#1"}, false},
+		{"failure, conflict", "FAILED t0=FATALLY_FAILED t1=UNSATISFIED", engine.OutcomeFatalError, store.ErrConflict,
+			[]string{"RecordOutcome t0#1"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRoleRig(t)
+			r.push(rigChain("fails", 2))
+			r.start("fails", StartRequest{})
+			m := r.disp.take(t)[0]
+			r.runs.setCommit(func(store.Commit) error { return c.commit })
+			r.log.reset()
+			runner := &workRunner{run: func(WorkMessage) (engine.StepFinished, error) {
+				return engine.StepFinished{Outcome: c.outcome, Message: "m"}, nil
+			}}
+			if _, err := r.work(m, rigRunners(runner)); err != nil {
+				t.Fatalf("HandleWork: %v", err)
+			}
+			r.runs.setCommit(nil)
+			r.log.wantTrace(t, c.writes, "FinishAttempt", "RecordOutcome", "WakeEnd")
+			ids := r.inbox("fails", 1, 1)
+			if c.inbox != (len(ids) == 1) {
+				t.Errorf("inbox %v", ids)
+			}
+			if st := r.state("fails", 1, 1); st.Step("t0").Status != model.StepRunning {
+				t.Fatalf("a failed commit changed the run: %s", rigStatus(st))
+			}
+			st := r.decide("fails", 1, 1, store.FinishedStep{StepID: "t0", Attempt: 1})
+			if got := rigStatus(st); got != c.want {
+				t.Errorf("after the decider: %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+// TestWorkerDeferredStartRunsUnclaimed: the step an inline commit starts
+// is run by its worker unclaimed, its item written once at its end; an
+// outcome that is not a success the worker can write is recorded on the
+// item the worker then claims; a decision that ended the attempt
+// meanwhile makes the worker drop its outcome; a claim the store refuses
+// sends the outcome to the inbox.
+func TestWorkerDeferredStartRunsUnclaimed(t *testing.T) {
+	fail := func(m WorkMessage) (engine.StepFinished, error) {
+		if m.StepID == "t1" {
+			return engine.StepFinished{Outcome: engine.OutcomeFatalError, Message: "t1 broke"}, nil
+		}
+		return engine.StepFinished{Outcome: engine.OutcomeSucceeded}, nil
+	}
+	t.Run("a failure is claimed then recorded", func(t *testing.T) {
+		r := newRoleRig(t)
+		r.push(rigChain("claimed", 3))
+		r.start("claimed", StartRequest{})
+		r.log.reset()
+		runner := &workRunner{run: fail}
+		if _, err := r.work(r.disp.take(t)[0], rigRunners(runner)); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"ClaimAttempt t0#1", "FinishAttempt t0#1", "ClaimAttempt t1#1", "RecordOutcome t1#1"}
+		r.log.wantTrace(t, want, "ClaimAttempt", "FinishAttempt", "FinishDeferredAttempt", "RecordOutcome")
+		r.wantRun("claimed", 1, "FAILED t0=SUCCEEDED t1=FATALLY_FAILED t2=UNSATISFIED")
+		if a := r.stored("claimed", 1, 1, "t1", 1); a == nil || a.Status != "FATALLY_FAILED" {
+			t.Errorf("t1's item %+v", a)
+		}
+	})
+	t.Run("ended meanwhile", func(t *testing.T) {
+		r := newRoleRig(t)
+		r.push(rigChain("ended", 3))
+		r.start("ended", StartRequest{})
+		runner := &workRunner{}
+		runner.run = func(m WorkMessage) (engine.StepFinished, error) {
+			if m.StepID == "t1" {
+				if _, err := r.o.Actions.ActOnInstance(r.ctx, "ended", 1, 0, "stop"); err != nil {
+					t.Errorf("stop: %v", err)
+				}
+			}
+			return fail(m)
+		}
+		r.log.reset()
+		if _, err := r.work(r.disp.take(t)[0], rigRunners(runner)); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.log.trace("RecordOutcome", "FinishDeferredAttempt"); len(got) != 0 {
+			t.Errorf("wrote %v for an attempt a decision ended", got)
+		}
+		if ids := r.inbox("ended", 1, 1); len(ids) != 0 {
+			t.Errorf("inbox %v", ids)
+		}
+		r.wantRun("ended", 1, "STOPPED t0=SUCCEEDED t1=STOPPED t2=NOT_CREATED")
+	})
+	t.Run("the claim fails", func(t *testing.T) {
+		r := newRoleRig(t)
+		r.push(rigChain("refused", 3))
+		r.start("refused", StartRequest{})
+		r.attempts.setFail(func(op string, ref store.AttemptRef) error {
+			if op == "ClaimAttempt" && ref.StepID == "t1" {
+				return errRigThrottled
+			}
+			return nil
+		})
+		if _, err := r.work(r.disp.take(t)[0], rigRunners(&workRunner{run: fail})); err != nil {
+			t.Fatal(err)
+		}
+		r.attempts.setFail(nil)
+		if ids := r.inbox("refused", 1, 1); len(ids) != 1 || ids[0] != outcomeEventID("t1", 1) {
+			t.Fatalf("inbox %v, want t1's outcome", ids)
+		}
+		if r.stored("refused", 1, 1, "t1", 1) != nil {
+			t.Fatal("t1's item was written")
+		}
+		if got := rigStatus(r.decide("refused", 1, 1)); got != "FAILED t0=SUCCEEDED t1=FATALLY_FAILED t2=UNSATISFIED" {
+			t.Errorf("%s", got)
+		}
+		if a := r.stored("refused", 1, 1, "t1", 1); a == nil || a.Status != "FATALLY_FAILED" || len(a.Timeline) < 6 {
+			t.Errorf("t1's item, start and end, written by the decision: %+v", a)
+		}
+	})
+	t.Run("a success while contended", func(t *testing.T) {
+		r := newRoleRig(t)
+		r.push(workDef("forked", "", workStep("a", "Titus", "", "b", "c"), workStep("b", "Titus", ""), workStep("c", "Titus", "")))
+		r.start("forked", StartRequest{})
+		r.log.reset()
+		runner := &workRunner{}
+		if _, err := r.work(r.disp.take(t)[0], rigRunners(runner)); err != nil {
+			t.Fatal(err)
+		}
+		// a's commit started b and c: the worker ran one itself, which found
+		// the other in flight.
+		ran := runner.ran()
+		if len(ran) != 2 {
+			t.Fatalf("ran %v", ran)
+		}
+		inline := runner.calls[1].StepID
+		want := []string{"ClaimAttempt a#1", "FinishAttempt a#1", "FinishDeferredAttempt " + ran[1] + " wake"}
+		r.log.wantTrace(t, want, "ClaimAttempt", "FinishAttempt", "FinishDeferredAttempt")
+		other := r.disp.take(t)
+		if len(other) != 1 || other[0].StepID == inline {
+			t.Fatalf("dispatched %+v", other)
+		}
+		r.work(other[0], rigRunners(runner))
+		r.decide("forked", 1, 1, store.FinishedStep{StepID: "b", Attempt: 1}, store.FinishedStep{StepID: "c", Attempt: 1})
+		r.wantRun("forked", 1, "SUCCEEDED a=SUCCEEDED b=SUCCEEDED c=SUCCEEDED")
+	})
+}
+
+// TestWorkerRunsInlineOnlyWhatItMay: the next step runs in the same
+// invocation only with StepRunReserve left before its deadline and when a
+// runner here executes its type (not hands it over); otherwise its commit
+// sends it through the work queue.
+func TestWorkerRunsInlineOnlyWhatItMay(t *testing.T) {
+	for _, c := range []struct {
+		name, second string
+		left         time.Duration
+		runners      func(*workRunner) map[model.StepType]StepRunner
+		inline       bool
+	}{
+		{"time left", "Titus", 10 * time.Minute, nil, true},
+		{"no deadline", "Titus", 0, nil, true},
+		{"too little time", "Titus", 30 * time.Second, nil, false},
+		{"no runner here", "Notebook", 10 * time.Minute, nil, false},
+		{"handed over", "Callback", 10 * time.Minute, func(r *workRunner) map[model.StepType]StepRunner {
+			return map[model.StepType]StepRunner{model.StepTitus: r, model.StepCallback: &rigCallback{}}
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRoleRig(t, func(cfg *Config) { cfg.StepRunReserve = time.Minute })
+			r.push(workDef("reserve", "", workStep("t0", "Titus", "", "t1"), workStep("t1", c.second, "")))
+			r.start("reserve", StartRequest{})
+			runner := &workRunner{}
+			runners := rigRunners(runner)
+			if c.runners != nil {
+				runners = c.runners(runner)
+			}
+			if _, err := r.workWithin(c.left, r.disp.take(t)[0], runners); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(runner.ran()) == 2; got != c.inline {
+				t.Errorf("ran %v inline", runner.ran())
+			}
+			// Not run here, t1 goes through the queue.
+			queued := r.disp.take(t)
+			if c.inline && len(queued) != 0 || !c.inline && (len(queued) != 1 || queued[0].StepID != "t1") {
+				t.Errorf("through the queue: %+v", queued)
+			}
+			if ss := r.step("reserve", 1, 1, "t1"); (ss.Status == model.StepSucceeded) != c.inline {
+				t.Errorf("t1 is %s", ss.Status)
+			}
+		})
+	}
+}
