@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/maestro-serverless/maestro/store"
 )
 
 // Error is an error with an HTTP status, a message and optional per-field
@@ -52,4 +54,16 @@ func AsError(err error) *Error {
 		return e
 	}
 	return Internal(err)
+}
+
+// refusedIfTooLarge is the caller's error (a 400 naming field and the
+// limit) when err is an item the caller's input made too large for
+// DynamoDB (store.ErrItemTooLarge), and an internal error otherwise:
+// retrying the same input could only fail the same way.
+func refusedIfTooLarge(err error, msg, field string) *Error {
+	var tl *store.ItemTooLargeError
+	if !errors.As(err, &tl) {
+		return Internal(err)
+	}
+	return Invalid(msg, fmt.Sprintf("%s: too large to store: the item would be %d bytes, more than DynamoDB's item size limit of %d bytes", field, tl.Bytes, store.MaxItemBytes))
 }

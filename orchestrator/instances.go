@@ -128,7 +128,7 @@ func (o *Runs) start(ctx context.Context, wf, selector string, req StartRequest,
 		Now:        now,
 	})
 	if err != nil {
-		return nil, Internal(err)
+		return nil, refusedIfTooLarge(err, "run cannot start", "run_params")
 	}
 	resp := startResponse(rec, created)
 	if !created {

@@ -166,20 +166,14 @@ func TestRunFailsOnLimits(t *testing.T) {
 // TestRefusesInputPastTheItemLimit: run params under Maestro's params
 // size limit whose start event is still past DynamoDB's item limit, and
 // a signal whose params or payload make its item too large, cannot be
-// stored: they should be refused as the caller's error (a 400 naming the
-// limit), not answered as internal errors.
+// stored: they are refused as the caller's error (a 400 naming the field
+// and the limit), not answered as internal errors (they were, as 500s).
 func TestRefusesInputPastTheItemLimit(t *testing.T) {
-	t.Skip("BUG (low severity): Runs.StartWorkflow and Signals.AnnounceSignal answer 500 \"internal error\" " +
-		"when the item they write is past DynamoDB's 400 KB: start()'s fallback Instances.CreateInstance fails on " +
-		"the start event (R#big#1/E#000001#0-start, ~463 KB stored for 600 KB of incompressible run params), " +
-		"AnnounceSignal on the signal instance item (~615 KB), both wrapped as Internal(err); a retried 500 cannot " +
-		"succeed and does not say why. Over HTTP the API's 256 KiB body cap (lambdas/api MaxBodyBytes) keeps " +
-		"such input out; Go callers of the roles are not protected")
 	r := newRoundRig(t)
 	def, params := blobParams(rigNoise(600 << 10))
 	r.push(def)
 	_, err := r.o.Runs.StartWorkflow(r.ctx, "big", "active", StartRequest{RunParams: params})
-	wantRefusal(t, err, 400, "run_params")
+	wantRefusal(t, err, 400, "run_params: too large to store", "item size limit")
 	_, err = r.o.Signals.AnnounceSignal(r.ctx, signals.Announce{Name: "big", Params: map[string]any{"p": rigNoise(600 << 10)}}, SignalSource{Kind: "api"})
-	wantRefusal(t, err, 400, "params.p")
+	wantRefusal(t, err, 400, "params and payload: too large to store", "item size limit")
 }

@@ -100,7 +100,7 @@ func (o *Signals) AnnounceSignal(ctx context.Context, a signals.Announce, src Si
 		},
 	})
 	if err != nil {
-		return nil, Internal(err)
+		return nil, refusedIfTooLarge(err, "invalid signal", "params and payload")
 	}
 	v, err := signalView(rec)
 	if err != nil {

@@ -43,7 +43,8 @@ var ErrItemTooLarge = errors.New("store: item too large")
 // ItemTooLargeError names a write that exceeds MaxItemBytes. Nothing was
 // written: the limit is checked before the transaction is sent.
 type ItemTooLargeError struct {
-	// Item says which item: "run state", or "step attempt <id>/<n>".
+	// Item says which item: "run state", "step attempt <id>/<n>", or
+	// another item's key ("<pk> <sk>", see sizedDB).
 	Item  string
 	Bytes int
 }
@@ -144,7 +145,7 @@ const DefaultEventSweepAfter = 30 * time.Second
 
 // New returns a Store over table.
 func New(db DynamoDB, table string, opts Options) *Store {
-	b := &base{db: db, table: table, now: opts.Now, eventSweepAfter: opts.EventSweepAfter}
+	b := &base{db: sizedDB{db}, table: table, now: opts.Now, eventSweepAfter: opts.EventSweepAfter}
 	if b.now == nil {
 		b.now = time.Now
 	}

@@ -109,7 +109,7 @@ func checkSize(pk, sk string, it any) error {
 		return nil
 	}
 	if n := itemSize(pk, sk, s); n > store.MaxItemBytes {
-		return validation("item size has exceeded the maximum allowed size (%s/%s: about %d bytes)", pk, sk, n)
+		return tooLarge(pk+" "+sk, n) // as package store's sizedDB
 	}
 	return nil
 }

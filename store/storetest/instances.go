@@ -1,8 +1,10 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -84,6 +86,18 @@ func createInstance(h *H) {
 	h.Eq(rec.Initiator == nil, true, "the created record's initiator is the one given")
 	got, _ = in.GetInstance(h.Ctx, "wf", 4)
 	h.Eq(got.Initiator != nil && len(got.Initiator) == 0, true, "a stored record without initiator has an empty one")
+
+	// A first event past DynamoDB's item limit: an ItemTooLargeError
+	// naming the event's item, nothing written, its id used up.
+	ni.FirstEvent.Body = RandomJSON(450 << 10)
+	_, _, err = in.CreateInstance(h.Ctx, ni)
+	var tl *store.ItemTooLargeError
+	if !errors.As(err, &tl) || !errors.Is(err, store.ErrItemTooLarge) || !strings.HasSuffix(tl.Item, "0-start") || tl.Bytes <= store.MaxItemBytes {
+		h.Errorf("a first event of 450 KiB: got %v, want an ItemTooLargeError naming the 0-start event's item", err)
+	}
+	_, err = in.GetInstance(h.Ctx, "wf", 5)
+	h.Is(err, store.ErrNotFound, "the instance whose event was too large")
+	ni.FirstEvent.Body = B(`{}`)
 
 	// The state is built once the id is known; its error is returned.
 	ni.State = func(int64) ([]byte, error) { return nil, fmt.Errorf("no state") }
