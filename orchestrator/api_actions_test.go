@@ -18,7 +18,7 @@ import (
 // failing is a runner under which the steps named fail fatally and the
 // rest succeed.
 func failing(steps ...string) *workRunner {
-	return &workRunner{run: func(m WorkMessage) (engine.StepFinished, error) {
+	return &workRunner{run: func(m StepWork) (engine.StepFinished, error) {
 		for _, s := range steps {
 			if m.StepID == s {
 				return engine.StepFinished{Outcome: engine.OutcomeFatalError, Message: s + " broke"}, nil
@@ -159,7 +159,7 @@ func TestRestartStep(t *testing.T) {
 		r := newRoleRig(t)
 		r.push(workDef("fan", "", workStep("a", "Titus", ""), workStep("b", "Titus", "")))
 		r.start("fan", StartRequest{})
-		var b WorkMessage
+		var b wireWork
 		for _, m := range r.disp.take(t) {
 			if m.StepID == "a" {
 				r.work(m, rigRunners(failing("a")))

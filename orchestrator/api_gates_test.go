@@ -173,7 +173,7 @@ func TestStepsMatchSignals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.work(WorkMessage{Kind: WorkSignal, SignalName: v.Name, SignalSeq: v.SeqID}, nil); err != nil {
+		if _, err := r.work(wireWork{Kind: WorkSignal, SignalName: v.Name, SignalSeq: v.SeqID}, nil); err != nil {
 			t.Fatal(err)
 		}
 		r.decide("matched", 1, 1)

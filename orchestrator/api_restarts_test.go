@@ -25,7 +25,7 @@ func loopRig(t *testing.T) (*roleRig, string) {
 	if loop == nil {
 		t.Fatal("no loop started")
 	}
-	r.iterate(loop.WorkflowID, 1, rigRunners(&workRunner{run: func(m WorkMessage) (engine.StepFinished, error) {
+	r.iterate(loop.WorkflowID, 1, rigRunners(&workRunner{run: func(m StepWork) (engine.StepFinished, error) {
 		if m.InstanceID == 2 {
 			return engine.StepFinished{Outcome: engine.OutcomeFatalError, Message: "iteration 2 broke"}, nil
 		}

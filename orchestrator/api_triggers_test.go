@@ -29,7 +29,7 @@ func (r *roleRig) signal(name string, params map[string]any) int64 {
 // deliver delivers instance seq of signal name.
 func (r *roleRig) deliver(name string, seq int64) {
 	r.t.Helper()
-	if _, err := r.work(WorkMessage{Kind: WorkSignal, SignalName: name, SignalSeq: seq}, nil); err != nil {
+	if _, err := r.work(wireWork{Kind: WorkSignal, SignalName: name, SignalSeq: seq}, nil); err != nil {
 		r.t.Fatalf("deliver %s/%d: %v", name, seq, err)
 	}
 }

@@ -22,7 +22,7 @@ import (
 // params and the instant it was created and started. So when an attempt is
 // created and started in one decision — its timeline is the five statuses
 // CREATED … RUNNING at one instant — the decision leaves the item out and
-// the work message says when it started (WorkMessage.StartTime); the
+// the work message says when it started (StepWork.StartTime); the
 // worker's claim (store.ClaimAttempt with a start) creates the item as the
 // decision would have written it, in the write the claim costs anyway. A
 // worker that runs the step its own commit started (runAndContinue) does not
@@ -75,8 +75,8 @@ func stateStart(st *engine.Instance, ss *engine.StepState) *store.AttemptStart {
 
 // workerStart is the start item a worker's claim writes for work message m
 // (see store.ClaimAttempt), nil when m carries no start time.
-func workerStart(m WorkMessage) *store.AttemptStart {
-	if m.Kind != WorkRunStep || m.StartTime == 0 {
+func workerStart(m StepWork) *store.AttemptStart {
+	if m.StartTime == 0 {
 		return nil
 	}
 	st := &engine.Instance{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID}
@@ -90,17 +90,18 @@ func workerStart(m WorkMessage) *store.AttemptStart {
 // claim: it is the attempt's first write, RUNNING, and exactly what the
 // worker writes from msg as it will decode it.
 func deferrable(a store.Attempt, msg store.Message) bool {
-	var m WorkMessage
-	if err := jsonnum.Decode([]byte(msg.Body), &m); err != nil {
+	w, err := DecodeWork([]byte(msg.Body))
+	m, ok := w.(*StepWork)
+	if err != nil || !ok {
 		return false
 	}
-	return claimStart(a, m) != nil
+	return claimStart(a, *m) != nil
 }
 
 // claimStart returns the start a worker's claim writes from work message m
 // when it is write a — the attempt's first write, RUNNING, unclaimed — byte
 // for byte; nil otherwise.
-func claimStart(a store.Attempt, m WorkMessage) *store.AttemptStart {
+func claimStart(a store.Attempt, m StepWork) *store.AttemptStart {
 	if a.Status != string(model.StepRunning) || a.Claim != "" || m.StepID != a.StepID || m.Attempt != a.Attempt {
 		return nil
 	}
@@ -142,8 +143,8 @@ func pendingAttempt(st *engine.Instance, step string, attempt int64) *store.Atte
 
 // workerEnd is the end a worker writes for the success res of work message
 // m's attempt, nil when it cannot know it.
-func workerEnd(m WorkMessage, res engine.StepFinished) *store.AttemptEnd {
-	if m.Kind != WorkRunStep || m.StartTime == 0 {
+func workerEnd(m StepWork, res engine.StepFinished) *store.AttemptEnd {
+	if m.StartTime == 0 {
 		return nil
 	}
 	st := &engine.Instance{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID}

@@ -41,7 +41,7 @@ func TestDeferredStartRoundTrip(t *testing.T) {
 	}
 	ss := st.Step("call")
 	want := stateStart(st, ss)
-	var m WorkMessage
+	var m StepWork
 	if err := jsonnum.Decode([]byte(msg("call", 3).Body), &m); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestDeferredStartRoundTrip(t *testing.T) {
 			t.Errorf("%s: deferrable", name)
 		}
 	}
-	var slow WorkMessage
+	var slow StepWork
 	if err := json.Unmarshal([]byte(msg("slow", 1).Body), &slow); err != nil {
 		t.Fatal(err)
 	}

@@ -57,11 +57,11 @@ func (o *Definitions) DeleteWorkflow(ctx context.Context, wf string) (*DeleteRes
 }
 
 func purgeMessage(wf string, round int64) store.Message {
-	return store.Message{Queue: store.QueueWork, Body: string(mustJSON(WorkMessage{Kind: WorkPurge, WorkflowID: wf, Round: round}))}
+	return store.Message{Queue: store.QueueWork, Body: EncodeWork(PurgeWork{WorkflowID: wf, Round: round})}
 }
 
 // purge runs one purge round and arms the next while items are left.
-func (o *Worker) purge(ctx context.Context, m WorkMessage) error {
+func (o *Worker) purge(ctx context.Context, m PurgeWork) error {
 	done, n, err := o.store.Definitions.PurgeWorkflow(ctx, m.WorkflowID, purgeBudget)
 	if err != nil {
 		return err

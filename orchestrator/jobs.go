@@ -89,7 +89,7 @@ func (o *Worker) handleJobEvent(ctx context.Context, raw json.RawMessage, runner
 }
 
 // cancelJob stops the external job of an attempt that ended otherwise.
-func (o *Worker) cancelJob(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) error {
+func (o *Worker) cancelJob(ctx context.Context, m CancelJobWork, runners map[model.StepType]StepRunner) error {
 	jr, ok := runners[m.StepType].(JobRunner)
 	if !ok {
 		return fmt.Errorf("%w: no job runner for step type %q to cancel job %s", ErrPoison, m.StepType, m.Job)

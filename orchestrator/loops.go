@@ -176,10 +176,10 @@ func (o *Rounds) childRun(ctx context.Context, parent *engine.Instance, x engine
 // run strategy applying — under the attempt's request id, so a message
 // delivered twice starts it once, and reports it (or why it cannot start:
 // no such workflow or version, run params it refuses) to the parent.
-func (o *Worker) startSubworkflow(ctx context.Context, m WorkMessage) error {
+func (o *Worker) startSubworkflow(ctx context.Context, m SubworkflowWork) error {
 	x := m.Subworkflow
 	if x == nil {
-		return fmt.Errorf("%w: %s message without its subworkflow", ErrPoison, m.Kind)
+		return fmt.Errorf("%w: %s message without its subworkflow", ErrPoison, m.Kind())
 	}
 	report := engine.ChildStarted{StepID: x.StepID, Attempt: x.Attempt}
 	params, err := engine.LiteralParams(x.Params)

@@ -2,17 +2,20 @@ package orchestrator
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 	"github.com/maestro-serverless/maestro/triggers"
 )
 
-// The catalog of work-queue messages: every kind, who sends it, what of
-// WorkMessage it fills, and who handles it (Worker.HandleWork). A message
-// may arrive twice, late or out of order; every handler is idempotent.
+// The catalog of work-queue messages: every kind, who sends it, its type
+// (one per kind, below, with EncodeWork and DecodeWork), and who handles it
+// (Worker.HandleWork). A message may arrive twice, late or out of order;
+// every handler is idempotent.
 
 // WorkKind tags a work-queue message.
 type WorkKind string
@@ -42,7 +45,7 @@ const (
 	// WorkflowID. Sent with every definition change.
 	WorkSyncTriggers WorkKind = "sync_triggers"
 	// WorkTimeTrigger is a firing delivered by a time trigger's schedule
-	// (its body is triggers.Firing, not a WorkMessage).
+	// (its body is triggers.FiringInput's, read by triggers.ParseFiring).
 	WorkTimeTrigger WorkKind = triggers.FiringKind
 	// WorkSignal asks a worker to deliver a stored signal instance to the
 	// triggers and waiting steps subscribed to its name: SignalName,
@@ -67,45 +70,185 @@ const (
 	WorkJobEvent WorkKind = "job_event"
 )
 
-// WorkMessage is the body of a work-queue message.
-type WorkMessage struct {
-	Kind       WorkKind            `json:"kind"`
-	WorkflowID string              `json:"workflow_id"`
-	InstanceID int64               `json:"workflow_instance_id"`
-	RunID      int64               `json:"workflow_run_id"`
-	StepID     string              `json:"step_id"`
-	Attempt    int64               `json:"step_attempt_id"`
-	StepKind   model.StepKind      `json:"step_kind,omitempty"`
-	StepType   model.StepType      `json:"step_type,omitempty"`
-	Params     engine.Values       `json:"params,omitempty"`
-	Purpose    engine.TimerPurpose `json:"purpose,omitempty"`
-	FireAt     time.Time           `json:"fire_at,omitzero"`
+// StepRef names a step attempt in a work message; its fields stand at the
+// message's top level.
+type StepRef struct {
+	WorkflowID string `json:"workflow_id"`
+	InstanceID int64  `json:"workflow_instance_id"`
+	RunID      int64  `json:"workflow_run_id"`
+	StepID     string `json:"step_id"`
+	Attempt    int64  `json:"step_attempt_id"`
+}
+
+// Ref returns the step attempt's store reference.
+func (r StepRef) Ref() store.AttemptRef {
+	return store.AttemptRef{WorkflowID: r.WorkflowID, InstanceID: r.InstanceID, RunID: r.RunID, StepID: r.StepID, Attempt: r.Attempt}
+}
+
+// stepRefOf names step attempt (step, attempt) of run w.
+func stepRefOf(w store.Wake, step string, attempt int64) StepRef {
+	return StepRef{WorkflowID: w.WorkflowID, InstanceID: w.InstanceID, RunID: w.RunID, StepID: step, Attempt: attempt}
+}
+
+// Work is a work-queue message of one kind: one of the types below.
+type Work interface {
+	// Kind is the message's "kind".
+	Kind() WorkKind
+}
+
+// StepWork (run_step) asks a worker to run a step attempt.
+type StepWork struct {
+	StepRef
+	StepKind model.StepKind `json:"step_kind,omitempty"`
+	StepType model.StepType `json:"step_type,omitempty"`
+	Params   engine.Values  `json:"params,omitempty"`
+	// StartTime is when the attempt was created and started (unix ms),
+	// set when that was one instant: its claim then creates the attempt's
+	// item if its start commit left it out (see deferred.go).
+	StartTime int64 `json:"start_time,omitempty"`
+	// Crowd is how many other steps the commit that started the attempt
+	// started with it: a worker of a wide fan-out does not try to continue
+	// the run inline (see crowdInline).
+	Crowd int `json:"crowd,omitempty"`
 	// Backstop is set on the stream router's copy of a step the committer
 	// dispatched itself (store.Message.Direct).
 	Backstop bool `json:"backstop,omitempty"`
+}
+
+// TimerWork (timer) delivers a due timer of a step attempt.
+type TimerWork struct {
+	StepRef
+	Purpose engine.TimerPurpose `json:"purpose,omitempty"`
+	FireAt  time.Time           `json:"fire_at,omitzero"`
+}
+
+// WakeWork (wake) is a backstop wake of a run; package store builds it.
+type WakeWork struct{ store.Wake }
+
+// PurgeWork (purge) deletes the next batch of a deleted workflow's items.
+type PurgeWork struct {
+	WorkflowID string `json:"workflow_id"`
 	// Round numbers the rounds of a purge.
 	Round int64 `json:"round,omitempty"`
-	// SignalName and SignalSeq name a signal instance to deliver; for an
-	// announce, SignalName, Params, Payload and Index (of the step's
-	// output) describe the signal.
+}
+
+// SyncTriggersWork (sync_triggers) brings a workflow's time-trigger
+// schedules and signal subscriptions in line with its head.
+type SyncTriggersWork struct {
+	WorkflowID string `json:"workflow_id"`
+}
+
+// TimeTriggerWork (time_trigger) is a time trigger's firing, as its
+// schedule delivers it.
+type TimeTriggerWork struct{ triggers.Firing }
+
+// SignalWork (signal) delivers a stored signal instance.
+type SignalWork struct {
+	SignalName string `json:"signal_name,omitempty"`
+	SignalSeq  int64  `json:"signal_seq,omitempty"`
+}
+
+// AnnounceWork (announce) announces a step's signal output: the signal's
+// name, params and payload, and its index among the step's outputs.
+type AnnounceWork struct {
+	StepRef
 	SignalName string         `json:"signal_name,omitempty"`
-	SignalSeq  int64          `json:"signal_seq,omitempty"`
-	Index      int            `json:"index,omitempty"`
+	Params     engine.Values  `json:"params,omitempty"`
 	Payload    map[string]any `json:"payload,omitempty"`
-	// Subworkflow is the child a start_subworkflow message starts.
+	Index      int            `json:"index,omitempty"`
+}
+
+// SubworkflowWork (start_subworkflow) starts a subworkflow step's child.
+type SubworkflowWork struct {
+	StepRef
 	Subworkflow *engine.StartSubworkflow `json:"subworkflow,omitempty"`
-	// StartTime is when a run_step's attempt was created and started (unix
-	// ms), set when that was one instant: its claim then creates the
-	// attempt's item if its start commit left it out (see deferred.go).
-	StartTime int64 `json:"start_time,omitempty"`
-	// Job names an external job a cancel_job message stops, Reason why.
-	Job    string `json:"job,omitempty"`
-	Reason string `json:"reason,omitempty"`
-	// JobEvent is a job_event message's EventBridge event (ECS or Batch
-	// state change), as an EventBridge rule's input transformer wraps it.
+}
+
+// SweepWork (sweep) runs the recovery sweeper.
+type SweepWork struct{}
+
+// CancelJobWork (cancel_job) stops the external job of a step attempt that
+// ended.
+type CancelJobWork struct {
+	StepRef
+	StepType model.StepType `json:"step_type,omitempty"`
+	Job      string         `json:"job,omitempty"`
+	Reason   string         `json:"reason,omitempty"`
+}
+
+// JobEventWork (job_event) is an ECS task or Batch job state change, the
+// EventBridge event as the stack's rules wrap it.
+type JobEventWork struct {
 	JobEvent json.RawMessage `json:"job_event,omitempty"`
-	// Crowd is how many other steps the commit that started a run_step's
-	// attempt started with it: a worker of a wide fan-out does not try to
-	// continue the run inline (see crowdInline).
-	Crowd int `json:"crowd,omitempty"`
+}
+
+// Kind implementations: the catalog's one mapping from type to kind.
+func (StepWork) Kind() WorkKind         { return WorkRunStep }
+func (TimerWork) Kind() WorkKind        { return WorkTimer }
+func (WakeWork) Kind() WorkKind         { return WorkWake }
+func (PurgeWork) Kind() WorkKind        { return WorkPurge }
+func (SyncTriggersWork) Kind() WorkKind { return WorkSyncTriggers }
+func (TimeTriggerWork) Kind() WorkKind  { return WorkTimeTrigger }
+func (SignalWork) Kind() WorkKind       { return WorkSignal }
+func (AnnounceWork) Kind() WorkKind     { return WorkAnnounce }
+func (SubworkflowWork) Kind() WorkKind  { return WorkStartSubworkflow }
+func (SweepWork) Kind() WorkKind        { return WorkSweep }
+func (CancelJobWork) Kind() WorkKind    { return WorkCancelJob }
+func (JobEventWork) Kind() WorkKind     { return WorkJobEvent }
+
+// decoders makes an empty message of each kind for DecodeWork.
+var decoders = map[WorkKind]func() Work{
+	WorkRunStep:          func() Work { return &StepWork{} },
+	WorkTimer:            func() Work { return &TimerWork{} },
+	WorkWake:             func() Work { return &WakeWork{} },
+	WorkPurge:            func() Work { return &PurgeWork{} },
+	WorkSyncTriggers:     func() Work { return &SyncTriggersWork{} },
+	WorkSignal:           func() Work { return &SignalWork{} },
+	WorkAnnounce:         func() Work { return &AnnounceWork{} },
+	WorkStartSubworkflow: func() Work { return &SubworkflowWork{} },
+	WorkSweep:            func() Work { return &SweepWork{} },
+	WorkCancelJob:        func() Work { return &CancelJobWork{} },
+	WorkJobEvent:         func() Work { return &JobEventWork{} },
+}
+
+// EncodeWork returns w's message body: w's JSON object with "kind" first.
+func EncodeWork(w Work) string {
+	if f, ok := w.(TimeTriggerWork); ok {
+		return string(triggers.EncodeFiring(f.Firing))
+	}
+	b := mustJSON(w)
+	kind := mustJSON(w.Kind())
+	if string(b) == "{}" {
+		return `{"kind":` + string(kind) + `}`
+	}
+	return `{"kind":` + string(kind) + `,` + string(b[1:])
+}
+
+// DecodeWork reads a work-queue message body into its kind's type (a
+// pointer to it: *StepWork, *TimerWork, …; TimeTriggerWork for a firing).
+// A body that is not a message of a known kind is ErrPoison: no retry can
+// read it.
+func DecodeWork(body []byte) (Work, error) {
+	var head struct {
+		Kind WorkKind `json:"kind"`
+	}
+	if err := json.Unmarshal(body, &head); err != nil {
+		return nil, fmt.Errorf("%w: decode work message: %v", ErrPoison, err)
+	}
+	if head.Kind == WorkTimeTrigger {
+		f, err := triggers.ParseFiring(body)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrPoison, err)
+		}
+		return TimeTriggerWork{f}, nil
+	}
+	mk, ok := decoders[head.Kind]
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown work kind %q", ErrPoison, head.Kind)
+	}
+	w := mk()
+	if err := jsonnum.Decode(body, w); err != nil {
+		return nil, fmt.Errorf("%w: decode %s message: %v", ErrPoison, head.Kind, err)
+	}
+	return w, nil
 }

@@ -672,37 +672,32 @@ func (o *Rounds) outboxMessage(st *engine.Instance, cmd engine.Command, crowd in
 
 // commandMessage maps an engine command to its queue message.
 func (o *Rounds) commandMessage(st *engine.Instance, cmd engine.Command, crowd int, now time.Time) (store.Message, bool, error) {
-	base := WorkMessage{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID}
+	run := store.Wake{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID}
 	switch c := cmd.(type) {
 	case engine.RunStep:
-		m := runStepMessage(store.Wake{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID}, c)
+		m := runStepMessage(run, c)
 		m.Crowd = crowd
 		if ss := st.Step(c.StepID); ss != nil && ss.Attempt == c.Attempt && startedInOne(ss) {
 			m.StartTime = ss.StartTime
 		}
 		// A step to run is on the critical path: the committer sends it
 		// itself (see dispatchDirect) when it can.
-		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m)), Direct: o.dispatch != nil}, true, nil
+		return store.Message{Queue: store.QueueWork, Body: EncodeWork(m), Direct: o.dispatch != nil}, true, nil
 	case engine.StartTimer:
-		m := base
-		m.Kind, m.StepID, m.Attempt, m.Purpose, m.FireAt = WorkTimer, c.StepID, c.Attempt, c.Purpose, c.FireAt
+		m := TimerWork{StepRef: stepRefOf(run, c.StepID, c.Attempt), Purpose: c.Purpose, FireAt: c.FireAt}
 		return store.Message{
-			Queue: store.QueueWork, Body: string(mustJSON(m)),
+			Queue: store.QueueWork, Body: EncodeWork(m),
 			DelaySeconds: delaySeconds(c.FireAt.Sub(now)), At: c.FireAt.UnixMilli(),
 		}, true, nil
 	case engine.AnnounceSignal:
-		m := base
-		m.Kind, m.StepID, m.Attempt, m.Index = WorkAnnounce, c.StepID, c.Attempt, c.Index
-		m.SignalName, m.Params, m.Payload = c.Name, c.Params, c.Payload
-		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m))}, true, nil
+		m := AnnounceWork{StepRef: stepRefOf(run, c.StepID, c.Attempt), SignalName: c.Name, Params: c.Params, Payload: c.Payload, Index: c.Index}
+		return store.Message{Queue: store.QueueWork, Body: EncodeWork(m)}, true, nil
 	case engine.StartSubworkflow:
-		m := base
-		m.Kind, m.StepID, m.Attempt, m.Subworkflow = WorkStartSubworkflow, c.StepID, c.Attempt, &c
-		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m))}, true, nil
+		m := SubworkflowWork{StepRef: stepRefOf(run, c.StepID, c.Attempt), Subworkflow: &c}
+		return store.Message{Queue: store.QueueWork, Body: EncodeWork(m)}, true, nil
 	case engine.CancelJob:
-		m := base
-		m.Kind, m.StepID, m.Attempt, m.StepKind, m.StepType, m.Job, m.Reason = WorkCancelJob, c.StepID, c.Attempt, model.KindStep, c.StepType, c.Job, c.Reason
-		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m))}, true, nil
+		m := CancelJobWork{StepRef: stepRefOf(run, c.StepID, c.Attempt), StepType: c.StepType, Job: c.Job, Reason: c.Reason}
+		return store.Message{Queue: store.QueueWork, Body: EncodeWork(m)}, true, nil
 	case engine.InstanceDone:
 		// Nothing to send: status changes reach subscribers from the stream.
 		return store.Message{}, false, nil

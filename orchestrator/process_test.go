@@ -91,7 +91,7 @@ func TestInlineRunsOnlyWithTimeLeft(t *testing.T) {
 	// would write it: the write leaves the commit for the worker's claim.
 	started := now.UnixMilli()
 	st.Steps = []engine.StepState{{StepID: "a", Attempt: 1, Status: model.StepRunning, CreateTime: started, StartTime: started}}
-	ws := workerStart(WorkMessage{Kind: WorkRunStep, WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "a", Attempt: 1, StartTime: started})
+	ws := workerStart(StepWork{StepRef: StepRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "a", Attempt: 1}, StartTime: started})
 	commit = &store.Commit{Attempts: []store.Attempt{{StepID: "b", Attempt: 1, Status: "SUCCEEDED"},
 		{StepID: "a", Attempt: 1, Status: "RUNNING", Body: ws.Body, Timeline: ws.Timeline}}}
 	if !in.claim(commit, st, now.Add(time.Minute)) || len(commit.Attempts) != 1 || commit.Attempts[0].StepID != "b" ||

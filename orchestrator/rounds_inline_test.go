@@ -21,7 +21,7 @@ type rigRunner struct {
 	outcome engine.Outcome
 }
 
-func (f *rigRunner) RunStep(_ context.Context, m WorkMessage) (engine.StepFinished, error) {
+func (f *rigRunner) RunStep(_ context.Context, m StepWork) (engine.StepFinished, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.calls == nil {
@@ -47,16 +47,17 @@ func titusRunners(runner *rigRunner) map[model.StepType]StepRunner {
 type inlineCase struct {
 	r  *roundRig
 	wf string
-	m  WorkMessage
+	m  wireWork
 	in *inlineRound
 }
 
 // claimInline claims m's attempt for token as the worker's claim does and
 // returns the inline round of its success; withEnd has the worker write
 // the end itself (store.FinishAttempt), else record the outcome.
-func (r *roundRig) claimInline(m WorkMessage, token string, withEnd bool, prev *engine.Instance) *inlineRound {
+func (r *roundRig) claimInline(w wireWork, token string, withEnd bool, prev *engine.Instance) *inlineRound {
 	r.t.Helper()
-	ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
+	m := w.step(r.t)
+	ref := m.Ref()
 	now := r.clock.now()
 	if _, err := r.ms.Attempts.ClaimAttempt(r.ctx, ref, token, now, now.Add(time.Minute), workerStart(m)); err != nil {
 		r.t.Fatalf("claim %s: %v", ref, err)
@@ -204,7 +205,7 @@ func TestInlineRoundRecordsBesideTheRead(t *testing.T) {
 		if withPrev {
 			prev = c.r.state(c.wf, 1, 1)
 		}
-		in := c.r.o.Worker.inlineRound(c.r.ctx, c.m, titusRunners(&rigRunner{}), "tok-a", c.in.event, workerEnd(c.m, mustStepFinished(t, c.in.event.Body)), nil, prev)
+		in := c.r.o.Worker.inlineRound(c.r.ctx, c.m.step(t), titusRunners(&rigRunner{}), "tok-a", c.in.event, workerEnd(c.m.step(t), mustStepFinished(t, c.in.event.Body)), nil, prev)
 		c.r.putEvent(c.wf, 1, 1, actionEventID("u"), engine.Action{Action: "STOP"})
 		_, _, err := c.r.o.Rounds.processOnce(c.r.ctx, rigWake(c.wf, 1, 1), fullRound(), in, nil)
 		if !errors.Is(err, errContended) {

@@ -458,10 +458,10 @@ func (r *roundRig) finish(wf string, inst, run int64, step string, attempt int64
 
 // work returns the run_step messages of the commits since the last call,
 // in commit order.
-func (r *roundRig) work() []WorkMessage {
+func (r *roundRig) work() []wireWork {
 	r.t.Helper()
 	cs := r.runs.committed()
-	var out []WorkMessage
+	var out []wireWork
 	for _, c := range cs[r.taken:] {
 		out = append(out, rigWorkOf(r.t, c.Outbox, WorkRunStep)...)
 	}
@@ -470,14 +470,14 @@ func (r *roundRig) work() []WorkMessage {
 }
 
 // rigWorkOf returns the work messages of kind among msgs.
-func rigWorkOf(t testing.TB, msgs []store.Message, kind WorkKind) []WorkMessage {
+func rigWorkOf(t testing.TB, msgs []store.Message, kind WorkKind) []wireWork {
 	t.Helper()
-	var out []WorkMessage
+	var out []wireWork
 	for _, m := range msgs {
 		if m.Queue != store.QueueWork {
 			continue
 		}
-		var w WorkMessage
+		var w wireWork
 		if err := jsonnum.Decode([]byte(m.Body), &w); err != nil {
 			t.Fatalf("work message %s: %v", m.Body, err)
 		}

@@ -33,9 +33,10 @@ func parallelRig(t *testing.T) (*roundRig, string) {
 // endByWorker has a worker claim step's attempt 1 from its work message and
 // write its success as its end (store.FinishAttempt), as a worker that
 // found the run contended does; it returns the wake naming it.
-func (r *roundRig) endByWorker(m WorkMessage) store.Wake {
+func (r *roundRig) endByWorker(w wireWork) store.Wake {
 	r.t.Helper()
-	ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
+	m := w.step(r.t)
+	ref := m.Ref()
 	now := r.clock.now()
 	if _, err := r.ms.Attempts.ClaimAttempt(r.ctx, ref, "tok-"+m.StepID, now, now.Add(time.Minute), workerStart(m)); err != nil {
 		r.t.Fatalf("claim %s: %v", ref, err)
@@ -54,7 +55,7 @@ func (r *roundRig) endByWorker(m WorkMessage) store.Wake {
 }
 
 // workFor returns the work message of step among msgs.
-func workFor(t *testing.T, msgs []WorkMessage, step string) WorkMessage {
+func workFor(t *testing.T, msgs []wireWork, step string) wireWork {
 	t.Helper()
 	for _, m := range msgs {
 		if m.StepID == step {
@@ -62,7 +63,7 @@ func workFor(t *testing.T, msgs []WorkMessage, step string) WorkMessage {
 		}
 	}
 	t.Fatalf("no work message for step %s among %d", step, len(msgs))
-	return WorkMessage{}
+	return wireWork{}
 }
 
 // TestWakeAppliesEventsInIDOrder: a decider's round applies the run's
@@ -332,7 +333,7 @@ func TestWakeAppliesEndsWorkersWrote(t *testing.T) {
 		m := workFor(t, r.work(), "b")
 		ref := store.AttemptRef{WorkflowID: wf, InstanceID: 1, RunID: 1, StepID: "b", Attempt: 1}
 		now := r.clock.now()
-		if _, err := r.ms.Attempts.ClaimAttempt(r.ctx, ref, "tok", now, now.Add(time.Minute), workerStart(m)); err != nil {
+		if _, err := r.ms.Attempts.ClaimAttempt(r.ctx, ref, "tok", now, now.Add(time.Minute), workerStart(m.step(t))); err != nil {
 			t.Fatal(err)
 		}
 		fatal := engine.StepFinished{StepID: "b", Attempt: 1, Outcome: engine.OutcomeFatalError, Message: "worker died after this"}
@@ -388,7 +389,7 @@ func TestWakeOfADeletedWorkflowIsDropped(t *testing.T) {
 	if _, err := r.o.Definitions.DeleteWorkflow(r.ctx, wf); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.o.Worker.HandleWork(r.ctx, mustJSON(WorkMessage{Kind: WorkPurge, WorkflowID: wf, Round: 1}), nil); err != nil {
+	if _, err := r.o.Worker.HandleWork(r.ctx, mustJSON(wireWork{Kind: WorkPurge, WorkflowID: wf, Round: 1}), nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := r.ms.Runs.LoadRun(r.ctx, wf, 1, 1); !errors.Is(err, store.ErrNotFound) {
@@ -397,7 +398,7 @@ func TestWakeOfADeletedWorkflowIsDropped(t *testing.T) {
 	if err := r.o.Rounds.HandleWake(r.ctx, []byte(store.WakeBody(wf, 1, 1))); err != nil {
 		t.Errorf("wake: %v", err)
 	}
-	backstop := mustJSON(WorkMessage{Kind: WorkWake, WorkflowID: wf, InstanceID: 1, RunID: 1})
+	backstop := mustJSON(wireWork{Kind: WorkWake, WorkflowID: wf, InstanceID: 1, RunID: 1})
 	if _, err := r.o.Worker.HandleWork(r.ctx, backstop, nil); err != nil {
 		t.Errorf("backstop: %v", err)
 	}
@@ -414,7 +415,7 @@ func TestBackstopHandsPendingRunsToTheDecider(t *testing.T) {
 	wf := r.push(rigDef("bs", "", rigStep("a", "Titus")))
 	r.start(wf)
 	backstop := func(inst int64) error {
-		_, err := r.o.Worker.HandleWork(r.ctx, mustJSON(WorkMessage{Kind: WorkWake, WorkflowID: wf, InstanceID: inst, RunID: 1}), nil)
+		_, err := r.o.Worker.HandleWork(r.ctx, mustJSON(wireWork{Kind: WorkWake, WorkflowID: wf, InstanceID: inst, RunID: 1}), nil)
 		return err
 	}
 	sent := len(d.messages())
@@ -439,7 +440,7 @@ func TestBackstopHandsPendingRunsToTheDecider(t *testing.T) {
 	// Without a dispatcher the hand-off is an inbox event, whose wake the
 	// stream carries.
 	r2, wf2 := chainRig(t)
-	if _, err := r2.o.Worker.HandleWork(r2.ctx, mustJSON(WorkMessage{Kind: WorkWake, WorkflowID: wf2, InstanceID: 1, RunID: 1}), nil); err != nil {
+	if _, err := r2.o.Worker.HandleWork(r2.ctx, mustJSON(wireWork{Kind: WorkWake, WorkflowID: wf2, InstanceID: 1, RunID: 1}), nil); err != nil {
 		t.Fatal(err)
 	}
 	if ids := r2.pending(wf2, 1, 1); len(ids) != 2 || ids[1] != handOffEventID("uuid-0002") {

@@ -96,7 +96,7 @@ func (o *Signals) AnnounceSignal(ctx context.Context, a signals.Announce, src Si
 	rec, created, err := o.store.Signals.AnnounceSignal(ctx, store.NewSignal{
 		Name: a.Name, Params: params, Payload: payload, RequestID: a.RequestID, Source: source, Now: o.now(),
 		Outbox: func(seq int64) ([]store.Message, error) {
-			return []store.Message{{Queue: store.QueueWork, Body: string(mustJSON(WorkMessage{Kind: WorkSignal, SignalName: a.Name, SignalSeq: seq}))}}, nil
+			return []store.Message{{Queue: store.QueueWork, Body: EncodeWork(SignalWork{SignalName: a.Name, SignalSeq: seq})}}, nil
 		},
 	})
 	if err != nil {
@@ -427,7 +427,7 @@ func (o *Signals) syncSignalTriggers(ctx context.Context, wf string) error {
 // announceOutput announces a step's signal output; the request id derives
 // from the attempt and the output's index, so a redelivered message
 // announces once.
-func (o *Signals) announceOutput(ctx context.Context, m WorkMessage) error {
+func (o *Signals) announceOutput(ctx context.Context, m AnnounceWork) error {
 	a := signals.Announce{Name: m.SignalName, Params: map[string]any(m.Params), Payload: m.Payload,
 		RequestID: fmt.Sprintf("step:%s/%d/%d/%s/%d/%d", m.WorkflowID, m.InstanceID, m.RunID, m.StepID, m.Attempt, m.Index)}
 	_, err := o.AnnounceSignal(ctx, a, SignalSource{Kind: "step", WorkflowID: m.WorkflowID, InstanceID: m.InstanceID,

@@ -35,11 +35,11 @@ type CallbackRunner interface {
 	StepRunner
 	// Waits reports whether m's attempt is handed over (Dispatch) rather
 	// than run (RunStep).
-	Waits(m WorkMessage) bool
+	Waits(m StepWork) bool
 	// Dispatch hands m's attempt with token to an external system and
 	// says where it went. A non-nil res ends the attempt at once instead
 	// (the system refused it); an error is a platform error.
-	Dispatch(ctx context.Context, m WorkMessage, token string) (h Handover, res *engine.StepFinished, err error)
+	Dispatch(ctx context.Context, m StepWork, token string) (h Handover, res *engine.StepFinished, err error)
 }
 
 // Handover says where a CallbackRunner handed a step attempt.
@@ -69,7 +69,7 @@ func newTaskToken() (string, error) {
 }
 
 // callbackRunnerFor returns the CallbackRunner that hands m's attempt over, if any.
-func callbackRunnerFor(m WorkMessage, runners map[model.StepType]StepRunner) (CallbackRunner, bool) {
+func callbackRunnerFor(m StepWork, runners map[model.StepType]StepRunner) (CallbackRunner, bool) {
 	if m.StepKind != model.KindStep {
 		return nil, false
 	}
@@ -82,7 +82,7 @@ func callbackRunnerFor(m WorkMessage, runners map[model.StepType]StepRunner) (Ca
 
 // dispatchStep hands claimed attempt m (claimed with claim) to its external
 // system with a new task token.
-func (o *Worker) dispatchStep(ctx context.Context, m WorkMessage, d CallbackRunner, claim string) error {
+func (o *Worker) dispatchStep(ctx context.Context, m StepWork, d CallbackRunner, claim string) error {
 	ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
 	token, err := newTaskToken()
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/maestro-serverless/maestro/engine"
@@ -34,7 +33,7 @@ type TriggerSchedules interface {
 
 // syncMessage is the outbox message that syncs a workflow's schedules.
 func syncMessage(wf string) store.Message {
-	return store.Message{Queue: store.QueueWork, Body: string(mustJSON(WorkMessage{Kind: WorkSyncTriggers, WorkflowID: wf}))}
+	return store.Message{Queue: store.QueueWork, Body: EncodeWork(SyncTriggersWork{WorkflowID: wf})}
 }
 
 // wantedSchedules returns the schedules a workflow's head (nil: the
@@ -105,11 +104,7 @@ func (o *Worker) syncTriggers(ctx context.Context, wf string) error {
 // A firing with fuzzy_max_delay waits its deterministic jitter first
 // (redelay). A firing for a workflow that is gone, inactive, or whose
 // triggers are disabled starts nothing.
-func (o *Worker) fireTrigger(ctx context.Context, body []byte) (time.Duration, error) {
-	f, err := triggers.ParseFiring(body)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrPoison, err)
-	}
+func (o *Worker) fireTrigger(ctx context.Context, f triggers.Firing) (time.Duration, error) {
 	head, err := o.store.Definitions.GetHead(ctx, f.WorkflowID)
 	if errors.Is(err, store.ErrNotFound) {
 		o.log.InfoContext(ctx, "time trigger of a deleted workflow ignored", "workflow_id", f.WorkflowID)

@@ -19,68 +19,90 @@ import (
 // an engine event; it must be safe to call twice for the same attempt
 // (messages may be delivered twice).
 type StepRunner interface {
-	RunStep(ctx context.Context, m WorkMessage) (engine.StepFinished, error)
+	RunStep(ctx context.Context, m StepWork) (engine.StepFinished, error)
 }
 
 // HandleWork processes one work-queue message. When a timer is not yet due
 // (waits longer than one SQS delay arrive in several hops) it returns the
 // remaining wait and the caller re-queues the message with that delay.
 func (o *Worker) HandleWork(ctx context.Context, body []byte, runners map[model.StepType]StepRunner) (redelay time.Duration, err error) {
-	var m WorkMessage
-	if err := jsonnum.Decode(body, &m); err != nil {
-		return 0, fmt.Errorf("%w: decode work message: %v", ErrPoison, err)
+	w, err := DecodeWork(body)
+	if err != nil {
+		return 0, err
 	}
-	m.annotate(ctx)
-	var ev store.Event
-	switch m.Kind {
-	case WorkTimer:
+	annotate(ctx, w)
+	switch m := w.(type) {
+	case *TimerWork:
 		if wait := m.FireAt.Sub(o.now()); wait > 500*time.Millisecond {
 			return wait, nil
 		}
-		ev = store.Event{
+		return 0, o.putResult(ctx, m.StepRef, store.Event{
 			ID:   timerEventID(m.StepID, m.Attempt, m.Purpose),
 			Body: mustJSON(engine.TimerFired{StepID: m.StepID, Attempt: m.Attempt, Purpose: m.Purpose}),
 			// The run's sweep due time covers the timers it awaits
 			// (engine.Awaited), all but signal checks.
 			Covered: m.Purpose != engine.PurposeSignalCheck,
-		}
-	case WorkWake:
+		})
+	case *WakeWork:
 		return 0, o.rounds.handleBackstop(ctx, store.Wake{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID})
-	case WorkPurge:
-		return 0, o.purge(ctx, m)
-	case WorkSyncTriggers:
+	case *PurgeWork:
+		return 0, o.purge(ctx, *m)
+	case *SyncTriggersWork:
 		return 0, o.syncTriggers(ctx, m.WorkflowID)
-	case WorkSignal:
+	case *SignalWork:
 		return 0, o.signals.handleSignal(ctx, m.SignalName, m.SignalSeq)
-	case WorkAnnounce:
-		return 0, o.signals.announceOutput(ctx, m)
-	case WorkTimeTrigger:
-		return o.fireTrigger(ctx, body)
-	case WorkRunStep:
-		return o.claimAndRun(ctx, m, runners)
-	case WorkStartSubworkflow:
-		return 0, o.startSubworkflow(ctx, m)
-	case WorkSweep:
+	case *AnnounceWork:
+		return 0, o.signals.announceOutput(ctx, *m)
+	case TimeTriggerWork:
+		return o.fireTrigger(ctx, m.Firing)
+	case *StepWork:
+		return o.claimAndRun(ctx, *m, runners)
+	case *SubworkflowWork:
+		return 0, o.startSubworkflow(ctx, *m)
+	case *SweepWork:
 		_, err := o.sweeper.Sweep(ctx)
 		return 0, err
-	case WorkCancelJob:
-		return 0, o.cancelJob(ctx, m, runners)
-	case WorkJobEvent:
+	case *CancelJobWork:
+		return 0, o.cancelJob(ctx, *m, runners)
+	case *JobEventWork:
 		return 0, o.handleJobEvent(ctx, m.JobEvent, runners)
-	default:
-		return 0, fmt.Errorf("%w: unknown work kind %q", ErrPoison, m.Kind)
 	}
-	return 0, o.putResult(ctx, m, ev)
+	return 0, fmt.Errorf("%w: no handler for work kind %q", ErrPoison, w.Kind())
 }
 
-// annotate adds the message's ids to ctx's log scope (package logctx).
-func (m *WorkMessage) annotate(ctx context.Context) {
-	attrs := []any{"kind", string(m.Kind)}
-	if m.WorkflowID != "" {
-		attrs = append(attrs, "workflow_id", m.WorkflowID, "instance_id", m.InstanceID, "run_id", m.RunID)
+// annotate adds the message's kind and ids to ctx's log scope (package
+// logctx).
+func annotate(ctx context.Context, w Work) {
+	attrs := []any{"kind", string(w.Kind())}
+	var ref StepRef
+	switch m := w.(type) {
+	case *StepWork:
+		ref = m.StepRef
+	case *TimerWork:
+		ref = m.StepRef
+	case *AnnounceWork:
+		ref = m.StepRef
+	case *SubworkflowWork:
+		ref = m.StepRef
+	case *CancelJobWork:
+		ref = m.StepRef
+	case *WakeWork:
+		ref = StepRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID}
+	case *PurgeWork:
+		ref.WorkflowID = m.WorkflowID
+	case *SyncTriggersWork:
+		ref.WorkflowID = m.WorkflowID
+	case TimeTriggerWork:
+		ref.WorkflowID = m.WorkflowID
 	}
-	if m.StepID != "" {
-		attrs = append(attrs, "step_id", m.StepID, "attempt", m.Attempt)
+	if ref.WorkflowID != "" {
+		attrs = append(attrs, "workflow_id", ref.WorkflowID)
+	}
+	if ref.InstanceID != 0 {
+		attrs = append(attrs, "instance_id", ref.InstanceID, "run_id", ref.RunID)
+	}
+	if ref.StepID != "" {
+		attrs = append(attrs, "step_id", ref.StepID, "attempt", ref.Attempt)
 	}
 	logctx.Add(ctx, attrs...)
 }
@@ -91,7 +113,7 @@ func (m *WorkMessage) annotate(ctx context.Context) {
 // run's parallel steps are decided together. (Waking the decider directly
 // from each worker made a decision per result: on the 300-step Http DAG, 63%
 // more transactions, the run item rewritten for each, and a slower run.)
-func (o *Worker) putResult(ctx context.Context, m WorkMessage, ev store.Event) error {
+func (o *Worker) putResult(ctx context.Context, m StepRef, ev store.Event) error {
 	return o.store.Runs.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev)
 }
 
@@ -100,8 +122,8 @@ func (o *Worker) putResult(ctx context.Context, m WorkMessage, ev store.Event) e
 // again when the lease ends, or finds it finished or stopped and is dropped.
 // A worker that dies keeps the claim until its lease ends; the message's
 // redelivery then runs the step again.
-func (o *Worker) claimAndRun(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) (time.Duration, error) {
-	ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
+func (o *Worker) claimAndRun(ctx context.Context, m StepWork, runners map[model.StepType]StepRunner) (time.Duration, error) {
+	ref := m.Ref()
 	now := o.now()
 	start := workerStart(m)
 	if m.Backstop {
@@ -171,7 +193,7 @@ func (o *Worker) claimAndRun(ctx context.Context, m WorkMessage, runners map[mod
 // race, the outcome goes to the decider (handResult), which applies it
 // together with its siblings' (a fan-in decided by N workers would have them
 // race for one run item). It never retries inline.
-func (o *Worker) runAndContinue(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner, token string, recorded *engine.StepFinished) error {
+func (o *Worker) runAndContinue(ctx context.Context, m StepWork, runners map[model.StepType]StepRunner, token string, recorded *engine.StepFinished) error {
 	// unclaimed is the deferred start of the attempt in hand when this
 	// worker's own commit started it: no other worker has a message for
 	// it, so it runs unclaimed and its item is written once, at its end
@@ -211,7 +233,7 @@ func (o *Worker) runAndContinue(ctx context.Context, m WorkMessage, runners map[
 				// the item, start first (see deferred.go).
 				o.log.WarnContext(ctx, "cannot claim a step attempt run unclaimed; sending its outcome to the run's inbox",
 					"attempt", ref.String(), "error", err)
-				return o.putResult(ctx, m, ev)
+				return o.putResult(ctx, m.StepRef, ev)
 			case !claimed:
 				return nil
 			}
@@ -245,7 +267,7 @@ func (o *Worker) runAndContinue(ctx context.Context, m WorkMessage, runners map[
 
 // inlineRound is the inline continuation of m's run with outcome ev (end,
 // when the worker writes the end itself) of the attempt in hand.
-func (o *Worker) inlineRound(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner, token string, ev store.Event,
+func (o *Worker) inlineRound(ctx context.Context, m StepWork, runners map[model.StepType]StepRunner, token string, ev store.Event,
 	end *store.AttemptEnd, unclaimed *store.AttemptStart, prev *engine.Instance) *inlineRound {
 	ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
 	in := &inlineRound{event: ev, step: m.StepID, token: token, runnable: o.runnableHere(ctx, runners), prev: prev,
@@ -273,7 +295,7 @@ func (o *Worker) inlineRound(ctx context.Context, m WorkMessage, runners map[mod
 // inlineFailed follows an inline round that did not commit (err): an end
 // it recorded gets its wake, a lost claim sends the outcome to the inbox,
 // anything else hands it to the decider.
-func (o *Worker) inlineFailed(ctx context.Context, m WorkMessage, in *inlineRound, token string, res engine.StepFinished,
+func (o *Worker) inlineFailed(ctx context.Context, m StepWork, in *inlineRound, token string, res engine.StepFinished,
 	ev store.Event, unclaimed *store.AttemptStart, err error) error {
 	ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
 	if in.recorded && in.ended != nil {
@@ -285,7 +307,7 @@ func (o *Worker) inlineFailed(ctx context.Context, m WorkMessage, in *inlineRoun
 		return nil
 	}
 	if errors.Is(err, store.ErrClaimLost) {
-		return o.putResult(ctx, m, ev)
+		return o.putResult(ctx, m.StepRef, ev)
 	}
 	if !errors.Is(err, errContended) && !errors.Is(err, store.ErrConflict) {
 		o.log.WarnContext(ctx, "cannot apply a step's outcome inline; leaving it to the decider",
@@ -320,7 +342,7 @@ func (o *Worker) claimUnclaimed(ctx context.Context, ref store.AttemptRef, token
 // or, for an attempt run unclaimed from start, store.FinishDeferredAttempt);
 // anything else, or a write that fails, goes to the run's inbox as event
 // ev.
-func (o *Worker) handResult(ctx context.Context, m WorkMessage, token string, res engine.StepFinished, ev store.Event, unclaimed *store.AttemptStart) error {
+func (o *Worker) handResult(ctx context.Context, m StepWork, token string, res engine.StepFinished, ev store.Event, unclaimed *store.AttemptStart) error {
 	if end := workerEnd(m, res); end != nil {
 		ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
 		err := o.writeEnd(ctx, ref, token, unclaimed, *end, true)
@@ -332,7 +354,7 @@ func (o *Worker) handResult(ctx context.Context, m WorkMessage, token string, re
 				"attempt", ref.String(), "error", err)
 		}
 	}
-	return o.putResult(ctx, m, ev)
+	return o.putResult(ctx, m.StepRef, ev)
 }
 
 // writeEnd writes attempt ref's end as its worker: on the item token
@@ -349,7 +371,7 @@ func (o *Worker) writeEnd(ctx context.Context, ref store.AttemptRef, token strin
 // the other; the next step then goes through the work queue.
 const maxInlineSteps = 1000
 
-// crowdInline is how many steps started with it (WorkMessage.Crowd) make a
+// crowdInline is how many steps started with it (StepWork.Crowd) make a
 // step's worker hand its outcome to the decider without trying to
 // continue the run inline: the run is busy until nearly all of them are
 // done, and finding that out costs a read of the run's whole state (25 KB
@@ -467,14 +489,11 @@ func (o *Rounds) othersInFlight(ctx context.Context, g *engine.Graph, st *engine
 }
 
 // runStepMessage is the work message of a RunStep command.
-func runStepMessage(w store.Wake, c engine.RunStep) WorkMessage {
-	return WorkMessage{
-		Kind: WorkRunStep, WorkflowID: w.WorkflowID, InstanceID: w.InstanceID, RunID: w.RunID,
-		StepID: c.StepID, Attempt: c.Attempt, StepKind: c.StepKind, StepType: c.StepType, Params: c.Params,
-	}
+func runStepMessage(w store.Wake, c engine.RunStep) StepWork {
+	return StepWork{StepRef: stepRefOf(w, c.StepID, c.Attempt), StepKind: c.StepKind, StepType: c.StepType, Params: c.Params}
 }
 
-func (o *Worker) runStep(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) engine.StepFinished {
+func (o *Worker) runStep(ctx context.Context, m StepWork, runners map[model.StepType]StepRunner) engine.StepFinished {
 	r, ok := runners[m.StepType]
 	if !ok || m.StepKind != model.KindStep {
 		what := string(m.StepType)
@@ -596,11 +615,15 @@ func BackstopsNeeded(ctx context.Context, attempts AttemptStore, msgs []store.Me
 	at := make([]store.AttemptRef, len(msgs))
 	for i, m := range msgs {
 		needed[i] = true
-		var w WorkMessage
-		if m.Queue != store.QueueWork || jsonnum.Decode([]byte(m.Body), &w) != nil || w.Kind != WorkRunStep {
+		if m.Queue != store.QueueWork {
 			continue
 		}
-		at[i] = store.AttemptRef{WorkflowID: w.WorkflowID, InstanceID: w.InstanceID, RunID: w.RunID, StepID: w.StepID, Attempt: w.Attempt}
+		w, err := DecodeWork([]byte(m.Body))
+		step, ok := w.(*StepWork)
+		if err != nil || !ok {
+			continue
+		}
+		at[i] = step.Ref()
 		refs = append(refs, at[i])
 	}
 	if len(refs) == 0 {

@@ -22,25 +22,25 @@ func TestBackstopsNeeded(t *testing.T) {
 	r := newRoleRig(t)
 	r.push(workDef("backstop", "", workStep("a", "Titus", ""), workStep("b", "Titus", ""), workStep("c", "Titus", "")))
 	r.start("backstop", StartRequest{})
-	byStep := map[string]WorkMessage{}
+	byStep := map[string]wireWork{}
 	for _, m := range r.disp.take(t) {
 		byStep[m.StepID] = m
 	}
 	if _, err := r.work(byStep["a"], rigRunners(&workRunner{})); err != nil { // ran and ended
 		t.Fatal(err)
 	}
-	b := byStep["b"]
-	ref := store.AttemptRef{WorkflowID: b.WorkflowID, InstanceID: b.InstanceID, RunID: b.RunID, StepID: b.StepID, Attempt: b.Attempt}
+	b := byStep["b"].step(t)
+	ref := b.Ref()
 	now := r.clock.Now()
 	if _, err := r.mem.Attempts.ClaimAttempt(r.ctx, ref, "tok", now, now.Add(DefaultClaimLease), workerStart(b)); err != nil {
 		t.Fatal(err) // claimed, still running
 	}
-	work := func(m WorkMessage) store.Message {
+	work := func(m wireWork) store.Message {
 		return store.Message{Queue: store.QueueWork, Body: string(mustJSON(m))}
 	}
 	msgs := []store.Message{
 		work(byStep["a"]), work(byStep["b"]), work(byStep["c"]),
-		work(WorkMessage{Kind: WorkTimer, WorkflowID: "backstop", InstanceID: 1, RunID: 1, StepID: "a", Attempt: 1}),
+		work(wireWork{Kind: WorkTimer, WorkflowID: "backstop", InstanceID: 1, RunID: 1, StepID: "a", Attempt: 1}),
 		{Queue: store.QueueWork, Body: "not json"},
 		store.WakeMessageOf(store.Wake{WorkflowID: "backstop", InstanceID: 1, RunID: 1}),
 	}

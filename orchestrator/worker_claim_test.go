@@ -12,7 +12,7 @@ import (
 )
 
 // rigOne starts a one-Titus-step workflow wf and returns its run_step.
-func rigOne(t *testing.T, r *roleRig, wf string, extra string) WorkMessage {
+func rigOne(t *testing.T, r *roleRig, wf string, extra string) wireWork {
 	t.Helper()
 	r.push(workDef(wf, "", workStep("t0", "Titus", extra)))
 	r.start(wf, StartRequest{})
@@ -39,7 +39,7 @@ func TestWorkerSecondDeliveryWaitsForTheLease(t *testing.T) {
 	}
 	var inside []answer
 	claims := 0
-	runner.run = func(WorkMessage) (engine.StepFinished, error) {
+	runner.run = func(StepWork) (engine.StepFinished, error) {
 		if len(runner.ran()) == 1 {
 			claims = len(r.log.ops("ClaimAttempt"))
 			for _, c := range []struct {
@@ -84,7 +84,7 @@ func TestWorkerRunsAgainAfterTheLeaseEnds(t *testing.T) {
 	r := newRoleRig(t)
 	m := rigOne(t, r, "dead", "")
 	ref := store.AttemptRef{WorkflowID: "dead", InstanceID: 1, RunID: 1, StepID: "t0", Attempt: 1}
-	if _, err := r.mem.Attempts.ClaimAttempt(r.ctx, ref, "dead-worker", r.clock.Now(), r.clock.Now().Add(DefaultClaimLease), workerStart(m)); err != nil {
+	if _, err := r.mem.Attempts.ClaimAttempt(r.ctx, ref, "dead-worker", r.clock.Now(), r.clock.Now().Add(DefaultClaimLease), workerStart(m.step(t))); err != nil {
 		t.Fatal(err)
 	}
 	runner := &workRunner{}
@@ -124,7 +124,7 @@ func TestWorkerDropsWorkOfEndedAttempts(t *testing.T) {
 	missing := done
 	missing.Attempt, missing.StartTime = 7, 0
 	before := len(runner.ran())
-	for name, m := range map[string]WorkMessage{"succeeded": done, "stopped": stopped, "no such attempt": missing} {
+	for name, m := range map[string]wireWork{"succeeded": done, "stopped": stopped, "no such attempt": missing} {
 		for _, backstop := range []bool{false, true} {
 			m.Backstop = backstop
 			if d, err := r.work(m, rigRunners(runner)); err != nil || d != 0 {
@@ -186,14 +186,14 @@ func TestWorkerAppliesTheOutcomeADeadWorkerRecorded(t *testing.T) {
 			m := rigOne(t, r, "recorded", "")
 			ref := store.AttemptRef{WorkflowID: "recorded", InstanceID: 1, RunID: 1, StepID: "t0", Attempt: 1}
 			now := r.clock.Now()
-			if _, err := r.mem.Attempts.ClaimAttempt(r.ctx, ref, "dead", now, now.Add(time.Second), workerStart(m)); err != nil {
+			if _, err := r.mem.Attempts.ClaimAttempt(r.ctx, ref, "dead", now, now.Add(time.Second), workerStart(m.step(t))); err != nil {
 				t.Fatal(err)
 			}
 			if err := r.mem.Attempts.RecordOutcome(r.ctx, ref, "dead", mustJSON(c.recorded)); err != nil {
 				t.Fatal(err)
 			}
 			r.clock.Advance(2 * time.Second)
-			runner := &workRunner{run: func(WorkMessage) (engine.StepFinished, error) {
+			runner := &workRunner{run: func(StepWork) (engine.StepFinished, error) {
 				return engine.StepFinished{Outcome: engine.OutcomeSucceeded, Outputs: map[string]any{"out": "ran"}}, nil
 			}}
 			if _, err := r.work(m, rigRunners(runner)); err != nil {
@@ -226,22 +226,22 @@ func TestWorkerStepOutcomes(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		runners func(*workRunner) map[model.StepType]StepRunner
-		run     func(WorkMessage) (engine.StepFinished, error)
+		run     func(StepWork) (engine.StepFinished, error)
 		status  model.StepStatus
 		message string
 	}{
-		{"success", nil, func(WorkMessage) (engine.StepFinished, error) {
+		{"success", nil, func(StepWork) (engine.StepFinished, error) {
 			return engine.StepFinished{Outcome: engine.OutcomeSucceeded, Outputs: map[string]any{"n": int64(3)}}, nil
 		}, model.StepSucceeded, ""},
-		{"runner error", nil, func(WorkMessage) (engine.StepFinished, error) {
+		{"runner error", nil, func(StepWork) (engine.StepFinished, error) {
 			return engine.StepFinished{}, errors.New("connection refused")
 		}, model.StepPlatformFailed, "connection refused; retrying in"},
-		{"user error", nil, func(WorkMessage) (engine.StepFinished, error) {
+		{"user error", nil, func(StepWork) (engine.StepFinished, error) {
 			return engine.StepFinished{Outcome: engine.OutcomeUserError, Message: "bad input"}, nil
 		}, model.StepUserFailed, "bad input; retrying in"},
 		{"no runner", func(*workRunner) map[model.StepType]StepRunner { return map[model.StepType]StepRunner{} }, nil,
 			model.StepFatallyFailed, "step type Titus is not supported by this runtime"},
-		{"outputs too large", nil, func(WorkMessage) (engine.StepFinished, error) {
+		{"outputs too large", nil, func(StepWork) (engine.StepFinished, error) {
 			return engine.StepFinished{Outcome: engine.OutcomeSucceeded, Outputs: map[string]any{"big": big}}, nil
 		}, model.StepFatallyFailed, "output"},
 	} {
@@ -289,7 +289,7 @@ func TestWorkerLostClaim(t *testing.T) {
 	m := rigOne(t, r, "lost", "")
 	runner := &workRunner{}
 	runners := rigRunners(runner)
-	runner.run = func(WorkMessage) (engine.StepFinished, error) {
+	runner.run = func(StepWork) (engine.StepFinished, error) {
 		if len(runner.ran()) == 1 {
 			r.clock.Advance(DefaultClaimLease + time.Second)
 			if _, err := r.work(m, runners); err != nil {
@@ -348,7 +348,7 @@ func TestWorkerLateRunStepOfAPurgedWorkflowRunsNothing(t *testing.T) {
 	if _, err := r.o.Definitions.DeleteWorkflow(r.ctx, "gone"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.work(WorkMessage{Kind: WorkPurge, WorkflowID: "gone", Round: 1}, nil); err != nil {
+	if _, err := r.work(wireWork{Kind: WorkPurge, WorkflowID: "gone", Round: 1}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if r.stored("gone", 1, 1, "t0", 1) != nil {

@@ -61,7 +61,7 @@ func TestWorkerTimerArrivingEarlyIsDelayedAgain(t *testing.T) {
 	r := newRoleRig(t)
 	r.push(workDef("nap", "", workStep("s", "Sleep", `"params": {"sleep_seconds": {"type": "LONG", "value": 1200}}`)))
 	r.start("nap", StartRequest{})
-	var timers []WorkMessage
+	var timers []wireWork
 	for _, m := range r.runs.sent(t, WorkTimer) {
 		if m.Purpose == engine.PurposeSleep {
 			timers = append(timers, m)
@@ -115,7 +115,7 @@ func TestWorkerBackstopWake(t *testing.T) {
 	r.push(rigChain("nudge", 1))
 	r.start("nudge", StartRequest{})
 	r.disp.take(t)
-	wake := WorkMessage{Kind: WorkWake, WorkflowID: "nudge", InstanceID: 1, RunID: 1}
+	wake := wireWork{Kind: WorkWake, WorkflowID: "nudge", InstanceID: 1, RunID: 1}
 
 	if _, err := r.work(wake, nil); err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestWorkerBackstopWake(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, kind := range []WorkKind{WorkWake, WorkTimer} {
-		m := WorkMessage{Kind: kind, WorkflowID: "nudge", InstanceID: 7, RunID: 1, StepID: "t0", Attempt: 1, Purpose: engine.PurposeRetry}
+		m := wireWork{Kind: kind, WorkflowID: "nudge", InstanceID: 7, RunID: 1, StepID: "t0", Attempt: 1, Purpose: engine.PurposeRetry}
 		if _, err := r.work(m, nil); err != nil && kind == WorkWake {
 			t.Errorf("%s of a deleted workflow: %v", kind, err)
 		}
@@ -214,7 +214,7 @@ func TestWorkerPurgeRounds(t *testing.T) {
 		if rigErrStatus(err) != 409 || !strings.Contains(err.Error(), "being deleted") {
 			t.Fatalf("push during the purge: %v", err)
 		}
-		if _, err := r.work(WorkMessage{Kind: WorkPurge, WorkflowID: "purged", Round: round}, nil); err != nil {
+		if _, err := r.work(wireWork{Kind: WorkPurge, WorkflowID: "purged", Round: round}, nil); err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
 		if len(defs.rearms) < int(round) {
@@ -265,7 +265,7 @@ func TestWorkerSyncTriggers(t *testing.T) {
 	  "time_triggers": [{"type": "PREDEFINED", "expression": "@hourly", "timezone": "UTC"}],
 	  "signal_triggers": [{"definitions": {"tick/go": {}}}],
 	  "steps": [{"step": {"id": "s", "type": "NoOp"}}]}}`)
-	sync := WorkMessage{Kind: WorkSyncTriggers, WorkflowID: wf}
+	sync := wireWork{Kind: WorkSyncTriggers, WorkflowID: wf}
 	prefix := triggers.SchedulePrefix(wf)
 	expect := func(stage string, n int) {
 		t.Helper()
@@ -504,14 +504,14 @@ func TestWorkerSweepMessageRunsTheSweeper(t *testing.T) {
 	if err := r.mem.Runs.PutEvent(r.ctx, "swept", 1, 1, stop); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.work(WorkMessage{Kind: WorkSweep}, nil); err != nil {
+	if _, err := r.work(wireWork{Kind: WorkSweep}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if st := r.state("swept", 1, 1); st.Status != model.WorkflowInProgress {
 		t.Fatalf("swept before the event was due: %s", st.Status)
 	}
 	r.clock.Advance(store.DefaultEventSweepAfter + DefaultSweepGrace + time.Second)
-	if _, err := r.work(WorkMessage{Kind: WorkSweep}, nil); err != nil {
+	if _, err := r.work(wireWork{Kind: WorkSweep}, nil); err != nil {
 		t.Fatal(err)
 	}
 	r.pump(nil)

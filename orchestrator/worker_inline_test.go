@@ -104,7 +104,7 @@ func TestWorkerCrowdHandsResultsToTheDecider(t *testing.T) {
 					t.Fatalf("%s: crowd %d, want %d", m.StepID, m.Crowd, c.n-1)
 				}
 			}
-			runner := &workRunner{run: func(m WorkMessage) (engine.StepFinished, error) {
+			runner := &workRunner{run: func(m StepWork) (engine.StepFinished, error) {
 				if m.StepID == "r0" {
 					return engine.StepFinished{Outcome: engine.OutcomeUserError, Message: "no"}, nil
 				}
@@ -241,7 +241,7 @@ func TestWorkerInlineCommitFailure(t *testing.T) {
 			m := r.disp.take(t)[0]
 			r.runs.setCommit(func(store.Commit) error { return c.commit })
 			r.log.reset()
-			runner := &workRunner{run: func(WorkMessage) (engine.StepFinished, error) {
+			runner := &workRunner{run: func(StepWork) (engine.StepFinished, error) {
 				return engine.StepFinished{Outcome: c.outcome, Message: "m"}, nil
 			}}
 			if _, err := r.work(m, rigRunners(runner)); err != nil {
@@ -271,7 +271,7 @@ func TestWorkerInlineCommitFailure(t *testing.T) {
 // meanwhile makes the worker drop its outcome; a claim the store refuses
 // sends the outcome to the inbox.
 func TestWorkerDeferredStartRunsUnclaimed(t *testing.T) {
-	fail := func(m WorkMessage) (engine.StepFinished, error) {
+	fail := func(m StepWork) (engine.StepFinished, error) {
 		if m.StepID == "t1" {
 			return engine.StepFinished{Outcome: engine.OutcomeFatalError, Message: "t1 broke"}, nil
 		}
@@ -298,7 +298,7 @@ func TestWorkerDeferredStartRunsUnclaimed(t *testing.T) {
 		r.push(rigChain("ended", 3))
 		r.start("ended", StartRequest{})
 		runner := &workRunner{}
-		runner.run = func(m WorkMessage) (engine.StepFinished, error) {
+		runner.run = func(m StepWork) (engine.StepFinished, error) {
 			if m.StepID == "t1" {
 				if _, err := r.o.Actions.ActOnInstance(r.ctx, "ended", 1, 0, "stop"); err != nil {
 					t.Errorf("stop: %v", err)

@@ -59,7 +59,7 @@ func (d *rigDispatcher) Dispatch(_ context.Context, msgs []store.Message) error 
 
 // take returns the work messages dispatched since the last take, and
 // keeps the decision-queue wakes for wakes.
-func (d *rigDispatcher) take(t testing.TB) []WorkMessage {
+func (d *rigDispatcher) take(t testing.TB) []wireWork {
 	d.mu.Lock()
 	var msgs []store.Message
 	rest := d.msgs[:0:0]
@@ -72,9 +72,9 @@ func (d *rigDispatcher) take(t testing.TB) []WorkMessage {
 	}
 	d.msgs = rest
 	d.mu.Unlock()
-	out := make([]WorkMessage, 0, len(msgs))
+	out := make([]wireWork, 0, len(msgs))
 	for _, m := range msgs {
-		var w WorkMessage
+		var w wireWork
 		if err := jsonnum.Decode([]byte(m.Body), &w); err != nil {
 			t.Fatalf("dispatched message %q: %v", m.Body, err)
 		}
@@ -277,13 +277,13 @@ type workRuns struct {
 }
 
 // sent returns the work-queue messages of kind the commits sent.
-func (r *workRuns) sent(t testing.TB, kind WorkKind) []WorkMessage {
+func (r *workRuns) sent(t testing.TB, kind WorkKind) []wireWork {
 	r.mu.Lock()
 	msgs := slices.Clone(r.outbox)
 	r.mu.Unlock()
-	var out []WorkMessage
+	var out []wireWork
 	for _, m := range msgs {
-		var w WorkMessage
+		var w wireWork
 		if m.Queue != store.QueueWork {
 			continue
 		}
@@ -435,13 +435,13 @@ func (r *roleRig) start(wf string, req StartRequest) *StartResponse {
 }
 
 // work hands one work message to the worker.
-func (r *roleRig) work(m WorkMessage, runners map[model.StepType]StepRunner) (time.Duration, error) {
+func (r *roleRig) work(m wireWork, runners map[model.StepType]StepRunner) (time.Duration, error) {
 	return r.o.Worker.HandleWork(r.ctx, mustJSON(m), runners)
 }
 
 // workWithin hands one work message to the worker under a deadline left
 // away on the rig's clock (none when left is 0).
-func (r *roleRig) workWithin(left time.Duration, m WorkMessage, runners map[model.StepType]StepRunner) (time.Duration, error) {
+func (r *roleRig) workWithin(left time.Duration, m wireWork, runners map[model.StepType]StepRunner) (time.Duration, error) {
 	if left == 0 {
 		return r.work(m, runners)
 	}
@@ -451,7 +451,7 @@ func (r *roleRig) workWithin(left time.Duration, m WorkMessage, runners map[mode
 }
 
 // workCtx hands one work message to the worker under ctx.
-func (r *roleRig) workCtx(ctx context.Context, m WorkMessage, runners map[model.StepType]StepRunner) (time.Duration, error) {
+func (r *roleRig) workCtx(ctx context.Context, m wireWork, runners map[model.StepType]StepRunner) (time.Duration, error) {
 	return r.o.Worker.HandleWork(ctx, mustJSON(m), runners)
 }
 
@@ -530,9 +530,9 @@ func (r *roleRig) decide(wf string, inst, run int64, finished ...store.FinishedS
 // hands every dispatched run_step to the worker, then wakes the decider of
 // every run an inbox event or a worker's end (with its wake) was written
 // for, naming those ends. It returns the run_step messages it handed over.
-func (r *roleRig) pump(runners map[model.StepType]StepRunner) []WorkMessage {
+func (r *roleRig) pump(runners map[model.StepType]StepRunner) []wireWork {
 	r.t.Helper()
-	var handed []WorkMessage
+	var handed []wireWork
 	_, seen := r.log.since(0)
 	for round := 0; ; round++ {
 		if round > 200 {
@@ -584,11 +584,11 @@ func (r *roleRig) pump(runners map[model.StepType]StepRunner) []WorkMessage {
 // (nil: success), and every call is kept.
 type workRunner struct {
 	mu    sync.Mutex
-	calls []WorkMessage
-	run   func(m WorkMessage) (engine.StepFinished, error)
+	calls []StepWork
+	run   func(m StepWork) (engine.StepFinished, error)
 }
 
-func (f *workRunner) RunStep(_ context.Context, m WorkMessage) (engine.StepFinished, error) {
+func (f *workRunner) RunStep(_ context.Context, m StepWork) (engine.StepFinished, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, m)
 	run := f.run
@@ -697,13 +697,13 @@ type rigCallback struct {
 	err    error
 }
 
-func (c *rigCallback) RunStep(context.Context, WorkMessage) (engine.StepFinished, error) {
+func (c *rigCallback) RunStep(context.Context, StepWork) (engine.StepFinished, error) {
 	return engine.StepFinished{}, errors.New("a handed-over step is not run")
 }
 
-func (c *rigCallback) Waits(WorkMessage) bool { return true }
+func (c *rigCallback) Waits(StepWork) bool { return true }
 
-func (c *rigCallback) Dispatch(_ context.Context, m WorkMessage, token string) (Handover, *engine.StepFinished, error) {
+func (c *rigCallback) Dispatch(_ context.Context, m StepWork, token string) (Handover, *engine.StepFinished, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.tokens = append(c.tokens, token)
@@ -772,8 +772,8 @@ func (j *rigJobRunner) CancelJob(_ context.Context, job, reason string) error {
 }
 
 // rigJobEvent is a job_event message of the rig's job runner.
-func rigJobEvent(job, status string, at time.Time) WorkMessage {
+func rigJobEvent(job, status string, at time.Time) wireWork {
 	ev := JobEvent{Source: "rig.jobs", DetailType: "Rig Job State Change", Time: at,
 		Detail: mustJSON(map[string]string{"job": job, "status": status, "reason": "exit 3"})}
-	return WorkMessage{Kind: WorkJobEvent, JobEvent: mustJSON(ev)}
+	return wireWork{Kind: WorkJobEvent, JobEvent: mustJSON(ev)}
 }

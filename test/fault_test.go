@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -114,11 +113,11 @@ func TestConcurrentDecidersNeverLoseAnEvent(t *testing.T) {
 	// Deliver every step's timer at once, then let 4 deciders race over
 	// the run while the stream-driven decider joins in.
 	for i := range width {
-		msg, _ := json.Marshal(orchestrator.WorkMessage{
-			Kind: orchestrator.WorkTimer, WorkflowID: wf, InstanceID: r.WorkflowInstanceID, RunID: 1,
-			StepID: fmt.Sprintf("p%d", i), Attempt: 1, Purpose: "sleep", FireAt: time.Now().Add(-time.Second),
+		msg := orchestrator.EncodeWork(orchestrator.TimerWork{
+			StepRef: orchestrator.StepRef{WorkflowID: wf, InstanceID: r.WorkflowInstanceID, RunID: 1, StepID: fmt.Sprintf("p%d", i), Attempt: 1},
+			Purpose: "sleep", FireAt: time.Now().Add(-time.Second),
 		})
-		if _, err := orch.Worker.HandleWork(ctx, msg, nil); err != nil {
+		if _, err := orch.Worker.HandleWork(ctx, []byte(msg), nil); err != nil {
 			t.Fatalf("deliver timer %d: %v", i, err)
 		}
 	}

@@ -52,6 +52,14 @@ func FiringInput(workflowID string, index int) string {
 	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
 
+// EncodeFiring returns the message f's schedule delivers (FiringInput with
+// its placeholder replaced by f's scheduled time), which ParseFiring reads.
+func EncodeFiring(f Firing) []byte {
+	index, at := f.TriggerIndex, f.ScheduledTime.UTC().Format(time.RFC3339)
+	b, _ := json.Marshal(firingJSON{Kind: FiringKind, WorkflowID: f.WorkflowID, TriggerIndex: &index, ScheduledTime: &at}) // strings and an int: cannot fail
+	return b
+}
+
 // ParseFiring reads a firing message delivered by a time trigger's schedule:
 // kind "time_trigger", a workflow_id, a trigger_index of 0 or more and a
 // scheduled_time in RFC 3339. Unknown keys are ignored.

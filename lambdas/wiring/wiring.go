@@ -437,6 +437,6 @@ func metricsOut(stage string) io.Writer {
 type unconfigured struct{ what string }
 
 // RunStep fails the step (not retried: retrying does not configure it).
-func (u unconfigured) RunStep(_ context.Context, m orchestrator.WorkMessage) (engine.StepFinished, error) {
+func (u unconfigured) RunStep(_ context.Context, m orchestrator.StepWork) (engine.StepFinished, error) {
 	return engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError, Message: u.what}, nil
 }

@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -49,16 +48,9 @@ func TestHandleWorkMessagesOfTheOrchestrator(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	work := func(m orchestrator.WorkMessage) string {
-		b, err := json.Marshal(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	sync := work(orchestrator.WorkMessage{Kind: orchestrator.WorkSyncTriggers, WorkflowID: wf})
+	sync := orchestrator.EncodeWork(orchestrator.SyncTriggersWork{WorkflowID: wf})
 	// A timer an hour away: a worker sends it back with SQS's longest delay.
-	timer := work(orchestrator.WorkMessage{Kind: orchestrator.WorkTimer, WorkflowID: wf, InstanceID: 1, RunID: 1, StepID: "s", Attempt: 1,
+	timer := orchestrator.EncodeWork(orchestrator.TimerWork{StepRef: orchestrator.StepRef{WorkflowID: wf, InstanceID: 1, RunID: 1, StepID: "s", Attempt: 1},
 		Purpose: engine.PurposeTimeout, FireAt: time.Now().Add(time.Hour)})
 	batch := []struct {
 		id, body string

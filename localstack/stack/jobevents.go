@@ -39,11 +39,8 @@ func jobEventRoutes(client *sqs.Client, workQueueURL string) func(*http.ServeMux
 				writeLocalError(w, http.StatusBadRequest, "request body: an EventBridge event needs source, detail-type and detail")
 				return
 			}
-			msg, _ := json.Marshal(struct {
-				Kind     orchestrator.WorkKind `json:"kind"`
-				JobEvent json.RawMessage       `json:"job_event"`
-			}{orchestrator.WorkJobEvent, body})
-			if _, err := client.SendMessage(r.Context(), &sqs.SendMessageInput{QueueUrl: aws.String(workQueueURL), MessageBody: aws.String(string(msg))}); err != nil {
+			msg := orchestrator.EncodeWork(orchestrator.JobEventWork{JobEvent: body})
+			if _, err := client.SendMessage(r.Context(), &sqs.SendMessageInput{QueueUrl: aws.String(workQueueURL), MessageBody: aws.String(msg)}); err != nil {
 				writeLocalError(w, http.StatusBadGateway, "send to the work queue: "+err.Error())
 				return
 			}

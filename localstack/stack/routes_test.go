@@ -153,11 +153,11 @@ func TestJobEventsRoute(t *testing.T) {
 	if len(bodies) != 1 {
 		t.Fatalf("the work queue got %d messages, want 1: %q", len(bodies), bodies)
 	}
-	var msg orchestrator.WorkMessage
-	if err := json.Unmarshal([]byte(bodies[0]), &msg); err != nil {
+	w, err := orchestrator.DecodeWork([]byte(bodies[0]))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if msg.Kind != orchestrator.WorkJobEvent || string(msg.JobEvent) != event {
+	if msg, ok := w.(*orchestrator.JobEventWork); !ok || string(msg.JobEvent) != event {
 		t.Errorf("work message %s, want kind job_event carrying the event as posted", bodies[0])
 	}
 

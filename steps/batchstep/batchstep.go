@@ -92,7 +92,7 @@ type job struct {
 var jobNameChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
 // Dispatch submits the step's job.
-func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ string) (orchestrator.Handover, *engine.StepFinished, error) {
+func (r *Runner) Dispatch(ctx context.Context, m orchestrator.StepWork, _ string) (orchestrator.Handover, *engine.StepFinished, error) {
 	j, err := parseJob(m.Params)
 	if err != nil {
 		return handover.Refuse(err.Error())

@@ -146,7 +146,7 @@ func parseTarget(params engine.Values) (*target, error) {
 }
 
 // Dispatch sends the task token to the step's queue or topic.
-func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, token string) (orchestrator.Handover, *engine.StepFinished, error) {
+func (r *Runner) Dispatch(ctx context.Context, m orchestrator.StepWork, token string) (orchestrator.Handover, *engine.StepFinished, error) {
 	t, err := parseTarget(m.Params)
 	if err != nil {
 		return handover.Refuse(err.Error())
@@ -194,7 +194,7 @@ func failed(what string, err error) (orchestrator.Handover, *engine.StepFinished
 }
 
 // call makes the http target's call with body, as an Http step would.
-func (r *Runner) call(ctx context.Context, m orchestrator.WorkMessage, h map[string]any, body []byte) (orchestrator.Handover, *engine.StepFinished, error) {
+func (r *Runner) call(ctx context.Context, m orchestrator.StepWork, h map[string]any, body []byte) (orchestrator.Handover, *engine.StepFinished, error) {
 	if r.http == nil {
 		return orchestrator.Handover{}, &engine.StepFinished{Outcome: engine.OutcomeFatalError,
 			Message: "this runtime has no Http step runner for a callback's http target"}, nil

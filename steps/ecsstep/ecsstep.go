@@ -153,7 +153,7 @@ type task struct {
 }
 
 // Dispatch runs the step's task.
-func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, _ string) (orchestrator.Handover, *engine.StepFinished, error) {
+func (r *Runner) Dispatch(ctx context.Context, m orchestrator.StepWork, _ string) (orchestrator.Handover, *engine.StepFinished, error) {
 	t, err := parseTask(m.StepType, m.Params)
 	if err != nil {
 		return handover.Refuse(err.Error())

@@ -170,12 +170,12 @@ func TestDispatchRefusesImagesOffTheAllowList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step := func(typ model.StepType, image string) orchestrator.WorkMessage {
+	step := func(typ model.StepType, image string) orchestrator.StepWork {
 		param := ParamECS
 		if typ == model.StepKubernetes {
 			param = ParamKubernetes
 		}
-		return orchestrator.WorkMessage{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "job", Attempt: 1, StepType: typ,
+		return orchestrator.StepWork{StepRef: orchestrator.StepRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "job", Attempt: 1}, StepType: typ,
 			Params: engine.Values{param: map[string]any{"image": image}}}
 	}
 	for _, tc := range []struct {

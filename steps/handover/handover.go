@@ -28,11 +28,11 @@ type Always struct {
 }
 
 // Waits reports true: the step is always handed over.
-func (a Always) Waits(orchestrator.WorkMessage) bool { return true }
+func (a Always) Waits(orchestrator.StepWork) bool { return true }
 
 // RunStep is not how the steps run (see Dispatch); it ends the attempt
 // with a fatal error, saying Why, should it be called.
-func (a Always) RunStep(_ context.Context, m orchestrator.WorkMessage) (engine.StepFinished, error) {
+func (a Always) RunStep(_ context.Context, m orchestrator.StepWork) (engine.StepFinished, error) {
 	return engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError, Message: a.Why}, nil
 }
 

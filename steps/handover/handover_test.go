@@ -16,7 +16,7 @@ import (
 
 func TestAlwaysAndRefuse(t *testing.T) {
 	a := Always{Why: "runs as a job"}
-	m := orchestrator.WorkMessage{StepID: "s", Attempt: 2}
+	m := orchestrator.StepWork{StepRef: orchestrator.StepRef{StepID: "s", Attempt: 2}}
 	if !a.Waits(m) {
 		t.Fatal("Waits = false")
 	}

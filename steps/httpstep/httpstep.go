@@ -188,7 +188,7 @@ type request struct {
 
 // RunStep performs the step's HTTP call and reports its outcome. Step
 // failures are outcomes, never errors: the returned error is always nil.
-func (r *Runner) RunStep(ctx context.Context, m orchestrator.WorkMessage) (engine.StepFinished, error) {
+func (r *Runner) RunStep(ctx context.Context, m orchestrator.StepWork) (engine.StepFinished, error) {
 	res := engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt}
 	req, err := parseRequest(m.Params)
 	if err != nil {

@@ -49,14 +49,14 @@ func newServer(t *testing.T, h http.HandlerFunc) *server {
 	return s
 }
 
-func msg(httpParam map[string]any, extra map[string]any) orchestrator.WorkMessage {
+func msg(httpParam map[string]any, extra map[string]any) orchestrator.StepWork {
 	p := engine.Values{ParamHTTP: httpParam}
 	for k, v := range extra {
 		p[k] = v
 	}
-	return orchestrator.WorkMessage{
-		Kind: orchestrator.WorkRunStep, WorkflowID: "wf", InstanceID: 1, RunID: 1,
-		StepID: "job.1", Attempt: 1, StepType: "http", Params: p,
+	return orchestrator.StepWork{
+		StepRef:  orchestrator.StepRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "job.1", Attempt: 1},
+		StepType: "http", Params: p,
 	}
 }
 

@@ -46,7 +46,7 @@ const MaxBytes = 256 << 10
 // ..._INSTANCE_ID, ..._RUN_ID, MAESTRO_STEP_ID, MAESTRO_STEP_ATTEMPT_ID,
 // for PUT /api/v3/output-data), the variables that let it print its output,
 // then the step's own (user), which win.
-func Env[T any](m orchestrator.WorkMessage, user map[string]string, pair func(name, value string) T) []T {
+func Env[T any](m orchestrator.StepWork, user map[string]string, pair func(name, value string) T) []T {
 	env := map[string]string{
 		"MAESTRO_WORKFLOW_ID": m.WorkflowID, "MAESTRO_WORKFLOW_INSTANCE_ID": strconv.FormatInt(m.InstanceID, 10),
 		"MAESTRO_WORKFLOW_RUN_ID": strconv.FormatInt(m.RunID, 10), "MAESTRO_STEP_ID": m.StepID,

@@ -42,7 +42,7 @@ func TestFind(t *testing.T) {
 }
 
 func TestEnv(t *testing.T) {
-	m := orchestrator.WorkMessage{WorkflowID: "wf", InstanceID: 2, RunID: 3, StepID: "s", Attempt: 4}
+	m := orchestrator.StepWork{StepRef: orchestrator.StepRef{WorkflowID: "wf", InstanceID: 2, RunID: 3, StepID: "s", Attempt: 4}}
 	got := Env(m, map[string]string{"A": "1", "MAESTRO_STEP_ID": "mine"}, func(name, value string) string { return name + "=" + value })
 	want := []string{"A=1", "MAESTRO_OUTPUT_END=MAESTRO_OUTPUT_END_TOKEN", "MAESTRO_OUTPUT_START=MAESTRO_OUTPUT_START_TOKEN",
 		"MAESTRO_STEP_ATTEMPT_ID=4", "MAESTRO_STEP_ID=mine", "MAESTRO_WORKFLOW_ID=wf", "MAESTRO_WORKFLOW_INSTANCE_ID=2", "MAESTRO_WORKFLOW_RUN_ID=3"}

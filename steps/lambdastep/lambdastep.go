@@ -164,14 +164,14 @@ func (r *Runner) allowed(function string) bool {
 
 // Waits reports whether m's step invokes its function asynchronously: it
 // then ends through its task token.
-func (r *Runner) Waits(m orchestrator.WorkMessage) bool {
+func (r *Runner) Waits(m orchestrator.StepWork) bool {
 	c, err := parseCall(m.Params)
 	return err == nil && c.async
 }
 
 // RunStep invokes the function and waits for its answer. Step failures are
 // outcomes; the error is always nil.
-func (r *Runner) RunStep(ctx context.Context, m orchestrator.WorkMessage) (engine.StepFinished, error) {
+func (r *Runner) RunStep(ctx context.Context, m orchestrator.StepWork) (engine.StepFinished, error) {
 	res := engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt}
 	c, err := parseCall(m.Params)
 	if err != nil {
@@ -212,7 +212,7 @@ func (r *Runner) RunStep(ctx context.Context, m orchestrator.WorkMessage) (engin
 }
 
 // Dispatch invokes the function asynchronously with token in its payload.
-func (r *Runner) Dispatch(ctx context.Context, m orchestrator.WorkMessage, token string) (orchestrator.Handover, *engine.StepFinished, error) {
+func (r *Runner) Dispatch(ctx context.Context, m orchestrator.StepWork, token string) (orchestrator.Handover, *engine.StepFinished, error) {
 	res := engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt}
 	c, err := parseCall(m.Params)
 	if err != nil {
