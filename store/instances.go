@@ -811,7 +811,7 @@ func (s *Runs) CommitRun(ctx context.Context, c Commit) error {
 			// until the instance is deleted.
 			fresh := make([]string, len(writes))
 			for i, w := range writes {
-				fresh[i] = w.sk
+				fresh[i] = w.SK
 			}
 			_ = s.deletePages(context.WithoutCancel(ctx), c.WorkflowID, c.InstanceID, fresh)
 		}
@@ -820,7 +820,7 @@ func (s *Runs) CommitRun(ctx context.Context, c Commit) error {
 	// The pages replaced are no longer named; a reader who read the run
 	// item before this commit reads it again. Should the deletes fail,
 	// they stay until the instance is deleted.
-	_ = s.deletePages(ctx, c.WorkflowID, c.InstanceID, c.Pages.replaced(next))
+	_ = s.deletePages(ctx, c.WorkflowID, c.InstanceID, c.Pages.set.Replaced(next.set))
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/internal/runpages"
 )
 
 // Instance timeline entries a run item holds (store/timeline.go).
@@ -68,34 +69,34 @@ func (s *Runs) CommitRun(ctx context.Context, c store.Commit) error {
 	}
 	defer s.lock()()
 	pk := runPK(c.WorkflowID, c.InstanceID)
-	var cur pageSet
+	var cur runpages.Set
 	if it, ok := s.t.get(pk, runSK(c.RunID)).(*runItem); ok && c.Create == nil {
-		cur.keys = it.pages
+		cur.Keys = it.pages
 		for _, k := range it.pages {
 			if pg, ok := s.t.get(pk, k).(*pageItem); ok {
-				cur.base = append(cur.base, pg.entries)
+				cur.Base = append(cur.Base, pg.entries)
 			}
 		}
 	}
-	state, writes, next, err := splitState(c.State, cur, c.Unsettled, func(page int) string {
+	state, writes, next, err := runpages.Split(c.State, cur, c.Unsettled, func(page int) (string, error) {
 		s.pageTag++
-		return fmt.Sprintf("%s%04d#%012x", pagePrefix(c.RunID), page, s.pageTag)
+		return fmt.Sprintf("%s%04d#%012x", pagePrefix(c.RunID), page, s.pageTag), nil
 	})
 	if err != nil {
 		return err
 	}
 	pages := make([]*pageItem, len(writes))
 	for i, w := range writes {
-		entries, err := pageEntries(w.steps)
+		entries, err := pageEntries(w.Steps)
 		if err != nil {
 			return err
 		}
 		pages[i] = &pageItem{entries: entries}
-		if n := itemSize(pk, w.sk, pages[i]); n > store.MaxItemBytes {
+		if n := itemSize(pk, w.SK, pages[i]); n > store.MaxItemBytes {
 			return tooLarge("run state page", n)
 		}
 	}
-	p, err := s.planCommit(c, state, next.keys)
+	p, err := s.planCommit(c, state, next.Keys)
 	if err != nil {
 		return err
 	}
@@ -110,9 +111,9 @@ func (s *Runs) CommitRun(ctx context.Context, c store.Commit) error {
 		return err
 	}
 	for i, w := range writes {
-		s.t.set(pk, w.sk, pages[i])
+		s.t.set(pk, w.SK, pages[i])
 	}
-	for _, k := range cur.replaced(next) {
+	for _, k := range cur.Replaced(next) {
 		s.t.set(pk, k, nil)
 	}
 	return nil

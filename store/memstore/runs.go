@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/internal/runpages"
 )
 
 // outboxJSON is an outbox's JSON; nil when there is none.
@@ -62,16 +63,16 @@ func heldTimeline(entries []store.TimelineItem) ([]store.TimelineItem, error) {
 func (s *base) runRecord(wf string, inst, run int64, it *runItem) (*store.RunRecord, error) {
 	state := clone(it.state)
 	if len(it.pages) > 0 {
-		p := pageSet{keys: it.pages}
+		p := runpages.Set{Keys: it.pages}
 		for _, k := range it.pages {
 			pg, ok := s.t.get(runPK(wf, inst), k).(*pageItem)
 			if !ok {
 				return nil, fmt.Errorf("store: a run state page is gone")
 			}
-			p.base = append(p.base, pg.entries)
+			p.Base = append(p.Base, pg.entries)
 		}
 		var err error
-		if state, err = mergePages(it.state, p); err != nil {
+		if state, err = runpages.Merge(it.state, p); err != nil {
 			return nil, err
 		}
 	}
