@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // RunKey names one run of an instance.
@@ -23,7 +25,7 @@ type RunKey struct {
 func (s *Runs) GetRuns(ctx context.Context, keys []RunKey) (map[RunKey]*RunRecord, error) {
 	ks := make([]map[string]types.AttributeValue, len(keys))
 	for i, k := range keys {
-		ks[i] = key(runPK(k.WorkflowID, k.InstanceID), runSK(k.RunID))
+		ks[i] = key(layout.RunPK(k.WorkflowID, k.InstanceID), layout.RunSK(k.RunID))
 	}
 	items, err := s.batchGet(ctx, ks)
 	if err != nil {
@@ -114,7 +116,7 @@ func parseRunPK(pk string) (string, int64, error) {
 func (s *Instances) GetInstances(ctx context.Context, wf string, insts []int64) (map[int64]*InstanceRecord, error) {
 	ks := make([]map[string]types.AttributeValue, len(insts))
 	for i, n := range insts {
-		ks[i] = key(wfPK(wf), instanceSK(n))
+		ks[i] = key(layout.WorkflowPK(wf), layout.InstanceSK(n))
 	}
 	items, err := s.batchGet(ctx, ks)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 	"github.com/maestro-serverless/maestro/store/internal/runpages"
 )
 
@@ -72,13 +73,8 @@ func pageSK(run int64, page int) (string, error) {
 	if _, err := rand.Read(tag[:]); err != nil {
 		return "", fmt.Errorf("store: page key: %w", err)
 	}
-	return fmt.Sprintf("%s%04d#%s", pagePrefix(run), page, hex.EncodeToString(tag[:])), nil
+	return fmt.Sprintf("%s%04d#%s", layout.PagePrefix(run), page, hex.EncodeToString(tag[:])), nil
 }
-
-// pagePrefix begins the sort keys of run run's pages: they follow its run
-// item's, outside the range of its events a read of the item and its
-// inbox covers (LoadQuietRun), and before the next run's.
-func pagePrefix(run int64) string { return runSK(run) + "#PG#" }
 
 // splitState splits a run's whole state for a commit of run run whose
 // stored pages are p (runpages.Split): the state its run item holds, the
@@ -101,7 +97,7 @@ func (s *base) pageItem(wf string, inst int64, w runpages.Write) (map[string]typ
 	if err != nil {
 		return nil, err
 	}
-	item := merge(key(runPK(wf, inst), w.SK), body)
+	item := merge(key(layout.RunPK(wf, inst), w.SK), body)
 	if n := ItemSize(item); n > MaxItemBytes {
 		return nil, &ItemTooLargeError{Item: "run state page", Bytes: n}
 	}
@@ -133,7 +129,7 @@ func (s *base) deletePages(ctx context.Context, wf string, inst int64, sks []str
 	}
 	keys := make([]map[string]types.AttributeValue, len(sks))
 	for i, sk := range sks {
-		keys[i] = key(runPK(wf, inst), sk)
+		keys[i] = key(layout.RunPK(wf, inst), sk)
 	}
 	return s.batchDelete(ctx, keys)
 }
@@ -181,7 +177,7 @@ func (s *base) withPages(ctx context.Context, rec *RunRecord, item map[string]ty
 			TableName:              aws.String(s.table),
 			KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":pk": str(runPK(rec.WorkflowID, rec.InstanceID)), ":p": str(pagePrefix(rec.RunID)),
+				":pk": str(layout.RunPK(rec.WorkflowID, rec.InstanceID)), ":p": str(layout.PagePrefix(rec.RunID)),
 			},
 			ConsistentRead: aws.Bool(true),
 		}

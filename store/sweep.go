@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/maestro-serverless/maestro/resources"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // The sweep index. Items that must lead to something by a certain time
@@ -174,7 +175,7 @@ func (s *Sweeps) Redrive(ctx context.Context, d Due, ev Event) error {
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{ConditionCheck: &types.ConditionCheck{
 			TableName:                 aws.String(s.table),
-			Key:                       key(runPK(d.WorkflowID, d.InstanceID), runSK(d.RunID)),
+			Key:                       key(layout.RunPK(d.WorkflowID, d.InstanceID), layout.RunSK(d.RunID)),
 			ConditionExpression:       aws.String("#s = :due"),
 			ExpressionAttributeNames:  map[string]string{"#s": attrSweepSK},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":due": str(sweepSK(d.At))},
@@ -202,7 +203,7 @@ func (s *Sweeps) UnsweepEvents(ctx context.Context, wf string, inst, run int64) 
 		ProjectionExpression:     aws.String("sk, #s"),
 		ExpressionAttributeNames: map[string]string{"#s": attrSweepSK},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(runPK(wf, inst)), ":e": str(eventPrefix(run)),
+			":pk": str(layout.RunPK(wf, inst)), ":e": str(layout.EventPrefix(run)),
 		},
 	}
 	err := s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
@@ -211,7 +212,7 @@ func (s *Sweeps) UnsweepEvents(ctx context.Context, wf string, inst, run int64) 
 		}
 		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                aws.String(s.table),
-			Key:                      key(runPK(wf, inst), getS(item, attrSK)),
+			Key:                      key(layout.RunPK(wf, inst), getS(item, attrSK)),
 			UpdateExpression:         aws.String("REMOVE #p, #s"),
 			ConditionExpression:      aws.String("attribute_exists(pk)"),
 			ExpressionAttributeNames: map[string]string{"#p": attrSweepPK, "#s": attrSweepSK},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // endOutbox is the outbox of an attempt whose worker wrote its end.
@@ -315,9 +316,9 @@ func (s *Attempts) GetAttempt(ctx context.Context, wf string, inst, run int64, s
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	q := query{pk: runPK(wf, inst), prefix: attemptPrefix(run) + step + "#", desc: true, limit: 1}
+	q := query{pk: layout.RunPK(wf, inst), prefix: layout.AttemptPrefix(run) + step + "#", desc: true, limit: 1}
 	if attempt > 0 {
-		q = query{pk: runPK(wf, inst), prefix: attemptSK(run, step, attempt), limit: 1}
+		q = query{pk: layout.RunPK(wf, inst), prefix: layout.AttemptSK(run, step, attempt), limit: 1}
 	}
 	defer s.lock()()
 	list, err := s.attempts(q)
@@ -381,5 +382,5 @@ func (s *Attempts) ListAttempts(ctx context.Context, wf string, inst, run int64)
 		return nil, err
 	}
 	defer s.lock()()
-	return s.attempts(query{pk: runPK(wf, inst), prefix: attemptPrefix(run)})
+	return s.attempts(query{pk: layout.RunPK(wf, inst), prefix: layout.AttemptPrefix(run)})
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 	"github.com/maestro-serverless/maestro/store/internal/runpages"
 )
 
@@ -68,9 +69,9 @@ func (s *Runs) CommitRun(ctx context.Context, c store.Commit) error {
 		return err
 	}
 	defer s.lock()()
-	pk := runPK(c.WorkflowID, c.InstanceID)
+	pk := layout.RunPK(c.WorkflowID, c.InstanceID)
 	var cur runpages.Set
-	if it, ok := s.t.get(pk, runSK(c.RunID)).(*runItem); ok && c.Create == nil {
+	if it, ok := s.t.get(pk, layout.RunSK(c.RunID)).(*runItem); ok && c.Create == nil {
 		cur.Keys = it.pages
 		for _, k := range it.pages {
 			if pg, ok := s.t.get(pk, k).(*pageItem); ok {
@@ -80,7 +81,7 @@ func (s *Runs) CommitRun(ctx context.Context, c store.Commit) error {
 	}
 	state, writes, next, err := runpages.Split(c.State, cur, c.Unsettled, func(page int) (string, error) {
 		s.pageTag++
-		return fmt.Sprintf("%s%04d#%012x", pagePrefix(c.RunID), page, s.pageTag), nil
+		return fmt.Sprintf("%s%04d#%012x", layout.PagePrefix(c.RunID), page, s.pageTag), nil
 	})
 	if err != nil {
 		return err
@@ -149,7 +150,7 @@ func (s *Runs) planCommit(c store.Commit, state []byte, pages []string) (*plan, 
 		return nil, err
 	}
 	p.add(run)
-	pk := runPK(c.WorkflowID, c.InstanceID)
+	pk := layout.RunPK(c.WorkflowID, c.InstanceID)
 	for _, a := range c.Attempts {
 		w, err := s.attemptWrite(p, c.WorkflowID, c.InstanceID, c.RunID, a)
 		if err != nil {
@@ -161,7 +162,7 @@ func (s *Runs) planCommit(c store.Commit, state []byte, pages []string) (*plan, 
 		p.add(timelineWrite(p, pk, c.RunID, t))
 	}
 	for _, id := range c.Consumed {
-		p.add(del(pk, eventSK(c.RunID, id)))
+		p.add(del(pk, layout.EventSK(c.RunID, id)))
 	}
 	s.planEvents(p, c.WorkflowID, c.InstanceID, c.RunID, c.NewEvents...)
 	planSlot(p, c)
@@ -186,7 +187,7 @@ func (s *Runs) runWrite(c store.Commit, state []byte, pages []string, held []sto
 	if c.SweepAt > 0 {
 		it.sweepAt = c.SweepAt
 	}
-	pk, sk := runPK(c.WorkflowID, c.InstanceID), runSK(c.RunID)
+	pk, sk := layout.RunPK(c.WorkflowID, c.InstanceID), layout.RunSK(c.RunID)
 	if n := itemSize(pk, sk, it); n > store.MaxItemBytes {
 		return write{}, fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, tooLarge("run state", n))
 	}
@@ -207,7 +208,7 @@ func (s *base) planEvents(p *plan, wf string, inst, run int64, evs ...store.Even
 			p.refuse(err)
 			it = &eventItem{}
 		}
-		p.add(put(runPK(wf, inst), eventSK(run, ev.ID), it))
+		p.add(put(layout.RunPK(wf, inst), layout.EventSK(run, ev.ID), it))
 	}
 }
 
@@ -216,7 +217,7 @@ func timelineWrite(p *plan, pk string, run int64, t store.TimelineItem) write {
 	if err := needBody(t.Body, "timeline entry"); err != nil {
 		p.refuse(err)
 	}
-	return put(pk, timelineSK(run, t.Seq), &timelineItem{body: clone(t.Body)})
+	return put(pk, layout.TimelineSK(run, t.Seq), &timelineItem{body: clone(t.Body)})
 }
 
 // attemptWrite is the update of step attempt a of run run: its status,
@@ -241,7 +242,7 @@ func (s *base) attemptWrite(p *plan, wf string, inst, run int64, a store.Attempt
 		}
 	}
 	body := clone(a.Body)
-	return write{pk: runPK(wf, inst), sk: attemptSK(run, a.StepID, a.Attempt), apply: func(cur any) (any, error) {
+	return write{pk: layout.RunPK(wf, inst), sk: layout.AttemptSK(run, a.StepID, a.Attempt), apply: func(cur any) (any, error) {
 		n := &attemptItem{}
 		if c, ok := cur.(*attemptItem); ok {
 			n = c.copy()
@@ -286,7 +287,7 @@ func strs(entries [][]byte) []string {
 func planSlot(p *plan, c store.Commit) {
 	if c.Admit || c.SlotDelta != 0 {
 		h := holderKey(c.InstanceID, c.RunID)
-		w := write{pk: wfPK(c.WorkflowID), sk: slotSK, apply: func(cur any) (any, error) {
+		w := write{pk: layout.WorkflowPK(c.WorkflowID), sk: layout.SlotSK, apply: func(cur any) (any, error) {
 			n := slotOf(cur)
 			n.running, n.hasRunning = n.running+c.SlotDelta, true
 			switch {
@@ -313,7 +314,7 @@ func planSlot(p *plan, c store.Commit) {
 		p.add(w)
 	}
 	if c.Dequeue {
-		p.add(del(wfPK(c.WorkflowID), queueSK(c.InstanceID)))
+		p.add(del(layout.WorkflowPK(c.WorkflowID), layout.QueueSK(c.InstanceID)))
 	}
 }
 
@@ -331,9 +332,9 @@ func (s *Runs) planOthers(p *plan, c store.Commit) error {
 	}
 	for _, w := range c.SignalWaits {
 		if w.Remove {
-			p.add(del(sigPK(w.Name), w.Key))
+			p.add(del(layout.SignalPK(w.Name), w.Key))
 		} else {
-			p.add(put(sigPK(w.Name), w.Key, &waiterItem{name: w.Name}))
+			p.add(put(layout.SignalPK(w.Name), w.Key, &waiterItem{name: w.Name}))
 		}
 	}
 	for _, l := range c.Lineage {
@@ -346,7 +347,7 @@ func (s *Runs) planOthers(p *plan, c store.Commit) error {
 		if err := needBody(d.Definition, "inline definition"); err != nil {
 			p.refuse(err)
 		}
-		p.add(put(wfPK(d.WorkflowID), versionSK(1), &versionItem{def: clone(d.Definition), createTime: d.Now.UnixMilli()}))
+		p.add(put(layout.WorkflowPK(d.WorkflowID), layout.VersionSK(1), &versionItem{def: clone(d.Definition), createTime: d.Now.UnixMilli()}))
 	}
 	for _, lp := range c.LoopParams {
 		if len(lp.Body) > store.MaxItemBytes {
@@ -358,7 +359,7 @@ func (s *Runs) planOthers(p *plan, c store.Commit) error {
 		if err := needBody(lp.Body, "loop params"); err != nil {
 			p.refuse(err)
 		}
-		p.add(put(runPK(c.WorkflowID, c.InstanceID), loopParamsSK(c.RunID, lp.StepID, lp.Attempt), &loopParamsItem{body: clone(lp.Body)}))
+		p.add(put(layout.RunPK(c.WorkflowID, c.InstanceID), layout.LoopParamsSK(c.RunID, lp.StepID, lp.Attempt), &loopParamsItem{body: clone(lp.Body)}))
 	}
 	for _, ch := range c.Children {
 		if err := s.planChild(p, ch); err != nil {
@@ -389,9 +390,9 @@ func permitWrite(p *plan, u store.PermitUpdate) write {
 			p.refuse(validation("two document paths overlap with each other: [waiters, %s]", k))
 		}
 	}
-	pk, sk := permitPK(u.Tag), permitSK
+	pk, sk := layout.PermitPK(u.Tag), layout.PermitSK
 	if u.Queue {
-		pk, sk = jobQueuePK, jobQueueSK(u.Tag)
+		pk, sk = layout.JobQueuePK, layout.JobQueueSK(u.Tag)
 	}
 	return write{pk: pk, sk: sk,
 		cond: func(cur any) bool { r, ok := cur.(*permitItem); return ok && r.v == u.ExpectV },
@@ -427,11 +428,11 @@ func (s *Runs) planChild(p *plan, c store.ChildRun) error {
 		p.refuse(err)
 		run = &runItem{}
 	}
-	pk := runPK(c.WorkflowID, c.InstanceID)
-	if n := itemSize(pk, runSK(1), run); n > store.MaxItemBytes {
+	pk := layout.RunPK(c.WorkflowID, c.InstanceID)
+	if n := itemSize(pk, layout.RunSK(1), run); n > store.MaxItemBytes {
 		return fmt.Errorf("store: create %s/%d: %w", c.WorkflowID, c.InstanceID, tooLarge("run state", n))
 	}
-	p.add(putIfAbsent(wfPK(c.WorkflowID), instanceSK(c.InstanceID), instanceOf(rec)), putIfAbsent(pk, runSK(1), run))
+	p.add(putIfAbsent(layout.WorkflowPK(c.WorkflowID), layout.InstanceSK(c.InstanceID), instanceOf(rec)), putIfAbsent(pk, layout.RunSK(1), run))
 	if !c.Born {
 		s.planEvents(p, c.WorkflowID, c.InstanceID, 1, c.FirstEvent)
 		return nil
@@ -457,15 +458,15 @@ func planInstance(p *plan, c store.Commit) {
 		if u := c.Instance; u != nil {
 			created.RunID, created.Status, created.StartTime, created.EndTime, created.ModifyTime = u.RunID, u.Status, u.StartTime, u.EndTime, u.ModifyTime
 		}
-		p.add(putIfAbsent(wfPK(r.WorkflowID), instanceSK(r.InstanceID), instanceOf(&created)))
+		p.add(putIfAbsent(layout.WorkflowPK(r.WorkflowID), layout.InstanceSK(r.InstanceID), instanceOf(&created)))
 		if r.RequestID != "" {
 			p.requestIndex = len(p.ws)
-			p.add(putIfAbsent(wfPK(r.WorkflowID), requestSK(r.RequestID), &requestItem{instance: r.InstanceID}))
+			p.add(putIfAbsent(layout.WorkflowPK(r.WorkflowID), layout.RequestSK(r.RequestID), &requestItem{instance: r.InstanceID}))
 		}
 		return
 	}
 	if u := c.Instance; u != nil {
-		p.add(write{pk: wfPK(c.WorkflowID), sk: instanceSK(c.InstanceID), cond: present, apply: func(cur any) (any, error) {
+		p.add(write{pk: layout.WorkflowPK(c.WorkflowID), sk: layout.InstanceSK(c.InstanceID), cond: present, apply: func(cur any) (any, error) {
 			n := *cur.(*instanceItem)
 			n.run, n.status, n.startTime, n.endTime, n.modifyTime = u.RunID, u.Status, u.StartTime, u.EndTime, u.ModifyTime
 			return &n, nil
@@ -475,5 +476,5 @@ func planInstance(p *plan, c store.Commit) {
 
 // lineageWrite is the put of lineage link l.
 func lineageWrite(l store.LineageLink) write {
-	return put(sigPK(l.Name), sigLineagePrefix(l.Seq)+l.ID, &lineageItem{body: string(l.Body)})
+	return put(layout.SignalPK(l.Name), layout.LineagePrefix(l.Seq)+l.ID, &lineageItem{body: string(l.Body)})
 }

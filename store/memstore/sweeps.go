@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // The sweep index (store/sweep.go): inbox events (unless Covered), run
@@ -127,13 +128,13 @@ func (s *Sweeps) Redrive(ctx context.Context, d store.Due, ev store.Event) error
 	if err != nil {
 		return fmt.Errorf("store: redrive %s/%d/%d: %w", d.WorkflowID, d.InstanceID, d.RunID, err)
 	}
-	pk := runPK(d.WorkflowID, d.InstanceID)
+	pk := layout.RunPK(d.WorkflowID, d.InstanceID)
 	err = s.transactLocked([]write{
-		{pk: pk, sk: runSK(d.RunID), cond: func(cur any) bool {
+		{pk: pk, sk: layout.RunSK(d.RunID), cond: func(cur any) bool {
 			r, ok := cur.(*runItem)
 			return ok && r.sweepAt > 0 && sweepSK(r.sweepAt) == sweepSK(d.At)
 		}},
-		putIfAbsent(pk, eventSK(d.RunID, ev.ID), it),
+		putIfAbsent(pk, layout.EventSK(d.RunID, ev.ID), it),
 	})
 	if _, ok := asCancelled(err); ok {
 		return fmt.Errorf("store: redrive %s/%d/%d: %w", d.WorkflowID, d.InstanceID, d.RunID, store.ErrConflict)
@@ -151,8 +152,8 @@ func (s *Sweeps) UnsweepEvents(ctx context.Context, wf string, inst, run int64) 
 		return err
 	}
 	defer s.lock()()
-	pk := runPK(wf, inst)
-	keys, _ := s.t.run(query{pk: pk, prefix: eventPrefix(run)})
+	pk := layout.RunPK(wf, inst)
+	keys, _ := s.t.run(query{pk: pk, prefix: layout.EventPrefix(run)})
 	for _, sk := range keys {
 		e := s.t.get(pk, sk).(*eventItem)
 		if e.swept {
