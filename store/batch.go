@@ -33,7 +33,7 @@ func (s *Runs) GetRuns(ctx context.Context, keys []RunKey) (map[RunKey]*RunRecor
 	}
 	out := make(map[RunKey]*RunRecord, len(items))
 	for _, item := range items {
-		wf, inst, err := parseRunPK(getS(item, attrPK))
+		wf, inst, err := layout.ParseRunPK(getS(item, attrPK))
 		if err != nil {
 			return nil, err
 		}
@@ -84,7 +84,7 @@ func (s *Attempts) GetAttempts(ctx context.Context, refs []AttemptRef) (map[Atte
 // attemptRefFromItem decodes a step attempt item read by its whole key: the
 // attempt and its reference.
 func attemptRefFromItem(item map[string]types.AttributeValue) (*Attempt, AttemptRef, error) {
-	wf, inst, err := parseRunPK(getS(item, attrPK))
+	wf, inst, err := layout.ParseRunPK(getS(item, attrPK))
 	if err != nil {
 		return nil, AttemptRef{}, err
 	}
@@ -93,21 +93,6 @@ func attemptRefFromItem(item map[string]types.AttributeValue) (*Attempt, Attempt
 		return nil, AttemptRef{}, err
 	}
 	return a, AttemptRef{WorkflowID: wf, InstanceID: inst, RunID: run, StepID: a.StepID, Attempt: a.Attempt}, nil
-}
-
-// parseRunPK reads the workflow and instance ids out of a run partition key
-// (R#<wf>#<instance>; workflow ids cannot contain '#').
-func parseRunPK(pk string) (string, int64, error) {
-	rest, ok := strings.CutPrefix(pk, "R#")
-	i := strings.LastIndexByte(rest, '#')
-	if !ok || i < 0 {
-		return "", 0, fmt.Errorf("store: not a run partition key: %q", pk)
-	}
-	inst, err := strconv.ParseInt(rest[i+1:], 10, 64)
-	if err != nil {
-		return "", 0, fmt.Errorf("store: run partition key %q: %w", pk, err)
-	}
-	return rest[:i], inst, nil
 }
 
 // GetInstances reads the summaries of instances insts of workflow wf at

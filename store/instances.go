@@ -92,7 +92,7 @@ func instanceItem(r *InstanceRecord) map[string]types.AttributeValue {
 }
 
 func instanceFromItem(item map[string]types.AttributeValue) (*InstanceRecord, error) {
-	id, err := parseInstanceSK(getS(item, attrSK))
+	id, err := layout.ParseInstanceSK(getS(item, attrSK))
 	if err != nil {
 		return nil, err
 	}
@@ -347,7 +347,7 @@ func (s *Instances) ListInstances(ctx context.Context, wf, status, cursor string
 			return recs, "", nil
 		}
 		if page >= maxFilteredPages || status == "" {
-			id, err := parseInstanceSK(getS(out.LastEvaluatedKey, attrSK))
+			id, err := layout.ParseInstanceSK(getS(out.LastEvaluatedKey, attrSK))
 			if err != nil {
 				return nil, "", fmt.Errorf("store: list instances of %s: %w", wf, err)
 			}
@@ -1215,7 +1215,7 @@ func attemptFromItem(item map[string]types.AttributeValue) (*Attempt, int64, err
 	if err != nil {
 		return nil, 0, err
 	}
-	run, step, n, err := parseAttemptSK(getS(item, attrSK))
+	run, step, n, err := layout.ParseAttemptSK(getS(item, attrSK))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -1228,25 +1228,6 @@ func attemptFromItem(item map[string]types.AttributeValue) (*Attempt, int64, err
 		}
 	}
 	return a, run, nil
-}
-
-// parseAttemptSK parses a step attempt's sort key, S#<run:6>#<step>#<attempt>.
-func parseAttemptSK(sk string) (run int64, step string, attempt int64, err error) {
-	if len(sk) < len("S#000000#") || !strings.HasPrefix(sk, "S#") {
-		return 0, "", 0, fmt.Errorf("store: not an attempt key: %q", sk)
-	}
-	if run, err = strconv.ParseInt(sk[2:8], 10, 64); err != nil {
-		return 0, "", 0, fmt.Errorf("store: attempt key %q: %w", sk, err)
-	}
-	rest := sk[len("S#000000#"):]
-	i := strings.LastIndexByte(rest, '#')
-	if i < 0 {
-		return 0, "", 0, fmt.Errorf("store: attempt key %q has no attempt", sk)
-	}
-	if attempt, err = strconv.ParseInt(rest[i+1:], 10, 64); err != nil {
-		return 0, "", 0, fmt.Errorf("store: attempt key %q: %w", sk, err)
-	}
-	return run, rest[:i], attempt, nil
 }
 
 func (s *base) queryAttempts(ctx context.Context, wf string, inst int64, prefix string, forward bool, limit int32) ([]Attempt, error) {

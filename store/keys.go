@@ -22,11 +22,6 @@
 // contain '#', so the delimiters are unambiguous.
 package store
 
-import (
-	"fmt"
-	"strconv"
-)
-
 // Attribute names. They match resources.Spec; the table's key schema is pk/sk.
 const (
 	attrPK      = "pk"
@@ -40,11 +35,3 @@ const (
 	// attrTimeline is a step attempt's list of timeline entries.
 	attrTimeline = "tl"
 )
-
-// parseInstanceSK reads the instance id out of an I# sort key.
-func parseInstanceSK(sk string) (int64, error) {
-	if len(sk) < 3 || sk[:2] != "I#" {
-		return 0, fmt.Errorf("store: not an instance key: %q", sk)
-	}
-	return strconv.ParseInt(sk[2:], 10, 64)
-}

@@ -137,7 +137,7 @@ func (s *Definitions) PurgeWorkflow(ctx context.Context, wf string, budget int) 
 				continue
 			}
 			if strings.HasPrefix(sk, "I#") {
-				inst, err := parseInstanceSK(sk)
+				inst, err := layout.ParseInstanceSK(sk)
 				if err != nil {
 					return false, deleted, err
 				}

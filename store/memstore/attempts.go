@@ -3,8 +3,6 @@ package memstore
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/maestro-serverless/maestro/store"
@@ -14,32 +12,13 @@ import (
 // endOutbox is the outbox of an attempt whose worker wrote its end.
 const endOutbox = "end"
 
-// parseAttemptSK parses a step attempt's sort key, S#<run:6>#<step>#<attempt>.
-func parseAttemptSK(sk string) (run int64, step string, attempt int64, err error) {
-	if len(sk) < len("S#000000#") || !strings.HasPrefix(sk, "S#") {
-		return 0, "", 0, fmt.Errorf("store: not an attempt key: %q", sk)
-	}
-	if run, err = strconv.ParseInt(sk[2:8], 10, 64); err != nil {
-		return 0, "", 0, fmt.Errorf("store: attempt key %q: %w", sk, err)
-	}
-	rest := sk[len("S#000000#"):]
-	i := strings.LastIndexByte(rest, '#')
-	if i < 0 {
-		return 0, "", 0, fmt.Errorf("store: attempt key %q has no attempt", sk)
-	}
-	if attempt, err = strconv.ParseInt(rest[i+1:], 10, 64); err != nil {
-		return 0, "", 0, fmt.Errorf("store: attempt key %q: %w", sk, err)
-	}
-	return run, rest[:i], attempt, nil
-}
-
 // refOf parses the keys of an attempt item.
 func refOf(pk, sk string) (store.AttemptRef, error) {
-	wf, inst, ok := parseRunPK(pk)
-	if !ok {
-		return store.AttemptRef{}, fmt.Errorf("store: not a run partition key: %q", pk)
+	wf, inst, err := layout.ParseRunPK(pk)
+	if err != nil {
+		return store.AttemptRef{}, err
 	}
-	run, step, n, err := parseAttemptSK(sk)
+	run, step, n, err := layout.ParseAttemptSK(sk)
 	if err != nil {
 		return store.AttemptRef{}, err
 	}
@@ -336,7 +315,7 @@ func (s *base) attempts(q query) ([]store.Attempt, error) {
 	keys, _ := s.t.run(q)
 	var out []store.Attempt
 	for _, sk := range keys {
-		_, step, n, err := parseAttemptSK(sk)
+		_, step, n, err := layout.ParseAttemptSK(sk)
 		if err != nil {
 			return nil, err
 		}

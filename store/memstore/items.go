@@ -3,8 +3,6 @@ package memstore
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
-	"strings"
 
 	"github.com/maestro-serverless/maestro/store"
 	"github.com/maestro-serverless/maestro/store/internal/layout"
@@ -229,18 +227,4 @@ func copyMap(m map[string]int64) map[string]int64 {
 		out[k] = v
 	}
 	return out
-}
-
-// parseRunPK reads the workflow and instance ids out of a run partition key.
-func parseRunPK(pk string) (string, int64, bool) {
-	rest, ok := strings.CutPrefix(pk, "R#")
-	i := strings.LastIndexByte(rest, '#')
-	if !ok || i < 0 {
-		return "", 0, false
-	}
-	inst, err := strconv.ParseInt(rest[i+1:], 10, 64)
-	if err != nil {
-		return "", 0, false
-	}
-	return rest[:i], inst, true
 }

@@ -56,12 +56,11 @@ func parseDue(pk, sk, due string) (store.Due, bool) {
 		}
 		return store.Due{Signal: name, SignalSeq: seq, At: at}, true
 	}
-	wf, inst, ok := parseRunPK(pk)
-	if !ok {
+	wf, inst, err := layout.ParseRunPK(pk)
+	if err != nil {
 		return store.Due{}, false
 	}
 	d := store.Due{WorkflowID: wf, InstanceID: inst, At: at}
-	var err error
 	switch {
 	case strings.HasPrefix(sk, "RUN#"):
 		d.Run = true

@@ -8,6 +8,8 @@ package layout
 import (
 	"encoding/hex"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // WorkflowPK is the partition of a workflow's items.
@@ -188,3 +190,45 @@ const JobQueuePK = "JQ"
 
 // JobQueueSK is a job queue, JQ/Q#<name>.
 func JobQueueSK(name string) string { return "Q#" + name }
+
+// ParseRunPK reads the workflow and instance ids out of a run partition
+// key (R#<wf>#<instance>; workflow ids cannot contain '#').
+func ParseRunPK(pk string) (string, int64, error) {
+	rest, ok := strings.CutPrefix(pk, "R#")
+	i := strings.LastIndexByte(rest, '#')
+	if !ok || i < 0 {
+		return "", 0, fmt.Errorf("store: not a run partition key: %q", pk)
+	}
+	inst, err := strconv.ParseInt(rest[i+1:], 10, 64)
+	if err != nil {
+		return "", 0, fmt.Errorf("store: run partition key %q: %w", pk, err)
+	}
+	return rest[:i], inst, nil
+}
+
+// ParseInstanceSK reads the instance id out of an I# sort key.
+func ParseInstanceSK(sk string) (int64, error) {
+	if len(sk) < 3 || sk[:2] != "I#" {
+		return 0, fmt.Errorf("store: not an instance key: %q", sk)
+	}
+	return strconv.ParseInt(sk[2:], 10, 64)
+}
+
+// ParseAttemptSK parses a step attempt's sort key, S#<run:6>#<step>#<attempt>.
+func ParseAttemptSK(sk string) (run int64, step string, attempt int64, err error) {
+	if len(sk) < len("S#000000#") || !strings.HasPrefix(sk, "S#") {
+		return 0, "", 0, fmt.Errorf("store: not an attempt key: %q", sk)
+	}
+	if run, err = strconv.ParseInt(sk[2:8], 10, 64); err != nil {
+		return 0, "", 0, fmt.Errorf("store: attempt key %q: %w", sk, err)
+	}
+	rest := sk[len("S#000000#"):]
+	i := strings.LastIndexByte(rest, '#')
+	if i < 0 {
+		return 0, "", 0, fmt.Errorf("store: attempt key %q has no attempt", sk)
+	}
+	if attempt, err = strconv.ParseInt(rest[i+1:], 10, 64); err != nil {
+		return 0, "", 0, fmt.Errorf("store: attempt key %q: %w", sk, err)
+	}
+	return run, rest[:i], attempt, nil
+}
