@@ -857,7 +857,7 @@ func (p *commitPlan) put(table string, item map[string]types.AttributeValue) {
 // planCommit lists every write of commit c, the run item first.
 func (s *Runs) planCommit(c Commit, state []byte, pages Pages) (*commitPlan, error) {
 	p := &commitPlan{slotIndex: -1, requestIndex: -1}
-	held, spilled := splitTimeline(c.PriorTimeline, c.Timeline)
+	held, spilled := SplitTimeline(c.PriorTimeline, c.Timeline)
 	runPut, err := s.runPut(c, state, pages, held)
 	if err != nil {
 		return nil, err

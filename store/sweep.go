@@ -106,7 +106,7 @@ func (s *Sweeps) DueItems(ctx context.Context, shard int, now time.Time, limit i
 			return nil, fmt.Errorf("store: sweep index shard %d: %w", shard, err)
 		}
 		for _, item := range page.Items {
-			d, ok := parseDue(getS(item, attrPK), getS(item, attrSK), getS(item, attrSweepSK))
+			d, ok := ParseDue(getS(item, attrPK), getS(item, attrSK), getS(item, attrSweepSK))
 			if ok {
 				out = append(out, d)
 			}
@@ -122,9 +122,11 @@ func (s *Sweeps) DueItems(ctx context.Context, shard int, now time.Time, limit i
 	return out, nil
 }
 
-// parseDue reads an index entry's run out of its keys; ok is false for an
-// item of another kind.
-func parseDue(pk, sk, due string) (Due, bool) {
+// ParseDue reads a sweep index entry out of its item's keys and its due
+// time (the index's sort key, unix ms); ok is false for an item of another
+// kind. It is exported for store/memstore, whose index holds the same
+// keys.
+func ParseDue(pk, sk, due string) (Due, bool) {
 	at, _ := strconv.ParseInt(due, 10, 64)
 	if name, ok := strings.CutPrefix(pk, "SIG#"); ok {
 		seq, err := strconv.ParseInt(strings.TrimPrefix(sk, "I#"), 10, 64)

@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -11,32 +10,8 @@ import (
 	"github.com/maestro-serverless/maestro/store/internal/runpages"
 )
 
-// Instance timeline entries a run item holds (store/timeline.go).
-const (
-	maxInlineTimeline      = 8
-	maxInlineTimelineBytes = 1024
-)
-
 // statusRunning is the attempt status a claim needs.
 const statusRunning = "RUNNING"
-
-// splitTimeline returns the entries a commit's run item holds and those
-// written as items of their own.
-func splitTimeline(prior, added []store.TimelineItem) (held, spilled []store.TimelineItem) {
-	held = slices.Clone(prior)
-	size := 0
-	for _, t := range held {
-		size += len(t.Body)
-	}
-	for i, t := range added {
-		if len(held) >= maxInlineTimeline || size+len(t.Body) > maxInlineTimelineBytes || !json.Valid(t.Body) {
-			return held, append(spilled, added[i:]...)
-		}
-		held = append(held, t)
-		size += len(t.Body)
-	}
-	return held, nil
-}
 
 // plan is a commit's writes in package store's transaction order, where
 // the writes whose failed condition means something other than a conflict
@@ -144,7 +119,7 @@ func (s *Runs) sendCommit(c store.Commit, p *plan) error {
 // planCommit lists every write of commit c, the run item first.
 func (s *Runs) planCommit(c store.Commit, state []byte, pages []string) (*plan, error) {
 	p := &plan{slotIndex: -1, requestIndex: -1}
-	held, spilled := splitTimeline(c.PriorTimeline, c.Timeline)
+	held, spilled := store.SplitTimeline(c.PriorTimeline, c.Timeline)
 	run, err := s.runWrite(c, state, pages, held)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -45,38 +44,6 @@ func swept(it any) (due int64, ok bool) {
 	return 0, false
 }
 
-// parseDue reads an index entry's item out of its keys; ok is false for an
-// item of another kind.
-func parseDue(pk, sk, due string) (store.Due, bool) {
-	at, _ := strconv.ParseInt(due, 10, 64)
-	if name, ok := strings.CutPrefix(pk, "SIG#"); ok {
-		seq, err := strconv.ParseInt(strings.TrimPrefix(sk, "I#"), 10, 64)
-		if err != nil || !strings.HasPrefix(sk, "I#") {
-			return store.Due{}, false
-		}
-		return store.Due{Signal: name, SignalSeq: seq, At: at}, true
-	}
-	wf, inst, err := layout.ParseRunPK(pk)
-	if err != nil {
-		return store.Due{}, false
-	}
-	d := store.Due{WorkflowID: wf, InstanceID: inst, At: at}
-	switch {
-	case strings.HasPrefix(sk, "RUN#"):
-		d.Run = true
-		d.RunID, err = strconv.ParseInt(sk[len("RUN#"):], 10, 64)
-	case strings.HasPrefix(sk, "E#") && len(sk) > len("E#000000#"):
-		d.RunID, err = strconv.ParseInt(sk[len("E#"):len("E#000000")], 10, 64)
-		d.EventID = sk[len("E#000000#"):]
-	default:
-		return store.Due{}, false
-	}
-	if err != nil {
-		return store.Due{}, false
-	}
-	return d, true
-}
-
 // DueItems returns up to limit items of the sweep index's shard due at or
 // before now, earliest first (items due at the same instant in key order).
 func (s *Sweeps) DueItems(ctx context.Context, shard int, now time.Time, limit int) ([]store.Due, error) {
@@ -106,7 +73,7 @@ func (s *Sweeps) DueItems(ctx context.Context, shard int, now time.Time, limit i
 	})
 	var out []store.Due
 	for _, e := range entries {
-		if d, ok := parseDue(e.pk, e.sk, e.due); ok {
+		if d, ok := store.ParseDue(e.pk, e.sk, e.due); ok {
 			out = append(out, d)
 			if len(out) == limit {
 				break
