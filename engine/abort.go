@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/maestro-serverless/maestro/model"
@@ -27,10 +26,7 @@ func (Abort) isEvent() {}
 // MarshalJSON writes the event with its "kind".
 func (e Abort) MarshalJSON() ([]byte, error) {
 	type plain Abort
-	return json.Marshal(struct {
-		Kind EventKind `json:"kind"`
-		plain
-	}{e.Kind(), plain(e)})
+	return withKind(e.Kind(), plain(e))
 }
 
 // abort applies an Abort.

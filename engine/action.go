@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -48,10 +47,7 @@ func (Action) isEvent() {}
 // MarshalJSON writes the event with its "kind".
 func (e Action) MarshalJSON() ([]byte, error) {
 	type plain Action
-	return json.Marshal(struct {
-		Kind EventKind `json:"kind"`
-		plain
-	}{e.Kind(), plain(e)})
+	return withKind(e.Kind(), plain(e))
 }
 
 // ErrActionNotAllowed is wrapped by the *ActionError of an action that the

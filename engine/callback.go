@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -72,10 +71,7 @@ func (CancelJob) isCommand() {}
 // MarshalJSON writes the command with its "kind".
 func (c CancelJob) MarshalJSON() ([]byte, error) {
 	type plain CancelJob
-	return json.Marshal(struct {
-		Kind CommandKind `json:"kind"`
-		plain
-	}{c.Kind(), plain(c)})
+	return withKind(c.Kind(), plain(c))
 }
 
 // cancelJob cancels step i's external job as its attempt leaves RUNNING
@@ -112,19 +108,13 @@ func (TaskHeartbeat) isEvent() {}
 // MarshalJSON writes the event with its "kind".
 func (e TaskWaiting) MarshalJSON() ([]byte, error) {
 	type plain TaskWaiting
-	return json.Marshal(struct {
-		Kind EventKind `json:"kind"`
-		plain
-	}{e.Kind(), plain(e)})
+	return withKind(e.Kind(), plain(e))
 }
 
 // MarshalJSON writes the event with its "kind".
 func (e TaskHeartbeat) MarshalJSON() ([]byte, error) {
 	type plain TaskHeartbeat
-	return json.Marshal(struct {
-		Kind EventKind `json:"kind"`
-		plain
-	}{e.Kind(), plain(e)})
+	return withKind(e.Kind(), plain(e))
 }
 
 // HeartbeatTimeout returns the heartbeat_timeout a step's params set: ok is

@@ -119,28 +119,19 @@ func (InstanceDone) isCommand() {}
 // MarshalJSON writes the command with its "kind".
 func (c RunStep) MarshalJSON() ([]byte, error) {
 	type plain RunStep
-	return json.Marshal(struct {
-		Kind CommandKind `json:"kind"`
-		plain
-	}{c.Kind(), plain(c)})
+	return withKind(c.Kind(), plain(c))
 }
 
 // MarshalJSON writes the command with its "kind".
 func (c StartTimer) MarshalJSON() ([]byte, error) {
 	type plain StartTimer
-	return json.Marshal(struct {
-		Kind CommandKind `json:"kind"`
-		plain
-	}{c.Kind(), plain(c)})
+	return withKind(c.Kind(), plain(c))
 }
 
 // MarshalJSON writes the command with its "kind".
 func (c InstanceDone) MarshalJSON() ([]byte, error) {
 	type plain InstanceDone
-	return json.Marshal(struct {
-		Kind CommandKind `json:"kind"`
-		plain
-	}{c.Kind(), plain(c)})
+	return withKind(c.Kind(), plain(c))
 }
 
 // UnmarshalCommand decodes a command written by json.Marshal.

@@ -28,6 +28,29 @@ type Event interface {
 	isEvent()
 }
 
+// withKind writes an event's or a command's JSON form: "kind" first, then
+// the fields of fields, the value converted to a type without its
+// MarshalJSON (a struct that embedded it beside a Kind field would write
+// the same bytes).
+func withKind[K EventKind | CommandKind](kind K, fields any) ([]byte, error) {
+	k, err := json.Marshal(kind)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 2 || b[0] != '{' {
+		return nil, fmt.Errorf("engine: %s: fields are not a JSON object", kind)
+	}
+	out := append([]byte(`{"kind":`), k...)
+	if len(b) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, b[1:]...), nil
+}
+
 // StartRun starts a created instance: it evaluates the workflow params and
 // starts the root steps.
 type StartRun struct {
@@ -99,9 +122,7 @@ func (Continue) Kind() EventKind { return KindContinue }
 
 // MarshalJSON writes the event with its "kind".
 func (e Continue) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Kind EventKind `json:"kind"`
-	}{e.Kind()})
+	return withKind(e.Kind(), struct{}{})
 }
 
 func (Continue) isEvent()     {}
@@ -112,28 +133,19 @@ func (TimerFired) isEvent()   {}
 // MarshalJSON writes the event with its "kind".
 func (e StartRun) MarshalJSON() ([]byte, error) {
 	type plain StartRun
-	return json.Marshal(struct {
-		Kind EventKind `json:"kind"`
-		plain
-	}{e.Kind(), plain(e)})
+	return withKind(e.Kind(), plain(e))
 }
 
 // MarshalJSON writes the event with its "kind".
 func (e StepFinished) MarshalJSON() ([]byte, error) {
 	type plain StepFinished
-	return json.Marshal(struct {
-		Kind EventKind `json:"kind"`
-		plain
-	}{e.Kind(), plain(e)})
+	return withKind(e.Kind(), plain(e))
 }
 
 // MarshalJSON writes the event with its "kind".
 func (e TimerFired) MarshalJSON() ([]byte, error) {
 	type plain TimerFired
-	return json.Marshal(struct {
-		Kind EventKind `json:"kind"`
-		plain
-	}{e.Kind(), plain(e)})
+	return withKind(e.Kind(), plain(e))
 }
 
 // UnmarshalEvent decodes an event written by json.Marshal. Numbers in

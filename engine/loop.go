@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -213,10 +212,7 @@ func (ChildEnded) isEvent() {}
 // MarshalJSON writes the event with its "kind".
 func (e ChildEnded) MarshalJSON() ([]byte, error) {
 	type plain ChildEnded
-	return json.Marshal(struct {
-		Kind EventKind `json:"kind"`
-		plain
-	}{e.Kind(), plain(e)})
+	return withKind(e.Kind(), plain(e))
 }
 
 // Command kinds of loops.
@@ -283,10 +279,7 @@ func (RestartChild) isCommand() {}
 // MarshalJSON writes the command with its "kind".
 func (c RestartChild) MarshalJSON() ([]byte, error) {
 	type plain RestartChild
-	return json.Marshal(struct {
-		Kind CommandKind `json:"kind"`
-		plain
-	}{c.Kind(), plain(c)})
+	return withKind(c.Kind(), plain(c))
 }
 
 // StopChild asks a child run to end: Action is STOP or KILL.
@@ -858,28 +851,19 @@ func (l *LoopState) Summary() *LoopSummary {
 // MarshalJSON writes the command with its "kind".
 func (c CreateLoop) MarshalJSON() ([]byte, error) {
 	type plain CreateLoop
-	return json.Marshal(struct {
-		Kind CommandKind `json:"kind"`
-		plain
-	}{c.Kind(), plain(c)})
+	return withKind(c.Kind(), plain(c))
 }
 
 // MarshalJSON writes the command with its "kind".
 func (c StartChild) MarshalJSON() ([]byte, error) {
 	type plain StartChild
-	return json.Marshal(struct {
-		Kind CommandKind `json:"kind"`
-		plain
-	}{c.Kind(), plain(c)})
+	return withKind(c.Kind(), plain(c))
 }
 
 // MarshalJSON writes the command with its "kind".
 func (c StopChild) MarshalJSON() ([]byte, error) {
 	type plain StopChild
-	return json.Marshal(struct {
-		Kind CommandKind `json:"kind"`
-		plain
-	}{c.Kind(), plain(c)})
+	return withKind(c.Kind(), plain(c))
 }
 
 // LiteralParams turns evaluated values into param definitions with literal

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/maestro-serverless/maestro/model"
@@ -30,10 +29,7 @@ func (OutputData) isEvent() {}
 // MarshalJSON writes the event with its "kind".
 func (e OutputData) MarshalJSON() ([]byte, error) {
 	type plain OutputData
-	return json.Marshal(struct {
-		Kind EventKind `json:"kind"`
-		plain
-	}{e.Kind(), plain(e)})
+	return withKind(e.Kind(), plain(e))
 }
 
 // AcceptsOutputData reports whether the step's current attempt in st is

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -35,10 +34,7 @@ func (Redrive) isEvent() {}
 // MarshalJSON writes the event with its "kind".
 func (e Redrive) MarshalJSON() ([]byte, error) {
 	type plain Redrive
-	return json.Marshal(struct {
-		Kind EventKind `json:"kind"`
-		plain
-	}{e.Kind(), plain(e)})
+	return withKind(e.Kind(), plain(e))
 }
 
 // redrive applies a Redrive to a run that is not being ended.

@@ -122,10 +122,7 @@ func (SignalArrived) isEvent() {}
 // MarshalJSON writes the event with its "kind".
 func (e SignalArrived) MarshalJSON() ([]byte, error) {
 	type plain SignalArrived
-	return json.Marshal(struct {
-		Kind EventKind `json:"kind"`
-		plain
-	}{e.Kind(), plain(e)})
+	return withKind(e.Kind(), plain(e))
 }
 
 // AnnounceSignal is the command to announce a step's signal output.
@@ -149,10 +146,7 @@ func (AnnounceSignal) isCommand() {}
 // MarshalJSON writes the command with its "kind".
 func (c AnnounceSignal) MarshalJSON() ([]byte, error) {
 	type plain AnnounceSignal
-	return json.Marshal(struct {
-		Kind CommandKind `json:"kind"`
-		plain
-	}{c.Kind(), plain(c)})
+	return withKind(c.Kind(), plain(c))
 }
 
 // gateSignals lets step i (INITIALIZED, or resumed) past its signal

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/maestro-serverless/maestro/model"
@@ -75,10 +74,7 @@ func (StartSubworkflow) isCommand() {}
 // MarshalJSON writes the command with its "kind".
 func (c StartSubworkflow) MarshalJSON() ([]byte, error) {
 	type plain StartSubworkflow
-	return json.Marshal(struct {
-		Kind CommandKind `json:"kind"`
-		plain
-	}{c.Kind(), plain(c)})
+	return withKind(c.Kind(), plain(c))
 }
 
 // KindChildStarted is the kind of a ChildStarted event.
@@ -102,10 +98,7 @@ func (ChildStarted) isEvent() {}
 // MarshalJSON writes the event with its "kind".
 func (e ChildStarted) MarshalJSON() ([]byte, error) {
 	type plain ChildStarted
-	return json.Marshal(struct {
-		Kind EventKind `json:"kind"`
-		plain
-	}{e.Kind(), plain(e)})
+	return withKind(e.Kind(), plain(e))
 }
 
 // SubworkflowRequestID is the start request id of the child of a step

@@ -315,6 +315,16 @@ func (o *core) runState(ctx context.Context, wf string, inst, run int64) (*store
 	if run > rec.RunID {
 		return nil, nil, NotFound("workflow %s instance %d has no run %d", wf, inst, run)
 	}
+	_, st, err := o.loadRun(ctx, wf, inst, run)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rec, st, nil
+}
+
+// loadRun reads run run of instance inst of wf and decodes its state; its
+// errors are Internal.
+func (o *core) loadRun(ctx context.Context, wf string, inst, run int64) (*store.RunRecord, *engine.Instance, error) {
 	rr, _, err := o.store.Runs.LoadRun(ctx, wf, inst, run)
 	if err != nil {
 		return nil, nil, Internal(err)
@@ -323,7 +333,7 @@ func (o *core) runState(ctx context.Context, wf string, inst, run int64) (*store
 	if err != nil {
 		return nil, nil, Internal(err)
 	}
-	return rec, st, nil
+	return rr, st, nil
 }
 
 // restartIteration restarts one iteration of a foreach: its parent run,

@@ -143,13 +143,23 @@ func (o *core) head(ctx context.Context, wf string) (*store.WorkflowHead, error)
 	return head, nil
 }
 
-// GetWorkflowVersion returns a stored version chosen by selector.
-func (o *Definitions) GetWorkflowVersion(ctx context.Context, wf, selector string) (*DefinitionView, error) {
+// headVersion reads workflow wf's head and the version selector chooses
+// of it (resolveVersion).
+func (o *core) headVersion(ctx context.Context, wf, selector string) (*store.WorkflowHead, int64, error) {
 	head, err := o.head(ctx, wf)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	v, err := resolveVersion(head, selector)
+	if err != nil {
+		return nil, 0, err
+	}
+	return head, v, nil
+}
+
+// GetWorkflowVersion returns a stored version chosen by selector.
+func (o *Definitions) GetWorkflowVersion(ctx context.Context, wf, selector string) (*DefinitionView, error) {
+	head, v, err := o.headVersion(ctx, wf, selector)
 	if err != nil {
 		return nil, err
 	}

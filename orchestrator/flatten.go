@@ -309,13 +309,9 @@ func (o *Runs) flatRoot(ctx context.Context, wf string, inst, run int64, step st
 	if run > rec.RunID {
 		return nil, flatLoop{}, NotFound("workflow %s instance %d has no run %d", wf, inst, run)
 	}
-	rr, _, err := o.store.Runs.LoadRun(ctx, wf, inst, run)
+	_, decoded, err := o.loadRun(ctx, wf, inst, run)
 	if err != nil {
-		return nil, flatLoop{}, Internal(err)
-	}
-	decoded, err := decodeState(rr)
-	if err != nil {
-		return nil, flatLoop{}, Internal(err)
+		return nil, flatLoop{}, err
 	}
 	st := *decoded
 	_, def, err := o.graph(ctx, wf, st.WorkflowVersion)

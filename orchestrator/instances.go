@@ -48,11 +48,7 @@ func traceOf(ctx context.Context, now time.Time) trace.ID {
 // request's run params; parent is set on an instance a subworkflow step
 // starts.
 func (o *Runs) start(ctx context.Context, wf, selector string, req StartRequest, initiator engine.Initiator, given model.Params, parent *engine.ParentRef) (*StartResponse, error) {
-	head, err := o.head(ctx, wf)
-	if err != nil {
-		return nil, err
-	}
-	version, err := resolveVersion(head, selector)
+	head, version, err := o.headVersion(ctx, wf, selector)
 	if err != nil {
 		return nil, err
 	}
@@ -294,13 +290,9 @@ func (o *core) instance(ctx context.Context, wf string, inst int64) (*store.Inst
 }
 
 func (o *core) runView(ctx context.Context, rec *store.InstanceRecord, run int64) (*InstanceView, error) {
-	rr, _, err := o.store.Runs.LoadRun(ctx, rec.WorkflowID, rec.InstanceID, run)
+	rr, decoded, err := o.loadRun(ctx, rec.WorkflowID, rec.InstanceID, run)
 	if err != nil {
-		return nil, Internal(err)
-	}
-	decoded, err := decodeState(rr)
-	if err != nil {
-		return nil, Internal(err)
+		return nil, err
 	}
 	st := *decoded
 	tl := compactTimeline(&st)
@@ -358,13 +350,9 @@ func (o *Runs) ListSteps(ctx context.Context, wf string, inst int64) ([]*StepVie
 	if err != nil {
 		return nil, err
 	}
-	rr, _, err := o.store.Runs.LoadRun(ctx, wf, inst, rec.RunID)
+	_, decoded, err := o.loadRun(ctx, wf, inst, rec.RunID)
 	if err != nil {
-		return nil, Internal(err)
-	}
-	decoded, err := decodeState(rr)
-	if err != nil {
-		return nil, Internal(err)
+		return nil, err
 	}
 	st := *decoded
 	attempts := compactAttempts(&st)

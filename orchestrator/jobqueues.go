@@ -41,12 +41,7 @@ func usesJobQueues(g *engine.Graph) bool {
 // copying them from the snapshot on first use without the holders whose
 // lease expired.
 func (b *permitBook) touchQueue(name string) (h, w map[string]int64) {
-	if h, ok := b.qholders[name]; ok {
-		return h, b.qwaiters[name]
-	}
-	h, w = workingCopy(b.queues[name], b.now)
-	b.qholders[name], b.qwaiters[name] = h, w
-	return h, w
+	return touchWorking(b.queues, b.qholders, b.qwaiters, name, b.now)
 }
 
 func entryOf(k string, d *engine.QueueDemand) string {

@@ -84,11 +84,18 @@ func (o *Rounds) loadPermits(ctx context.Context, g *engine.Graph, st *engine.In
 // touch returns the working holders and waiters of tag, copying them from
 // the snapshot on first use without the holders whose lease expired.
 func (b *permitBook) touch(tag string) (h, w map[string]int64) {
-	if h, ok := b.holders[tag]; ok {
-		return h, b.waiters[tag]
+	return touchWorking(b.snap, b.holders, b.waiters, tag, b.now)
+}
+
+// touchWorking returns the working holders and waiters of key, kept in
+// holders and waiters, copying them from snap[key] on first use without the
+// holders whose lease ended before now: the same for tags and job queues.
+func touchWorking(snap map[string]*store.TagPermit, holders, waiters map[string]map[string]int64, key string, now int64) (h, w map[string]int64) {
+	if h, ok := holders[key]; ok {
+		return h, waiters[key]
 	}
-	h, w = workingCopy(b.snap[tag], b.now)
-	b.holders[tag], b.waiters[tag] = h, w
+	h, w = workingCopy(snap[key], now)
+	holders[key], waiters[key] = h, w
 	return h, w
 }
 

@@ -14,11 +14,7 @@ import (
 
 // ActivateVersion makes the selected version the active one.
 func (o *Definitions) ActivateVersion(ctx context.Context, wf, selector string) (*DefinitionView, error) {
-	head, err := o.head(ctx, wf)
-	if err != nil {
-		return nil, err
-	}
-	v, err := resolveVersion(head, selector)
+	_, v, err := o.headVersion(ctx, wf, selector)
 	if err != nil {
 		return nil, err
 	}

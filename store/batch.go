@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // RunKey names one run of an instance.
@@ -23,7 +25,7 @@ type RunKey struct {
 func (s *Runs) GetRuns(ctx context.Context, keys []RunKey) (map[RunKey]*RunRecord, error) {
 	ks := make([]map[string]types.AttributeValue, len(keys))
 	for i, k := range keys {
-		ks[i] = key(runPK(k.WorkflowID, k.InstanceID), runSK(k.RunID))
+		ks[i] = key(layout.RunPK(k.WorkflowID, k.InstanceID), layout.RunSK(k.RunID))
 	}
 	items, err := s.batchGet(ctx, ks)
 	if err != nil {
@@ -31,7 +33,7 @@ func (s *Runs) GetRuns(ctx context.Context, keys []RunKey) (map[RunKey]*RunRecor
 	}
 	out := make(map[RunKey]*RunRecord, len(items))
 	for _, item := range items {
-		wf, inst, err := parseRunPK(getS(item, attrPK))
+		wf, inst, err := layout.ParseRunPK(getS(item, attrPK))
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +84,7 @@ func (s *Attempts) GetAttempts(ctx context.Context, refs []AttemptRef) (map[Atte
 // attemptRefFromItem decodes a step attempt item read by its whole key: the
 // attempt and its reference.
 func attemptRefFromItem(item map[string]types.AttributeValue) (*Attempt, AttemptRef, error) {
-	wf, inst, err := parseRunPK(getS(item, attrPK))
+	wf, inst, err := layout.ParseRunPK(getS(item, attrPK))
 	if err != nil {
 		return nil, AttemptRef{}, err
 	}
@@ -93,28 +95,13 @@ func attemptRefFromItem(item map[string]types.AttributeValue) (*Attempt, Attempt
 	return a, AttemptRef{WorkflowID: wf, InstanceID: inst, RunID: run, StepID: a.StepID, Attempt: a.Attempt}, nil
 }
 
-// parseRunPK reads the workflow and instance ids out of a run partition key
-// (R#<wf>#<instance>; workflow ids cannot contain '#').
-func parseRunPK(pk string) (string, int64, error) {
-	rest, ok := strings.CutPrefix(pk, "R#")
-	i := strings.LastIndexByte(rest, '#')
-	if !ok || i < 0 {
-		return "", 0, fmt.Errorf("store: not a run partition key: %q", pk)
-	}
-	inst, err := strconv.ParseInt(rest[i+1:], 10, 64)
-	if err != nil {
-		return "", 0, fmt.Errorf("store: run partition key %q: %w", pk, err)
-	}
-	return rest[:i], inst, nil
-}
-
 // GetInstances reads the summaries of instances insts of workflow wf at
 // once (BatchGetItem, 100 per request, strongly consistent): those that
 // exist, by instance id.
 func (s *Instances) GetInstances(ctx context.Context, wf string, insts []int64) (map[int64]*InstanceRecord, error) {
 	ks := make([]map[string]types.AttributeValue, len(insts))
 	for i, n := range insts {
-		ks[i] = key(wfPK(wf), instanceSK(n))
+		ks[i] = key(layout.WorkflowPK(wf), layout.InstanceSK(n))
 	}
 	items, err := s.batchGet(ctx, ks)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // Breakpoint items live in the workflow's partition:
@@ -14,17 +16,7 @@ import (
 //	WF#<wf>  BP#<step>#<version:10>#<instance:12>#<run:6>#<attempt:4>
 //
 // The key holds every match field, so adding the same breakpoint twice
-// stores it once.
-func breakpointPrefix(step string) string {
-	if step == "" {
-		return "BP#"
-	}
-	return "BP#" + step + "#"
-}
-
-func breakpointSK(b Breakpoint) string {
-	return fmt.Sprintf("BP#%s#%010d#%012d#%06d#%04d", b.StepID, b.Version, b.Instance, b.Run, b.Attempt)
-}
+// stores it once (layout.BreakpointSK).
 
 // Breakpoint pauses the matching attempts of a workflow's step; zero
 // fields match all.
@@ -39,7 +31,7 @@ type Breakpoint struct {
 
 // PutBreakpoint stores a breakpoint of workflow wf.
 func (s *Gates) PutBreakpoint(ctx context.Context, wf string, b Breakpoint) error {
-	item := merge(key(wfPK(wf), breakpointSK(b)), map[string]types.AttributeValue{
+	item := merge(key(layout.WorkflowPK(wf), layout.BreakpointSK(b.StepID, b.Version, b.Instance, b.Run, b.Attempt)), map[string]types.AttributeValue{
 		"step": str(b.StepID), "version": num(b.Version), "instance": num(b.Instance),
 		"run": num(b.Run), "attempt": num(b.Attempt), "create_time": num(b.CreateTime),
 	})
@@ -58,7 +50,7 @@ func (s *Gates) ListBreakpoints(ctx context.Context, wf, step string, consistent
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(wfPK(wf)), ":p": str(breakpointPrefix(step)),
+			":pk": str(layout.WorkflowPK(wf)), ":p": str(layout.BreakpointPrefix(step)),
 		},
 		ConsistentRead: aws.Bool(consistent),
 	}, func(it map[string]types.AttributeValue) error {
@@ -83,7 +75,7 @@ func (s *Gates) DeleteBreakpoints(ctx context.Context, wf, step string) ([]Break
 	}
 	for _, b := range bps {
 		_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName: aws.String(s.table), Key: key(wfPK(wf), breakpointSK(b)),
+			TableName: aws.String(s.table), Key: key(layout.WorkflowPK(wf), layout.BreakpointSK(b.StepID, b.Version, b.Instance, b.Run, b.Attempt)),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("store: delete breakpoint of %s step %s: %w", wf, step, err)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // InlineDefinition is the definition of an inline workflow (a foreach step
@@ -63,7 +65,7 @@ func (s *base) inlineDefinitionItem(d InlineDefinition) (types.TransactWriteItem
 	if err != nil {
 		return types.TransactWriteItem{}, err
 	}
-	item := merge(key(wfPK(d.WorkflowID), versionSK(1)), map[string]types.AttributeValue{
+	item := merge(key(layout.WorkflowPK(d.WorkflowID), layout.VersionSK(1)), map[string]types.AttributeValue{
 		"create_time": num(millis(d.Now)),
 	})
 	merge(item, body)
@@ -106,7 +108,7 @@ func (s *base) childItems(c ChildRun) ([]types.TransactWriteItem, error) {
 		}
 		items = append(items, item)
 	}
-	pk := runPK(c.WorkflowID, c.InstanceID)
+	pk := layout.RunPK(c.WorkflowID, c.InstanceID)
 	for _, t := range c.Timeline {
 		items = append(items, s.timelineWrite(pk, 1, t))
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // A worker claims a step attempt before it runs it, so that a work message
@@ -51,7 +53,7 @@ type AttemptRef struct {
 }
 
 func (r AttemptRef) key() map[string]types.AttributeValue {
-	return key(runPK(r.WorkflowID, r.InstanceID), attemptSK(r.RunID, r.StepID, r.Attempt))
+	return key(layout.RunPK(r.WorkflowID, r.InstanceID), layout.AttemptSK(r.RunID, r.StepID, r.Attempt))
 }
 
 func (r AttemptRef) String() string {

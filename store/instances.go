@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // Message is one outbox entry: work a committed change causes. The stream
@@ -70,7 +72,7 @@ type InstanceRecord struct {
 }
 
 func instanceItem(r *InstanceRecord) map[string]types.AttributeValue {
-	item := merge(key(wfPK(r.WorkflowID), instanceSK(r.InstanceID)), map[string]types.AttributeValue{
+	item := merge(key(layout.WorkflowPK(r.WorkflowID), layout.InstanceSK(r.InstanceID)), map[string]types.AttributeValue{
 		"version":     num(r.Version),
 		"run":         num(r.RunID),
 		"uuid":        str(r.UUID),
@@ -90,7 +92,7 @@ func instanceItem(r *InstanceRecord) map[string]types.AttributeValue {
 }
 
 func instanceFromItem(item map[string]types.AttributeValue) (*InstanceRecord, error) {
-	id, err := parseInstanceSK(getS(item, attrSK))
+	id, err := layout.ParseInstanceSK(getS(item, attrSK))
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +214,7 @@ func (s *Instances) CreateInstance(ctx context.Context, ni NewInstance) (rec *In
 func requestPut(table, wf, requestID string, inst int64, now time.Time) *types.Put {
 	return &types.Put{
 		TableName: aws.String(table),
-		Item: merge(key(wfPK(wf), requestSK(requestID)), map[string]types.AttributeValue{
+		Item: merge(key(layout.WorkflowPK(wf), layout.RequestSK(requestID)), map[string]types.AttributeValue{
 			"instance": num(inst),
 			attrTTL:    num(now.Add(requestTTL).Unix()),
 		}),
@@ -241,7 +243,7 @@ func (s *Instances) ReserveInstance(ctx context.Context, wf, requestID string) (
 func (s *base) nextInstanceID(ctx context.Context, wf string) (int64, error) {
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
-		Key:                       key(wfPK(wf), headSK),
+		Key:                       key(layout.WorkflowPK(wf), layout.HeadSK),
 		UpdateExpression:          aws.String("ADD next_instance :one REMOVE #ob"), // ob: a definition change's events, already sent
 		ExpressionAttributeNames:  map[string]string{"#ob": attrOutbox},
 		ConditionExpression:       aws.String("attribute_exists(pk)"),
@@ -262,7 +264,7 @@ func (s *base) nextInstanceID(ctx context.Context, wf string) (int64, error) {
 func (s *Instances) InstanceForRequest(ctx context.Context, wf, requestID string) (*InstanceRecord, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
-		Key:            key(wfPK(wf), requestSK(requestID)),
+		Key:            key(layout.WorkflowPK(wf), layout.RequestSK(requestID)),
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
@@ -278,7 +280,7 @@ func (s *Instances) InstanceForRequest(ctx context.Context, wf, requestID string
 func (s *Instances) GetInstance(ctx context.Context, wf string, inst int64) (*InstanceRecord, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
-		Key:            key(wfPK(wf), instanceSK(inst)),
+		Key:            key(layout.WorkflowPK(wf), layout.InstanceSK(inst)),
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
@@ -304,7 +306,7 @@ func (s *Instances) ListInstances(ctx context.Context, wf, status, cursor string
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(wfPK(wf)), ":p": str("I#"),
+			":pk": str(layout.WorkflowPK(wf)), ":p": str("I#"),
 		},
 		ScanIndexForward: aws.Bool(false),
 		Limit:            aws.Int32(int32(limit)),
@@ -320,7 +322,7 @@ func (s *Instances) ListInstances(ctx context.Context, wf, status, cursor string
 		if _, err := fmt.Sscanf(cursor, "%d", &id); err != nil || id <= 0 {
 			return nil, "", fmt.Errorf("%w %q", ErrBadCursor, cursor)
 		}
-		in.ExclusiveStartKey = key(wfPK(wf), instanceSK(id))
+		in.ExclusiveStartKey = key(layout.WorkflowPK(wf), layout.InstanceSK(id))
 	}
 	recs := make([]*InstanceRecord, 0, limit)
 	for page := 1; ; page++ {
@@ -345,7 +347,7 @@ func (s *Instances) ListInstances(ctx context.Context, wf, status, cursor string
 			return recs, "", nil
 		}
 		if page >= maxFilteredPages || status == "" {
-			id, err := parseInstanceSK(getS(out.LastEvaluatedKey, attrSK))
+			id, err := layout.ParseInstanceSK(getS(out.LastEvaluatedKey, attrSK))
 			if err != nil {
 				return nil, "", fmt.Errorf("store: list instances of %s: %w", wf, err)
 			}
@@ -404,12 +406,12 @@ type RunRecord struct {
 // runItem is a run's state item. With sweepAt (unix ms) > 0 it is in the
 // sweep index, due then.
 func (s *base) runItem(wf string, inst, run, v int64, status string, state []byte, outbox []Message, sweepAt int64) (map[string]types.AttributeValue, error) {
-	item := merge(key(runPK(wf, inst), runSK(run)), map[string]types.AttributeValue{
+	item := merge(key(layout.RunPK(wf, inst), layout.RunSK(run)), map[string]types.AttributeValue{
 		attrVersion: num(v),
 		attrStatus:  str(status),
 	})
 	if sweepAt > 0 {
-		merge(item, sweepKey(runPK(wf, inst), sweepAt))
+		merge(item, sweepKey(layout.RunPK(wf, inst), sweepAt))
 	}
 	body, err := s.encodeBody(state)
 	if err != nil {
@@ -448,14 +450,14 @@ func (s *base) eventItem(wf string, inst, run int64, ev Event) (map[string]types
 	if err != nil {
 		return nil, fmt.Errorf("store: outbox: %w", err)
 	}
-	item := merge(key(runPK(wf, inst), eventSK(run, ev.ID)), map[string]types.AttributeValue{
+	item := merge(key(layout.RunPK(wf, inst), layout.EventSK(run, ev.ID)), map[string]types.AttributeValue{
 		attrOutbox: str(string(wake)),
 	})
 	if !ev.Covered {
 		// Until it is applied (and deleted), the event is in the sweep
 		// index, due when its wake should long have been delivered.
 		due := s.now().Add(s.eventSweepAfter + time.Duration(ev.WakeAfter)*time.Second)
-		merge(item, sweepKey(runPK(wf, inst), millis(due)))
+		merge(item, sweepKey(layout.RunPK(wf, inst), millis(due)))
 	}
 	body, err := s.encodeBody(ev.Body)
 	if err != nil {
@@ -514,7 +516,7 @@ func (s *Runs) LoadQuietRun(ctx context.Context, wf string, inst, run int64) (re
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(runPK(wf, inst)), ":from": str(eventPrefix(run)), ":to": str(runSK(run)),
+			":pk": str(layout.RunPK(wf, inst)), ":from": str(layout.EventPrefix(run)), ":to": str(layout.RunSK(run)),
 		},
 		ScanIndexForward: aws.Bool(false), // the run item first, then the latest event
 		Limit:            aws.Int32(2),
@@ -523,7 +525,7 @@ func (s *Runs) LoadQuietRun(ctx context.Context, wf string, inst, run int64) (re
 	if err != nil {
 		return nil, false, fmt.Errorf("store: load run %s/%d/%d: %w", wf, inst, run, err)
 	}
-	if len(out.Items) == 0 || getS(out.Items[0], attrSK) != runSK(run) {
+	if len(out.Items) == 0 || getS(out.Items[0], attrSK) != layout.RunSK(run) {
 		return nil, false, ErrNotFound
 	}
 	if len(out.Items) > 1 {
@@ -592,7 +594,7 @@ func (s *base) loadRun(ctx context.Context, wf string, inst, run int64) (*RunRec
 		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :to"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			// The run's events up to its item and its pages.
-			":pk": str(runPK(wf, inst)), ":from": str(eventPrefix(run)), ":to": str(pagePrefix(run) + "~"),
+			":pk": str(layout.RunPK(wf, inst)), ":from": str(layout.EventPrefix(run)), ":to": str(layout.PagePrefix(run) + "~"),
 		},
 		ConsistentRead: aws.Bool(true),
 	}
@@ -600,10 +602,10 @@ func (s *base) loadRun(ctx context.Context, wf string, inst, run int64) (*RunRec
 	var runItem map[string]types.AttributeValue
 	var events []Event
 	pages := map[string]map[string]types.AttributeValue{}
-	prefix := eventPrefix(run)
+	prefix := layout.EventPrefix(run)
 	err := s.queryAll(ctx, in, func(item map[string]types.AttributeValue) (err error) {
 		switch sk := getS(item, attrSK); {
-		case sk == runSK(run):
+		case sk == layout.RunSK(run):
 			rec, err = runRecordFromItem(item, wf, inst, run)
 			runItem = item
 		case strings.HasPrefix(sk, prefix):
@@ -611,7 +613,7 @@ func (s *base) loadRun(ctx context.Context, wf string, inst, run int64) (*RunRec
 			if body, err = decodeBody(item); err == nil {
 				events = append(events, Event{ID: strings.TrimPrefix(sk, prefix), Body: body})
 			}
-		case strings.HasPrefix(sk, pagePrefix(run)):
+		case strings.HasPrefix(sk, layout.PagePrefix(run)):
 			pages[sk] = item
 		}
 		return err
@@ -783,7 +785,7 @@ type RunEvent struct {
 func (s *Runs) DiscardEvents(ctx context.Context, wf string, inst, run int64, ids []string) error {
 	keys := make([]map[string]types.AttributeValue, len(ids))
 	for i, id := range ids {
-		keys[i] = key(runPK(wf, inst), eventSK(run, id))
+		keys[i] = key(layout.RunPK(wf, inst), layout.EventSK(run, id))
 	}
 	if err := s.batchDelete(ctx, keys); err != nil {
 		return fmt.Errorf("store: discard events of %s/%d/%d: %w", wf, inst, run, err)
@@ -811,7 +813,7 @@ func (s *Runs) CommitRun(ctx context.Context, c Commit) error {
 			// until the instance is deleted.
 			fresh := make([]string, len(writes))
 			for i, w := range writes {
-				fresh[i] = w.sk
+				fresh[i] = w.SK
 			}
 			_ = s.deletePages(context.WithoutCancel(ctx), c.WorkflowID, c.InstanceID, fresh)
 		}
@@ -820,7 +822,7 @@ func (s *Runs) CommitRun(ctx context.Context, c Commit) error {
 	// The pages replaced are no longer named; a reader who read the run
 	// item before this commit reads it again. Should the deletes fail,
 	// they stay until the instance is deleted.
-	_ = s.deletePages(ctx, c.WorkflowID, c.InstanceID, c.Pages.replaced(next))
+	_ = s.deletePages(ctx, c.WorkflowID, c.InstanceID, c.Pages.set.Replaced(next.set))
 	return nil
 }
 
@@ -855,13 +857,13 @@ func (p *commitPlan) put(table string, item map[string]types.AttributeValue) {
 // planCommit lists every write of commit c, the run item first.
 func (s *Runs) planCommit(c Commit, state []byte, pages Pages) (*commitPlan, error) {
 	p := &commitPlan{slotIndex: -1, requestIndex: -1}
-	held, spilled := splitTimeline(c.PriorTimeline, c.Timeline)
+	held, spilled := SplitTimeline(c.PriorTimeline, c.Timeline)
 	runPut, err := s.runPut(c, state, pages, held)
 	if err != nil {
 		return nil, err
 	}
 	p.items = append(p.items, types.TransactWriteItem{Put: runPut})
-	pk := runPK(c.WorkflowID, c.InstanceID)
+	pk := layout.RunPK(c.WorkflowID, c.InstanceID)
 	for _, a := range c.Attempts {
 		item, err := s.attemptWrite(c.WorkflowID, c.InstanceID, c.RunID, a)
 		if err != nil {
@@ -874,7 +876,7 @@ func (s *Runs) planCommit(c Commit, state []byte, pages Pages) (*commitPlan, err
 	}
 	for _, id := range c.Consumed {
 		p.items = append(p.items, types.TransactWriteItem{Delete: &types.Delete{
-			TableName: aws.String(s.table), Key: key(pk, eventSK(c.RunID, id)),
+			TableName: aws.String(s.table), Key: key(pk, layout.EventSK(c.RunID, id)),
 		}})
 	}
 	if err := s.planEvents(p, c.WorkflowID, c.InstanceID, c.RunID, c.NewEvents...); err != nil {
@@ -950,7 +952,7 @@ func (s *Runs) planSlot(p *commitPlan, c Commit) {
 		}
 		u := &types.Update{
 			TableName:                 aws.String(s.table),
-			Key:                       key(wfPK(c.WorkflowID), slotSK),
+			Key:                       key(layout.WorkflowPK(c.WorkflowID), layout.SlotSK),
 			UpdateExpression:          aws.String(expr),
 			ExpressionAttributeValues: values,
 		}
@@ -971,7 +973,7 @@ func (s *Runs) planSlot(p *commitPlan, c Commit) {
 	}
 	if c.Dequeue {
 		p.items = append(p.items, types.TransactWriteItem{Delete: &types.Delete{
-			TableName: aws.String(s.table), Key: key(wfPK(c.WorkflowID), queueSK(c.InstanceID)),
+			TableName: aws.String(s.table), Key: key(layout.WorkflowPK(c.WorkflowID), layout.QueueSK(c.InstanceID)),
 		}})
 	}
 }
@@ -1053,7 +1055,7 @@ func (s *Runs) planInstance(p *commitPlan, c Commit) {
 	if u := c.Instance; u != nil {
 		p.items = append(p.items, types.TransactWriteItem{Update: &types.Update{
 			TableName:                aws.String(s.table),
-			Key:                      key(wfPK(c.WorkflowID), instanceSK(c.InstanceID)),
+			Key:                      key(layout.WorkflowPK(c.WorkflowID), layout.InstanceSK(c.InstanceID)),
 			UpdateExpression:         aws.String("SET #run = :run, #st = :st, start_time = :start, end_time = :end, modify_time = :mod"),
 			ConditionExpression:      aws.String("attribute_exists(pk)"),
 			ExpressionAttributeNames: map[string]string{"#run": "run", "#st": attrStatus},
@@ -1159,7 +1161,7 @@ func (s *base) attemptWrite(wf string, inst, run int64, a Attempt) (types.Transa
 	}
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(s.table),
-		Key:                       key(runPK(wf, inst), attemptSK(run, a.StepID, a.Attempt)),
+		Key:                       key(layout.RunPK(wf, inst), layout.AttemptSK(run, a.StepID, a.Attempt)),
 		UpdateExpression:          aws.String(set + remove),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
@@ -1180,13 +1182,13 @@ func entryList(entries [][]byte) *types.AttributeValueMemberL {
 func (s *base) timelineWrite(pk string, run int64, t TimelineItem) types.TransactWriteItem {
 	return types.TransactWriteItem{Put: &types.Put{
 		TableName: aws.String(s.table),
-		Item:      merge(key(pk, timelineSK(run, t.Seq)), map[string]types.AttributeValue{attrBody: bin(t.Body), attrEnc: str("raw")}),
+		Item:      merge(key(pk, layout.TimelineSK(run, t.Seq)), map[string]types.AttributeValue{attrBody: bin(t.Body), attrEnc: str("raw")}),
 	}}
 }
 
 // ListAttempts returns every step attempt of a run, ordered by step id then attempt.
 func (s *Attempts) ListAttempts(ctx context.Context, wf string, inst, run int64) ([]Attempt, error) {
-	return s.queryAttempts(ctx, wf, inst, attemptPrefix(run), true, 0)
+	return s.queryAttempts(ctx, wf, inst, layout.AttemptPrefix(run), true, 0)
 }
 
 // GetAttempt returns one attempt of a step; attempt 0 means the latest.
@@ -1194,9 +1196,9 @@ func (s *Attempts) GetAttempt(ctx context.Context, wf string, inst, run int64, s
 	var list []Attempt
 	var err error
 	if attempt > 0 {
-		list, err = s.queryAttempts(ctx, wf, inst, attemptSK(run, step, attempt), true, 1)
+		list, err = s.queryAttempts(ctx, wf, inst, layout.AttemptSK(run, step, attempt), true, 1)
 	} else {
-		list, err = s.queryAttempts(ctx, wf, inst, attemptPrefix(run)+step+"#", false, 1)
+		list, err = s.queryAttempts(ctx, wf, inst, layout.AttemptPrefix(run)+step+"#", false, 1)
 	}
 	if err != nil {
 		return nil, err
@@ -1213,7 +1215,7 @@ func attemptFromItem(item map[string]types.AttributeValue) (*Attempt, int64, err
 	if err != nil {
 		return nil, 0, err
 	}
-	run, step, n, err := parseAttemptSK(getS(item, attrSK))
+	run, step, n, err := layout.ParseAttemptSK(getS(item, attrSK))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -1228,31 +1230,12 @@ func attemptFromItem(item map[string]types.AttributeValue) (*Attempt, int64, err
 	return a, run, nil
 }
 
-// parseAttemptSK parses a step attempt's sort key, S#<run:6>#<step>#<attempt>.
-func parseAttemptSK(sk string) (run int64, step string, attempt int64, err error) {
-	if len(sk) < len("S#000000#") || !strings.HasPrefix(sk, "S#") {
-		return 0, "", 0, fmt.Errorf("store: not an attempt key: %q", sk)
-	}
-	if run, err = strconv.ParseInt(sk[2:8], 10, 64); err != nil {
-		return 0, "", 0, fmt.Errorf("store: attempt key %q: %w", sk, err)
-	}
-	rest := sk[len("S#000000#"):]
-	i := strings.LastIndexByte(rest, '#')
-	if i < 0 {
-		return 0, "", 0, fmt.Errorf("store: attempt key %q has no attempt", sk)
-	}
-	if attempt, err = strconv.ParseInt(rest[i+1:], 10, 64); err != nil {
-		return 0, "", 0, fmt.Errorf("store: attempt key %q: %w", sk, err)
-	}
-	return run, rest[:i], attempt, nil
-}
-
 func (s *base) queryAttempts(ctx context.Context, wf string, inst int64, prefix string, forward bool, limit int32) ([]Attempt, error) {
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(runPK(wf, inst)), ":p": str(prefix),
+			":pk": str(layout.RunPK(wf, inst)), ":p": str(prefix),
 		},
 		ScanIndexForward: aws.Bool(forward),
 		ConsistentRead:   aws.Bool(true),
@@ -1289,7 +1272,7 @@ func (s *Runs) ListTimeline(ctx context.Context, wf string, inst, run int64) ([]
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(runPK(wf, inst)), ":p": str(timelinePrefix(run)),
+			":pk": str(layout.RunPK(wf, inst)), ":p": str(layout.TimelinePrefix(run)),
 		},
 	}
 	var out []TimelineItem
@@ -1299,7 +1282,7 @@ func (s *Runs) ListTimeline(ctx context.Context, wf string, inst, run int64) ([]
 			return err
 		}
 		var seq int64
-		fmt.Sscanf(strings.TrimPrefix(getS(item, attrSK), timelinePrefix(run)), "%d", &seq)
+		fmt.Sscanf(strings.TrimPrefix(getS(item, attrSK), layout.TimelinePrefix(run)), "%d", &seq)
 		out = append(out, TimelineItem{Seq: seq, Body: body})
 		return nil
 	})
@@ -1358,7 +1341,7 @@ func (s *Runs) newRunItems(nr NewRun) ([]types.TransactWriteItem, error) {
 	return []types.TransactWriteItem{
 		{Update: &types.Update{
 			TableName:                aws.String(s.table),
-			Key:                      key(wfPK(nr.WorkflowID), instanceSK(nr.InstanceID)),
+			Key:                      key(layout.WorkflowPK(nr.WorkflowID), layout.InstanceSK(nr.InstanceID)),
 			UpdateExpression:         aws.String("SET #run = :run, #st = :st, start_time = :zero, end_time = :zero, modify_time = :now"),
 			ConditionExpression:      aws.String("#run = :prev"),
 			ExpressionAttributeNames: map[string]string{"#run": "run", "#st": attrStatus},
@@ -1379,11 +1362,11 @@ func (s *Instances) Enqueue(ctx context.Context, wf string, inst, run int64) err
 	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Put: &types.Put{
 			TableName: aws.String(s.table),
-			Item:      merge(key(wfPK(wf), queueSK(inst)), map[string]types.AttributeValue{"run": num(run)}),
+			Item:      merge(key(layout.WorkflowPK(wf), layout.QueueSK(inst)), map[string]types.AttributeValue{"run": num(run)}),
 		}},
 		{Update: &types.Update{
 			TableName:                 aws.String(s.table),
-			Key:                       key(wfPK(wf), slotSK),
+			Key:                       key(layout.WorkflowPK(wf), layout.SlotSK),
 			UpdateExpression:          aws.String("ADD qv :one"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1)},
 		}},
@@ -1399,7 +1382,7 @@ func (s *Instances) Enqueue(ctx context.Context, wf string, inst, run int64) err
 // with Commit.QueueVersion.
 func (s *Instances) QueueVersion(ctx context.Context, wf string) (int64, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(wfPK(wf), slotSK), ConsistentRead: aws.Bool(true),
+		TableName: aws.String(s.table), Key: key(layout.WorkflowPK(wf), layout.SlotSK), ConsistentRead: aws.Bool(true),
 		ProjectionExpression: aws.String("qv"),
 	})
 	if err != nil {
@@ -1415,7 +1398,7 @@ func (s *Instances) OldestQueued(ctx context.Context, wf string, except int64) (
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :q)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(wfPK(wf)), ":q": str("Q#"),
+			":pk": str(layout.WorkflowPK(wf)), ":q": str("Q#"),
 		},
 		ConsistentRead: aws.Bool(true),
 		Limit:          aws.Int32(2),
@@ -1440,7 +1423,7 @@ type RunRef struct{ InstanceID, RunID int64 }
 // workflow (strongly consistent), excluding instance except.
 func (s *Instances) ActiveRuns(ctx context.Context, wf string, except int64) (holding, queued []RunRef, err error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(wfPK(wf), slotSK), ConsistentRead: aws.Bool(true),
+		TableName: aws.String(s.table), Key: key(layout.WorkflowPK(wf), layout.SlotSK), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: slots of %s: %w", wf, err)
@@ -1457,7 +1440,7 @@ func (s *Instances) ActiveRuns(ctx context.Context, wf string, except int64) (ho
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :q)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(wfPK(wf)), ":q": str("Q#"),
+			":pk": str(layout.WorkflowPK(wf)), ":q": str("Q#"),
 		},
 		ConsistentRead: aws.Bool(true),
 	}
@@ -1486,7 +1469,7 @@ func (s *Instances) ReleaseSlot(ctx context.Context, wf string, inst, run int64,
 	holder := &types.AttributeValueMemberSS{Value: []string{fmt.Sprintf("%d#%d", inst, run)}}
 	items := []types.TransactWriteItem{{Update: &types.Update{
 		TableName:           aws.String(s.table),
-		Key:                 key(wfPK(wf), slotSK),
+		Key:                 key(layout.WorkflowPK(wf), layout.SlotSK),
 		UpdateExpression:    aws.String("ADD running :d DELETE holders :h"),
 		ConditionExpression: aws.String("contains(holders, :one)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{

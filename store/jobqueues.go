@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // Job queue items:
@@ -22,14 +24,11 @@ import (
 // Decisions change it as they change tag permits (PermitUpdate with Queue),
 // conditioned on its version, in their transaction.
 const (
-	jobQueuePK = "JQ"
 	attrCPU    = "cpu"
 	attrMemory = "memory"
 	attrGPU    = "gpu"
 	attrAging  = "aging"
 )
-
-func jobQueueSK(name string) string { return "Q#" + name }
 
 // QueueCapacity is a job queue's capacity and aging.
 type QueueCapacity struct {
@@ -75,7 +74,7 @@ func ParseQueueEntry(s string) (QueueEntry, error) {
 func (s *Gates) PutJobQueue(ctx context.Context, name string, c QueueCapacity, now int64) (*TagPermit, error) {
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table),
-		Key:       key(jobQueuePK, jobQueueSK(name)),
+		Key:       key(layout.JobQueuePK, layout.JobQueueSK(name)),
 		UpdateExpression: aws.String("SET #c = :c, #m = :m, #g = :g, #a = :a, #h = if_not_exists(#h, :empty), #w = if_not_exists(#w, :empty), " +
 			"create_time = if_not_exists(create_time, :now), modify_time = :now ADD #v :one"),
 		ExpressionAttributeNames: map[string]string{"#c": attrCPU, "#m": attrMemory, "#g": attrGPU, "#a": attrAging,
@@ -97,7 +96,7 @@ func (s *Gates) GetJobQueues(ctx context.Context) (map[string]*TagPermit, error)
 	out := map[string]*TagPermit{}
 	err := s.queryAll(ctx, &dynamodb.QueryInput{
 		TableName: aws.String(s.table), KeyConditionExpression: aws.String("pk = :pk"), ConsistentRead: aws.Bool(true),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(jobQueuePK)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(layout.JobQueuePK)},
 	}, func(item map[string]types.AttributeValue) error {
 		q := jobQueueFromItem(item)
 		out[q.Tag] = q
@@ -111,7 +110,7 @@ func (s *Gates) GetJobQueues(ctx context.Context) (map[string]*TagPermit, error)
 
 // GetJobQueue returns one job queue, or ErrNotFound.
 func (s *Gates) GetJobQueue(ctx context.Context, name string) (*TagPermit, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(jobQueuePK, jobQueueSK(name)), ConsistentRead: aws.Bool(true)})
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(layout.JobQueuePK, layout.JobQueueSK(name)), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, fmt.Errorf("store: get job queue %q: %w", name, err)
 	}
@@ -125,7 +124,7 @@ func (s *Gates) GetJobQueue(ctx context.Context, name string) (*TagPermit, error
 // need a wake), or ErrNotFound.
 func (s *Gates) DeleteJobQueue(ctx context.Context, name string) (*TagPermit, error) {
 	out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(s.table), Key: key(jobQueuePK, jobQueueSK(name)), ReturnValues: types.ReturnValueAllOld,
+		TableName: aws.String(s.table), Key: key(layout.JobQueuePK, layout.JobQueueSK(name)), ReturnValues: types.ReturnValueAllOld,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: delete job queue %q: %w", name, err)

@@ -15,15 +15,12 @@
 //	R#<wf>#<instance>  T#<run:6>#<seq:10>          instance timeline entry
 //	R#<wf>#<instance>  X#<run:6>#<step>#<attempt:4> a running foreach step's evaluated loop params, once large
 //
+// The keys are built by store/internal/layout, which store/memstore shares.
+//
 // Items that cause work carry an "ob" attribute (the transactional outbox):
 // the stream router forwards it to SQS. Step ids and workflow ids cannot
 // contain '#', so the delimiters are unambiguous.
 package store
-
-import (
-	"fmt"
-	"strconv"
-)
 
 // Attribute names. They match resources.Spec; the table's key schema is pk/sk.
 const (
@@ -38,37 +35,3 @@ const (
 	// attrTimeline is a step attempt's list of timeline entries.
 	attrTimeline = "tl"
 )
-
-func wfPK(wf string) string              { return "WF#" + wf }
-func runPK(wf string, inst int64) string { return fmt.Sprintf("R#%s#%d", wf, inst) }
-
-const headSK = "HEAD"
-
-// slotSK is the workflow's run-strategy slot item: how many runs hold a slot.
-const slotSK = "RS"
-
-func versionSK(v int64) string     { return fmt.Sprintf("V#%010d", v) }
-func instanceSK(i int64) string    { return fmt.Sprintf("I#%012d", i) }
-func requestSK(id string) string   { return "REQ#" + id }
-func queueSK(i int64) string       { return fmt.Sprintf("Q#%012d", i) }
-func runSK(run int64) string       { return fmt.Sprintf("RUN#%06d", run) }
-func eventPrefix(run int64) string { return fmt.Sprintf("E#%06d#", run) }
-func eventSK(run int64, id string) string {
-	return eventPrefix(run) + id
-}
-func attemptPrefix(run int64) string { return fmt.Sprintf("S#%06d#", run) }
-func attemptSK(run int64, step string, attempt int64) string {
-	return fmt.Sprintf("%s%s#%04d", attemptPrefix(run), step, attempt)
-}
-func timelinePrefix(run int64) string { return fmt.Sprintf("T#%06d#", run) }
-func timelineSK(run, seq int64) string {
-	return fmt.Sprintf("%s%010d", timelinePrefix(run), seq)
-}
-
-// parseInstanceSK reads the instance id out of an I# sort key.
-func parseInstanceSK(sk string) (int64, error) {
-	if len(sk) < 3 || sk[:2] != "I#" {
-		return 0, fmt.Errorf("store: not an instance key: %q", sk)
-	}
-	return strconv.ParseInt(sk[2:], 10, 64)
-}

@@ -7,6 +7,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // A running foreach step's evaluated loop params live in an item of their
@@ -16,10 +18,6 @@ import (
 // 100,000 iterations rewrote its arrays (~20 KB gzipped) with every commit
 // of its run. (X sorts after every other kind of the partition, so that no
 // query of the run's events, attempts or timeline reads it.)
-
-func loopParamsSK(run int64, step string, attempt int64) string {
-	return fmt.Sprintf("X#%06d#%s#%04d", run, step, attempt)
-}
 
 // LoopParams is the loop params item of a foreach step attempt: Body is the
 // JSON of its evaluated loop_params.
@@ -39,7 +37,7 @@ func (s *base) loopParamsItem(wf string, inst, run int64, p LoopParams) (types.T
 		return types.TransactWriteItem{}, fmt.Errorf("store: commit %s/%d/%d: %w", wf, inst, run,
 			&ItemTooLargeError{Item: fmt.Sprintf("loop params of step %s/%d", p.StepID, p.Attempt), Bytes: n})
 	}
-	item := merge(key(runPK(wf, inst), loopParamsSK(run, p.StepID, p.Attempt)), body)
+	item := merge(key(layout.RunPK(wf, inst), layout.LoopParamsSK(run, p.StepID, p.Attempt)), body)
 	return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.table), Item: item}}, nil
 }
 
@@ -48,7 +46,7 @@ func (s *base) loopParamsItem(wf string, inst, run int64, p LoopParams) (types.T
 func (s *Runs) GetLoopParams(ctx context.Context, wf string, inst, run int64, step string, attempt int64) ([]byte, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
-		Key:            key(runPK(wf, inst), loopParamsSK(run, step, attempt)),
+		Key:            key(layout.RunPK(wf, inst), layout.LoopParamsSK(run, step, attempt)),
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {

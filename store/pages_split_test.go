@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/maestro-serverless/maestro/store/internal/runpages"
 )
 
 // runState returns a run state of n steps, entry i with status statuses[i]
@@ -58,32 +60,36 @@ func commitSplit(t testing.TB, state []byte, p Pages, unsettled map[string]bool)
 		t.Fatal(err)
 	}
 	// What the store holds: the item and the pages it names.
-	stored := Pages{keys: next.keys, base: make([][]json.RawMessage, len(next.keys))}
-	for i, k := range next.keys {
-		stored.base[i] = next.base[i]
+	stored := runpages.Set{Keys: next.set.Keys, Base: make([][]json.RawMessage, len(next.set.Keys))}
+	for i, k := range next.set.Keys {
+		stored.Base[i] = next.set.Base[i]
 		for _, w := range writes {
-			if w.sk == k {
-				raw, _ := json.Marshal(w.steps)
-				if err := json.Unmarshal(raw, &stored.base[i]); err != nil {
+			if w.SK == k {
+				raw, _ := json.Marshal(w.Steps)
+				if err := json.Unmarshal(raw, &stored.Base[i]); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 	}
-	read, err = mergePages(item, stored)
+	read, err = runpages.Merge(item, stored)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := parseState(item)
-	if err != nil {
+	var d struct {
+		Steps []struct {
+			StepID string `json:"step_id"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(item, &d); err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range d.steps {
-		if id, _ := stepID(e); !unsettled[id] {
+	for _, e := range d.Steps {
+		if !unsettled[e.StepID] {
 			overlay++
 		}
 	}
-	return read, stored, overlay, len(writes)
+	return read, Pages{set: stored}, overlay, len(writes)
 }
 
 func TestSplitStateKeepsSmallRunsWhole(t *testing.T) {
@@ -131,7 +137,7 @@ func TestSplitStatePagesABigRunAndBoundsItsOverlay(t *testing.T) {
 	}
 	// Past MaxPages pages, a snapshot.
 	for p.Count() < MaxPages {
-		p.keys, p.base = append(p.keys, "x"), append(p.base, nil)
+		p.set.Keys, p.set.Base = append(p.set.Keys, "x"), append(p.set.Base, nil)
 	}
 	for j := range n {
 		statuses[j] = "FAILED"

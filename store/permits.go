@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // Tag permit items:
@@ -22,13 +24,10 @@ import (
 // is conditioned on the version its writer read, so a decision that takes
 // or returns permits commits against an exact snapshot.
 const (
-	permitSK       = "PERMIT"
 	attrMaxAllowed = "max_allowed"
 	attrHolders    = "holders"
 	attrWaiters    = "waiters"
 )
-
-func permitPK(tag string) string { return "TAG#" + tag }
 
 // TagPermit is a tag's limit with the step attempts holding and awaiting it.
 type TagPermit struct {
@@ -84,7 +83,7 @@ func ParsePermitKey(k string) (PermitHolder, error) {
 func (s *Gates) PutTagPermit(ctx context.Context, tag string, maxAllowed, now int64) (*TagPermit, error) {
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.table),
-		Key:       key(permitPK(tag), permitSK),
+		Key:       key(layout.PermitPK(tag), layout.PermitSK),
 		UpdateExpression: aws.String("SET #m = :m, #h = if_not_exists(#h, :empty), #w = if_not_exists(#w, :empty), " +
 			"create_time = if_not_exists(create_time, :now), modify_time = :now ADD #v :one"),
 		ExpressionAttributeNames: map[string]string{"#m": attrMaxAllowed, "#h": attrHolders, "#w": attrWaiters, "#v": attrVersion},
@@ -122,7 +121,7 @@ func (s *Gates) GetTagPermits(ctx context.Context, tags []string) (map[string]*T
 	for _, t := range tags {
 		if !seen[t] {
 			seen[t] = true
-			keys = append(keys, key(permitPK(t), permitSK))
+			keys = append(keys, key(layout.PermitPK(t), layout.PermitSK))
 		}
 	}
 	items, err := s.batchGet(ctx, keys)
@@ -141,7 +140,7 @@ func (s *Gates) GetTagPermits(ctx context.Context, tags []string) (map[string]*T
 func (s *Gates) DeleteTagPermit(ctx context.Context, tag string) (*TagPermit, error) {
 	out, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName:    aws.String(s.table),
-		Key:          key(permitPK(tag), permitSK),
+		Key:          key(layout.PermitPK(tag), layout.PermitSK),
 		ReturnValues: types.ReturnValueAllOld,
 	})
 	if err != nil {
@@ -240,9 +239,9 @@ func (s *base) permitItem(u PermitUpdate) types.TransactWriteItem {
 		expr += "REMOVE " + strings.Join(removes, ", ") + " "
 	}
 	expr += "ADD #v :one"
-	k := key(permitPK(u.Tag), permitSK)
+	k := key(layout.PermitPK(u.Tag), layout.PermitSK)
 	if u.Queue {
-		k = key(jobQueuePK, jobQueueSK(u.Tag))
+		k = key(layout.JobQueuePK, layout.JobQueueSK(u.Tag))
 	}
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(s.table),

@@ -14,21 +14,8 @@ import (
 
 	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/events"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
-
-// purgeSK is the sort key of a workflow's deletion job, WF#<wf>/PURGE: it
-// exists from the moment the workflow is deleted until its last item is
-// gone, carries the outbox message that drives the next purge round, and
-// keeps the workflow id from being reused meanwhile.
-const purgeSK = "PURGE"
-
-// tombSK is the sort key of a deleted workflow's tombstone, WF#<wf>/TOMB:
-// it keeps the last version number and instance id, so that a workflow
-// pushed again under the same id continues both sequences. (workflow,
-// version) and (workflow, instance) therefore never name two different
-// things: caches of compiled versions stay valid, and a late timer of a
-// deleted instance can never reach a new one.
-const tombSK = "TOMB"
 
 // ErrBusy is returned by DeleteWorkflow when a run of the workflow holds a
 // run-strategy slot.
@@ -60,26 +47,26 @@ func (s *Definitions) DeleteWorkflow(ctx context.Context, wf string, next Messag
 	}
 	items := []types.TransactWriteItem{
 		{Delete: &types.Delete{
-			TableName: aws.String(s.table), Key: key(wfPK(wf), headSK),
+			TableName: aws.String(s.table), Key: key(layout.WorkflowPK(wf), layout.HeadSK),
 			ConditionExpression:       aws.String("#v = :v"),
 			ExpressionAttributeNames:  map[string]string{"#v": attrVersion},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":v": num(head.v)},
 		}},
 		{ConditionCheck: &types.ConditionCheck{
-			TableName: aws.String(s.table), Key: key(wfPK(wf), slotSK),
+			TableName: aws.String(s.table), Key: key(layout.WorkflowPK(wf), layout.SlotSK),
 			ConditionExpression:       aws.String("attribute_not_exists(running) OR running <= :zero"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":zero": num(0)},
 		}},
 		{Put: &types.Put{
 			TableName: aws.String(s.table),
-			Item: merge(key(wfPK(wf), purgeSK), map[string]types.AttributeValue{
+			Item: merge(key(layout.WorkflowPK(wf), layout.PurgeSK), map[string]types.AttributeValue{
 				"create_time": num(millis(now)), "round": num(0), attrOutbox: str(string(ob)),
 			}),
 			ConditionExpression: aws.String("attribute_not_exists(pk)"),
 		}},
 		{Put: &types.Put{
 			TableName: aws.String(s.table),
-			Item: merge(key(wfPK(wf), tombSK), map[string]types.AttributeValue{
+			Item: merge(key(layout.WorkflowPK(wf), layout.TombSK), map[string]types.AttributeValue{
 				"latest": num(head.Latest), "next_instance": num(head.NextInstance), "delete_time": num(millis(now)),
 			}),
 		}},
@@ -112,7 +99,7 @@ func (s *Definitions) DeleteWorkflow(ctx context.Context, wf string, next Messag
 // Deleting reports whether a deletion of workflow wf is under way.
 func (s *Definitions) Deleting(ctx context.Context, wf string) (bool, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(wfPK(wf), purgeSK), ConsistentRead: aws.Bool(true),
+		TableName: aws.String(s.table), Key: key(layout.WorkflowPK(wf), layout.PurgeSK), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return false, fmt.Errorf("store: deletion of %s: %w", wf, err)
@@ -126,7 +113,7 @@ func (s *Definitions) Deleting(ctx context.Context, wf string) (bool, error) {
 // left, in which case the deletion job itself is gone too. Each call is
 // idempotent, so a purge message delivered twice does no harm.
 func (s *Definitions) PurgeWorkflow(ctx context.Context, wf string, budget int) (done bool, deleted int, err error) {
-	pk := wfPK(wf)
+	pk := layout.WorkflowPK(wf)
 	var start map[string]types.AttributeValue
 	for {
 		res, err := s.db.Query(ctx, &dynamodb.QueryInput{
@@ -146,15 +133,15 @@ func (s *Definitions) PurgeWorkflow(ctx context.Context, wf string, budget int) 
 		var keys []map[string]types.AttributeValue
 		for _, it := range res.Items {
 			sk := getS(it, attrSK)
-			if sk == purgeSK || sk == tombSK {
+			if sk == layout.PurgeSK || sk == layout.TombSK {
 				continue
 			}
 			if strings.HasPrefix(sk, "I#") {
-				inst, err := parseInstanceSK(sk)
+				inst, err := layout.ParseInstanceSK(sk)
 				if err != nil {
 					return false, deleted, err
 				}
-				n, complete, err := s.purgePartition(ctx, runPK(wf, inst), budget-deleted)
+				n, complete, err := s.purgePartition(ctx, layout.RunPK(wf, inst), budget-deleted)
 				deleted += n
 				if err != nil {
 					return false, deleted, err
@@ -177,7 +164,7 @@ func (s *Definitions) PurgeWorkflow(ctx context.Context, wf string, budget int) 
 		}
 		start = res.LastEvaluatedKey
 	}
-	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: key(pk, purgeSK)})
+	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: key(pk, layout.PurgeSK)})
 	if err != nil {
 		return false, deleted, fmt.Errorf("store: purge %s: %w", wf, err)
 	}
@@ -258,7 +245,7 @@ func (s *Definitions) RearmPurge(ctx context.Context, wf string, round int64, ne
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
-		Key:                       key(wfPK(wf), purgeSK),
+		Key:                       key(layout.WorkflowPK(wf), layout.PurgeSK),
 		UpdateExpression:          aws.String("SET round = :r, #ob = :ob"),
 		ConditionExpression:       aws.String("attribute_exists(pk)"),
 		ExpressionAttributeNames:  map[string]string{"#ob": attrOutbox},
@@ -274,7 +261,7 @@ func (s *Definitions) RearmPurge(ctx context.Context, wf string, round int64, ne
 // workflow; ok is false when the workflow was never deleted.
 func (s *Definitions) tombstone(ctx context.Context, wf string) (latest, nextInstance int64, ok bool, err error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(wfPK(wf), tombSK), ConsistentRead: aws.Bool(true),
+		TableName: aws.String(s.table), Key: key(layout.WorkflowPK(wf), layout.TombSK), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("store: tombstone of %s: %w", wf, err)

@@ -10,23 +10,24 @@ import (
 
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/signals"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // indexValues are LONG and STRING values around the encodings' edges.
 func indexValues(r *rand.Rand) []any {
-	long := strings.Repeat("x", indexedStringBytes)
+	long := strings.Repeat("x", layout.IndexedStringBytes)
 	vals := []any{
 		int64(0), int64(1), int64(-1), int64(math.MaxInt64), int64(math.MinInt64), int64(math.MaxInt64 - 1),
 		int64(1 << 53), int64(1<<53 + 1), int64(-(1 << 53) - 1), int64(20260101), int64(255), int64(256),
 		"", "a", "ab", "abc", "b", "#", "$", "%", "~", "Z", "é", "日本", "a\x00b", long, long + "a", long + "b",
-		long[:indexedStringBytes-1], long[:indexedStringBytes-1] + "y", long + long, "20260101",
+		long[:layout.IndexedStringBytes-1], long[:layout.IndexedStringBytes-1] + "y", long + long, "20260101",
 	}
 	for range 200 {
 		if r.IntN(2) == 0 {
 			vals = append(vals, int64(r.Uint64()))
 			continue
 		}
-		b := make([]byte, r.IntN(2*indexedStringBytes))
+		b := make([]byte, r.IntN(2*layout.IndexedStringBytes))
 		for i := range b {
 			b[i] = "ab\x00\xff#$"[r.IntN(6)]
 		}
@@ -42,12 +43,12 @@ func TestSignalIndexKeysOrderLikeValues(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	vals := indexValues(r)
 	for _, a := range vals {
-		ka, err := sigIndexSK(a, 7)
+		ka, err := layout.SignalIndexSK(a, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, b := range vals {
-			kb, _ := sigIndexSK(b, 7)
+			kb, _ := layout.SignalIndexSK(b, 7)
 			_, aLong := a.(int64)
 			_, bLong := b.(int64)
 			if aLong != bLong {
@@ -58,8 +59,8 @@ func TestSignalIndexKeysOrderLikeValues(t *testing.T) {
 			}
 			less := signals.Compare(model.OpLess, a, b)
 			eq := signals.Compare(model.OpEqual, a, b)
-			_, ea, _ := indexValue(a)
-			_, eb, _ := indexValue(b)
+			_, ea, _ := layout.IndexValue(a)
+			_, eb, _ := layout.IndexValue(b)
 			switch {
 			case eq && ka != kb:
 				t.Fatalf("equal values %q and %q have keys %q and %q", a, b, ka, kb)
@@ -100,14 +101,14 @@ func TestSignalIndexRangesHoldEveryMatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, got := range vals {
-				sk, _ := sigIndexSK(got, 42)
+				sk, _ := layout.SignalIndexSK(got, 42)
 				match := signals.Compare(op, got, want)
 				in := ok && inRange(t, cond, values, sk)
 				if match && !in {
 					t.Fatalf("%v %s %v holds but key %q is outside %s %v", got, op, want, sk, cond, values)
 				}
-				_, exactGot, _ := indexValue(got)
-				_, exactWant, _ := indexValue(want)
+				_, exactGot, _ := layout.IndexValue(got)
+				_, exactWant, _ := layout.IndexValue(want)
 				if in && !match && exactGot && exactWant {
 					t.Fatalf("%v %s %v does not hold but key %q is inside %s", got, op, want, sk, cond)
 				}
@@ -117,7 +118,7 @@ func TestSignalIndexRangesHoldEveryMatch(t *testing.T) {
 }
 
 func TestSignalIndexRejectsOtherTypes(t *testing.T) {
-	if _, err := sigIndexSK(1.5, 1); err == nil {
+	if _, err := layout.SignalIndexSK(1.5, 1); err == nil {
 		t.Fatal("a DOUBLE value was indexed")
 	}
 	if _, _, _, err := indexRange(signals.Condition{Param: "p", Op: model.OpEqual, Value: true}); err == nil {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/signals"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // Signal items share the partition of their name, except the param index,
@@ -35,31 +35,11 @@ import (
 // Param index sort keys order by value: a LONG is "L" and 16 hex digits of
 // the value with its sign bit flipped; a STRING is "S" and the hex of its
 // UTF-8 bytes, followed by "#" — or, for a string longer than
-// indexedStringBytes, the hex of its first indexedStringBytes bytes followed
-// by "$" (such keys only narrow a lookup; the match itself always compares
-// the full values). Byte order of these keys is value order, and a LONG
-// never sorts among STRINGs, so "a type mismatch never matches" holds.
-func sigPK(name string) string { return "SIG#" + name }
-
-const (
-	sigSeqSK  = "SEQ"
-	sigSubsSK = "SIGSUBS"
-)
-
-func sigInstanceSK(seq int64) string    { return fmt.Sprintf("I#%012d", seq) }
-func sigRequestSK(id string) string     { return "R#" + id }
-func sigSubscriberSK(wf string) string  { return "T#" + wf }
-func sigLineagePrefix(seq int64) string { return fmt.Sprintf("L#%012d#", seq) }
-
-// sigIndexPK is the index partition of one param of a signal name; the hex
-// param name cannot contain '#', so the key is unambiguous.
-func sigIndexPK(name, param string) string {
-	return "SIGX#" + hex.EncodeToString([]byte(param)) + "#" + name
-}
-
-// indexedStringBytes is how much of a STRING param value its index key
-// holds exactly; longer values are indexed by this prefix.
-const indexedStringBytes = 375
+// layout.IndexedStringBytes, the hex of its first IndexedStringBytes bytes
+// followed by "$" (such keys only narrow a lookup; the match itself always
+// compares the full values). Byte order of these keys is value order, and
+// a LONG never sorts among STRINGs, so "a type mismatch never matches"
+// holds. The keys are built by store/internal/layout.
 
 // indexInlineParams is the largest params JSON an index item carries, so
 // that a lookup needs no second read; larger params are read from the
@@ -68,34 +48,6 @@ const indexInlineParams = 1024
 
 // maxSignalScan bounds the index items one lookup reads (10 pages).
 const maxSignalScan = 1000
-
-// indexValue encodes a LONG or STRING value as its index key prefix; exact
-// is false when a long string was cut to indexedStringBytes.
-func indexValue(v any) (enc string, exact bool, err error) {
-	switch x := v.(type) {
-	case int64:
-		return fmt.Sprintf("L%016x", uint64(x)^(1<<63)), true, nil
-	case string:
-		if len(x) > indexedStringBytes {
-			return "S" + hex.EncodeToString([]byte(x[:indexedStringBytes])), false, nil
-		}
-		return "S" + hex.EncodeToString([]byte(x)), true, nil
-	}
-	return "", false, fmt.Errorf("store: signal param value of type %T cannot be indexed (LONG or STRING only)", v)
-}
-
-// sigIndexSK is the index sort key of value v of signal instance seq.
-func sigIndexSK(v any, seq int64) (string, error) {
-	enc, exact, err := indexValue(v)
-	if err != nil {
-		return "", err
-	}
-	sep := "#"
-	if !exact {
-		sep = "$"
-	}
-	return fmt.Sprintf("%s%s%012d", enc, sep, seq), nil
-}
 
 // indexRange returns the key condition that selects, in a param's index
 // partition, a superset of the entries that can satisfy c (and, for exact
@@ -108,7 +60,7 @@ func indexRange(c signals.Condition) (cond string, values map[string]types.Attri
 	between := func(lo, hi string) (string, map[string]types.AttributeValue, bool, error) {
 		return "sk BETWEEN :lo AND :hi", map[string]types.AttributeValue{":lo": str(lo), ":hi": str(hi)}, true, nil
 	}
-	enc, exact, _ := indexValue(v)
+	enc, exact, _ := layout.IndexValue(v)
 	if n, isLong := v.(int64); isLong {
 		switch c.Op {
 		case model.OpEqual:
@@ -117,7 +69,7 @@ func indexRange(c signals.Condition) (cond string, values map[string]types.Attri
 			if n == math.MaxInt64 {
 				return "", nil, false, nil
 			}
-			next, _, _ := indexValue(n + 1)
+			next, _, _ := layout.IndexValue(n + 1)
 			return between(next, "M")
 		case model.OpGreaterEqual:
 			return between(enc, "M")
@@ -247,7 +199,7 @@ func (s *Signals) AnnounceSignal(ctx context.Context, ns NewSignal) (*SignalReco
 	if err != nil {
 		return nil, false, fmt.Errorf("store: params of signal %s: %w", ns.Name, err)
 	}
-	pk := sigPK(ns.Name)
+	pk := layout.SignalPK(ns.Name)
 	if ns.RequestID != "" {
 		if rec, err := s.signalForRequest(ctx, ns.Name, ns.RequestID); err == nil {
 			return rec, false, nil
@@ -257,7 +209,7 @@ func (s *Signals) AnnounceSignal(ctx context.Context, ns NewSignal) (*SignalReco
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
-		Key:                       key(pk, sigSeqSK),
+		Key:                       key(pk, layout.SigSeqSK),
 		UpdateExpression:          aws.String("ADD n :one"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1)},
 		ReturnValues:              types.ReturnValueUpdatedNew,
@@ -268,7 +220,7 @@ func (s *Signals) AnnounceSignal(ctx context.Context, ns NewSignal) (*SignalReco
 	seq := getN(out.Attributes, "n")
 	rec := &SignalRecord{Name: ns.Name, Seq: seq, Params: params, Payload: ns.Payload, RequestID: ns.RequestID,
 		Source: ns.Source, CreateTime: millis(ns.Now)}
-	item := merge(key(pk, sigInstanceSK(seq)), map[string]types.AttributeValue{
+	item := merge(key(pk, layout.SignalInstanceSK(seq)), map[string]types.AttributeValue{
 		"name": str(ns.Name), "seq": num(seq), "params": str(string(params)), "payload": str(orEmptyJSON(ns.Payload)),
 		"create_time": num(rec.CreateTime),
 	})
@@ -298,18 +250,18 @@ func (s *Signals) AnnounceSignal(ctx context.Context, ns NewSignal) (*SignalReco
 	if ns.RequestID != "" {
 		items = append(items, types.TransactWriteItem{Put: &types.Put{
 			TableName: aws.String(s.table),
-			Item: merge(key(pk, sigRequestSK(ns.RequestID)), map[string]types.AttributeValue{
+			Item: merge(key(pk, layout.SignalRequestSK(ns.RequestID)), map[string]types.AttributeValue{
 				"seq": num(seq), attrTTL: num(ns.Now.Add(signalRequestTTL).Unix()),
 			}),
 			ConditionExpression: aws.String("attribute_not_exists(pk)"),
 		}})
 	}
 	for param, v := range ns.Params {
-		sk, err := sigIndexSK(v, seq)
+		sk, err := layout.SignalIndexSK(v, seq)
 		if err != nil {
 			return nil, false, fmt.Errorf("store: signal %s param %q: %w", ns.Name, param, err)
 		}
-		ix := merge(key(sigIndexPK(ns.Name, param), sk), map[string]types.AttributeValue{"seq": num(seq)})
+		ix := merge(key(layout.SignalIndexPK(ns.Name, param), sk), map[string]types.AttributeValue{"seq": num(seq)})
 		if len(params) <= indexInlineParams {
 			ix["params"] = str(string(params))
 		}
@@ -344,7 +296,7 @@ func orEmptyJSON(b json.RawMessage) string {
 
 func (s *Signals) signalForRequest(ctx context.Context, name, requestID string) (*SignalRecord, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(sigPK(name), sigRequestSK(requestID)), ConsistentRead: aws.Bool(true),
+		TableName: aws.String(s.table), Key: key(layout.SignalPK(name), layout.SignalRequestSK(requestID)), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: signal request %s: %w", requestID, err)
@@ -361,7 +313,7 @@ func (s *Signals) GetSignal(ctx context.Context, name string, seq int64) (*Signa
 		return s.latestSignal(ctx, name)
 	}
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(sigPK(name), sigInstanceSK(seq)), ConsistentRead: aws.Bool(true),
+		TableName: aws.String(s.table), Key: key(layout.SignalPK(name), layout.SignalInstanceSK(seq)), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: get signal %s/%d: %w", name, seq, err)
@@ -378,7 +330,7 @@ func (s *Signals) latestSignal(ctx context.Context, name string) (*SignalRecord,
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(sigPK(name)), ":p": str("I#"),
+			":pk": str(layout.SignalPK(name)), ":p": str("I#"),
 		},
 		ScanIndexForward: aws.Bool(false),
 		ConsistentRead:   aws.Bool(true),
@@ -441,7 +393,7 @@ func (s *Signals) FindSignal(ctx context.Context, name string, conds []signals.C
 	if err != nil || !ok {
 		return signals.Signal{}, false, err
 	}
-	values[":pk"] = str(sigIndexPK(name, drive.Param))
+	values[":pk"] = str(layout.SignalIndexPK(name, drive.Param))
 	var start map[string]types.AttributeValue
 	for scanned := 0; scanned < maxSignalScan; {
 		out, err := s.db.Query(ctx, &dynamodb.QueryInput{
@@ -498,7 +450,7 @@ func (s *Signals) indexCandidates(ctx context.Context, name string, items []map[
 	}
 	keys := make([]map[string]types.AttributeValue, 0, len(missing))
 	for _, seq := range slices.Compact(slices.Sorted(slices.Values(missing))) {
-		keys = append(keys, key(sigPK(name), sigInstanceSK(seq)))
+		keys = append(keys, key(layout.SignalPK(name), layout.SignalInstanceSK(seq)))
 	}
 	got, err := s.batchGet(ctx, keys)
 	if err != nil {
@@ -534,7 +486,7 @@ type Subscription struct {
 // Subscribers returns the subscriptions to name and the keys of the step
 // attempts waiting for it.
 func (s *Signals) Subscribers(ctx context.Context, name string) (subs []Subscription, waiters []string, err error) {
-	pk := sigPK(name)
+	pk := layout.SignalPK(name)
 	for _, prefix := range []string{"T#", "D#"} {
 		err := s.queryAll(ctx, &dynamodb.QueryInput{
 			TableName:              aws.String(s.table),
@@ -578,7 +530,7 @@ type SubscriptionsFunc func(ctx context.Context, head *WorkflowHead) ([]string, 
 // head version read with them.
 func (s *base) subscriptionWrites(ctx context.Context, wf string, want []string) ([]types.TransactWriteItem, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(wfPK(wf), sigSubsSK), ConsistentRead: aws.Bool(true),
+		TableName: aws.String(s.table), Key: key(layout.WorkflowPK(wf), layout.SigSubsSK), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: signal subscriptions of %s: %w", wf, err)
@@ -602,7 +554,7 @@ func (s *base) subscriptionWrites(ctx context.Context, wf string, want []string)
 	for _, n := range added {
 		items = append(items, types.TransactWriteItem{Put: &types.Put{
 			TableName: aws.String(s.table),
-			Item: merge(key(sigPK(n), sigSubscriberSK(wf)), map[string]types.AttributeValue{
+			Item: merge(key(layout.SignalPK(n), layout.SubscriberSK(wf)), map[string]types.AttributeValue{
 				"workflow": str(wf), "since": num(since[n]),
 			}),
 		}})
@@ -610,7 +562,7 @@ func (s *base) subscriptionWrites(ctx context.Context, wf string, want []string)
 	for _, n := range have {
 		if !slices.Contains(want, n) {
 			items = append(items, types.TransactWriteItem{Delete: &types.Delete{
-				TableName: aws.String(s.table), Key: key(sigPK(n), sigSubscriberSK(wf)),
+				TableName: aws.String(s.table), Key: key(layout.SignalPK(n), layout.SubscriberSK(wf)),
 			}})
 		}
 	}
@@ -618,11 +570,11 @@ func (s *base) subscriptionWrites(ctx context.Context, wf string, want []string)
 		return nil, nil
 	}
 	if len(want) == 0 {
-		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(wfPK(wf), sigSubsSK)}})
+		items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(layout.WorkflowPK(wf), layout.SigSubsSK)}})
 	} else {
 		items = append(items, types.TransactWriteItem{Put: &types.Put{
 			TableName: aws.String(s.table),
-			Item:      merge(key(wfPK(wf), sigSubsSK), map[string]types.AttributeValue{"names": &types.AttributeValueMemberSS{Value: want}}),
+			Item:      merge(key(layout.WorkflowPK(wf), layout.SigSubsSK), map[string]types.AttributeValue{"names": &types.AttributeValueMemberSS{Value: want}}),
 		}})
 	}
 	return items, nil
@@ -633,7 +585,7 @@ func (s *base) subscriptionWrites(ctx context.Context, wf string, want []string)
 func (s *base) signalSeqs(ctx context.Context, names []string) (map[string]int64, error) {
 	keys := make([]map[string]types.AttributeValue, len(names))
 	for i, n := range names {
-		keys[i] = key(sigPK(n), sigSeqSK)
+		keys[i] = key(layout.SignalPK(n), layout.SigSeqSK)
 	}
 	items, err := s.batchGet(ctx, keys)
 	if err != nil {
@@ -675,7 +627,7 @@ func (s *Signals) SyncSubscriptions(ctx context.Context, wf string, subs Subscri
 		if err != nil || len(items) == 0 {
 			return err
 		}
-		check := &types.ConditionCheck{TableName: aws.String(s.table), Key: key(wfPK(wf), headSK)}
+		check := &types.ConditionCheck{TableName: aws.String(s.table), Key: key(layout.WorkflowPK(wf), layout.HeadSK)}
 		if head == nil {
 			check.ConditionExpression = aws.String("attribute_not_exists(pk)")
 		} else {
@@ -722,7 +674,7 @@ func (s *Signals) Lineage(ctx context.Context, name string, seq int64) ([]json.R
 		TableName:              aws.String(s.table),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(sigPK(name)), ":p": str(sigLineagePrefix(seq)),
+			":pk": str(layout.SignalPK(name)), ":p": str(layout.LineagePrefix(seq)),
 		},
 		ConsistentRead: aws.Bool(true),
 	})
@@ -746,16 +698,16 @@ func (s *Signals) PutLineage(ctx context.Context, l LineageLink) error {
 }
 
 func lineageItem(l LineageLink) map[string]types.AttributeValue {
-	return merge(key(sigPK(l.Name), sigLineagePrefix(l.Seq)+l.ID), map[string]types.AttributeValue{"body": str(string(l.Body))})
+	return merge(key(layout.SignalPK(l.Name), layout.LineagePrefix(l.Seq)+l.ID), map[string]types.AttributeValue{"body": str(string(l.Body))})
 }
 
 func (s *base) signalWaitItem(w SignalWait) types.TransactWriteItem {
 	if w.Remove {
-		return types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(sigPK(w.Name), w.Key)}}
+		return types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.table), Key: key(layout.SignalPK(w.Name), w.Key)}}
 	}
 	return types.TransactWriteItem{Put: &types.Put{
 		TableName: aws.String(s.table),
-		Item:      merge(key(sigPK(w.Name), w.Key), map[string]types.AttributeValue{"name": str(w.Name)}),
+		Item:      merge(key(layout.SignalPK(w.Name), w.Key), map[string]types.AttributeValue{"name": str(w.Name)}),
 	}}
 }
 
@@ -764,7 +716,7 @@ func (s *base) signalWaitItem(w SignalWait) types.TransactWriteItem {
 func (s *Signals) SignalDelivered(ctx context.Context, name string, seq int64) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(s.table),
-		Key:                      key(sigPK(name), sigInstanceSK(seq)),
+		Key:                      key(layout.SignalPK(name), layout.SignalInstanceSK(seq)),
 		UpdateExpression:         aws.String("REMOVE #p, #s"),
 		ConditionExpression:      aws.String("attribute_exists(#s)"),
 		ExpressionAttributeNames: map[string]string{"#p": attrSweepPK, "#s": attrSweepSK},

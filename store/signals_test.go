@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/signals"
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/storetest"
 )
 
 func announce(t *testing.T, s *store.Store, name string, params map[string]any) int64 {
@@ -112,26 +112,12 @@ func TestFindSignalScanIsBounded(t *testing.T) {
 	const name = "db/test/bounded"
 	ctx := context.Background()
 	announce(t, s, name, map[string]any{"source": "x", "n": int64(0)}) // the oldest
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 1 + w; i <= 1000; i += 8 {
-				if _, _, err := s.Signals.AnnounceSignal(ctx, store.NewSignal{Name: name,
-					Params: map[string]any{"source": "x", "n": int64(i)}, Now: time.Now()}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	h := &storetest.H{T: t}
+	h.Parallel(1000, func(i int) error {
+		_, _, err := s.Signals.AnnounceSignal(ctx, store.NewSignal{Name: name,
+			Params: map[string]any{"source": "x", "n": int64(i + 1)}, Now: time.Now()})
+		return err
+	})
 	announce(t, s, name, map[string]any{"source": "x", "n": int64(1001)}) // the newest
 	if _, ok := find(t, s, name, eq("source", "x"), eq("n", int64(1001))); !ok {
 		t.Fatal("n = 1001 not found")

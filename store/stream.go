@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // OutboxAttribute is the attribute whose presence marks a stream record the
@@ -45,11 +47,11 @@ const endOutbox = "end"
 
 // attemptRefOf parses the keys of a step attempt item.
 func attemptRefOf(pk, sk string) (AttemptRef, error) {
-	wf, inst, err := parseRunPK(pk)
+	wf, inst, err := layout.ParseRunPK(pk)
 	if err != nil {
 		return AttemptRef{}, err
 	}
-	run, step, attempt, err := parseAttemptSK(sk)
+	run, step, attempt, err := layout.ParseAttemptSK(sk)
 	if err != nil {
 		return AttemptRef{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/maestro-serverless/maestro/resources"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // The sweep index. Items that must lead to something by a certain time
@@ -105,7 +106,7 @@ func (s *Sweeps) DueItems(ctx context.Context, shard int, now time.Time, limit i
 			return nil, fmt.Errorf("store: sweep index shard %d: %w", shard, err)
 		}
 		for _, item := range page.Items {
-			d, ok := parseDue(getS(item, attrPK), getS(item, attrSK), getS(item, attrSweepSK))
+			d, ok := ParseDue(getS(item, attrPK), getS(item, attrSK), getS(item, attrSweepSK))
 			if ok {
 				out = append(out, d)
 			}
@@ -121,9 +122,11 @@ func (s *Sweeps) DueItems(ctx context.Context, shard int, now time.Time, limit i
 	return out, nil
 }
 
-// parseDue reads an index entry's run out of its keys; ok is false for an
-// item of another kind.
-func parseDue(pk, sk, due string) (Due, bool) {
+// ParseDue reads a sweep index entry out of its item's keys and its due
+// time (the index's sort key, unix ms); ok is false for an item of another
+// kind. It is exported for store/memstore, whose index holds the same
+// keys.
+func ParseDue(pk, sk, due string) (Due, bool) {
 	at, _ := strconv.ParseInt(due, 10, 64)
 	if name, ok := strings.CutPrefix(pk, "SIG#"); ok {
 		seq, err := strconv.ParseInt(strings.TrimPrefix(sk, "I#"), 10, 64)
@@ -174,7 +177,7 @@ func (s *Sweeps) Redrive(ctx context.Context, d Due, ev Event) error {
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{ConditionCheck: &types.ConditionCheck{
 			TableName:                 aws.String(s.table),
-			Key:                       key(runPK(d.WorkflowID, d.InstanceID), runSK(d.RunID)),
+			Key:                       key(layout.RunPK(d.WorkflowID, d.InstanceID), layout.RunSK(d.RunID)),
 			ConditionExpression:       aws.String("#s = :due"),
 			ExpressionAttributeNames:  map[string]string{"#s": attrSweepSK},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":due": str(sweepSK(d.At))},
@@ -202,7 +205,7 @@ func (s *Sweeps) UnsweepEvents(ctx context.Context, wf string, inst, run int64) 
 		ProjectionExpression:     aws.String("sk, #s"),
 		ExpressionAttributeNames: map[string]string{"#s": attrSweepSK},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(runPK(wf, inst)), ":e": str(eventPrefix(run)),
+			":pk": str(layout.RunPK(wf, inst)), ":e": str(layout.EventPrefix(run)),
 		},
 	}
 	err := s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
@@ -211,7 +214,7 @@ func (s *Sweeps) UnsweepEvents(ctx context.Context, wf string, inst, run int64) 
 		}
 		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                aws.String(s.table),
-			Key:                      key(runPK(wf, inst), getS(item, attrSK)),
+			Key:                      key(layout.RunPK(wf, inst), getS(item, attrSK)),
 			UpdateExpression:         aws.String("REMOVE #p, #s"),
 			ConditionExpression:      aws.String("attribute_exists(pk)"),
 			ExpressionAttributeNames: map[string]string{"#p": attrSweepPK, "#s": attrSweepSK},

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // Task tokens.
@@ -26,7 +28,6 @@ import (
 // so that neither a reader of the table nor a view of the run learns a
 // token. The item expires (ttl) after the longest a step may run.
 const (
-	taskSK       = "TASK"
 	attrUsed     = "used"
 	attrResult   = "result"
 	attrWorkflow = "wf"
@@ -40,17 +41,14 @@ const (
 // External jobs: JOB#<job> JOB names the hash of the task token whose
 // attempt the job is (attribute "hash").
 const (
-	jobSK    = "JOB"
 	attrHash = "hash"
 )
-
-func jobPK(job string) string { return "JOB#" + job }
 
 // GetJob returns the hash of the task token whose attempt job is;
 // ErrNotFound when no attempt recorded the job.
 func (s *Tasks) GetJob(ctx context.Context, job string) (hash string, err error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(jobPK(job), jobSK), ConsistentRead: aws.Bool(true),
+		TableName: aws.String(s.table), Key: key(layout.JobPK(job), layout.JobSK), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return "", fmt.Errorf("store: get job %s: %w", job, err)
@@ -64,8 +62,6 @@ func (s *Tasks) GetJob(ctx context.Context, job string) (hash string, err error)
 // taskTokenTTL is how long a token item lives: Maestro's longest timeout
 // (120 days) and a day.
 const taskTokenTTL = 121 * 24 * time.Hour
-
-func taskPK(hash string) string { return "TASK#" + hash }
 
 // HashTaskToken is the hash under which a task token is stored.
 func HashTaskToken(token string) string {
@@ -92,7 +88,7 @@ func (s *Tasks) PutTaskToken(ctx context.Context, hash string, ref AttemptRef) e
 	now := s.now()
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.table),
-		Item: merge(key(taskPK(hash), taskSK), map[string]types.AttributeValue{
+		Item: merge(key(layout.TaskPK(hash), layout.TaskSK), map[string]types.AttributeValue{
 			attrWorkflow: str(ref.WorkflowID), attrInstance: num(ref.InstanceID), attrRun: num(ref.RunID),
 			attrStep: str(ref.StepID), attrAttempt: num(ref.Attempt), attrCreated: num(millis(now)),
 			attrTTL: num(now.Add(taskTokenTTL).Unix()),
@@ -109,7 +105,7 @@ func (s *Tasks) PutTaskToken(ctx context.Context, hash string, ref AttemptRef) e
 // none.
 func (s *Tasks) GetTaskToken(ctx context.Context, hash string) (*TaskToken, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(taskPK(hash), taskSK), ConsistentRead: aws.Bool(true),
+		TableName: aws.String(s.table), Key: key(layout.TaskPK(hash), layout.TaskSK), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: get task token: %w", err)
@@ -141,7 +137,7 @@ func (s *Tasks) WaitForTask(ctx context.Context, ref AttemptRef, claim, hash, jo
 	if job != "" {
 		jobItems = append(jobItems, types.TransactWriteItem{Put: &types.Put{
 			TableName: aws.String(s.table),
-			Item: merge(key(jobPK(job), jobSK), map[string]types.AttributeValue{
+			Item: merge(key(layout.JobPK(job), layout.JobSK), map[string]types.AttributeValue{
 				attrHash: str(hash), attrTTL: num(s.now().Add(taskTokenTTL).Unix()),
 			}),
 		}})
@@ -183,7 +179,7 @@ func (s *Tasks) UseTaskToken(ctx context.Context, hash, result string, ref Attem
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Update: &types.Update{
 			TableName:                aws.String(s.table),
-			Key:                      key(taskPK(hash), taskSK),
+			Key:                      key(layout.TaskPK(hash), layout.TaskSK),
 			UpdateExpression:         aws.String("SET #u = :u, #r = :r"),
 			ConditionExpression:      aws.String("attribute_exists(pk) AND attribute_not_exists(#u)"),
 			ExpressionAttributeNames: map[string]string{"#u": attrUsed, "#r": attrResult},

@@ -28,10 +28,11 @@ type inlineEntry struct {
 	Body json.RawMessage `json:"e"`
 }
 
-// splitTimeline returns the entries a commit's run item holds, the prior
+// SplitTimeline returns the entries a commit's run item holds, the prior
 // ones and as many new ones as fit, and the new ones that do not fit,
-// to be written as T# items.
-func splitTimeline(prior, added []TimelineItem) (held, spilled []TimelineItem) {
+// to be written as T# items. It is exported for store/memstore, which
+// splits a commit's timeline as this store does.
+func SplitTimeline(prior, added []TimelineItem) (held, spilled []TimelineItem) {
 	held = slices.Clone(prior)
 	size := 0
 	for _, t := range held {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/events"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // WorkflowHead is the per-workflow summary item.
@@ -46,7 +47,7 @@ const attrPrincipal = "principal"
 func (s *Definitions) GetHead(ctx context.Context, workflowID string) (*WorkflowHead, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
-		Key:            key(wfPK(workflowID), headSK),
+		Key:            key(layout.WorkflowPK(workflowID), layout.HeadSK),
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
@@ -81,8 +82,8 @@ func headFromItem(workflowID string, item map[string]types.AttributeValue) (*Wor
 // GSI1 (beside the sweep index's "SWEEP#<shard>" partitions) in id order:
 // ListWorkflows reads it, so listing never scans the table. The attributes
 // are set by every version's head update, so a head costs the index one
-// write when it is created and none after; a deleted head leaves it.
-const directoryPK = "WORKFLOWS"
+// write when it is created and none after; a deleted head leaves it
+// (layout.DirectoryPK).
 
 // ListWorkflows returns up to limit workflow heads in id order, starting
 // after the workflow id cursor, and the cursor of the next page ("" when
@@ -94,13 +95,13 @@ func (s *Definitions) ListWorkflows(ctx context.Context, cursor string, limit in
 		IndexName:                 aws.String(sweepIndex),
 		KeyConditionExpression:    aws.String("#p = :p"),
 		ExpressionAttributeNames:  map[string]string{"#p": attrSweepPK},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":p": str(directoryPK)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": str(layout.DirectoryPK)},
 		Limit:                     aws.Int32(int32(limit)),
 	}
 	if cursor != "" {
 		in.ExclusiveStartKey = map[string]types.AttributeValue{
-			attrSweepPK: str(directoryPK), attrSweepSK: str(cursor),
-			attrPK: str(wfPK(cursor)), attrSK: str(headSK),
+			attrSweepPK: str(layout.DirectoryPK), attrSweepSK: str(cursor),
+			attrPK: str(layout.WorkflowPK(cursor)), attrSK: str(layout.HeadSK),
 		}
 	}
 	out, err := s.db.Query(ctx, in)
@@ -111,7 +112,7 @@ func (s *Definitions) ListWorkflows(ctx context.Context, cursor string, limit in
 	ids := make([]string, 0, len(out.Items))
 	for _, it := range out.Items {
 		ids = append(ids, getS(it, attrSweepSK))
-		keys = append(keys, key(getS(it, attrPK), headSK))
+		keys = append(keys, key(getS(it, attrPK), layout.HeadSK))
 	}
 	got, err := s.batchGet(ctx, keys)
 	if err != nil {
@@ -123,7 +124,7 @@ func (s *Definitions) ListWorkflows(ctx context.Context, cursor string, limit in
 	}
 	heads := make([]*WorkflowHead, 0, len(ids))
 	for _, id := range ids {
-		item, ok := items[wfPK(id)]
+		item, ok := items[layout.WorkflowPK(id)]
 		if !ok {
 			continue // deleted since the index listed it
 		}
@@ -239,7 +240,7 @@ func (s *Definitions) versionWrites(ctx context.Context, nv NewVersion, head *Wo
 	if err != nil {
 		return 0, nil, err
 	}
-	verItem := merge(key(wfPK(nv.WorkflowID), versionSK(version)), map[string]types.AttributeValue{
+	verItem := merge(key(layout.WorkflowPK(nv.WorkflowID), layout.VersionSK(version)), map[string]types.AttributeValue{
 		"create_time": num(millis(nv.Now)),
 	})
 	if p := caller.From(ctx); p != "" {
@@ -254,7 +255,7 @@ func (s *Definitions) versionWrites(ctx context.Context, nv NewVersion, head *Wo
 		// A workflow id being deleted cannot be reused until its purge is
 		// done.
 		txn = append(txn, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-			TableName: aws.String(s.table), Key: key(wfPK(nv.WorkflowID), purgeSK),
+			TableName: aws.String(s.table), Key: key(layout.WorkflowPK(nv.WorkflowID), layout.PurgeSK),
 			ConditionExpression: aws.String("attribute_not_exists(pk)"),
 		}})
 	}
@@ -278,7 +279,7 @@ func (s *Definitions) versionHeadUpdate(ctx context.Context, nv NewVersion, head
 	names := map[string]string{"#v": attrVersion, "#dp": attrSweepPK, "#ds": attrSweepSK}
 	values := map[string]types.AttributeValue{
 		":latest": num(version), ":active": num(active), ":now": num(millis(nv.Now)), ":next": num(head.NextInstance),
-		":nv": num(head.v + 1), ":dp": str(directoryPK), ":ds": str(nv.WorkflowID),
+		":nv": num(head.v + 1), ":dp": str(layout.DirectoryPK), ":ds": str(nv.WorkflowID),
 	}
 	evs := []events.Event{events.Definition(events.DefinitionCreated, nv.WorkflowID, version, head.v+1, millis(nv.Now))}
 	if nv.Activate {
@@ -302,7 +303,7 @@ func (s *Definitions) versionHeadUpdate(ctx context.Context, nv NewVersion, head
 	}
 	u := &types.Update{
 		TableName:                 aws.String(s.table),
-		Key:                       key(wfPK(nv.WorkflowID), headSK),
+		Key:                       key(layout.WorkflowPK(nv.WorkflowID), layout.HeadSK),
 		UpdateExpression:          aws.String(set),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
@@ -320,7 +321,7 @@ func (s *Definitions) versionHeadUpdate(ctx context.Context, nv NewVersion, head
 func (s *Definitions) GetVersion(ctx context.Context, workflowID string, version int64) (*VersionRecord, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table),
-		Key:       key(wfPK(workflowID), versionSK(version)),
+		Key:       key(layout.WorkflowPK(workflowID), layout.VersionSK(version)),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: get %s version %d: %w", workflowID, version, err)
@@ -369,7 +370,7 @@ func (s *Definitions) SetActive(ctx context.Context, workflowID string, version 
 		}
 		err = s.updateHead(ctx, &types.Update{
 			TableName:                aws.String(s.table),
-			Key:                      key(wfPK(workflowID), headSK),
+			Key:                      key(layout.WorkflowPK(workflowID), layout.HeadSK),
 			UpdateExpression:         aws.String("SET active = :a, modify_time = :now, #v = :nv, #ob = :ob"),
 			ConditionExpression:      aws.String("#v = :v"),
 			ExpressionAttributeNames: map[string]string{"#v": attrVersion, "#ob": attrOutbox},
@@ -426,7 +427,7 @@ func (s *Definitions) UpdateProperties(ctx context.Context, head *WorkflowHead, 
 	}
 	err = s.updateHead(ctx, &types.Update{
 		TableName:                aws.String(s.table),
-		Key:                      key(wfPK(head.WorkflowID), headSK),
+		Key:                      key(layout.WorkflowPK(head.WorkflowID), layout.HeadSK),
 		UpdateExpression:         aws.String("SET #b = :b, #e = :e, modify_time = :now, #v = :nv, #ob = :ob"),
 		ConditionExpression:      aws.String("#v = :v"),
 		ExpressionAttributeNames: map[string]string{"#b": attrBody, "#e": attrEnc, "#v": attrVersion, "#ob": attrOutbox},

@@ -3,42 +3,22 @@ package memstore
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // endOutbox is the outbox of an attempt whose worker wrote its end.
 const endOutbox = "end"
 
-// parseAttemptSK parses a step attempt's sort key, S#<run:6>#<step>#<attempt>.
-func parseAttemptSK(sk string) (run int64, step string, attempt int64, err error) {
-	if len(sk) < len("S#000000#") || !strings.HasPrefix(sk, "S#") {
-		return 0, "", 0, fmt.Errorf("store: not an attempt key: %q", sk)
-	}
-	if run, err = strconv.ParseInt(sk[2:8], 10, 64); err != nil {
-		return 0, "", 0, fmt.Errorf("store: attempt key %q: %w", sk, err)
-	}
-	rest := sk[len("S#000000#"):]
-	i := strings.LastIndexByte(rest, '#')
-	if i < 0 {
-		return 0, "", 0, fmt.Errorf("store: attempt key %q has no attempt", sk)
-	}
-	if attempt, err = strconv.ParseInt(rest[i+1:], 10, 64); err != nil {
-		return 0, "", 0, fmt.Errorf("store: attempt key %q: %w", sk, err)
-	}
-	return run, rest[:i], attempt, nil
-}
-
 // refOf parses the keys of an attempt item.
 func refOf(pk, sk string) (store.AttemptRef, error) {
-	wf, inst, ok := parseRunPK(pk)
-	if !ok {
-		return store.AttemptRef{}, fmt.Errorf("store: not a run partition key: %q", pk)
+	wf, inst, err := layout.ParseRunPK(pk)
+	if err != nil {
+		return store.AttemptRef{}, err
 	}
-	run, step, n, err := parseAttemptSK(sk)
+	run, step, n, err := layout.ParseAttemptSK(sk)
 	if err != nil {
 		return store.AttemptRef{}, err
 	}
@@ -315,9 +295,9 @@ func (s *Attempts) GetAttempt(ctx context.Context, wf string, inst, run int64, s
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	q := query{pk: runPK(wf, inst), prefix: attemptPrefix(run) + step + "#", desc: true, limit: 1}
+	q := query{pk: layout.RunPK(wf, inst), prefix: layout.AttemptPrefix(run) + step + "#", desc: true, limit: 1}
 	if attempt > 0 {
-		q = query{pk: runPK(wf, inst), prefix: attemptSK(run, step, attempt), limit: 1}
+		q = query{pk: layout.RunPK(wf, inst), prefix: layout.AttemptSK(run, step, attempt), limit: 1}
 	}
 	defer s.lock()()
 	list, err := s.attempts(q)
@@ -335,7 +315,7 @@ func (s *base) attempts(q query) ([]store.Attempt, error) {
 	keys, _ := s.t.run(q)
 	var out []store.Attempt
 	for _, sk := range keys {
-		_, step, n, err := parseAttemptSK(sk)
+		_, step, n, err := layout.ParseAttemptSK(sk)
 		if err != nil {
 			return nil, err
 		}
@@ -381,5 +361,5 @@ func (s *Attempts) ListAttempts(ctx context.Context, wf string, inst, run int64)
 		return nil, err
 	}
 	defer s.lock()()
-	return s.attempts(query{pk: runPK(wf, inst), prefix: attemptPrefix(run)})
+	return s.attempts(query{pk: layout.RunPK(wf, inst), prefix: layout.AttemptPrefix(run)})
 }

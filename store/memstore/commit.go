@@ -2,39 +2,16 @@ package memstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
 	"github.com/maestro-serverless/maestro/store"
-)
-
-// Instance timeline entries a run item holds (store/timeline.go).
-const (
-	maxInlineTimeline      = 8
-	maxInlineTimelineBytes = 1024
+	"github.com/maestro-serverless/maestro/store/internal/layout"
+	"github.com/maestro-serverless/maestro/store/internal/runpages"
 )
 
 // statusRunning is the attempt status a claim needs.
 const statusRunning = "RUNNING"
-
-// splitTimeline returns the entries a commit's run item holds and those
-// written as items of their own.
-func splitTimeline(prior, added []store.TimelineItem) (held, spilled []store.TimelineItem) {
-	held = slices.Clone(prior)
-	size := 0
-	for _, t := range held {
-		size += len(t.Body)
-	}
-	for i, t := range added {
-		if len(held) >= maxInlineTimeline || size+len(t.Body) > maxInlineTimelineBytes || !json.Valid(t.Body) {
-			return held, append(spilled, added[i:]...)
-		}
-		held = append(held, t)
-		size += len(t.Body)
-	}
-	return held, nil
-}
 
 // plan is a commit's writes in package store's transaction order, where
 // the writes whose failed condition means something other than a conflict
@@ -67,35 +44,35 @@ func (s *Runs) CommitRun(ctx context.Context, c store.Commit) error {
 		return err
 	}
 	defer s.lock()()
-	pk := runPK(c.WorkflowID, c.InstanceID)
-	var cur pageSet
-	if it, ok := s.t.get(pk, runSK(c.RunID)).(*runItem); ok && c.Create == nil {
-		cur.keys = it.pages
+	pk := layout.RunPK(c.WorkflowID, c.InstanceID)
+	var cur runpages.Set
+	if it, ok := s.t.get(pk, layout.RunSK(c.RunID)).(*runItem); ok && c.Create == nil {
+		cur.Keys = it.pages
 		for _, k := range it.pages {
 			if pg, ok := s.t.get(pk, k).(*pageItem); ok {
-				cur.base = append(cur.base, pg.entries)
+				cur.Base = append(cur.Base, pg.entries)
 			}
 		}
 	}
-	state, writes, next, err := splitState(c.State, cur, c.Unsettled, func(page int) string {
+	state, writes, next, err := runpages.Split(c.State, cur, c.Unsettled, func(page int) (string, error) {
 		s.pageTag++
-		return fmt.Sprintf("%s%04d#%012x", pagePrefix(c.RunID), page, s.pageTag)
+		return fmt.Sprintf("%s%04d#%012x", layout.PagePrefix(c.RunID), page, s.pageTag), nil
 	})
 	if err != nil {
 		return err
 	}
 	pages := make([]*pageItem, len(writes))
 	for i, w := range writes {
-		entries, err := pageEntries(w.steps)
+		entries, err := pageEntries(w.Steps)
 		if err != nil {
 			return err
 		}
 		pages[i] = &pageItem{entries: entries}
-		if n := itemSize(pk, w.sk, pages[i]); n > store.MaxItemBytes {
+		if n := itemSize(pk, w.SK, pages[i]); n > store.MaxItemBytes {
 			return tooLarge("run state page", n)
 		}
 	}
-	p, err := s.planCommit(c, state, next.keys)
+	p, err := s.planCommit(c, state, next.Keys)
 	if err != nil {
 		return err
 	}
@@ -110,9 +87,9 @@ func (s *Runs) CommitRun(ctx context.Context, c store.Commit) error {
 		return err
 	}
 	for i, w := range writes {
-		s.t.set(pk, w.sk, pages[i])
+		s.t.set(pk, w.SK, pages[i])
 	}
-	for _, k := range cur.replaced(next) {
+	for _, k := range cur.Replaced(next) {
 		s.t.set(pk, k, nil)
 	}
 	return nil
@@ -142,13 +119,13 @@ func (s *Runs) sendCommit(c store.Commit, p *plan) error {
 // planCommit lists every write of commit c, the run item first.
 func (s *Runs) planCommit(c store.Commit, state []byte, pages []string) (*plan, error) {
 	p := &plan{slotIndex: -1, requestIndex: -1}
-	held, spilled := splitTimeline(c.PriorTimeline, c.Timeline)
+	held, spilled := store.SplitTimeline(c.PriorTimeline, c.Timeline)
 	run, err := s.runWrite(c, state, pages, held)
 	if err != nil {
 		return nil, err
 	}
 	p.add(run)
-	pk := runPK(c.WorkflowID, c.InstanceID)
+	pk := layout.RunPK(c.WorkflowID, c.InstanceID)
 	for _, a := range c.Attempts {
 		w, err := s.attemptWrite(p, c.WorkflowID, c.InstanceID, c.RunID, a)
 		if err != nil {
@@ -160,7 +137,7 @@ func (s *Runs) planCommit(c store.Commit, state []byte, pages []string) (*plan, 
 		p.add(timelineWrite(p, pk, c.RunID, t))
 	}
 	for _, id := range c.Consumed {
-		p.add(del(pk, eventSK(c.RunID, id)))
+		p.add(del(pk, layout.EventSK(c.RunID, id)))
 	}
 	s.planEvents(p, c.WorkflowID, c.InstanceID, c.RunID, c.NewEvents...)
 	planSlot(p, c)
@@ -185,7 +162,7 @@ func (s *Runs) runWrite(c store.Commit, state []byte, pages []string, held []sto
 	if c.SweepAt > 0 {
 		it.sweepAt = c.SweepAt
 	}
-	pk, sk := runPK(c.WorkflowID, c.InstanceID), runSK(c.RunID)
+	pk, sk := layout.RunPK(c.WorkflowID, c.InstanceID), layout.RunSK(c.RunID)
 	if n := itemSize(pk, sk, it); n > store.MaxItemBytes {
 		return write{}, fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, tooLarge("run state", n))
 	}
@@ -206,7 +183,7 @@ func (s *base) planEvents(p *plan, wf string, inst, run int64, evs ...store.Even
 			p.refuse(err)
 			it = &eventItem{}
 		}
-		p.add(put(runPK(wf, inst), eventSK(run, ev.ID), it))
+		p.add(put(layout.RunPK(wf, inst), layout.EventSK(run, ev.ID), it))
 	}
 }
 
@@ -215,7 +192,7 @@ func timelineWrite(p *plan, pk string, run int64, t store.TimelineItem) write {
 	if err := needBody(t.Body, "timeline entry"); err != nil {
 		p.refuse(err)
 	}
-	return put(pk, timelineSK(run, t.Seq), &timelineItem{body: clone(t.Body)})
+	return put(pk, layout.TimelineSK(run, t.Seq), &timelineItem{body: clone(t.Body)})
 }
 
 // attemptWrite is the update of step attempt a of run run: its status,
@@ -240,7 +217,7 @@ func (s *base) attemptWrite(p *plan, wf string, inst, run int64, a store.Attempt
 		}
 	}
 	body := clone(a.Body)
-	return write{pk: runPK(wf, inst), sk: attemptSK(run, a.StepID, a.Attempt), apply: func(cur any) (any, error) {
+	return write{pk: layout.RunPK(wf, inst), sk: layout.AttemptSK(run, a.StepID, a.Attempt), apply: func(cur any) (any, error) {
 		n := &attemptItem{}
 		if c, ok := cur.(*attemptItem); ok {
 			n = c.copy()
@@ -285,7 +262,7 @@ func strs(entries [][]byte) []string {
 func planSlot(p *plan, c store.Commit) {
 	if c.Admit || c.SlotDelta != 0 {
 		h := holderKey(c.InstanceID, c.RunID)
-		w := write{pk: wfPK(c.WorkflowID), sk: slotSK, apply: func(cur any) (any, error) {
+		w := write{pk: layout.WorkflowPK(c.WorkflowID), sk: layout.SlotSK, apply: func(cur any) (any, error) {
 			n := slotOf(cur)
 			n.running, n.hasRunning = n.running+c.SlotDelta, true
 			switch {
@@ -312,7 +289,7 @@ func planSlot(p *plan, c store.Commit) {
 		p.add(w)
 	}
 	if c.Dequeue {
-		p.add(del(wfPK(c.WorkflowID), queueSK(c.InstanceID)))
+		p.add(del(layout.WorkflowPK(c.WorkflowID), layout.QueueSK(c.InstanceID)))
 	}
 }
 
@@ -330,9 +307,9 @@ func (s *Runs) planOthers(p *plan, c store.Commit) error {
 	}
 	for _, w := range c.SignalWaits {
 		if w.Remove {
-			p.add(del(sigPK(w.Name), w.Key))
+			p.add(del(layout.SignalPK(w.Name), w.Key))
 		} else {
-			p.add(put(sigPK(w.Name), w.Key, &waiterItem{name: w.Name}))
+			p.add(put(layout.SignalPK(w.Name), w.Key, &waiterItem{name: w.Name}))
 		}
 	}
 	for _, l := range c.Lineage {
@@ -345,7 +322,7 @@ func (s *Runs) planOthers(p *plan, c store.Commit) error {
 		if err := needBody(d.Definition, "inline definition"); err != nil {
 			p.refuse(err)
 		}
-		p.add(put(wfPK(d.WorkflowID), versionSK(1), &versionItem{def: clone(d.Definition), createTime: d.Now.UnixMilli()}))
+		p.add(put(layout.WorkflowPK(d.WorkflowID), layout.VersionSK(1), &versionItem{def: clone(d.Definition), createTime: d.Now.UnixMilli()}))
 	}
 	for _, lp := range c.LoopParams {
 		if len(lp.Body) > store.MaxItemBytes {
@@ -357,7 +334,7 @@ func (s *Runs) planOthers(p *plan, c store.Commit) error {
 		if err := needBody(lp.Body, "loop params"); err != nil {
 			p.refuse(err)
 		}
-		p.add(put(runPK(c.WorkflowID, c.InstanceID), loopParamsSK(c.RunID, lp.StepID, lp.Attempt), &loopParamsItem{body: clone(lp.Body)}))
+		p.add(put(layout.RunPK(c.WorkflowID, c.InstanceID), layout.LoopParamsSK(c.RunID, lp.StepID, lp.Attempt), &loopParamsItem{body: clone(lp.Body)}))
 	}
 	for _, ch := range c.Children {
 		if err := s.planChild(p, ch); err != nil {
@@ -388,9 +365,9 @@ func permitWrite(p *plan, u store.PermitUpdate) write {
 			p.refuse(validation("two document paths overlap with each other: [waiters, %s]", k))
 		}
 	}
-	pk, sk := permitPK(u.Tag), permitSK
+	pk, sk := layout.PermitPK(u.Tag), layout.PermitSK
 	if u.Queue {
-		pk, sk = jobQueuePK, jobQueueSK(u.Tag)
+		pk, sk = layout.JobQueuePK, layout.JobQueueSK(u.Tag)
 	}
 	return write{pk: pk, sk: sk,
 		cond: func(cur any) bool { r, ok := cur.(*permitItem); return ok && r.v == u.ExpectV },
@@ -426,11 +403,11 @@ func (s *Runs) planChild(p *plan, c store.ChildRun) error {
 		p.refuse(err)
 		run = &runItem{}
 	}
-	pk := runPK(c.WorkflowID, c.InstanceID)
-	if n := itemSize(pk, runSK(1), run); n > store.MaxItemBytes {
+	pk := layout.RunPK(c.WorkflowID, c.InstanceID)
+	if n := itemSize(pk, layout.RunSK(1), run); n > store.MaxItemBytes {
 		return fmt.Errorf("store: create %s/%d: %w", c.WorkflowID, c.InstanceID, tooLarge("run state", n))
 	}
-	p.add(putIfAbsent(wfPK(c.WorkflowID), instanceSK(c.InstanceID), instanceOf(rec)), putIfAbsent(pk, runSK(1), run))
+	p.add(putIfAbsent(layout.WorkflowPK(c.WorkflowID), layout.InstanceSK(c.InstanceID), instanceOf(rec)), putIfAbsent(pk, layout.RunSK(1), run))
 	if !c.Born {
 		s.planEvents(p, c.WorkflowID, c.InstanceID, 1, c.FirstEvent)
 		return nil
@@ -456,15 +433,15 @@ func planInstance(p *plan, c store.Commit) {
 		if u := c.Instance; u != nil {
 			created.RunID, created.Status, created.StartTime, created.EndTime, created.ModifyTime = u.RunID, u.Status, u.StartTime, u.EndTime, u.ModifyTime
 		}
-		p.add(putIfAbsent(wfPK(r.WorkflowID), instanceSK(r.InstanceID), instanceOf(&created)))
+		p.add(putIfAbsent(layout.WorkflowPK(r.WorkflowID), layout.InstanceSK(r.InstanceID), instanceOf(&created)))
 		if r.RequestID != "" {
 			p.requestIndex = len(p.ws)
-			p.add(putIfAbsent(wfPK(r.WorkflowID), requestSK(r.RequestID), &requestItem{instance: r.InstanceID}))
+			p.add(putIfAbsent(layout.WorkflowPK(r.WorkflowID), layout.RequestSK(r.RequestID), &requestItem{instance: r.InstanceID}))
 		}
 		return
 	}
 	if u := c.Instance; u != nil {
-		p.add(write{pk: wfPK(c.WorkflowID), sk: instanceSK(c.InstanceID), cond: present, apply: func(cur any) (any, error) {
+		p.add(write{pk: layout.WorkflowPK(c.WorkflowID), sk: layout.InstanceSK(c.InstanceID), cond: present, apply: func(cur any) (any, error) {
 			n := *cur.(*instanceItem)
 			n.run, n.status, n.startTime, n.endTime, n.modifyTime = u.RunID, u.Status, u.StartTime, u.EndTime, u.ModifyTime
 			return &n, nil
@@ -474,5 +451,5 @@ func planInstance(p *plan, c store.Commit) {
 
 // lineageWrite is the put of lineage link l.
 func lineageWrite(l store.LineageLink) write {
-	return put(sigPK(l.Name), sigLineagePrefix(l.Seq)+l.ID, &lineageItem{body: string(l.Body)})
+	return put(layout.SignalPK(l.Name), layout.LineagePrefix(l.Seq)+l.ID, &lineageItem{body: string(l.Body)})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // conflictAttempts is how often package store retries a head change that
@@ -27,7 +28,7 @@ func needBody(b []byte, what string) error {
 // head returns workflow wf's head as package store reads it, or nil. The
 // caller holds the lock.
 func (s *base) head(wf string) *store.WorkflowHead {
-	h, ok := s.t.get(wfPK(wf), headSK).(*headItem)
+	h, ok := s.t.get(layout.WorkflowPK(wf), layout.HeadSK).(*headItem)
 	if !ok {
 		return nil
 	}
@@ -69,7 +70,7 @@ func (s *Definitions) ListWorkflows(ctx context.Context, cursor string, limit in
 	var ids []string
 	for pk, p := range s.t.parts {
 		if wf, ok := strings.CutPrefix(pk, "WF#"); ok && wf > cursor {
-			if _, ok := p.items[headSK].(*headItem); ok {
+			if _, ok := p.items[layout.HeadSK].(*headItem); ok {
 				ids = append(ids, wf)
 			}
 		}
@@ -141,7 +142,7 @@ func (s *Definitions) headForVersion(nv store.NewVersion) (*store.WorkflowHead, 
 		return h, true
 	}
 	head := &store.WorkflowHead{WorkflowID: nv.WorkflowID, NextInstance: 1, CreateTime: nv.Now.UnixMilli()}
-	if tomb, ok := s.t.get(wfPK(nv.WorkflowID), tombSK).(*tombItem); ok {
+	if tomb, ok := s.t.get(layout.WorkflowPK(nv.WorkflowID), layout.TombSK).(*tombItem); ok {
 		head.Latest, head.NextInstance = tomb.latest, max(tomb.next, 1)
 	}
 	return head, false
@@ -170,10 +171,10 @@ func (s *Definitions) writeVersion(ctx context.Context, nv store.NewVersion, hea
 		return err
 	}
 	now := nv.Now.UnixMilli()
-	pk := wfPK(nv.WorkflowID)
+	pk := layout.WorkflowPK(nv.WorkflowID)
 	hv := headV(head)
 	props := clone(after.Properties)
-	headW := write{pk: pk, sk: headSK,
+	headW := write{pk: pk, sk: layout.HeadSK,
 		cond: func(cur any) bool {
 			if !exists {
 				return cur == nil
@@ -194,9 +195,9 @@ func (s *Definitions) writeVersion(ctx context.Context, nv store.NewVersion, hea
 			return n, nil
 		}}
 	ver := &versionItem{def: clone(nv.Definition), createTime: now, principal: caller.From(ctx)}
-	ws := []write{headW, putIfAbsent(pk, versionSK(after.Latest), ver)}
+	ws := []write{headW, putIfAbsent(pk, layout.VersionSK(after.Latest), ver)}
 	if !exists {
-		ws = append(ws, write{pk: pk, sk: purgeSK, cond: absent})
+		ws = append(ws, write{pk: pk, sk: layout.PurgeSK, cond: absent})
 	}
 	defer s.lock()()
 	subs := s.subscriptionWrites(nv.WorkflowID, want)
@@ -214,7 +215,7 @@ func (s *Definitions) GetVersion(ctx context.Context, workflowID string, version
 		return nil, err
 	}
 	defer s.lock()()
-	v, ok := s.t.get(wfPK(workflowID), versionSK(version)).(*versionItem)
+	v, ok := s.t.get(layout.WorkflowPK(workflowID), layout.VersionSK(version)).(*versionItem)
 	if !ok {
 		return nil, store.ErrNotFound
 	}
@@ -286,7 +287,7 @@ func (s *Definitions) UpdateProperties(ctx context.Context, head *store.Workflow
 // subscriptions want (none when want is nil).
 func (s *Definitions) updateHead(wf string, v int64, want []string, change func(*headItem)) error {
 	defer s.lock()()
-	w := write{pk: wfPK(wf), sk: headSK,
+	w := write{pk: layout.WorkflowPK(wf), sk: layout.HeadSK,
 		cond: func(cur any) bool { h, ok := cur.(*headItem); return ok && h.v == v },
 		apply: func(cur any) (any, error) {
 			n := *cur.(*headItem)
@@ -296,7 +297,7 @@ func (s *Definitions) updateHead(wf string, v int64, want []string, change func(
 		}}
 	ws := append([]write{w}, s.subscriptionWrites(wf, want)...)
 	if len(ws) > maxTransactItems {
-		return fmt.Errorf("store: a change of %s needs %d writes, more than DynamoDB's %d per transaction", wfPK(wf), len(ws), maxTransactItems)
+		return fmt.Errorf("store: a change of %s needs %d writes, more than DynamoDB's %d per transaction", layout.WorkflowPK(wf), len(ws), maxTransactItems)
 	}
 	return s.t.transact(ws)
 }
@@ -310,13 +311,13 @@ func (s *Definitions) DeleteWorkflow(ctx context.Context, wf string, next store.
 	if err != nil {
 		return err
 	}
-	pk, v := wfPK(wf), headV(head)
+	pk, v := layout.WorkflowPK(wf), headV(head)
 	ws := []write{
-		{pk: pk, sk: headSK, cond: func(cur any) bool { h, ok := cur.(*headItem); return ok && h.v == v },
+		{pk: pk, sk: layout.HeadSK, cond: func(cur any) bool { h, ok := cur.(*headItem); return ok && h.v == v },
 			apply: func(any) (any, error) { return nil, nil }},
-		{pk: pk, sk: slotSK, cond: func(cur any) bool { r, ok := cur.(*slotItem); return !ok || !r.hasRunning || r.running <= 0 }},
-		putIfAbsent(pk, purgeSK, &purgeItem{createTime: now.UnixMilli()}),
-		put(pk, tombSK, &tombItem{latest: head.Latest, next: head.NextInstance, deleteTime: now.UnixMilli()}),
+		{pk: pk, sk: layout.SlotSK, cond: func(cur any) bool { r, ok := cur.(*slotItem); return !ok || !r.hasRunning || r.running <= 0 }},
+		putIfAbsent(pk, layout.PurgeSK, &purgeItem{createTime: now.UnixMilli()}),
+		put(pk, layout.TombSK, &tombItem{latest: head.Latest, next: head.NextInstance, deleteTime: now.UnixMilli()}),
 	}
 	defer s.lock()()
 	ws = append(ws, s.subscriptionWrites(wf, []string{})...)
@@ -351,13 +352,13 @@ func (s *Definitions) PurgeWorkflow(ctx context.Context, wf string, budget int) 
 		return false, 0, err
 	}
 	defer s.lock()()
-	pk := wfPK(wf)
+	pk := layout.WorkflowPK(wf)
 	q := query{pk: pk, limit: purgePage}
 	for {
 		sks, more := s.t.run(q)
 		var keys []string
 		for _, sk := range sks {
-			if sk == purgeSK || sk == tombSK {
+			if sk == layout.PurgeSK || sk == layout.TombSK {
 				continue
 			}
 			if rest, ok := strings.CutPrefix(sk, "I#"); ok {
@@ -365,7 +366,7 @@ func (s *Definitions) PurgeWorkflow(ctx context.Context, wf string, budget int) 
 				if _, err := fmt.Sscan(rest, &inst); err != nil {
 					return false, deleted, fmt.Errorf("store: not an instance key: %q", sk)
 				}
-				n, complete := s.purgePartition(runPK(wf, inst), budget-deleted)
+				n, complete := s.purgePartition(layout.RunPK(wf, inst), budget-deleted)
 				deleted += n
 				if !complete {
 					return false, deleted, nil
@@ -385,7 +386,7 @@ func (s *Definitions) PurgeWorkflow(ctx context.Context, wf string, budget int) 
 		}
 		q.start, q.hasStart = sks[len(sks)-1], true
 	}
-	s.t.set(pk, purgeSK, nil)
+	s.t.set(pk, layout.PurgeSK, nil)
 	return true, deleted, nil
 }
 
@@ -412,7 +413,7 @@ func (s *Definitions) RearmPurge(ctx context.Context, wf string, round int64, ne
 		return err
 	}
 	defer s.lock()()
-	err := s.t.one(write{pk: wfPK(wf), sk: purgeSK, cond: present, apply: func(cur any) (any, error) {
+	err := s.t.one(write{pk: layout.WorkflowPK(wf), sk: layout.PurgeSK, cond: present, apply: func(cur any) (any, error) {
 		n := *cur.(*purgeItem)
 		n.round = round
 		return &n, nil
@@ -433,7 +434,7 @@ func (s *base) subscriptionWrites(wf string, want []string) []write {
 		return nil
 	}
 	var have []string
-	if it, ok := s.t.get(wfPK(wf), sigSubsSK).(*sigSubsItem); ok {
+	if it, ok := s.t.get(layout.WorkflowPK(wf), layout.SigSubsSK).(*sigSubsItem); ok {
 		have = it.names
 	}
 	want = slices.Compact(slices.Sorted(slices.Values(want)))
@@ -443,21 +444,21 @@ func (s *base) subscriptionWrites(wf string, want []string) []write {
 			continue
 		}
 		var since int64
-		if seq, ok := s.t.get(sigPK(n), sigSeqSK).(*sigSeqItem); ok {
+		if seq, ok := s.t.get(layout.SignalPK(n), layout.SigSeqSK).(*sigSeqItem); ok {
 			since = seq.n
 		}
-		ws = append(ws, put(sigPK(n), sigSubscriberSK(wf), &subscriptionItem{workflow: wf, since: since}))
+		ws = append(ws, put(layout.SignalPK(n), layout.SubscriberSK(wf), &subscriptionItem{workflow: wf, since: since}))
 	}
 	for _, n := range have {
 		if !slices.Contains(want, n) {
-			ws = append(ws, del(sigPK(n), sigSubscriberSK(wf)))
+			ws = append(ws, del(layout.SignalPK(n), layout.SubscriberSK(wf)))
 		}
 	}
 	if len(ws) == 0 {
 		return nil
 	}
 	if len(want) == 0 {
-		return append(ws, del(wfPK(wf), sigSubsSK))
+		return append(ws, del(layout.WorkflowPK(wf), layout.SigSubsSK))
 	}
-	return append(ws, put(wfPK(wf), sigSubsSK, &sigSubsItem{names: want}))
+	return append(ws, put(layout.WorkflowPK(wf), layout.SigSubsSK, &sigSubsItem{names: want}))
 }

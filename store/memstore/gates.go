@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // PutBreakpoint stores a breakpoint of workflow wf (the same one twice is
@@ -15,7 +16,7 @@ func (s *Gates) PutBreakpoint(ctx context.Context, wf string, b store.Breakpoint
 		return err
 	}
 	defer s.lock()()
-	if err := s.t.one(put(wfPK(wf), breakpointSK(b), &breakpointItem{b: b})); err != nil {
+	if err := s.t.one(put(layout.WorkflowPK(wf), layout.BreakpointSK(b.StepID, b.Version, b.Instance, b.Run, b.Attempt), &breakpointItem{b: b})); err != nil {
 		return fmt.Errorf("store: put breakpoint of %s step %s: %w", wf, b.StepID, err)
 	}
 	return nil
@@ -34,8 +35,8 @@ func (s *Gates) ListBreakpoints(ctx context.Context, wf, step string, consistent
 
 func (s *Gates) breakpoints(wf, step string) []store.Breakpoint {
 	var out []store.Breakpoint
-	pk := wfPK(wf)
-	keys, _ := s.t.run(query{pk: pk, prefix: breakpointPrefix(step)})
+	pk := layout.WorkflowPK(wf)
+	keys, _ := s.t.run(query{pk: pk, prefix: layout.BreakpointPrefix(step)})
 	for _, sk := range keys {
 		out = append(out, s.t.get(pk, sk).(*breakpointItem).b)
 	}
@@ -51,7 +52,7 @@ func (s *Gates) DeleteBreakpoints(ctx context.Context, wf, step string) ([]store
 	defer s.lock()()
 	bps := s.breakpoints(wf, step)
 	for _, b := range bps {
-		s.t.set(wfPK(wf), breakpointSK(b), nil)
+		s.t.set(layout.WorkflowPK(wf), layout.BreakpointSK(b.StepID, b.Version, b.Instance, b.Run, b.Attempt), nil)
 	}
 	return bps, nil
 }
@@ -59,13 +60,13 @@ func (s *Gates) DeleteBreakpoints(ctx context.Context, wf, step string) ([]store
 // PutTagPermit creates a tag permit or changes its limit, keeping its
 // holders and waiters, bumping its version; it returns it as stored.
 func (s *Gates) PutTagPermit(ctx context.Context, tag string, maxAllowed, now int64) (*store.TagPermit, error) {
-	return s.putPermit(ctx, permitPK(tag), permitSK, tag, func(p *permitItem) { p.maxAllowed = maxAllowed }, now)
+	return s.putPermit(ctx, layout.PermitPK(tag), layout.PermitSK, tag, func(p *permitItem) { p.maxAllowed = maxAllowed }, now)
 }
 
 // PutJobQueue creates a job queue or changes its capacity, keeping its
 // holders and waiters, bumping its version; it returns it as stored.
 func (s *Gates) PutJobQueue(ctx context.Context, name string, c store.QueueCapacity, now int64) (*store.TagPermit, error) {
-	return s.putPermit(ctx, jobQueuePK, jobQueueSK(name), name, func(p *permitItem) { p.queue = &c }, now)
+	return s.putPermit(ctx, layout.JobQueuePK, layout.JobQueueSK(name), name, func(p *permitItem) { p.queue = &c }, now)
 }
 
 func (s *Gates) putPermit(ctx context.Context, pk, sk, name string, set func(*permitItem), now int64) (*store.TagPermit, error) {
@@ -94,7 +95,7 @@ func (s *Gates) putPermit(ctx context.Context, pk, sk, name string, set func(*pe
 	}})
 	if err != nil {
 		what := "tag permit"
-		if pk == jobQueuePK {
+		if pk == layout.JobQueuePK {
 			what = "job queue"
 		}
 		return nil, fmt.Errorf("store: put %s %q: %w", what, name, err)
@@ -123,7 +124,7 @@ func (s *Gates) GetTagPermits(ctx context.Context, tags []string) (map[string]*s
 	defer s.lock()()
 	out := make(map[string]*store.TagPermit, len(tags))
 	for _, t := range tags {
-		if p, ok := s.t.get(permitPK(t), permitSK).(*permitItem); ok {
+		if p, ok := s.t.get(layout.PermitPK(t), layout.PermitSK).(*permitItem); ok {
 			out[t] = p.permit(t)
 		}
 	}
@@ -133,13 +134,13 @@ func (s *Gates) GetTagPermits(ctx context.Context, tags []string) (map[string]*s
 // DeleteTagPermit removes a tag permit and returns it as it was, or
 // store.ErrNotFound.
 func (s *Gates) DeleteTagPermit(ctx context.Context, tag string) (*store.TagPermit, error) {
-	return s.deletePermit(ctx, permitPK(tag), permitSK, tag)
+	return s.deletePermit(ctx, layout.PermitPK(tag), layout.PermitSK, tag)
 }
 
 // DeleteJobQueue removes a job queue and returns it as it was, or
 // store.ErrNotFound.
 func (s *Gates) DeleteJobQueue(ctx context.Context, name string) (*store.TagPermit, error) {
-	return s.deletePermit(ctx, jobQueuePK, jobQueueSK(name), name)
+	return s.deletePermit(ctx, layout.JobQueuePK, layout.JobQueueSK(name), name)
 }
 
 func (s *Gates) deletePermit(ctx context.Context, pk, sk, name string) (*store.TagPermit, error) {
@@ -161,7 +162,7 @@ func (s *Gates) GetJobQueue(ctx context.Context, name string) (*store.TagPermit,
 		return nil, err
 	}
 	defer s.lock()()
-	p, ok := s.t.get(jobQueuePK, jobQueueSK(name)).(*permitItem)
+	p, ok := s.t.get(layout.JobQueuePK, layout.JobQueueSK(name)).(*permitItem)
 	if !ok {
 		return nil, store.ErrNotFound
 	}
@@ -175,10 +176,10 @@ func (s *Gates) GetJobQueues(ctx context.Context) (map[string]*store.TagPermit, 
 	}
 	defer s.lock()()
 	out := map[string]*store.TagPermit{}
-	keys, _ := s.t.run(query{pk: jobQueuePK})
+	keys, _ := s.t.run(query{pk: layout.JobQueuePK})
 	for _, sk := range keys {
 		name := strings.TrimPrefix(sk, "Q#")
-		out[name] = s.t.get(jobQueuePK, sk).(*permitItem).permit(name)
+		out[name] = s.t.get(layout.JobQueuePK, sk).(*permitItem).permit(name)
 	}
 	return out, nil
 }

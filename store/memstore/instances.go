@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // maxFilteredPages is package store's bound on the pages one filtered
@@ -52,7 +53,7 @@ func (s *base) nextInstanceID(ctx context.Context, wf string) (int64, error) {
 	}
 	defer s.lock()()
 	var id int64
-	err := s.t.one(write{pk: wfPK(wf), sk: headSK, cond: present, apply: func(cur any) (any, error) {
+	err := s.t.one(write{pk: layout.WorkflowPK(wf), sk: layout.HeadSK, cond: present, apply: func(cur any) (any, error) {
 		n := *cur.(*headItem)
 		id = n.next
 		n.next++
@@ -118,14 +119,14 @@ func (s *Instances) createInstance(ni store.NewInstance, rec *store.InstanceReco
 	if err != nil {
 		return err
 	}
-	pk := runPK(ni.WorkflowID, rec.InstanceID)
+	pk := layout.RunPK(ni.WorkflowID, rec.InstanceID)
 	ws := []write{
-		putIfAbsent(wfPK(ni.WorkflowID), instanceSK(rec.InstanceID), instanceOf(rec)),
-		putIfAbsent(pk, runSK(1), run),
-		put(pk, eventSK(1, ni.FirstEvent.ID), ev),
+		putIfAbsent(layout.WorkflowPK(ni.WorkflowID), layout.InstanceSK(rec.InstanceID), instanceOf(rec)),
+		putIfAbsent(pk, layout.RunSK(1), run),
+		put(pk, layout.EventSK(1, ni.FirstEvent.ID), ev),
 	}
 	if ni.RequestID != "" {
-		ws = append(ws, putIfAbsent(wfPK(ni.WorkflowID), requestSK(ni.RequestID), &requestItem{instance: rec.InstanceID}))
+		ws = append(ws, putIfAbsent(layout.WorkflowPK(ni.WorkflowID), layout.RequestSK(ni.RequestID), &requestItem{instance: rec.InstanceID}))
 	}
 	defer s.lock()()
 	return s.t.transact(ws)
@@ -150,7 +151,7 @@ func (s *Instances) InstanceForRequest(ctx context.Context, wf, requestID string
 		return nil, err
 	}
 	defer s.lock()()
-	req, ok := s.t.get(wfPK(wf), requestSK(requestID)).(*requestItem)
+	req, ok := s.t.get(layout.WorkflowPK(wf), layout.RequestSK(requestID)).(*requestItem)
 	if !ok {
 		return nil, store.ErrNotFound
 	}
@@ -158,7 +159,7 @@ func (s *Instances) InstanceForRequest(ctx context.Context, wf, requestID string
 }
 
 func (s *base) instance(wf string, inst int64) (*store.InstanceRecord, error) {
-	it, ok := s.t.get(wfPK(wf), instanceSK(inst)).(*instanceItem)
+	it, ok := s.t.get(layout.WorkflowPK(wf), layout.InstanceSK(inst)).(*instanceItem)
 	if !ok {
 		return nil, store.ErrNotFound
 	}
@@ -182,7 +183,7 @@ func (s *Instances) GetInstances(ctx context.Context, wf string, insts []int64) 
 	}
 	keys := make([]itemKey, len(insts))
 	for i, n := range insts {
-		keys[i] = itemKey{wfPK(wf), instanceSK(n)}
+		keys[i] = itemKey{layout.WorkflowPK(wf), layout.InstanceSK(n)}
 	}
 	if err := checkBatch(keys, batchGetKeys); err != nil {
 		return nil, fmt.Errorf("store: get instances of %s: %w", wf, err)
@@ -205,7 +206,7 @@ func (s *Instances) ListInstances(ctx context.Context, wf, status, cursor string
 	if err := ctxErr(ctx); err != nil {
 		return nil, "", err
 	}
-	q := query{pk: wfPK(wf), prefix: "I#", desc: true, limit: limit}
+	q := query{pk: layout.WorkflowPK(wf), prefix: "I#", desc: true, limit: limit}
 	if status != "" {
 		q.limit = max(limit, 250)
 	}
@@ -214,7 +215,7 @@ func (s *Instances) ListInstances(ctx context.Context, wf, status, cursor string
 		if _, err := fmt.Sscanf(cursor, "%d", &id); err != nil || id <= 0 {
 			return nil, "", fmt.Errorf("%w %q", store.ErrBadCursor, cursor)
 		}
-		q.start, q.hasStart = instanceSK(id), true
+		q.start, q.hasStart = layout.InstanceSK(id), true
 	}
 	recs := make([]*store.InstanceRecord, 0, limit)
 	if q.limit < 1 {
@@ -263,8 +264,8 @@ func (s *Instances) Enqueue(ctx context.Context, wf string, inst, run int64) err
 	}
 	defer s.lock()()
 	err := s.t.transact([]write{
-		put(wfPK(wf), queueSK(inst), &queueItem{run: run}),
-		{pk: wfPK(wf), sk: slotSK, apply: func(cur any) (any, error) {
+		put(layout.WorkflowPK(wf), layout.QueueSK(inst), &queueItem{run: run}),
+		{pk: layout.WorkflowPK(wf), sk: layout.SlotSK, apply: func(cur any) (any, error) {
 			n := slotOf(cur)
 			n.qv, n.hasQV = n.qv+1, true
 			return n, nil
@@ -293,7 +294,7 @@ func (s *Instances) QueueVersion(ctx context.Context, wf string) (int64, error) 
 		return 0, err
 	}
 	defer s.lock()()
-	if r, ok := s.t.get(wfPK(wf), slotSK).(*slotItem); ok {
+	if r, ok := s.t.get(layout.WorkflowPK(wf), layout.SlotSK).(*slotItem); ok {
 		return r.qv, nil
 	}
 	return 0, nil
@@ -306,12 +307,12 @@ func (s *Instances) OldestQueued(ctx context.Context, wf string, except int64) (
 		return 0, 0, false, err
 	}
 	defer s.lock()()
-	keys, _ := s.t.run(query{pk: wfPK(wf), prefix: "Q#", limit: 2})
+	keys, _ := s.t.run(query{pk: layout.WorkflowPK(wf), prefix: "Q#", limit: 2})
 	for _, sk := range keys {
 		var id int64
 		fmt.Sscanf(strings.TrimPrefix(sk, "Q#"), "%d", &id)
 		if id != except {
-			return id, s.t.get(wfPK(wf), sk).(*queueItem).run, true, nil
+			return id, s.t.get(layout.WorkflowPK(wf), sk).(*queueItem).run, true, nil
 		}
 	}
 	return 0, 0, false, nil
@@ -325,7 +326,7 @@ func (s *Instances) ActiveRuns(ctx context.Context, wf string, except int64) (ho
 		return nil, nil, err
 	}
 	defer s.lock()()
-	if r, ok := s.t.get(wfPK(wf), slotSK).(*slotItem); ok {
+	if r, ok := s.t.get(layout.WorkflowPK(wf), layout.SlotSK).(*slotItem); ok {
 		for _, h := range r.holders {
 			var ref store.RunRef
 			if _, err := fmt.Sscanf(h, "%d#%d", &ref.InstanceID, &ref.RunID); err == nil && ref.InstanceID != except {
@@ -333,12 +334,12 @@ func (s *Instances) ActiveRuns(ctx context.Context, wf string, except int64) (ho
 			}
 		}
 	}
-	keys, _ := s.t.run(query{pk: wfPK(wf), prefix: "Q#"})
+	keys, _ := s.t.run(query{pk: layout.WorkflowPK(wf), prefix: "Q#"})
 	for _, sk := range keys {
 		var id int64
 		fmt.Sscanf(strings.TrimPrefix(sk, "Q#"), "%d", &id)
 		if id != except {
-			queued = append(queued, store.RunRef{InstanceID: id, RunID: s.t.get(wfPK(wf), sk).(*queueItem).run})
+			queued = append(queued, store.RunRef{InstanceID: id, RunID: s.t.get(layout.WorkflowPK(wf), sk).(*queueItem).run})
 		}
 	}
 	return holding, queued, nil
@@ -368,7 +369,7 @@ func (s *Instances) ReleaseSlot(ctx context.Context, wf string, inst, run int64,
 		return err
 	}
 	h := holderKey(inst, run)
-	ws := []write{{pk: wfPK(wf), sk: slotSK,
+	ws := []write{{pk: layout.WorkflowPK(wf), sk: layout.SlotSK,
 		cond: func(cur any) bool { r, ok := cur.(*slotItem); return ok && slices.Contains(r.holders, h) },
 		apply: func(cur any) (any, error) {
 			n := slotOf(cur)
@@ -381,7 +382,7 @@ func (s *Instances) ReleaseSlot(ctx context.Context, wf string, inst, run int64,
 		if err != nil {
 			return fmt.Errorf("store: release slot of %s/%d/%d: %w", wf, inst, run, err)
 		}
-		ws = append(ws, put(runPK(wf, wake.InstanceID), eventSK(wake.RunID, wake.Event.ID), ev))
+		ws = append(ws, put(layout.RunPK(wf, wake.InstanceID), layout.EventSK(wake.RunID, wake.Event.ID), ev))
 	}
 	defer s.lock()()
 	err := s.t.transact(ws)

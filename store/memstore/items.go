@@ -3,11 +3,9 @@ package memstore
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // The kinds of items, one Go type each, holding what the DynamoDB item's
@@ -15,69 +13,11 @@ import (
 // them back converts them as package store does), nil for an absent
 // binary attribute.
 
-// Keys, as package store writes them (store/keys.go and beside each kind).
-func wfPK(wf string) string              { return "WF#" + wf }
-func runPK(wf string, inst int64) string { return fmt.Sprintf("R#%s#%d", wf, inst) }
-
-const (
-	headSK    = "HEAD"
-	slotSK    = "RS"
-	purgeSK   = "PURGE"
-	tombSK    = "TOMB"
-	sigSubsSK = "SIGSUBS"
-	sigSeqSK  = "SEQ"
-	taskSK    = "TASK"
-	jobSK     = "JOB"
-	permitSK  = "PERMIT"
-	// jobQueuePK is the partition of every job queue.
-	jobQueuePK = "JQ"
-	// directoryPK is the workflow directory's index partition.
-	directoryPK = "WORKFLOWS"
-)
-
-func versionSK(v int64) string     { return fmt.Sprintf("V#%010d", v) }
-func instanceSK(i int64) string    { return fmt.Sprintf("I#%012d", i) }
-func requestSK(id string) string   { return "REQ#" + id }
-func queueSK(i int64) string       { return fmt.Sprintf("Q#%012d", i) }
-func runSK(run int64) string       { return fmt.Sprintf("RUN#%06d", run) }
-func eventPrefix(run int64) string { return fmt.Sprintf("E#%06d#", run) }
-func eventSK(run int64, id string) string {
-	return eventPrefix(run) + id
-}
-func attemptPrefix(run int64) string { return fmt.Sprintf("S#%06d#", run) }
-func attemptSK(run int64, step string, attempt int64) string {
-	return fmt.Sprintf("%s%s#%04d", attemptPrefix(run), step, attempt)
-}
-func timelinePrefix(run int64) string { return fmt.Sprintf("T#%06d#", run) }
-func timelineSK(run, seq int64) string {
-	return fmt.Sprintf("%s%010d", timelinePrefix(run), seq)
-}
-func pagePrefix(run int64) string { return runSK(run) + "#PG#" }
-func loopParamsSK(run int64, step string, attempt int64) string {
-	return fmt.Sprintf("X#%06d#%s#%04d", run, step, attempt)
-}
-func breakpointPrefix(step string) string {
-	if step == "" {
-		return "BP#"
-	}
-	return "BP#" + step + "#"
-}
-func breakpointSK(b store.Breakpoint) string {
-	return fmt.Sprintf("BP#%s#%010d#%012d#%06d#%04d", b.StepID, b.Version, b.Instance, b.Run, b.Attempt)
-}
-func sigPK(name string) string          { return "SIG#" + name }
-func sigInstanceSK(seq int64) string    { return fmt.Sprintf("I#%012d", seq) }
-func sigRequestSK(id string) string     { return "R#" + id }
-func sigSubscriberSK(wf string) string  { return "T#" + wf }
-func sigLineagePrefix(seq int64) string { return fmt.Sprintf("L#%012d#", seq) }
-func taskPK(hash string) string         { return "TASK#" + hash }
-func jobPK(job string) string           { return "JOB#" + job }
-func permitPK(tag string) string        { return "TAG#" + tag }
-func jobQueueSK(name string) string     { return "Q#" + name }
+// Keys are package store's own (store/internal/layout).
 
 // refKey is the key of attempt ref's item.
 func refKey(r store.AttemptRef) (pk, sk string) {
-	return runPK(r.WorkflowID, r.InstanceID), attemptSK(r.RunID, r.StepID, r.Attempt)
+	return layout.RunPK(r.WorkflowID, r.InstanceID), layout.AttemptSK(r.RunID, r.StepID, r.Attempt)
 }
 
 // clone copies b, keeping nil nil and empty empty.
@@ -287,18 +227,4 @@ func copyMap(m map[string]int64) map[string]int64 {
 		out[k] = v
 	}
 	return out
-}
-
-// parseRunPK reads the workflow and instance ids out of a run partition key.
-func parseRunPK(pk string) (string, int64, bool) {
-	rest, ok := strings.CutPrefix(pk, "R#")
-	i := strings.LastIndexByte(rest, '#')
-	if !ok || i < 0 {
-		return "", 0, false
-	}
-	inst, err := strconv.ParseInt(rest[i+1:], 10, 64)
-	if err != nil {
-		return "", 0, false
-	}
-	return rest[:i], inst, true
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
+	"github.com/maestro-serverless/maestro/store/internal/runpages"
 )
 
 // outboxJSON is an outbox's JSON; nil when there is none.
@@ -62,16 +64,16 @@ func heldTimeline(entries []store.TimelineItem) ([]store.TimelineItem, error) {
 func (s *base) runRecord(wf string, inst, run int64, it *runItem) (*store.RunRecord, error) {
 	state := clone(it.state)
 	if len(it.pages) > 0 {
-		p := pageSet{keys: it.pages}
+		p := runpages.Set{Keys: it.pages}
 		for _, k := range it.pages {
-			pg, ok := s.t.get(runPK(wf, inst), k).(*pageItem)
+			pg, ok := s.t.get(layout.RunPK(wf, inst), k).(*pageItem)
 			if !ok {
 				return nil, fmt.Errorf("store: a run state page is gone")
 			}
-			p.base = append(p.base, pg.entries)
+			p.Base = append(p.Base, pg.entries)
 		}
 		var err error
-		if state, err = mergePages(it.state, p); err != nil {
+		if state, err = runpages.Merge(it.state, p); err != nil {
 			return nil, err
 		}
 	}
@@ -96,7 +98,7 @@ func (s *Runs) PutEvent(ctx context.Context, wf string, inst, run int64, ev stor
 		return fmt.Errorf("store: put event %s: %w", ev.ID, err)
 	}
 	defer s.lock()()
-	err = s.t.one(putIfAbsent(runPK(wf, inst), eventSK(run, ev.ID), it))
+	err = s.t.one(putIfAbsent(layout.RunPK(wf, inst), layout.EventSK(run, ev.ID), it))
 	if _, ok := asCancelled(err); err != nil && !ok {
 		return fmt.Errorf("store: put event %s: %w", ev.ID, err)
 	}
@@ -112,9 +114,9 @@ func (s *Runs) LoadQuietRun(ctx context.Context, wf string, inst, run int64) (re
 		return nil, false, err
 	}
 	defer s.lock()()
-	pk := runPK(wf, inst)
-	keys, _ := s.t.run(query{pk: pk, from: eventPrefix(run), to: runSK(run), desc: true, limit: 2})
-	if len(keys) == 0 || keys[0] != runSK(run) {
+	pk := layout.RunPK(wf, inst)
+	keys, _ := s.t.run(query{pk: pk, from: layout.EventPrefix(run), to: layout.RunSK(run), desc: true, limit: 2})
+	if len(keys) == 0 || keys[0] != layout.RunSK(run) {
 		return nil, false, store.ErrNotFound
 	}
 	if len(keys) > 1 {
@@ -146,13 +148,13 @@ func (s *Runs) LoadRun(ctx context.Context, wf string, inst, run int64) (*store.
 }
 
 func (s *base) loadRun(wf string, inst, run int64) (*store.RunRecord, []store.Event, error) {
-	pk := runPK(wf, inst)
-	it, ok := s.t.get(pk, runSK(run)).(*runItem)
+	pk := layout.RunPK(wf, inst)
+	it, ok := s.t.get(pk, layout.RunSK(run)).(*runItem)
 	if !ok {
 		return nil, nil, store.ErrNotFound
 	}
 	var events []store.Event
-	prefix := eventPrefix(run)
+	prefix := layout.EventPrefix(run)
 	keys, _ := s.t.run(query{pk: pk, prefix: prefix})
 	for _, sk := range keys {
 		events = append(events, store.Event{ID: strings.TrimPrefix(sk, prefix), Body: clone(s.t.get(pk, sk).(*eventItem).body)})
@@ -174,7 +176,7 @@ func (s *Runs) GetRuns(ctx context.Context, keys []store.RunKey) (map[store.RunK
 	}
 	ks := make([]itemKey, len(keys))
 	for i, k := range keys {
-		ks[i] = itemKey{runPK(k.WorkflowID, k.InstanceID), runSK(k.RunID)}
+		ks[i] = itemKey{layout.RunPK(k.WorkflowID, k.InstanceID), layout.RunSK(k.RunID)}
 	}
 	if err := checkBatch(ks, batchGetKeys); err != nil {
 		return nil, fmt.Errorf("store: get runs: %w", err)
@@ -202,7 +204,7 @@ func (s *Runs) ListTimeline(ctx context.Context, wf string, inst, run int64) ([]
 		return nil, err
 	}
 	defer s.lock()()
-	pk, prefix := runPK(wf, inst), timelinePrefix(run)
+	pk, prefix := layout.RunPK(wf, inst), layout.TimelinePrefix(run)
 	keys, _ := s.t.run(query{pk: pk, prefix: prefix})
 	var out []store.TimelineItem
 	for _, sk := range keys {
@@ -247,17 +249,17 @@ func (s *base) newRunWrites(nr store.NewRun) ([]write, error) {
 		return nil, err
 	}
 	now := nr.Now.UnixMilli()
-	pk := runPK(nr.WorkflowID, nr.InstanceID)
+	pk := layout.RunPK(nr.WorkflowID, nr.InstanceID)
 	return []write{
-		{pk: wfPK(nr.WorkflowID), sk: instanceSK(nr.InstanceID),
+		{pk: layout.WorkflowPK(nr.WorkflowID), sk: layout.InstanceSK(nr.InstanceID),
 			cond: func(cur any) bool { i, ok := cur.(*instanceItem); return ok && i.run == nr.PrevRun },
 			apply: func(cur any) (any, error) {
 				n := *cur.(*instanceItem)
 				n.run, n.status, n.startTime, n.endTime, n.modifyTime = run, nr.Status, 0, 0, now
 				return &n, nil
 			}},
-		putIfAbsent(pk, runSK(run), it),
-		put(pk, eventSK(run, nr.FirstEvent.ID), ev),
+		putIfAbsent(pk, layout.RunSK(run), it),
+		put(pk, layout.EventSK(run, nr.FirstEvent.ID), ev),
 	}, nil
 }
 
@@ -269,12 +271,12 @@ func (s *Runs) DiscardEvents(ctx context.Context, wf string, inst, run int64, id
 		return err
 	}
 	defer s.lock()()
-	pk := runPK(wf, inst)
+	pk := layout.RunPK(wf, inst)
 	for len(ids) > 0 {
 		n := min(len(ids), batchWriteKeys)
 		keys := make([]itemKey, n)
 		for i, id := range ids[:n] {
-			keys[i] = itemKey{pk, eventSK(run, id)}
+			keys[i] = itemKey{pk, layout.EventSK(run, id)}
 		}
 		if err := checkBatch(keys, batchWriteKeys); err != nil {
 			return fmt.Errorf("store: discard events of %s/%d/%d: store: batch delete: %w", wf, inst, run, err)
@@ -294,7 +296,7 @@ func (s *Runs) GetLoopParams(ctx context.Context, wf string, inst, run int64, st
 		return nil, err
 	}
 	defer s.lock()()
-	it, ok := s.t.get(runPK(wf, inst), loopParamsSK(run, step, attempt)).(*loopParamsItem)
+	it, ok := s.t.get(layout.RunPK(wf, inst), layout.LoopParamsSK(run, step, attempt)).(*loopParamsItem)
 	if !ok {
 		return nil, store.ErrNotFound
 	}

@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/signals"
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // The param index of signals, as package store keys it (store/signals.go):
@@ -20,42 +20,10 @@ import (
 // number so that key order is value order. FindSignal reads one
 // condition's range of it backwards, at most maxSignalScan entries.
 const (
-	indexedStringBytes = 375
-	indexInlineParams  = 1024
-	maxSignalScan      = 1000
-	signalScanPage     = 100
+	indexInlineParams = 1024
+	maxSignalScan     = 1000
+	signalScanPage    = 100
 )
-
-func sigIndexPK(name, param string) string {
-	return "SIGX#" + hex.EncodeToString([]byte(param)) + "#" + name
-}
-
-// indexValue encodes a LONG or STRING value as its index key prefix; exact
-// is false when a long string was cut.
-func indexValue(v any) (enc string, exact bool, err error) {
-	switch x := v.(type) {
-	case int64:
-		return fmt.Sprintf("L%016x", uint64(x)^(1<<63)), true, nil
-	case string:
-		if len(x) > indexedStringBytes {
-			return "S" + hex.EncodeToString([]byte(x[:indexedStringBytes])), false, nil
-		}
-		return "S" + hex.EncodeToString([]byte(x)), true, nil
-	}
-	return "", false, fmt.Errorf("store: signal param value of type %T cannot be indexed (LONG or STRING only)", v)
-}
-
-func sigIndexSK(v any, seq int64) (string, error) {
-	enc, exact, err := indexValue(v)
-	if err != nil {
-		return "", err
-	}
-	sep := "#"
-	if !exact {
-		sep = "$"
-	}
-	return fmt.Sprintf("%s%s%012d", enc, sep, seq), nil
-}
 
 // indexRange returns the query of a param's index partition that selects
 // a superset of the entries that can satisfy c; ok is false when none can.
@@ -66,7 +34,7 @@ func indexRange(c signals.Condition) (q query, ok bool, err error) {
 	}
 	between := func(lo, hi string) (query, bool, error) { return query{from: lo, to: hi}, true, nil }
 	prefix := func(p string) (query, bool, error) { return query{prefix: p}, true, nil }
-	enc, exact, _ := indexValue(v)
+	enc, exact, _ := layout.IndexValue(v)
 	if n, isLong := v.(int64); isLong {
 		switch c.Op {
 		case model.OpEqual:
@@ -75,7 +43,7 @@ func indexRange(c signals.Condition) (q query, ok bool, err error) {
 			if n == math.MaxInt64 {
 				return query{}, false, nil
 			}
-			next, _, _ := indexValue(n + 1)
+			next, _, _ := layout.IndexValue(n + 1)
 			return between(next, "M")
 		case model.OpGreaterEqual:
 			return between(enc, "M")
@@ -175,13 +143,13 @@ func (s *Signals) AnnounceSignal(ctx context.Context, ns store.NewSignal) (*stor
 		}
 		it.swept, it.due = true, s.now().Add(s.eventSweepAfter).UnixMilli()
 	}
-	pk := sigPK(ns.Name)
-	ws := []write{putIfAbsent(pk, sigInstanceSK(seq), it)}
+	pk := layout.SignalPK(ns.Name)
+	ws := []write{putIfAbsent(pk, layout.SignalInstanceSK(seq), it)}
 	if ns.RequestID != "" {
-		ws = append(ws, putIfAbsent(pk, sigRequestSK(ns.RequestID), &sigRequestItem{seq: seq}))
+		ws = append(ws, putIfAbsent(pk, layout.SignalRequestSK(ns.RequestID), &sigRequestItem{seq: seq}))
 	}
 	for param, v := range ns.Params {
-		sk, err := sigIndexSK(v, seq)
+		sk, err := layout.SignalIndexSK(v, seq)
 		if err != nil {
 			return nil, false, fmt.Errorf("store: signal %s param %q: %w", ns.Name, param, err)
 		}
@@ -189,7 +157,7 @@ func (s *Signals) AnnounceSignal(ctx context.Context, ns store.NewSignal) (*stor
 		if len(params) <= indexInlineParams {
 			ix.params = string(params)
 		}
-		ws = append(ws, put(sigIndexPK(ns.Name, param), sk, ix))
+		ws = append(ws, put(layout.SignalIndexPK(ns.Name, param), sk, ix))
 	}
 	err = s.transactLocked(ws)
 	if err == nil {
@@ -213,7 +181,7 @@ func (s *base) transactLocked(ws []write) error {
 func (s *Signals) nextSeq(name string) int64 {
 	defer s.lock()()
 	var n int64
-	_ = s.t.one(write{pk: sigPK(name), sk: sigSeqSK, apply: func(cur any) (any, error) {
+	_ = s.t.one(write{pk: layout.SignalPK(name), sk: layout.SigSeqSK, apply: func(cur any) (any, error) {
 		if c, ok := cur.(*sigSeqItem); ok {
 			n = c.n
 		}
@@ -228,7 +196,7 @@ func (s *Signals) signalForRequest(ctx context.Context, name, requestID string) 
 		return nil, err
 	}
 	defer s.lock()()
-	req, ok := s.t.get(sigPK(name), sigRequestSK(requestID)).(*sigRequestItem)
+	req, ok := s.t.get(layout.SignalPK(name), layout.SignalRequestSK(requestID)).(*sigRequestItem)
 	if !ok {
 		return nil, store.ErrNotFound
 	}
@@ -238,8 +206,8 @@ func (s *Signals) signalForRequest(ctx context.Context, name, requestID string) 
 // signal returns signal instance seq of name (0: the latest). The caller
 // holds the lock.
 func (s *base) signal(name string, seq int64) (*store.SignalRecord, error) {
-	pk := sigPK(name)
-	sk := sigInstanceSK(seq)
+	pk := layout.SignalPK(name)
+	sk := layout.SignalInstanceSK(seq)
 	if seq == 0 {
 		keys, _ := s.t.run(query{pk: pk, prefix: "I#", desc: true, limit: 1})
 		if len(keys) == 0 {
@@ -297,7 +265,7 @@ func (s *Signals) FindSignal(ctx context.Context, name string, conds []signals.C
 	if err != nil || !ok {
 		return signals.Signal{}, false, err
 	}
-	q.pk, q.desc = sigIndexPK(name, drive.Param), true
+	q.pk, q.desc = layout.SignalIndexPK(name, drive.Param), true
 	defer s.lock()()
 	for scanned := 0; scanned < maxSignalScan; {
 		q.limit = min(signalScanPage, maxSignalScan-scanned)
@@ -340,7 +308,7 @@ func (s *Signals) indexCandidates(name, pk string, keys []string) ([]signals.Sig
 		cands[i].Params = p
 	}
 	for _, i := range missing {
-		it, ok := s.t.get(sigPK(name), sigInstanceSK(cands[i].Seq)).(*signalItem)
+		it, ok := s.t.get(layout.SignalPK(name), layout.SignalInstanceSK(cands[i].Seq)).(*signalItem)
 		if !ok {
 			continue
 		}
@@ -360,7 +328,7 @@ func (s *Signals) Subscribers(ctx context.Context, name string) (subs []store.Su
 		return nil, nil, err
 	}
 	defer s.lock()()
-	pk := sigPK(name)
+	pk := layout.SignalPK(name)
 	keys, _ := s.t.run(query{pk: pk, prefix: "T#"})
 	for _, sk := range keys {
 		subs = append(subs, store.Subscription{WorkflowID: strings.TrimPrefix(sk, "T#"), Since: s.t.get(pk, sk).(*subscriptionItem).since})
@@ -408,7 +376,7 @@ func (s *Signals) syncSubscriptions(wf string, head *store.WorkflowHead, want []
 	if len(ws) == 0 {
 		return nil
 	}
-	check := write{pk: wfPK(wf), sk: headSK, cond: absent}
+	check := write{pk: layout.WorkflowPK(wf), sk: layout.HeadSK, cond: absent}
 	if head != nil {
 		v := headV(head)
 		check.cond = func(cur any) bool { h, ok := cur.(*headItem); return ok && h.v == v }
@@ -423,8 +391,8 @@ func (s *Signals) Lineage(ctx context.Context, name string, seq int64) ([]json.R
 		return nil, err
 	}
 	defer s.lock()()
-	pk := sigPK(name)
-	keys, _ := s.t.run(query{pk: pk, prefix: sigLineagePrefix(seq)})
+	pk := layout.SignalPK(name)
+	keys, _ := s.t.run(query{pk: pk, prefix: layout.LineagePrefix(seq)})
 	links := make([]json.RawMessage, len(keys))
 	for i, sk := range keys {
 		links[i] = json.RawMessage(s.t.get(pk, sk).(*lineageItem).body)
@@ -450,7 +418,7 @@ func (s *Signals) SignalDelivered(ctx context.Context, name string, seq int64) e
 		return err
 	}
 	defer s.lock()()
-	err := s.t.one(write{pk: sigPK(name), sk: sigInstanceSK(seq),
+	err := s.t.one(write{pk: layout.SignalPK(name), sk: layout.SignalInstanceSK(seq),
 		cond: func(cur any) bool { it, ok := cur.(*signalItem); return ok && it.swept },
 		apply: func(cur any) (any, error) {
 			n := *cur.(*signalItem)

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // The sweep index (store/sweep.go): inbox events (unless Covered), run
@@ -44,39 +44,6 @@ func swept(it any) (due int64, ok bool) {
 	return 0, false
 }
 
-// parseDue reads an index entry's item out of its keys; ok is false for an
-// item of another kind.
-func parseDue(pk, sk, due string) (store.Due, bool) {
-	at, _ := strconv.ParseInt(due, 10, 64)
-	if name, ok := strings.CutPrefix(pk, "SIG#"); ok {
-		seq, err := strconv.ParseInt(strings.TrimPrefix(sk, "I#"), 10, 64)
-		if err != nil || !strings.HasPrefix(sk, "I#") {
-			return store.Due{}, false
-		}
-		return store.Due{Signal: name, SignalSeq: seq, At: at}, true
-	}
-	wf, inst, ok := parseRunPK(pk)
-	if !ok {
-		return store.Due{}, false
-	}
-	d := store.Due{WorkflowID: wf, InstanceID: inst, At: at}
-	var err error
-	switch {
-	case strings.HasPrefix(sk, "RUN#"):
-		d.Run = true
-		d.RunID, err = strconv.ParseInt(sk[len("RUN#"):], 10, 64)
-	case strings.HasPrefix(sk, "E#") && len(sk) > len("E#000000#"):
-		d.RunID, err = strconv.ParseInt(sk[len("E#"):len("E#000000")], 10, 64)
-		d.EventID = sk[len("E#000000#"):]
-	default:
-		return store.Due{}, false
-	}
-	if err != nil {
-		return store.Due{}, false
-	}
-	return d, true
-}
-
 // DueItems returns up to limit items of the sweep index's shard due at or
 // before now, earliest first (items due at the same instant in key order).
 func (s *Sweeps) DueItems(ctx context.Context, shard int, now time.Time, limit int) ([]store.Due, error) {
@@ -106,7 +73,7 @@ func (s *Sweeps) DueItems(ctx context.Context, shard int, now time.Time, limit i
 	})
 	var out []store.Due
 	for _, e := range entries {
-		if d, ok := parseDue(e.pk, e.sk, e.due); ok {
+		if d, ok := store.ParseDue(e.pk, e.sk, e.due); ok {
 			out = append(out, d)
 			if len(out) == limit {
 				break
@@ -127,13 +94,13 @@ func (s *Sweeps) Redrive(ctx context.Context, d store.Due, ev store.Event) error
 	if err != nil {
 		return fmt.Errorf("store: redrive %s/%d/%d: %w", d.WorkflowID, d.InstanceID, d.RunID, err)
 	}
-	pk := runPK(d.WorkflowID, d.InstanceID)
+	pk := layout.RunPK(d.WorkflowID, d.InstanceID)
 	err = s.transactLocked([]write{
-		{pk: pk, sk: runSK(d.RunID), cond: func(cur any) bool {
+		{pk: pk, sk: layout.RunSK(d.RunID), cond: func(cur any) bool {
 			r, ok := cur.(*runItem)
 			return ok && r.sweepAt > 0 && sweepSK(r.sweepAt) == sweepSK(d.At)
 		}},
-		putIfAbsent(pk, eventSK(d.RunID, ev.ID), it),
+		putIfAbsent(pk, layout.EventSK(d.RunID, ev.ID), it),
 	})
 	if _, ok := asCancelled(err); ok {
 		return fmt.Errorf("store: redrive %s/%d/%d: %w", d.WorkflowID, d.InstanceID, d.RunID, store.ErrConflict)
@@ -151,8 +118,8 @@ func (s *Sweeps) UnsweepEvents(ctx context.Context, wf string, inst, run int64) 
 		return err
 	}
 	defer s.lock()()
-	pk := runPK(wf, inst)
-	keys, _ := s.t.run(query{pk: pk, prefix: eventPrefix(run)})
+	pk := layout.RunPK(wf, inst)
+	keys, _ := s.t.run(query{pk: pk, prefix: layout.EventPrefix(run)})
 	for _, sk := range keys {
 		e := s.t.get(pk, sk).(*eventItem)
 		if e.swept {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
 // GetJob returns the hash of the task token whose attempt job is,
@@ -14,7 +15,7 @@ func (s *Tasks) GetJob(ctx context.Context, job string) (hash string, err error)
 		return "", err
 	}
 	defer s.lock()()
-	it, ok := s.t.get(jobPK(job), jobSK).(*jobItem)
+	it, ok := s.t.get(layout.JobPK(job), layout.JobSK).(*jobItem)
 	if !ok {
 		return "", store.ErrNotFound
 	}
@@ -30,7 +31,7 @@ func (s *Tasks) PutTaskToken(ctx context.Context, hash string, ref store.Attempt
 	}
 	defer s.lock()()
 	it := &taskItem{ref: ref, created: s.now().UnixMilli()}
-	if err := s.t.one(putIfAbsent(taskPK(hash), taskSK, it)); err != nil {
+	if err := s.t.one(putIfAbsent(layout.TaskPK(hash), layout.TaskSK, it)); err != nil {
 		return fmt.Errorf("store: put task token for %s: %w", ref, err)
 	}
 	return nil
@@ -43,7 +44,7 @@ func (s *Tasks) GetTaskToken(ctx context.Context, hash string) (*store.TaskToken
 		return nil, err
 	}
 	defer s.lock()()
-	it, ok := s.t.get(taskPK(hash), taskSK).(*taskItem)
+	it, ok := s.t.get(layout.TaskPK(hash), layout.TaskSK).(*taskItem)
 	if !ok {
 		return nil, store.ErrNotFound
 	}
@@ -70,10 +71,10 @@ func (s *Tasks) WaitForTask(ctx context.Context, ref store.AttemptRef, claim, ha
 			n.wait, n.hasWait = hash, true
 			return n, nil
 		}},
-		putIfAbsent(runPK(ref.WorkflowID, ref.InstanceID), eventSK(ref.RunID, ev.ID), evItem),
+		putIfAbsent(layout.RunPK(ref.WorkflowID, ref.InstanceID), layout.EventSK(ref.RunID, ev.ID), evItem),
 	}
 	if job != "" {
-		ws = append(ws, put(jobPK(job), jobSK, &jobItem{hash: hash}))
+		ws = append(ws, put(layout.JobPK(job), layout.JobSK, &jobItem{hash: hash}))
 	}
 	err = s.transactLocked(ws)
 	if c, ok := asCancelled(err); ok {
@@ -101,14 +102,14 @@ func (s *Tasks) UseTaskToken(ctx context.Context, hash, result string, ref store
 	}
 	now := s.now().UnixMilli()
 	err = s.transactLocked([]write{
-		{pk: taskPK(hash), sk: taskSK,
+		{pk: layout.TaskPK(hash), sk: layout.TaskSK,
 			cond: func(cur any) bool { t, ok := cur.(*taskItem); return ok && !t.hasUsed },
 			apply: func(cur any) (any, error) {
 				n := *cur.(*taskItem)
 				n.used, n.hasUsed, n.result = now, true, result
 				return &n, nil
 			}},
-		put(runPK(ref.WorkflowID, ref.InstanceID), eventSK(ref.RunID, ev.ID), evItem),
+		put(layout.RunPK(ref.WorkflowID, ref.InstanceID), layout.EventSK(ref.RunID, ev.ID), evItem),
 	})
 	if c, ok := asCancelled(err); ok && c.at(0) {
 		return store.ErrTaskTokenUsed

@@ -8,17 +8,6 @@ import (
 	"github.com/maestro-serverless/maestro/store"
 )
 
-func attemptCases() []testCase {
-	return []testCase{
-		{"Attempts/Claims", claims},
-		{"Attempts/StartedAttempts", startedAttempts},
-		{"Attempts/DeferredStarts", deferredStarts},
-		{"Attempts/WorkerEnds", workerEnds},
-		{"Attempts/FinishDeferredAttempt", finishDeferred},
-		{"Attempts/Reads", attemptReads},
-	}
-}
-
 // claimErr describes a claim's error: "done", "held until <ms>", or the
 // error.
 func claimErr(err error) string {

@@ -9,18 +9,6 @@ import (
 	"github.com/maestro-serverless/maestro/store"
 )
 
-func definitionCases() []testCase {
-	return []testCase{
-		{"Definitions/VersionsAndHead", versionsAndHead},
-		{"Definitions/SetActive", setActive},
-		{"Definitions/UpdateProperties", updateProperties},
-		{"Definitions/ListWorkflows", listWorkflows},
-		{"Definitions/DeleteAndPurge", deleteAndPurge},
-		{"Definitions/DeleteBusy", deleteBusy},
-		{"Definitions/PushLimits", pushLimits},
-	}
-}
-
 // versionsAndHead: versions are numbered from 1, the head says the latest
 // and the active one, a version's caller is kept, properties are kept
 // across versions (an empty one does not replace them), a large body

@@ -16,14 +16,6 @@ func permitText(p store.TagPermit) string {
 	return fmt.Sprintf("%#v queue %#v", p, *q)
 }
 
-func gateCases() []testCase {
-	return []testCase{
-		{"Gates/Breakpoints", breakpoints},
-		{"Gates/TagPermits", tagPermits},
-		{"Gates/JobQueues", jobQueues},
-	}
-}
-
 // breakpoints: keyed by every match field (the same one twice is stored
 // once), listed in key order, of one step or all; deleted by step (all of
 // them for an empty step).

@@ -9,18 +9,6 @@ import (
 	"github.com/maestro-serverless/maestro/store"
 )
 
-func instanceCases() []testCase {
-	return []testCase{
-		{"Instances/CreateInstance", createInstance},
-		{"Instances/ReserveInstance", reserveInstance},
-		{"Instances/GetInstances", getInstances},
-		{"Instances/ListInstances", listInstances},
-		{"Instances/ListInstancesFilteredAcrossPages", listInstancesFiltered},
-		{"Instances/RunStrategyQueue", runStrategyQueue},
-		{"Instances/ConcurrentStarts", concurrentStarts},
-	}
-}
-
 // createInstance: instance ids from the head's counter; the summary, the
 // run (version 1, not in the sweep index) and its first event are written
 // together or not at all; a request id makes the start idempotent; a

@@ -10,26 +10,6 @@ import (
 	"github.com/maestro-serverless/maestro/store"
 )
 
-func runCases() []testCase {
-	return []testCase{
-		{"Runs/CommitIsConditional", commitIsConditional},
-		{"Runs/ConcurrentCommitsOneWins", concurrentCommits},
-		{"Runs/CommitIsAtomic", commitIsAtomic},
-		{"Runs/CommitLimits", commitLimits},
-		{"Runs/CreatingCommit", creatingCommit},
-		{"Runs/RunSlots", runSlots},
-		{"Runs/Inbox", inbox},
-		{"Runs/LoadQuietRun", loadQuietRun},
-		{"Runs/CreateRun", createRun},
-		{"Runs/InstanceTimeline", instanceTimeline},
-		{"Runs/PagedState", pagedState},
-		{"Runs/GetRunsAndLoopParams", getRunsAndLoopParams},
-		{"Runs/ChildrenAndReruns", childrenAndReruns},
-		{"Runs/CancelledContext", cancelledContext},
-		{"Runs/ValuesAreCopies", valuesAreCopies},
-	}
-}
-
 // commitIsConditional: a commit applies on the version it read and only
 // then; consumed events go, new ones come; a lone run item is as
 // conditional as a transaction; a state that is not a JSON object is

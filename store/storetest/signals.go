@@ -14,16 +14,6 @@ import (
 	"github.com/maestro-serverless/maestro/store"
 )
 
-func signalCases() []testCase {
-	return []testCase{
-		{"Signals/Announce", announce},
-		{"Signals/FindSignal", findSignal},
-		{"Signals/FindSignalScanLimit", findSignalScanLimit},
-		{"Signals/Subscriptions", subscriptions},
-		{"Signals/WaitersAndLineage", waitersAndLineage},
-	}
-}
-
 // Announce stores a signal of name with params, failing on an error, and
 // returns its number.
 func (h *H) Announce(name string, params map[string]any) int64 {

@@ -76,15 +76,64 @@ type testCase struct {
 	run  func(h *H)
 }
 
+// cases returns the suite's tests, in the order Run runs them.
+func cases() []testCase {
+	return []testCase{
+		{"Definitions/VersionsAndHead", versionsAndHead},
+		{"Definitions/SetActive", setActive},
+		{"Definitions/UpdateProperties", updateProperties},
+		{"Definitions/ListWorkflows", listWorkflows},
+		{"Definitions/DeleteAndPurge", deleteAndPurge},
+		{"Definitions/DeleteBusy", deleteBusy},
+		{"Definitions/PushLimits", pushLimits},
+		{"Instances/CreateInstance", createInstance},
+		{"Instances/ReserveInstance", reserveInstance},
+		{"Instances/GetInstances", getInstances},
+		{"Instances/ListInstances", listInstances},
+		{"Instances/ListInstancesFilteredAcrossPages", listInstancesFiltered},
+		{"Instances/RunStrategyQueue", runStrategyQueue},
+		{"Instances/ConcurrentStarts", concurrentStarts},
+		{"Runs/CommitIsConditional", commitIsConditional},
+		{"Runs/ConcurrentCommitsOneWins", concurrentCommits},
+		{"Runs/CommitIsAtomic", commitIsAtomic},
+		{"Runs/CommitLimits", commitLimits},
+		{"Runs/CreatingCommit", creatingCommit},
+		{"Runs/RunSlots", runSlots},
+		{"Runs/Inbox", inbox},
+		{"Runs/LoadQuietRun", loadQuietRun},
+		{"Runs/CreateRun", createRun},
+		{"Runs/InstanceTimeline", instanceTimeline},
+		{"Runs/PagedState", pagedState},
+		{"Runs/GetRunsAndLoopParams", getRunsAndLoopParams},
+		{"Runs/ChildrenAndReruns", childrenAndReruns},
+		{"Runs/CancelledContext", cancelledContext},
+		{"Runs/ValuesAreCopies", valuesAreCopies},
+		{"Attempts/Claims", claims},
+		{"Attempts/StartedAttempts", startedAttempts},
+		{"Attempts/DeferredStarts", deferredStarts},
+		{"Attempts/WorkerEnds", workerEnds},
+		{"Attempts/FinishDeferredAttempt", finishDeferred},
+		{"Attempts/Reads", attemptReads},
+		{"Signals/Announce", announce},
+		{"Signals/FindSignal", findSignal},
+		{"Signals/FindSignalScanLimit", findSignalScanLimit},
+		{"Signals/Subscriptions", subscriptions},
+		{"Signals/WaitersAndLineage", waitersAndLineage},
+		{"Gates/Breakpoints", breakpoints},
+		{"Gates/TagPermits", tagPermits},
+		{"Gates/JobQueues", jobQueues},
+		{"Tasks/TaskTokens", taskTokens},
+		{"Tasks/WaitForTask", waitForTask},
+		{"Sweeps/DueTimes", dueTimes},
+		{"Sweeps/RedriveAndUnsweep", redriveAndUnsweep},
+		{"Sweeps/Shards", shards},
+	}
+}
+
 // Run runs the contract suite against the stores newStores makes, one new
 // store per test, the tests in parallel.
 func Run(t *testing.T, newStores Factory) {
-	var cases []testCase
-	for _, group := range [][]testCase{definitionCases(), instanceCases(), runCases(), attemptCases(), signalCases(),
-		gateCases(), taskCases(), sweepCases()} {
-		cases = append(cases, group...)
-	}
-	for _, c := range cases {
+	for _, c := range cases() {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			// A result the test did not expect may make it index past a

@@ -10,14 +10,6 @@ import (
 	"github.com/maestro-serverless/maestro/store"
 )
 
-func sweepCases() []testCase {
-	return []testCase{
-		{"Sweeps/DueTimes", dueTimes},
-		{"Sweeps/RedriveAndUnsweep", redriveAndUnsweep},
-		{"Sweeps/Shards", shards},
-	}
-}
-
 // DueAll lists every shard's items due at t.
 func (h *H) DueAll(t time.Time) []store.Due {
 	h.Helper()

@@ -6,13 +6,6 @@ import (
 	"github.com/maestro-serverless/maestro/store"
 )
 
-func taskCases() []testCase {
-	return []testCase{
-		{"Tasks/TaskTokens", taskTokens},
-		{"Tasks/WaitForTask", waitForTask},
-	}
-}
-
 // taskTokens: a token is stored once by its hash and names its attempt;
 // it is used once, its report put in the run's inbox in the same write;
 // an unknown token counts as used.
