@@ -166,15 +166,7 @@ func TestHeartbeatTimeoutParam(t *testing.T) {
 	assert.Contains(t, d.State.Step("a").Message, "param heartbeat_timeout")
 }
 
-func cancels(cmds []Command) []CancelJob {
-	var out []CancelJob
-	for _, c := range cmds {
-		if j, ok := c.(CancelJob); ok {
-			out = append(out, j)
-		}
-	}
-	return out
-}
+func cancels(cmds []Command) []CancelJob { return commandsOf[CancelJob](cmds) }
 
 func TestAJobIsCancelledWhenItsAttemptEndsOtherwise(t *testing.T) {
 	ctx := context.Background()

@@ -167,10 +167,8 @@ func TestInstanceStepConcurrency(t *testing.T) {
 	wf := parallelHTTP(5)
 	two := int64(2)
 	wf.InstanceStepConcurrency = &two
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, wf)
+	var err error
 	st := d.State
 	assert.Equal(t, []string{"job.1", "job.2"}, statusesOf(st, model.StepRunning))
 	assert.Len(t, statusesOf(st, model.StepWaitingForPermits), 3)

@@ -55,6 +55,28 @@ func newInstance(g *Graph) *Instance {
 	}
 }
 
+// startRun compiles wf and decides its StartRun at t0, failing t on an
+// error from either.
+func startRun(t *testing.T, wf *model.Workflow) (*Graph, *Decision) {
+	t.Helper()
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0)
+	require.NoError(t, err)
+	return g, d
+}
+
+// commandsOf lists the commands of type T among cmds, in their order.
+func commandsOf[T Command](cmds []Command) []T {
+	var out []T
+	for _, c := range cmds {
+		if x, ok := c.(T); ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // literal returns a literal param definition.
 func literal(t model.ParamType, v any) *model.ParamDefinition {
 	return &model.ParamDefinition{Type: t, Value: v, HasValue: true}

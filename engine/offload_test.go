@@ -45,10 +45,7 @@ func TestOffloadedParamsAreReadWhenNeeded(t *testing.T) {
 		{Kind: model.KindStep, ID: "c", Type: model.StepNoOp,
 			Params: params("copy", expr(model.TypeLong, "params.getFromStep('a', 'n') * 10"))},
 	}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	started, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, started := startRun(t, wf)
 	aDone, err := Decide(ctx, g, started.State, StepFinished{StepID: "a", Attempt: 1, Outcome: OutcomeSucceeded, Outputs: map[string]any{"n": int64(4)}}, t0)
 	require.NoError(t, err)
 	require.Equal(t, int64(4), aDone.State.Step("a").Params["n"])
@@ -105,10 +102,7 @@ func (s *loopStore) LoopParams(_ context.Context, stepID string, attempt, run in
 func TestLoopParamsLeaveTheState(t *testing.T) {
 	ctx := context.Background()
 	n := OffloadLoopElements + 36
-	g, err := Compile(loopWorkflow(n, 2, ""), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, loopWorkflow(n, 2, ""))
 	full := d.State
 	lp := full.Step("loop").Params[LoopParamsName]
 	require.NotNil(t, lp)

@@ -25,10 +25,7 @@ func TestRedriveRepeatsWhatTheRunAwaits(t *testing.T) {
 		sleepy("nap", 600, nil, nil),
 		{Kind: model.KindStep, ID: "flaky", Type: model.StepHTTP, RetryPolicy: rp},
 	}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	started, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, started := startRun(t, wf)
 	failed, err := Decide(ctx, g, started.State, StepFinished{StepID: "flaky", Attempt: 1, Outcome: OutcomeUserError, Message: "boom"}, t0.Add(time.Second))
 	require.NoError(t, err)
 	require.NotZero(t, failed.State.Step("flaky").RetryAt)
