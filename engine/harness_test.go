@@ -55,13 +55,13 @@ func newInstance(g *Graph) *Instance {
 	}
 }
 
-// startRun compiles wf and decides its StartRun at t0, failing t on an
-// error from either.
-func startRun(t *testing.T, wf *model.Workflow) (*Graph, *Decision) {
+// startRun compiles wf and decides its StartRun at t0 with opts, failing t
+// on an error from either.
+func startRun(t *testing.T, wf *model.Workflow, opts ...Option) (*Graph, *Decision) {
 	t.Helper()
 	g, err := Compile(wf, newEvaluator(t))
 	require.NoError(t, err)
-	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0)
+	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0, opts...)
 	require.NoError(t, err)
 	return g, d
 }
