@@ -140,9 +140,7 @@ func TestConcurrentDecidersNeverLoseAnEvent(t *testing.T) {
 		}
 	}
 	v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
-	if v.Status != "SUCCEEDED" {
-		t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
-	}
+	wantEnd(t, v, "SUCCEEDED", nil)
 	for _, st := range s.steps(wf, r.WorkflowInstanceID) {
 		ranOnce(t, st)
 	}

@@ -506,16 +506,7 @@ func (s *system) pollSkipping(t testing.TB, timeout time.Duration, what string, 
 // without their real time when the emulator allows it.
 func (s *system) waitSkipping(wf string, id int64, timeout time.Duration) orchestrator.InstanceView {
 	s.t.Helper()
-	var v orchestrator.InstanceView
-	s.pollSkipping(s.t, timeout, fmt.Sprintf("instance %s/%d ends", wf, id), func() (bool, string) {
-		v = s.instance(wf, id)
-		switch v.Status {
-		case "SUCCEEDED", "FAILED", "STOPPED", "TIMED_OUT":
-			return true, ""
-		}
-		return false, fmt.Sprintf("still %s: steps %v; timeline tail %s", v.Status, v.StepStatuses, timelineTail(v.Timeline, 8))
-	})
-	return v
+	return s.waitWith(s.pollSkipping, wf, id, timeout)
 }
 
 // idle waits until the stack has nothing left to do now (see
@@ -535,8 +526,15 @@ func (s *system) idle(t testing.TB) {
 // wait polls an instance until it is terminal or the timeout passes.
 func (s *system) wait(wf string, id int64, timeout time.Duration) orchestrator.InstanceView {
 	s.t.Helper()
+	return s.waitWith(poll, wf, id, timeout)
+}
+
+// waitWith is wait and waitSkipping: it polls with pollFn until the
+// instance is terminal or the timeout passes.
+func (s *system) waitWith(pollFn func(testing.TB, time.Duration, string, func() (bool, string)), wf string, id int64, timeout time.Duration) orchestrator.InstanceView {
+	s.t.Helper()
 	var v orchestrator.InstanceView
-	poll(s.t, timeout, fmt.Sprintf("instance %s/%d ends", wf, id), func() (bool, string) {
+	pollFn(s.t, timeout, fmt.Sprintf("instance %s/%d ends", wf, id), func() (bool, string) {
 		v = s.instance(wf, id)
 		switch v.Status {
 		case "SUCCEEDED", "FAILED", "STOPPED", "TIMED_OUT":
@@ -545,6 +543,19 @@ func (s *system) wait(wf string, id int64, timeout time.Duration) orchestrator.I
 		return false, fmt.Sprintf("still %s: steps %v; timeline tail %s", v.Status, v.StepStatuses, timelineTail(v.Timeline, 8))
 	})
 	return v
+}
+
+// wantEnd fails t unless instance v ended in status, with each step of
+// steps in its status there.
+func wantEnd(t testing.TB, v orchestrator.InstanceView, status string, steps map[string]string) {
+	t.Helper()
+	ok := v.Status == status
+	for id, want := range steps {
+		ok = ok && v.StepStatuses[id] == want
+	}
+	if !ok {
+		t.Fatalf("instance %s: %v, want %s %v", v.Status, v.StepStatuses, status, steps)
+	}
 }
 
 // timelineTail formats the last n entries of an instance timeline, so a

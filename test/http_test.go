@@ -57,9 +57,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 		wf := s.push(httpWorkflow("http-flaky", srv.URL, fmt.Sprintf(fastRetries, 3), "", 1))
 		r := s.start(wf, "")
 		v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
-		if v.Status != "SUCCEEDED" {
-			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
-		}
+		wantEnd(t, v, "SUCCEEDED", nil)
 		call := s.steps(wf, r.WorkflowInstanceID)["call"]
 		if call.StepAttemptID != 3 || call.RuntimeState.Status != "SUCCEEDED" {
 			t.Fatalf("call: attempt %d %s, want attempt 3 SUCCEEDED", call.StepAttemptID, call.RuntimeState.Status)
@@ -88,9 +86,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 		wf := s.push(httpWorkflow("http-exhausted", srv.URL, fmt.Sprintf(fastRetries, 1), "", 1))
 		r := s.start(wf, "")
 		v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
-		if v.Status != "FAILED" || v.StepStatuses["call"] != "FATALLY_FAILED" || v.StepStatuses["after"] != "UNSATISFIED" {
-			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
-		}
+		wantEnd(t, v, "FAILED", map[string]string{"call": "FATALLY_FAILED", "after": "UNSATISFIED"})
 		if s.steps(wf, r.WorkflowInstanceID)["call"].StepAttemptID != 2 {
 			t.Errorf("want 2 attempts (1 retry)")
 		}
@@ -102,9 +98,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 		wf := s.push(httpWorkflow("http-ignore", srv.URL, fmt.Sprintf(fastRetries, 0), "ignore_failure", 1))
 		r := s.start(wf, "")
 		v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
-		if v.Status != "SUCCEEDED" || v.StepStatuses["call"] != "COMPLETED_WITH_ERROR" || v.StepStatuses["after"] != "SUCCEEDED" {
-			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
-		}
+		wantEnd(t, v, "SUCCEEDED", map[string]string{"call": "COMPLETED_WITH_ERROR", "after": "SUCCEEDED"})
 	})
 
 	t.Run("FAIL_IMMEDIATELY stops a sleeping sibling at once", func(t *testing.T) {
@@ -114,9 +108,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 		t0 := time.Now()
 		r := s.start(wf, "")
 		v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
-		if v.Status != "FAILED" || v.StepStatuses["nap"] != "STOPPED" || v.StepStatuses["call"] != "FATALLY_FAILED" {
-			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
-		}
+		wantEnd(t, v, "FAILED", map[string]string{"nap": "STOPPED", "call": "FATALLY_FAILED"})
 		if d := time.Since(t0); d > 30*time.Second {
 			t.Errorf("took %s: the hour-long sleep was not stopped at once", d)
 		}
