@@ -38,7 +38,7 @@ func TestActions(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		name, wf, action string
+		name, wf, action  string
 		status, nap, done string
 	}{
 		{"skip a step: its successor runs", "skip-wf", "skip", "SUCCEEDED", "SKIPPED", "SUCCEEDED"},
