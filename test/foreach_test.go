@@ -322,15 +322,8 @@ func TestBreakpointsInsideLoops(t *testing.T) {
 		calls, _ := ls.snapshot()
 		return len(calls) == 1, fmt.Sprint(calls)
 	})
-	var rm struct {
-		Resumed int `json:"resumed_step_attempts"`
-	}
-	if code := s.do("DELETE", "/api/v3/workflows/steps/breakpoints?workflowId=loop-bp&stepId=call", nil, &rm); code != 200 || rm.Resumed != 2 {
-		t.Fatalf("remove: %d %+v, want 2 resumed", code, rm)
-	}
-	if v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second); v.Status != "SUCCEEDED" {
-		t.Fatalf("instance: %s %v", v.Status, v.StepStatuses)
-	}
+	s.removeBreakpoint(t, "loop-bp", "call", 2)
+	wantEnd(t, s.wait(wf, r.WorkflowInstanceID, 60*time.Second), "SUCCEEDED", nil)
 	if calls, _ := ls.snapshot(); fmt.Sprint(calls) != fmt.Sprint(map[string]int{"1/a": 1, "2/a": 1, "3/a": 1}) {
 		t.Errorf("calls %v, want each iteration once", calls)
 	}

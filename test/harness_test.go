@@ -545,6 +545,19 @@ func (s *system) waitWith(pollFn func(testing.TB, time.Duration, string, func() 
 	return v
 }
 
+// removeBreakpoint deletes the breakpoint on step stepID of workflow wf
+// and fails t unless it resumed the attempts it paused, resumed of them.
+func (s *system) removeBreakpoint(t testing.TB, wf, stepID string, resumed int) {
+	t.Helper()
+	var rm struct {
+		Resumed int `json:"resumed_step_attempts"`
+	}
+	path := fmt.Sprintf("/api/v3/workflows/steps/breakpoints?workflowId=%s&stepId=%s", wf, stepID)
+	if code := s.do("DELETE", path, nil, &rm); code != 200 || rm.Resumed != resumed {
+		t.Fatalf("remove: %d %+v, want %d resumed", code, rm, resumed)
+	}
+}
+
 // wantEnd fails t unless instance v ended in status, with each step of
 // steps in its status there.
 func wantEnd(t testing.TB, v orchestrator.InstanceView, status string, steps map[string]string) {
