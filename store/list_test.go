@@ -16,9 +16,7 @@ func TestListInstancesByStatus(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	now := time.Now()
-	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
-		t.Fatal(err)
-	}
+	pushVersion(t, s, "wf", now)
 	var failed []int64
 	for i := range 40 {
 		status := "SUCCEEDED"
