@@ -27,9 +27,7 @@ const sleepChain = `{"properties":{"owner":"faults"},"workflow":{"id":"sleep-cha
 
 func runFaultWorkloads(t *testing.T, s *system) {
 	t.Helper()
-	wf := s.push([]byte(sleepChain))
-	r := s.start(wf, "")
-	v := s.wait(wf, r.WorkflowInstanceID, 90*time.Second)
+	wf, r, v := s.run([]byte(sleepChain), 90*time.Second)
 	if v.Status != "SUCCEEDED" {
 		t.Fatalf("sleep chain: %s %v", v.Status, v.StepStatuses)
 	}

@@ -80,9 +80,7 @@ func TestForeachRunsEachIterationOnceWithinItsConcurrency(t *testing.T) {
 	defer srv.Close()
 	s := startSystem(t, stack.Options{})
 
-	wf := s.push(foreachWorkflow("loop-ok", srv.URL, "[1,2,3,4,5,6,7]", `["a","b"]`, 3, "FAIL_AFTER_RUNNING"))
-	r := s.start(wf, "")
-	v := s.wait(wf, r.WorkflowInstanceID, 90*time.Second)
+	wf, r, v := s.run(foreachWorkflow("loop-ok", srv.URL, "[1,2,3,4,5,6,7]", `["a","b"]`, 3, "FAIL_AFTER_RUNNING"), 90*time.Second)
 	if v.Status != "SUCCEEDED" {
 		t.Fatalf("instance %s, steps %v", v.Status, v.StepStatuses)
 	}
@@ -126,9 +124,7 @@ func TestForeachFailureModes(t *testing.T) {
 	s := startSystem(t, stack.Options{})
 
 	t.Run("FAIL_AFTER_RUNNING launches no more and fails the step", func(t *testing.T) {
-		wf := s.push(foreachWorkflow("loop-fail", srv.URL, "[1,2,3,4,5,6,7,8,9,10]", `["a"]`, 2, "FAIL_AFTER_RUNNING"))
-		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 90*time.Second)
+		wf, r, v := s.run(foreachWorkflow("loop-fail", srv.URL, "[1,2,3,4,5,6,7,8,9,10]", `["a"]`, 2, "FAIL_AFTER_RUNNING"), 90*time.Second)
 		steps := s.steps(wf, r.WorkflowInstanceID)
 		if v.Status != "FAILED" || steps["loop"].RuntimeState.Status != "FATALLY_FAILED" {
 			t.Fatalf("instance %s, steps %v", v.Status, v.StepStatuses)
@@ -140,9 +136,7 @@ func TestForeachFailureModes(t *testing.T) {
 	})
 
 	t.Run("IGNORE_FAILURE completes with error and the run goes on", func(t *testing.T) {
-		wf := s.push(foreachWorkflow("loop-ignore", srv.URL, "[1,2,3]", `["a"]`, 3, "IGNORE_FAILURE"))
-		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 90*time.Second)
+		wf, r, v := s.run(foreachWorkflow("loop-ignore", srv.URL, "[1,2,3]", `["a"]`, 3, "IGNORE_FAILURE"), 90*time.Second)
 		steps := s.steps(wf, r.WorkflowInstanceID)
 		if v.Status != "SUCCEEDED" || steps["loop"].RuntimeState.Status != "COMPLETED_WITH_ERROR" || steps["after"].RuntimeState.Status != "SUCCEEDED" {
 			t.Fatalf("instance %s, steps %v", v.Status, v.StepStatuses)

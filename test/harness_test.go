@@ -529,6 +529,26 @@ func (s *system) wait(wf string, id int64, timeout time.Duration) orchestrator.I
 	return s.waitWith(poll, wf, id, timeout)
 }
 
+// run pushes def, starts an instance of it and waits (wait) until that
+// ends.
+func (s *system) run(def []byte, timeout time.Duration) (string, orchestrator.StartResponse, orchestrator.InstanceView) {
+	s.t.Helper()
+	return s.runWith(s.wait, def, timeout)
+}
+
+// runSkipping is run with waitSkipping.
+func (s *system) runSkipping(def []byte, timeout time.Duration) (string, orchestrator.StartResponse, orchestrator.InstanceView) {
+	s.t.Helper()
+	return s.runWith(s.waitSkipping, def, timeout)
+}
+
+func (s *system) runWith(wait func(string, int64, time.Duration) orchestrator.InstanceView, def []byte, timeout time.Duration) (string, orchestrator.StartResponse, orchestrator.InstanceView) {
+	s.t.Helper()
+	wf := s.push(def)
+	r := s.start(wf, "")
+	return wf, r, wait(wf, r.WorkflowInstanceID, timeout)
+}
+
 // waitWith is wait and waitSkipping: it polls with pollFn until the
 // instance is terminal or the timeout passes.
 func (s *system) waitWith(pollFn func(testing.TB, time.Duration, string, func() (bool, string)), wf string, id int64, timeout time.Duration) orchestrator.InstanceView {

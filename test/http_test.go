@@ -54,9 +54,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 	t.Run("fails twice then succeeds on attempt 3", func(t *testing.T) {
 		srv := httptest.NewServer(&flaky{failures: 2})
 		defer srv.Close()
-		wf := s.push(httpWorkflow("http-flaky", srv.URL, fmt.Sprintf(fastRetries, 3), "", 1))
-		r := s.start(wf, "")
-		v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
+		wf, r, v := s.runSkipping(httpWorkflow("http-flaky", srv.URL, fmt.Sprintf(fastRetries, 3), "", 1), 60*time.Second)
 		wantEnd(t, v, "SUCCEEDED", nil)
 		call := s.steps(wf, r.WorkflowInstanceID)["call"]
 		if call.StepAttemptID != 3 || call.RuntimeState.Status != "SUCCEEDED" {
@@ -83,9 +81,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 	t.Run("retries exhausted", func(t *testing.T) {
 		srv := httptest.NewServer(&flaky{failures: 1000})
 		defer srv.Close()
-		wf := s.push(httpWorkflow("http-exhausted", srv.URL, fmt.Sprintf(fastRetries, 1), "", 1))
-		r := s.start(wf, "")
-		v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
+		wf, r, v := s.runSkipping(httpWorkflow("http-exhausted", srv.URL, fmt.Sprintf(fastRetries, 1), "", 1), 60*time.Second)
 		wantEnd(t, v, "FAILED", map[string]string{"call": "FATALLY_FAILED", "after": "UNSATISFIED"})
 		if s.steps(wf, r.WorkflowInstanceID)["call"].StepAttemptID != 2 {
 			t.Errorf("want 2 attempts (1 retry)")
@@ -95,9 +91,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 	t.Run("IGNORE_FAILURE", func(t *testing.T) {
 		srv := httptest.NewServer(&flaky{failures: 1000})
 		defer srv.Close()
-		wf := s.push(httpWorkflow("http-ignore", srv.URL, fmt.Sprintf(fastRetries, 0), "ignore_failure", 1))
-		r := s.start(wf, "")
-		v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
+		_, _, v := s.runSkipping(httpWorkflow("http-ignore", srv.URL, fmt.Sprintf(fastRetries, 0), "ignore_failure", 1), 60*time.Second)
 		wantEnd(t, v, "SUCCEEDED", map[string]string{"call": "COMPLETED_WITH_ERROR", "after": "SUCCEEDED"})
 	})
 
@@ -130,9 +124,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 				w.WriteHeader(tc.code)
 			}))
 			defer srv.Close()
-			wf := s.push(httpWorkflow(fmt.Sprintf("http-status-%d", tc.code), srv.URL, fmt.Sprintf(fastRetries, 2), "", 1))
-			r := s.start(wf, "")
-			v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
+			wf, r, v := s.runSkipping(httpWorkflow(fmt.Sprintf("http-status-%d", tc.code), srv.URL, fmt.Sprintf(fastRetries, 2), "", 1), 60*time.Second)
 			call := s.steps(wf, r.WorkflowInstanceID)["call"]
 			if v.Status != "FAILED" || call.RuntimeState.Status != "FATALLY_FAILED" {
 				t.Fatalf("instance %s, call %s: want FAILED, FATALLY_FAILED", v.Status, call.RuntimeState.Status)
@@ -147,9 +139,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 	}
 
 	t.Run("host not on the allow-list", func(t *testing.T) {
-		wf := s.push(httpWorkflow("http-denied", "http://example.com/", fmt.Sprintf(fastRetries, 3), "", 1))
-		r := s.start(wf, "")
-		v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
+		wf, r, v := s.runSkipping(httpWorkflow("http-denied", "http://example.com/", fmt.Sprintf(fastRetries, 3), "", 1), 60*time.Second)
 		call := s.steps(wf, r.WorkflowInstanceID)["call"]
 		if v.Status != "FAILED" || call.RuntimeState.Status != "FATALLY_FAILED" || call.StepAttemptID != 1 {
 			t.Fatalf("instance %s, call attempt %d %s", v.Status, call.StepAttemptID, call.RuntimeState.Status)
