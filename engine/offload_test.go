@@ -19,11 +19,18 @@ type attemptStore struct {
 }
 
 func (s *attemptStore) StepParams(_ context.Context, stepID string, attempt, run int64) (Values, error) {
-	s.reads++
-	if s.err != nil {
-		return nil, s.err
+	return storeRead(&s.reads, s.err, s.params, stepID)
+}
+
+// storeRead counts a read of a fake store's item for stepID and answers
+// with the store's error when it has one, else with the item in items.
+func storeRead[V any](reads *int, err error, items map[string]V, stepID string) (V, error) {
+	*reads++
+	if err != nil {
+		var none V
+		return none, err
 	}
-	return s.params[stepID], nil
+	return items[stepID], nil
 }
 
 // TestOffloadedParamsAreReadWhenNeeded: a settled step's params and
@@ -86,11 +93,7 @@ type loopStore struct {
 }
 
 func (s *loopStore) LoopParams(_ context.Context, stepID string, attempt, run int64) (map[string]any, error) {
-	s.loopReads++
-	if s.err != nil {
-		return nil, s.err
-	}
-	return s.loops[stepID], nil
+	return storeRead(&s.loopReads, s.err, s.loops, stepID)
 }
 
 // TestLoopParamsLeaveTheState: a running foreach step's loop params past
