@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -47,14 +46,8 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stage, err := resources.ParseStage(fmt.Sprintf("s%08x", rand.Uint32()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := emulator.TestConfig(t)
+	stage := localstack.RandomStage(t, "s")
 	res, err := localstack.Provision(ctx, cfg, resources.ForStage(stage))
 	if err != nil {
 		t.Fatalf("provision %s: %v", stage, err)
