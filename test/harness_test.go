@@ -549,6 +549,25 @@ func (s *system) runWith(wait func(string, int64, time.Duration) orchestrator.In
 	return wf, r, wait(wf, r.WorkflowInstanceID, timeout)
 }
 
+// runSample pushes Maestro's samples testdata/<name>.json in the order
+// named, starts the last one manually, waits for it to end with wait,
+// logging how long it took, and fails t unless it succeeded.
+func (s *system) runSample(t *testing.T, wait func(string, int64, time.Duration) orchestrator.InstanceView, timeout time.Duration, names ...string) (orchestrator.StartResponse, orchestrator.InstanceView) {
+	t.Helper()
+	for _, name := range names {
+		s.push(readFile(t, name+".json"))
+	}
+	wf := names[len(names)-1]
+	started := time.Now()
+	r := s.start(wf, `{"initiator": {"type": "manual"}}`)
+	v := wait(wf, r.WorkflowInstanceID, timeout)
+	t.Logf("%s ended %s after %.1f s", wf, v.Status, time.Since(started).Seconds())
+	if v.Status != "SUCCEEDED" {
+		t.Fatalf("%s: %s %v", wf, v.Status, v.StepStatuses)
+	}
+	return r, v
+}
+
 // waitWith is wait and waitSkipping: it polls with pollFn until the
 // instance is terminal or the timeout passes.
 func (s *system) waitWith(pollFn func(testing.TB, time.Duration, string, func() (bool, string)), wf string, id int64, timeout time.Duration) orchestrator.InstanceView {

@@ -248,16 +248,7 @@ func TestSubworkflows(t *testing.T) {
 func TestMaestroSubworkflowSamples(t *testing.T) {
 	s := startParallelSystem(t, stack.Options{})
 	// Push order as the reference says: what a sample calls first.
-	for _, f := range []string{"sample-dag-test-3.json", "sample-subworkflow-wf.json", "sample-nested-subworkflow-wf.json"} {
-		s.push(readFile(t, f))
-	}
-	started := time.Now()
-	r := s.start("sample-nested-subworkflow-wf", `{"initiator": {"type": "manual"}}`)
-	v := s.waitSkipping("sample-nested-subworkflow-wf", r.WorkflowInstanceID, 3*time.Minute)
-	t.Logf("sample-nested-subworkflow-wf ended %s after %.1f s", v.Status, time.Since(started).Seconds())
-	if v.Status != "SUCCEEDED" {
-		t.Fatalf("sample-nested-subworkflow-wf: %s %v", v.Status, v.StepStatuses)
-	}
+	r, _ := s.runSample(t, s.waitSkipping, 3*time.Minute, "sample-dag-test-3", "sample-subworkflow-wf", "sample-nested-subworkflow-wf")
 	mid := s.steps("sample-nested-subworkflow-wf", r.WorkflowInstanceID)["sub-step1"].Subworkflow
 	if mid == nil || mid.WorkflowID != "sample-subworkflow-wf" {
 		t.Fatalf("sub-step1 overview %+v", mid)
@@ -290,17 +281,8 @@ func TestMaestroSubworkflowSamples(t *testing.T) {
 // runs beside the other sample tests.
 func TestMaestroMixedSample(t *testing.T) {
 	s := startParallelSystem(t, stack.Options{})
-	for _, f := range []string{"sample-dag-test-3.json", "sample-foreach-wf.json", "sample-nested-foreach-subworkflow-wf.json",
-		"sample-nested-subworkflow-foreach-wf.json", "sample-mixed-wf.json"} {
-		s.push(readFile(t, f))
-	}
-	started := time.Now()
-	r := s.start("sample-mixed-wf", `{"initiator": {"type": "manual"}}`)
-	v := s.waitSkipping("sample-mixed-wf", r.WorkflowInstanceID, 5*time.Minute)
-	t.Logf("sample-mixed-wf ended %s after %.1f s", v.Status, time.Since(started).Seconds())
-	if v.Status != "SUCCEEDED" {
-		t.Fatalf("sample-mixed-wf: %s %v", v.Status, v.StepStatuses)
-	}
+	r, v := s.runSample(t, s.waitSkipping, 5*time.Minute, "sample-dag-test-3", "sample-foreach-wf", "sample-nested-foreach-subworkflow-wf",
+		"sample-nested-subworkflow-foreach-wf", "sample-mixed-wf")
 	// 196 leaf steps: sample-dag-test-3's 4; 6 iterations of job1 and a
 	// sample-dag-test-3 (30); 3 sample-foreach-wf of 9 iterations of 6
 	// (162).
