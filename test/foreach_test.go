@@ -50,6 +50,13 @@ func (l *loopServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, `{"ok": true}`)
 }
 
+// heal makes the calls to /it/<key> succeed from now on.
+func (l *loopServer) heal(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.fail, key)
+}
+
 func (l *loopServer) snapshot() (map[string]int, int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -207,14 +214,8 @@ func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing
 		t.Fatalf("first run: %s %v", v.Status, v.StepStatuses)
 	}
 	inline := s.steps(wf, r.WorkflowInstanceID)["loop"].Foreach.WorkflowID
-	ls.mu.Lock()
-	delete(ls.fail, "3/a")
-	ls.mu.Unlock()
-	var out map[string]any
-	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, r.WorkflowInstanceID),
-		[]byte(`{"restart_policy": "RESTART_FROM_INCOMPLETE"}`), &out); code != http.StatusOK {
-		t.Fatalf("restart: HTTP %d %v", code, out)
-	}
+	ls.heal("3/a")
+	s.restart(t, wf, r.WorkflowInstanceID, "RESTART_FROM_INCOMPLETE", "restart")
 	v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
 	steps := s.steps(wf, r.WorkflowInstanceID)
 	if v.Status != "SUCCEEDED" || v.WorkflowRunID != 2 {
@@ -239,11 +240,7 @@ func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing
 
 	// One iteration restarted by itself (through its own id), from the
 	// beginning: the parent's run 3 runs it again, and it alone.
-	var rv map[string]any
-	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/2/actions/restart", inline),
-		[]byte(`{"restart_policy": "RESTART_FROM_BEGINNING"}`), &rv); code != http.StatusOK {
-		t.Fatalf("restart iteration 2: HTTP %d %v", code, rv)
-	}
+	s.restart(t, inline, 2, "RESTART_FROM_BEGINNING", "restart iteration 2")
 	v = s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
 	if v.Status != "SUCCEEDED" || v.WorkflowRunID != 3 {
 		t.Fatalf("after restarting iteration 2: %s run %d %v", v.Status, v.WorkflowRunID, v.StepStatuses)
@@ -260,6 +257,7 @@ func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing
 		t.Errorf("foreach overview after restarting one iteration: %+v", o)
 	}
 	// An iteration runs with its loop's params.
+	var rv map[string]any
 	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/4/actions/restart", inline),
 		[]byte(`{"run_params": {"i": {"type": "LONG", "value": 9}}}`), &rv); code != http.StatusBadRequest {
 		t.Errorf("an iteration restarted with run params: HTTP %d %v, want 400", code, rv)
@@ -391,11 +389,7 @@ func TestNestedForeachCallsEachPairOnce(t *testing.T) {
 	// nothing else; its outer iteration and the root each take a new run.
 	outer := s.steps(wf, r.WorkflowInstanceID)["outer"].Foreach.WorkflowID
 	inner := s.steps(outer, 2)["inner"].Foreach.WorkflowID
-	var rv map[string]any
-	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/2/actions/restart", inner),
-		[]byte(`{"restart_policy": "RESTART_FROM_BEGINNING"}`), &rv); code != http.StatusOK {
-		t.Fatalf("restart inner iteration (2, b): HTTP %d %v", code, rv)
-	}
+	s.restart(t, inner, 2, "RESTART_FROM_BEGINNING", "restart inner iteration (2, b)")
 	if v := s.wait(wf, r.WorkflowInstanceID, 90*time.Second); v.Status != "SUCCEEDED" || v.WorkflowRunID != 2 {
 		t.Fatalf("after restarting (2, b): %s run %d %v", v.Status, v.WorkflowRunID, v.StepStatuses)
 	}

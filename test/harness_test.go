@@ -597,6 +597,17 @@ func (s *system) removeBreakpoint(t testing.TB, wf, stepID string, resumed int) 
 	}
 }
 
+// restart restarts instance id of wf with policy, failing t (naming the
+// request what) unless the API takes it.
+func (s *system) restart(t testing.TB, wf string, id int64, policy, what string) {
+	t.Helper()
+	var out map[string]any
+	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, id),
+		[]byte(fmt.Sprintf(`{"restart_policy": %q}`, policy)), &out); code != http.StatusOK {
+		t.Fatalf("%s: HTTP %d %v", what, code, out)
+	}
+}
+
 // wantEnd fails t unless instance v ended in status, with each step of
 // steps in its status there.
 func wantEnd(t testing.TB, v orchestrator.InstanceView, status string, steps map[string]string) {

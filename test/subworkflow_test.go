@@ -201,14 +201,8 @@ func TestSubworkflows(t *testing.T) {
 			t.Fatalf("first run: %s %v", v.Status, v.StepStatuses)
 		}
 		first := s.steps(wf, r.WorkflowInstanceID)["sub"].Subworkflow
-		ls.mu.Lock()
-		delete(ls.fail, "flaky/x")
-		ls.mu.Unlock()
-		var out map[string]any
-		if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, r.WorkflowInstanceID),
-			[]byte(`{"restart_policy": "RESTART_FROM_INCOMPLETE"}`), &out); code != 200 {
-			t.Fatalf("restart: HTTP %d %v", code, out)
-		}
+		ls.heal("flaky/x")
+		s.restart(t, wf, r.WorkflowInstanceID, "RESTART_FROM_INCOMPLETE", "restart")
 		if v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second); v.Status != "SUCCEEDED" {
 			t.Fatalf("restarted run: %s %v", v.Status, v.StepStatuses)
 		}

@@ -109,14 +109,8 @@ func TestWhileRunsUntilItsConditionIsFalse(t *testing.T) {
 
 	// Restarted from incomplete, the loop goes on from its failed third
 	// iteration (run 2 of the same iteration, n = 2 again), then a fourth.
-	ls.mu.Lock()
-	delete(ls.fail, "2/w")
-	ls.mu.Unlock()
-	var rv map[string]any
-	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, r.WorkflowInstanceID),
-		[]byte(`{"restart_policy": "RESTART_FROM_INCOMPLETE"}`), &rv); code != 200 {
-		t.Fatalf("restart: HTTP %d %v", code, rv)
-	}
+	ls.heal("2/w")
+	s.restart(t, wf, r.WorkflowInstanceID, "RESTART_FROM_INCOMPLETE", "restart")
 	if v := s.wait(wf, r.WorkflowInstanceID, 2*time.Minute); v.Status != "SUCCEEDED" || v.WorkflowRunID != 2 {
 		t.Fatalf("restarted while: %s run %d %v", v.Status, v.WorkflowRunID, v.StepStatuses)
 	}
