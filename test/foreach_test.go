@@ -459,10 +459,7 @@ func TestNoOpIterationsAreBornFinished(t *testing.T) {
 		t.Errorf("rollup overview %+v, want every one of more than %d leaf steps SUCCEEDED", ro, 2*n)
 	}
 	ctx := context.Background()
-	cfg, err := s.st.Emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := s.st.Emulator.TestConfig(t)
 	db := store.New(dynamodb.NewFromConfig(cfg), s.st.Resources.Table.Name, store.Options{})
 	for inst := int64(1); inst <= n; inst++ {
 		rec, pending, err := db.Runs.LoadRun(ctx, loop.WorkflowID, inst, 1)
