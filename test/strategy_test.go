@@ -185,14 +185,22 @@ func TestStrictSequentialBlocksAfterFailure(t *testing.T) {
 		}
 	}
 
-	t.Run("unblock lets the queue go on", func(t *testing.T) {
-		srv := httptest.NewServer(&flaky{failures: 1})
-		defer srv.Close()
-		wf := s.push(strictHTTP("rs-strict", srv.URL))
+	// failedFirst pushes strictHTTP(id, url) and runs its first instance,
+	// which fails and so blocks the ones after it.
+	failedFirst := func(t *testing.T, id, url string) (string, int64) {
+		t.Helper()
+		wf := s.push(strictHTTP(id, url))
 		first := s.start(wf, "").WorkflowInstanceID
 		if v := s.wait(wf, first, 30*time.Second); v.Status != "FAILED" {
 			t.Fatalf("first run %s, want FAILED", v.Status)
 		}
+		return wf, first
+	}
+
+	t.Run("unblock lets the queue go on", func(t *testing.T) {
+		srv := httptest.NewServer(&flaky{failures: 1})
+		defer srv.Close()
+		wf, first := failedFirst(t, "rs-strict", srv.URL)
 		second, third := s.start(wf, "").WorkflowInstanceID, s.start(wf, "").WorkflowInstanceID
 		blocked(wf, second)
 		var e map[string]any
@@ -218,11 +226,7 @@ func TestStrictSequentialBlocksAfterFailure(t *testing.T) {
 	t.Run("a restart of the failed run takes its slot", func(t *testing.T) {
 		srv := httptest.NewServer(&flaky{failures: 1})
 		defer srv.Close()
-		wf := s.push(strictHTTP("rs-strict-restart", srv.URL))
-		first := s.start(wf, "").WorkflowInstanceID
-		if v := s.wait(wf, first, 30*time.Second); v.Status != "FAILED" {
-			t.Fatalf("first run %s, want FAILED", v.Status)
-		}
+		wf, first := failedFirst(t, "rs-strict-restart", srv.URL)
 		second := s.start(wf, "").WorkflowInstanceID
 		blocked(wf, second)
 		var v struct {
