@@ -50,6 +50,18 @@ func (l *loopServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, `{"ok": true}`)
 }
 
+// startLoopServer serves a loopServer that holds each call for hold and
+// fails the calls to /it/<key> for the keys of fail, until t ends.
+func startLoopServer(t *testing.T, hold time.Duration, fail ...string) (*loopServer, *httptest.Server) {
+	ls := &loopServer{calls: map[string]int{}, hold: hold, fail: map[string]bool{}}
+	for _, key := range fail {
+		ls.fail[key] = true
+	}
+	srv := httptest.NewServer(ls)
+	t.Cleanup(srv.Close)
+	return ls, srv
+}
+
 // heal makes the calls to /it/<key> succeed from now on.
 func (l *loopServer) heal(key string) {
 	l.mu.Lock()
@@ -82,9 +94,7 @@ func foreachWorkflow(id, url, is, js string, concurrency int, mode string) []byt
 }
 
 func TestForeachRunsEachIterationOnceWithinItsConcurrency(t *testing.T) {
-	ls := &loopServer{calls: map[string]int{}, hold: 150 * time.Millisecond, fail: map[string]bool{}}
-	srv := httptest.NewServer(ls)
-	defer srv.Close()
+	ls, srv := startLoopServer(t, 150*time.Millisecond)
 	s := startSystem(t, stack.Options{})
 
 	wf, r, v := s.run(foreachWorkflow("loop-ok", srv.URL, "[1,2,3,4,5,6,7]", `["a","b"]`, 3, "FAIL_AFTER_RUNNING"), 90*time.Second)
@@ -125,9 +135,7 @@ func TestForeachRunsEachIterationOnceWithinItsConcurrency(t *testing.T) {
 }
 
 func TestForeachFailureModes(t *testing.T) {
-	ls := &loopServer{calls: map[string]int{}, hold: 100 * time.Millisecond, fail: map[string]bool{"2/a": true}}
-	srv := httptest.NewServer(ls)
-	defer srv.Close()
+	_, srv := startLoopServer(t, 100*time.Millisecond, "2/a")
 	s := startSystem(t, stack.Options{})
 
 	t.Run("FAIL_AFTER_RUNNING launches no more and fails the step", func(t *testing.T) {
@@ -204,9 +212,7 @@ func TestForeachKillStopsItsIterations(t *testing.T) {
 // that iteration runs again — as run 2 of the same iteration instance —
 // and the others keep their first (and only) call.
 func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing.T) {
-	ls := &loopServer{calls: map[string]int{}, hold: 20 * time.Millisecond, fail: map[string]bool{"3/a": true}}
-	srv := httptest.NewServer(ls)
-	defer srv.Close()
+	ls, srv := startLoopServer(t, 20*time.Millisecond, "3/a")
 	s := startSystem(t, stack.Options{})
 	wf := s.push(foreachWorkflow("loop-restart", srv.URL, "[1,2,3,4,5]", `["a"]`, 5, "FAIL_AFTER_RUNNING"))
 	r := s.start(wf, "")
@@ -270,9 +276,7 @@ func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing
 // resumes through its own id, and deleting the breakpoint resumes the
 // rest.
 func TestBreakpointsInsideLoops(t *testing.T) {
-	ls := &loopServer{calls: map[string]int{}, hold: 10 * time.Millisecond, fail: map[string]bool{}}
-	srv := httptest.NewServer(ls)
-	defer srv.Close()
+	ls, srv := startLoopServer(t, 10*time.Millisecond)
 	s := startSystem(t, stack.Options{})
 	wf := s.push(foreachWorkflow("loop-bp", srv.URL, "[1,2,3]", `["a"]`, 3, "FAIL_AFTER_RUNNING"))
 	var bp map[string]any
@@ -326,9 +330,7 @@ func TestBreakpointsInsideLoops(t *testing.T) {
 // a time, of an Http step tagged with a permit of 2 never call more than
 // two at once.
 func TestTagPermitsBoundStepsInsideLoops(t *testing.T) {
-	ls := &loopServer{calls: map[string]int{}, hold: 150 * time.Millisecond, fail: map[string]bool{}}
-	srv := httptest.NewServer(ls)
-	defer srv.Close()
+	ls, srv := startLoopServer(t, 150*time.Millisecond)
 	s := startSystem(t, stack.Options{})
 	var p map[string]any
 	if code := s.do("POST", "/api/v3/tag-permits", []byte(`{"tag":"loop-db","max_allowed":2}`), &p); code != 200 {
@@ -355,9 +357,7 @@ func TestTagPermitsBoundStepsInsideLoops(t *testing.T) {
 // never more at once than the two concurrencies allow; one inner iteration
 // restarted by itself calls its pair again, and only it.
 func TestNestedForeachCallsEachPairOnce(t *testing.T) {
-	ls := &loopServer{calls: map[string]int{}, hold: 50 * time.Millisecond, fail: map[string]bool{}}
-	srv := httptest.NewServer(ls)
-	defer srv.Close()
+	ls, srv := startLoopServer(t, 50*time.Millisecond)
 	s := startSystem(t, stack.Options{})
 	wf := s.push([]byte(fmt.Sprintf(`{"properties":{"owner":"loop"},"workflow":{"id":"loop-nested","steps":[
 	  {"foreach":{"id":"outer","concurrency":2,

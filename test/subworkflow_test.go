@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -40,9 +39,7 @@ const subParent = `{"properties":{"owner":"sub"},"workflow":{"id":"sub-parent",
 func TestSubworkflows(t *testing.T) {
 	// Mostly waiting on its children's steps: it runs beside the sample
 	// tests.
-	ls := &loopServer{calls: map[string]int{}, hold: 20 * time.Millisecond, fail: map[string]bool{}}
-	srv := httptest.NewServer(ls)
-	defer srv.Close()
+	ls, srv := startLoopServer(t, 20*time.Millisecond)
 	s := startParallelSystem(t, stack.Options{})
 	s.push(subChild(srv.URL))
 	parent := s.push([]byte(subParent))

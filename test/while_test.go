@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -32,9 +31,7 @@ func whileWorkflow(id, url string) []byte {
 // one at a time, exactly until the condition is false; and a failed
 // iteration fails the step and stops the loop.
 func TestWhileRunsUntilItsConditionIsFalse(t *testing.T) {
-	ls := &loopServer{calls: map[string]int{}, hold: 50 * time.Millisecond, fail: map[string]bool{}}
-	srv := httptest.NewServer(ls)
-	defer srv.Close()
+	ls, srv := startLoopServer(t, 50*time.Millisecond)
 	s := startSystem(t, stack.Options{})
 
 	sample := s.push(readFile(t, "sample-while-wf.json"))
