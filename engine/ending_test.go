@@ -108,9 +108,7 @@ func TestAbortFailsTheRunAndDropsItsData(t *testing.T) {
 	assert.Equal(t, model.StepSucceeded, d.State.Step("done").Status)
 	assert.Nil(t, d.State.Params)
 	assert.Nil(t, d.State.Step("done").Params)
-	again, err := Decide(ctx, g, d.State, Abort{Reason: "again"}, t0.Add(2*time.Second))
-	require.NoError(t, err)
-	assert.False(t, again.Changed(), "an ended run ignores Abort")
+	assertUnchanged(t, ctx, g, d.State, Abort{Reason: "again"}, t0.Add(2*time.Second), "an ended run ignores Abort")
 	// Abort round-trips through the inbox encoding.
 	raw, err := json.Marshal(Abort{Reason: "r"})
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/maestro-serverless/maestro/engine/expression"
@@ -64,6 +65,15 @@ func startRun(t *testing.T, wf *model.Workflow, opts ...Option) (*Graph, *Decisi
 	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0, opts...)
 	require.NoError(t, err)
 	return g, d
+}
+
+// assertUnchanged decides ev on st at now and asserts that the decision
+// changes nothing.
+func assertUnchanged(t *testing.T, ctx context.Context, g *Graph, st *Instance, ev Event, now time.Time, msgAndArgs ...any) {
+	t.Helper()
+	d, err := Decide(ctx, g, st, ev, now)
+	require.NoError(t, err)
+	assert.False(t, d.Changed(), msgAndArgs...)
 }
 
 // commandsOf lists the commands of type T among cmds, in their order.

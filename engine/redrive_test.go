@@ -65,9 +65,7 @@ func TestRedriveRepeatsWhatTheRunAwaits(t *testing.T) {
 	done, err := Decide(ctx, g, d.State, StepFinished{StepID: "call", Attempt: 1, Outcome: OutcomeSucceeded}, later)
 	require.NoError(t, err)
 	assert.Equal(t, model.StepSucceeded, done.State.Step("call").Status)
-	again, err := Decide(ctx, g, done.State, StepFinished{StepID: "call", Attempt: 1, Outcome: OutcomeSucceeded}, later)
-	require.NoError(t, err)
-	assert.False(t, again.Changed())
+	assertUnchanged(t, ctx, g, done.State, StepFinished{StepID: "call", Attempt: 1, Outcome: OutcomeSucceeded}, later)
 
 	// A run that has ended awaits nothing and ignores a redrive.
 	killed, err := Decide(ctx, g, done.State, Action{Action: "kill"}, later)
@@ -76,7 +74,5 @@ func TestRedriveRepeatsWhatTheRunAwaits(t *testing.T) {
 	aw, err = Awaited(ctx, g, killed.State, later)
 	require.NoError(t, err)
 	assert.Empty(t, aw)
-	r, err := Decide(ctx, g, killed.State, Redrive{}, later)
-	require.NoError(t, err)
-	assert.False(t, r.Changed())
+	assertUnchanged(t, ctx, g, killed.State, Redrive{}, later)
 }
