@@ -363,10 +363,7 @@ func TestEagerOneDecision(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g, err := Compile(tc.wf, newEvaluator(t))
-			require.NoError(t, err)
-			d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0)
-			require.NoError(t, err)
+			_, d := startRun(t, tc.wf)
 			require.Equal(t, model.WorkflowSucceeded, d.State.Status, d.State.Message)
 			require.Equal(t, []Command{InstanceDone{Status: model.WorkflowSucceeded}}, d.Commands)
 			require.Len(t, d.State.Steps, tc.steps)
@@ -397,10 +394,7 @@ func TestSleep(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			wf := &model.Workflow{ID: "sleepy", Steps: []model.Step{{Kind: model.KindStep, ID: "nap", Type: model.StepSleep, Params: tc.params}}}
-			g, err := Compile(wf, newEvaluator(t))
-			require.NoError(t, err)
-			d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-			require.NoError(t, err)
+			g, d := startRun(t, wf)
 			if tc.fail != "" {
 				assert.Equal(t, model.StepFatallyFailed, d.State.Step("nap").Status)
 				assert.Contains(t, d.State.Step("nap").Message, tc.fail)
@@ -448,10 +442,8 @@ func TestFailAfterRunning(t *testing.T) {
 	}
 	for _, tc := range outcomes {
 		t.Run(string(tc.outcome), func(t *testing.T) {
-			g, err := Compile(failing(), newEvaluator(t))
-			require.NoError(t, err)
-			d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-			require.NoError(t, err)
+			g, d := startRun(t, failing())
+			var err error
 			require.Len(t, stepCommands(d.Commands), 2) // a and e run
 			assert.Equal(t, "a", stepCommands(d.Commands)[0].(RunStep).StepID)
 			assert.Equal(t, model.StepHTTP, stepCommands(d.Commands)[0].(RunStep).StepType)
@@ -630,10 +622,7 @@ func TestGetFromStepRuntimeFields(t *testing.T) {
 		{Kind: model.KindStep, ID: "late", Type: model.StepNoOp},
 	}}
 	wf.Steps[1].Transition.Successors = []model.Successor{{StepID: "late", Condition: "true"}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	_, d := startRun(t, wf)
 	b := d.State.Step("b")
 	require.Equal(t, succeeded, b.Status, b.Message)
 	assert.Equal(t, "SUCCEEDED", b.Params["aStatus"])
@@ -652,10 +641,7 @@ func TestConditionErrorFailsStep(t *testing.T) {
 		{Kind: model.KindStep, ID: "b", Type: model.StepNoOp},
 		{Kind: model.KindStep, ID: "c", Type: model.StepNoOp, Transition: model.Transition{Successors: []model.Successor{{StepID: "b", Condition: "true"}}}},
 	}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	_, d := startRun(t, wf)
 	c := d.State.Step("c")
 	assert.Equal(t, model.StepFatallyFailed, c.Status)
 	assert.Contains(t, c.Message, `evaluating condition "params.getFromStep('b', 'step_id') == 'b'" of edge a -> c`)
@@ -673,10 +659,7 @@ func TestStepKindsRunOnWorkersAndLoopsStartChildren(t *testing.T) {
 		{Kind: model.KindWhile, ID: "again", Condition: "loop_index < 3"},
 		{Kind: model.KindStep, ID: "titus", Type: model.StepTitus},
 	}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	_, d := startRun(t, wf)
 	got := map[string]RunStep{}
 	var children []StartChild
 	var created []CreateLoop

@@ -31,10 +31,7 @@ func TestEndingIsBoundedPerDecision(t *testing.T) {
 	}
 	wf.Steps = append(wf.Steps, model.Step{Kind: model.KindStep, ID: "after", Type: model.StepNoOp})
 	wf.Steps[1].Transition.Successors = []model.Successor{{StepID: "after", Condition: "true"}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	started, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, started := startRun(t, wf)
 	require.Equal(t, model.StepRunning, started.State.Step("s000").Status)
 	require.Equal(t, model.StepRunning, started.State.Step("bad").Status)
 	require.Equal(t, model.StepWaitingForPermits, started.State.Step("s119").Status, "past instance_step_concurrency, still in flight")
@@ -100,10 +97,8 @@ func TestAbortFailsTheRunAndDropsItsData(t *testing.T) {
 		{Kind: model.KindStep, ID: "done", Type: model.StepNoOp, Params: params("p", literal(model.TypeString, "x"))},
 		sleepy("nap", 3600, nil, nil),
 	}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, wf)
+	var err error
 	require.NotNil(t, d.State.Step("done").Params)
 	d, err = Decide(ctx, g, d.State, Abort{Reason: "the run state item would be 512000 bytes"}, t0.Add(time.Second))
 	require.NoError(t, err)
@@ -113,9 +108,7 @@ func TestAbortFailsTheRunAndDropsItsData(t *testing.T) {
 	assert.Equal(t, model.StepSucceeded, d.State.Step("done").Status)
 	assert.Nil(t, d.State.Params)
 	assert.Nil(t, d.State.Step("done").Params)
-	again, err := Decide(ctx, g, d.State, Abort{Reason: "again"}, t0.Add(2*time.Second))
-	require.NoError(t, err)
-	assert.False(t, again.Changed(), "an ended run ignores Abort")
+	assertUnchanged(t, ctx, g, d.State, Abort{Reason: "again"}, t0.Add(2*time.Second), "an ended run ignores Abort")
 	// Abort round-trips through the inbox encoding.
 	raw, err := json.Marshal(Abort{Reason: "r"})
 	require.NoError(t, err)
@@ -127,10 +120,8 @@ func TestAbortFailsTheRunAndDropsItsData(t *testing.T) {
 // TestOutputsCap: a step reporting outputs past MaxStepOutputsBytes fails.
 func TestOutputsCap(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(&model.Workflow{ID: "out", Steps: []model.Step{{Kind: model.KindStep, ID: "h", Type: model.StepHTTP}}}, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, &model.Workflow{ID: "out", Steps: []model.Step{{Kind: model.KindStep, ID: "h", Type: model.StepHTTP}}})
+	var err error
 	big := map[string]any{"blob": strings.Repeat("x", MaxStepOutputsBytes)}
 	d, err = Decide(ctx, g, d.State, StepFinished{StepID: "h", Attempt: 1, Outcome: OutcomeSucceeded, Outputs: big}, t0)
 	require.NoError(t, err)

@@ -50,10 +50,8 @@ func TestGetFromForeachCollectsAnInnerParamInIterationOrder(t *testing.T) {
 			Transition: model.Transition{Successors: []model.Successor{{StepID: "sum", Condition: "true"}}}},
 		{Kind: model.KindStep, ID: "sum", Type: model.StepNoOp, Params: params("all", expr(model.TypeLongArray, "params.getFromForeach('loop', 'sq', 'v')"))},
 	}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, wf)
+	var err error
 	st := d.State
 	inline := st.Step("loop").Loop.WorkflowID
 	runs := &childRuns{params: map[string]Values{}}
@@ -95,10 +93,8 @@ func TestGetFromForeachAndSubworkflowErrors(t *testing.T) {
 			Transition: model.Transition{Successors: []model.Successor{{StepID: "read", Condition: "true"}}}},
 		{Kind: model.KindStep, ID: "read", Type: model.StepNoOp, Params: params("got", expr(model.TypeLong, "params.getFromSubworkflow('sub', 'inner', 'x')"))},
 	}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, wf)
+	var err error
 	d, err = Decide(ctx, g, d.State, ChildStarted{StepID: "sub", Attempt: 1, Child: ChildRef{WorkflowID: "child", InstanceID: 8, RunID: 1}}, t0)
 	require.NoError(t, err)
 	running := d.State

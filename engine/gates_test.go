@@ -109,11 +109,9 @@ func statusesOf(st *Instance, status model.StepStatus) []string {
 
 func TestTagPermitsBoundRunningSteps(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(parallelHTTP(6, "db"), newEvaluator(t))
-	require.NoError(t, err)
 	p := newCountingPermits(map[string]int{"db": 2})
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0, WithPermits(p))
-	require.NoError(t, err)
+	g, d := startRun(t, parallelHTTP(6, "db"), WithPermits(p))
+	var err error
 	st := d.State
 	assert.Equal(t, []string{"job.1", "job.2"}, statusesOf(st, model.StepRunning))
 	assert.Equal(t, []string{"job.3", "job.4", "job.5", "job.6"}, statusesOf(st, model.StepWaitingForPermits))
@@ -141,11 +139,9 @@ func TestTagPermitsBoundRunningSteps(t *testing.T) {
 
 func TestStoppingWaitingStepWithdrawsWait(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(parallelHTTP(3, "db"), newEvaluator(t))
-	require.NoError(t, err)
 	p := newCountingPermits(map[string]int{"db": 1})
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0, WithPermits(p))
-	require.NoError(t, err)
+	g, d := startRun(t, parallelHTTP(3, "db"), WithPermits(p))
+	var err error
 	require.Equal(t, model.StepWaitingForPermits, d.State.Step("job.3").Status)
 	require.NoError(t, CheckAction(d.State, "job.3", "STOP"))
 	d, err = Decide(ctx, g, d.State, Action{StepID: "job.3", Action: "STOP"}, t0, WithPermits(p))
@@ -167,10 +163,8 @@ func TestInstanceStepConcurrency(t *testing.T) {
 	wf := parallelHTTP(5)
 	two := int64(2)
 	wf.InstanceStepConcurrency = &two
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, wf)
+	var err error
 	st := d.State
 	assert.Equal(t, []string{"job.1", "job.2"}, statusesOf(st, model.StepRunning))
 	assert.Len(t, statusesOf(st, model.StepWaitingForPermits), 3)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/maestro-serverless/maestro/engine/expression"
@@ -53,6 +54,37 @@ func newInstance(g *Graph) *Instance {
 		Status:          model.WorkflowCreated,
 		CreateTime:      t0.UnixMilli(),
 	}
+}
+
+// startRun compiles wf and decides its StartRun at t0 with opts, failing t
+// on an error from either.
+func startRun(t *testing.T, wf *model.Workflow, opts ...Option) (*Graph, *Decision) {
+	t.Helper()
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0, opts...)
+	require.NoError(t, err)
+	return g, d
+}
+
+// assertUnchanged decides ev on st at now and asserts that the decision
+// changes nothing.
+func assertUnchanged(t *testing.T, ctx context.Context, g *Graph, st *Instance, ev Event, now time.Time, msgAndArgs ...any) {
+	t.Helper()
+	d, err := Decide(ctx, g, st, ev, now)
+	require.NoError(t, err)
+	assert.False(t, d.Changed(), msgAndArgs...)
+}
+
+// commandsOf lists the commands of type T among cmds, in their order.
+func commandsOf[T Command](cmds []Command) []T {
+	var out []T
+	for _, c := range cmds {
+		if x, ok := c.(T); ok {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // literal returns a literal param definition.

@@ -107,10 +107,8 @@ func TestParamsSizeLimits(t *testing.T) {
 		{Kind: model.KindStep, ID: "fits", Type: model.StepNoOp, Params: params("s", str(MaxStepParamsBytes-1000))},
 		{Kind: model.KindStep, ID: "over", Type: model.StepNoOp, Params: params("s", str(MaxStepParamsBytes))},
 	}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, wf)
+	var err error
 	require.Equal(t, succeeded, d.State.Step("fits").Status, d.State.Step("fits").Message)
 	over := d.State.Step("over")
 	assert.Equal(t, model.StepFatallyFailed, over.Status)

@@ -10,24 +10,14 @@ import (
 	"github.com/maestro-serverless/maestro/model"
 )
 
-func restarts(d *Decision) []RestartChild {
-	var out []RestartChild
-	for _, c := range d.Commands {
-		if x, ok := c.(RestartChild); ok {
-			out = append(out, x)
-		}
-	}
-	return out
-}
+func restarts(d *Decision) []RestartChild { return commandsOf[RestartChild](d.Commands) }
 
 func TestForeachRestartFromIncompleteRunsOnlyTheIterationsThatDidNotSucceed(t *testing.T) {
 	ctx := context.Background()
 	// A FAILED foreach (FAIL_AFTER_RUNNING, all 6 launched at once):
 	// iterations 1 and 4 fail.
-	g, err := Compile(loopWorkflow(6, 6, model.FailAfterRunning), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, loopWorkflow(6, 6, model.FailAfterRunning))
+	var err error
 	st := d.State
 	inline := st.Step("loop").Loop.WorkflowID
 	for _, idx := range []int64{0, 1, 2, 3, 4, 5} {
@@ -85,10 +75,8 @@ func TestForeachRestartFromIncompleteRunsOnlyTheIterationsThatDidNotSucceed(t *t
 
 func TestForeachRestartAfterAKillRunsTheStoppedAndTheUnlaunchedIterations(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(loopWorkflow(5, 2, ""), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, loopWorkflow(5, 2, ""))
+	var err error
 	d, err = Decide(ctx, g, d.State, ChildEnded{StepID: "loop", Attempt: 1, Index: 0, Status: model.WorkflowSucceeded}, t0)
 	require.NoError(t, err)
 	// Iterations 1 and 2 run, 3 and 4 are not launched: the kill stops 1, 2.
@@ -114,10 +102,8 @@ func TestForeachRestartAfterAKillRunsTheStoppedAndTheUnlaunchedIterations(t *tes
 
 func TestRestartOneIteration(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(loopWorkflow(4, 4, model.FailAfterRunning), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, loopWorkflow(4, 4, model.FailAfterRunning))
+	var err error
 	st := d.State
 	// Iterations 0 and 2 fail, 1 and 3 succeed.
 	for idx, status := range []model.WorkflowStatus{model.WorkflowFailed, model.WorkflowSucceeded, model.WorkflowFailed, model.WorkflowSucceeded} {

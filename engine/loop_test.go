@@ -36,15 +36,7 @@ func started(d *Decision) []int64 {
 	return out
 }
 
-func stops(d *Decision) []StopChild {
-	var out []StopChild
-	for _, c := range d.Commands {
-		if sc, ok := c.(StopChild); ok {
-			out = append(out, sc)
-		}
-	}
-	return out
-}
+func stops(d *Decision) []StopChild { return commandsOf[StopChild](d.Commands) }
 
 func TestForeachLaunchesWithinConcurrencyAndEndsWithItsIterations(t *testing.T) {
 	g, err := Compile(loopWorkflow(5, 2, ""), newEvaluator(t))
@@ -94,10 +86,8 @@ func TestForeachFailureModesAndStatusOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := Compile(loopWorkflow(4, 3, tt.mode), newEvaluator(t))
-			require.NoError(t, err)
-			d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-			require.NoError(t, err)
+			g, d := startRun(t, loopWorkflow(4, 3, tt.mode))
+			var err error
 			st := d.State
 			var nstops int
 			for idx, status := range tt.ends {
@@ -117,10 +107,8 @@ func TestForeachFailureModesAndStatusOrder(t *testing.T) {
 
 func TestForeachStopsItsIterationsAFewPerDecision(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(loopWorkflow(60, 60, ""), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, loopWorkflow(60, 60, ""))
+	var err error
 	require.Len(t, started(d), 60)
 	d, err = Decide(ctx, g, d.State, Action{Action: string(model.WorkflowActionKill)}, t0, WithMaxEnds(25))
 	require.NoError(t, err)
@@ -155,10 +143,8 @@ func TestForeachLoopParams(t *testing.T) {
 	wf := &model.Workflow{ID: "pairs", Steps: []model.Step{{Kind: model.KindForeach, ID: "loop",
 		Params: params("loop_params", &model.ParamDefinition{Type: model.TypeMap, Value: lp.Defs, HasValue: true, Keys: lp.Names}),
 		Steps:  []model.Step{{Kind: model.KindStep, ID: "body", Type: model.StepNoOp}}}}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, wf)
+	var err error
 	var pairs []string
 	for _, c := range d.Commands {
 		if sc, ok := c.(StartChild); ok {
@@ -181,10 +167,7 @@ func TestForeachLoopParams(t *testing.T) {
 func TestAParentsStopDetachesTheChild(t *testing.T) {
 	ctx := context.Background()
 	wf := &model.Workflow{ID: "child", Steps: []model.Step{{Kind: model.KindStep, ID: "nap", Type: model.StepSleep}}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, wf)
 	for _, fromParent := range []bool{false, true} {
 		s, err := Decide(ctx, g, d.State, Action{Action: "STOP", FromParent: fromParent}, t0)
 		require.NoError(t, err)

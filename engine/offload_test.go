@@ -19,11 +19,18 @@ type attemptStore struct {
 }
 
 func (s *attemptStore) StepParams(_ context.Context, stepID string, attempt, run int64) (Values, error) {
-	s.reads++
-	if s.err != nil {
-		return nil, s.err
+	return storeRead(&s.reads, s.err, s.params, stepID)
+}
+
+// storeRead counts a read of a fake store's item for stepID and answers
+// with the store's error when it has one, else with the item in items.
+func storeRead[V any](reads *int, err error, items map[string]V, stepID string) (V, error) {
+	*reads++
+	if err != nil {
+		var none V
+		return none, err
 	}
-	return s.params[stepID], nil
+	return items[stepID], nil
 }
 
 // TestOffloadedParamsAreReadWhenNeeded: a settled step's params and
@@ -45,10 +52,7 @@ func TestOffloadedParamsAreReadWhenNeeded(t *testing.T) {
 		{Kind: model.KindStep, ID: "c", Type: model.StepNoOp,
 			Params: params("copy", expr(model.TypeLong, "params.getFromStep('a', 'n') * 10"))},
 	}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	started, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, started := startRun(t, wf)
 	aDone, err := Decide(ctx, g, started.State, StepFinished{StepID: "a", Attempt: 1, Outcome: OutcomeSucceeded, Outputs: map[string]any{"n": int64(4)}}, t0)
 	require.NoError(t, err)
 	require.Equal(t, int64(4), aDone.State.Step("a").Params["n"])
@@ -89,11 +93,7 @@ type loopStore struct {
 }
 
 func (s *loopStore) LoopParams(_ context.Context, stepID string, attempt, run int64) (map[string]any, error) {
-	s.loopReads++
-	if s.err != nil {
-		return nil, s.err
-	}
-	return s.loops[stepID], nil
+	return storeRead(&s.loopReads, s.err, s.loops, stepID)
 }
 
 // TestLoopParamsLeaveTheState: a running foreach step's loop params past
@@ -105,10 +105,7 @@ func (s *loopStore) LoopParams(_ context.Context, stepID string, attempt, run in
 func TestLoopParamsLeaveTheState(t *testing.T) {
 	ctx := context.Background()
 	n := OffloadLoopElements + 36
-	g, err := Compile(loopWorkflow(n, 2, ""), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, loopWorkflow(n, 2, ""))
 	full := d.State
 	lp := full.Step("loop").Params[LoopParamsName]
 	require.NotNil(t, lp)

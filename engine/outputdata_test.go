@@ -13,10 +13,7 @@ import (
 
 func TestOutputDataOverridesWorkerOutputs(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(chain(2, model.StepHTTP), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, chain(2, model.StepHTTP))
 	require.NoError(t, AcceptsOutputData(d.State, "job.1", 1))
 	assert.Error(t, AcceptsOutputData(d.State, "job.1", 2), "another attempt")
 	assert.Error(t, AcceptsOutputData(d.State, "job.2", 0), "a step not started")

@@ -25,10 +25,7 @@ func TestRedriveRepeatsWhatTheRunAwaits(t *testing.T) {
 		sleepy("nap", 600, nil, nil),
 		{Kind: model.KindStep, ID: "flaky", Type: model.StepHTTP, RetryPolicy: rp},
 	}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	started, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, started := startRun(t, wf)
 	failed, err := Decide(ctx, g, started.State, StepFinished{StepID: "flaky", Attempt: 1, Outcome: OutcomeUserError, Message: "boom"}, t0.Add(time.Second))
 	require.NoError(t, err)
 	require.NotZero(t, failed.State.Step("flaky").RetryAt)
@@ -68,9 +65,7 @@ func TestRedriveRepeatsWhatTheRunAwaits(t *testing.T) {
 	done, err := Decide(ctx, g, d.State, StepFinished{StepID: "call", Attempt: 1, Outcome: OutcomeSucceeded}, later)
 	require.NoError(t, err)
 	assert.Equal(t, model.StepSucceeded, done.State.Step("call").Status)
-	again, err := Decide(ctx, g, done.State, StepFinished{StepID: "call", Attempt: 1, Outcome: OutcomeSucceeded}, later)
-	require.NoError(t, err)
-	assert.False(t, again.Changed())
+	assertUnchanged(t, ctx, g, done.State, StepFinished{StepID: "call", Attempt: 1, Outcome: OutcomeSucceeded}, later)
 
 	// A run that has ended awaits nothing and ignores a redrive.
 	killed, err := Decide(ctx, g, done.State, Action{Action: "kill"}, later)
@@ -79,7 +74,5 @@ func TestRedriveRepeatsWhatTheRunAwaits(t *testing.T) {
 	aw, err = Awaited(ctx, g, killed.State, later)
 	require.NoError(t, err)
 	assert.Empty(t, aw)
-	r, err := Decide(ctx, g, killed.State, Redrive{}, later)
-	require.NoError(t, err)
-	assert.False(t, r.Changed())
+	assertUnchanged(t, ctx, g, killed.State, Redrive{}, later)
 }

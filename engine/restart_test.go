@@ -22,10 +22,8 @@ func TestRestartFromIncompleteKeepsFinishedSteps(t *testing.T) {
 			Transition: model.Transition{Successors: []model.Successor{{StepID: "last", Condition: "true"}}}},
 		{Kind: model.KindStep, ID: "last", Type: model.StepNoOp},
 	}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, wf)
+	var err error
 	d, err = Decide(ctx, g, d.State, StepFinished{StepID: "call", Attempt: 1, Outcome: OutcomeFatalError}, t0)
 	require.NoError(t, err)
 	require.Equal(t, model.WorkflowFailed, d.State.Status)
@@ -76,10 +74,8 @@ func TestRestartStepInRunningRun(t *testing.T) {
 		{Kind: model.KindStep, ID: "b", Type: model.StepNoOp},
 		{Kind: model.KindStep, ID: "nap", Type: model.StepSleep, Params: params("sleep_seconds", literal(model.TypeLong, int64(60)))},
 	}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, wf)
+	var err error
 	d, err = Decide(ctx, g, d.State, StepFinished{StepID: "a", Attempt: 1, Outcome: OutcomeFatalError}, t0)
 	require.NoError(t, err)
 	require.Equal(t, model.StepFatallyFailed, d.State.Step("a").Status)
@@ -109,10 +105,8 @@ func TestRestartStepInRunningRun(t *testing.T) {
 
 func TestCheckStepRestartRefusesWhenDownstreamRuns(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(chain(2, model.StepHTTP), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, chain(2, model.StepHTTP))
+	var err error
 	d, err = Decide(ctx, g, d.State, StepFinished{StepID: "job.1", Attempt: 1, Outcome: OutcomeSucceeded}, t0)
 	require.NoError(t, err)
 	require.Equal(t, model.StepRunning, d.State.Step("job.2").Status)
@@ -127,10 +121,8 @@ func TestCheckStepRestartRefusesWhenDownstreamRuns(t *testing.T) {
 
 func TestRestartFromStep(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(chain(3, model.StepHTTP), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, chain(3, model.StepHTTP))
+	var err error
 	for i, out := range []Outcome{OutcomeSucceeded, OutcomeSucceeded, OutcomeFatalError} {
 		d, err = Decide(ctx, g, d.State, StepFinished{StepID: fmt.Sprintf("job.%d", i+1), Attempt: 1, Outcome: out}, t0)
 		require.NoError(t, err)

@@ -34,10 +34,8 @@ func httpThen(rp *model.RetryPolicy, mode model.FailureMode) *model.Workflow {
 func TestRetriesThenSuccess(t *testing.T) {
 	ctx := context.Background()
 	rp := &model.RetryPolicy{ErrorRetryLimit: pl(3), Backoff: &model.Backoff{Type: model.FixedBackoff, ErrorRetryBackoffInSecs: pl(2)}}
-	g, err := Compile(httpThen(rp, ""), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, httpThen(rp, ""))
+	var err error
 	now := t0
 	for attempt := int64(1); attempt <= 2; attempt++ {
 		now = now.Add(time.Second)
@@ -51,9 +49,7 @@ func TestRetriesThenSuccess(t *testing.T) {
 		assert.Equal(t, StartTimer{StepID: "a", Attempt: attempt, Purpose: PurposeRetry, FireAt: now.Add(2 * time.Second).UTC()}, timer)
 		assert.Equal(t, model.StepNotCreated, d.State.Step("b").Status, "successor waits while a retries")
 		// A late or duplicate retry timer for another attempt changes nothing.
-		dup, err := Decide(ctx, g, d.State, TimerFired{StepID: "a", Attempt: attempt + 5, Purpose: PurposeRetry}, now)
-		require.NoError(t, err)
-		assert.False(t, dup.Changed())
+		assertUnchanged(t, ctx, g, d.State, TimerFired{StepID: "a", Attempt: attempt + 5, Purpose: PurposeRetry}, now)
 
 		now = timer.FireAt
 		d, err = Decide(ctx, g, d.State, TimerFired{StepID: "a", Attempt: attempt, Purpose: PurposeRetry}, now)
@@ -74,10 +70,8 @@ func TestRetriesThenSuccess(t *testing.T) {
 func TestRetriesExhausted(t *testing.T) {
 	ctx := context.Background()
 	rp := &model.RetryPolicy{ErrorRetryLimit: pl(1), Backoff: &model.Backoff{Type: model.FixedBackoff, ErrorRetryBackoffInSecs: pl(1)}}
-	g, err := Compile(httpThen(rp, ""), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, httpThen(rp, ""))
+	var err error
 	d, err = Decide(ctx, g, d.State, StepFinished{StepID: "a", Attempt: 1, Outcome: OutcomeUserError}, t0)
 	require.NoError(t, err)
 	d, err = Decide(ctx, g, d.State, TimerFired{StepID: "a", Attempt: 1, Purpose: PurposeRetry}, t0.Add(time.Second))
@@ -103,10 +97,8 @@ func TestExponentialBackoffAndParamLimits(t *testing.T) {
 			PlatformRetryLimitInSecs: pl(100)},
 	}, "")
 	wf.Steps[0].Params = params("limit", literal(model.TypeLong, int64(4)))
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, wf)
+	var err error
 	now := t0
 	var waits []time.Duration
 	for attempt := int64(1); attempt <= 5; attempt++ {
@@ -129,10 +121,8 @@ func TestExponentialBackoffAndParamLimits(t *testing.T) {
 
 func TestIgnoreFailure(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(httpThen(noRetries(), model.IgnoreFailure), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, httpThen(noRetries(), model.IgnoreFailure))
+	var err error
 	d, err = Decide(ctx, g, d.State, StepFinished{StepID: "a", Attempt: 1, Outcome: OutcomeUserError, Message: "HTTP 500"}, t0)
 	require.NoError(t, err)
 	assert.Equal(t, model.StepCompletedWithError, d.State.Step("a").Status)
@@ -144,10 +134,8 @@ func TestIgnoreFailure(t *testing.T) {
 
 func TestFailImmediatelyStopsSiblings(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(httpThen(noRetries(), model.FailImmediately), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, httpThen(noRetries(), model.FailImmediately))
+	var err error
 	require.Equal(t, model.StepRunning, d.State.Step("s").Status)
 	d, err = Decide(ctx, g, d.State, StepFinished{StepID: "a", Attempt: 1, Outcome: OutcomeFatalError, Message: "bad"}, t0.Add(time.Second))
 	require.NoError(t, err)
@@ -156,17 +144,13 @@ func TestFailImmediatelyStopsSiblings(t *testing.T) {
 	assert.Equal(t, model.StepUnsatisfied, d.State.Step("b").Status, "downstream of the failure never runs")
 	assert.Equal(t, []Command{InstanceDone{Status: model.WorkflowFailed}}, d.Commands)
 	// The stopped sleeper's timer arrives later and changes nothing.
-	late, err := Decide(ctx, g, d.State, TimerFired{StepID: "s", Attempt: 1, Purpose: PurposeSleep}, t0.Add(time.Minute))
-	require.NoError(t, err)
-	assert.False(t, late.Changed())
+	assertUnchanged(t, ctx, g, d.State, TimerFired{StepID: "s", Attempt: 1, Purpose: PurposeSleep}, t0.Add(time.Minute))
 }
 
 func TestDefaultRetryLimits(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(httpThen(nil, ""), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, httpThen(nil, ""))
+	var err error
 	d, err = Decide(ctx, g, d.State, StepFinished{StepID: "a", Attempt: 1, Outcome: OutcomeUserError}, t0)
 	require.NoError(t, err)
 	// Default: 2 error retries, exponential 60s * 2^n capped at 600s.

@@ -49,10 +49,8 @@ func TestRollupCountsLeafStepsAndEndedChildren(t *testing.T) {
 
 func TestRollupOfASubworkflowStepIsItsChilds(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(subWorkflow(nil, nil), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, subWorkflow(nil, nil))
+	var err error
 	d, err = Decide(ctx, g, d.State, ChildStarted{StepID: "sub", Attempt: 1, Child: ChildRef{WorkflowID: "child", InstanceID: 2, RunID: 1}}, t0)
 	require.NoError(t, err)
 	d, err = Decide(ctx, g, d.State, ChildEnded{StepID: "sub", Attempt: 1, Status: model.WorkflowSucceeded,
@@ -71,10 +69,7 @@ func TestTreeLeafStepLimit(t *testing.T) {
 				{Kind: model.KindStep, ID: "a", Type: model.StepNoOp, Transition: model.Transition{Successors: []model.Successor{{StepID: "b", Condition: "true"}}}},
 				{Kind: model.KindStep, ID: "b", Type: model.StepNoOp},
 			}}}}
-		g, err := Compile(wf, newEvaluator(t))
-		require.NoError(t, err)
-		d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-		require.NoError(t, err)
+		_, d := startRun(t, wf)
 		s := d.State.Step("loop")
 		assert.Equal(t, model.StepFatallyFailed, s.Status)
 		assert.Equal(t, "foreach: 600000 iterations of 2 leaf steps each is more than the limit of 1000000 leaf steps in an instance tree", s.Message)
@@ -84,10 +79,8 @@ func TestTreeLeafStepLimit(t *testing.T) {
 		// 4,000 iterations, each a nested loop of 300 (not known at the
 		// start): a 1,200,000-leaf tree, accepted, then stopped once the
 		// reports pass 1,000,000.
-		g, err := Compile(loopWorkflow(4000, 100, ""), newEvaluator(t))
-		require.NoError(t, err)
-		d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-		require.NoError(t, err)
+		g, d := startRun(t, loopWorkflow(4000, 100, ""))
+		var err error
 		st := d.State
 		report := &Rollup{TotalLeafCount: 300, Overview: map[model.StepStatus]int64{model.StepSucceeded: 300}}
 		var n int64

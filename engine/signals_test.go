@@ -63,11 +63,9 @@ func gatedWorkflow() *model.Workflow {
 
 func TestSignalDependencyWaitsThenRuns(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(gatedWorkflow(), newEvaluator(t))
-	require.NoError(t, err)
 	sigs := &memSignals{list: []SignalMatch{{Name: "db/table1", Seq: 1, Params: map[string]any{"dt": "20261121"}}}}
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0, WithSignals(sigs))
-	require.NoError(t, err)
+	g, d := startRun(t, gatedWorkflow(), WithSignals(sigs))
+	var err error
 	s := d.State.Step("wait")
 	require.Equal(t, model.StepWaitingForSignals, s.Status, "an older signal does not match dt >= 20261122")
 	assert.Equal(t, []string{"db/table1"}, s.WaitsFor)
@@ -114,12 +112,10 @@ func TestSignalDependencyWaitsThenRuns(t *testing.T) {
 
 func TestSignalDependencyMetFromHistoryAndBypass(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(gatedWorkflow(), newEvaluator(t))
-	require.NoError(t, err)
 	// Announced before the step started: history counts.
 	sigs := &memSignals{list: []SignalMatch{{Name: "db/table1", Seq: 7, Params: map[string]any{"dt": "20261201"}}}}
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0, WithSignals(sigs))
-	require.NoError(t, err)
+	g, d := startRun(t, gatedWorkflow(), WithSignals(sigs))
+	var err error
 	assert.Equal(t, model.WorkflowSucceeded, d.State.Status)
 	assert.Equal(t, "20261201", d.State.Step("wait").Params["got"])
 

@@ -25,13 +25,7 @@ func subWorkflow(sync, explicit *bool) *model.Workflow {
 }
 
 func subworkflowStarts(d *Decision) []StartSubworkflow {
-	var out []StartSubworkflow
-	for _, c := range d.Commands {
-		if x, ok := c.(StartSubworkflow); ok {
-			out = append(out, x)
-		}
-	}
-	return out
+	return commandsOf[StartSubworkflow](d.Commands)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -91,19 +85,14 @@ func TestSubworkflowStartsItsChildAndFollowsIt(t *testing.T) {
 func TestSubworkflowParamsAndModes(t *testing.T) {
 	ctx := context.Background()
 	t.Run("explicit_params passes only the step's params", func(t *testing.T) {
-		g, err := Compile(subWorkflow(nil, ptr(true)), newEvaluator(t))
-		require.NoError(t, err)
-		d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-		require.NoError(t, err)
+		_, d := startRun(t, subWorkflow(nil, ptr(true)))
 		x := subworkflowStarts(d)[0]
 		assert.NotContains(t, x.Params, "w")
 		assert.Equal(t, int64(7), x.Params["p"])
 	})
 	t.Run("sync false succeeds once the child has started and never stops it", func(t *testing.T) {
-		g, err := Compile(subWorkflow(ptr(false), nil), newEvaluator(t))
-		require.NoError(t, err)
-		d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-		require.NoError(t, err)
+		g, d := startRun(t, subWorkflow(ptr(false), nil))
+		var err error
 		assert.True(t, subworkflowStarts(d)[0].Parent.Async)
 		child := ChildRef{WorkflowID: "child", InstanceID: 4, RunID: 1, Version: 1}
 		d, err = Decide(ctx, g, d.State, ChildStarted{StepID: "sub", Attempt: 1, Child: child}, t0)
@@ -118,10 +107,8 @@ func TestSubworkflowParamsAndModes(t *testing.T) {
 		assert.Empty(t, stops(d))
 	})
 	t.Run("a child that cannot start fails the step", func(t *testing.T) {
-		g, err := Compile(subWorkflow(nil, nil), newEvaluator(t))
-		require.NoError(t, err)
-		d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-		require.NoError(t, err)
+		g, d := startRun(t, subWorkflow(nil, nil))
+		var err error
 		d, err = Decide(ctx, g, d.State, ChildStarted{StepID: "sub", Attempt: 1, Error: "cannot start child version latest: workflow child not found"}, t0)
 		require.NoError(t, err)
 		sub := d.State.Step("sub")
@@ -133,10 +120,8 @@ func TestSubworkflowParamsAndModes(t *testing.T) {
 		for status, want := range map[model.WorkflowStatus]model.StepStatus{
 			model.WorkflowFailed: model.StepFatallyFailed, model.WorkflowTimedOut: model.StepTimedOut, model.WorkflowStopped: model.StepStopped,
 		} {
-			g, err := Compile(subWorkflow(nil, nil), newEvaluator(t))
-			require.NoError(t, err)
-			d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-			require.NoError(t, err)
+			g, d := startRun(t, subWorkflow(nil, nil))
+			var err error
 			d, err = Decide(ctx, g, d.State, ChildStarted{StepID: "sub", Attempt: 1, Child: ChildRef{WorkflowID: "child", InstanceID: 2, RunID: 1}}, t0)
 			require.NoError(t, err)
 			d, err = Decide(ctx, g, d.State, ChildEnded{StepID: "sub", Attempt: 1, Status: status, Message: "why"}, t0)
@@ -160,10 +145,7 @@ func TestSubworkflowParamsAndModes(t *testing.T) {
 
 func TestSubworkflowStopsReachTheChild(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(subWorkflow(nil, nil), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, subWorkflow(nil, nil))
 	running := d.State
 
 	t.Run("a kill of the run kills the child it follows", func(t *testing.T) {
@@ -189,10 +171,8 @@ func TestSubworkflowStopsReachTheChild(t *testing.T) {
 
 func TestSubworkflowEndReportedBeforeItsStart(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(subWorkflow(nil, nil), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, subWorkflow(nil, nil))
+	var err error
 	// A child that runs to its end inside its start request reports its
 	// end first; the end names it.
 	child := ChildRef{WorkflowID: "child", InstanceID: 3, RunID: 1, Version: 2}
@@ -208,10 +188,8 @@ func TestSubworkflowEndReportedBeforeItsStart(t *testing.T) {
 
 func TestSubworkflowRestartFromIncompleteRestartsTheFailedChild(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(subWorkflow(nil, nil), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, subWorkflow(nil, nil))
+	var err error
 	child := ChildRef{WorkflowID: "child", InstanceID: 6, RunID: 1, Version: 2, UUID: "u"}
 	d, err = Decide(ctx, g, d.State, ChildStarted{StepID: "sub", Attempt: 1, Child: child}, t0)
 	require.NoError(t, err)

@@ -21,10 +21,8 @@ func TestStepTimeoutRetriesThenTimesOut(t *testing.T) {
 	rp := &model.RetryPolicy{TimeoutRetryLimit: pl(1), Backoff: &model.Backoff{Type: model.FixedBackoff, TimeoutRetryBackoffInSecs: pl(5)}}
 	wf := &model.Workflow{ID: "to", Steps: []model.Step{sleepy("a", 600, &model.ParsableDuration{Expr: "${limit}s"}, rp)}}
 	wf.Params = params("limit", literal(model.TypeLong, int64(30)))
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, wf)
+	var err error
 	// The sleep timer and the timeout timer ("${limit}s" = 30s).
 	require.Len(t, stepCommands(d.Commands), 2)
 	assert.Equal(t, StartTimer{StepID: "a", Attempt: 1, Purpose: PurposeTimeout, FireAt: t0.Add(30 * time.Second).UTC()}, stepCommands(d.Commands)[0])
@@ -36,9 +34,7 @@ func TestStepTimeoutRetriesThenTimesOut(t *testing.T) {
 	assert.Equal(t, PurposeRetry, retry.Purpose)
 	assert.Equal(t, t0.Add(35*time.Second).UTC(), retry.FireAt)
 	// The first attempt's own sleep timer arriving later changes nothing.
-	late, err := Decide(ctx, g, d.State, TimerFired{StepID: "a", Attempt: 1, Purpose: PurposeSleep}, t0.Add(time.Hour))
-	require.NoError(t, err)
-	assert.False(t, late.Changed())
+	assertUnchanged(t, ctx, g, d.State, TimerFired{StepID: "a", Attempt: 1, Purpose: PurposeSleep}, t0.Add(time.Hour))
 
 	d, err = Decide(ctx, g, d.State, TimerFired{StepID: "a", Attempt: 1, Purpose: PurposeRetry}, retry.FireAt)
 	require.NoError(t, err)
@@ -52,16 +48,12 @@ func TestStepTimeoutRetriesThenTimesOut(t *testing.T) {
 func TestTimeoutAfterSuccessIsIgnored(t *testing.T) {
 	ctx := context.Background()
 	wf := &model.Workflow{ID: "to", Steps: []model.Step{sleepy("a", 1, &model.ParsableDuration{Seconds: 10}, nil)}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, wf)
+	var err error
 	d, err = Decide(ctx, g, d.State, TimerFired{StepID: "a", Attempt: 1, Purpose: PurposeSleep}, t0.Add(time.Second))
 	require.NoError(t, err)
 	require.Equal(t, model.WorkflowSucceeded, d.State.Status)
-	late, err := Decide(ctx, g, d.State, TimerFired{StepID: "a", Attempt: 1, Purpose: PurposeTimeout}, t0.Add(10*time.Second))
-	require.NoError(t, err)
-	assert.False(t, late.Changed())
+	assertUnchanged(t, ctx, g, d.State, TimerFired{StepID: "a", Attempt: 1, Purpose: PurposeTimeout}, t0.Add(10*time.Second))
 }
 
 func TestWorkflowTimeout(t *testing.T) {
@@ -72,10 +64,8 @@ func TestWorkflowTimeout(t *testing.T) {
 	}}
 	wf.Steps[0].Transition.Successors = []model.Successor{{StepID: "c", Condition: "true"}}
 	wf.Steps = append(wf.Steps, model.Step{Kind: model.KindStep, ID: "c", Type: model.StepNoOp})
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, wf)
+	var err error
 	assert.Contains(t, d.Commands, Command(StartTimer{Purpose: PurposeWorkflowTimeout, FireAt: t0.Add(100 * time.Second).UTC()}))
 	d, err = Decide(ctx, g, d.State, TimerFired{Purpose: PurposeWorkflowTimeout}, t0.Add(100*time.Second))
 	require.NoError(t, err)
@@ -85,18 +75,12 @@ func TestWorkflowTimeout(t *testing.T) {
 	assert.Equal(t, model.StepNotCreated, d.State.Step("c").Status)
 	assert.Equal(t, []Command{InstanceDone{Status: model.WorkflowTimedOut}}, d.Commands)
 	// Firing again (a duplicate delivery) changes nothing.
-	dup, err := Decide(ctx, g, d.State, TimerFired{Purpose: PurposeWorkflowTimeout}, t0.Add(101*time.Second))
-	require.NoError(t, err)
-	assert.False(t, dup.Changed())
+	assertUnchanged(t, ctx, g, d.State, TimerFired{Purpose: PurposeWorkflowTimeout}, t0.Add(101*time.Second))
 }
 
 func TestBadTimeoutFailsTheStep(t *testing.T) {
-	ctx := context.Background()
 	wf := &model.Workflow{ID: "to", Steps: []model.Step{sleepy("a", 1, &model.ParsableDuration{Expr: "${missing}"}, nil)}}
-	g, err := Compile(wf, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	_, d := startRun(t, wf)
 	assert.Equal(t, model.StepFatallyFailed, d.State.Step("a").Status)
 	assert.Contains(t, d.State.Step("a").Message, "missing")
 }
@@ -116,10 +100,8 @@ func TestDefaultTimeouts(t *testing.T) {
 
 	// No timeouts: the run gets the 10-day default, which bounds the step
 	// too, so the step arms no timer of its own.
-	g, err := Compile(&model.Workflow{ID: "d", Steps: []model.Step{httpStep}}, newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, &model.Workflow{ID: "d", Steps: []model.Step{httpStep}})
+	var err error
 	got := timers(d.Commands)
 	assert.Equal(t, map[TimerPurpose]time.Time{PurposeWorkflowTimeout: t0.Add(model.DefaultTimeout).UTC()}, got)
 	assert.Equal(t, t0.Add(model.DefaultTimeout).UnixMilli(), d.State.TimeoutAt)

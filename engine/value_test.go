@@ -138,6 +138,18 @@ func TestTypeOf(t *testing.T) {
 	assert.ErrorContains(t, err, "int32")
 }
 
+// roundTrip checks that v marshals to the JSON want and unmarshal reads
+// that back as v.
+func roundTrip[T any](t *testing.T, v T, want string, unmarshal func([]byte) (T, error)) {
+	t.Helper()
+	data, err := json.Marshal(v)
+	require.NoError(t, err)
+	assert.JSONEq(t, want, string(data))
+	back, err := unmarshal(data)
+	require.NoError(t, err)
+	assert.Equal(t, v, back)
+}
+
 func TestEventAndCommandJSON(t *testing.T) {
 	events := []struct {
 		ev   Event
@@ -149,12 +161,7 @@ func TestEventAndCommandJSON(t *testing.T) {
 			`{"kind":"timer_fired","step_id":"a","step_attempt_id":1,"purpose":"sleep"}`},
 	}
 	for _, tc := range events {
-		data, err := json.Marshal(tc.ev)
-		require.NoError(t, err)
-		assert.JSONEq(t, tc.json, string(data))
-		back, err := UnmarshalEvent(data)
-		require.NoError(t, err)
-		assert.Equal(t, tc.ev, back)
+		roundTrip(t, tc.ev, tc.json, UnmarshalEvent)
 	}
 
 	start := StartRun{RunParams: params("foo", literal(model.TypeLong, int64(3))), Initiator: Initiator{Type: "MANUAL"}}
@@ -190,12 +197,7 @@ func TestEventAndCommandJSON(t *testing.T) {
 		{InstanceDone{Status: model.WorkflowSucceeded}, `{"kind":"instance_done","status":"SUCCEEDED"}`},
 	}
 	for _, tc := range commands {
-		data, err := json.Marshal(tc.c)
-		require.NoError(t, err)
-		assert.JSONEq(t, tc.json, string(data))
-		back, err := UnmarshalCommand(data)
-		require.NoError(t, err)
-		assert.Equal(t, tc.c, back)
+		roundTrip(t, tc.c, tc.json, UnmarshalCommand)
 	}
 	_, err = UnmarshalCommand([]byte(`{"kind":"launch"}`))
 	assert.ErrorContains(t, err, `unknown kind "launch"`)

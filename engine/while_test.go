@@ -26,22 +26,12 @@ func whileWorkflow(cond string, start int64, mode model.FailureMode) *model.Work
 	}}
 }
 
-func startedChildren(d *Decision) []StartChild {
-	var out []StartChild
-	for _, c := range d.Commands {
-		if sc, ok := c.(StartChild); ok {
-			out = append(out, sc)
-		}
-	}
-	return out
-}
+func startedChildren(d *Decision) []StartChild { return commandsOf[StartChild](d.Commands) }
 
 func TestWhileRunsOneIterationAtATimeUntilItsConditionIsFalse(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(whileWorkflow("i <= 20200105", 20200101, ""), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, whileWorkflow("i <= 20200105", 20200101, ""))
+	var err error
 	st := d.State
 	var creates int
 	for _, c := range d.Commands {
@@ -112,10 +102,8 @@ func TestWhileEndsByItsIterations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := Compile(whileWorkflow(tt.cond, 1, ""), newEvaluator(t))
-			require.NoError(t, err)
-			d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-			require.NoError(t, err)
+			g, d := startRun(t, whileWorkflow(tt.cond, 1, ""))
+			var err error
 			st := d.State
 			if tt.ends == nil {
 				for _, c := range d.Commands {
@@ -138,13 +126,9 @@ func TestWhileEndsByItsIterations(t *testing.T) {
 }
 
 func TestWhileConditionErrorsFailTheStep(t *testing.T) {
-	ctx := context.Background()
 	// A condition that does not compile (unknown name) fails the step
 	// when it runs, naming the problem.
-	g, err := Compile(whileWorkflow("nope > 1", 1, ""), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	_, d := startRun(t, whileWorkflow("nope > 1", 1, ""))
 	loop := d.State.Step("loop")
 	assert.Equal(t, model.StepFatallyFailed, loop.Status)
 	assert.Contains(t, loop.Message, "while: ")
@@ -198,10 +182,8 @@ func TestWhileIterationReportsItsLoopParams(t *testing.T) {
 
 func TestWhileRestartFromIncompleteGoesOnFromTheFailedIteration(t *testing.T) {
 	ctx := context.Background()
-	g, err := Compile(whileWorkflow("i < 5", 1, ""), newEvaluator(t))
-	require.NoError(t, err)
-	d, err := Decide(ctx, g, newInstance(g), StartRun{}, t0)
-	require.NoError(t, err)
+	g, d := startRun(t, whileWorkflow("i < 5", 1, ""))
+	var err error
 	st := d.State
 	inline := st.Step("loop").Loop.WorkflowID
 	// i = 1 and 2 succeed (feeding back 2 and 3), i = 3 fails.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"testing"
 	"time"
@@ -41,22 +40,14 @@ func (w testWriter) Write(p []byte) (int, error) {
 // testConfig returns an SDK configuration for the shared emulator.
 func testConfig(t *testing.T) aws.Config {
 	t.Helper()
-	cfg, err := emulator.AWSConfig(context.Background())
-	if err != nil {
-		t.Fatalf("AWSConfig: %v", err)
-	}
-	return cfg
+	return emulator.TestConfig(t)
 }
 
 // uniqueStage returns a stage name no other test uses, so tests can share
 // one emulator.
 func uniqueStage(t *testing.T) string {
 	t.Helper()
-	s, err := resources.ParseStage(fmt.Sprintf("t%08x", rand.Uint32()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return RandomStage(t, "t")
 }
 
 // provisionStage provisions a fresh stage and returns its resources.
@@ -144,13 +135,7 @@ func queueDepth(t *testing.T, client *sqs.Client, url string) int {
 // eventually polls cond every 50 ms until it holds or timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	Eventually(t, timeout, what, cond)
 }
 
 // runPump runs a pump's Run in the background until the test ends, and

@@ -42,6 +42,29 @@ func (r *recorder) snapshot() ([][]string, []events.DynamoDBEventRecord) {
 	return slices.Clone(r.calls), slices.Clone(r.recs)
 }
 
+// pump is a stream pump on res's table stream whose handler records each
+// batch and then answers as answer does, given the batch's number (1 for
+// the first); a nil answer succeeds.
+func (r *recorder) pump(cfg aws.Config, res *Resources, opts StreamPumpOptions, answer func(n int, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error)) *StreamPump {
+	return NewStreamPump(dynamodbstreams.NewFromConfig(cfg), res.Table.StreamARN,
+		func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			n := r.add(ev)
+			if answer == nil {
+				return events.DynamoDBEventResponse{}, nil
+			}
+			return answer(n, ev)
+		}, opts)
+}
+
+// wantCalls fails t unless the handler's calls so far had the records of
+// want, call by call.
+func (r *recorder) wantCalls(t *testing.T, want [][]string) {
+	t.Helper()
+	if calls, _ := r.snapshot(); fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("handler calls = %v, want %v", calls, want)
+	}
+}
+
 func (r *recorder) seen(sk string) bool {
 	_, recs := r.snapshot()
 	for _, rec := range recs {
@@ -82,12 +105,7 @@ func TestStreamPumpDeliversFilteredRecords(t *testing.T) {
 	res, spec := provisionStage(t, cfg)
 	ddb := dynamodb.NewFromConfig(cfg)
 	var rec recorder
-	pump := NewStreamPump(dynamodbstreams.NewFromConfig(cfg), res.Table.StreamARN,
-		func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-			rec.add(ev)
-			return events.DynamoDBEventResponse{}, nil
-		},
-		StreamPumpOptions{Filter: NewImageHas(spec.StreamFilterAttribute), Region: cfg.Region, Logger: testLogger(t)})
+	pump := rec.pump(cfg, res, StreamPumpOptions{Filter: NewImageHas(spec.StreamFilterAttribute), Region: cfg.Region, Logger: testLogger(t)}, nil)
 	runPump(t, pump.Run)
 
 	putItem(t, ddb, res.Table.Name, "with-outbox", outbox)
@@ -126,27 +144,22 @@ func TestStreamPumpRetriesFromFirstFailedRecord(t *testing.T) {
 	}
 
 	var rec recorder
-	pump := NewStreamPump(dynamodbstreams.NewFromConfig(cfg), res.Table.StreamARN,
-		func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-			if rec.add(ev) == 1 {
+	pump := rec.pump(cfg, res, StreamPumpOptions{Interval: 50 * time.Millisecond, RetryBackoff: 20 * time.Millisecond, Logger: testLogger(t)},
+		func(n int, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			if n == 1 {
 				// Fail the second record: Lambda retries from it.
 				return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{
 					{ItemIdentifier: ev.Records[1].Change.SequenceNumber},
 				}}, nil
 			}
 			return events.DynamoDBEventResponse{}, nil
-		},
-		StreamPumpOptions{Interval: 50 * time.Millisecond, RetryBackoff: 20 * time.Millisecond, Logger: testLogger(t)})
+		})
 	runPump(t, pump.Run)
 
 	eventually(t, 10*time.Second, "the retry", func() bool { calls, _ := rec.snapshot(); return len(calls) >= 2 })
 	putItem(t, ddb, res.Table.Name, "k4", outbox)
 	eventually(t, 10*time.Second, "k4", func() bool { return rec.seen("k4") })
-	calls, _ := rec.snapshot()
-	want := [][]string{{"k1", "k2", "k3"}, {"k2", "k3"}, {"k4"}}
-	if fmt.Sprint(calls) != fmt.Sprint(want) {
-		t.Errorf("handler calls = %v, want %v", calls, want)
-	}
+	rec.wantCalls(t, [][]string{{"k1", "k2", "k3"}, {"k2", "k3"}, {"k4"}})
 }
 
 func TestStreamPumpRetriesWholeBatchOnError(t *testing.T) {
@@ -157,23 +170,18 @@ func TestStreamPumpRetriesWholeBatchOnError(t *testing.T) {
 	putItem(t, ddb, res.Table.Name, "e2", outbox)
 
 	var rec recorder
-	pump := NewStreamPump(dynamodbstreams.NewFromConfig(cfg), res.Table.StreamARN,
-		func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-			if n := rec.add(ev); n <= 2 {
+	pump := rec.pump(cfg, res, StreamPumpOptions{Interval: 50 * time.Millisecond, RetryBackoff: 20 * time.Millisecond, Logger: testLogger(t)},
+		func(n int, _ events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+			if n <= 2 {
 				return events.DynamoDBEventResponse{}, errors.New("transient")
 			}
 			return events.DynamoDBEventResponse{}, nil
-		},
-		StreamPumpOptions{Interval: 50 * time.Millisecond, RetryBackoff: 20 * time.Millisecond, Logger: testLogger(t)})
+		})
 	runPump(t, pump.Run)
 
 	eventually(t, 10*time.Second, "three calls", func() bool { calls, _ := rec.snapshot(); return len(calls) >= 3 })
 	time.Sleep(300 * time.Millisecond) // no fourth call: the batch succeeded
-	calls, _ := rec.snapshot()
-	want := [][]string{{"e1", "e2"}, {"e1", "e2"}, {"e1", "e2"}}
-	if fmt.Sprint(calls) != fmt.Sprint(want) {
-		t.Errorf("handler calls = %v, want %v", calls, want)
-	}
+	rec.wantCalls(t, [][]string{{"e1", "e2"}, {"e1", "e2"}, {"e1", "e2"}})
 }
 
 func TestStreamPumpSkipsAfterMaxRetries(t *testing.T) {
@@ -183,25 +191,19 @@ func TestStreamPumpSkipsAfterMaxRetries(t *testing.T) {
 	putItem(t, ddb, res.Table.Name, "poison", outbox)
 
 	var rec recorder
-	pump := NewStreamPump(dynamodbstreams.NewFromConfig(cfg), res.Table.StreamARN,
-		func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-			rec.add(ev)
+	pump := rec.pump(cfg, res, StreamPumpOptions{Interval: 50 * time.Millisecond, RetryBackoff: 10 * time.Millisecond, MaxRetryAttempts: 2, Logger: testLogger(t)},
+		func(_ int, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 			if ev.Records[0].Change.Keys["sk"].String() == "poison" {
 				return events.DynamoDBEventResponse{}, errors.New("always fails")
 			}
 			return events.DynamoDBEventResponse{}, nil
-		},
-		StreamPumpOptions{Interval: 50 * time.Millisecond, RetryBackoff: 10 * time.Millisecond, MaxRetryAttempts: 2, Logger: testLogger(t)})
+		})
 	runPump(t, pump.Run)
 
 	eventually(t, 10*time.Second, "the poison record's attempts", func() bool { calls, _ := rec.snapshot(); return len(calls) >= 3 })
 	putItem(t, ddb, res.Table.Name, "next", outbox)
 	eventually(t, 10*time.Second, "the next record", func() bool { return rec.seen("next") })
-	calls, _ := rec.snapshot()
-	want := [][]string{{"poison"}, {"poison"}, {"poison"}, {"next"}}
-	if fmt.Sprint(calls) != fmt.Sprint(want) {
-		t.Errorf("handler calls = %v, want %v", calls, want)
-	}
+	rec.wantCalls(t, [][]string{{"poison"}, {"poison"}, {"poison"}, {"next"}})
 }
 
 func TestStreamPumpPrimedAtLatest(t *testing.T) {
@@ -211,12 +213,7 @@ func TestStreamPumpPrimedAtLatest(t *testing.T) {
 	putItem(t, ddb, res.Table.Name, "before", outbox)
 
 	var rec recorder
-	pump := NewStreamPump(dynamodbstreams.NewFromConfig(cfg), res.Table.StreamARN,
-		func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-			rec.add(ev)
-			return events.DynamoDBEventResponse{}, nil
-		},
-		StreamPumpOptions{StartAtLatest: true, Logger: testLogger(t)})
+	pump := rec.pump(cfg, res, StreamPumpOptions{StartAtLatest: true, Logger: testLogger(t)}, nil)
 	if err := pump.Prime(context.Background()); err != nil {
 		t.Fatalf("Prime: %v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -47,14 +46,8 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stage, err := resources.ParseStage(fmt.Sprintf("s%08x", rand.Uint32()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := emulator.TestConfig(t)
+	stage := localstack.RandomStage(t, "s")
 	res, err := localstack.Provision(ctx, cfg, resources.ForStage(stage))
 	if err != nil {
 		t.Fatalf("provision %s: %v", stage, err)
@@ -356,39 +349,35 @@ type interleaved struct {
 	before func(op, name string) error
 }
 
-func (c *interleaved) ListSchedules(ctx context.Context, in *scheduler.ListSchedulesInput, opts ...func(*scheduler.Options)) (*scheduler.ListSchedulesOutput, error) {
-	if err := c.before("ListSchedules", ""); err != nil {
-		return nil, err
+// hooked runs c's hook for op on the schedule name, then, unless the hook
+// refuses, the Scheduler call.
+func hooked[In, Out any](c *interleaved, op, name string, call func(context.Context, In, ...func(*scheduler.Options)) (Out, error),
+	ctx context.Context, in In, opts []func(*scheduler.Options)) (Out, error) {
+	if err := c.before(op, name); err != nil {
+		var none Out
+		return none, err
 	}
-	return c.Client.ListSchedules(ctx, in, opts...)
+	return call(ctx, in, opts...)
+}
+
+func (c *interleaved) ListSchedules(ctx context.Context, in *scheduler.ListSchedulesInput, opts ...func(*scheduler.Options)) (*scheduler.ListSchedulesOutput, error) {
+	return hooked(c, "ListSchedules", "", c.Client.ListSchedules, ctx, in, opts)
 }
 
 func (c *interleaved) GetSchedule(ctx context.Context, in *scheduler.GetScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.GetScheduleOutput, error) {
-	if err := c.before("GetSchedule", aws.ToString(in.Name)); err != nil {
-		return nil, err
-	}
-	return c.Client.GetSchedule(ctx, in, opts...)
+	return hooked(c, "GetSchedule", aws.ToString(in.Name), c.Client.GetSchedule, ctx, in, opts)
 }
 
 func (c *interleaved) CreateSchedule(ctx context.Context, in *scheduler.CreateScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.CreateScheduleOutput, error) {
-	if err := c.before("CreateSchedule", aws.ToString(in.Name)); err != nil {
-		return nil, err
-	}
-	return c.Client.CreateSchedule(ctx, in, opts...)
+	return hooked(c, "CreateSchedule", aws.ToString(in.Name), c.Client.CreateSchedule, ctx, in, opts)
 }
 
 func (c *interleaved) UpdateSchedule(ctx context.Context, in *scheduler.UpdateScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.UpdateScheduleOutput, error) {
-	if err := c.before("UpdateSchedule", aws.ToString(in.Name)); err != nil {
-		return nil, err
-	}
-	return c.Client.UpdateSchedule(ctx, in, opts...)
+	return hooked(c, "UpdateSchedule", aws.ToString(in.Name), c.Client.UpdateSchedule, ctx, in, opts)
 }
 
 func (c *interleaved) DeleteSchedule(ctx context.Context, in *scheduler.DeleteScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.DeleteScheduleOutput, error) {
-	if err := c.before("DeleteSchedule", aws.ToString(in.Name)); err != nil {
-		return nil, err
-	}
-	return c.Client.DeleteSchedule(ctx, in, opts...)
+	return hooked(c, "DeleteSchedule", aws.ToString(in.Name), c.Client.DeleteSchedule, ctx, in, opts)
 }
 
 // TestSyncRacingAnotherSync: another sync of the same workflow may create,

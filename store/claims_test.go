@@ -36,9 +36,7 @@ func TestClaimsRunAnAttemptOncePerLease(t *testing.T) {
 	if _, _, err := s.Instances.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state, Now: now}); err == nil {
 		t.Fatal("an instance of a workflow without a head was created")
 	}
-	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
-		t.Fatal(err)
-	}
+	pushVersion(t, s, "wf", now)
 	if _, _, err := s.Instances.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state, Now: now,
 		FirstEvent: store.Event{ID: "start", Body: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
@@ -94,9 +92,6 @@ func TestDeferredStarts(t *testing.T) {
 	now := time.UnixMilli(1_700_000_000_000)
 	createRun(t, s, "wf")
 	start := &store.AttemptStart{Body: []byte(`{"params":{"a":1}}`), Timeline: [][]byte{[]byte(`"CREATED"`), []byte(`"RUNNING"`)}}
-	ref := func(step string) store.AttemptRef {
-		return store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: step, Attempt: 1}
-	}
 	entries := func(a *store.Attempt) string {
 		var out []string
 		for _, e := range a.Timeline {
@@ -106,7 +101,7 @@ func TestDeferredStarts(t *testing.T) {
 	}
 
 	// Claimed, then ended: the claim wrote the start, the end appends.
-	if _, err := s.Attempts.ClaimAttempt(ctx, ref("x"), "a", now, now.Add(time.Minute), start); err != nil {
+	if _, err := s.Attempts.ClaimAttempt(ctx, firstAttempt("x"), "a", now, now.Add(time.Minute), start); err != nil {
 		t.Fatalf("first claim of a deferred start: %v", err)
 	}
 	a, err := s.Attempts.GetAttempt(ctx, "wf", 1, 1, "x", 1)
@@ -114,7 +109,7 @@ func TestDeferredStarts(t *testing.T) {
 		t.Fatalf("claimed deferred start: %+v, %v", a, err)
 	}
 	var ce *store.ClaimError
-	if _, err := s.Attempts.ClaimAttempt(ctx, ref("x"), "b", now.Add(time.Second), now.Add(time.Minute), start); !errors.As(err, &ce) || ce.Done {
+	if _, err := s.Attempts.ClaimAttempt(ctx, firstAttempt("x"), "b", now.Add(time.Second), now.Add(time.Minute), start); !errors.As(err, &ce) || ce.Done {
 		t.Fatalf("second claim within the lease: %v, want held", err)
 	}
 	end := func(v int64, step string) {
@@ -137,7 +132,7 @@ func TestDeferredStarts(t *testing.T) {
 		string(a.Body) != `{"stopped":true}` {
 		t.Fatalf("unclaimed attempt ended: %+v, %v", a, err)
 	}
-	if _, err := s.Attempts.ClaimAttempt(ctx, ref("y"), "a", now, now.Add(time.Minute), start); !errors.As(err, &ce) || !ce.Done {
+	if _, err := s.Attempts.ClaimAttempt(ctx, firstAttempt("y"), "a", now, now.Add(time.Minute), start); !errors.As(err, &ce) || !ce.Done {
 		t.Fatalf("claim after the end: %v, want done", err)
 	}
 
@@ -169,13 +164,10 @@ func TestStartedAttempts(t *testing.T) {
 		}}); err != nil {
 		t.Fatal(err)
 	}
-	ref := func(step string) store.AttemptRef {
-		return store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: step, Attempt: 1}
-	}
-	if _, err := s.Attempts.ClaimAttempt(ctx, ref("claimed"), "w", now, now.Add(time.Minute), nil); err != nil {
+	if _, err := s.Attempts.ClaimAttempt(ctx, firstAttempt("claimed"), "w", now, now.Add(time.Minute), nil); err != nil {
 		t.Fatal(err)
 	}
-	refs := []store.AttemptRef{ref("running"), ref("claimed"), ref("ended"), ref("deferred"), ref("claimed")}
+	refs := []store.AttemptRef{firstAttempt("running"), firstAttempt("claimed"), firstAttempt("ended"), firstAttempt("deferred"), firstAttempt("claimed")}
 	started, err := s.Attempts.StartedAttempts(ctx, refs)
 	if err != nil {
 		t.Fatal(err)

@@ -18,9 +18,7 @@ func TestCreatingCommit(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	now := time.UnixMilli(1_700_000_000_000)
-	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
-		t.Fatal(err)
-	}
+	pushVersion(t, s, "wf", now)
 	id, prior, err := s.Instances.ReserveInstance(ctx, "wf", "req-1")
 	if err != nil || prior != nil || id != 1 {
 		t.Fatalf("reserve: id %d, prior %v, %v", id, prior, err)

@@ -31,31 +31,28 @@ func TestWorkerWrittenEnds(t *testing.T) {
 	ctx := context.Background()
 	now := time.UnixMilli(1_700_000_000_000)
 	createRun(t, s, "wf")
-	ref := func(step string) store.AttemptRef {
-		return store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: step, Attempt: 1}
-	}
 	start := &store.AttemptStart{Body: []byte(`{"status":"RUNNING"}`), Timeline: [][]byte{[]byte(`"CREATED"`), []byte(`"RUNNING"`)}}
 	for _, step := range []string{"a", "b"} {
-		if _, err := s.Attempts.ClaimAttempt(ctx, ref(step), "tok-"+step, now, now.Add(time.Minute), start); err != nil {
+		if _, err := s.Attempts.ClaimAttempt(ctx, firstAttempt(step), "tok-"+step, now, now.Add(time.Minute), start); err != nil {
 			t.Fatal(err)
 		}
 	}
 	end := store.AttemptEnd{Status: "SUCCEEDED", Body: []byte(`{"status":"SUCCEEDED","outputs":{"x":1}}`),
 		Timeline: [][]byte{[]byte(`"FINISHING"`), []byte(`"SUCCEEDED"`)}}
-	if err := s.Attempts.FinishAttempt(ctx, ref("a"), "tok-b", end, true); !errors.Is(err, store.ErrClaimLost) {
+	if err := s.Attempts.FinishAttempt(ctx, firstAttempt("a"), "tok-b", end, true); !errors.Is(err, store.ErrClaimLost) {
 		t.Fatalf("end written without the claim: %v, want ErrClaimLost", err)
 	}
-	if err := s.Attempts.FinishAttempt(ctx, ref("a"), "tok-a", end, true); err != nil {
+	if err := s.Attempts.FinishAttempt(ctx, firstAttempt("a"), "tok-a", end, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Attempts.FinishAttempt(ctx, ref("a"), "tok-a", end, true); !errors.Is(err, store.ErrClaimLost) {
+	if err := s.Attempts.FinishAttempt(ctx, firstAttempt("a"), "tok-a", end, true); !errors.Is(err, store.ErrClaimLost) {
 		t.Fatalf("second end of an attempt no longer RUNNING: %v, want ErrClaimLost", err)
 	}
-	fs, err := s.Attempts.FinishedAttempts(ctx, []store.AttemptRef{ref("b"), ref("a"), ref("a"), ref("missing")})
+	fs, err := s.Attempts.FinishedAttempts(ctx, []store.AttemptRef{firstAttempt("b"), firstAttempt("a"), firstAttempt("a"), firstAttempt("missing")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fs) != 1 || fs[0].Ref != ref("a") || fs[0].WorkerEntries != 2 || fs[0].Outcome != nil ||
+	if len(fs) != 1 || fs[0].Ref != firstAttempt("a") || fs[0].WorkerEntries != 2 || fs[0].Outcome != nil ||
 		fs[0].Attempt.Status != "SUCCEEDED" || string(fs[0].Attempt.Body) != string(end.Body) || len(fs[0].Attempt.Timeline) != 4 {
 		t.Fatalf("finished attempts %+v; want a alone, SUCCEEDED with 2 worker entries of 4", fs)
 	}
@@ -66,7 +63,7 @@ func TestWorkerWrittenEnds(t *testing.T) {
 	}
 	msgs, err := store.OutboxFromImage(map[string]events.DynamoDBAttributeValue{"pk": events.NewStringAttribute("R#wf#1"),
 		"sk": events.NewStringAttribute("S#000001#a#0001"), "ob": events.NewStringAttribute(ob.Value)})
-	if want := store.FinishedWakeMessage(ref("a")); err != nil || len(msgs) != 1 || msgs[0] != want {
+	if want := store.FinishedWakeMessage(firstAttempt("a")); err != nil || len(msgs) != 1 || msgs[0] != want {
 		t.Fatalf("outbox %+v, %v; want %+v", msgs, err, want)
 	}
 	if item := raw("S#000001#a#0001"); item["claim"] != nil || item["lease"] != nil {
@@ -92,7 +89,7 @@ func TestWorkerWrittenEnds(t *testing.T) {
 	if item := raw("S#000001#a#0001"); item["ob"] != nil || item["wn"] != nil {
 		t.Fatalf("rewritten attempt keeps its wake or its worker mark: %v", item)
 	}
-	if fs, err := s.Attempts.FinishedAttempts(ctx, []store.AttemptRef{ref("a")}); err != nil || len(fs) != 0 {
+	if fs, err := s.Attempts.FinishedAttempts(ctx, []store.AttemptRef{firstAttempt("a")}); err != nil || len(fs) != 0 {
 		t.Fatalf("finished attempts after the rewrite: %+v, %v; want none", fs, err)
 	}
 }
@@ -107,21 +104,18 @@ func TestDeferredAttemptWrittenWhole(t *testing.T) {
 	ctx := context.Background()
 	now := time.UnixMilli(1_700_000_000_000)
 	createRun(t, s, "wf")
-	ref := func(step string) store.AttemptRef {
-		return store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: step, Attempt: 1}
-	}
 	start := store.AttemptStart{Body: []byte(`{"status":"RUNNING"}`), Timeline: [][]byte{[]byte(`"CREATED"`), []byte(`"RUNNING"`)}}
 	end := store.AttemptEnd{Status: "SUCCEEDED", Body: []byte(`{"status":"SUCCEEDED","outputs":{"x":1}}`),
 		Timeline: [][]byte{[]byte(`"FINISHING"`), []byte(`"SUCCEEDED"`)}}
 
 	// The twin, claimed then ended.
-	if _, err := s.Attempts.ClaimAttempt(ctx, ref("twin"), "tok", now, now.Add(time.Minute), &start); err != nil {
+	if _, err := s.Attempts.ClaimAttempt(ctx, firstAttempt("twin"), "tok", now, now.Add(time.Minute), &start); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Attempts.FinishAttempt(ctx, ref("twin"), "tok", end, false); err != nil {
+	if err := s.Attempts.FinishAttempt(ctx, firstAttempt("twin"), "tok", end, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Attempts.FinishDeferredAttempt(ctx, ref("a"), start, end, false); err != nil {
+	if err := s.Attempts.FinishDeferredAttempt(ctx, firstAttempt("a"), start, end, false); err != nil {
 		t.Fatal(err)
 	}
 	twin, whole := raw("S#000001#twin#0001"), raw("S#000001#a#0001")
@@ -139,25 +133,25 @@ func TestDeferredAttemptWrittenWhole(t *testing.T) {
 			}
 		}
 	}
-	if err := s.Attempts.FinishDeferredAttempt(ctx, ref("a"), start, end, false); !errors.Is(err, store.ErrClaimLost) {
+	if err := s.Attempts.FinishDeferredAttempt(ctx, firstAttempt("a"), start, end, false); !errors.Is(err, store.ErrClaimLost) {
 		t.Errorf("second write: %v, want ErrClaimLost", err)
 	}
 	// Another worker claimed it first (a swept run sent it again).
-	if _, err := s.Attempts.ClaimAttempt(ctx, ref("b"), "tok-b", now, now.Add(time.Minute), &start); err != nil {
+	if _, err := s.Attempts.ClaimAttempt(ctx, firstAttempt("b"), "tok-b", now, now.Add(time.Minute), &start); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Attempts.FinishDeferredAttempt(ctx, ref("b"), start, end, true); !errors.Is(err, store.ErrClaimLost) {
+	if err := s.Attempts.FinishDeferredAttempt(ctx, firstAttempt("b"), start, end, true); !errors.Is(err, store.ErrClaimLost) {
 		t.Errorf("write over another worker's claim: %v, want ErrClaimLost", err)
 	}
-	fs, err := s.Attempts.FinishedAttempts(ctx, []store.AttemptRef{ref("a"), ref("b")})
+	fs, err := s.Attempts.FinishedAttempts(ctx, []store.AttemptRef{firstAttempt("a"), firstAttempt("b")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fs) != 1 || fs[0].Ref != ref("a") || fs[0].WorkerEntries != 2 || fs[0].Attempt.Status != "SUCCEEDED" || len(fs[0].Attempt.Timeline) != 4 {
+	if len(fs) != 1 || fs[0].Ref != firstAttempt("a") || fs[0].WorkerEntries != 2 || fs[0].Attempt.Status != "SUCCEEDED" || len(fs[0].Attempt.Timeline) != 4 {
 		t.Fatalf("finished attempts %+v; want a alone, SUCCEEDED with 2 worker entries of 4", fs)
 	}
 	// With a wake, it carries the end's outbox.
-	if err := s.Attempts.FinishDeferredAttempt(ctx, ref("c"), start, end, true); err != nil {
+	if err := s.Attempts.FinishDeferredAttempt(ctx, firstAttempt("c"), start, end, true); err != nil {
 		t.Fatal(err)
 	}
 	if ob, ok := raw("S#000001#c#0001")["ob"].(*types.AttributeValueMemberS); !ok || ob.Value == "" {

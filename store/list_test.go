@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -13,12 +12,8 @@ import (
 // workflow three at a time, newest first, through cursors — past pages
 // the filter leaves empty — and finds each exactly once.
 func TestListInstancesByStatus(t *testing.T) {
-	s := newStore(t)
+	s, now := newStoreWithWorkflow(t)
 	ctx := context.Background()
-	now := time.Now()
-	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
-		t.Fatal(err)
-	}
 	var failed []int64
 	for i := range 40 {
 		status := "SUCCEEDED"

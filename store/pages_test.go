@@ -94,9 +94,7 @@ func TestPagedRunStateReadsBackWholeAndKeepsTheRunItemSmall(t *testing.T) {
 	s := newStore(t)
 	db := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true })
 	now := time.Now()
-	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
-		t.Fatal(err)
-	}
+	pushVersion(t, s, "wf", now)
 	rec, _, err := s.Instances.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", State: state,
 		FirstEvent: store.Event{ID: "start", Body: []byte(`{}`)}, Now: now})
 	if err != nil {

@@ -15,9 +15,7 @@ func TestDeleteWorkflowPurgesInRoundsAndKeepsSequences(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	for range 2 {
-		if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
-			t.Fatal(err)
-		}
+		pushVersion(t, s, "wf", now)
 	}
 	for i := range 4 {
 		rec, _, err := s.Instances.CreateInstance(ctx, store.NewInstance{

@@ -90,12 +90,8 @@ func TestVersionsAndHead(t *testing.T) {
 }
 
 func TestConcurrentStartsGetDistinctIDsAndPushesKeepTheCounter(t *testing.T) {
-	s := newStore(t)
+	s, now := newStoreWithWorkflow(t)
 	ctx := context.Background()
-	now := time.Now()
-	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
-		t.Fatal(err)
-	}
 	const n = 16
 	ids := make(chan int64, n)
 	var wg sync.WaitGroup
@@ -135,12 +131,8 @@ func TestConcurrentStartsGetDistinctIDsAndPushesKeepTheCounter(t *testing.T) {
 }
 
 func TestRequestIDDedupes(t *testing.T) {
-	s := newStore(t)
+	s, now := newStoreWithWorkflow(t)
 	ctx := context.Background()
-	now := time.Now()
-	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
-		t.Fatal(err)
-	}
 	ni := store.NewInstance{WorkflowID: "wf", Version: 1, UUID: "u", RequestID: "req-1", Status: "CREATED", State: state,
 		FirstEvent: store.Event{ID: "0-start", Body: []byte(`{}`)}, Now: now}
 	a, created, err := s.Instances.CreateInstance(ctx, ni)
@@ -154,12 +146,8 @@ func TestRequestIDDedupes(t *testing.T) {
 }
 
 func TestCommitIsConditionalAndConsumesEvents(t *testing.T) {
-	s := newStore(t)
+	s, now := newStoreWithWorkflow(t)
 	ctx := context.Background()
-	now := time.Now()
-	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
-		t.Fatal(err)
-	}
 	rec, _, err := s.Instances.CreateInstance(ctx, store.NewInstance{WorkflowID: "wf", Version: 1, UUID: "u", Status: "CREATED", State: state,
 		FirstEvent: store.Event{ID: "0-start", Body: []byte(`{"kind":"start"}`)}, Now: now})
 	if err != nil {
@@ -317,13 +305,36 @@ func TestCommitPastTheTransactionLimitIsRefused(t *testing.T) {
 
 // createRun pushes workflow wf and creates its instance 1 with a start
 // event, returning the instance and its run as stored.
+// firstAttempt is attempt 1 of step in the first run of the first
+// instance of workflow "wf" (createRun's).
+func firstAttempt(step string) store.AttemptRef {
+	return store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: step, Attempt: 1}
+}
+
+// newStoreWithWorkflow is a store with an active version of workflow
+// "wf" pushed at the time it returns.
+func newStoreWithWorkflow(t *testing.T) (*store.Store, time.Time) {
+	t.Helper()
+	s := newStore(t)
+	now := time.Now()
+	pushVersion(t, s, "wf", now)
+	return s, now
+}
+
+// pushVersion pushes an active version of workflow wf, with an empty
+// definition, at now.
+func pushVersion(t *testing.T, s *store.Store, wf string, now time.Time) {
+	t.Helper()
+	if _, err := s.Definitions.CreateVersion(context.Background(), store.NewVersion{WorkflowID: wf, Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func createRun(t *testing.T, s *store.Store, wf string) (*store.InstanceRecord, *store.RunRecord) {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now()
-	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: wf, Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
-		t.Fatal(err)
-	}
+	pushVersion(t, s, wf, now)
 	rec, _, err := s.Instances.CreateInstance(ctx, store.NewInstance{WorkflowID: wf, Version: 1, UUID: "u", Status: "CREATED", State: state,
 		FirstEvent: store.Event{ID: "0-start", Body: []byte(`{"kind":"start"}`)}, Now: now})
 	if err != nil {
@@ -340,12 +351,8 @@ func createRun(t *testing.T, s *store.Store, wf string) (*store.InstanceRecord, 
 // once, across instances and runs, more than one request's 100 keys; what
 // does not exist is absent.
 func TestBatchReads(t *testing.T) {
-	s := newStore(t)
+	s, now := newStoreWithWorkflow(t)
 	ctx := context.Background()
-	now := time.Now()
-	if _, err := s.Definitions.CreateVersion(ctx, store.NewVersion{WorkflowID: "wf", Definition: []byte(`{}`), Activate: true, Now: now}); err != nil {
-		t.Fatal(err)
-	}
 	const n = 120
 	var keys []store.RunKey
 	var refs []store.AttemptRef

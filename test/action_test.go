@@ -37,25 +37,21 @@ func TestActions(t *testing.T) {
 		return v, raw
 	}
 
-	t.Run("skip a step: its successor runs", func(t *testing.T) {
-		wf := s.push([]byte(fmt.Sprintf(napThenDone, "skip-wf", 1)))
-		r := s.start(wf, "")
-		act(fmt.Sprintf("/api/v3/workflows/%s/instances/%d/steps/nap/actions/skip", wf, r.WorkflowInstanceID), 200)
-		v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
-		if v.Status != "SUCCEEDED" || v.StepStatuses["nap"] != "SKIPPED" || v.StepStatuses["done"] != "SUCCEEDED" {
-			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
-		}
-	})
-
-	t.Run("kill a step: the run fails", func(t *testing.T) {
-		wf := s.push([]byte(fmt.Sprintf(napThenDone, "kill-step-wf", 1)))
-		r := s.start(wf, "")
-		act(fmt.Sprintf("/api/v3/workflows/%s/instances/%d/steps/nap/actions/kill", wf, r.WorkflowInstanceID), 200)
-		v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
-		if v.Status != "FAILED" || v.StepStatuses["nap"] != "FATALLY_FAILED" || v.StepStatuses["done"] != "UNSATISFIED" {
-			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
-		}
-	})
+	for _, tc := range []struct {
+		name, wf, action  string
+		status, nap, done string
+	}{
+		{"skip a step: its successor runs", "skip-wf", "skip", "SUCCEEDED", "SKIPPED", "SUCCEEDED"},
+		{"kill a step: the run fails", "kill-step-wf", "kill", "FAILED", "FATALLY_FAILED", "UNSATISFIED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wf := s.push([]byte(fmt.Sprintf(napThenDone, tc.wf, 1)))
+			r := s.start(wf, "")
+			act(fmt.Sprintf("/api/v3/workflows/%s/instances/%d/steps/nap/actions/%s", wf, r.WorkflowInstanceID, tc.action), 200)
+			v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+			wantEnd(t, v, tc.status, map[string]string{"nap": tc.nap, "done": tc.done})
+		})
+	}
 
 	t.Run("stop an instance, then a refused second stop names the status", func(t *testing.T) {
 		wf := s.push([]byte(fmt.Sprintf(napThenDone, "stop-wf", 3600)))

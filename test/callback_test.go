@@ -359,9 +359,7 @@ func TestLambdaSteps(t *testing.T) {
 	payload := `,"payload":{"type":"MAP","value":{"n":{"type":"LONG","value":21}}}`
 
 	t.Run("outputs reach the next step", func(t *testing.T) {
-		wf := s.push(lambdaWorkflow("lambda-double", "double", "", payload))
-		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+		wf, r, v := s.run(lambdaWorkflow("lambda-double", "double", "", payload), 30*time.Second)
 		steps := s.steps(wf, r.WorkflowInstanceID)
 		if v.Status != "SUCCEEDED" || fmt.Sprint(steps["after"].Params["got"]) != "42" || steps["fn"].Outputs["from"] != "double" {
 			t.Fatalf("instance %s %v; outputs %v, after saw %v", v.Status, v.StepStatuses, steps["fn"].Outputs, steps["after"].Params["got"])
@@ -373,9 +371,7 @@ func TestLambdaSteps(t *testing.T) {
 	})
 
 	t.Run("a function error is retried per the retry policy", func(t *testing.T) {
-		wf := s.push(lambdaWorkflow("lambda-flaky", "flaky", `"retry_policy":{"error_retry_limit":2,"backoff":{"type":"FIXED_BACKOFF","error_retry_backoff_in_secs":1}},`, ""))
-		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+		wf, r, v := s.run(lambdaWorkflow("lambda-flaky", "flaky", `"retry_policy":{"error_retry_limit":2,"backoff":{"type":"FIXED_BACKOFF","error_retry_backoff_in_secs":1}},`, ""), 30*time.Second)
 		if v.Status != "SUCCEEDED" || flaky.Load() != 2 {
 			t.Fatalf("instance %s %v after %d invocations", v.Status, v.StepStatuses, flaky.Load())
 		}
@@ -388,9 +384,7 @@ func TestLambdaSteps(t *testing.T) {
 
 	t.Run("a function off the allow-list is not invoked", func(t *testing.T) {
 		before := len(s.st.Functions.Calls())
-		wf := s.push(lambdaWorkflow("lambda-denied", "arn:aws:lambda:us-east-1:000000000000:function:other", "", ""))
-		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+		wf, r, v := s.run(lambdaWorkflow("lambda-denied", "arn:aws:lambda:us-east-1:000000000000:function:other", "", ""), 30*time.Second)
 		steps := s.steps(wf, r.WorkflowInstanceID)
 		if v.Status != "FAILED" || steps["fn"].RuntimeState.Status != "FATALLY_FAILED" || !strings.Contains(timelineText(steps["fn"]), "allow-list") {
 			t.Fatalf("instance %s %v: %q", v.Status, v.StepStatuses, timelineText(steps["fn"]))
@@ -401,9 +395,7 @@ func TestLambdaSteps(t *testing.T) {
 	})
 
 	t.Run("a Kubernetes step without ECS settings fails saying so", func(t *testing.T) {
-		wf := s.push(readFile(t, "sample-kubernetes-wf.json"))
-		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+		wf, r, v := s.run(readFile(t, "sample-kubernetes-wf.json"), 30*time.Second)
 		a := s.steps(wf, r.WorkflowInstanceID)["job.2"]
 		if v.Status != "FAILED" || a.RuntimeState.Status != "FATALLY_FAILED" || !strings.Contains(timelineText(a), "need the stack's ECS settings") {
 			t.Fatalf("instance %s %v: %q", v.Status, v.StepStatuses, timelineText(a))
@@ -411,9 +403,7 @@ func TestLambdaSteps(t *testing.T) {
 	})
 
 	t.Run("an asynchronous invocation ends through its task token", func(t *testing.T) {
-		wf := s.push(lambdaWorkflow("lambda-later", "later", "", payload+`,"invocation_type":{"type":"STRING","value":"Event"}`))
-		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+		wf, r, v := s.run(lambdaWorkflow("lambda-later", "later", "", payload+`,"invocation_type":{"type":"STRING","value":"Event"}`), 30*time.Second)
 		steps := s.steps(wf, r.WorkflowInstanceID)
 		if v.Status != "SUCCEEDED" || fmt.Sprint(steps["after"].Params["got"]) != "42" {
 			t.Fatalf("instance %s %v; after saw %v", v.Status, v.StepStatuses, steps["after"].Params["got"])

@@ -72,10 +72,7 @@ func TestDeferredStarts(t *testing.T) {
 		return h.count() > 0, fmt.Sprintf("%d held", h.count())
 	})
 	ctx := context.Background()
-	cfg, err := s.st.Emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := s.st.Emulator.TestConfig(t)
 	db := store.New(dynamodb.NewFromConfig(cfg), s.st.Resources.Table.Name, store.Options{})
 	if _, err := db.Attempts.GetAttempt(ctx, held, r.WorkflowInstanceID, 1, "call", 1); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("attempt item of an unclaimed step: %v, want none (its start deferred to the claim)", err)

@@ -105,22 +105,19 @@ func TestEndingAWideRun(t *testing.T) {
 	}
 
 	for _, n := range []int{120, 300} {
-		t.Run(fmt.Sprintf("kill %d", n), func(t *testing.T) {
-			wf := s.push(wideWorkflow(fmt.Sprintf("wide-kill-%d", n), n, 0, ""))
-			r := s.start(wf, "")
-			running(wf, r.WorkflowInstanceID, n)
-			t0 := time.Now()
-			s.act(wf, r.WorkflowInstanceID, "kill")
-			ended(wf, r.WorkflowInstanceID, "FAILED", "FATALLY_FAILED", n, t0)
-		})
-		t.Run(fmt.Sprintf("stop %d", n), func(t *testing.T) {
-			wf := s.push(wideWorkflow(fmt.Sprintf("wide-stop-%d", n), n, 0, ""))
-			r := s.start(wf, "")
-			running(wf, r.WorkflowInstanceID, n)
-			t0 := time.Now()
-			s.act(wf, r.WorkflowInstanceID, "stop")
-			ended(wf, r.WorkflowInstanceID, "STOPPED", "STOPPED", n, t0)
-		})
+		for _, a := range []struct{ action, status, stepStatus string }{
+			{"kill", "FAILED", "FATALLY_FAILED"},
+			{"stop", "STOPPED", "STOPPED"},
+		} {
+			t.Run(fmt.Sprintf("%s %d", a.action, n), func(t *testing.T) {
+				wf := s.push(wideWorkflow(fmt.Sprintf("wide-%s-%d", a.action, n), n, 0, ""))
+				r := s.start(wf, "")
+				running(wf, r.WorkflowInstanceID, n)
+				t0 := time.Now()
+				s.act(wf, r.WorkflowInstanceID, a.action)
+				ended(wf, r.WorkflowInstanceID, a.status, a.stepStatus, n, t0)
+			})
+		}
 	}
 	// The timeout and FAIL_IMMEDIATELY wait for a timer or a step's result
 	// to come through the stream behind every record the wide start wrote;

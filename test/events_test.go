@@ -30,10 +30,7 @@ type subscriber struct {
 func subscribe(t *testing.T, s *system, name, filterPolicy string) *subscriber {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := s.st.Emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := s.st.Emulator.TestConfig(t)
 	sq, sn := sqs.NewFromConfig(cfg), sns.NewFromConfig(cfg)
 	q, err := sq.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(s.st.Resources.Table.Name + "-" + name)})
 	if err != nil {

@@ -26,9 +26,7 @@ const sleepChain = `{"properties":{"owner":"faults"},"workflow":{"id":"sleep-cha
 
 func runFaultWorkloads(t *testing.T, s *system) {
 	t.Helper()
-	wf := s.push([]byte(sleepChain))
-	r := s.start(wf, "")
-	v := s.wait(wf, r.WorkflowInstanceID, 90*time.Second)
+	wf, r, v := s.run([]byte(sleepChain), 90*time.Second)
 	if v.Status != "SUCCEEDED" {
 		t.Fatalf("sleep chain: %s %v", v.Status, v.StepStatuses)
 	}
@@ -139,9 +137,7 @@ func TestConcurrentDecidersNeverLoseAnEvent(t *testing.T) {
 		}
 	}
 	v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
-	if v.Status != "SUCCEEDED" {
-		t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
-	}
+	wantEnd(t, v, "SUCCEEDED", nil)
 	for _, st := range s.steps(wf, r.WorkflowInstanceID) {
 		ranOnce(t, st)
 	}

@@ -50,6 +50,25 @@ func (l *loopServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, `{"ok": true}`)
 }
 
+// startLoopServer serves a loopServer that holds each call for hold and
+// fails the calls to /it/<key> for the keys of fail, until t ends.
+func startLoopServer(t *testing.T, hold time.Duration, fail ...string) (*loopServer, *httptest.Server) {
+	ls := &loopServer{calls: map[string]int{}, hold: hold, fail: map[string]bool{}}
+	for _, key := range fail {
+		ls.fail[key] = true
+	}
+	srv := httptest.NewServer(ls)
+	t.Cleanup(srv.Close)
+	return ls, srv
+}
+
+// heal makes the calls to /it/<key> succeed from now on.
+func (l *loopServer) heal(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.fail, key)
+}
+
 func (l *loopServer) snapshot() (map[string]int, int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -75,14 +94,10 @@ func foreachWorkflow(id, url, is, js string, concurrency int, mode string) []byt
 }
 
 func TestForeachRunsEachIterationOnceWithinItsConcurrency(t *testing.T) {
-	ls := &loopServer{calls: map[string]int{}, hold: 150 * time.Millisecond, fail: map[string]bool{}}
-	srv := httptest.NewServer(ls)
-	defer srv.Close()
+	ls, srv := startLoopServer(t, 150*time.Millisecond)
 	s := startSystem(t, stack.Options{})
 
-	wf := s.push(foreachWorkflow("loop-ok", srv.URL, "[1,2,3,4,5,6,7]", `["a","b"]`, 3, "FAIL_AFTER_RUNNING"))
-	r := s.start(wf, "")
-	v := s.wait(wf, r.WorkflowInstanceID, 90*time.Second)
+	wf, r, v := s.run(foreachWorkflow("loop-ok", srv.URL, "[1,2,3,4,5,6,7]", `["a","b"]`, 3, "FAIL_AFTER_RUNNING"), 90*time.Second)
 	if v.Status != "SUCCEEDED" {
 		t.Fatalf("instance %s, steps %v", v.Status, v.StepStatuses)
 	}
@@ -120,15 +135,11 @@ func TestForeachRunsEachIterationOnceWithinItsConcurrency(t *testing.T) {
 }
 
 func TestForeachFailureModes(t *testing.T) {
-	ls := &loopServer{calls: map[string]int{}, hold: 100 * time.Millisecond, fail: map[string]bool{"2/a": true}}
-	srv := httptest.NewServer(ls)
-	defer srv.Close()
+	_, srv := startLoopServer(t, 100*time.Millisecond, "2/a")
 	s := startSystem(t, stack.Options{})
 
 	t.Run("FAIL_AFTER_RUNNING launches no more and fails the step", func(t *testing.T) {
-		wf := s.push(foreachWorkflow("loop-fail", srv.URL, "[1,2,3,4,5,6,7,8,9,10]", `["a"]`, 2, "FAIL_AFTER_RUNNING"))
-		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 90*time.Second)
+		wf, r, v := s.run(foreachWorkflow("loop-fail", srv.URL, "[1,2,3,4,5,6,7,8,9,10]", `["a"]`, 2, "FAIL_AFTER_RUNNING"), 90*time.Second)
 		steps := s.steps(wf, r.WorkflowInstanceID)
 		if v.Status != "FAILED" || steps["loop"].RuntimeState.Status != "FATALLY_FAILED" {
 			t.Fatalf("instance %s, steps %v", v.Status, v.StepStatuses)
@@ -140,9 +151,7 @@ func TestForeachFailureModes(t *testing.T) {
 	})
 
 	t.Run("IGNORE_FAILURE completes with error and the run goes on", func(t *testing.T) {
-		wf := s.push(foreachWorkflow("loop-ignore", srv.URL, "[1,2,3]", `["a"]`, 3, "IGNORE_FAILURE"))
-		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 90*time.Second)
+		wf, r, v := s.run(foreachWorkflow("loop-ignore", srv.URL, "[1,2,3]", `["a"]`, 3, "IGNORE_FAILURE"), 90*time.Second)
 		steps := s.steps(wf, r.WorkflowInstanceID)
 		if v.Status != "SUCCEEDED" || steps["loop"].RuntimeState.Status != "COMPLETED_WITH_ERROR" || steps["after"].RuntimeState.Status != "SUCCEEDED" {
 			t.Fatalf("instance %s, steps %v", v.Status, v.StepStatuses)
@@ -203,9 +212,7 @@ func TestForeachKillStopsItsIterations(t *testing.T) {
 // that iteration runs again — as run 2 of the same iteration instance —
 // and the others keep their first (and only) call.
 func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing.T) {
-	ls := &loopServer{calls: map[string]int{}, hold: 20 * time.Millisecond, fail: map[string]bool{"3/a": true}}
-	srv := httptest.NewServer(ls)
-	defer srv.Close()
+	ls, srv := startLoopServer(t, 20*time.Millisecond, "3/a")
 	s := startSystem(t, stack.Options{})
 	wf := s.push(foreachWorkflow("loop-restart", srv.URL, "[1,2,3,4,5]", `["a"]`, 5, "FAIL_AFTER_RUNNING"))
 	r := s.start(wf, "")
@@ -213,14 +220,8 @@ func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing
 		t.Fatalf("first run: %s %v", v.Status, v.StepStatuses)
 	}
 	inline := s.steps(wf, r.WorkflowInstanceID)["loop"].Foreach.WorkflowID
-	ls.mu.Lock()
-	delete(ls.fail, "3/a")
-	ls.mu.Unlock()
-	var out map[string]any
-	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, r.WorkflowInstanceID),
-		[]byte(`{"restart_policy": "RESTART_FROM_INCOMPLETE"}`), &out); code != http.StatusOK {
-		t.Fatalf("restart: HTTP %d %v", code, out)
-	}
+	ls.heal("3/a")
+	s.restart(t, wf, r.WorkflowInstanceID, "RESTART_FROM_INCOMPLETE", "restart")
 	v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
 	steps := s.steps(wf, r.WorkflowInstanceID)
 	if v.Status != "SUCCEEDED" || v.WorkflowRunID != 2 {
@@ -245,11 +246,7 @@ func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing
 
 	// One iteration restarted by itself (through its own id), from the
 	// beginning: the parent's run 3 runs it again, and it alone.
-	var rv map[string]any
-	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/2/actions/restart", inline),
-		[]byte(`{"restart_policy": "RESTART_FROM_BEGINNING"}`), &rv); code != http.StatusOK {
-		t.Fatalf("restart iteration 2: HTTP %d %v", code, rv)
-	}
+	s.restart(t, inline, 2, "RESTART_FROM_BEGINNING", "restart iteration 2")
 	v = s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
 	if v.Status != "SUCCEEDED" || v.WorkflowRunID != 3 {
 		t.Fatalf("after restarting iteration 2: %s run %d %v", v.Status, v.WorkflowRunID, v.StepStatuses)
@@ -266,6 +263,7 @@ func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing
 		t.Errorf("foreach overview after restarting one iteration: %+v", o)
 	}
 	// An iteration runs with its loop's params.
+	var rv map[string]any
 	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/4/actions/restart", inline),
 		[]byte(`{"run_params": {"i": {"type": "LONG", "value": 9}}}`), &rv); code != http.StatusBadRequest {
 		t.Errorf("an iteration restarted with run params: HTTP %d %v, want 400", code, rv)
@@ -278,9 +276,7 @@ func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing
 // resumes through its own id, and deleting the breakpoint resumes the
 // rest.
 func TestBreakpointsInsideLoops(t *testing.T) {
-	ls := &loopServer{calls: map[string]int{}, hold: 10 * time.Millisecond, fail: map[string]bool{}}
-	srv := httptest.NewServer(ls)
-	defer srv.Close()
+	ls, srv := startLoopServer(t, 10*time.Millisecond)
 	s := startSystem(t, stack.Options{})
 	wf := s.push(foreachWorkflow("loop-bp", srv.URL, "[1,2,3]", `["a"]`, 3, "FAIL_AFTER_RUNNING"))
 	var bp map[string]any
@@ -322,15 +318,8 @@ func TestBreakpointsInsideLoops(t *testing.T) {
 		calls, _ := ls.snapshot()
 		return len(calls) == 1, fmt.Sprint(calls)
 	})
-	var rm struct {
-		Resumed int `json:"resumed_step_attempts"`
-	}
-	if code := s.do("DELETE", "/api/v3/workflows/steps/breakpoints?workflowId=loop-bp&stepId=call", nil, &rm); code != 200 || rm.Resumed != 2 {
-		t.Fatalf("remove: %d %+v, want 2 resumed", code, rm)
-	}
-	if v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second); v.Status != "SUCCEEDED" {
-		t.Fatalf("instance: %s %v", v.Status, v.StepStatuses)
-	}
+	s.removeBreakpoint(t, "loop-bp", "call", 2)
+	wantEnd(t, s.wait(wf, r.WorkflowInstanceID, 60*time.Second), "SUCCEEDED", nil)
 	if calls, _ := ls.snapshot(); fmt.Sprint(calls) != fmt.Sprint(map[string]int{"1/a": 1, "2/a": 1, "3/a": 1}) {
 		t.Errorf("calls %v, want each iteration once", calls)
 	}
@@ -341,9 +330,7 @@ func TestBreakpointsInsideLoops(t *testing.T) {
 // a time, of an Http step tagged with a permit of 2 never call more than
 // two at once.
 func TestTagPermitsBoundStepsInsideLoops(t *testing.T) {
-	ls := &loopServer{calls: map[string]int{}, hold: 150 * time.Millisecond, fail: map[string]bool{}}
-	srv := httptest.NewServer(ls)
-	defer srv.Close()
+	ls, srv := startLoopServer(t, 150*time.Millisecond)
 	s := startSystem(t, stack.Options{})
 	var p map[string]any
 	if code := s.do("POST", "/api/v3/tag-permits", []byte(`{"tag":"loop-db","max_allowed":2}`), &p); code != 200 {
@@ -370,9 +357,7 @@ func TestTagPermitsBoundStepsInsideLoops(t *testing.T) {
 // never more at once than the two concurrencies allow; one inner iteration
 // restarted by itself calls its pair again, and only it.
 func TestNestedForeachCallsEachPairOnce(t *testing.T) {
-	ls := &loopServer{calls: map[string]int{}, hold: 50 * time.Millisecond, fail: map[string]bool{}}
-	srv := httptest.NewServer(ls)
-	defer srv.Close()
+	ls, srv := startLoopServer(t, 50*time.Millisecond)
 	s := startSystem(t, stack.Options{})
 	wf := s.push([]byte(fmt.Sprintf(`{"properties":{"owner":"loop"},"workflow":{"id":"loop-nested","steps":[
 	  {"foreach":{"id":"outer","concurrency":2,
@@ -404,11 +389,7 @@ func TestNestedForeachCallsEachPairOnce(t *testing.T) {
 	// nothing else; its outer iteration and the root each take a new run.
 	outer := s.steps(wf, r.WorkflowInstanceID)["outer"].Foreach.WorkflowID
 	inner := s.steps(outer, 2)["inner"].Foreach.WorkflowID
-	var rv map[string]any
-	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/2/actions/restart", inner),
-		[]byte(`{"restart_policy": "RESTART_FROM_BEGINNING"}`), &rv); code != http.StatusOK {
-		t.Fatalf("restart inner iteration (2, b): HTTP %d %v", code, rv)
-	}
+	s.restart(t, inner, 2, "RESTART_FROM_BEGINNING", "restart inner iteration (2, b)")
 	if v := s.wait(wf, r.WorkflowInstanceID, 90*time.Second); v.Status != "SUCCEEDED" || v.WorkflowRunID != 2 {
 		t.Fatalf("after restarting (2, b): %s run %d %v", v.Status, v.WorkflowRunID, v.StepStatuses)
 	}
@@ -478,10 +459,7 @@ func TestNoOpIterationsAreBornFinished(t *testing.T) {
 		t.Errorf("rollup overview %+v, want every one of more than %d leaf steps SUCCEEDED", ro, 2*n)
 	}
 	ctx := context.Background()
-	cfg, err := s.st.Emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := s.st.Emulator.TestConfig(t)
 	db := store.New(dynamodb.NewFromConfig(cfg), s.st.Resources.Table.Name, store.Options{})
 	for inst := int64(1); inst <= n; inst++ {
 		rec, pending, err := db.Runs.LoadRun(ctx, loop.WorkflowID, inst, 1)

@@ -120,37 +120,27 @@ func TestTagPermitsAndStepConcurrency(t *testing.T) {
 		t.Logf("max in flight %d over %d calls", m, calls)
 	})
 
-	t.Run("two instances share the permit", func(t *testing.T) {
-		g := &gauge{hold: 300 * time.Millisecond}
-		srv := httptest.NewServer(g)
-		defer srv.Close()
-		wf := s.push(fanOutHTTP("gate-db2", srv.URL, 3, `["e2e-db"]`, parallel))
-		a, b := s.start(wf, ""), s.start(wf, "")
-		for _, id := range []int64{a.WorkflowInstanceID, b.WorkflowInstanceID} {
-			if v := s.wait(wf, id, 60*time.Second); v.Status != "SUCCEEDED" {
-				t.Fatalf("instance %d %s: %v", id, v.Status, v.StepStatuses)
+	// Two instances of 3 calls each, bounded to 2 in flight across both.
+	for _, tc := range []struct{ name, wf, tags, props string }{
+		{"two instances share the permit", "gate-db2", `["e2e-db"]`, parallel},
+		{"step_concurrency bounds a workflow across instances", "gate-wf", `[]`, parallel + `,"step_concurrency":2`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &gauge{hold: 300 * time.Millisecond}
+			srv := httptest.NewServer(g)
+			defer srv.Close()
+			wf := s.push(fanOutHTTP(tc.wf, srv.URL, 3, tc.tags, tc.props))
+			a, b := s.start(wf, ""), s.start(wf, "")
+			for _, id := range []int64{a.WorkflowInstanceID, b.WorkflowInstanceID} {
+				if v := s.wait(wf, id, 60*time.Second); v.Status != "SUCCEEDED" {
+					t.Fatalf("instance %d %s: %v", id, v.Status, v.StepStatuses)
+				}
 			}
-		}
-		if m, calls := g.stats(); m > 2 || calls != 6 {
-			t.Fatalf("max in flight %d over %d calls, want <= 2 over 6", m, calls)
-		}
-	})
-
-	t.Run("step_concurrency bounds a workflow across instances", func(t *testing.T) {
-		g := &gauge{hold: 300 * time.Millisecond}
-		srv := httptest.NewServer(g)
-		defer srv.Close()
-		wf := s.push(fanOutHTTP("gate-wf", srv.URL, 3, `[]`, parallel+`,"step_concurrency":2`))
-		a, b := s.start(wf, ""), s.start(wf, "")
-		for _, id := range []int64{a.WorkflowInstanceID, b.WorkflowInstanceID} {
-			if v := s.wait(wf, id, 60*time.Second); v.Status != "SUCCEEDED" {
-				t.Fatalf("instance %d %s: %v", id, v.Status, v.StepStatuses)
+			if m, calls := g.stats(); m > 2 || calls != 6 {
+				t.Fatalf("max in flight %d over %d calls, want <= 2 over 6", m, calls)
 			}
-		}
-		if m, calls := g.stats(); m > 2 || calls != 6 {
-			t.Fatalf("max in flight %d over %d calls, want <= 2 over 6", m, calls)
-		}
-	})
+		})
+	}
 
 	t.Run("bad permits are refused", func(t *testing.T) {
 		var e map[string]any
@@ -222,15 +212,8 @@ func TestBreakpoints(t *testing.T) {
 	}
 
 	// Deleting the breakpoint resumes every attempt it paused.
-	var rm struct {
-		Resumed int `json:"resumed_step_attempts"`
-	}
-	if code := s.do("DELETE", "/api/v3/workflows/steps/breakpoints?workflowId=bp-wf&stepId=second", nil, &rm); code != 200 || rm.Resumed != 1 {
-		t.Fatalf("remove: %d %+v", code, rm)
-	}
-	if v := s.wait(wf, b.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" {
-		t.Fatalf("instance after removing the breakpoint %s: %v", v.Status, v.StepStatuses)
-	}
+	s.removeBreakpoint(t, "bp-wf", "second", 1)
+	wantEnd(t, s.wait(wf, b.WorkflowInstanceID, 30*time.Second), "SUCCEEDED", nil)
 	// Without the breakpoint nothing pauses.
 	c := s.start(wf, "")
 	if v := s.wait(wf, c.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" {

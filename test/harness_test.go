@@ -506,16 +506,7 @@ func (s *system) pollSkipping(t testing.TB, timeout time.Duration, what string, 
 // without their real time when the emulator allows it.
 func (s *system) waitSkipping(wf string, id int64, timeout time.Duration) orchestrator.InstanceView {
 	s.t.Helper()
-	var v orchestrator.InstanceView
-	s.pollSkipping(s.t, timeout, fmt.Sprintf("instance %s/%d ends", wf, id), func() (bool, string) {
-		v = s.instance(wf, id)
-		switch v.Status {
-		case "SUCCEEDED", "FAILED", "STOPPED", "TIMED_OUT":
-			return true, ""
-		}
-		return false, fmt.Sprintf("still %s: steps %v; timeline tail %s", v.Status, v.StepStatuses, timelineTail(v.Timeline, 8))
-	})
-	return v
+	return s.waitWith(s.pollSkipping, wf, id, timeout)
 }
 
 // idle waits until the stack has nothing left to do now (see
@@ -535,8 +526,54 @@ func (s *system) idle(t testing.TB) {
 // wait polls an instance until it is terminal or the timeout passes.
 func (s *system) wait(wf string, id int64, timeout time.Duration) orchestrator.InstanceView {
 	s.t.Helper()
+	return s.waitWith(poll, wf, id, timeout)
+}
+
+// run pushes def, starts an instance of it and waits (wait) until that
+// ends.
+func (s *system) run(def []byte, timeout time.Duration) (string, orchestrator.StartResponse, orchestrator.InstanceView) {
+	s.t.Helper()
+	return s.runWith(s.wait, def, timeout)
+}
+
+// runSkipping is run with waitSkipping.
+func (s *system) runSkipping(def []byte, timeout time.Duration) (string, orchestrator.StartResponse, orchestrator.InstanceView) {
+	s.t.Helper()
+	return s.runWith(s.waitSkipping, def, timeout)
+}
+
+func (s *system) runWith(wait func(string, int64, time.Duration) orchestrator.InstanceView, def []byte, timeout time.Duration) (string, orchestrator.StartResponse, orchestrator.InstanceView) {
+	s.t.Helper()
+	wf := s.push(def)
+	r := s.start(wf, "")
+	return wf, r, wait(wf, r.WorkflowInstanceID, timeout)
+}
+
+// runSample pushes Maestro's samples testdata/<name>.json in the order
+// named, starts the last one manually, waits for it to end with wait,
+// logging how long it took, and fails t unless it succeeded.
+func (s *system) runSample(t *testing.T, wait func(string, int64, time.Duration) orchestrator.InstanceView, timeout time.Duration, names ...string) (orchestrator.StartResponse, orchestrator.InstanceView) {
+	t.Helper()
+	for _, name := range names {
+		s.push(readFile(t, name+".json"))
+	}
+	wf := names[len(names)-1]
+	started := time.Now()
+	r := s.start(wf, `{"initiator": {"type": "manual"}}`)
+	v := wait(wf, r.WorkflowInstanceID, timeout)
+	t.Logf("%s ended %s after %.1f s", wf, v.Status, time.Since(started).Seconds())
+	if v.Status != "SUCCEEDED" {
+		t.Fatalf("%s: %s %v", wf, v.Status, v.StepStatuses)
+	}
+	return r, v
+}
+
+// waitWith is wait and waitSkipping: it polls with pollFn until the
+// instance is terminal or the timeout passes.
+func (s *system) waitWith(pollFn func(testing.TB, time.Duration, string, func() (bool, string)), wf string, id int64, timeout time.Duration) orchestrator.InstanceView {
+	s.t.Helper()
 	var v orchestrator.InstanceView
-	poll(s.t, timeout, fmt.Sprintf("instance %s/%d ends", wf, id), func() (bool, string) {
+	pollFn(s.t, timeout, fmt.Sprintf("instance %s/%d ends", wf, id), func() (bool, string) {
 		v = s.instance(wf, id)
 		switch v.Status {
 		case "SUCCEEDED", "FAILED", "STOPPED", "TIMED_OUT":
@@ -545,6 +582,43 @@ func (s *system) wait(wf string, id int64, timeout time.Duration) orchestrator.I
 		return false, fmt.Sprintf("still %s: steps %v; timeline tail %s", v.Status, v.StepStatuses, timelineTail(v.Timeline, 8))
 	})
 	return v
+}
+
+// removeBreakpoint deletes the breakpoint on step stepID of workflow wf
+// and fails t unless it resumed the attempts it paused, resumed of them.
+func (s *system) removeBreakpoint(t testing.TB, wf, stepID string, resumed int) {
+	t.Helper()
+	var rm struct {
+		Resumed int `json:"resumed_step_attempts"`
+	}
+	path := fmt.Sprintf("/api/v3/workflows/steps/breakpoints?workflowId=%s&stepId=%s", wf, stepID)
+	if code := s.do("DELETE", path, nil, &rm); code != 200 || rm.Resumed != resumed {
+		t.Fatalf("remove: %d %+v, want %d resumed", code, rm, resumed)
+	}
+}
+
+// restart restarts instance id of wf with policy, failing t (naming the
+// request what) unless the API takes it.
+func (s *system) restart(t testing.TB, wf string, id int64, policy, what string) {
+	t.Helper()
+	var out map[string]any
+	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, id),
+		[]byte(fmt.Sprintf(`{"restart_policy": %q}`, policy)), &out); code != http.StatusOK {
+		t.Fatalf("%s: HTTP %d %v", what, code, out)
+	}
+}
+
+// wantEnd fails t unless instance v ended in status, with each step of
+// steps in its status there.
+func wantEnd(t testing.TB, v orchestrator.InstanceView, status string, steps map[string]string) {
+	t.Helper()
+	ok := v.Status == status
+	for id, want := range steps {
+		ok = ok && v.StepStatuses[id] == want
+	}
+	if !ok {
+		t.Fatalf("instance %s: %v, want %s %v", v.Status, v.StepStatuses, status, steps)
+	}
 }
 
 // timelineTail formats the last n entries of an instance timeline, so a

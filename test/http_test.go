@@ -54,12 +54,8 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 	t.Run("fails twice then succeeds on attempt 3", func(t *testing.T) {
 		srv := httptest.NewServer(&flaky{failures: 2})
 		defer srv.Close()
-		wf := s.push(httpWorkflow("http-flaky", srv.URL, fmt.Sprintf(fastRetries, 3), "", 1))
-		r := s.start(wf, "")
-		v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
-		if v.Status != "SUCCEEDED" {
-			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
-		}
+		wf, r, v := s.runSkipping(httpWorkflow("http-flaky", srv.URL, fmt.Sprintf(fastRetries, 3), "", 1), 60*time.Second)
+		wantEnd(t, v, "SUCCEEDED", nil)
 		call := s.steps(wf, r.WorkflowInstanceID)["call"]
 		if call.StepAttemptID != 3 || call.RuntimeState.Status != "SUCCEEDED" {
 			t.Fatalf("call: attempt %d %s, want attempt 3 SUCCEEDED", call.StepAttemptID, call.RuntimeState.Status)
@@ -85,12 +81,8 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 	t.Run("retries exhausted", func(t *testing.T) {
 		srv := httptest.NewServer(&flaky{failures: 1000})
 		defer srv.Close()
-		wf := s.push(httpWorkflow("http-exhausted", srv.URL, fmt.Sprintf(fastRetries, 1), "", 1))
-		r := s.start(wf, "")
-		v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
-		if v.Status != "FAILED" || v.StepStatuses["call"] != "FATALLY_FAILED" || v.StepStatuses["after"] != "UNSATISFIED" {
-			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
-		}
+		wf, r, v := s.runSkipping(httpWorkflow("http-exhausted", srv.URL, fmt.Sprintf(fastRetries, 1), "", 1), 60*time.Second)
+		wantEnd(t, v, "FAILED", map[string]string{"call": "FATALLY_FAILED", "after": "UNSATISFIED"})
 		if s.steps(wf, r.WorkflowInstanceID)["call"].StepAttemptID != 2 {
 			t.Errorf("want 2 attempts (1 retry)")
 		}
@@ -99,12 +91,8 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 	t.Run("IGNORE_FAILURE", func(t *testing.T) {
 		srv := httptest.NewServer(&flaky{failures: 1000})
 		defer srv.Close()
-		wf := s.push(httpWorkflow("http-ignore", srv.URL, fmt.Sprintf(fastRetries, 0), "ignore_failure", 1))
-		r := s.start(wf, "")
-		v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
-		if v.Status != "SUCCEEDED" || v.StepStatuses["call"] != "COMPLETED_WITH_ERROR" || v.StepStatuses["after"] != "SUCCEEDED" {
-			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
-		}
+		_, _, v := s.runSkipping(httpWorkflow("http-ignore", srv.URL, fmt.Sprintf(fastRetries, 0), "ignore_failure", 1), 60*time.Second)
+		wantEnd(t, v, "SUCCEEDED", map[string]string{"call": "COMPLETED_WITH_ERROR", "after": "SUCCEEDED"})
 	})
 
 	t.Run("FAIL_IMMEDIATELY stops a sleeping sibling at once", func(t *testing.T) {
@@ -114,9 +102,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 		t0 := time.Now()
 		r := s.start(wf, "")
 		v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
-		if v.Status != "FAILED" || v.StepStatuses["nap"] != "STOPPED" || v.StepStatuses["call"] != "FATALLY_FAILED" {
-			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
-		}
+		wantEnd(t, v, "FAILED", map[string]string{"nap": "STOPPED", "call": "FATALLY_FAILED"})
 		if d := time.Since(t0); d > 30*time.Second {
 			t.Errorf("took %s: the hour-long sleep was not stopped at once", d)
 		}
@@ -138,9 +124,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 				w.WriteHeader(tc.code)
 			}))
 			defer srv.Close()
-			wf := s.push(httpWorkflow(fmt.Sprintf("http-status-%d", tc.code), srv.URL, fmt.Sprintf(fastRetries, 2), "", 1))
-			r := s.start(wf, "")
-			v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
+			wf, r, v := s.runSkipping(httpWorkflow(fmt.Sprintf("http-status-%d", tc.code), srv.URL, fmt.Sprintf(fastRetries, 2), "", 1), 60*time.Second)
 			call := s.steps(wf, r.WorkflowInstanceID)["call"]
 			if v.Status != "FAILED" || call.RuntimeState.Status != "FATALLY_FAILED" {
 				t.Fatalf("instance %s, call %s: want FAILED, FATALLY_FAILED", v.Status, call.RuntimeState.Status)
@@ -155,9 +139,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 	}
 
 	t.Run("host not on the allow-list", func(t *testing.T) {
-		wf := s.push(httpWorkflow("http-denied", "http://example.com/", fmt.Sprintf(fastRetries, 3), "", 1))
-		r := s.start(wf, "")
-		v := s.waitSkipping(wf, r.WorkflowInstanceID, 60*time.Second)
+		wf, r, v := s.runSkipping(httpWorkflow("http-denied", "http://example.com/", fmt.Sprintf(fastRetries, 3), "", 1), 60*time.Second)
 		call := s.steps(wf, r.WorkflowInstanceID)["call"]
 		if v.Status != "FAILED" || call.RuntimeState.Status != "FATALLY_FAILED" || call.StepAttemptID != 1 {
 			t.Fatalf("instance %s, call attempt %d %s", v.Status, call.StepAttemptID, call.RuntimeState.Status)

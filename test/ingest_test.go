@@ -82,10 +82,7 @@ func TestSignalIngest(t *testing.T) {
 	if bucket == "" || health.Endpoint == "" {
 		t.Fatalf("GET /health names bucket %q and endpoint %q", bucket, health.Endpoint)
 	}
-	cfg, err := s.st.Emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := s.st.Emulator.TestConfig(t)
 	sqsClient := sqs.NewFromConfig(cfg)
 	res := s.st.Resources
 

@@ -438,9 +438,7 @@ func TestECSImageAllowList(t *testing.T) {
 	})
 
 	t.Run("an image from a param fails the step at launch", func(t *testing.T) {
-		wf := s.push([]byte(step("ecs-param-image", "${img}")))
-		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+		wf, r, v := s.run([]byte(step("ecs-param-image", "${img}")), 30*time.Second)
 		a := attempt(t, s, wf, r.WorkflowInstanceID, "job", 1)
 		if v.Status != "FAILED" || a.RuntimeState.Status != "FATALLY_FAILED" ||
 			!strings.Contains(timelineText(a), `image "etl:2"`) || !strings.Contains(timelineText(a), "ecsImages") {

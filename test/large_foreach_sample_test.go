@@ -14,14 +14,8 @@ import (
 func TestMaestroLargeForeachSample(t *testing.T) {
 	// On an emulator of its own, beside the (mostly idle) sample tests.
 	s := startParallelSystem(t, stack.Options{})
-	wf := s.push(readFile(t, "sample-large-foreach-wf.json"))
-	started := time.Now()
-	r := s.start(wf, `{"initiator": {"type": "manual"}}`)
-	v := s.wait(wf, r.WorkflowInstanceID, 5*time.Minute)
-	t.Logf("%s ended %s after %.1f s", wf, v.Status, time.Since(started).Seconds())
-	if v.Status != "SUCCEEDED" {
-		t.Fatalf("%s: %s %v", wf, v.Status, v.StepStatuses)
-	}
+	wf := "sample-large-foreach-wf"
+	r, _ := s.runSample(t, s.wait, 5*time.Minute, wf)
 	o := s.steps(wf, r.WorkflowInstanceID)["job1"].Foreach
 	if o == nil {
 		t.Fatal("no foreach overview")

@@ -12,6 +12,21 @@ import (
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
+// restartToRun2 posts body to the restart action at path and fails t
+// unless that starts run 2 of instance id of wf and run 2 succeeds.
+func (s *system) restartToRun2(t *testing.T, wf string, id int64, path, body string) orchestrator.InstanceView {
+	t.Helper()
+	var v orchestrator.InstanceView
+	if code := s.do("POST", path, []byte(body), &v); code != http.StatusOK || v.WorkflowRunID != 2 {
+		t.Fatalf("restart: HTTP %d run %d", code, v.WorkflowRunID)
+	}
+	v = s.wait(wf, id, 30*time.Second)
+	if v.Status != "SUCCEEDED" || v.WorkflowRunID != 2 {
+		t.Fatalf("run 2: %s (run %d) %v", v.Status, v.WorkflowRunID, v.StepStatuses)
+	}
+	return v
+}
+
 func TestRestartFromIncomplete(t *testing.T) {
 	s := startSystem(t, stack.Options{})
 	first := &flaky{}             // always succeeds; counts calls
@@ -32,16 +47,8 @@ func TestRestartFromIncomplete(t *testing.T) {
 	}
 
 	// Restarting a running or succeeded instance is refused; this one failed.
-	var v orchestrator.InstanceView
-	code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, r.WorkflowInstanceID),
-		[]byte(`{"restart_policy": "restart_from_incomplete"}`), &v)
-	if code != http.StatusOK || v.WorkflowRunID != 2 {
-		t.Fatalf("restart: HTTP %d run %d", code, v.WorkflowRunID)
-	}
-	v = s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
-	if v.Status != "SUCCEEDED" || v.WorkflowRunID != 2 {
-		t.Fatalf("run 2: %s (run %d) %v", v.Status, v.WorkflowRunID, v.StepStatuses)
-	}
+	s.restartToRun2(t, wf, r.WorkflowInstanceID, fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, r.WorkflowInstanceID),
+		`{"restart_policy": "restart_from_incomplete"}`)
 	if n := first.calls.Load(); n != 1 {
 		t.Errorf("the first step was called %d times, want 1 (restart from incomplete must not call it again)", n)
 	}
@@ -64,7 +71,7 @@ func TestRestartFromIncomplete(t *testing.T) {
 	}
 	// A succeeded instance can be restarted; a bad policy names the field.
 	var body map[string]any
-	code = s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, r.WorkflowInstanceID),
+	code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, r.WorkflowInstanceID),
 		[]byte(`{"restart_policy": "sometimes"}`), &body)
 	if code != http.StatusBadRequest || !strings.Contains(fmt.Sprint(body["errors"]), "restart_policy") {
 		t.Errorf("bad policy: HTTP %d %v", code, body)
@@ -126,15 +133,8 @@ func TestStepRestart(t *testing.T) {
 		if v := s.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "FAILED" {
 			t.Fatalf("run 1: %s %v", v.Status, v.StepStatuses)
 		}
-		var v orchestrator.InstanceView
-		path := fmt.Sprintf("/api/v3/workflows/%s/instances/%d/steps/second/actions/restart", wf, r.WorkflowInstanceID)
-		if code := s.do("POST", path, []byte(`{"restart_policy":"RESTART_FROM_INCOMPLETE"}`), &v); code != http.StatusOK || v.WorkflowRunID != 2 {
-			t.Fatalf("restart: HTTP %d run %d", code, v.WorkflowRunID)
-		}
-		v = s.wait(wf, r.WorkflowInstanceID, 30*time.Second)
-		if v.Status != "SUCCEEDED" || v.WorkflowRunID != 2 {
-			t.Fatalf("run 2: %s (run %d) %v", v.Status, v.WorkflowRunID, v.StepStatuses)
-		}
+		v := s.restartToRun2(t, wf, r.WorkflowInstanceID, fmt.Sprintf("/api/v3/workflows/%s/instances/%d/steps/second/actions/restart", wf, r.WorkflowInstanceID),
+			`{"restart_policy":"RESTART_FROM_INCOMPLETE"}`)
 		if n := first.calls.Load(); n != 1 {
 			t.Errorf("the upstream step was called %d times, want 1", n)
 		}

@@ -115,9 +115,7 @@ func TestSignalDependenciesSeeTheWholeHistory(t *testing.T) {
 	}
 	s.announce(t, `{"name":"hist/watermark","params":{"w":9007199254740993}}`)
 	v := s.wait(wf, id, 30*time.Second)
-	if v.Status != "SUCCEEDED" {
-		t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
-	}
+	wantEnd(t, v, "SUCCEEDED", nil)
 	body := s.rawGet(t, fmt.Sprintf("/api/v3/workflows/%s/instances/%d/steps", wf, id))
 	if !strings.Contains(body, "9007199254740993") {
 		t.Errorf("the step's params do not show 9007199254740993 exactly: %s", body)

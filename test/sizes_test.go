@@ -54,9 +54,7 @@ func TestBigOutputsEndTheRun(t *testing.T) {
 	t.Run("three 150 KB fields fail the step", func(t *testing.T) {
 		srv := httptest.NewServer(bigJSON(3, 150_000))
 		defer srv.Close()
-		wf := s.push(httpChain("sizes-fields", srv.URL, 3))
-		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
+		wf, r, v := s.run(httpChain("sizes-fields", srv.URL, 3), 60*time.Second)
 		c0 := s.steps(wf, r.WorkflowInstanceID)["c0"]
 		if v.Status != "FAILED" || c0.RuntimeState.Status != "FATALLY_FAILED" ||
 			!strings.Contains(fmt.Sprint(c0.Timeline), "over the limit of 262144 bytes per step") {
@@ -70,9 +68,7 @@ func TestBigOutputsEndTheRun(t *testing.T) {
 		// outputs were offloaded to their attempt items.
 		srv := httptest.NewServer(bigJSON(1, 170_000))
 		defer srv.Close()
-		wf := s.push(httpChain("sizes-state", srv.URL, 4))
-		r := s.start(wf, "")
-		v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second)
+		wf, r, v := s.run(httpChain("sizes-state", srv.URL, 4), 60*time.Second)
 		if v.Status != "SUCCEEDED" {
 			t.Fatalf("instance %s %v: timeline %v", v.Status, v.StepStatuses, v.Timeline)
 		}

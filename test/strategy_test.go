@@ -61,6 +61,15 @@ func watch(t *testing.T, s *system, wf string, n int) (maxRunning int, final []s
 	return maxRunning, final
 }
 
+// wantFinals starts n instances of wf (watch) and fails t unless they end
+// in the statuses want, in their order.
+func wantFinals(t *testing.T, s *system, wf string, n int, want string) {
+	t.Helper()
+	if _, final := watch(t, s, wf, n); fmt.Sprint(final) != want {
+		t.Fatalf("final %v, want %s", final, want)
+	}
+}
+
 func TestRunStrategies(t *testing.T) {
 	// Its sleepers (skipped to, see watch) leave it mostly idle: it runs
 	// beside the sample tests.
@@ -92,10 +101,7 @@ func TestRunStrategies(t *testing.T) {
 
 	t.Run("FIRST_ONLY stops a newcomer while one runs", func(t *testing.T) {
 		wf := s.push(sleeper("rs-first", `"first_only"`, 2))
-		_, final := watch(t, s, wf, 2)
-		if fmt.Sprint(final) != "[SUCCEEDED STOPPED]" {
-			t.Fatalf("final %v, want [SUCCEEDED STOPPED]", final)
-		}
+		wantFinals(t, s, wf, 2, "[SUCCEEDED STOPPED]")
 	})
 
 	t.Run("a queued instance can be stopped at once", func(t *testing.T) {
@@ -131,10 +137,7 @@ func TestRunStrategies(t *testing.T) {
 
 	t.Run("SERIAL_LATEST_ONLY: older queued runs give way, the running one goes on", func(t *testing.T) {
 		wf := s.push(sleeper("rs-serial-latest", `"serial_latest_only"`, 2))
-		_, final := watch(t, s, wf, 3)
-		if fmt.Sprint(final) != "[SUCCEEDED STOPPED SUCCEEDED]" {
-			t.Fatalf("final %v, want [SUCCEEDED STOPPED SUCCEEDED]", final)
-		}
+		wantFinals(t, s, wf, 3, "[SUCCEEDED STOPPED SUCCEEDED]")
 	})
 
 	t.Run("workflow-wide stop reaches running and queued runs", func(t *testing.T) {
@@ -159,10 +162,7 @@ func TestRunStrategies(t *testing.T) {
 	for _, file := range []string{"sample-dag-test-4.json", "sample-dag-test-6.json", "sample-dag-test-9.json"} {
 		t.Run(file, func(t *testing.T) {
 			wf := s.push(readFile(t, file))
-			_, final := watch(t, s, wf, 3)
-			if fmt.Sprint(final) != "[SUCCEEDED SUCCEEDED SUCCEEDED]" {
-				t.Fatalf("final %v", final)
-			}
+			wantFinals(t, s, wf, 3, "[SUCCEEDED SUCCEEDED SUCCEEDED]")
 		})
 	}
 }
@@ -185,14 +185,22 @@ func TestStrictSequentialBlocksAfterFailure(t *testing.T) {
 		}
 	}
 
-	t.Run("unblock lets the queue go on", func(t *testing.T) {
-		srv := httptest.NewServer(&flaky{failures: 1})
-		defer srv.Close()
-		wf := s.push(strictHTTP("rs-strict", srv.URL))
+	// failedFirst pushes strictHTTP(id, url) and runs its first instance,
+	// which fails and so blocks the ones after it.
+	failedFirst := func(t *testing.T, id, url string) (string, int64) {
+		t.Helper()
+		wf := s.push(strictHTTP(id, url))
 		first := s.start(wf, "").WorkflowInstanceID
 		if v := s.wait(wf, first, 30*time.Second); v.Status != "FAILED" {
 			t.Fatalf("first run %s, want FAILED", v.Status)
 		}
+		return wf, first
+	}
+
+	t.Run("unblock lets the queue go on", func(t *testing.T) {
+		srv := httptest.NewServer(&flaky{failures: 1})
+		defer srv.Close()
+		wf, first := failedFirst(t, "rs-strict", srv.URL)
 		second, third := s.start(wf, "").WorkflowInstanceID, s.start(wf, "").WorkflowInstanceID
 		blocked(wf, second)
 		var e map[string]any
@@ -218,11 +226,7 @@ func TestStrictSequentialBlocksAfterFailure(t *testing.T) {
 	t.Run("a restart of the failed run takes its slot", func(t *testing.T) {
 		srv := httptest.NewServer(&flaky{failures: 1})
 		defer srv.Close()
-		wf := s.push(strictHTTP("rs-strict-restart", srv.URL))
-		first := s.start(wf, "").WorkflowInstanceID
-		if v := s.wait(wf, first, 30*time.Second); v.Status != "FAILED" {
-			t.Fatalf("first run %s, want FAILED", v.Status)
-		}
+		wf, first := failedFirst(t, "rs-strict-restart", srv.URL)
 		second := s.start(wf, "").WorkflowInstanceID
 		blocked(wf, second)
 		var v struct {

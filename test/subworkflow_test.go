@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -40,9 +39,7 @@ const subParent = `{"properties":{"owner":"sub"},"workflow":{"id":"sub-parent",
 func TestSubworkflows(t *testing.T) {
 	// Mostly waiting on its children's steps: it runs beside the sample
 	// tests.
-	ls := &loopServer{calls: map[string]int{}, hold: 20 * time.Millisecond, fail: map[string]bool{}}
-	srv := httptest.NewServer(ls)
-	defer srv.Close()
+	ls, srv := startLoopServer(t, 20*time.Millisecond)
 	s := startParallelSystem(t, stack.Options{})
 	s.push(subChild(srv.URL))
 	parent := s.push([]byte(subParent))
@@ -201,14 +198,8 @@ func TestSubworkflows(t *testing.T) {
 			t.Fatalf("first run: %s %v", v.Status, v.StepStatuses)
 		}
 		first := s.steps(wf, r.WorkflowInstanceID)["sub"].Subworkflow
-		ls.mu.Lock()
-		delete(ls.fail, "flaky/x")
-		ls.mu.Unlock()
-		var out map[string]any
-		if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, r.WorkflowInstanceID),
-			[]byte(`{"restart_policy": "RESTART_FROM_INCOMPLETE"}`), &out); code != 200 {
-			t.Fatalf("restart: HTTP %d %v", code, out)
-		}
+		ls.heal("flaky/x")
+		s.restart(t, wf, r.WorkflowInstanceID, "RESTART_FROM_INCOMPLETE", "restart")
 		if v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second); v.Status != "SUCCEEDED" {
 			t.Fatalf("restarted run: %s %v", v.Status, v.StepStatuses)
 		}
@@ -248,16 +239,7 @@ func TestSubworkflows(t *testing.T) {
 func TestMaestroSubworkflowSamples(t *testing.T) {
 	s := startParallelSystem(t, stack.Options{})
 	// Push order as the reference says: what a sample calls first.
-	for _, f := range []string{"sample-dag-test-3.json", "sample-subworkflow-wf.json", "sample-nested-subworkflow-wf.json"} {
-		s.push(readFile(t, f))
-	}
-	started := time.Now()
-	r := s.start("sample-nested-subworkflow-wf", `{"initiator": {"type": "manual"}}`)
-	v := s.waitSkipping("sample-nested-subworkflow-wf", r.WorkflowInstanceID, 3*time.Minute)
-	t.Logf("sample-nested-subworkflow-wf ended %s after %.1f s", v.Status, time.Since(started).Seconds())
-	if v.Status != "SUCCEEDED" {
-		t.Fatalf("sample-nested-subworkflow-wf: %s %v", v.Status, v.StepStatuses)
-	}
+	r, _ := s.runSample(t, s.waitSkipping, 3*time.Minute, "sample-dag-test-3", "sample-subworkflow-wf", "sample-nested-subworkflow-wf")
 	mid := s.steps("sample-nested-subworkflow-wf", r.WorkflowInstanceID)["sub-step1"].Subworkflow
 	if mid == nil || mid.WorkflowID != "sample-subworkflow-wf" {
 		t.Fatalf("sub-step1 overview %+v", mid)
@@ -290,17 +272,8 @@ func TestMaestroSubworkflowSamples(t *testing.T) {
 // runs beside the other sample tests.
 func TestMaestroMixedSample(t *testing.T) {
 	s := startParallelSystem(t, stack.Options{})
-	for _, f := range []string{"sample-dag-test-3.json", "sample-foreach-wf.json", "sample-nested-foreach-subworkflow-wf.json",
-		"sample-nested-subworkflow-foreach-wf.json", "sample-mixed-wf.json"} {
-		s.push(readFile(t, f))
-	}
-	started := time.Now()
-	r := s.start("sample-mixed-wf", `{"initiator": {"type": "manual"}}`)
-	v := s.waitSkipping("sample-mixed-wf", r.WorkflowInstanceID, 5*time.Minute)
-	t.Logf("sample-mixed-wf ended %s after %.1f s", v.Status, time.Since(started).Seconds())
-	if v.Status != "SUCCEEDED" {
-		t.Fatalf("sample-mixed-wf: %s %v", v.Status, v.StepStatuses)
-	}
+	r, v := s.runSample(t, s.waitSkipping, 5*time.Minute, "sample-dag-test-3", "sample-foreach-wf", "sample-nested-foreach-subworkflow-wf",
+		"sample-nested-subworkflow-foreach-wf", "sample-mixed-wf")
 	// 196 leaf steps: sample-dag-test-3's 4; 6 iterations of job1 and a
 	// sample-dag-test-3 (30); 3 sample-foreach-wf of 9 iterations of 6
 	// (162).

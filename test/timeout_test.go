@@ -20,9 +20,7 @@ func TestTimeouts(t *testing.T) {
 		  {"step":{"id":"after","type":"NoOp"}}]}}`))
 		r := s.start(wf, "")
 		v := s.waitSkipping(wf, r.WorkflowInstanceID, 30*time.Second)
-		if v.Status != "FAILED" || v.StepStatuses["slow"] != "TIMED_OUT" || v.StepStatuses["after"] != "UNSATISFIED" {
-			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
-		}
+		wantEnd(t, v, "FAILED", map[string]string{"slow": "TIMED_OUT", "after": "UNSATISFIED"})
 		// By the stack's clock: not before the timeout, and long before the
 		// hour's sleep (or the next timers, backstops 15 s after a commit).
 		rt := s.steps(wf, r.WorkflowInstanceID)["slow"].RuntimeState
@@ -37,9 +35,7 @@ func TestTimeouts(t *testing.T) {
 		  {"step":{"id":"quick","type":"NoOp"}}]}}`))
 		r := s.start(wf, "")
 		v := s.waitSkipping(wf, r.WorkflowInstanceID, 30*time.Second)
-		if v.Status != "TIMED_OUT" || v.StepStatuses["slow"] != "TIMED_OUT" || v.StepStatuses["quick"] != "SUCCEEDED" {
-			t.Fatalf("instance %s: %v", v.Status, v.StepStatuses)
-		}
+		wantEnd(t, v, "TIMED_OUT", map[string]string{"slow": "TIMED_OUT", "quick": "SUCCEEDED"})
 		if d := time.Duration(v.EndTime-v.StartTime) * time.Millisecond; d < 2*time.Second || d >= 15*time.Second {
 			t.Errorf("timed out %v after it started, want about 2s", d)
 		}

@@ -26,10 +26,7 @@ func TestLongSleepUsesAOneTimeSchedule(t *testing.T) {
 	r := s.start(wf, "")
 
 	ctx := context.Background()
-	cfg, err := s.st.Emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := s.st.Emulator.TestConfig(t)
 	sched := scheduler.NewFromConfig(cfg)
 	group := s.st.Resources.SchedulerGroup.Name
 	// Two one-time schedules appear: the run's 10-day default timeout and

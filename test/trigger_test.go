@@ -29,10 +29,7 @@ type scheduleInfo struct {
 func (s *system) schedules(t *testing.T) map[string]scheduleInfo {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := s.st.Emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := s.st.Emulator.TestConfig(t)
 	sc := scheduler.NewFromConfig(cfg)
 	group := s.st.Resources.SchedulerGroup.Name
 	out := map[string]scheduleInfo{}
@@ -138,10 +135,7 @@ func TestTimeTriggers(t *testing.T) {
 	// The same firing delivered again (Scheduler delivers at least once)
 	// starts nothing.
 	ctx := context.Background()
-	cfg, err := s.st.Emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := s.st.Emulator.TestConfig(t)
 	body := strings.Replace(sched.Input, "<aws.scheduler.scheduled-time>", scheduled.Format(time.RFC3339), 1)
 	if _, err := sqs.NewFromConfig(cfg).SendMessage(ctx, &sqs.SendMessageInput{
 		QueueUrl: aws.String(s.st.Resources.Queues.Work.URL), MessageBody: aws.String(body),

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -32,9 +31,7 @@ func whileWorkflow(id, url string) []byte {
 // one at a time, exactly until the condition is false; and a failed
 // iteration fails the step and stops the loop.
 func TestWhileRunsUntilItsConditionIsFalse(t *testing.T) {
-	ls := &loopServer{calls: map[string]int{}, hold: 50 * time.Millisecond, fail: map[string]bool{}}
-	srv := httptest.NewServer(ls)
-	defer srv.Close()
+	ls, srv := startLoopServer(t, 50*time.Millisecond)
 	s := startSystem(t, stack.Options{})
 
 	sample := s.push(readFile(t, "sample-while-wf.json"))
@@ -109,14 +106,8 @@ func TestWhileRunsUntilItsConditionIsFalse(t *testing.T) {
 
 	// Restarted from incomplete, the loop goes on from its failed third
 	// iteration (run 2 of the same iteration, n = 2 again), then a fourth.
-	ls.mu.Lock()
-	delete(ls.fail, "2/w")
-	ls.mu.Unlock()
-	var rv map[string]any
-	if code := s.do("POST", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/actions/restart", wf, r.WorkflowInstanceID),
-		[]byte(`{"restart_policy": "RESTART_FROM_INCOMPLETE"}`), &rv); code != 200 {
-		t.Fatalf("restart: HTTP %d %v", code, rv)
-	}
+	ls.heal("2/w")
+	s.restart(t, wf, r.WorkflowInstanceID, "RESTART_FROM_INCOMPLETE", "restart")
 	if v := s.wait(wf, r.WorkflowInstanceID, 2*time.Minute); v.Status != "SUCCEEDED" || v.WorkflowRunID != 2 {
 		t.Fatalf("restarted while: %s run %d %v", v.Status, v.WorkflowRunID, v.StepStatuses)
 	}

@@ -80,10 +80,7 @@ func TestWorkerWrittenEnds(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	cfg, err := s.st.Emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := s.st.Emulator.TestConfig(t)
 	db := dynamodb.NewFromConfig(cfg)
 	for _, step := range []string{"left", "right"} {
 		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.st.Resources.Table.Name), ConsistentRead: aws.Bool(true),

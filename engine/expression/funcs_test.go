@@ -156,9 +156,7 @@ func TestHelperErrors(t *testing.T) {
 			p, err := l.Compile(tt.src, "", helperScope())
 			require.NoError(t, err)
 			_, err = p.Eval(context.Background(), helperEnv())
-			require.Error(t, err)
-			assert.ErrorIs(t, err, tt.kind)
-			assert.Contains(t, err.Error(), tt.msg)
+			requireErrorOf(t, err, tt.kind, tt.msg)
 		})
 	}
 }

@@ -151,12 +151,7 @@ func TestContainsKeyGuard(t *testing.T) {
 
 func TestCompileErrors(t *testing.T) {
 	l := New(DefaultLimits())
-	tests := []struct {
-		src  string
-		want model.ParamType
-		kind error
-		msg  string
-	}{
+	tests := []errorCase{
 		{"foo + 1", model.TypeLong, ErrUnknownParam, `unknown parameter "foo"`},
 		{"params.get('nope')", "", ErrUnknownParam, `unknown parameter "nope"`},
 		{"params['nope']", "", ErrUnknownParam, `unknown parameter "nope"`},
@@ -194,9 +189,7 @@ func TestCompileErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.src, func(t *testing.T) {
 			_, err := l.Compile(tt.src, tt.want, testScope())
-			require.Error(t, err)
-			assert.ErrorIs(t, err, tt.kind)
-			assert.Contains(t, err.Error(), tt.msg)
+			requireErrorOf(t, err, tt.kind, tt.msg)
 			var e *Error
 			require.True(t, errors.As(err, &e))
 			assert.Equal(t, tt.src, e.Source)
@@ -217,12 +210,7 @@ func TestCompileAcceptsUnknownTypes(t *testing.T) {
 
 func TestEvalErrors(t *testing.T) {
 	l := New(DefaultLimits())
-	tests := []struct {
-		src  string
-		want model.ParamType
-		kind error
-		msg  string
-	}{
+	tests := []errorCase{
 		{"l / 0", "", ErrEval, "division by zero"},
 		{"l % 0", "", ErrEval, "division by zero"},
 		{"params.get('s')", model.TypeLong, ErrType, `expected LONG, got string "str"`},
@@ -243,9 +231,7 @@ func TestEvalErrors(t *testing.T) {
 				env.Seed = ""
 			}
 			_, err = p.Eval(context.Background(), env)
-			require.Error(t, err)
-			assert.ErrorIs(t, err, tt.kind)
-			assert.Contains(t, err.Error(), tt.msg)
+			requireErrorOf(t, err, tt.kind, tt.msg)
 			assert.Contains(t, err.Error(), fmt.Sprintf("expression %q", tt.src))
 		})
 	}
@@ -330,4 +316,22 @@ func TestConcurrentEval(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+}
+
+// errorCase is an expression that fails to compile or evaluate as want:
+// with an error of kind whose message contains msg.
+type errorCase struct {
+	src  string
+	want model.ParamType
+	kind error
+	msg  string
+}
+
+// requireErrorOf fails t unless err is an error of kind whose message
+// contains msg.
+func requireErrorOf(t *testing.T, err, kind error, msg string) {
+	t.Helper()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, kind)
+	assert.Contains(t, err.Error(), msg)
 }

@@ -86,9 +86,7 @@ func TestNormalizeRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.src, func(t *testing.T) {
 			_, _, err := normalize(tt.src)
-			require.Error(t, err)
-			assert.ErrorIs(t, err, tt.kind)
-			assert.Contains(t, err.Error(), tt.msg)
+			requireErrorOf(t, err, tt.kind, tt.msg)
 			assert.True(t, strings.HasPrefix(err.Error(), "expression \""), err.Error())
 		})
 	}

@@ -99,9 +99,7 @@ func TestEvalParamsCycles(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := l.EvalParams(context.Background(), tt.params, &Env{})
-			require.Error(t, err)
-			assert.ErrorIs(t, err, ErrCycle)
-			assert.Contains(t, err.Error(), tt.cycle)
+			requireErrorOf(t, err, ErrCycle, tt.cycle)
 		})
 	}
 }
@@ -189,9 +187,7 @@ func TestEvalParamsErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := l.EvalParams(context.Background(), tt.params, &Env{})
-			require.Error(t, err)
-			assert.ErrorIs(t, err, tt.kind)
-			assert.Contains(t, err.Error(), tt.msg)
+			requireErrorOf(t, err, tt.kind, tt.msg)
 		})
 	}
 }

@@ -54,6 +54,16 @@ func (f *fakeService) record(method string, args ...any) (nilResult bool, err er
 	return nilResult, err
 }
 
+// reply records the call of method with args and answers v, or what the
+// fake is set to answer instead: its error, or a nil result.
+func reply[T any](f *fakeService, v T, method string, args ...any) (T, error) {
+	if nilResult, err := f.record(method, args...); err != nil || nilResult {
+		var none T
+		return none, err
+	}
+	return v, nil
+}
+
 // recorded returns the calls made so far.
 func (f *fakeService) recorded() []call {
 	f.mu.Lock()
@@ -102,10 +112,7 @@ func cannedStep(workflowID string, instanceID, runID int64, stepID string, attem
 }
 
 func (f *fakeService) CreateWorkflow(_ context.Context, body []byte, format orchestrator.Format) (*orchestrator.DefinitionView, error) {
-	if nilResult, err := f.record("CreateWorkflow", string(body), format); err != nil || nilResult {
-		return nil, err
-	}
-	return cannedDefinition(), nil
+	return reply(f, cannedDefinition(), "CreateWorkflow", string(body), format)
 }
 
 func (f *fakeService) ValidateWorkflow(_ context.Context, body []byte, format orchestrator.Format) error {
@@ -114,10 +121,7 @@ func (f *fakeService) ValidateWorkflow(_ context.Context, body []byte, format or
 }
 
 func (f *fakeService) GetWorkflowVersion(_ context.Context, workflowID, selector string) (*orchestrator.DefinitionView, error) {
-	if nilResult, err := f.record("GetWorkflowVersion", workflowID, selector); err != nil || nilResult {
-		return nil, err
-	}
-	return cannedDefinition(), nil
+	return reply(f, cannedDefinition(), "GetWorkflowVersion", workflowID, selector)
 }
 
 func (f *fakeService) StartWorkflow(_ context.Context, workflowID, selector string, req orchestrator.StartRequest) (*orchestrator.StartResponse, error) {
@@ -136,17 +140,11 @@ func (f *fakeService) StartWorkflow(_ context.Context, workflowID, selector stri
 }
 
 func (f *fakeService) GetInstance(_ context.Context, workflowID string, instanceID int64) (*orchestrator.InstanceView, error) {
-	if nilResult, err := f.record("GetInstance", workflowID, instanceID); err != nil || nilResult {
-		return nil, err
-	}
-	return cannedInstance(workflowID, instanceID, 1), nil
+	return reply(f, cannedInstance(workflowID, instanceID, 1), "GetInstance", workflowID, instanceID)
 }
 
 func (f *fakeService) GetRun(_ context.Context, workflowID string, instanceID, runID int64) (*orchestrator.InstanceView, error) {
-	if nilResult, err := f.record("GetRun", workflowID, instanceID, runID); err != nil || nilResult {
-		return nil, err
-	}
-	return cannedInstance(workflowID, instanceID, runID), nil
+	return reply(f, cannedInstance(workflowID, instanceID, runID), "GetRun", workflowID, instanceID, runID)
 }
 
 func (f *fakeService) ListSteps(_ context.Context, workflowID string, instanceID int64) ([]*orchestrator.StepView, error) {
@@ -170,24 +168,15 @@ func (f *fakeService) GetStepAttempt(_ context.Context, workflowID string, insta
 }
 
 func (f *fakeService) FlattenIterations(_ context.Context, workflowID string, instanceID, runID int64, stepID string, q orchestrator.FlattenQuery) (*orchestrator.StepIterationPage, error) {
-	if nilResult, err := f.record("FlattenIterations", workflowID, instanceID, runID, stepID, q); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.StepIterationPage{Elements: []orchestrator.StepIteration{}}, nil
+	return reply(f, &orchestrator.StepIterationPage{Elements: []orchestrator.StepIteration{}}, "FlattenIterations", workflowID, instanceID, runID, stepID, q)
 }
 
 func (f *fakeService) FlattenIteration(_ context.Context, workflowID string, instanceID, runID int64, stepID, iterationID string) (*orchestrator.StepIteration, error) {
-	if nilResult, err := f.record("FlattenIteration", workflowID, instanceID, runID, stepID, iterationID); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.StepIteration{WorkflowID: workflowID, WorkflowInstanceID: instanceID, WorkflowRunID: runID, StepID: stepID}, nil
+	return reply(f, &orchestrator.StepIteration{WorkflowID: workflowID, WorkflowInstanceID: instanceID, WorkflowRunID: runID, StepID: stepID}, "FlattenIteration", workflowID, instanceID, runID, stepID, iterationID)
 }
 
 func (f *fakeService) FlattenSummary(_ context.Context, workflowID string, instanceID, runID int64, stepID string, q orchestrator.SummaryQuery) (*orchestrator.StepIterationsSummary, error) {
-	if nilResult, err := f.record("FlattenSummary", workflowID, instanceID, runID, stepID, q); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.StepIterationsSummary{}, nil
+	return reply(f, &orchestrator.StepIterationsSummary{}, "FlattenSummary", workflowID, instanceID, runID, stepID, q)
 }
 
 func (f *fakeService) ListWorkflows(_ context.Context, cursor string, limit int) (*orchestrator.WorkflowList, error) {
@@ -208,45 +197,27 @@ func (f *fakeService) ListInstances(_ context.Context, workflowID, status, curso
 }
 
 func (f *fakeService) Health(context.Context) (*orchestrator.HealthView, error) {
-	if nilResult, err := f.record("Health"); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.HealthView{Status: "ok", Endpoint: "http://127.0.0.1:5000", Emulator: "moto"}, nil
+	return reply(f, &orchestrator.HealthView{Status: "ok", Endpoint: "http://127.0.0.1:5000", Emulator: "moto"}, "Health")
 }
 
 func (f *fakeService) ActOnInstance(_ context.Context, workflowID string, instanceID, runID int64, action string) (*orchestrator.InstanceView, error) {
-	if nilResult, err := f.record("ActOnInstance", workflowID, instanceID, runID, action); err != nil || nilResult {
-		return nil, err
-	}
-	return cannedInstance(workflowID, instanceID, max(runID, 1)), nil
+	return reply(f, cannedInstance(workflowID, instanceID, max(runID, 1)), "ActOnInstance", workflowID, instanceID, runID, action)
 }
 
 func (f *fakeService) ActOnStep(_ context.Context, workflowID string, instanceID int64, stepID, action string) (*orchestrator.InstanceView, error) {
-	if nilResult, err := f.record("ActOnStep", workflowID, instanceID, stepID, action); err != nil || nilResult {
-		return nil, err
-	}
-	return cannedInstance(workflowID, instanceID, 1), nil
+	return reply(f, cannedInstance(workflowID, instanceID, 1), "ActOnStep", workflowID, instanceID, stepID, action)
 }
 
 func (f *fakeService) RestartInstance(_ context.Context, workflowID string, instanceID int64, req orchestrator.RestartRequest) (*orchestrator.InstanceView, error) {
-	if nilResult, err := f.record("RestartInstance", workflowID, instanceID, req); err != nil || nilResult {
-		return nil, err
-	}
-	return cannedInstance(workflowID, instanceID, 2), nil
+	return reply(f, cannedInstance(workflowID, instanceID, 2), "RestartInstance", workflowID, instanceID, req)
 }
 
 func (f *fakeService) ActivateVersion(_ context.Context, workflowID, selector string) (*orchestrator.DefinitionView, error) {
-	if nilResult, err := f.record("ActivateVersion", workflowID, selector); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.DefinitionView{Metadata: orchestrator.DefinitionMeta{WorkflowID: workflowID}, IsActive: true}, nil
+	return reply(f, &orchestrator.DefinitionView{Metadata: orchestrator.DefinitionMeta{WorkflowID: workflowID}, IsActive: true}, "ActivateVersion", workflowID, selector)
 }
 
 func (f *fakeService) DeactivateWorkflow(_ context.Context, workflowID string) (*orchestrator.DefinitionView, error) {
-	if nilResult, err := f.record("DeactivateWorkflow", workflowID); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.DefinitionView{Metadata: orchestrator.DefinitionMeta{WorkflowID: workflowID}}, nil
+	return reply(f, &orchestrator.DefinitionView{Metadata: orchestrator.DefinitionMeta{WorkflowID: workflowID}}, "DeactivateWorkflow", workflowID)
 }
 
 func (f *fakeService) UpdateProperties(_ context.Context, workflowID string, body []byte) (json.RawMessage, error) {
@@ -293,99 +264,57 @@ func (f *fakeService) PausedAttempts(_ context.Context, workflowID, stepID strin
 }
 
 func (f *fakeService) ResumeAttempt(_ context.Context, workflowID string, instanceID, runID int64, stepID string, attempt int64) (*orchestrator.InstanceView, error) {
-	if nilResult, err := f.record("ResumeAttempt", workflowID, instanceID, runID, stepID, attempt); err != nil || nilResult {
-		return nil, err
-	}
-	return cannedInstance(workflowID, instanceID, runID), nil
+	return reply(f, cannedInstance(workflowID, instanceID, runID), "ResumeAttempt", workflowID, instanceID, runID, stepID, attempt)
 }
 
 func (f *fakeService) PutTagPermit(_ context.Context, tag string, maxAllowed int64) (*orchestrator.TagPermit, error) {
-	if nilResult, err := f.record("PutTagPermit", tag, maxAllowed); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.TagPermit{Tag: tag, MaxAllowed: maxAllowed}, nil
+	return reply(f, &orchestrator.TagPermit{Tag: tag, MaxAllowed: maxAllowed}, "PutTagPermit", tag, maxAllowed)
 }
 
 func (f *fakeService) GetTagPermit(_ context.Context, tag string) (*orchestrator.TagPermit, error) {
-	if nilResult, err := f.record("GetTagPermit", tag); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.TagPermit{Tag: tag, MaxAllowed: 2}, nil
+	return reply(f, &orchestrator.TagPermit{Tag: tag, MaxAllowed: 2}, "GetTagPermit", tag)
 }
 
 func (f *fakeService) DeleteTagPermit(_ context.Context, tag string) (*orchestrator.TagPermit, error) {
-	if nilResult, err := f.record("DeleteTagPermit", tag); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.TagPermit{Tag: tag, MaxAllowed: 2}, nil
+	return reply(f, &orchestrator.TagPermit{Tag: tag, MaxAllowed: 2}, "DeleteTagPermit", tag)
 }
 
 func (f *fakeService) RestartStep(_ context.Context, workflowID string, instanceID int64, stepID string, req orchestrator.StepRestartRequest) (*orchestrator.InstanceView, error) {
-	if nilResult, err := f.record("RestartStep", workflowID, instanceID, stepID, req); err != nil || nilResult {
-		return nil, err
-	}
-	return cannedInstance(workflowID, instanceID, 2), nil
+	return reply(f, cannedInstance(workflowID, instanceID, 2), "RestartStep", workflowID, instanceID, stepID, req)
 }
 
 func (f *fakeService) PutOutputData(_ context.Context, od orchestrator.OutputData) (*orchestrator.OutputDataResult, error) {
-	if nilResult, err := f.record("PutOutputData", od); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.OutputDataResult{WorkflowID: od.WorkflowID, InstanceID: od.InstanceID, RunID: 1, StepID: od.StepID, Attempt: 1, Params: []string{"answer"}}, nil
+	return reply(f, &orchestrator.OutputDataResult{WorkflowID: od.WorkflowID, InstanceID: od.InstanceID, RunID: 1, StepID: od.StepID, Attempt: 1, Params: []string{"answer"}}, "PutOutputData", od)
 }
 
 func (f *fakeService) CompleteTask(_ context.Context, token string, c orchestrator.TaskCompletion) (*orchestrator.TaskView, error) {
-	if nilResult, err := f.record("CompleteTask", token, c); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.TaskView{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "s", Attempt: 1, Action: c.Action, Status: "SUCCEEDED", Recorded: true}, nil
+	return reply(f, &orchestrator.TaskView{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "s", Attempt: 1, Action: c.Action, Status: "SUCCEEDED", Recorded: true}, "CompleteTask", token, c)
 }
 
 func (f *fakeService) PutJobQueue(_ context.Context, r orchestrator.JobQueueRequest) (*orchestrator.JobQueue, error) {
-	if nilResult, err := f.record("PutJobQueue", r); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.JobQueue{Name: r.Name, CPU: r.CPU}, nil
+	return reply(f, &orchestrator.JobQueue{Name: r.Name, CPU: r.CPU}, "PutJobQueue", r)
 }
 
 func (f *fakeService) GetJobQueue(_ context.Context, name string) (*orchestrator.JobQueue, error) {
-	if nilResult, err := f.record("GetJobQueue", name); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.JobQueue{Name: name, CPU: 4}, nil
+	return reply(f, &orchestrator.JobQueue{Name: name, CPU: 4}, "GetJobQueue", name)
 }
 
 func (f *fakeService) DeleteJobQueue(_ context.Context, name string) (*orchestrator.JobQueue, error) {
-	if nilResult, err := f.record("DeleteJobQueue", name); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.JobQueue{Name: name}, nil
+	return reply(f, &orchestrator.JobQueue{Name: name}, "DeleteJobQueue", name)
 }
 
 func (f *fakeService) DeleteWorkflow(_ context.Context, workflowID string) (*orchestrator.DeleteResult, error) {
-	if nilResult, err := f.record("DeleteWorkflow", workflowID); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.DeleteResult{WorkflowID: workflowID, Status: "DELETING"}, nil
+	return reply(f, &orchestrator.DeleteResult{WorkflowID: workflowID, Status: "DELETING"}, "DeleteWorkflow", workflowID)
 }
 
 func (f *fakeService) AnnounceSignal(_ context.Context, a signals.Announce, src orchestrator.SignalSource) (*orchestrator.SignalView, error) {
-	if nilResult, err := f.record("AnnounceSignal", a.Name, a.RequestID, src.Kind); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.SignalView{Name: a.Name, SeqID: 1, Params: a.Params, CreateTime: 1763776800000, Created: true}, nil
+	return reply(f, &orchestrator.SignalView{Name: a.Name, SeqID: 1, Params: a.Params, CreateTime: 1763776800000, Created: true}, "AnnounceSignal", a.Name, a.RequestID, src.Kind)
 }
 
 func (f *fakeService) GetSignal(_ context.Context, name string, seq int64) (*orchestrator.SignalView, error) {
-	if nilResult, err := f.record("GetSignal", name, seq); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.SignalView{Name: name, SeqID: max(seq, 1), CreateTime: 1763776800000, Created: true}, nil
+	return reply(f, &orchestrator.SignalView{Name: name, SeqID: max(seq, 1), CreateTime: 1763776800000, Created: true}, "GetSignal", name, seq)
 }
 
 func (f *fakeService) SignalLineage(_ context.Context, name string, seq int64) (*orchestrator.LineageView, error) {
-	if nilResult, err := f.record("SignalLineage", name, seq); err != nil || nilResult {
-		return nil, err
-	}
-	return &orchestrator.LineageView{Signal: &orchestrator.SignalView{Name: name, SeqID: seq}}, nil
+	return reply(f, &orchestrator.LineageView{Signal: &orchestrator.SignalView{Name: name, SeqID: seq}}, "SignalLineage", name, seq)
 }

@@ -400,15 +400,8 @@ func TestHandleEmitsQueueLag(t *testing.T) {
 func stage(t *testing.T) *localstack.Resources {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name, err := resources.ParseStage(fmt.Sprintf("w%08x", rand.Uint32()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := localstack.Provision(ctx, cfg, resources.ForStage(name))
+	name := localstack.RandomStage(t, "w")
+	res, err := localstack.Provision(ctx, emulator.TestConfig(t), resources.ForStage(name))
 	if err != nil {
 		t.Fatalf("provision %s: %v", name, err)
 	}

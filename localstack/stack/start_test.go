@@ -49,19 +49,6 @@ func call(t *testing.T, method, url, body string, out any) int {
 	return resp.StatusCode
 }
 
-// poll calls cond every 50 ms until it holds, failing the test after
-// timeout.
-func poll(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %v", what, timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // sweeps records the message ids of the sweeps the stack hands its worker.
 type sweeps struct {
 	mu  sync.Mutex
@@ -140,7 +127,7 @@ func TestStartRunsAWorkflowAndCloses(t *testing.T) {
 		t.Fatalf("start: %d", code)
 	}
 	var inst orchestrator.InstanceView
-	poll(t, time.Minute, "succeeded instance", func() bool {
+	localstack.Eventually(t, time.Minute, "succeeded instance", func() bool {
 		call(t, "GET", api+"/stack-smoke/instances/1", "", &inst)
 		return inst.Status == "SUCCEEDED"
 	})
@@ -156,7 +143,7 @@ func TestStartRunsAWorkflowAndCloses(t *testing.T) {
 		t.Errorf("the clock moved %v, want 1m0s", moved)
 	}
 
-	poll(t, 30*time.Second, "two sweeps", func() bool { return len(sw.seen()) >= 2 })
+	localstack.Eventually(t, 30*time.Second, "two sweeps", func() bool { return len(sw.seen()) >= 2 })
 	if ids := sw.seen(); ids[0] != "sweep-1" || ids[1] != "sweep-2" {
 		t.Errorf("sweeps %v, want sweep-1, sweep-2, ...", ids)
 	}
