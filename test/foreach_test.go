@@ -75,6 +75,7 @@ func foreachWorkflow(id, url, is, js string, concurrency int, mode string) []byt
 }
 
 func TestForeachRunsEachIterationOnceWithinItsConcurrency(t *testing.T) {
+	t.Parallel()
 	ls := &loopServer{calls: map[string]int{}, hold: 150 * time.Millisecond, fail: map[string]bool{}}
 	srv := httptest.NewServer(ls)
 	defer srv.Close()
@@ -120,6 +121,7 @@ func TestForeachRunsEachIterationOnceWithinItsConcurrency(t *testing.T) {
 }
 
 func TestForeachFailureModes(t *testing.T) {
+	t.Parallel()
 	ls := &loopServer{calls: map[string]int{}, hold: 100 * time.Millisecond, fail: map[string]bool{"2/a": true}}
 	srv := httptest.NewServer(ls)
 	defer srv.Close()
@@ -159,6 +161,7 @@ func TestForeachFailureModes(t *testing.T) {
 }
 
 func TestForeachKillStopsItsIterations(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	wf := s.push([]byte(`{"properties":{"owner":"loop"},"workflow":{"id":"loop-kill","instance_step_concurrency":200,"steps":[
 	  {"foreach":{"id":"loop","concurrency":150,
@@ -203,6 +206,7 @@ func TestForeachKillStopsItsIterations(t *testing.T) {
 // that iteration runs again — as run 2 of the same iteration instance —
 // and the others keep their first (and only) call.
 func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing.T) {
+	t.Parallel()
 	ls := &loopServer{calls: map[string]int{}, hold: 20 * time.Millisecond, fail: map[string]bool{"3/a": true}}
 	srv := httptest.NewServer(ls)
 	defer srv.Close()
@@ -278,6 +282,7 @@ func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing
 // resumes through its own id, and deleting the breakpoint resumes the
 // rest.
 func TestBreakpointsInsideLoops(t *testing.T) {
+	t.Parallel()
 	ls := &loopServer{calls: map[string]int{}, hold: 10 * time.Millisecond, fail: map[string]bool{}}
 	srv := httptest.NewServer(ls)
 	defer srv.Close()
@@ -341,6 +346,7 @@ func TestBreakpointsInsideLoops(t *testing.T) {
 // a time, of an Http step tagged with a permit of 2 never call more than
 // two at once.
 func TestTagPermitsBoundStepsInsideLoops(t *testing.T) {
+	t.Parallel()
 	ls := &loopServer{calls: map[string]int{}, hold: 150 * time.Millisecond, fail: map[string]bool{}}
 	srv := httptest.NewServer(ls)
 	defer srv.Close()
@@ -370,6 +376,7 @@ func TestTagPermitsBoundStepsInsideLoops(t *testing.T) {
 // never more at once than the two concurrencies allow; one inner iteration
 // restarted by itself calls its pair again, and only it.
 func TestNestedForeachCallsEachPairOnce(t *testing.T) {
+	t.Parallel()
 	ls := &loopServer{calls: map[string]int{}, hold: 50 * time.Millisecond, fail: map[string]bool{}}
 	srv := httptest.NewServer(ls)
 	defer srv.Close()
@@ -445,6 +452,7 @@ func TestNestedForeachCallsEachPairOnce(t *testing.T) {
 // iteration is born too, with its items. A breakpoint on one of those steps
 // keeps its iterations from being born finished: they pause there.
 func TestNoOpIterationsAreBornFinished(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	const n = engine.OffloadLoopElements + 26 // its loop params leave the run's state
 	is := make([]string, n)

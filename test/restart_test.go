@@ -13,6 +13,7 @@ import (
 )
 
 func TestRestartFromIncomplete(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	first := &flaky{}             // always succeeds; counts calls
 	second := &flaky{failures: 1} // fails once, then succeeds
@@ -72,6 +73,7 @@ func TestRestartFromIncomplete(t *testing.T) {
 }
 
 func TestStepRestart(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	noRetry := `{"error_retry_limit": 0, "platform_retry_limit": 0}`
 	httpStep := func(id, url, succ string) string {

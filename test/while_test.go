@@ -32,6 +32,7 @@ func whileWorkflow(id, url string) []byte {
 // one at a time, exactly until the condition is false; and a failed
 // iteration fails the step and stops the loop.
 func TestWhileRunsUntilItsConditionIsFalse(t *testing.T) {
+	t.Parallel()
 	ls := &loopServer{calls: map[string]int{}, hold: 50 * time.Millisecond, fail: map[string]bool{}}
 	srv := httptest.NewServer(ls)
 	defer srv.Close()
