@@ -19,6 +19,7 @@ const napThenDone = `{"properties":{"owner":"actions","run_strategy":"parallel"}
   {"step":{"id":"other","type":"Sleep","params":{"sleep_seconds":{"value":%d,"type":"LONG"}}}}]}}`
 
 func TestActions(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	act := func(path string, want int) (orchestrator.InstanceView, map[string]any) {
 		t.Helper()

@@ -119,6 +119,7 @@ func callbackWorkflow(id, queue, extra string) []byte {
 }
 
 func TestCallbackSteps(t *testing.T) {
+	t.Parallel()
 	queue, next := callbackQueue(t)
 	// A topic whose subscriber is the same queue (raw delivery: the
 	// message as published).
@@ -319,6 +320,7 @@ func lambdaWorkflow(id, function, extra, payload string) []byte {
 }
 
 func TestLambdaSteps(t *testing.T) {
+	t.Parallel()
 	var flaky atomic.Int64
 	var apiURL atomic.Value
 	functions := map[string]localstack.LocalFunction{

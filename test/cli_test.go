@@ -31,6 +31,7 @@ func (s *system) maestro(args ...string) (int, string, string) {
 }
 
 func TestCLI(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 
 	code, out, errOut := s.maestro("push", "testdata/sample-dag-test-7.json")

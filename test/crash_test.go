@@ -173,6 +173,7 @@ func freeAddr(t *testing.T) string {
 // the last restart, every Http step was called, and the steps called twice
 // are reported.
 func TestCrashedOrchestratorLosesNoWork(t *testing.T) {
+	t.Parallel()
 	const instances, kills = 20, 4
 	hits := &calls{n: map[string]int{}}
 	srv := httptest.NewServer(hits)

@@ -26,6 +26,7 @@ import (
 // CLI sends them (application/json, the stack's own Host) then work, and
 // call it.
 func TestCrossSiteRequestsAreRefused(t *testing.T) {
+	t.Parallel()
 	var called atomic.Int64
 	loopbackService := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		called.Add(1)

@@ -60,6 +60,7 @@ func (h *holder) count() int {
 // delivered afterwards runs nothing. A step whose worker came runs once and
 // keeps every entry.
 func TestDeferredStarts(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(&flaky{})
 	defer srv.Close()
 	h := &holder{match: `"workflow_id":"deferred-held"`, release: make(chan struct{})}

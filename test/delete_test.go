@@ -10,6 +10,7 @@ import (
 )
 
 func TestDeleteWorkflow(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	def := func(secs int) []byte {
 		return []byte(fmt.Sprintf(`{"properties":{"owner":"del","run_strategy":"parallel"},"workflow":{"id":"del-wf","steps":[

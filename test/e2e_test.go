@@ -34,6 +34,7 @@ func expectSteps(t *testing.T, s *system, wf string, id int64, want map[string]s
 // TestSamplesReachExpectedOutcomes runs the samples of expected-outcomes.txt
 // that this runtime supports end to end.
 func TestSamplesReachExpectedOutcomes(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	cases := []struct {
 		file string
@@ -107,6 +108,7 @@ const paramsWorkflow = `{
 // TestParamsEvaluateAsMaestro checks cross-step references, SEL-style
 // concatenation, interpolation and helpers on a running instance.
 func TestParamsEvaluateAsMaestro(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	wf := s.push([]byte(paramsWorkflow))
 	r := s.start(wf, "")
@@ -153,6 +155,7 @@ func fanOut(id string, n int) []byte {
 // pace (a sweep a minute, a minute's grace) recovery can take two minutes,
 // so this test sweeps every two seconds and logs the runs it re-drove.
 func TestConcurrentFanOutFanIn(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{SweepEvery: 2 * time.Second, EventSweepAfter: 10 * time.Second, SweepGrace: 10 * time.Second})
 	wf := s.push(fanOut("fan-40", 38))
 	const n = 20
@@ -199,6 +202,7 @@ func TestConcurrentFanOutFanIn(t *testing.T) {
 
 // TestRejectedDefinitionStoresNothing pushes a definition with a cycle.
 func TestRejectedDefinitionStoresNothing(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	var body struct {
 		Status  int      `json:"status"`
@@ -229,6 +233,7 @@ func TestRejectedDefinitionStoresNothing(t *testing.T) {
 
 // TestStartIsIdempotentOnRequestID starts twice with one request_id.
 func TestStartIsIdempotentOnRequestID(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	wf := s.push(readFile(t, "sample-dag-test-7.json"))
 	body := `{"initiator":{"type":"manual"},"request_id":"5b3c1f2e-8e6a-4f7c-9d1a-2b3c4d5e6f70"}`
@@ -248,6 +253,7 @@ func TestStartIsIdempotentOnRequestID(t *testing.T) {
 // TestRunParamModes: run params may not override CONSTANT or IMMUTABLE
 // params; a MUTABLE one is overridden and the step sees the new value.
 func TestRunParamModes(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	wf := s.push([]byte(`{"properties":{"owner":"modes"},"workflow":{"id":"modes","params":{
 	  "fixed":{"value":1,"type":"LONG","mode":"constant"},

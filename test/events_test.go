@@ -81,6 +81,7 @@ func (s *subscriber) drain() []events.Event {
 }
 
 func TestEventsReachSubscribers(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	def := readFile(t, "sample-dag-test-7.json")
 	runs := subscribe(t, s, "runs", `{"workflow_id": ["sample-dag-test-7"], "event_type": ["instance_status_changed", "step_status_changed"]}`)

@@ -49,6 +49,7 @@ func runFaultWorkloads(t *testing.T, s *system) {
 
 // TestEveryMessageDeliveredTwice hands every SQS batch to its handler twice.
 func TestEveryMessageDeliveredTwice(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{Faults: stack.Faults{DuplicateDelivery: true}})
 	runFaultWorkloads(t, s)
 }
@@ -57,6 +58,7 @@ func TestEveryMessageDeliveredTwice(t *testing.T) {
 // handling end as if the process died after its DynamoDB commit and before
 // the SQS delete: the message comes back after the visibility timeout.
 func TestCrashAfterCommitBeforeDelete(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	crashes := map[string]int{}
@@ -87,6 +89,7 @@ func TestCrashAfterCommitBeforeDelete(t *testing.T) {
 // run whose steps all finish at once: optimistic-concurrency conflicts are
 // retried and every event is applied exactly once.
 func TestConcurrentDecidersNeverLoseAnEvent(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	const width = 8
 	var b strings.Builder

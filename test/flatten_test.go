@@ -18,6 +18,7 @@ import (
 // read one iteration by its ids, and sum them up; bad requests are 400s
 // naming the parameter, unknown steps and iterations 404s.
 func TestFlattenViews(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	wf := s.push([]byte(`{"properties":{"owner":"flat"},"workflow":{"id":"flat-nested","steps":[
 	  {"foreach":{"id":"outer","failure_mode":"IGNORE_FAILURE",

@@ -94,6 +94,7 @@ func foreachWorkflow(id, url, is, js string, concurrency int, mode string) []byt
 }
 
 func TestForeachRunsEachIterationOnceWithinItsConcurrency(t *testing.T) {
+	t.Parallel()
 	ls, srv := startLoopServer(t, 150*time.Millisecond)
 	s := startSystem(t, stack.Options{})
 
@@ -135,6 +136,7 @@ func TestForeachRunsEachIterationOnceWithinItsConcurrency(t *testing.T) {
 }
 
 func TestForeachFailureModes(t *testing.T) {
+	t.Parallel()
 	_, srv := startLoopServer(t, 100*time.Millisecond, "2/a")
 	s := startSystem(t, stack.Options{})
 
@@ -168,6 +170,7 @@ func TestForeachFailureModes(t *testing.T) {
 }
 
 func TestForeachKillStopsItsIterations(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	wf := s.push([]byte(`{"properties":{"owner":"loop"},"workflow":{"id":"loop-kill","instance_step_concurrency":200,"steps":[
 	  {"foreach":{"id":"loop","concurrency":150,
@@ -212,6 +215,7 @@ func TestForeachKillStopsItsIterations(t *testing.T) {
 // that iteration runs again — as run 2 of the same iteration instance —
 // and the others keep their first (and only) call.
 func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing.T) {
+	t.Parallel()
 	ls, srv := startLoopServer(t, 20*time.Millisecond, "3/a")
 	s := startSystem(t, stack.Options{})
 	wf := s.push(foreachWorkflow("loop-restart", srv.URL, "[1,2,3,4,5]", `["a"]`, 5, "FAIL_AFTER_RUNNING"))
@@ -276,6 +280,7 @@ func TestForeachRestartFromIncompleteCallsOnlyTheFailedIterationAgain(t *testing
 // resumes through its own id, and deleting the breakpoint resumes the
 // rest.
 func TestBreakpointsInsideLoops(t *testing.T) {
+	t.Parallel()
 	ls, srv := startLoopServer(t, 10*time.Millisecond)
 	s := startSystem(t, stack.Options{})
 	wf := s.push(foreachWorkflow("loop-bp", srv.URL, "[1,2,3]", `["a"]`, 3, "FAIL_AFTER_RUNNING"))
@@ -330,6 +335,7 @@ func TestBreakpointsInsideLoops(t *testing.T) {
 // a time, of an Http step tagged with a permit of 2 never call more than
 // two at once.
 func TestTagPermitsBoundStepsInsideLoops(t *testing.T) {
+	t.Parallel()
 	ls, srv := startLoopServer(t, 150*time.Millisecond)
 	s := startSystem(t, stack.Options{})
 	var p map[string]any
@@ -357,6 +363,7 @@ func TestTagPermitsBoundStepsInsideLoops(t *testing.T) {
 // never more at once than the two concurrencies allow; one inner iteration
 // restarted by itself calls its pair again, and only it.
 func TestNestedForeachCallsEachPairOnce(t *testing.T) {
+	t.Parallel()
 	ls, srv := startLoopServer(t, 50*time.Millisecond)
 	s := startSystem(t, stack.Options{})
 	wf := s.push([]byte(fmt.Sprintf(`{"properties":{"owner":"loop"},"workflow":{"id":"loop-nested","steps":[
@@ -426,6 +433,7 @@ func TestNestedForeachCallsEachPairOnce(t *testing.T) {
 // iteration is born too, with its items. A breakpoint on one of those steps
 // keeps its iterations from being born finished: they pause there.
 func TestNoOpIterationsAreBornFinished(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	const n = engine.OffloadLoopElements + 26 // its loop params leave the run's state
 	is := make([]string, n)

@@ -69,6 +69,7 @@ type permitBody struct {
 }
 
 func TestTagPermitsAndStepConcurrency(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	parallel := `"run_strategy":"parallel"`
 
@@ -154,6 +155,7 @@ func TestTagPermitsAndStepConcurrency(t *testing.T) {
 }
 
 func TestBreakpoints(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	wf := s.push([]byte(`{"properties":{"owner":"bp-e2e","run_strategy":"parallel"},"workflow":{"id":"bp-wf","steps":[
 	  {"step":{"id":"first","type":"NoOp","transition":{"successors":{"second":"true"}}}},

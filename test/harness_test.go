@@ -57,22 +57,22 @@ func (r runThenClose) Run() int {
 	return code
 }
 
-// stacksPerEmulator is how many stacks, one after the other, share one
-// emulator of emulatorPool.
-const stacksPerEmulator = 8
+// stacksPerEmulator is how many stacks share one emulator of
+// emulatorPool, and usersPerEmulator how many of them at once.
+const stacksPerEmulator, usersPerEmulator = 8, 3
 
 // emulatorPool starts emulators (moto_server and DynamoDB Local), ahead of
 // need, while earlier tests run. A stack shares one with the few stacks
-// before and after it (stacksPerEmulator), or has one of its own (the
-// tests that write tens of thousands of items or run beside others). Not
-// one for the whole package: DynamoDB Local keeps every stream record it
-// was ever sent, deleted tables' too, and reads through them to find a
-// stream's open shard on writes, so on an emulator shared by every test
-// each ran slower than the one before (alone / about 60 tests in: 3.7 /
-// 14.8 s, 13.1 / 39.7 s, 5.0 / 10.6 s for three of them); and tests side by
-// side (t.Parallel) would queue on one moto and one database thread. Not
-// one per stack either: most tests take a few seconds, and starting an
-// emulator about 3.
+// started around it (stacksPerEmulator, at most usersPerEmulator at once),
+// or has one of its own (reserve: the tests that write tens of thousands of
+// items or run long). Not one for the whole package: DynamoDB Local keeps
+// every stream record it was ever sent, deleted tables' too, and reads
+// through them to find a stream's open shard on writes, so on an emulator
+// shared by every test each ran slower than the one before (alone / about
+// 60 tests in: 3.7 / 14.8 s, 13.1 / 39.7 s, 5.0 / 10.6 s for three of
+// them); and tests side by side (t.Parallel) would queue on one moto (one
+// Python interpreter's lock) and one database thread. Not one per stack
+// either: most tests take a few seconds, and starting an emulator about 3.
 type emulatorPool struct {
 	started  chan startedEmulator
 	pending  sync.WaitGroup // started, not taken
@@ -115,19 +115,12 @@ func (p *emulatorPool) fresh() (*localstack.Emulator, error) {
 	return s.em, s.err
 }
 
-// take returns an emulator for one stack, of its own when own is set, and
-// the function to call when the stack is done with it.
-func (p *emulatorPool) take(t *testing.T, own bool) (*localstack.Emulator, func(), error) {
-	if own {
-		em, err := p.fresh()
-		if err != nil {
-			return nil, nil, err
-		}
-		return em, func() { p.stop(t.Name(), em) }, nil
-	}
+// take returns an emulator for one stack, shared with the stacks before
+// and after it, and the function to call when the stack is done with it.
+func (p *emulatorPool) take(t *testing.T) (*localstack.Emulator, func(), error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cur == nil || p.cur.served >= stacksPerEmulator {
+	if p.cur == nil || p.cur.served >= stacksPerEmulator || p.cur.users >= usersPerEmulator {
 		if p.cur != nil {
 			p.retire(t.Name(), p.cur)
 		}
@@ -248,23 +241,28 @@ type system struct {
 	client *http.Client
 }
 
+// startSystem starts a stack for t on an emulator it shares with a few
+// other tests' (see emulatorPool), or on opts.Emulator.
 func startSystem(t *testing.T, opts stack.Options) *system {
 	t.Helper()
-	return startSystemOn(t, opts, false)
-}
-
-// startIsolatedSystem starts a stack on an emulator of its own (see
-// emulatorPool), for a test that writes tens of thousands of items. (A
-// test that runs beside others, t.Parallel, uses startParallelSystem.)
-func startIsolatedSystem(t *testing.T, opts stack.Options) *system {
-	t.Helper()
-	return startSystemOn(t, opts, true)
+	if opts.Emulator == nil {
+		em, release, err := emulators.take(t)
+		if err != nil {
+			t.Fatalf("start an emulator: %v", err)
+		}
+		// Registered first, so it runs after the stack's own cleanup.
+		t.Cleanup(release)
+		opts.Emulator = em
+	}
+	// The emulator outlives the test: delete the stage.
+	return launch(t, opts, true)
 }
 
 // startParallelSystem marks t parallel and starts its stack on an
-// emulator of its own, like startIsolatedSystem, but starts that emulator
-// first: it comes up while the sequential tests run, not at the moment
-// every parallel test wants one.
+// emulator of its own (see emulatorPool), for a test that writes tens of
+// thousands of items or runs long. It starts that emulator first: it
+// comes up while the tests before it run, not at the moment every
+// parallel test wants one.
 func startParallelSystem(t *testing.T, opts stack.Options) *system {
 	t.Helper()
 	started := emulators.reserve(t)
@@ -275,26 +273,6 @@ func startParallelSystem(t *testing.T, opts stack.Options) *system {
 	}
 	opts.Emulator = em
 	return launch(t, opts, em.Kind != localstack.KindMoto)
-}
-
-func startSystemOn(t *testing.T, opts stack.Options, own bool) *system {
-	t.Helper()
-	// The stage is deleted when the test ends unless its emulator stops
-	// with it.
-	deleteStage := true
-	if opts.Emulator == nil {
-		em, release, err := emulators.take(t, own)
-		if err != nil {
-			t.Fatalf("start an emulator: %v", err)
-		}
-		// Registered first, so it runs after the stack's own cleanup.
-		t.Cleanup(release)
-		opts.Emulator = em
-		// An endpoint from AWS_ENDPOINT_URL or a running LocalStack is
-		// every test's.
-		deleteStage = !own || em.Kind != localstack.KindMoto
-	}
-	return launch(t, opts, deleteStage)
 }
 
 // launch starts a stack on opts.Emulator for t, stopped when t ends, and
@@ -416,12 +394,23 @@ func (s *system) steps(wf string, id int64) map[string]orchestrator.StepView {
 // pollInterval is how often the tests re-check a condition.
 const pollInterval = 50 * time.Millisecond
 
+// loadMargin multiplies every poll's timeout. The timeouts the tests name
+// are what a run takes on an idle machine with room to spare; the suite
+// runs its tests side by side (t.Parallel) on two cores beside the other
+// packages' race-detector run, where a step's round trip was seen to take
+// several times as long. A poll returns as soon as its condition holds, so
+// the margin costs nothing unless something hangs, which is what these
+// bounds catch; speed is measured by bench, not here.
+const loadMargin = 3
+
 // poll checks cond every pollInterval until it holds, and fails the test
-// with what cond last said if it does not within timeout. It is the suite's
-// only way to wait for something to happen; to check that something did not
-// happen, wait for the stack to be idle (system.idle) and look.
+// with what cond last said if it does not within timeout × loadMargin. It
+// is the suite's only way to wait for something to happen; to check that
+// something did not happen, wait for the stack to be idle (system.idle)
+// and look.
 func poll(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
+	timeout *= loadMargin
 	deadline := time.Now().Add(timeout)
 	ticker := time.NewTicker(pollInterval)
 	defer ticker.Stop()

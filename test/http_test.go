@@ -49,6 +49,7 @@ const fastRetries = `{"error_retry_limit": %d, "platform_retry_limit": 0, "backo
 // Sleep after the call are timers the stack's clock skips to
 // (waitSkipping).
 func TestHttpRetriesAndFailureModes(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 
 	t.Run("fails twice then succeeds on attempt 3", func(t *testing.T) {
@@ -148,6 +149,7 @@ func TestHttpRetriesAndFailureModes(t *testing.T) {
 }
 
 func TestOutputData(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	// The external job reports its outputs through the API while the Http
 	// call that started it is still open, then answers.

@@ -16,6 +16,7 @@ import (
 // version's author, the run's initiator, an action's timeline entry and an
 // announced signal's source.
 func TestCallerIsRecorded(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	wf := s.push([]byte(`{"properties":{"owner":"who"},"workflow":{"id":"who-wf","steps":[
 	  {"step":{"id":"nap","type":"Sleep","params":{"sleep_seconds":{"value":3600,"type":"LONG"}}}}]}}`))

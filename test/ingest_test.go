@@ -72,6 +72,7 @@ func waitQueueDrained(t *testing.T, client *sqs.Client, queueURL string, timeout
 // object put into the signals bucket, a message published to the signals
 // topic, a malformed message, and a redelivered S3 notification.
 func TestSignalIngest(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	ctx := context.Background()
 	var health healthResources

@@ -27,6 +27,7 @@ import (
 // is written once, whole, at its end (the first step's twice: its claim
 // and its end), and reads as a claimed one's would.
 func TestHttpChainContinuesInline(t *testing.T) {
+	t.Parallel()
 	const wf, n = "inline-chain", 6
 	var mu sync.Mutex
 	calls := map[string]int{}

@@ -44,6 +44,7 @@ func (g *cpuGauge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestJobQueueAdmitsByPriorityWithinItsCapacity(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	gauge := &cpuGauge{}
 	srv := httptest.NewServer(gauge)

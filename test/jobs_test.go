@@ -149,6 +149,7 @@ func env(kvs []ecstypes.KeyValuePair) map[string]string {
 func exit(n int) *int { return &n }
 
 func TestECSSteps(t *testing.T) {
+	t.Parallel()
 	e := startJobsEnv(t)
 	ctx := context.Background()
 
@@ -300,6 +301,7 @@ func attempt(t *testing.T, s *system, wf string, inst int64, step string, n int)
 }
 
 func TestBatchSteps(t *testing.T) {
+	t.Parallel()
 	e := startJobsEnv(t)
 	ctx := context.Background()
 	batchWorkflow := func(id, extra string) []byte {
@@ -414,6 +416,7 @@ func TestBatchSteps(t *testing.T) {
 // known only at run time fails the step at launch, before ECS is asked
 // anything, and an image on the list runs.
 func TestECSImageAllowList(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg, err := emulator.AWSConfig(ctx)
 	if err != nil {

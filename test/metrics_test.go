@@ -39,6 +39,7 @@ func (l *lockedBuffer) String() string {
 // finished by status, queue lag — that the stack's dashboard and alarms
 // read.
 func TestHandlersEmitMetrics(t *testing.T) {
+	t.Parallel()
 	out := &lockedBuffer{}
 	s := startSystem(t, stack.Options{Metrics: out})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, `{}`) }))

@@ -14,6 +14,7 @@ import (
 // numbers they were stored as (which failed "a__v + 1" with "operator + is
 // not defined for value of Go type json.Number").
 func TestOffloadedParamsKeepTheirTypes(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	wf := s.push([]byte(`{"properties":{"owner":"x"},"workflow":{"id":"offloaded","steps":[
 	  {"step":{"id":"a","type":"NoOp","params":{"v":{"type":"LONG","value":5},"d":{"type":"DOUBLE","value":1.5}},

@@ -28,6 +28,7 @@ func (s *system) restartToRun2(t *testing.T, wf string, id int64, path, body str
 }
 
 func TestRestartFromIncomplete(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	first := &flaky{}             // always succeeds; counts calls
 	second := &flaky{failures: 1} // fails once, then succeeds
@@ -79,6 +80,7 @@ func TestRestartFromIncomplete(t *testing.T) {
 }
 
 func TestStepRestart(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	noRetry := `{"error_retry_limit": 0, "platform_retry_limit": 0}`
 	httpStep := func(id, url, succ string) string {

@@ -22,6 +22,7 @@ import (
 // sync, now only a backstop, is dropped by the worker here, so nothing else
 // can write them.
 func TestSignalTriggersAreLiveWhenThePushReturns(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{Hooks: stack.Hooks{Worker: dropTriggerSyncs}})
 
 	const n = 20
@@ -95,6 +96,7 @@ func dropTriggerSyncs(next localstack.SQSHandler) localstack.SQSHandler {
 // signal (the 151st-newest of its name), and LONG params stay exact above
 // 2^53 on the matching path.
 func TestSignalDependenciesSeeTheWholeHistory(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	for i := range 200 {
 		s.announce(t, fmt.Sprintf(`{"name":"hist/table","params":{"dt":%d}}`, 20260000+i))

@@ -43,6 +43,7 @@ func (s *system) waitInstances(t *testing.T, wf string, n int, timeout time.Dura
 }
 
 func TestSignalTriggers(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 
 	t.Run("operators, one instance per matching signal", func(t *testing.T) {
@@ -157,6 +158,7 @@ func TestSignalTriggers(t *testing.T) {
 }
 
 func TestSignalDependenciesChainAndLineage(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	// A publishes chain/a; it triggers B; B publishes chain/b; a step of C
 	// waits for chain/b (and another step of C is bypassed).

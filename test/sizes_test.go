@@ -49,6 +49,7 @@ func httpChain(id, url string, n int) []byte {
 // run never stays IN_PROGRESS. Before, the run item passed DynamoDB's
 // 400 KB limit, every commit failed and the run was wedged.
 func TestBigOutputsEndTheRun(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 
 	t.Run("three 150 KB fields fail the step", func(t *testing.T) {

@@ -104,6 +104,7 @@ func (h *holdRuns) wrap(next localstack.SQSHandler) localstack.SQSHandler {
 // instance 2 waited behind it (a CI run saw TestRunStrategies' three
 // instances run 1, 3, 2).
 func TestQueuedRunsStartInInstanceOrder(t *testing.T) {
+	t.Parallel()
 	h := newHoldRuns()
 	s := startSystem(t, stack.Options{Hooks: stack.Hooks{Decider: h.wrap}})
 	wf := s.push(sleeper("rs-order", "", 600))

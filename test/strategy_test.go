@@ -176,6 +176,7 @@ func strictHTTP(id, url string) []byte {
 }
 
 func TestStrictSequentialBlocksAfterFailure(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	blocked := func(wf string, id int64) {
 		t.Helper()

@@ -138,6 +138,7 @@ func once(cond func(string) bool) func(string) bool {
 // item's due time, and re-drives it; or by the unapplied signal event, and
 // applies it. Then it succeeds, and each Http step was called once.
 func TestSweeperRecoversLostWork(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(&flaky{})
 	defer srv.Close()
 	wfWork, wfResult, wfSignal, wfRecord := "sweep-work", "sweep-result", "sweep-signal", "sweep-record"
@@ -232,6 +233,7 @@ func TestSweeperRecoversLostWork(t *testing.T) {
 // its delivery is done, so the sweeper delivers it — the waiting step goes
 // on and the triggered workflow starts, once.
 func TestSweeperDeliversALostSignal(t *testing.T) {
+	t.Parallel()
 	d := &dropper{dropped: map[string]int{}}
 	d.work = func(body string) bool {
 		return strings.Contains(body, `"kind":"signal"`) ||
@@ -269,6 +271,7 @@ func TestSweeperDeliversALostSignal(t *testing.T) {
 // itself (direct dispatch; the stream router is only its backstop), and
 // the worker runs the others inline.
 func TestDirectDispatchNeedsNoStream(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(&flaky{})
 	defer srv.Close()
 	d := &dropper{dropped: map[string]int{}}

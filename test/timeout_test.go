@@ -11,6 +11,7 @@ import (
 // hour. Their timers ride SQS message delays; the stack's clock skips to
 // them (waitSkipping), and the stack's own times say when they fired.
 func TestTimeouts(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 
 	t.Run("step timeout", func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 // 15-minute delay, so its timer becomes an EventBridge Scheduler at()
 // schedule; moving the local clock past it completes the step.
 func TestLongSleepUsesAOneTimeSchedule(t *testing.T) {
+	t.Parallel()
 	clock := localstack.NewManualClock()
 	s := startSystem(t, stack.Options{Clock: clock})
 	wf := s.push([]byte(`{"properties":{"owner":"timers"},"workflow":{"id":"long-sleep","steps":[
@@ -84,6 +85,7 @@ func TestLongSleepUsesAOneTimeSchedule(t *testing.T) {
 // it ends, 10 minutes after it started by the stack's clock. (On LocalStack
 // the route says it could not move the delay, and the test ends there.)
 func TestSleepFollowsTheLocalClock(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	wf := s.push([]byte(`{"properties":{"owner":"timers"},"workflow":{"id":"clock-sleep","steps":[
 	  {"step":{"id":"nap","type":"Sleep","params":{"sleep_seconds":{"value":600,"type":"LONG"}},"transition":{"successors":{"after":"true"}}}},

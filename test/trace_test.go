@@ -25,6 +25,7 @@ import (
 // through the stream, Http steps sent directly), and the worker's log lines
 // carry it with the workflow, instance, run and step ids.
 func TestTraceFollowsARun(t *testing.T) {
+	t.Parallel()
 	logs := &lockedBuffer{}
 	var mu sync.Mutex
 	headers := map[string][]string{} // work kind -> AWSTraceHeader of each record

@@ -91,6 +91,7 @@ func (s *system) instances(t *testing.T, wf string) []*orchestrator.InstanceView
 }
 
 func TestTimeTriggers(t *testing.T) {
+	t.Parallel()
 	// The clock starts at 09:50 UTC so the next full hour is ten minutes away.
 	clock := localstack.NewManualClock()
 	clock.Set(time.Date(2026, 11, 22, 9, 50, 0, 0, time.UTC))
@@ -164,6 +165,7 @@ func TestTimeTriggers(t *testing.T) {
 }
 
 func TestSampleTimeTriggerSchedules(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	wf := s.push(readFile(t, "sample-time-trigger-wf.json"))
 	got := s.waitSchedules(t, 3)

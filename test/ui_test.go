@@ -26,6 +26,7 @@ import (
 // fails, naming what is missing, without them. MAESTRO_UI_SCREENSHOTS=dir
 // keeps its screenshots there (make ui-screenshots writes docs/images).
 func TestWebUI(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Fatal("node is not on PATH: the UI test runs playwright-core on Node.js")

@@ -11,6 +11,7 @@ import (
 )
 
 func TestVersionsAndProperties(t *testing.T) {
+	t.Parallel()
 	s := startSystem(t, stack.Options{})
 	def := func(name string, active bool) []byte {
 		return []byte(fmt.Sprintf(`{"properties":{"owner":"alice","step_concurrency":5},"is_active":%t,

@@ -31,6 +31,7 @@ func whileWorkflow(id, url string) []byte {
 // one at a time, exactly until the condition is false; and a failed
 // iteration fails the step and stops the loop.
 func TestWhileRunsUntilItsConditionIsFalse(t *testing.T) {
+	t.Parallel()
 	ls, srv := startLoopServer(t, 50*time.Millisecond)
 	s := startSystem(t, stack.Options{})
 

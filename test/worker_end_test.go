@@ -48,6 +48,7 @@ func (b *barrier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // SUCCEEDED with their outputs over their params, their timelines with each
 // status once, and the step after both runs.
 func TestWorkerWrittenEnds(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(&barrier{n: 2, release: make(chan struct{})})
 	defer srv.Close()
 	s := startSystem(t, stack.Options{})

@@ -473,7 +473,11 @@ func waitHealthy(ctx context.Context, url string) error {
 // backoffs) and schedules not yet due are not work to do now. Tests use it
 // to assert that something did not happen.
 func (s *Stack) WaitIdle(ctx context.Context) error {
-	const pause = 20 * time.Millisecond
+	// pause is between looks at the stream pump's progress (no request);
+	// busyPause between looks at the queues while they hold work, three
+	// requests to the emulator each (moto answers them on the CPU the
+	// stack's handlers need).
+	const pause, busyPause = 20 * time.Millisecond, 100 * time.Millisecond
 	for {
 		busy, err := s.busy(ctx)
 		if err != nil {
@@ -500,7 +504,7 @@ func (s *Stack) WaitIdle(ctx context.Context) error {
 				}
 			}
 		}
-		if err := sleepCtx(ctx, pause); err != nil {
+		if err := sleepCtx(ctx, busyPause); err != nil {
 			return err
 		}
 	}
