@@ -29,6 +29,23 @@ const (
 	maxDecisionAlloc = 256 << 20
 )
 
+// raceCPUFactor scales maxDecisionCPU when the tests run under the race
+// detector (make test runs this package with -race): it slows execution
+// 5–20× and its bookkeeping counts in the process's CPU time, so the
+// costliest seeds, a few hundred milliseconds of CPU without it, take over
+// a second with it. Ten seconds still fails a decision that goes around the
+// budget: each of those (bypass_test.go) ran for seconds to minutes of CPU
+// without the race detector, and so for far longer with it.
+const raceCPUFactor = 10
+
+// decisionCPULimit is maxDecisionCPU, scaled under the race detector.
+func decisionCPULimit() time.Duration {
+	if raceEnabled {
+		return raceCPUFactor * maxDecisionCPU
+	}
+	return maxDecisionCPU
+}
+
 // adversarialTerm is a costly expression template: its type and source
 // given a number the fuzzer picks.
 type adversarialTerm struct {
@@ -216,7 +233,8 @@ func runAdversary(t testing.TB, checker *definition.Checker, eval Evaluator, dat
 }
 
 // FuzzDecideAdversarial: no accepted definition makes a decision spend more
-// than maxDecisionCPU of CPU or allocate more than maxDecisionAlloc.
+// than maxDecisionCPU of CPU (decisionCPULimit under the race detector) or
+// allocate more than maxDecisionAlloc.
 func FuzzDecideAdversarial(f *testing.F) {
 	for term := range adversarialTerms {
 		// Each term, repeated as often as the definition holds, and a few
@@ -232,7 +250,7 @@ func FuzzDecideAdversarial(f *testing.F) {
 		if !ok {
 			return
 		}
-		if worst.cpu > maxDecisionCPU || worst.alloc > maxDecisionAlloc {
+		if worst.cpu > decisionCPULimit() || worst.alloc > maxDecisionAlloc {
 			t.Fatalf("a decision took %s of CPU and allocated %d MiB (%d units)", worst.cpu, worst.alloc>>20, worst.units)
 		}
 	})
