@@ -244,7 +244,37 @@ const attemptReadBatch = 16
 // at a time, charging each batch's bytes before decoding it, and keeps
 // param name of each — instead of a Query and a read per run, and without
 // holding more than a batch of whole params.
+//
+// A read that fails is kept in b.err, as ChildStepParam keeps it: the
+// decision is then not committed and its event stays for the next round
+// (the engine would otherwise take the failure for its own and drop the
+// event). What charge refuses is the decision's budget, not a read, and is
+// not kept.
 func (b *childBook) PrefetchChildren(ctx context.Context, wf string, insts []int64, run int64, stepID, name string, charge func(int64) error) error {
+	charged := func(n int64) error {
+		if err := charge(n); err != nil {
+			return budgetRefusal{err}
+		}
+		return nil
+	}
+	err := b.prefetch(ctx, wf, insts, run, stepID, name, charged)
+	var refused budgetRefusal
+	if errors.As(err, &refused) {
+		return refused.err
+	}
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return err
+}
+
+// budgetRefusal marks an error of PrefetchChildren's charge callback.
+type budgetRefusal struct{ err error }
+
+func (e budgetRefusal) Error() string { return e.err.Error() }
+
+// prefetch is PrefetchChildren's reads.
+func (b *childBook) prefetch(ctx context.Context, wf string, insts []int64, run int64, stepID, name string, charge func(int64) error) error {
 	b.fetched = map[childParamKey]engine.ChildParam{}
 	var keys []store.RunKey
 	for _, inst := range insts {
