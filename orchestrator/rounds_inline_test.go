@@ -58,7 +58,7 @@ func (r *roundRig) claimInline(w wireWork, token string, withEnd bool, prev *eng
 	r.t.Helper()
 	m := w.step(r.t)
 	ref := m.Ref()
-	now := r.clock.now()
+	now := r.clock.Now()
 	if _, err := r.ms.Attempts.ClaimAttempt(r.ctx, ref, token, now, now.Add(time.Minute), workerStart(m)); err != nil {
 		r.t.Fatalf("claim %s: %v", ref, err)
 	}
@@ -137,7 +137,7 @@ func TestInlineRoundContinuesAnUncontendedRun(t *testing.T) {
 					t.Errorf("the commit rewrites a's end the worker wrote")
 				}
 			}
-			if c.in.start == nil || c.in.startTime != r.clock.now().UnixMilli() {
+			if c.in.start == nil || c.in.startTime != r.clock.Now().UnixMilli() {
 				t.Errorf("b's start not left to the worker: %+v at %d", c.in.start, c.in.startTime)
 			}
 			if _, err := r.ms.Attempts.GetAttempt(r.ctx, c.wf, 1, 1, "b", 1); !errors.Is(err, store.ErrNotFound) {

@@ -331,7 +331,7 @@ func TestAbortRunConsumesOnlyInboxEvents(t *testing.T) {
 	}
 	r.putEvent(wf, 1, 1, "a-x", engine.Action{Action: "STOP"})
 	pending := []store.Event{{ID: "a-x"}, {ID: outcomeEventID("a", 1), Recorded: true}}
-	after, more, err := r.o.Rounds.abortRun(r.ctx, g, rec, st, pending, &store.ItemTooLargeError{Item: "step attempt a/1", Bytes: 400_001}, r.clock.now())
+	after, more, err := r.o.Rounds.abortRun(r.ctx, g, rec, st, pending, &store.ItemTooLargeError{Item: "step attempt a/1", Bytes: 400_001}, r.clock.Now())
 	if err != nil || more {
 		t.Fatalf("abortRun = %v, %v", more, err)
 	}

@@ -27,24 +27,6 @@ import (
 // and fail on demand. Nothing is sent anywhere: a test drives the rounds
 // itself (Process, HandleWake, HandleWork, Sweep), as the router would.
 
-// rigClock is a clock the test advances.
-type rigClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *rigClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *rigClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // rigRuns wraps the run store: it records the commits that succeeded and
 // the events put, and fails calls on demand.
 type rigRuns struct {
@@ -312,7 +294,7 @@ func (d *rigDispatch) messages() []store.Message {
 type roundRig struct {
 	t      testing.TB
 	ctx    context.Context
-	clock  *rigClock
+	clock  *workClock
 	ms     *memstore.Store
 	runs   *rigRuns
 	atts   *rigAttempts
@@ -333,8 +315,8 @@ var rigStart = time.UnixMilli(1_900_000_000_000)
 // newRoundRig returns a rig; tune adjusts the orchestrator's config.
 func newRoundRig(t testing.TB, tune ...func(*Config)) *roundRig {
 	t.Helper()
-	r := &roundRig{t: t, ctx: context.Background(), clock: &rigClock{t: rigStart}, disp: &rigDispatch{}}
-	r.ms = memstore.New(memstore.Options{Now: r.clock.now})
+	r := &roundRig{t: t, ctx: context.Background(), clock: clockAt(rigStart), disp: &rigDispatch{}}
+	r.ms = memstore.New(memstore.Options{Now: r.clock.Now})
 	r.runs = &rigRuns{RunStore: r.ms.Runs}
 	r.atts = &rigAttempts{AttemptStore: r.ms.Attempts}
 	r.sigs = &rigSignals{SignalStore: r.ms.Signals}
@@ -343,7 +325,7 @@ func newRoundRig(t testing.TB, tune ...func(*Config)) *roundRig {
 	st := Stores{Definitions: r.ms.Definitions, Instances: r.insts, Runs: r.runs, Attempts: r.atts,
 		Signals: r.sigs, Gates: r.ms.Gates, Tasks: r.ms.Tasks, Sweeps: r.sweeps}
 	cfg := Config{
-		Stores: &st, Now: r.clock.now, MaxConflictRetries: 4,
+		Stores: &st, Now: r.clock.Now, MaxConflictRetries: 4,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		NewUUID: func() string {
 			r.mu.Lock()

@@ -37,7 +37,7 @@ func (r *roundRig) endByWorker(w wireWork) store.Wake {
 	r.t.Helper()
 	m := w.step(r.t)
 	ref := m.Ref()
-	now := r.clock.now()
+	now := r.clock.Now()
 	if _, err := r.ms.Attempts.ClaimAttempt(r.ctx, ref, "tok-"+m.StepID, now, now.Add(time.Minute), workerStart(m)); err != nil {
 		r.t.Fatalf("claim %s: %v", ref, err)
 	}
@@ -331,7 +331,7 @@ func TestWakeAppliesEndsWorkersWrote(t *testing.T) {
 		r, wf := parallelRig(t)
 		m := workFor(t, r.work(), "b")
 		ref := store.AttemptRef{WorkflowID: wf, InstanceID: 1, RunID: 1, StepID: "b", Attempt: 1}
-		now := r.clock.now()
+		now := r.clock.Now()
 		if _, err := r.ms.Attempts.ClaimAttempt(r.ctx, ref, "tok", now, now.Add(time.Minute), workerStart(m.step(t))); err != nil {
 			t.Fatal(err)
 		}

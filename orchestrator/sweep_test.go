@@ -32,11 +32,11 @@ func (r *roundRig) sweep() SweepReport {
 // advanceTo sets the rig's clock to at (unix ms), which must not be past.
 func (r *roundRig) advanceTo(at int64) {
 	r.t.Helper()
-	d := time.UnixMilli(at).Sub(r.clock.now())
+	d := time.UnixMilli(at).Sub(r.clock.Now())
 	if d < 0 {
 		r.t.Fatalf("the clock cannot go back %v", -d)
 	}
-	r.clock.advance(d)
+	r.clock.Advance(d)
 }
 
 // sweepAtOf is the run item's due time in the sweep index (0: not in it).
@@ -191,7 +191,7 @@ func TestSweepDueTimeAndGrace(t *testing.T) {
 			r := sweptRun(t, rigDef("swept", "", rigStep("a", "Titus"), rigStep("b", "Titus", "c"), rigStep("c", "Titus")),
 				func(cfg *Config) { cfg.ClaimLease, cfg.SweepGrace = c.lease, c.grace })
 			if c.later > 0 {
-				r.clock.advance(c.later)
+				r.clock.Advance(c.later)
 				r.finish("swept", 1, 1, "b", 1, engine.OutcomeSucceeded)
 			}
 			want := rigStart.Add(c.want).UnixMilli()
@@ -225,7 +225,7 @@ func TestSweepDueTimeAndGrace(t *testing.T) {
 			if got, want := r.sweepAtOf("swept", 1), rigStart.Add(sec(420)).UnixMilli(); got != want {
 				t.Fatalf("due at %d, want %d", got, want)
 			}
-			r.clock.advance(c.signal)
+			r.clock.Advance(c.signal)
 			v := r.announce("sweep/go")
 			if err := r.o.Signals.handleSignal(r.ctx, v.Name, v.SeqID); err != nil {
 				t.Fatal(err)
@@ -321,7 +321,7 @@ func TestSweepRedriveNotDecided(t *testing.T) {
 	if got, want := r.sweep(), (SweepReport{Due: 1, Runs: 1, Moved: 1}); got != want {
 		t.Errorf("again: %+v, want %+v", got, want)
 	}
-	r.clock.advance(store.DefaultEventSweepAfter)
+	r.clock.Advance(store.DefaultEventSweepAfter)
 	r.sent()
 	if got, want := r.sweep(), (SweepReport{Due: 2, Runs: 1, Decided: 1, Moved: 1}); got != want {
 		t.Errorf("the redrive due: %+v, want %+v", got, want)
@@ -341,11 +341,11 @@ func TestSweepDeliversLostSignals(t *testing.T) {
 		t.Fatalf("started %s", got)
 	}
 	r.announce("sweep/go")
-	r.clock.advance(store.DefaultEventSweepAfter - time.Millisecond)
+	r.clock.Advance(store.DefaultEventSweepAfter - time.Millisecond)
 	if got := r.sweep(); got.Due != 0 {
 		t.Errorf("before its due time: %+v", got)
 	}
-	r.clock.advance(time.Millisecond)
+	r.clock.Advance(time.Millisecond)
 	r.sigs.failDeliver = errRigThrottled
 	if got, want := r.sweep(), (SweepReport{Due: 1, Failed: 1}); got != want {
 		t.Errorf("its delivery failing: %+v, want %+v", got, want)
@@ -360,7 +360,7 @@ func TestSweepDeliversLostSignals(t *testing.T) {
 	if got := r.sweep(); got.Due != 0 {
 		t.Errorf("delivered twice: %+v", got)
 	}
-	r.clock.advance(store.DefaultEventSweepAfter)
+	r.clock.Advance(store.DefaultEventSweepAfter)
 	if got, want := r.sweep(), (SweepReport{Due: 1, Runs: 1, Decided: 1}); got != want {
 		t.Errorf("the signal's event: %+v, want %+v", got, want)
 	}

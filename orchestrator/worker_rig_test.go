@@ -37,40 +37,30 @@ var rigEpoch = time.UnixMilli(1_900_000_000_000)
 // it too.
 type workClock struct{ ms atomic.Int64 }
 
+// clockAt returns a clock at t (whole milliseconds).
+func clockAt(t time.Time) *workClock {
+	c := &workClock{}
+	c.ms.Store(t.UnixMilli())
+	return c
+}
+
 func (c *workClock) Now() time.Time          { return time.UnixMilli(c.ms.Load()) }
 func (c *workClock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 
-// rigDispatcher keeps the messages a commit dispatches directly.
-type rigDispatcher struct {
-	mu   sync.Mutex
-	msgs []store.Message
-	fail error
-}
-
-func (d *rigDispatcher) Dispatch(_ context.Context, msgs []store.Message) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.fail != nil {
-		return d.fail
-	}
-	d.msgs = append(d.msgs, msgs...)
-	return nil
-}
-
 // take returns the work messages dispatched since the last take, and
 // keeps the decision-queue wakes for wakes.
-func (d *rigDispatcher) take(t testing.TB) []wireWork {
+func (d *rigDispatch) take(t testing.TB) []wireWork {
 	d.mu.Lock()
 	var msgs []store.Message
-	rest := d.msgs[:0:0]
-	for _, m := range d.msgs {
+	rest := d.sent[:0:0]
+	for _, m := range d.sent {
 		if m.Queue == store.QueueWork {
 			msgs = append(msgs, m)
 		} else {
 			rest = append(rest, m)
 		}
 	}
-	d.msgs = rest
+	d.sent = rest
 	d.mu.Unlock()
 	out := make([]wireWork, 0, len(msgs))
 	for _, m := range msgs {
@@ -84,11 +74,11 @@ func (d *rigDispatcher) take(t testing.TB) []wireWork {
 }
 
 // wakes returns the decision-queue wakes dispatched since the last call.
-func (d *rigDispatcher) wakes(t testing.TB) []store.Wake {
+func (d *rigDispatch) wakes(t testing.TB) []store.Wake {
 	d.mu.Lock()
 	var out []store.Wake
-	rest := d.msgs[:0:0]
-	for _, m := range d.msgs {
+	rest := d.sent[:0:0]
+	for _, m := range d.sent {
 		if m.Queue != store.QueueDecision {
 			rest = append(rest, m)
 			continue
@@ -99,7 +89,7 @@ func (d *rigDispatcher) wakes(t testing.TB) []store.Wake {
 		}
 		out = append(out, w)
 	}
-	d.msgs = rest
+	d.sent = rest
 	d.mu.Unlock()
 	return out
 }
@@ -380,7 +370,7 @@ type roleRig struct {
 	mem      *memstore.Store
 	stores   Stores
 	o        *Orchestrator
-	disp     *rigDispatcher
+	disp     *rigDispatch
 	log      *rigLog
 	attempts *workAttempts
 	runs     *workRuns
@@ -391,7 +381,7 @@ type roleRig struct {
 // newRoleRig returns a rig; tune, if any, adjusts the config before New.
 func newRoleRig(t testing.TB, tune ...func(*Config)) *roleRig {
 	t.Helper()
-	r := &roleRig{t: t, ctx: context.Background(), clock: &workClock{}, disp: &rigDispatcher{}, log: &rigLog{}, sched: &rigSchedules{}}
+	r := &roleRig{t: t, ctx: context.Background(), clock: &workClock{}, disp: &rigDispatch{}, log: &rigLog{}, sched: &rigSchedules{}}
 	r.clock.ms.Store(rigEpoch.UnixMilli())
 	r.mem = memstore.New(memstore.Options{Now: r.clock.Now})
 	r.attempts = &workAttempts{AttemptStore: r.mem.Attempts, log: r.log}
