@@ -371,18 +371,25 @@ func rigWake(wf string, inst, run int64) store.Wake {
 	return store.Wake{WorkflowID: wf, InstanceID: inst, RunID: run}
 }
 
-// load returns a run's stored record, decoded state and pending events.
-func (r *roundRig) load(wf string, inst, run int64) (*store.RunRecord, *engine.Instance, []store.Event) {
-	r.t.Helper()
-	rec, pending, err := r.ms.Runs.LoadRun(r.ctx, wf, inst, run)
+// rigLoad returns a run's stored record, decoded state and pending
+// events from runs, failing t when it cannot.
+func rigLoad(t testing.TB, ctx context.Context, runs RunStore, wf string, inst, run int64) (*store.RunRecord, *engine.Instance, []store.Event) {
+	t.Helper()
+	rec, pending, err := runs.LoadRun(ctx, wf, inst, run)
 	if err != nil {
-		r.t.Fatalf("load %s/%d/%d: %v", wf, inst, run, err)
+		t.Fatalf("load %s/%d/%d: %v", wf, inst, run, err)
 	}
 	st, err := decodeState(rec)
 	if err != nil {
-		r.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return rec, st, pending
+}
+
+// load returns a run's stored record, decoded state and pending events.
+func (r *roundRig) load(wf string, inst, run int64) (*store.RunRecord, *engine.Instance, []store.Event) {
+	r.t.Helper()
+	return rigLoad(r.t, r.ctx, r.ms.Runs, wf, inst, run)
 }
 
 // state returns a run's decoded state.

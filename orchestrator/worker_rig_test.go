@@ -448,14 +448,7 @@ func (r *roleRig) workCtx(ctx context.Context, m wireWork, runners map[model.Ste
 // state returns the decoded state of a run.
 func (r *roleRig) state(wf string, inst, run int64) *engine.Instance {
 	r.t.Helper()
-	rec, _, err := r.mem.Runs.LoadRun(r.ctx, wf, inst, run)
-	if err != nil {
-		r.t.Fatalf("load %s/%d/%d: %v", wf, inst, run, err)
-	}
-	st, err := decodeState(rec)
-	if err != nil {
-		r.t.Fatal(err)
-	}
+	_, st, _ := rigLoad(r.t, r.ctx, r.mem.Runs, wf, inst, run)
 	return st
 }
 

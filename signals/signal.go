@@ -264,6 +264,30 @@ func (a Announce) Body() ([]byte, error) {
 	return b, nil
 }
 
+// DecodeParams reads signal params stored as JSON: LONG values become
+// int64 exactly, STRING values string (Normalize); nil when there are
+// none. Both stores read them through it.
+func DecodeParams(raw json.RawMessage) (map[string]any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := jsonnum.Decode(raw, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range m {
+		n, err := Normalize(v)
+		if err != nil {
+			return nil, fmt.Errorf("param %q: %w", k, err)
+		}
+		m[k] = n
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return m, nil
+}
+
 // Normalize converts a LONG or STRING value from another source to the Go
 // type signals use: string stays string; int, int8..int64, uint..uint64
 // within int64, json.Number holding a whole number within int64, and an

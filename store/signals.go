@@ -124,7 +124,7 @@ type SignalRecord struct {
 
 // Signal decodes the record's params (LONG values exact) and payload.
 func (r *SignalRecord) Signal() (signals.Signal, error) {
-	params, err := decodeSignalParams(r.Params)
+	params, err := signals.DecodeParams(r.Params)
 	if err != nil {
 		return signals.Signal{}, fmt.Errorf("store: params of signal %s/%d: %w", r.Name, r.Seq, err)
 	}
@@ -138,29 +138,6 @@ func (r *SignalRecord) Signal() (signals.Signal, error) {
 		}
 	}
 	return signals.Signal{Name: r.Name, Seq: r.Seq, Params: params, Payload: payload, CreateTime: r.CreateTime}, nil
-}
-
-// decodeSignalParams reads stored params JSON: LONG values become int64
-// exactly, STRING values string.
-func decodeSignalParams(raw json.RawMessage) (map[string]any, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	var m map[string]any
-	if err := jsonnum.Decode(raw, &m); err != nil {
-		return nil, err
-	}
-	for k, v := range m {
-		n, err := signals.Normalize(v)
-		if err != nil {
-			return nil, fmt.Errorf("param %q: %w", k, err)
-		}
-		m[k] = n
-	}
-	if len(m) == 0 {
-		return nil, nil
-	}
-	return m, nil
 }
 
 // NewSignal is a signal to announce.
@@ -439,7 +416,7 @@ func (s *Signals) indexCandidates(ctx context.Context, name string, items []map[
 			missing = append(missing, cands[i].Seq)
 			continue
 		}
-		p, err := decodeSignalParams(json.RawMessage(raw))
+		p, err := signals.DecodeParams(json.RawMessage(raw))
 		if err != nil {
 			return nil, fmt.Errorf("store: index entry of signal %s/%d: %w", name, cands[i].Seq, err)
 		}
@@ -458,7 +435,7 @@ func (s *Signals) indexCandidates(ctx context.Context, name string, items []map[
 	}
 	bySeq := make(map[int64]map[string]any, len(got))
 	for _, it := range got {
-		p, err := decodeSignalParams(json.RawMessage(getS(it, "params")))
+		p, err := signals.DecodeParams(json.RawMessage(getS(it, "params")))
 		if err != nil {
 			return nil, fmt.Errorf("store: signal %s/%d: %w", name, getN(it, "seq"), err)
 		}

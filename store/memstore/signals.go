@@ -8,7 +8,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/signals"
 	"github.com/maestro-serverless/maestro/store"
@@ -74,29 +73,6 @@ func indexRange(c signals.Condition) (q query, ok bool, err error) {
 		return between("S", enc+"%")
 	}
 	return query{}, false, fmt.Errorf("store: unknown signal operator %q", c.Op)
-}
-
-// decodeSignalParams reads stored params JSON: LONG values int64 exactly,
-// STRING values string; nil when there are none.
-func decodeSignalParams(raw json.RawMessage) (map[string]any, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	var m map[string]any
-	if err := jsonnum.Decode(raw, &m); err != nil {
-		return nil, err
-	}
-	for k, v := range m {
-		n, err := signals.Normalize(v)
-		if err != nil {
-			return nil, fmt.Errorf("param %q: %w", k, err)
-		}
-		m[k] = n
-	}
-	if len(m) == 0 {
-		return nil, nil
-	}
-	return m, nil
 }
 
 // AnnounceSignal stores a signal instance with the next sequence number of
@@ -301,7 +277,7 @@ func (s *Signals) indexCandidates(name, pk string, keys []string) ([]signals.Sig
 			missing = append(missing, i)
 			continue
 		}
-		p, err := decodeSignalParams(json.RawMessage(ix.params))
+		p, err := signals.DecodeParams(json.RawMessage(ix.params))
 		if err != nil {
 			return nil, fmt.Errorf("store: index entry of signal %s/%d: %w", name, ix.seq, err)
 		}
@@ -312,7 +288,7 @@ func (s *Signals) indexCandidates(name, pk string, keys []string) ([]signals.Sig
 		if !ok {
 			continue
 		}
-		p, err := decodeSignalParams(json.RawMessage(it.params))
+		p, err := signals.DecodeParams(json.RawMessage(it.params))
 		if err != nil {
 			return nil, fmt.Errorf("store: signal %s/%d: %w", name, it.seq, err)
 		}
