@@ -265,3 +265,15 @@ func JoinConditions(t *model.SignalTrigger, arrived Signal, name string) (conds 
 	}
 	return conds, true
 }
+
+// Driving returns the condition a lookup of a signal's history reads its
+// index by: the first equality (its matches are one key's), else the first
+// condition (a range). conds must not be empty.
+func Driving(conds []Condition) Condition {
+	for _, c := range conds {
+		if c.Op == model.OpEqual {
+			return c
+		}
+	}
+	return conds[0]
+}

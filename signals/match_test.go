@@ -367,3 +367,23 @@ func TestSignalsOfMatch(t *testing.T) {
 	all, _ = SignalsOfMatch(nil, map[string]Signal{"q": match["z"], "p": match["a"]})
 	assert.Equal(t, "from a", all["x"], "without a trigger names go sorted")
 }
+
+// TestDriving: the first equality drives an index lookup, else the first
+// condition.
+func TestDriving(t *testing.T) {
+	eq := Condition{Param: "b", Op: model.OpEqual}
+	lt := Condition{Param: "a", Op: model.OpLess}
+	gt := Condition{Param: "c", Op: model.OpGreater}
+	for _, tc := range []struct {
+		conds []Condition
+		want  Condition
+	}{
+		{[]Condition{lt, eq, gt}, eq},
+		{[]Condition{eq}, eq},
+		{[]Condition{gt, lt}, gt},
+	} {
+		if got := Driving(tc.conds); got.Param != tc.want.Param {
+			t.Errorf("Driving(%v) = %v, want %v", tc.conds, got, tc.want)
+		}
+	}
+}

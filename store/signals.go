@@ -359,13 +359,7 @@ func (s *Signals) FindSignal(ctx context.Context, name string, conds []signals.C
 		sig, err := rec.Signal()
 		return sig, err == nil, err
 	}
-	drive := conds[0]
-	for _, c := range conds {
-		if c.Op == model.OpEqual {
-			drive = c
-			break
-		}
-	}
+	drive := signals.Driving(conds)
 	cond, values, ok, err := indexRange(drive)
 	if err != nil || !ok {
 		return signals.Signal{}, false, err
