@@ -15,8 +15,11 @@ import (
 	"github.com/maestro-serverless/maestro/store/internal/runpages"
 )
 
-// A run's state is one JSON object whose "steps" array holds one entry per
-// step of the definition (an object with "step_id"), in definition order.
+// A run's state (an engine.Instance's JSON) holds one step entry per step
+// of the definition, in definition order. Package engine owns its shape:
+// engine.SplitState separates the entries from the state's other fields,
+// engine.JoinState puts them back, engine.StepEntryID reads an entry's
+// step id; the store names none of its fields.
 // Every decision rewrites the run item whole, and DynamoDB bills a write
 // by the item's size: kept inline, the entries of the steps a decision did
 // not touch would make every decision of a 300-step run cost about three

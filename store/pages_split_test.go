@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store/internal/runpages"
 )
 
@@ -13,15 +15,15 @@ import (
 // (or NOT_CREATED).
 func runState(t testing.TB, n int, statuses map[int]string) []byte {
 	t.Helper()
-	steps := make([]map[string]any, n)
+	steps := make([]engine.StepState, n)
 	for i := range steps {
 		st := statuses[i]
 		if st == "" {
 			st = "NOT_CREATED"
 		}
-		steps[i] = map[string]any{"step_id": fmt.Sprintf("s%d", i), "status": st, "n": i}
+		steps[i] = engine.StepState{StepID: fmt.Sprintf("s%d", i), Status: model.StepStatus(st), CreateTime: int64(i)}
 	}
-	b, err := json.Marshal(map[string]any{"workflow_id": "wf", "seq": len(statuses), "steps": steps})
+	b, err := json.Marshal(engine.Instance{WorkflowID: "wf", Seq: int64(len(statuses)), Steps: steps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +78,7 @@ func commitSplit(t testing.TB, state []byte, p Pages, unsettled map[string]bool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d struct {
-		Steps []struct {
-			StepID string `json:"step_id"`
-		} `json:"steps"`
-	}
+	var d engine.Instance
 	if err := json.Unmarshal(item, &d); err != nil {
 		t.Fatal(err)
 	}
@@ -154,12 +152,11 @@ func TestSplitStateSnapshotsStepsThatMoved(t *testing.T) {
 	_, p, _, _ := commitSplit(t, state, Pages{}, nil)
 	// The same steps in another order (a state that is not the pages'
 	// run): a new snapshot.
-	var doc map[string]any
+	var doc engine.Instance
 	if err := json.Unmarshal(state, &doc); err != nil {
 		t.Fatal(err)
 	}
-	steps := doc["steps"].([]any)
-	steps[0], steps[1] = steps[1], steps[0]
+	doc.Steps[0], doc.Steps[1] = doc.Steps[1], doc.Steps[0]
 	moved, _ := json.Marshal(doc)
 	read, _, overlay, written := commitSplit(t, moved, p, nil)
 	if normal(t, read) != normal(t, moved) || written != 4 || overlay != 0 {

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -19,23 +21,23 @@ import (
 // RUNNING, with a payload that makes each entry ~100 bytes.
 func bigState(t *testing.T, n, done int) ([]byte, map[string]bool) {
 	t.Helper()
-	steps := make([]map[string]any, n)
+	steps := make([]engine.StepState, n)
 	unsettled := map[string]bool{}
 	for i := range steps {
-		st := "NOT_CREATED"
+		st := model.StepNotCreated
 		switch {
 		case i < done:
-			st = "SUCCEEDED"
+			st = model.StepSucceeded
 		case i < done+10:
-			st = "RUNNING"
+			st = model.StepRunning
 		}
 		id := fmt.Sprintf("chain%d_step%d", i%10, i/10)
-		if st != "SUCCEEDED" {
+		if st != model.StepSucceeded {
 			unsettled[id] = true
 		}
-		steps[i] = map[string]any{"step_id": id, "status": st, "start_time": 1_795_000_000_000 + int64(i)*137, "step_attempt_id": 1}
+		steps[i] = engine.StepState{StepID: id, Status: st, StartTime: 1_795_000_000_000 + int64(i)*137, Attempt: 1}
 	}
-	b, err := json.Marshal(map[string]any{"workflow_id": "wf", "seq": done, "steps": steps})
+	b, err := json.Marshal(engine.Instance{WorkflowID: "wf", Seq: int64(done), Steps: steps})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,11 @@ package storetest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 
+	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -445,25 +445,21 @@ func instanceTimeline(h *H) {
 }
 
 // canonical is a state as a paged run's readers read it back: its fields
-// in key order, values compacted, "steps" made of the entries.
+// in key order, values compacted, its step entries (engine.SplitState)
+// each compacted.
 func canonical(h *H, state []byte) string {
 	h.Helper()
-	var fields map[string]json.RawMessage
-	h.OK(json.Unmarshal(state, &fields), "state")
-	var steps []json.RawMessage
-	if raw, ok := fields["steps"]; ok {
-		h.OK(json.Unmarshal(raw, &steps), "steps")
-		b, err := json.Marshal(steps)
-		h.OK(err, "steps")
-		fields["steps"] = b
-	}
-	b, err := json.Marshal(fields)
+	fields, steps, err := engine.SplitState(state)
+	h.OK(err, "state")
+	b, err := engine.JoinState(fields, steps)
 	h.OK(err, "state")
 	return string(b)
 }
 
 // bigState is a run state of n steps, done of them SUCCEEDED and the next
-// ten RUNNING, with its fields out of order and spaced.
+// ten RUNNING, with its fields out of order and spaced: written as text in
+// engine.Instance's shape, as no marshalled Instance is, for what a reader
+// gets back of such bytes.
 func bigState(n, done int) ([]byte, map[string]bool) {
 	entries := make([]string, n)
 	unsettled := map[string]bool{}

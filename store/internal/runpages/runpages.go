@@ -1,7 +1,11 @@
 // Package runpages splits a run's state into pages and merges it back:
 // the layout package store's DynamoDB store writes (store/pages.go tells
 // why and how) and store/memstore, its in-memory stand-in, writes alike.
-// It holds the logic alone; where pages are stored is the caller's.
+// It holds the logic alone; where pages are stored is the caller's, and
+// the state's JSON shape is package engine's: the state is split into its
+// step entries and its other fields, and an entry's step id read, by
+// engine.SplitState, engine.JoinState and engine.StepEntryID, entries and
+// fields kept as their JSON.
 package runpages
 
 import (
@@ -9,6 +13,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/maestro-serverless/maestro/engine"
 )
 
 // The limits of a run's paging; package store exports them (PageSteps,
@@ -37,53 +43,38 @@ type Set struct {
 // whole in its item.
 func (p Set) Count() int { return len(p.Keys) }
 
-// stateDoc is a run state split into its fields, "steps" decoded into its
-// entries.
+// stateDoc is a run state split into its other fields and its step
+// entries (engine.SplitState).
 type stateDoc struct {
 	fields map[string]json.RawMessage
 	steps  []json.RawMessage
 }
 
 func parseState(state []byte) (*stateDoc, error) {
-	d := &stateDoc{}
-	if err := json.Unmarshal(state, &d.fields); err != nil {
-		return nil, fmt.Errorf("store: run state: %w", err)
+	fields, steps, err := engine.SplitState(state)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
 	}
-	if raw, ok := d.fields["steps"]; ok {
-		if err := json.Unmarshal(raw, &d.steps); err != nil {
-			return nil, fmt.Errorf("store: run state steps: %w", err)
-		}
-	}
-	return d, nil
+	return &stateDoc{fields: fields, steps: steps}, nil
 }
 
-// encode returns the state with steps as its "steps" (left out when empty).
+// encode returns the state with steps as its step entries (left out when
+// empty): engine.JoinState.
 func (d *stateDoc) encode(steps []json.RawMessage) ([]byte, error) {
-	if len(steps) == 0 {
-		delete(d.fields, "steps")
-	} else {
-		raw, err := json.Marshal(steps)
-		if err != nil {
-			return nil, fmt.Errorf("store: run state steps: %w", err)
-		}
-		d.fields["steps"] = raw
-	}
-	b, err := json.Marshal(d.fields)
+	b, err := engine.JoinState(d.fields, steps)
 	if err != nil {
-		return nil, fmt.Errorf("store: run state: %w", err)
+		return nil, fmt.Errorf("store: %w", err)
 	}
 	return b, nil
 }
 
-// stepID returns the "step_id" of a step entry.
+// stepID returns the step id of a step entry (engine.StepEntryID).
 func stepID(entry json.RawMessage) (string, error) {
-	var e struct {
-		StepID string `json:"step_id"`
+	id, err := engine.StepEntryID(entry)
+	if err != nil {
+		return "", fmt.Errorf("store: %w", err)
 	}
-	if err := json.Unmarshal(entry, &e); err != nil {
-		return "", fmt.Errorf("store: step entry: %w", err)
-	}
-	return e.StepID, nil
+	return id, nil
 }
 
 // applyEntries applies entries to steps: each replaces the entry of its
