@@ -1244,22 +1244,18 @@ func (s *base) queryAttempts(ctx context.Context, wf string, inst int64, prefix 
 		in.Limit = aws.Int32(limit)
 	}
 	var out []Attempt
-	for {
-		res, err := s.db.Query(ctx, in)
-		if err != nil {
-			return nil, fmt.Errorf("store: list attempts %s/%d: %w", wf, inst, err)
-		}
-		for _, item := range res.Items {
+	err := s.queryPages(ctx, in, func(items []map[string]types.AttributeValue) (bool, error) {
+		for _, item := range items {
 			a, _, err := attemptFromItem(item)
 			if err != nil {
-				return nil, err
+				return false, err
 			}
 			out = append(out, *a)
 		}
-		if res.LastEvaluatedKey == nil || (limit > 0 && int32(len(out)) >= limit) {
-			break
-		}
-		in.ExclusiveStartKey = res.LastEvaluatedKey
+		return limit <= 0 || int32(len(out)) < limit, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list attempts %s/%d: %w", wf, inst, err)
 	}
 	return out, nil
 }

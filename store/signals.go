@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/maestro-serverless/maestro/jsonnum"
-	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/signals"
 	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
@@ -50,59 +48,17 @@ const indexInlineParams = 1024
 const maxSignalScan = 1000
 
 // indexRange returns the key condition that selects, in a param's index
-// partition, a superset of the entries that can satisfy c (and, for exact
-// values, exactly them); ok is false when nothing can.
+// partition, the range layout.IndexRange gives for c; ok is false when
+// nothing can satisfy c.
 func indexRange(c signals.Condition) (cond string, values map[string]types.AttributeValue, ok bool, err error) {
-	v, err := signals.Normalize(c.Value)
-	if err != nil {
-		return "", nil, false, fmt.Errorf("store: signal condition on %q: %w", c.Param, err)
+	r, ok, err := layout.IndexRange(c)
+	if err != nil || !ok {
+		return "", nil, false, err
 	}
-	between := func(lo, hi string) (string, map[string]types.AttributeValue, bool, error) {
-		return "sk BETWEEN :lo AND :hi", map[string]types.AttributeValue{":lo": str(lo), ":hi": str(hi)}, true, nil
+	if r.Prefix != "" {
+		return "begins_with(sk, :p)", map[string]types.AttributeValue{":p": str(r.Prefix)}, true, nil
 	}
-	enc, exact, _ := layout.IndexValue(v)
-	if n, isLong := v.(int64); isLong {
-		switch c.Op {
-		case model.OpEqual:
-			return "begins_with(sk, :p)", map[string]types.AttributeValue{":p": str(enc + "#")}, true, nil
-		case model.OpGreater:
-			if n == math.MaxInt64 {
-				return "", nil, false, nil
-			}
-			next, _, _ := layout.IndexValue(n + 1)
-			return between(next, "M")
-		case model.OpGreaterEqual:
-			return between(enc, "M")
-		case model.OpLess:
-			return between("L", enc) // enc alone sorts before every entry of n
-		case model.OpLessEqual:
-			return between("L", enc+"$")
-		}
-		return "", nil, false, fmt.Errorf("store: unknown signal operator %q", c.Op)
-	}
-	switch c.Op {
-	case model.OpEqual:
-		if exact {
-			return "begins_with(sk, :p)", map[string]types.AttributeValue{":p": str(enc + "#")}, true, nil
-		}
-		return "begins_with(sk, :p)", map[string]types.AttributeValue{":p": str(enc + "$")}, true, nil
-	}
-	// Among the characters that follow a value's hex digits in a key,
-	// '"' < '#' (an exact value ends) < '$' (a cut value ends) < '%' < the
-	// hex digits (a longer value goes on); "T" sorts after every string.
-	switch {
-	case c.Op == model.OpGreater && exact:
-		return between(enc+"$", "T")
-	case c.Op == model.OpGreater, c.Op == model.OpGreaterEqual:
-		return between(enc, "T")
-	case c.Op == model.OpLess && exact:
-		return between("S", enc+`"`)
-	case c.Op == model.OpLessEqual && exact:
-		return between("S", enc+"$")
-	case c.Op == model.OpLess, c.Op == model.OpLessEqual:
-		return between("S", enc+"%")
-	}
-	return "", nil, false, fmt.Errorf("store: unknown signal operator %q", c.Op)
+	return "sk BETWEEN :lo AND :hi", map[string]types.AttributeValue{":lo": str(r.From), ":hi": str(r.To)}, true, nil
 }
 
 // SignalWaiterKey names a waiting step attempt.
