@@ -412,20 +412,13 @@ func getFromSignalDependency(st *evalState, args []any) (any, error) {
 
 func getFromForeach(st *evalState, args []any) (any, error) {
 	const fn = "params.getFromForeach"
-	ids, err := argStrings(fn, args)
+	v, call, err := lookupChild(st, fn, args, "foreach", st.env.Foreach)
 	if err != nil {
 		return nil, err
 	}
-	if st.env.Foreach == nil {
-		return nil, failf(ErrEval, "%s(%q, %q, %q): foreach results are not available here", fn, ids[0], ids[1], ids[2])
-	}
-	v, err := st.env.Foreach(st.ctx, ids[0], ids[1], ids[2])
-	if err != nil {
-		return nil, wrapf(err, "%s(%q, %q, %q)", fn, ids[0], ids[1], ids[2])
-	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
-		return nil, failf(ErrType, "%s(%q, %q, %q) must return an array, got %s", fn, ids[0], ids[1], ids[2], describe(v))
+		return nil, failf(ErrType, "%s must return an array, got %s", call, describe(v))
 	}
 	if err := st.checkArrayLen(fn, uint64(rv.Len())); err != nil {
 		return nil, err
@@ -434,19 +427,26 @@ func getFromForeach(st *evalState, args []any) (any, error) {
 }
 
 func getFromSubworkflow(st *evalState, args []any) (any, error) {
-	const fn = "params.getFromSubworkflow"
+	v, _, err := lookupChild(st, "params.getFromSubworkflow", args, "subworkflow", st.env.Subworkflow)
+	return v, err
+}
+
+// lookupChild calls look, the environment's lookup of a param in the
+// steps a foreach or subworkflow step (what) ran, with helper fn's three
+// string arguments; call is the call as errors name it.
+func lookupChild(st *evalState, fn string, args []any, what string, look func(ctx context.Context, parentID, stepID, name string) (any, error)) (v any, call string, err error) {
 	ids, err := argStrings(fn, args)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if st.env.Subworkflow == nil {
-		return nil, failf(ErrEval, "%s(%q, %q, %q): subworkflow results are not available here", fn, ids[0], ids[1], ids[2])
+	call = fmt.Sprintf("%s(%q, %q, %q)", fn, ids[0], ids[1], ids[2])
+	if look == nil {
+		return nil, call, failf(ErrEval, "%s: %s results are not available here", call, what)
 	}
-	v, err := st.env.Subworkflow(st.ctx, ids[0], ids[1], ids[2])
-	if err != nil {
-		return nil, wrapf(err, "%s(%q, %q, %q)", fn, ids[0], ids[1], ids[2])
+	if v, err = look(st.ctx, ids[0], ids[1], ids[2]); err != nil {
+		return nil, call, wrapf(err, "%s", call)
 	}
-	return v, nil
+	return v, call, nil
 }
 
 func getFromInstance(st *evalState, args []any) (any, error) {
