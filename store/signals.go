@@ -259,16 +259,11 @@ func (s *Signals) GetSignal(ctx context.Context, name string, seq int64) (*Signa
 
 // latestSignal returns the newest instance of name (strongly consistent).
 func (s *Signals) latestSignal(ctx context.Context, name string) (*SignalRecord, error) {
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(layout.SignalPK(name)), ":p": str("I#"),
-		},
-		ScanIndexForward: aws.Bool(false),
-		ConsistentRead:   aws.Bool(true),
-		Limit:            aws.Int32(1),
-	})
+	in := s.prefixQuery(layout.SignalPK(name), "I#")
+	in.ScanIndexForward = aws.Bool(false)
+	in.ConsistentRead = aws.Bool(true)
+	in.Limit = aws.Int32(1)
+	out, err := s.db.Query(ctx, in)
 	if err != nil {
 		return nil, fmt.Errorf("store: latest signal of %s: %w", name, err)
 	}
@@ -415,14 +410,9 @@ type Subscription struct {
 func (s *Signals) Subscribers(ctx context.Context, name string) (subs []Subscription, waiters []string, err error) {
 	pk := layout.SignalPK(name)
 	for _, prefix := range []string{"T#", "D#"} {
-		err := s.queryAll(ctx, &dynamodb.QueryInput{
-			TableName:              aws.String(s.table),
-			KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":pk": str(pk), ":p": str(prefix),
-			},
-			ConsistentRead: aws.Bool(true),
-		}, func(it map[string]types.AttributeValue) error {
+		in := s.prefixQuery(pk, prefix)
+		in.ConsistentRead = aws.Bool(true)
+		err := s.queryAll(ctx, in, func(it map[string]types.AttributeValue) error {
 			sk := getS(it, attrSK)
 			if prefix == "D#" {
 				waiters = append(waiters, sk)
@@ -597,14 +587,9 @@ type LineageLink struct {
 
 // Lineage returns the links recorded for signal instance seq of name.
 func (s *Signals) Lineage(ctx context.Context, name string, seq int64) ([]json.RawMessage, error) {
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(layout.SignalPK(name)), ":p": str(layout.LineagePrefix(seq)),
-		},
-		ConsistentRead: aws.Bool(true),
-	})
+	in := s.prefixQuery(layout.SignalPK(name), layout.LineagePrefix(seq))
+	in.ConsistentRead = aws.Bool(true)
+	out, err := s.db.Query(ctx, in)
 	if err != nil {
 		return nil, fmt.Errorf("store: lineage of %s/%d: %w", name, seq, err)
 	}

@@ -250,6 +250,17 @@ func cancelReasons(err error) []string {
 	return out
 }
 
+// prefixQuery is the query of the items of partition pk whose sort keys
+// begin with prefix, in key order, eventually consistent; callers set what
+// else they need (order, limit, consistency, filter).
+func (s *base) prefixQuery(pk, prefix string) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :p)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pk), ":p": str(prefix)},
+	}
+}
+
 // queryAll runs query in to its end, a page at a time, handing each item
 // to each; an error from either stops it and is returned. It sets
 // in.ExclusiveStartKey as it pages.

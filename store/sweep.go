@@ -197,15 +197,9 @@ func (s *Sweeps) Redrive(ctx context.Context, d Due, ev Event) error {
 // which is indexed). Without it the sweeper would decide the queued run
 // every minute for nothing. An event consumed meanwhile is skipped.
 func (s *Sweeps) UnsweepEvents(ctx context.Context, wf string, inst, run int64) error {
-	in := &dynamodb.QueryInput{
-		TableName:                aws.String(s.table),
-		KeyConditionExpression:   aws.String("pk = :pk AND begins_with(sk, :e)"),
-		ProjectionExpression:     aws.String("sk, #s"),
-		ExpressionAttributeNames: map[string]string{"#s": attrSweepSK},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(layout.RunPK(wf, inst)), ":e": str(layout.EventPrefix(run)),
-		},
-	}
+	in := s.prefixQuery(layout.RunPK(wf, inst), layout.EventPrefix(run))
+	in.ProjectionExpression = aws.String("sk, #s")
+	in.ExpressionAttributeNames = map[string]string{"#s": attrSweepSK}
 	err := s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
 		if getS(item, attrSweepSK) == "" {
 			return nil
