@@ -196,30 +196,12 @@ func Normalize(v any) (any, error) {
 			}
 		}
 		return x, nil
-	case int:
-		return int64(x), nil
-	case int8:
-		return int64(x), nil
-	case int16:
-		return int64(x), nil
-	case int32:
-		return int64(x), nil
-	case uint8:
-		return int64(x), nil
-	case uint16:
-		return int64(x), nil
-	case uint32:
-		return int64(x), nil
-	case uint:
-		if uint64(x) > math.MaxInt64 {
+	case int, int8, int16, int32, uint, uint8, uint16, uint32, uint64:
+		n, ok := jsonnum.Int64(x)
+		if !ok {
 			return nil, fmt.Errorf("number %d overflows LONG", x)
 		}
-		return int64(x), nil
-	case uint64:
-		if x > math.MaxInt64 {
-			return nil, fmt.Errorf("number %d overflows LONG", x)
-		}
-		return int64(x), nil
+		return n, nil
 	case float32:
 		return Normalize(float64(x))
 	case json.Number:

@@ -12,6 +12,8 @@ import (
 	_ "time/tzdata"
 
 	"github.com/google/uuid"
+
+	"github.com/maestro-serverless/maestro/jsonnum"
 )
 
 // evalState is the per-evaluation context handed to every helper function as
@@ -245,7 +247,7 @@ func argString(fn string, args []any, i int) (string, error) {
 
 // argInt accepts an integer or a string holding one, as SEL does.
 func argInt(fn string, args []any, i int) (int64, error) {
-	if n, ok := toInt64(args[i]); ok {
+	if n, ok := jsonnum.Int64(args[i]); ok {
 		return n, nil
 	}
 	if s, ok := args[i].(string); ok {
@@ -277,7 +279,7 @@ const dateIntLayout = "20060102"
 // of that day in loc.
 func argDateInt(fn string, args []any, i int, loc *time.Location) (time.Time, error) {
 	var s string
-	if n, ok := toInt64(args[i]); ok {
+	if n, ok := jsonnum.Int64(args[i]); ok {
 		s = strconv.FormatInt(n, 10)
 	} else if str, ok := args[i].(string); ok {
 		s = str
@@ -675,8 +677,8 @@ func mathMin(_ *evalState, args []any) (any, error) { return minMax("Math.min", 
 func mathMax(_ *evalState, args []any) (any, error) { return minMax("Math.max", args, false) }
 
 func minMax(fn string, args []any, min bool) (any, error) {
-	a, aok := toInt64(args[0])
-	b, bok := toInt64(args[1])
+	a, aok := jsonnum.Int64(args[0])
+	b, bok := jsonnum.Int64(args[1])
 	if aok && bok {
 		if (a < b) == min {
 			return a, nil
@@ -695,7 +697,7 @@ func minMax(fn string, args []any, min bool) (any, error) {
 }
 
 func mathAbs(_ *evalState, args []any) (any, error) {
-	if a, ok := toInt64(args[0]); ok {
+	if a, ok := jsonnum.Int64(args[0]); ok {
 		if a < 0 {
 			return -a, nil
 		}
@@ -724,8 +726,8 @@ func javaAdd(st *evalState, args []any) (any, error) {
 		}
 		return sa + sb, nil
 	}
-	if x, ok := toInt64(a); ok {
-		if y, ok := toInt64(b); ok {
+	if x, ok := jsonnum.Int64(a); ok {
+		if y, ok := jsonnum.Int64(b); ok {
 			return x + y, nil // wraps on overflow, as Java's long does
 		}
 	}
@@ -739,8 +741,8 @@ func javaAdd(st *evalState, args []any) (any, error) {
 
 func javaDiv(_ *evalState, args []any) (any, error) {
 	a, b := args[0], args[1]
-	if x, ok := toInt64(a); ok {
-		if y, ok := toInt64(b); ok {
+	if x, ok := jsonnum.Int64(a); ok {
+		if y, ok := jsonnum.Int64(b); ok {
 			if y == 0 {
 				return nil, failf(ErrEval, "division by zero")
 			}
@@ -757,8 +759,8 @@ func javaDiv(_ *evalState, args []any) (any, error) {
 
 func javaMod(_ *evalState, args []any) (any, error) {
 	a, b := args[0], args[1]
-	if x, ok := toInt64(a); ok {
-		if y, ok := toInt64(b); ok {
+	if x, ok := jsonnum.Int64(a); ok {
+		if y, ok := jsonnum.Int64(b); ok {
 			if y == 0 {
 				return nil, failf(ErrEval, "division by zero")
 			}
