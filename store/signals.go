@@ -96,6 +96,21 @@ func (r *SignalRecord) Signal() (signals.Signal, error) {
 	return signals.Signal{Name: r.Name, Seq: r.Seq, Params: params, Payload: payload, CreateTime: r.CreateTime}, nil
 }
 
+// NewestSignal is FindSignal's answer without conditions, given the
+// newest instance's record as read (with its error): ok is false when the
+// name has none. It is exported for store/memstore, whose FindSignal
+// answers alike.
+func NewestSignal(rec *SignalRecord, err error) (signals.Signal, bool, error) {
+	if errors.Is(err, ErrNotFound) {
+		return signals.Signal{}, false, nil
+	}
+	if err != nil {
+		return signals.Signal{}, false, err
+	}
+	sig, err := rec.Signal()
+	return sig, err == nil, err
+}
+
 // NewSignal is a signal to announce.
 type NewSignal struct {
 	Name string
@@ -300,15 +315,7 @@ var ErrSignalScanLimit = errors.New("store: signal lookup read its limit of inde
 // size.
 func (s *Signals) FindSignal(ctx context.Context, name string, conds []signals.Condition) (signals.Signal, bool, error) {
 	if len(conds) == 0 {
-		rec, err := s.latestSignal(ctx, name)
-		if errors.Is(err, ErrNotFound) {
-			return signals.Signal{}, false, nil
-		}
-		if err != nil {
-			return signals.Signal{}, false, err
-		}
-		sig, err := rec.Signal()
-		return sig, err == nil, err
+		return NewestSignal(s.latestSignal(ctx, name))
 	}
 	drive := signals.Driving(conds)
 	cond, values, ok, err := indexRange(drive)

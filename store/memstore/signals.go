@@ -175,15 +175,7 @@ func (s *Signals) FindSignal(ctx context.Context, name string, conds []signals.C
 		return signals.Signal{}, false, err
 	}
 	if len(conds) == 0 {
-		rec, err := s.GetSignal(ctx, name, 0)
-		if errors.Is(err, store.ErrNotFound) {
-			return signals.Signal{}, false, nil
-		}
-		if err != nil {
-			return signals.Signal{}, false, err
-		}
-		sig, err := rec.Signal()
-		return sig, err == nil, err
+		return store.NewestSignal(s.GetSignal(ctx, name, 0))
 	}
 	drive := signals.Driving(conds)
 	q, ok, err := indexRange(drive)
