@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -43,34 +44,16 @@ func Int64(v any) (n int64, ok bool) {
 	switch x := v.(type) {
 	case int64:
 		return x, true
-	case int:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int8:
-		return int64(x), true
-	case uint:
-		return fromUint(uint64(x))
-	case uint64:
-		return fromUint(x)
-	case uint32:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint8:
-		return int64(x), true
+	case int, int32, int16, int8:
+		return reflect.ValueOf(x).Int(), true
+	case uint, uint64, uint32, uint16, uint8:
+		u := reflect.ValueOf(x).Uint()
+		if u > math.MaxInt64 {
+			return 0, false
+		}
+		return int64(u), true
 	}
 	return 0, false
-}
-
-// fromUint converts u to int64 when it fits.
-func fromUint(u uint64) (int64, bool) {
-	if u > math.MaxInt64 {
-		return 0, false
-	}
-	return int64(u), true
 }
 
 // Long reads JSON number text as an int64 when it denotes a whole number
