@@ -182,31 +182,9 @@ func innerParamType(steps []model.Step, stepID, name string) model.ParamType {
 func scalarArray(fn string, typ model.ParamType, name string, values []any) (any, error) {
 	switch typ {
 	case model.TypeString, "":
-		out := make([]string, len(values))
-		for i, v := range values {
-			if v == nil {
-				continue
-			}
-			s, ok := v.(string)
-			if !ok {
-				return nil, fmt.Errorf("%s: param %q is %T in iteration %d, want a STRING like the others", fn, name, v, i+1)
-			}
-			out[i] = s
-		}
-		return out, nil
+		return typedArray[string](fn, name, model.TypeString, values)
 	case model.TypeLong:
-		out := make([]int64, len(values))
-		for i, v := range values {
-			if v == nil {
-				continue
-			}
-			n, ok := v.(int64)
-			if !ok {
-				return nil, fmt.Errorf("%s: param %q is %T in iteration %d, want a LONG like the others", fn, name, v, i+1)
-			}
-			out[i] = n
-		}
-		return out, nil
+		return typedArray[int64](fn, name, model.TypeLong, values)
 	case model.TypeDouble:
 		out := make([]float64, len(values))
 		for i, v := range values {
@@ -222,21 +200,27 @@ func scalarArray(fn string, typ model.ParamType, name string, values []any) (any
 		}
 		return out, nil
 	case model.TypeBoolean:
-		out := make([]bool, len(values))
-		for i, v := range values {
-			if v == nil {
-				continue
-			}
-			b, ok := v.(bool)
-			if !ok {
-				return nil, fmt.Errorf("%s: param %q is %T in iteration %d, want a BOOLEAN like the others", fn, name, v, i+1)
-			}
-			out[i] = b
-		}
-		return out, nil
+		return typedArray[bool](fn, name, model.TypeBoolean, values)
 	default:
 		return nil, fmt.Errorf("%s: param %q is of type %s; only STRING, LONG, DOUBLE and BOOLEAN params can be collected", fn, name, typ)
 	}
+}
+
+// typedArray turns per-iteration values of Go type T (nil: unset) into an
+// array of them; a value of another type is an error naming typ.
+func typedArray[T any](fn, name string, typ model.ParamType, values []any) (any, error) {
+	out := make([]T, len(values))
+	for i, v := range values {
+		if v == nil {
+			continue
+		}
+		x, ok := v.(T)
+		if !ok {
+			return nil, fmt.Errorf("%s: param %q is %T in iteration %d, want a %s like the others", fn, name, v, i+1, typ)
+		}
+		out[i] = x
+	}
+	return out, nil
 }
 
 // getFromSubworkflow returns param name of step stepID in the instance

@@ -105,44 +105,25 @@ func (v *Values) UnmarshalJSON(data []byte) error {
 }
 
 func decodeTyped(e typedValue) (any, error) {
-	var err error
 	switch e.Type {
 	case model.TypeString:
-		var s string
-		err = json.Unmarshal(e.Value, &s)
-		return s, err
+		return unmarshalAs(e.Value, "")
 	case model.TypeLong:
-		var n int64
-		err = json.Unmarshal(e.Value, &n)
-		return n, err
+		return unmarshalAs(e.Value, int64(0))
 	case model.TypeDouble:
-		var f float64
-		err = json.Unmarshal(e.Value, &f)
-		return f, err
+		return unmarshalAs(e.Value, float64(0))
 	case model.TypeBoolean:
-		var b bool
-		err = json.Unmarshal(e.Value, &b)
-		return b, err
+		return unmarshalAs(e.Value, false)
 	case model.TypeStringMap:
-		m := map[string]string{}
-		err = json.Unmarshal(e.Value, &m)
-		return m, err
+		return unmarshalAs(e.Value, map[string]string{})
 	case model.TypeStringArray:
-		a := []string{}
-		err = json.Unmarshal(e.Value, &a)
-		return a, err
+		return unmarshalAs(e.Value, []string{})
 	case model.TypeLongArray:
-		a := []int64{}
-		err = json.Unmarshal(e.Value, &a)
-		return a, err
+		return unmarshalAs(e.Value, []int64{})
 	case model.TypeDoubleArray:
-		a := []float64{}
-		err = json.Unmarshal(e.Value, &a)
-		return a, err
+		return unmarshalAs(e.Value, []float64{})
 	case model.TypeBooleanArray:
-		a := []bool{}
-		err = json.Unmarshal(e.Value, &a)
-		return a, err
+		return unmarshalAs(e.Value, []bool{})
 	case model.TypeMap:
 		var nested Values
 		if err := nested.UnmarshalJSON(e.Value); err != nil {
@@ -152,6 +133,13 @@ func decodeTyped(e typedValue) (any, error) {
 	default:
 		return nil, fmt.Errorf("unknown param type %q", e.Type)
 	}
+}
+
+// unmarshalAs decodes raw JSON into v, the value of the type wanted to
+// start from, and returns it.
+func unmarshalAs[T any](raw json.RawMessage, v T) (any, error) {
+	err := json.Unmarshal(raw, &v)
+	return v, err
 }
 
 // TypeOf reports the parameter type of a canonical value (see Values), or an
@@ -208,30 +196,12 @@ func Normalize(v any) (any, error) {
 			}
 		}
 		return x, nil
-	case int:
-		return int64(x), nil
-	case int8:
-		return int64(x), nil
-	case int16:
-		return int64(x), nil
-	case int32:
-		return int64(x), nil
-	case uint8:
-		return int64(x), nil
-	case uint16:
-		return int64(x), nil
-	case uint32:
-		return int64(x), nil
-	case uint:
-		if uint64(x) > math.MaxInt64 {
+	case int, int8, int16, int32, uint, uint8, uint16, uint32, uint64:
+		n, ok := jsonnum.Int64(x)
+		if !ok {
 			return nil, fmt.Errorf("number %d overflows LONG", x)
 		}
-		return int64(x), nil
-	case uint64:
-		if x > math.MaxInt64 {
-			return nil, fmt.Errorf("number %d overflows LONG", x)
-		}
-		return int64(x), nil
+		return n, nil
 	case float32:
 		return Normalize(float64(x))
 	case json.Number:

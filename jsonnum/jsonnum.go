@@ -7,7 +7,8 @@
 // Long and Number are the two conversions a json.Number needs: Long for a
 // value that must be a whole number (a signal's LONG param, in any JSON
 // notation: 12, 1.2e1, 12.0), Number for a parameter value (integer literals
-// are LONG, everything else DOUBLE).
+// are LONG, everything else DOUBLE). Int64 is the one conversion of a Go
+// integer of any type to a LONG.
 package jsonnum
 
 import (
@@ -17,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -34,6 +36,24 @@ func Decode(data []byte, v any) error {
 		return errors.New("invalid JSON: data after the top-level value")
 	}
 	return nil
+}
+
+// Int64 converts a Go integer of any type to int64; ok is false for
+// other types and for unsigned values above math.MaxInt64.
+func Int64(v any) (n int64, ok bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int, int32, int16, int8:
+		return reflect.ValueOf(x).Int(), true
+	case uint, uint64, uint32, uint16, uint8:
+		u := reflect.ValueOf(x).Uint()
+		if u > math.MaxInt64 {
+			return 0, false
+		}
+		return int64(u), true
+	}
+	return 0, false
 }
 
 // Long reads JSON number text as an int64 when it denotes a whole number

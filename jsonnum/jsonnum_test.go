@@ -143,3 +143,19 @@ func TestDecodeKeepsLongsExact(t *testing.T) {
 	assert.NoError(t, Decode([]byte(" {\"a\": 1}\n "), &m), "surrounding space")
 	assert.Error(t, Decode([]byte(`{"a": `), &m), "truncated")
 }
+
+func TestInt64(t *testing.T) {
+	for _, c := range []struct {
+		in   any
+		want int64
+		ok   bool
+	}{
+		{int64(-7), -7, true}, {int(3), 3, true}, {int8(-8), -8, true}, {uint8(255), 255, true},
+		{uint(math.MaxInt64), math.MaxInt64, true}, {uint64(math.MaxInt64) + 1, 0, false},
+		{uint(math.MaxInt64) + 1, 0, false}, {1.0, 0, false}, {"1", 0, false}, {nil, 0, false},
+	} {
+		if got, ok := Int64(c.in); got != c.want || ok != c.ok {
+			t.Errorf("Int64(%T %v) = %d, %v; want %d, %v", c.in, c.in, got, ok, c.want, c.ok)
+		}
+	}
+}

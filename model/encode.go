@@ -128,11 +128,29 @@ func (w *jsonWriter) generic(v any) {
 	w.b = b
 }
 
-func (w *jsonWriter) strList(l []string) {
+func (w *jsonWriter) strList(l []string) { writeList(w, l, w.str) }
+
+// writeList writes the array of items, each written by write.
+func writeList[T any](w *jsonWriter, items []T, write func(T)) {
 	w.open('[')
-	for _, s := range l {
+	for _, e := range items {
 		w.sep()
-		w.str(s)
+		write(e)
+	}
+	w.close(']')
+}
+
+// listField writes key k and the array of items, each written by write;
+// a nil slice writes nothing.
+func listField[T any](w *jsonWriter, k string, items []T, write func(*jsonWriter, *T)) {
+	if items == nil {
+		return
+	}
+	w.key(k)
+	w.open('[')
+	for i := range items {
+		w.sep()
+		write(w, &items[i])
 	}
 	w.close(']')
 }
@@ -212,7 +230,7 @@ func (w *jsonWriter) properties(p *Properties) {
 	w.boolField("signal_trigger_disabled", p.SignalTriggerDisabled)
 	w.boolField("time_trigger_disabled", p.TimeTriggerDisabled)
 	w.strField("description", p.Description)
-	w.tagsField("tags", p.Tags)
+	listField(w, "tags", p.Tags, (*jsonWriter).tag)
 	w.extras(p.Extra)
 	w.close('}')
 }
@@ -276,19 +294,6 @@ func (w *jsonWriter) tag(t *Tag) {
 	w.close('}')
 }
 
-func (w *jsonWriter) tagsField(k string, tags TagList) {
-	if tags == nil {
-		return
-	}
-	w.key(k)
-	w.open('[')
-	for i := range tags {
-		w.sep()
-		w.tag(&tags[i])
-	}
-	w.close(']')
-}
-
 // MarshalJSON writes the workflow object.
 func (wf Workflow) MarshalJSON() ([]byte, error) {
 	return marshalPart(&wf, (*jsonWriter).workflow, "workflow")
@@ -299,33 +304,17 @@ func (w *jsonWriter) workflow(wf *Workflow) {
 	w.strField("id", wf.ID)
 	w.strField("name", wf.Name)
 	w.strField("description", wf.Description)
-	w.tagsField("tags", wf.Tags)
+	listField(w, "tags", wf.Tags, (*jsonWriter).tag)
 	if wf.Timeout != nil {
 		w.key("timeout")
 		w.duration(wf.Timeout)
 	}
-	if wf.TimeTriggers != nil {
-		w.key("time_triggers")
-		w.open('[')
-		for i := range wf.TimeTriggers {
-			w.sep()
-			w.timeTrigger(&wf.TimeTriggers[i])
-		}
-		w.close(']')
-	}
-	if wf.SignalTriggers != nil {
-		w.key("signal_triggers")
-		w.open('[')
-		for i := range wf.SignalTriggers {
-			w.sep()
-			w.signalTrigger(&wf.SignalTriggers[i])
-		}
-		w.close(']')
-	}
+	listField(w, "time_triggers", wf.TimeTriggers, (*jsonWriter).timeTrigger)
+	listField(w, "signal_triggers", wf.SignalTriggers, (*jsonWriter).signalTrigger)
 	w.strField("criticality", string(wf.Criticality))
 	w.intField("instance_step_concurrency", wf.InstanceStepConcurrency)
 	w.paramsField("params", &wf.Params)
-	w.stepsField("steps", wf.Steps)
+	listField(w, "steps", wf.Steps, (*jsonWriter).step)
 	w.extras(wf.Extra)
 	w.close('}')
 }
@@ -394,7 +383,7 @@ func (w *jsonWriter) paramDef(p *ParamDefinition) {
 	w.strField("type", string(p.Type))
 	w.strField("validator", p.Validator)
 	w.strField("mode", string(p.Mode))
-	w.tagsField("tags", p.Tags)
+	listField(w, "tags", p.Tags, (*jsonWriter).tag)
 	w.extras(p.Meta)
 	w.close('}')
 }
@@ -434,26 +423,11 @@ func (w *jsonWriter) paramValue(p *ParamDefinition) {
 	case []string:
 		w.strList(v)
 	case []int64:
-		w.open('[')
-		for _, e := range v {
-			w.sep()
-			w.b = strconv.AppendInt(w.b, e, 10)
-		}
-		w.close(']')
+		writeList(w, v, func(e int64) { w.b = strconv.AppendInt(w.b, e, 10) })
 	case []float64:
-		w.open('[')
-		for _, e := range v {
-			w.sep()
-			w.float(e)
-		}
-		w.close(']')
+		writeList(w, v, w.float)
 	case []bool:
-		w.open('[')
-		for _, e := range v {
-			w.sep()
-			w.b = strconv.AppendBool(w.b, e)
-		}
-		w.close(']')
+		writeList(w, v, func(e bool) { w.b = strconv.AppendBool(w.b, e) })
 	default:
 		w.generic(v)
 	}
@@ -647,19 +621,6 @@ func (s Step) MarshalJSON() ([]byte, error) {
 	return marshalPart(&s, (*jsonWriter).step, "step")
 }
 
-func (w *jsonWriter) stepsField(k string, steps []Step) {
-	if steps == nil {
-		return
-	}
-	w.key(k)
-	w.open('[')
-	for i := range steps {
-		w.sep()
-		w.step(&steps[i])
-	}
-	w.close(']')
-}
-
 func (w *jsonWriter) step(s *Step) {
 	if _, ok := ParseStepKind(string(s.Kind)); !ok {
 		w.fail(fmt.Errorf("step %q has unknown kind %q", s.ID, s.Kind))
@@ -686,7 +647,7 @@ func (w *jsonWriter) step(s *Step) {
 	}
 	w.transition(&s.Transition)
 	w.strField("failure_mode", string(s.FailureMode))
-	w.tagsField("tags", s.Tags)
+	listField(w, "tags", s.Tags, (*jsonWriter).tag)
 	if s.Timeout != nil {
 		w.key("timeout")
 		w.duration(s.Timeout)
@@ -695,27 +656,11 @@ func (w *jsonWriter) step(s *Step) {
 		w.key("retry_policy")
 		w.retryPolicy(s.RetryPolicy)
 	}
-	if s.SignalDependencies != nil {
-		w.key("signal_dependencies")
-		w.open('[')
-		for i := range s.SignalDependencies {
-			w.sep()
-			w.signalDependency(&s.SignalDependencies[i])
-		}
-		w.close(']')
-	}
-	if s.SignalOutputs != nil {
-		w.key("signal_outputs")
-		w.open('[')
-		for i := range s.SignalOutputs {
-			w.sep()
-			w.signalOutput(&s.SignalOutputs[i])
-		}
-		w.close(']')
-	}
+	listField(w, "signal_dependencies", s.SignalDependencies, (*jsonWriter).signalDependency)
+	listField(w, "signal_outputs", s.SignalOutputs, (*jsonWriter).signalOutput)
 	w.paramsField("params", &s.Params)
 	if s.Kind == KindForeach || s.Kind == KindWhile {
-		w.stepsField("steps", s.Steps)
+		listField(w, "steps", s.Steps, (*jsonWriter).step)
 	}
 	w.extras(s.Extra)
 	w.close('}')

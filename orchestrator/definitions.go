@@ -134,11 +134,8 @@ func resolveVersion(head *store.WorkflowHead, selector string) (int64, error) {
 
 func (o *core) head(ctx context.Context, wf string) (*store.WorkflowHead, error) {
 	head, err := o.store.Definitions.GetHead(ctx, wf)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("workflow %s not found", wf)
-	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, notFoundOr(err, "workflow %s not found", wf)
 	}
 	return head, nil
 }

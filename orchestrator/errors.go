@@ -47,6 +47,16 @@ func Internal(cause error) *Error {
 	return &Error{Status: http.StatusInternalServerError, Message: "internal error", cause: cause}
 }
 
+// notFoundOr answers err, a store read's or change's error: a 404 saying
+// format's message when the item is not there (store.ErrNotFound), else
+// Internal.
+func notFoundOr(err error, format string, args ...any) *Error {
+	if errors.Is(err, store.ErrNotFound) {
+		return NotFound(format, args...)
+	}
+	return Internal(err)
+}
+
 // AsError converts any error to an *Error, treating unknown errors as internal.
 func AsError(err error) *Error {
 	var e *Error

@@ -234,11 +234,8 @@ func (o *Gates) PutTagPermit(ctx context.Context, tag string, maxAllowed int64) 
 // GetTagPermit returns a tag permit with its current use.
 func (o *Gates) GetTagPermit(ctx context.Context, tag string) (*TagPermit, error) {
 	p, err := o.store.Gates.GetTagPermit(ctx, tag)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("no tag permit for tag %q", tag)
-	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, notFoundOr(err, "no tag permit for tag %q", tag)
 	}
 	return o.permitView(p), nil
 }
@@ -249,11 +246,8 @@ func (o *Gates) DeleteTagPermit(ctx context.Context, tag string) (*TagPermit, er
 		return nil, Invalid("invalid tag permit", fmt.Sprintf("tag: %q is managed through the workflow's step_concurrency", tag))
 	}
 	p, err := o.store.Gates.DeleteTagPermit(ctx, tag)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("no tag permit for tag %q", tag)
-	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, notFoundOr(err, "no tag permit for tag %q", tag)
 	}
 	if err := o.wakeWaiters(ctx, p); err != nil {
 		return nil, Internal(err)

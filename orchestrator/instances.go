@@ -280,11 +280,8 @@ func (o *Runs) GetRun(ctx context.Context, wf string, inst, run int64) (*Instanc
 
 func (o *core) instance(ctx context.Context, wf string, inst int64) (*store.InstanceRecord, error) {
 	rec, err := o.store.Instances.GetInstance(ctx, wf, inst)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("workflow %s instance %d not found", wf, inst)
-	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, notFoundOr(err, "workflow %s instance %d not found", wf, inst)
 	}
 	return rec, nil
 }

@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -178,7 +177,7 @@ func (b *permitBook) fits(name, e string) bool {
 // queueUpdates adds the touched queues' net changes to ups and, to
 // wakes, the runs whose waiters the queues would now admit, in order (the
 // run deciding admits its own itself).
-func (b *permitBook) queueUpdates(ups []store.PermitUpdate, wakes []store.WakeRun, woken map[string]bool, n int) ([]store.PermitUpdate, []store.WakeRun, error) {
+func (b *permitBook) queueUpdates(ups []store.PermitUpdate, wakes *runWakes) ([]store.PermitUpdate, []store.WakeRun, error) {
 	for _, name := range slices.Sorted(maps.Keys(b.qholders)) {
 		p := b.queues[name]
 		h, w := b.qholders[name], b.qwaiters[name]
@@ -195,7 +194,7 @@ func (b *permitBook) queueUpdates(ups []store.PermitUpdate, wakes []store.WakeRu
 			if err != nil {
 				return nil, nil, err
 			}
-			if cpu+q.CPU > c.CPU || mem+q.Memory > c.Memory || gpu+q.GPU > c.GPU || n >= maxPermitWakes {
+			if cpu+q.CPU > c.CPU || mem+q.Memory > c.Memory || gpu+q.GPU > c.GPU || wakes.full() {
 				break
 			}
 			cpu, mem, gpu = cpu+q.CPU, mem+q.Memory, gpu+q.GPU
@@ -203,19 +202,12 @@ func (b *permitBook) queueUpdates(ups []store.PermitUpdate, wakes []store.WakeRu
 			if err != nil {
 				return nil, nil, err
 			}
-			runKey := fmt.Sprintf("%s#%d#%d", hk.WorkflowID, hk.InstanceID, hk.RunID)
-			if woken[runKey] || (hk.WorkflowID == b.wf && hk.InstanceID == b.inst && hk.RunID == b.run) {
-				continue
+			if !b.deciding(hk) {
+				wakes.add(hk)
 			}
-			n++
-			woken[runKey] = true
-			wakes = append(wakes, store.WakeRun{
-				WorkflowID: hk.WorkflowID, InstanceID: hk.InstanceID, RunID: hk.RunID,
-				Event: store.Event{ID: permitsEventID(b.now), Body: mustJSON(engine.Continue{})},
-			})
 		}
 	}
-	return ups, wakes, nil
+	return ups, wakes.list, nil
 }
 
 // needs writes an amount of cpu (thousandths), memory and gpu.
@@ -300,11 +292,8 @@ func (o *Gates) PutJobQueue(ctx context.Context, r JobQueueRequest) (*JobQueue, 
 // GetJobQueue returns a job queue with its running and waiting steps.
 func (o *Gates) GetJobQueue(ctx context.Context, name string) (*JobQueue, error) {
 	p, err := o.store.Gates.GetJobQueue(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("no job queue %q", name)
-	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, notFoundOr(err, "no job queue %q", name)
 	}
 	return o.jobQueueView(p), nil
 }
@@ -313,11 +302,8 @@ func (o *Gates) GetJobQueue(ctx context.Context, name string) (*JobQueue, error)
 // and fail (the queue no longer exists).
 func (o *Gates) DeleteJobQueue(ctx context.Context, name string) (*JobQueue, error) {
 	p, err := o.store.Gates.DeleteJobQueue(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("no job queue %q", name)
-	}
 	if err != nil {
-		return nil, Internal(err)
+		return nil, notFoundOr(err, "no job queue %q", name)
 	}
 	if err := o.wakeWaiters(ctx, p); err != nil {
 		return nil, Internal(err)

@@ -195,9 +195,7 @@ func (b *permitBook) Release(stepID string, attempt int64, tags []string, held b
 // for runs waiting on permits this round freed.
 func (b *permitBook) updates() ([]store.PermitUpdate, []store.WakeRun, error) {
 	var ups []store.PermitUpdate
-	var wakes []store.WakeRun
-	woken := map[string]bool{}
-	n := 0
+	wakes := runWakes{event: permitsEventID(b.now), woken: map[string]bool{}}
 	for _, tag := range slices.Sorted(maps.Keys(b.holders)) {
 		p := b.snap[tag]
 		h, w := b.holders[tag], b.waiters[tag]
@@ -213,30 +211,50 @@ func (b *permitBook) updates() ([]store.PermitUpdate, []store.WakeRun, error) {
 		}
 		freed := int64(0)
 		for _, k := range oldestFirst(w) {
-			if freed >= free || n >= maxPermitWakes {
+			if freed >= free || wakes.full() {
 				break
 			}
 			hk, err := store.ParsePermitKey(k)
 			if err != nil {
 				return nil, nil, err
 			}
-			if hk.WorkflowID == b.wf && hk.InstanceID == b.inst && hk.RunID == b.run {
+			if b.deciding(hk) {
 				continue // this run retried its own waiting steps already
 			}
-			runKey := fmt.Sprintf("%s#%d#%d", hk.WorkflowID, hk.InstanceID, hk.RunID)
 			freed++
-			if woken[runKey] {
-				continue
-			}
-			n++
-			woken[runKey] = true
-			wakes = append(wakes, store.WakeRun{
-				WorkflowID: hk.WorkflowID, InstanceID: hk.InstanceID, RunID: hk.RunID,
-				Event: store.Event{ID: permitsEventID(b.now), Body: mustJSON(engine.Continue{})},
-			})
+			wakes.add(hk)
 		}
 	}
-	return b.queueUpdates(ups, wakes, woken, n)
+	return b.queueUpdates(ups, &wakes)
+}
+
+// deciding reports whether hk is a step attempt of the run deciding.
+func (b *permitBook) deciding(hk store.PermitHolder) bool {
+	return hk.WorkflowID == b.wf && hk.InstanceID == b.inst && hk.RunID == b.run
+}
+
+// runWakes gathers the wakes of the runs whose waiters a commit's freed
+// permits and queue capacity let go on: one a run, at most maxPermitWakes.
+type runWakes struct {
+	event string // the id of the event each wake carries
+	woken map[string]bool
+	list  []store.WakeRun
+}
+
+// full reports whether no more runs may be woken.
+func (r *runWakes) full() bool { return len(r.list) >= maxPermitWakes }
+
+// add wakes hk's run, unless it is woken already.
+func (r *runWakes) add(hk store.PermitHolder) {
+	runKey := fmt.Sprintf("%s#%d#%d", hk.WorkflowID, hk.InstanceID, hk.RunID)
+	if r.woken[runKey] {
+		return
+	}
+	r.woken[runKey] = true
+	r.list = append(r.list, store.WakeRun{
+		WorkflowID: hk.WorkflowID, InstanceID: hk.InstanceID, RunID: hk.RunID,
+		Event: store.Event{ID: r.event, Body: mustJSON(engine.Continue{})},
+	})
 }
 
 // diffAdded returns the entries of after that before lacks or holds with

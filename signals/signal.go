@@ -297,26 +297,10 @@ func Normalize(v any) (any, error) {
 	switch x := v.(type) {
 	case string:
 		return x, nil
-	case int64:
-		return x, nil
-	case int:
-		return int64(x), nil
-	case int32:
-		return int64(x), nil
-	case int16:
-		return int64(x), nil
-	case int8:
-		return int64(x), nil
-	case uint:
-		return fromUint(uint64(x), v)
-	case uint64:
-		return fromUint(x, v)
-	case uint32:
-		return int64(x), nil
-	case uint16:
-		return int64(x), nil
-	case uint8:
-		return int64(x), nil
+	case int64, int, int32, int16, int8, uint, uint64, uint32, uint16, uint8:
+		if n, ok := jsonnum.Int64(x); ok {
+			return n, nil
+		}
 	case json.Number:
 		if n, ok := jsonnum.Long(string(x)); ok {
 			return n, nil
@@ -331,14 +315,6 @@ func Normalize(v any) (any, error) {
 		}
 	}
 	return nil, fmt.Errorf("must be a LONG or a STRING, got %s", describe(v))
-}
-
-// fromUint converts u to int64 when it fits.
-func fromUint(u uint64, v any) (any, error) {
-	if u > math.MaxInt64 {
-		return nil, fmt.Errorf("must be a LONG or a STRING, got %s", describe(v))
-	}
-	return int64(u), nil
 }
 
 // fromFloat converts an integral f within int64 to int64.

@@ -46,14 +46,9 @@ func (s *Gates) PutBreakpoint(ctx context.Context, wf string, b Breakpoint) erro
 // consistent read.
 func (s *Gates) ListBreakpoints(ctx context.Context, wf, step string, consistent bool) ([]Breakpoint, error) {
 	var out []Breakpoint
-	err := s.queryAll(ctx, &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(layout.WorkflowPK(wf)), ":p": str(layout.BreakpointPrefix(step)),
-		},
-		ConsistentRead: aws.Bool(consistent),
-	}, func(it map[string]types.AttributeValue) error {
+	in := s.prefixQuery(layout.WorkflowPK(wf), layout.BreakpointPrefix(step))
+	in.ConsistentRead = aws.Bool(consistent)
+	err := s.queryAll(ctx, in, func(it map[string]types.AttributeValue) error {
 		out = append(out, Breakpoint{
 			StepID: getS(it, "step"), Version: getN(it, "version"), Instance: getN(it, "instance"),
 			Run: getN(it, "run"), Attempt: getN(it, "attempt"), CreateTime: getN(it, "create_time"),

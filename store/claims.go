@@ -165,14 +165,7 @@ func (s *Attempts) RecordOutcome(ctx context.Context, ref AttemptRef, token stri
 			":o": bin(outcome), ":c": str(token), ":running": str(statusRunning),
 		},
 	})
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case errors.As(err, &ccf):
-		return fmt.Errorf("store: record outcome of %s: %w", ref, ErrClaimLost)
-	case err != nil:
-		return fmt.Errorf("store: record outcome of %s: %w", ref, err)
-	}
-	return nil
+	return claimedWriteError("record outcome of", ref, err)
 }
 
 // AttemptPeek is what PeekAttempt reads of an attempt.

@@ -80,7 +80,7 @@ func (s *Attempts) FinishAttempt(ctx context.Context, ref AttemptRef, token stri
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 	})
-	return finishError(ref, err)
+	return claimedWriteError("finish", ref, err)
 }
 
 // endBody encodes an end's body as an attempt item stores it, refusing one
@@ -96,15 +96,16 @@ func (s *base) endBody(ref AttemptRef, end AttemptEnd) (map[string]types.Attribu
 	return body, nil
 }
 
-// finishError is the error of an end's conditional write: ErrClaimLost when
-// its condition failed.
-func finishError(ref AttemptRef, err error) error {
+// claimedWriteError is the error of a write to attempt ref conditioned on
+// its claim (what it did, for the message): ErrClaimLost when the
+// condition failed.
+func claimedWriteError(what string, ref AttemptRef, err error) error {
 	var ccf *types.ConditionalCheckFailedException
 	switch {
 	case errors.As(err, &ccf):
-		return fmt.Errorf("store: finish %s: %w", ref, ErrClaimLost)
+		return fmt.Errorf("store: %s %s: %w", what, ref, ErrClaimLost)
 	case err != nil:
-		return fmt.Errorf("store: finish %s: %w", ref, err)
+		return fmt.Errorf("store: %s %s: %w", what, ref, err)
 	}
 	return nil
 }
@@ -142,7 +143,7 @@ func (s *Attempts) FinishDeferredAttempt(ctx context.Context, ref AttemptRef, st
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: map[string]string{"#pk": attrPK},
 	})
-	return finishError(ref, err)
+	return claimedWriteError("finish", ref, err)
 }
 
 // WakeEnd adds the wake to the end of attempt ref its worker wrote without

@@ -302,15 +302,9 @@ const maxFilteredPages = 10
 // continue below; a filtered page may hold fewer than limit instances
 // and still have a cursor.
 func (s *Instances) ListInstances(ctx context.Context, wf, status, cursor string, limit int) ([]*InstanceRecord, string, error) {
-	in := &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(layout.WorkflowPK(wf)), ":p": str("I#"),
-		},
-		ScanIndexForward: aws.Bool(false),
-		Limit:            aws.Int32(int32(limit)),
-	}
+	in := s.prefixQuery(layout.WorkflowPK(wf), "I#")
+	in.ScanIndexForward = aws.Bool(false)
+	in.Limit = aws.Int32(int32(limit))
 	if status != "" {
 		in.FilterExpression = aws.String("#st = :st")
 		in.ExpressionAttributeNames = map[string]string{"#st": attrStatus}
@@ -1231,35 +1225,25 @@ func attemptFromItem(item map[string]types.AttributeValue) (*Attempt, int64, err
 }
 
 func (s *base) queryAttempts(ctx context.Context, wf string, inst int64, prefix string, forward bool, limit int32) ([]Attempt, error) {
-	in := &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(layout.RunPK(wf, inst)), ":p": str(prefix),
-		},
-		ScanIndexForward: aws.Bool(forward),
-		ConsistentRead:   aws.Bool(true),
-	}
+	in := s.prefixQuery(layout.RunPK(wf, inst), prefix)
+	in.ScanIndexForward = aws.Bool(forward)
+	in.ConsistentRead = aws.Bool(true)
 	if limit > 0 {
 		in.Limit = aws.Int32(limit)
 	}
 	var out []Attempt
-	for {
-		res, err := s.db.Query(ctx, in)
-		if err != nil {
-			return nil, fmt.Errorf("store: list attempts %s/%d: %w", wf, inst, err)
-		}
-		for _, item := range res.Items {
+	err := s.queryPages(ctx, in, func(items []map[string]types.AttributeValue) (bool, error) {
+		for _, item := range items {
 			a, _, err := attemptFromItem(item)
 			if err != nil {
-				return nil, err
+				return false, err
 			}
 			out = append(out, *a)
 		}
-		if res.LastEvaluatedKey == nil || (limit > 0 && int32(len(out)) >= limit) {
-			break
-		}
-		in.ExclusiveStartKey = res.LastEvaluatedKey
+		return limit <= 0 || int32(len(out)) < limit, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list attempts %s/%d: %w", wf, inst, err)
 	}
 	return out, nil
 }
@@ -1268,13 +1252,7 @@ func (s *base) queryAttempts(ctx context.Context, wf string, inst int64, prefix 
 // its run item does not hold (RunRecord.Timeline holds its first ones), in
 // order.
 func (s *Runs) ListTimeline(ctx context.Context, wf string, inst, run int64) ([]TimelineItem, error) {
-	in := &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(layout.RunPK(wf, inst)), ":p": str(layout.TimelinePrefix(run)),
-		},
-	}
+	in := s.prefixQuery(layout.RunPK(wf, inst), layout.TimelinePrefix(run))
 	var out []TimelineItem
 	err := s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
 		body, err := decodeBody(item)
@@ -1394,15 +1372,10 @@ func (s *Instances) QueueVersion(ctx context.Context, wf string) (int64, error) 
 // OldestQueued returns the waiting instance with the lowest id other than
 // except, strongly consistent; ok is false when none waits.
 func (s *Instances) OldestQueued(ctx context.Context, wf string, except int64) (inst, run int64, ok bool, err error) {
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :q)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(layout.WorkflowPK(wf)), ":q": str("Q#"),
-		},
-		ConsistentRead: aws.Bool(true),
-		Limit:          aws.Int32(2),
-	})
+	in := s.prefixQuery(layout.WorkflowPK(wf), "Q#")
+	in.ConsistentRead = aws.Bool(true)
+	in.Limit = aws.Int32(2)
+	out, err := s.db.Query(ctx, in)
 	if err != nil {
 		return 0, 0, false, fmt.Errorf("store: queue of %s: %w", wf, err)
 	}
@@ -1436,14 +1409,8 @@ func (s *Instances) ActiveRuns(ctx context.Context, wf string, except int64) (ho
 			}
 		}
 	}
-	in := &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :q)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(layout.WorkflowPK(wf)), ":q": str("Q#"),
-		},
-		ConsistentRead: aws.Bool(true),
-	}
+	in := s.prefixQuery(layout.WorkflowPK(wf), "Q#")
+	in.ConsistentRead = aws.Bool(true)
 	err = s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
 		var id int64
 		fmt.Sscanf(strings.TrimPrefix(getS(item, attrSK), "Q#"), "%d", &id)

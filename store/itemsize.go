@@ -36,23 +36,11 @@ func AttributeValueSize(v types.AttributeValue) int {
 	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
 		return 1
 	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, s := range v.Value {
-			n += len(s)
-		}
-		return n
+		return setSize(v.Value, func(s string) int { return len(s) })
 	case *types.AttributeValueMemberNS:
-		n := 0
-		for _, s := range v.Value {
-			n += numberSize(s)
-		}
-		return n
+		return setSize(v.Value, numberSize)
 	case *types.AttributeValueMemberBS:
-		n := 0
-		for _, b := range v.Value {
-			n += len(b)
-		}
-		return n
+		return setSize(v.Value, func(b []byte) int { return len(b) })
 	case *types.AttributeValueMemberL:
 		n := 3
 		for _, e := range v.Value {
@@ -67,6 +55,15 @@ func AttributeValueSize(v types.AttributeValue) int {
 		return n
 	}
 	return 0
+}
+
+// setSize sizes a set: the sum of its members' sizes.
+func setSize[T any](members []T, size func(T) int) int {
+	n := 0
+	for _, m := range members {
+		n += size(m)
+	}
+	return n
 }
 
 // numberSize sizes a DynamoDB number: 1 byte per two significant digits

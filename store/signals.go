@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/maestro-serverless/maestro/jsonnum"
-	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/signals"
 	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
@@ -50,59 +48,17 @@ const indexInlineParams = 1024
 const maxSignalScan = 1000
 
 // indexRange returns the key condition that selects, in a param's index
-// partition, a superset of the entries that can satisfy c (and, for exact
-// values, exactly them); ok is false when nothing can.
+// partition, the range layout.IndexRange gives for c; ok is false when
+// nothing can satisfy c.
 func indexRange(c signals.Condition) (cond string, values map[string]types.AttributeValue, ok bool, err error) {
-	v, err := signals.Normalize(c.Value)
-	if err != nil {
-		return "", nil, false, fmt.Errorf("store: signal condition on %q: %w", c.Param, err)
+	r, ok, err := layout.IndexRange(c)
+	if err != nil || !ok {
+		return "", nil, false, err
 	}
-	between := func(lo, hi string) (string, map[string]types.AttributeValue, bool, error) {
-		return "sk BETWEEN :lo AND :hi", map[string]types.AttributeValue{":lo": str(lo), ":hi": str(hi)}, true, nil
+	if r.Prefix != "" {
+		return "begins_with(sk, :p)", map[string]types.AttributeValue{":p": str(r.Prefix)}, true, nil
 	}
-	enc, exact, _ := layout.IndexValue(v)
-	if n, isLong := v.(int64); isLong {
-		switch c.Op {
-		case model.OpEqual:
-			return "begins_with(sk, :p)", map[string]types.AttributeValue{":p": str(enc + "#")}, true, nil
-		case model.OpGreater:
-			if n == math.MaxInt64 {
-				return "", nil, false, nil
-			}
-			next, _, _ := layout.IndexValue(n + 1)
-			return between(next, "M")
-		case model.OpGreaterEqual:
-			return between(enc, "M")
-		case model.OpLess:
-			return between("L", enc) // enc alone sorts before every entry of n
-		case model.OpLessEqual:
-			return between("L", enc+"$")
-		}
-		return "", nil, false, fmt.Errorf("store: unknown signal operator %q", c.Op)
-	}
-	switch c.Op {
-	case model.OpEqual:
-		if exact {
-			return "begins_with(sk, :p)", map[string]types.AttributeValue{":p": str(enc + "#")}, true, nil
-		}
-		return "begins_with(sk, :p)", map[string]types.AttributeValue{":p": str(enc + "$")}, true, nil
-	}
-	// Among the characters that follow a value's hex digits in a key,
-	// '"' < '#' (an exact value ends) < '$' (a cut value ends) < '%' < the
-	// hex digits (a longer value goes on); "T" sorts after every string.
-	switch {
-	case c.Op == model.OpGreater && exact:
-		return between(enc+"$", "T")
-	case c.Op == model.OpGreater, c.Op == model.OpGreaterEqual:
-		return between(enc, "T")
-	case c.Op == model.OpLess && exact:
-		return between("S", enc+`"`)
-	case c.Op == model.OpLessEqual && exact:
-		return between("S", enc+"$")
-	case c.Op == model.OpLess, c.Op == model.OpLessEqual:
-		return between("S", enc+"%")
-	}
-	return "", nil, false, fmt.Errorf("store: unknown signal operator %q", c.Op)
+	return "sk BETWEEN :lo AND :hi", map[string]types.AttributeValue{":lo": str(r.From), ":hi": str(r.To)}, true, nil
 }
 
 // SignalWaiterKey names a waiting step attempt.
@@ -138,6 +94,21 @@ func (r *SignalRecord) Signal() (signals.Signal, error) {
 		}
 	}
 	return signals.Signal{Name: r.Name, Seq: r.Seq, Params: params, Payload: payload, CreateTime: r.CreateTime}, nil
+}
+
+// NewestSignal is FindSignal's answer without conditions, given the
+// newest instance's record as read (with its error): ok is false when the
+// name has none. It is exported for store/memstore, whose FindSignal
+// answers alike.
+func NewestSignal(rec *SignalRecord, err error) (signals.Signal, bool, error) {
+	if errors.Is(err, ErrNotFound) {
+		return signals.Signal{}, false, nil
+	}
+	if err != nil {
+		return signals.Signal{}, false, err
+	}
+	sig, err := rec.Signal()
+	return sig, err == nil, err
 }
 
 // NewSignal is a signal to announce.
@@ -303,16 +274,11 @@ func (s *Signals) GetSignal(ctx context.Context, name string, seq int64) (*Signa
 
 // latestSignal returns the newest instance of name (strongly consistent).
 func (s *Signals) latestSignal(ctx context.Context, name string) (*SignalRecord, error) {
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(layout.SignalPK(name)), ":p": str("I#"),
-		},
-		ScanIndexForward: aws.Bool(false),
-		ConsistentRead:   aws.Bool(true),
-		Limit:            aws.Int32(1),
-	})
+	in := s.prefixQuery(layout.SignalPK(name), "I#")
+	in.ScanIndexForward = aws.Bool(false)
+	in.ConsistentRead = aws.Bool(true)
+	in.Limit = aws.Int32(1)
+	out, err := s.db.Query(ctx, in)
 	if err != nil {
 		return nil, fmt.Errorf("store: latest signal of %s: %w", name, err)
 	}
@@ -349,15 +315,7 @@ var ErrSignalScanLimit = errors.New("store: signal lookup read its limit of inde
 // size.
 func (s *Signals) FindSignal(ctx context.Context, name string, conds []signals.Condition) (signals.Signal, bool, error) {
 	if len(conds) == 0 {
-		rec, err := s.latestSignal(ctx, name)
-		if errors.Is(err, ErrNotFound) {
-			return signals.Signal{}, false, nil
-		}
-		if err != nil {
-			return signals.Signal{}, false, err
-		}
-		sig, err := rec.Signal()
-		return sig, err == nil, err
+		return NewestSignal(s.latestSignal(ctx, name))
 	}
 	drive := signals.Driving(conds)
 	cond, values, ok, err := indexRange(drive)
@@ -459,14 +417,9 @@ type Subscription struct {
 func (s *Signals) Subscribers(ctx context.Context, name string) (subs []Subscription, waiters []string, err error) {
 	pk := layout.SignalPK(name)
 	for _, prefix := range []string{"T#", "D#"} {
-		err := s.queryAll(ctx, &dynamodb.QueryInput{
-			TableName:              aws.String(s.table),
-			KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":pk": str(pk), ":p": str(prefix),
-			},
-			ConsistentRead: aws.Bool(true),
-		}, func(it map[string]types.AttributeValue) error {
+		in := s.prefixQuery(pk, prefix)
+		in.ConsistentRead = aws.Bool(true)
+		err := s.queryAll(ctx, in, func(it map[string]types.AttributeValue) error {
 			sk := getS(it, attrSK)
 			if prefix == "D#" {
 				waiters = append(waiters, sk)
@@ -641,14 +594,9 @@ type LineageLink struct {
 
 // Lineage returns the links recorded for signal instance seq of name.
 func (s *Signals) Lineage(ctx context.Context, name string, seq int64) ([]json.RawMessage, error) {
-	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:              aws.String(s.table),
-		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :p)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(layout.SignalPK(name)), ":p": str(layout.LineagePrefix(seq)),
-		},
-		ConsistentRead: aws.Bool(true),
-	})
+	in := s.prefixQuery(layout.SignalPK(name), layout.LineagePrefix(seq))
+	in.ConsistentRead = aws.Bool(true)
+	out, err := s.db.Query(ctx, in)
 	if err != nil {
 		return nil, fmt.Errorf("store: lineage of %s/%d: %w", name, seq, err)
 	}

@@ -250,22 +250,44 @@ func cancelReasons(err error) []string {
 	return out
 }
 
+// prefixQuery is the query of the items of partition pk whose sort keys
+// begin with prefix, in key order, eventually consistent; callers set what
+// else they need (order, limit, consistency, filter).
+func (s *base) prefixQuery(pk, prefix string) *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :p)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pk), ":p": str(prefix)},
+	}
+}
+
 // queryAll runs query in to its end, a page at a time, handing each item
 // to each; an error from either stops it and is returned. It sets
 // in.ExclusiveStartKey as it pages.
 func (s *base) queryAll(ctx context.Context, in *dynamodb.QueryInput, each func(item map[string]types.AttributeValue) error) error {
+	return s.queryPages(ctx, in, func(items []map[string]types.AttributeValue) (bool, error) {
+		for _, item := range items {
+			if err := each(item); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+}
+
+// queryPages runs query in a page at a time, handing each page's items to
+// page, until the last page or page answers false (it has read enough);
+// an error from either stops it and is returned. It sets
+// in.ExclusiveStartKey as it pages.
+func (s *base) queryPages(ctx context.Context, in *dynamodb.QueryInput, page func(items []map[string]types.AttributeValue) (more bool, err error)) error {
 	for {
 		out, err := s.db.Query(ctx, in)
 		if err != nil {
 			return err
 		}
-		for _, item := range out.Items {
-			if err := each(item); err != nil {
-				return err
-			}
-		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return nil
+		more, err := page(out.Items)
+		if err != nil || !more || len(out.LastEvaluatedKey) == 0 {
+			return err
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}

@@ -87,6 +87,9 @@ type Due struct {
 // consistent: an item may be listed shortly after it left it, so the
 // caller checks before acting (see Redrive).
 func (s *Sweeps) DueItems(ctx context.Context, shard int, now time.Time, limit int) ([]Due, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
 	in := &dynamodb.QueryInput{
 		TableName:              aws.String(s.table),
 		IndexName:              aws.String(sweepIndex),
@@ -100,21 +103,16 @@ func (s *Sweeps) DueItems(ctx context.Context, shard int, now time.Time, limit i
 		Limit: aws.Int32(int32(min(limit, 1000))),
 	}
 	var out []Due
-	for len(out) < limit {
-		page, err := s.db.Query(ctx, in)
-		if err != nil {
-			return nil, fmt.Errorf("store: sweep index shard %d: %w", shard, err)
-		}
-		for _, item := range page.Items {
-			d, ok := ParseDue(getS(item, attrPK), getS(item, attrSK), getS(item, attrSweepSK))
-			if ok {
+	err := s.queryPages(ctx, in, func(items []map[string]types.AttributeValue) (bool, error) {
+		for _, item := range items {
+			if d, ok := ParseDue(getS(item, attrPK), getS(item, attrSK), getS(item, attrSweepSK)); ok {
 				out = append(out, d)
 			}
 		}
-		if page.LastEvaluatedKey == nil {
-			break
-		}
-		in.ExclusiveStartKey = page.LastEvaluatedKey
+		return len(out) < limit, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: sweep index shard %d: %w", shard, err)
 	}
 	if len(out) > limit {
 		out = out[:limit]
@@ -199,15 +197,9 @@ func (s *Sweeps) Redrive(ctx context.Context, d Due, ev Event) error {
 // which is indexed). Without it the sweeper would decide the queued run
 // every minute for nothing. An event consumed meanwhile is skipped.
 func (s *Sweeps) UnsweepEvents(ctx context.Context, wf string, inst, run int64) error {
-	in := &dynamodb.QueryInput{
-		TableName:                aws.String(s.table),
-		KeyConditionExpression:   aws.String("pk = :pk AND begins_with(sk, :e)"),
-		ProjectionExpression:     aws.String("sk, #s"),
-		ExpressionAttributeNames: map[string]string{"#s": attrSweepSK},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(layout.RunPK(wf, inst)), ":e": str(layout.EventPrefix(run)),
-		},
-	}
+	in := s.prefixQuery(layout.RunPK(wf, inst), layout.EventPrefix(run))
+	in.ProjectionExpression = aws.String("sk, #s")
+	in.ExpressionAttributeNames = map[string]string{"#s": attrSweepSK}
 	err := s.queryAll(ctx, in, func(item map[string]types.AttributeValue) error {
 		if getS(item, attrSweepSK) == "" {
 			return nil

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 )
 
@@ -187,7 +188,7 @@ func coerceElem(v any, t model.ParamType) (any, error) {
 			return s, nil
 		}
 	case model.TypeLong:
-		if i, ok := toInt64(v); ok {
+		if i, ok := jsonnum.Int64(v); ok {
 			return i, nil
 		}
 		if n, ok := v.(json.Number); ok {
@@ -216,7 +217,7 @@ func coerceElem(v any, t model.ParamType) (any, error) {
 func coerceScalar(v any, t model.ParamType) (any, error) {
 	switch t {
 	case model.TypeLong:
-		if i, ok := toInt64(v); ok {
+		if i, ok := jsonnum.Int64(v); ok {
 			return i, nil
 		}
 		switch x := v.(type) {
@@ -364,14 +365,14 @@ func normalizeValue(v any) any {
 		}
 		return out
 	}
-	if i, ok := toInt64(v); ok {
+	if i, ok := jsonnum.Int64(v); ok {
 		return i
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Slice && isIntType(rv.Type().Elem()) {
 		out := make([]int64, rv.Len())
 		for i := range out {
-			out[i], _ = toInt64(rv.Index(i).Interface())
+			out[i], _ = jsonnum.Int64(rv.Index(i).Interface())
 		}
 		return out
 	}

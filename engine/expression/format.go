@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/maestro-serverless/maestro/jsonnum"
 )
 
 // javaDouble formats f as Java's Double.toString does: at least one digit
@@ -68,7 +70,7 @@ func scalarString(v any) (s string, ok bool) {
 	case json.Number:
 		return x.String(), true
 	}
-	if i, ok := toInt64(v); ok {
+	if i, ok := jsonnum.Int64(v); ok {
 		return strconv.FormatInt(i, 10), true
 	}
 	if u, ok := v.(uint64); ok {
@@ -90,40 +92,6 @@ func formatValue(v any) (string, error) {
 	return string(b), nil
 }
 
-// toInt64 converts any Go integer type to int64; ok is false for other
-// types and for uint64 values above math.MaxInt64.
-func toInt64(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return x, true
-	case int:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int8:
-		return int64(x), true
-	case uint:
-		if uint64(x) > math.MaxInt64 {
-			return 0, false
-		}
-		return int64(x), true
-	case uint64:
-		if x > math.MaxInt64 {
-			return 0, false
-		}
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint8:
-		return int64(x), true
-	}
-	return 0, false
-}
-
 // toFloat64 converts any Go integer or float type to float64.
 func toFloat64(v any) (float64, bool) {
 	switch x := v.(type) {
@@ -132,7 +100,7 @@ func toFloat64(v any) (float64, bool) {
 	case float32:
 		return float64(x), true
 	}
-	if i, ok := toInt64(v); ok {
+	if i, ok := jsonnum.Int64(v); ok {
 		return float64(i), true
 	}
 	if u, ok := v.(uint64); ok {
@@ -163,7 +131,7 @@ func describe(v any) string {
 		s, _ := scalarString(x)
 		return "double " + s
 	}
-	if i, ok := toInt64(v); ok {
+	if i, ok := jsonnum.Int64(v); ok {
 		return "long " + strconv.FormatInt(i, 10)
 	}
 	rv := reflect.ValueOf(v)

@@ -12,6 +12,8 @@ import (
 	_ "time/tzdata"
 
 	"github.com/google/uuid"
+
+	"github.com/maestro-serverless/maestro/jsonnum"
 )
 
 // evalState is the per-evaluation context handed to every helper function as
@@ -245,7 +247,7 @@ func argString(fn string, args []any, i int) (string, error) {
 
 // argInt accepts an integer or a string holding one, as SEL does.
 func argInt(fn string, args []any, i int) (int64, error) {
-	if n, ok := toInt64(args[i]); ok {
+	if n, ok := jsonnum.Int64(args[i]); ok {
 		return n, nil
 	}
 	if s, ok := args[i].(string); ok {
@@ -277,7 +279,7 @@ const dateIntLayout = "20060102"
 // of that day in loc.
 func argDateInt(fn string, args []any, i int, loc *time.Location) (time.Time, error) {
 	var s string
-	if n, ok := toInt64(args[i]); ok {
+	if n, ok := jsonnum.Int64(args[i]); ok {
 		s = strconv.FormatInt(n, 10)
 	} else if str, ok := args[i].(string); ok {
 		s = str
@@ -412,20 +414,13 @@ func getFromSignalDependency(st *evalState, args []any) (any, error) {
 
 func getFromForeach(st *evalState, args []any) (any, error) {
 	const fn = "params.getFromForeach"
-	ids, err := argStrings(fn, args)
+	v, call, err := lookupChild(st, fn, args, "foreach", st.env.Foreach)
 	if err != nil {
 		return nil, err
 	}
-	if st.env.Foreach == nil {
-		return nil, failf(ErrEval, "%s(%q, %q, %q): foreach results are not available here", fn, ids[0], ids[1], ids[2])
-	}
-	v, err := st.env.Foreach(st.ctx, ids[0], ids[1], ids[2])
-	if err != nil {
-		return nil, wrapf(err, "%s(%q, %q, %q)", fn, ids[0], ids[1], ids[2])
-	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
-		return nil, failf(ErrType, "%s(%q, %q, %q) must return an array, got %s", fn, ids[0], ids[1], ids[2], describe(v))
+		return nil, failf(ErrType, "%s must return an array, got %s", call, describe(v))
 	}
 	if err := st.checkArrayLen(fn, uint64(rv.Len())); err != nil {
 		return nil, err
@@ -434,19 +429,26 @@ func getFromForeach(st *evalState, args []any) (any, error) {
 }
 
 func getFromSubworkflow(st *evalState, args []any) (any, error) {
-	const fn = "params.getFromSubworkflow"
+	v, _, err := lookupChild(st, "params.getFromSubworkflow", args, "subworkflow", st.env.Subworkflow)
+	return v, err
+}
+
+// lookupChild calls look, the environment's lookup of a param in the
+// steps a foreach or subworkflow step (what) ran, with helper fn's three
+// string arguments; call is the call as errors name it.
+func lookupChild(st *evalState, fn string, args []any, what string, look func(ctx context.Context, parentID, stepID, name string) (any, error)) (v any, call string, err error) {
 	ids, err := argStrings(fn, args)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if st.env.Subworkflow == nil {
-		return nil, failf(ErrEval, "%s(%q, %q, %q): subworkflow results are not available here", fn, ids[0], ids[1], ids[2])
+	call = fmt.Sprintf("%s(%q, %q, %q)", fn, ids[0], ids[1], ids[2])
+	if look == nil {
+		return nil, call, failf(ErrEval, "%s: %s results are not available here", call, what)
 	}
-	v, err := st.env.Subworkflow(st.ctx, ids[0], ids[1], ids[2])
-	if err != nil {
-		return nil, wrapf(err, "%s(%q, %q, %q)", fn, ids[0], ids[1], ids[2])
+	if v, err = look(st.ctx, ids[0], ids[1], ids[2]); err != nil {
+		return nil, call, wrapf(err, "%s", call)
 	}
-	return v, nil
+	return v, call, nil
 }
 
 func getFromInstance(st *evalState, args []any) (any, error) {
@@ -675,8 +677,8 @@ func mathMin(_ *evalState, args []any) (any, error) { return minMax("Math.min", 
 func mathMax(_ *evalState, args []any) (any, error) { return minMax("Math.max", args, false) }
 
 func minMax(fn string, args []any, min bool) (any, error) {
-	a, aok := toInt64(args[0])
-	b, bok := toInt64(args[1])
+	a, aok := jsonnum.Int64(args[0])
+	b, bok := jsonnum.Int64(args[1])
 	if aok && bok {
 		if (a < b) == min {
 			return a, nil
@@ -695,7 +697,7 @@ func minMax(fn string, args []any, min bool) (any, error) {
 }
 
 func mathAbs(_ *evalState, args []any) (any, error) {
-	if a, ok := toInt64(args[0]); ok {
+	if a, ok := jsonnum.Int64(args[0]); ok {
 		if a < 0 {
 			return -a, nil
 		}
@@ -724,8 +726,8 @@ func javaAdd(st *evalState, args []any) (any, error) {
 		}
 		return sa + sb, nil
 	}
-	if x, ok := toInt64(a); ok {
-		if y, ok := toInt64(b); ok {
+	if x, ok := jsonnum.Int64(a); ok {
+		if y, ok := jsonnum.Int64(b); ok {
 			return x + y, nil // wraps on overflow, as Java's long does
 		}
 	}
@@ -739,8 +741,8 @@ func javaAdd(st *evalState, args []any) (any, error) {
 
 func javaDiv(_ *evalState, args []any) (any, error) {
 	a, b := args[0], args[1]
-	if x, ok := toInt64(a); ok {
-		if y, ok := toInt64(b); ok {
+	if x, ok := jsonnum.Int64(a); ok {
+		if y, ok := jsonnum.Int64(b); ok {
 			if y == 0 {
 				return nil, failf(ErrEval, "division by zero")
 			}
@@ -757,8 +759,8 @@ func javaDiv(_ *evalState, args []any) (any, error) {
 
 func javaMod(_ *evalState, args []any) (any, error) {
 	a, b := args[0], args[1]
-	if x, ok := toInt64(a); ok {
-		if y, ok := toInt64(b); ok {
+	if x, ok := jsonnum.Int64(a); ok {
+		if y, ok := jsonnum.Int64(b); ok {
 			if y == 0 {
 				return nil, failf(ErrEval, "division by zero")
 			}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 )
 
@@ -385,7 +386,7 @@ func InferType(v any) model.ParamType {
 	case map[string]any:
 		return model.TypeMap
 	}
-	if _, ok := toInt64(v); ok {
+	if _, ok := jsonnum.Int64(v); ok {
 		return model.TypeLong
 	}
 	return ""

@@ -91,16 +91,3 @@ func (s *server) flattenSummary(w http.ResponseWriter, r *http.Request) error {
 	sum, err := s.svc.Runs.FlattenSummary(r.Context(), r.PathValue("id"), instanceID, runID, r.PathValue("stepId"), sq)
 	return answer(w, sum, err, "FlattenSummary")
 }
-
-// instanceAndRun reads the {instanceId} and {runId} path parameters.
-func instanceAndRun(r *http.Request) (int64, int64, error) {
-	instanceID, err := positiveInt(r, "instanceId")
-	if err != nil {
-		return 0, 0, err
-	}
-	runID, err := positiveInt(r, "runId")
-	if err != nil {
-		return 0, 0, err
-	}
-	return instanceID, runID, nil
-}

@@ -203,11 +203,7 @@ func (s *server) pausedAttempts(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) resumeAttempt(w http.ResponseWriter, r *http.Request) error {
-	inst, err := positiveInt(r, "instanceId")
-	if err != nil {
-		return err
-	}
-	run, err := positiveInt(r, "runId")
+	inst, run, err := instanceAndRun(r)
 	if err != nil {
 		return err
 	}

@@ -73,10 +73,7 @@ func parseOutputData(body []byte) (orchestrator.OutputData, error) {
 		}
 	}
 	if len(errs) > 0 {
-		if len(errs) > maxErrorDetails {
-			errs = append(errs[:maxErrorDetails:maxErrorDetails], fmt.Sprintf("... and %d more errors", len(errs)-maxErrorDetails))
-		}
-		return orchestrator.OutputData{}, orchestrator.Invalid("invalid output data", errs...)
+		return orchestrator.OutputData{}, invalidFields("invalid output data", errs)
 	}
 	return od, nil
 }

@@ -107,6 +107,19 @@ func positiveInt(r *http.Request, name string) (int64, error) {
 	return n, nil
 }
 
+// instanceAndRun reads the {instanceId} and {runId} path parameters.
+func instanceAndRun(r *http.Request) (int64, int64, error) {
+	instanceID, err := positiveInt(r, "instanceId")
+	if err != nil {
+		return 0, 0, err
+	}
+	runID, err := positiveInt(r, "runId")
+	if err != nil {
+		return 0, 0, err
+	}
+	return instanceID, runID, nil
+}
+
 // attemptSelector reads {attempt}: a positive attempt number, or "latest"
 // (any case), which the service takes as 0.
 func attemptSelector(r *http.Request) (int64, error) {

@@ -157,11 +157,7 @@ func (s *server) getInstance(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) getRun(w http.ResponseWriter, r *http.Request) error {
-	instanceID, err := positiveInt(r, "instanceId")
-	if err != nil {
-		return err
-	}
-	runID, err := positiveInt(r, "runId")
+	instanceID, runID, err := instanceAndRun(r)
 	if err != nil {
 		return err
 	}
@@ -182,11 +178,7 @@ func (s *server) listSteps(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) getStepAttempt(w http.ResponseWriter, r *http.Request) error {
-	instanceID, err := positiveInt(r, "instanceId")
-	if err != nil {
-		return err
-	}
-	runID, err := positiveInt(r, "runId")
+	instanceID, runID, err := instanceAndRun(r)
 	if err != nil {
 		return err
 	}

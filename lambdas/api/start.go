@@ -89,7 +89,7 @@ func parseStartRequest(body []byte) (orchestrator.StartRequest, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return orchestrator.StartRequest{}, invalidStart(errs)
+		return orchestrator.StartRequest{}, invalidFields("invalid start request", errs)
 	}
 	return req, nil
 }
@@ -118,14 +118,14 @@ func parseRunField(f rawField, requestID *string, requestTime *int64, runParams 
 	return nil
 }
 
-// invalidStart is the 400 answer listing a start request's field errors,
-// at most maxErrorDetails of them.
-func invalidStart(errs []string) *orchestrator.Error {
+// invalidFields is the 400 answer msg listing a request's field errors,
+// at most maxErrorDetails of them and a count of the rest.
+func invalidFields(msg string, errs []string) *orchestrator.Error {
 	if len(errs) > maxErrorDetails {
 		more := len(errs) - maxErrorDetails
 		errs = append(errs[:maxErrorDetails:maxErrorDetails], fmt.Sprintf("... and %d more errors", more))
 	}
-	return orchestrator.Invalid("invalid start request", errs...)
+	return orchestrator.Invalid(msg, errs...)
 }
 
 // parseInitiator checks the initiator object. It returns a nil initiator

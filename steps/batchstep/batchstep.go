@@ -213,15 +213,7 @@ func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string
 		return job, orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: engine.OutcomePlatformError,
 			Message: "Batch job failed without running: " + reason}, true, nil
 	}
-	msg := fmt.Sprintf("exit code %d", *d.Container.ExitCode)
-	if reason != "" {
-		msg += ": " + reason
-	}
-	kind := engine.OutcomeUserError
-	if found && out.NotRetryable {
-		kind, msg = engine.OutcomeFatalError, msg+" (the job says it is not retryable)"
-	}
-	return job, orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: kind, Message: msg}, true, nil
+	return job, joboutput.ExitFailure(out, found, joboutput.ExitMessage(*d.Container.ExitCode, reason)), true, nil
 }
 
 // parseJob reads the step's `batch` param. Of several problems, the first

@@ -390,17 +390,11 @@ func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string
 		return fail(engine.OutcomeFatalError, err.Error())
 	}
 	if *exit != 0 {
-		msg := fmt.Sprintf("exit code %d", *exit)
-		if reason != "" {
-			msg += ": " + reason
-		}
+		msg := joboutput.ExitMessage(*exit, reason)
 		if d.StopCode == "UserInitiated" {
 			msg = "ECS task stopped: " + d.StoppedReason
 		}
-		if found && out.NotRetryable {
-			return fail(engine.OutcomeFatalError, msg+" (the job says it is not retryable)")
-		}
-		return fail(engine.OutcomeUserError, msg)
+		return job, joboutput.ExitFailure(out, found, msg), true, nil
 	}
 	return job, orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params}, true, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/smithy-go"
 
+	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/orchestrator"
 
 	"github.com/maestro-serverless/maestro/jsonnum"
@@ -68,6 +69,27 @@ type Output struct {
 	// NotRetryable is set when the job said its failure is not retryable
 	// (artifact maestro_retry {"retryable": false}).
 	NotRetryable bool
+}
+
+// ExitFailure is the completion of a job that exited with a non-zero
+// code, msg saying so (see ExitMessage): a user error, retried per the
+// step's retry policy, or a fatal one when the output the job printed
+// (found) says its failure is not retryable.
+func ExitFailure(out Output, found bool, msg string) orchestrator.TaskCompletion {
+	if found && out.NotRetryable {
+		return orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: engine.OutcomeFatalError, Message: msg + " (the job says it is not retryable)"}
+	}
+	return orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: engine.OutcomeUserError, Message: msg}
+}
+
+// ExitMessage says that a job exited with code, and why when reason is
+// set.
+func ExitMessage(code int, reason string) string {
+	msg := fmt.Sprintf("exit code %d", code)
+	if reason != "" {
+		msg += ": " + reason
+	}
+	return msg
 }
 
 // Find returns the output in log (the job's log, or its tail): found is

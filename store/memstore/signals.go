@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
-	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/signals"
 	"github.com/maestro-serverless/maestro/store"
 	"github.com/maestro-serverless/maestro/store/internal/layout"
@@ -24,55 +22,12 @@ const (
 	signalScanPage    = 100
 )
 
-// indexRange returns the query of a param's index partition that selects
-// a superset of the entries that can satisfy c; ok is false when none can.
+// indexRange returns the query of a param's index partition that reads
+// the range layout.IndexRange gives for c; ok is false when nothing can
+// satisfy c.
 func indexRange(c signals.Condition) (q query, ok bool, err error) {
-	v, err := signals.Normalize(c.Value)
-	if err != nil {
-		return query{}, false, fmt.Errorf("store: signal condition on %q: %w", c.Param, err)
-	}
-	between := func(lo, hi string) (query, bool, error) { return query{from: lo, to: hi}, true, nil }
-	prefix := func(p string) (query, bool, error) { return query{prefix: p}, true, nil }
-	enc, exact, _ := layout.IndexValue(v)
-	if n, isLong := v.(int64); isLong {
-		switch c.Op {
-		case model.OpEqual:
-			return prefix(enc + "#")
-		case model.OpGreater:
-			if n == math.MaxInt64 {
-				return query{}, false, nil
-			}
-			next, _, _ := layout.IndexValue(n + 1)
-			return between(next, "M")
-		case model.OpGreaterEqual:
-			return between(enc, "M")
-		case model.OpLess:
-			return between("L", enc)
-		case model.OpLessEqual:
-			return between("L", enc+"$")
-		}
-		return query{}, false, fmt.Errorf("store: unknown signal operator %q", c.Op)
-	}
-	switch c.Op {
-	case model.OpEqual:
-		if exact {
-			return prefix(enc + "#")
-		}
-		return prefix(enc + "$")
-	}
-	switch {
-	case c.Op == model.OpGreater && exact:
-		return between(enc+"$", "T")
-	case c.Op == model.OpGreater, c.Op == model.OpGreaterEqual:
-		return between(enc, "T")
-	case c.Op == model.OpLess && exact:
-		return between("S", enc+`"`)
-	case c.Op == model.OpLessEqual && exact:
-		return between("S", enc+"$")
-	case c.Op == model.OpLess, c.Op == model.OpLessEqual:
-		return between("S", enc+"%")
-	}
-	return query{}, false, fmt.Errorf("store: unknown signal operator %q", c.Op)
+	r, ok, err := layout.IndexRange(c)
+	return query{prefix: r.Prefix, from: r.From, to: r.To}, ok, err
 }
 
 // AnnounceSignal stores a signal instance with the next sequence number of
@@ -220,15 +175,7 @@ func (s *Signals) FindSignal(ctx context.Context, name string, conds []signals.C
 		return signals.Signal{}, false, err
 	}
 	if len(conds) == 0 {
-		rec, err := s.GetSignal(ctx, name, 0)
-		if errors.Is(err, store.ErrNotFound) {
-			return signals.Signal{}, false, nil
-		}
-		if err != nil {
-			return signals.Signal{}, false, err
-		}
-		sig, err := rec.Signal()
-		return sig, err == nil, err
+		return store.NewestSignal(s.GetSignal(ctx, name, 0))
 	}
 	drive := signals.Driving(conds)
 	q, ok, err := indexRange(drive)
