@@ -1,10 +1,12 @@
 package localstack
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -131,11 +133,16 @@ func (p *StreamPump) Progress() (rounds uint64, idle bool) {
 // shardState is what the pump knows of one shard. During a poll only the
 // goroutine polling the shard touches it.
 type shardState struct {
-	id        string
-	parent    string
-	iterator  string // the next GetRecords iterator; "" means acquire one
-	lastSeq   string // sequence number of the last record read
-	latest    bool   // acquire the first iterator at LATEST
+	id       string
+	parent   string
+	iterator string // the next GetRecords iterator; "" means acquire one
+	lastSeq  string // sequence number of the last record read
+	// delivered, after GetRecords said the shard's data was trimmed, is
+	// the sequence number of the last record read before: the shard is
+	// read again from its oldest record and records up to it are passed
+	// over (see read).
+	delivered string
+	latest    bool // acquire the first iterator at LATEST
 	pending   []events.DynamoDBEventRecord
 	saved     string // sequence number last saved as the checkpoint
 	closed    bool   // GetRecords returned no next iterator
@@ -379,7 +386,17 @@ func (p *StreamPump) read(ctx context.Context, s *shardState) (int, error) {
 			s.iterator = ""
 			return 0, nil
 		case errors.As(err, &trimmed):
-			s.iterator, s.lastSeq = "", "" // records aged out: restart at the oldest kept
+			// On AWS the records after lastSeq aged out (24 hours): the
+			// shard goes on from the oldest kept, which comes after every
+			// record read. DynamoDB Local says so of shards seconds old
+			// and still holding the records read (a known bug of
+			// DynamoDB Local, aws/aws-sdk-java#2923): read from the oldest
+			// again, passing over what was read, which on AWS is none.
+			// Read again without passing over, a whole shard's outbox
+			// reached the router twice.
+			p.log.Warn("shard data trimmed: reading it again from its oldest record", "shard", s.id, "after", s.lastSeq)
+			s.iterator, s.delivered, s.lastSeq = "", cmp.Or(s.lastSeq, s.delivered), ""
+			return 0, nil
 		}
 		return 0, fmt.Errorf("get records: %w", err)
 	}
@@ -393,8 +410,15 @@ func (p *StreamPump) read(ctx context.Context, s *shardState) (int, error) {
 			p.log.Error("skip unconvertible record", "shard", s.id, "err", err)
 			continue
 		}
-		if seq := rec.Change.SequenceNumber; seq != "" {
+		seq := rec.Change.SequenceNumber
+		if seq != "" {
 			s.lastSeq = seq
+		}
+		if s.delivered != "" {
+			if seq != "" && !seqAfter(seq, s.delivered) {
+				continue // read before the shard said it was trimmed
+			}
+			s.delivered = ""
 		}
 		if p.opts.Filter == nil || p.opts.Filter(rec) {
 			s.pending = append(s.pending, rec)
@@ -497,4 +521,14 @@ func firstFailed(batch []events.DynamoDBEventRecord, failures []events.DynamoDBB
 		first = min(first, i)
 	}
 	return first
+}
+
+// seqAfter reports whether stream sequence number a comes after b: both
+// are decimal numbers, up to 40 digits, too long for an integer type.
+func seqAfter(a, b string) bool {
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if len(a) != len(b) {
+		return len(a) > len(b)
+	}
+	return a > b
 }

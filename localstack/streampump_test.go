@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 )
 
 // recorder collects handler calls.
@@ -222,5 +223,80 @@ func TestStreamPumpPrimedAtLatest(t *testing.T) {
 	eventually(t, 10*time.Second, "the record written after Prime", func() bool { return rec.seen("after") })
 	if calls, _ := rec.snapshot(); fmt.Sprint(calls) != "[[after]]" {
 		t.Errorf("calls = %v, want only the record written after Prime", calls)
+	}
+}
+
+// trimOnce is the emulator's Streams client but for one GetRecords, the
+// first after a read that returned records, which fails with
+// TrimmedDataAccessException, as DynamoDB Local's sometimes does of a
+// shard seconds old.
+type trimOnce struct {
+	StreamsAPI
+	mu            sync.Mutex
+	read, trimmed bool
+}
+
+func (c *trimOnce) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, opts ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
+	c.mu.Lock()
+	if c.read && !c.trimmed {
+		c.trimmed = true
+		c.mu.Unlock()
+		return nil, &streamtypes.TrimmedDataAccessException{Message: aws.String("The operation attempted to read past the oldest stream record in a shard.")}
+	}
+	c.mu.Unlock()
+	out, err := c.StreamsAPI.GetRecords(ctx, in, opts...)
+	if err == nil && len(out.Records) > 0 {
+		c.mu.Lock()
+		c.read = true
+		c.mu.Unlock()
+	}
+	return out, err
+}
+
+func (c *trimOnce) done() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.trimmed
+}
+
+func TestStreamPumpGoesOnAfterTrimmedData(t *testing.T) {
+	cfg := testConfig(t)
+	res, _ := provisionStage(t, cfg)
+	ddb := dynamodb.NewFromConfig(cfg)
+	putItem(t, ddb, res.Table.Name, "t1", outbox)
+	putItem(t, ddb, res.Table.Name, "t2", outbox)
+
+	var rec recorder
+	client := &trimOnce{StreamsAPI: dynamodbstreams.NewFromConfig(cfg)}
+	pump := NewStreamPump(client, res.Table.StreamARN, func(_ context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		rec.add(ev)
+		return events.DynamoDBEventResponse{}, nil
+	}, StreamPumpOptions{Interval: 50 * time.Millisecond, Logger: testLogger(t)})
+	runPump(t, pump.Run)
+
+	eventually(t, 10*time.Second, "the first records, then the trimmed read", func() bool { return rec.seen("t2") && client.done() })
+	putItem(t, ddb, res.Table.Name, "t3", outbox)
+	eventually(t, 10*time.Second, "the record written after", func() bool { return rec.seen("t3") })
+	// Read again from the shard's oldest record, t1 and t2 are passed over.
+	rec.wantCalls(t, [][]string{{"t1", "t2"}, {"t3"}})
+}
+
+func TestSeqAfter(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"2", "1", true},
+		{"1", "2", false},
+		{"1", "1", false},
+		{"10", "9", true},
+		{"9", "10", false},
+		{"0000200", "199", true},
+		{"0010", "9", true},
+		{"49668461390498472185862066283513380066474512128620757026", "49668461390498472185862066283513380066474512128620757025", true},
+	} {
+		if got := seqAfter(c.a, c.b); got != c.want {
+			t.Errorf("seqAfter(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
+		}
 	}
 }
