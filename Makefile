@@ -75,7 +75,7 @@ test: fmt-check vet $(EMULATOR_TOOLS) ui-check chromium ## unit + integration te
 	e2e=$$(echo "$$pkgs" | grep -E '/test$$'); others=$$(echo "$$pkgs" | grep -Ev '/test$$'); \
 	norace='$(or $(NORACE_PKGS),^$$)'; race=$$(echo "$$others" | grep -Ev "$$norace"); plain=$$(echo "$$others" | grep -E "$$norace"); \
 	first=; for re in $(RACE_FIRST_PKGS); do first="$$first $$(echo "$$race" | grep -E "$$re" | tr '\n' ' ')"; done; \
-	rest=$$(echo "$$race" | while read -r p; do case " $$first " in *" $$p "*) ;; *) echo "$$p";; esac; done); race="$$first $$rest"; \
+	rest=$$(echo "$$race" | while read -r p; do case " $$first " in *" $$p "*) ;; *) echo "$$p";; esac; done); race=$$(echo $$first $$rest); \
 	trap 'trap - INT TERM; kill 0' INT TERM; \
 	{ rc=0; \
 	  if [ -n "$$race" ]; then $(WITH_PY_TOOLS) GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -parallel $(TEST_PARALLEL) $$race || rc=1; fi; \
