@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"reflect"
 	"strconv"
 	"strings"
 )
@@ -41,19 +40,35 @@ func Decode(data []byte, v any) error {
 // Int64 converts a Go integer of any type to int64; ok is false for
 // other types and for unsigned values above math.MaxInt64.
 func Int64(v any) (n int64, ok bool) {
+	var u uint64
 	switch x := v.(type) {
 	case int64:
 		return x, true
-	case int, int32, int16, int8:
-		return reflect.ValueOf(x).Int(), true
-	case uint, uint64, uint32, uint16, uint8:
-		u := reflect.ValueOf(x).Uint()
-		if u > math.MaxInt64 {
-			return 0, false
-		}
-		return int64(u), true
+	case int:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case uint64:
+		u = x
+	case uint:
+		u = uint64(x)
+	case uint32:
+		u = uint64(x)
+	case uint16:
+		u = uint64(x)
+	case uint8:
+		u = uint64(x)
+	default:
+		return 0, false
 	}
-	return 0, false
+	if u > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(u), true
 }
 
 // Long reads JSON number text as an int64 when it denotes a whole number
