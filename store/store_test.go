@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,7 +27,9 @@ func TestMain(m *testing.M) {
 	os.Exit(localstack.RunWithEmulator(m, func(e *localstack.Emulator) { emulator = e }))
 }
 
-var stages sync.Map
+// stageSeq numbers the stages of this test process: each store gets
+// tables of its own (a stage named from the clock collided in a CI run).
+var stageSeq atomic.Int64
 
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
@@ -40,10 +43,7 @@ func newStoreWith(t *testing.T, opts store.Options) *store.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stage := fmt.Sprintf("st%d-%d", os.Getpid()%10000, len(t.Name())+int(time.Now().UnixNano()%100000))
-	if _, dup := stages.LoadOrStore(stage, true); dup {
-		t.Fatalf("stage %s reused", stage)
-	}
+	stage := fmt.Sprintf("st%d-%d", os.Getpid()%10000, stageSeq.Add(1))
 	res, err := localstack.Provision(ctx, cfg, resources.ForStage(stage))
 	if err != nil {
 		t.Fatal(err)
