@@ -89,7 +89,8 @@ type Emulator struct {
 	Kind Kind `json:"kind"`
 	// Region is the AWS region clients sign for.
 	Region string `json:"region"`
-	// LogFile is moto_server's log when Discover started it, else empty.
+	// LogFile is moto_server's log when Discover started it, else empty;
+	// Close removes it, as it does DynamoDBLogFile and the moto launcher.
 	LogFile string `json:"logFile,omitempty"`
 	// DynamoDBEndpoint, when set, serves DynamoDB and DynamoDB Streams in
 	// place of Endpoint: the DynamoDB Local that Discover started beside
@@ -100,6 +101,9 @@ type Emulator struct {
 	// queueClock is set when the emulator is moto started through the
 	// launcher, whose route AdvanceQueueDelays calls.
 	queueClock bool
+	// files are what Discover wrote for the children it started (the
+	// launcher script, their logs); Close removes them.
+	files []string
 
 	proc      *childProcess
 	ddbProc   *childProcess
@@ -168,11 +172,13 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Emulator, error) {
 	}
 	argv := []string{path}
 	launcher := false
+	var files []string
 	if opts.MotoServer == "" {
 		shim, err := motoShim(ctx, logDir)
 		switch {
 		case err == nil:
 			argv, launcher = shim, true
+			files = append(files, shim[len(shim)-1])
 		case errors.Is(err, errMotoVersion):
 			return nil, fmt.Errorf("%w: %v", ErrNoEmulator, err)
 		default:
@@ -200,6 +206,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Emulator, error) {
 	}
 	em, err := startMoto(ctx, argv, logDir, timeout, client)
 	if err != nil {
+		removeFiles(files)
 		if ddb != nil {
 			if d := <-ddb; d.err == nil {
 				err = errors.Join(err, d.proc.stop())
@@ -207,7 +214,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Emulator, error) {
 		}
 		return nil, err
 	}
-	em.Region, em.queueClock = region, launcher
+	em.Region, em.queueClock, em.files = region, launcher, append(files, em.LogFile)
 	logger.Info("started moto_server", "endpoint", em.Endpoint, "pid", em.proc.cmd.Process.Pid, "log", em.LogFile)
 	if ddb == nil {
 		logger.Info("DynamoDB on moto_server", "reason", ddbErr)
@@ -218,6 +225,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Emulator, error) {
 		return nil, errors.Join(fmt.Errorf("%w: %v", ErrNoEmulator, d.err), em.Close())
 	}
 	em.DynamoDBEndpoint, em.DynamoDBLogFile, em.ddbProc = d.endpoint, d.logPath, d.proc
+	em.files = append(em.files, d.logPath)
 	pid := d.proc.cmd.Process.Pid
 	logger.Info("started DynamoDB Local", "endpoint", d.endpoint, "pid", pid, "log", d.logPath)
 	if err := renice(pid, dynamoDBLocalNice); err != nil {
@@ -372,8 +380,21 @@ func (e *Emulator) Close() error {
 			}
 		}
 		e.closeErr = errors.Join(errs...)
+		removeFiles(e.files)
 	})
 	return e.closeErr
+}
+
+// removeFiles removes the files an emulator's children no longer need: a
+// test suite starts dozens of emulators, and their launchers and logs
+// would pile up in the temporary directory. A child that fails to start
+// keeps its log (its error names it).
+func removeFiles(paths []string) {
+	for _, p := range paths {
+		if p != "" {
+			_ = os.Remove(p)
+		}
+	}
 }
 
 // AWSConfig returns an SDK configuration for the emulator: static dummy

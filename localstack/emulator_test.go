@@ -115,10 +115,11 @@ func TestDiscoverStartsAndStopsMoto(t *testing.T) {
 	if _, err := os.Stat("/proc/self"); err != nil {
 		t.Skip("needs /proc to check the child is gone")
 	}
+	logDir := t.TempDir()
 	em, err := Discover(context.Background(), DiscoverOptions{
 		Getenv:        envOf(map[string]string{EnvDynamoDBLocal: "off"}),
 		LocalStackURL: closedURL(t),
-		LogDir:        t.TempDir(),
+		LogDir:        logDir,
 	})
 	if err != nil {
 		t.Fatalf("Discover: %v", err)
@@ -148,6 +149,10 @@ func TestDiscoverStartsAndStopsMoto(t *testing.T) {
 	}
 	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
 		t.Errorf("moto_server pid %d still exists after Close", pid)
+	}
+	// What Discover wrote for it (its log, the launcher) is gone with it.
+	if left, _ := os.ReadDir(logDir); len(left) > 0 {
+		t.Errorf("Close left %d files in the log directory, the first %s", len(left), left[0].Name())
 	}
 	client := &http.Client{Timeout: time.Second}
 	if resp, err := client.Get(em.Endpoint + "/moto-api/"); err == nil {

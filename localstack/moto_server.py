@@ -261,20 +261,33 @@ DomainDispatcherApplication.__call__ = _dispatch_with_clock
 # SQS: moto 5.2 keeps an entry's MessageSystemAttributes (AWSTraceHeader,
 # the X-Ray trace SQS carries) on SendMessage but drops them on
 # SendMessageBatch, where the router sends a run's messages with its trace.
-# Attach each entry's to the message moto made of it (matched by entry Id).
+# Its batch calls send_message once per entry, in the entries' order; each
+# call gets its entry's attributes there, before the message is queued (set
+# on the message after the batch, a receive on another thread could take it
+# without them: a test saw a run_step message without its trace).
+_send_message = _sqs_models.SQSBackend.send_message
 _send_message_batch = _sqs_models.SQSBackend.send_message_batch
+_batch_entries = threading.local()
+
+
+def _send_message_with_entry_attributes(self, *args, **kwargs):
+    pending = getattr(_batch_entries, "pending", None)
+    if pending is not None:
+        entry = next(pending, {})
+        if kwargs.get("system_attributes") is None:
+            kwargs["system_attributes"] = entry.get("MessageSystemAttributes")
+    return _send_message(self, *args, **kwargs)
 
 
 def _send_message_batch_with_system_attributes(self, queue_name, entries):
-    messages, failed = _send_message_batch(self, queue_name, entries)
-    by_id = {e["Id"]: e for e in entries.values()}
-    for m in messages:
-        attrs = by_id.get(getattr(m, "user_id", None), {}).get("MessageSystemAttributes")
-        if attrs:
-            m.system_attributes = attrs
-    return messages, failed
+    _batch_entries.pending = iter(list(entries.values()))
+    try:
+        return _send_message_batch(self, queue_name, entries)
+    finally:
+        _batch_entries.pending = None
 
 
+_sqs_models.SQSBackend.send_message = _send_message_with_entry_attributes
 _sqs_models.SQSBackend.send_message_batch = _send_message_batch_with_system_attributes
 
 # moto picks each request's service under one server-wide lock, listing its

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -271,6 +272,63 @@ func TestSQSPumpFIFOKeepsGroupOrder(t *testing.T) {
 		}
 		if !slices.Equal(handled[g], want) {
 			t.Errorf("group %s handled %v, want %v", g, handled[g], want)
+		}
+	}
+}
+
+// TestSQSBatchKeepsEachEntrysTraceHeader: the router sends a run's messages
+// with SendMessageBatch, each with its run's AWSTraceHeader. Every message
+// reaches its handler with its own entry's header (moto drops them on a
+// batch; the launcher gives each its entry's before it is queued, so the
+// pump's waiting receivers never take one without it) and an entry without
+// one gets none.
+func TestSQSBatchKeepsEachEntrysTraceHeader(t *testing.T) {
+	cfg := testConfig(t)
+	client := sqs.NewFromConfig(cfg)
+	url := createQueue(t, client, false, 30*time.Second)
+	var mu sync.Mutex
+	got := map[string]string{} // body -> AWSTraceHeader
+	pump := NewSQSPump(client, url, func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range ev.Records {
+			got[m.Body] = m.Attributes["AWSTraceHeader"]
+		}
+		return events.SQSEventResponse{}, nil
+	}, SQSPumpOptions{Pollers: 4, Region: cfg.Region, Logger: testLogger(t)})
+	runPump(t, pump.Run)
+
+	want := map[string]string{}
+	for round := range 5 {
+		entries := make([]sqstypes.SendMessageBatchRequestEntry, 10)
+		for k := range entries {
+			body := fmt.Sprintf("m%d-%d", round, k)
+			entries[k] = sqstypes.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(k)), MessageBody: aws.String(body)}
+			if k%3 == 2 {
+				want[body] = "" // no trace
+				continue
+			}
+			h := fmt.Sprintf("Root=1-6789%04d-%024d", round, k)
+			want[body] = h
+			entries[k].MessageSystemAttributes = map[string]sqstypes.MessageSystemAttributeValue{
+				string(sqstypes.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(h)},
+			}
+		}
+		out, err := client.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
+		if err != nil || len(out.Failed) > 0 {
+			t.Fatalf("send batch %d: %v %+v", round, err, out)
+		}
+	}
+	eventually(t, 15*time.Second, "every message", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) == len(want)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for body, h := range want {
+		if got[body] != h {
+			t.Errorf("message %s arrived with trace header %q, want %q", body, got[body], h)
 		}
 	}
 }
