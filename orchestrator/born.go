@@ -212,7 +212,11 @@ func (r *bornRound) bear(ctx context.Context, parent *engine.Instance, x engine.
 	acc := decisionSet{g: g}
 	acc.add(d)
 	rec := &store.RunRecord{WorkflowID: x.WorkflowID, InstanceID: inst, RunID: 1}
-	c, err := r.o.buildCommit(ctx, g, rec, st, after, &acc, nil, r.now)
+	rd, err := r.o.gather(ctx, after, &acc, r.now)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.o.buildCommit(ctx, g, rec, st, after, &acc, nil, &rd, r.now)
 	if err != nil {
 		return nil, err
 	}

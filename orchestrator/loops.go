@@ -19,13 +19,15 @@ import (
 // loopWrites adds to a commit what its decisions do to child runs: the
 // inline definition of a foreach step that starts its iterations, the
 // iterations it starts (created in this same transaction, so exactly once
-// per step attempt and index; those in born already finished), stop actions for iterations in flight when
-// their step ends, and — when the run is itself an iteration that ends —
-// its report to the parent's inbox (exactly once: its terminal commit
-// happens once) — unless the parent stopped it or, for a subworkflow
-// started with sync false, never waited.
+// per step attempt and index; those in born already finished), the new
+// runs of the children it restarts, stop actions for iterations in flight
+// when their step ends, and — when the run is itself an iteration that
+// ends — its report to the parent's inbox (exactly once: its terminal
+// commit happens once) — unless the parent stopped it or, for a
+// subworkflow started with sync false, never waited. What it needs from
+// the store (the children's runs) is in rd (gather).
 func (o *Rounds) loopWrites(ctx context.Context, g *engine.Graph, c *store.Commit, before, after *engine.Instance, cmds []engine.Command,
-	born map[bornKey]*bornChild, now time.Time) error {
+	born map[bornKey]*bornChild, rd *commitReads, now time.Time) error {
 	var bornEvents []events.Event
 	for _, cmd := range cmds {
 		switch x := cmd.(type) {
@@ -47,22 +49,15 @@ func (o *Rounds) loopWrites(ctx context.Context, g *engine.Graph, c *store.Commi
 			}
 			c.Children = append(c.Children, ch)
 		case engine.RestartChild:
-			nr, err := o.childRerun(ctx, x, now)
-			if err != nil {
-				return err
+			nr, ok := rd.reruns[childKey{x.WorkflowID, x.Index + 1}]
+			if !ok {
+				return fmt.Errorf("rerun iteration %d of step %q: not gathered", x.Index+1, x.StepID)
 			}
 			c.Reruns = append(c.Reruns, nr)
 		case engine.StopChild:
-			// To the child's latest run: a restarted iteration or
-			// subworkflow instance runs in run 2 or later. One created in
-			// this same commit is not stored yet: run 1.
-			run := int64(1)
-			rec, err := o.store.Instances.GetInstance(ctx, x.WorkflowID, x.InstanceID)
-			switch {
-			case err == nil:
-				run = rec.RunID
-			case !errors.Is(err, store.ErrNotFound):
-				return fmt.Errorf("stop child %s/%d: %w", x.WorkflowID, x.InstanceID, err)
+			run, ok := rd.stopRuns[childKey{x.WorkflowID, x.InstanceID}]
+			if !ok {
+				return fmt.Errorf("stop child %s/%d: its latest run was not gathered", x.WorkflowID, x.InstanceID)
 			}
 			ev := engine.Action{Action: x.Action, By: x.Reason, FromParent: true}
 			c.Wakes = append(c.Wakes, store.WakeRun{

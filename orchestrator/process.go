@@ -345,32 +345,22 @@ func (o *Rounds) abortRun(ctx context.Context, g *engine.Graph, rec *store.RunRe
 			consumed = append(consumed, p.ID)
 		}
 	}
-	commit, err := o.buildCommit(ctx, g, rec, before, d.State, &acc, consumed, now)
+	rd, err := o.gatherRound(ctx, before, d.State, &acc, runStrategy{}, now)
 	if err != nil {
 		return nil, false, err
 	}
-	more := d.Continue
-	if more {
-		commit.NewEvents = append(commit.NewEvents, store.Event{
-			ID: continueEventID(d.State, rec.V), Body: mustJSON(engine.Continue{}), WakeAfter: backstopWake,
-		})
-	}
-	commit.SignalWaits, commit.Lineage = signalChanges(before, d.State)
-	if book != nil {
-		if commit.Permits, commit.Wakes, err = book.updates(); err != nil {
-			return nil, false, err
-		}
-	}
-	if err := o.loopWrites(ctx, g, &commit, before, d.State, acc.commands, nil, now); err != nil {
+	commit, err := o.planCommit(ctx, planInput{g: g, rec: rec, before: before, after: d.State, acc: &acc,
+		consumed: consumed, book: book, cont: d.Continue, reads: &rd, now: now})
+	if err != nil {
 		return nil, false, err
 	}
-	if err := o.slots(ctx, &commit, before, d.State, runStrategy{}); err != nil {
+	if err := o.slotWrites(&commit, before, d.State, rd.slots); err != nil {
 		return nil, false, err
 	}
 	if err := o.store.Runs.CommitRun(ctx, commit); err != nil {
 		return nil, false, err
 	}
-	return d.State, more, nil
+	return d.State, d.Continue, nil
 }
 
 // decisionItems estimates the transaction items one decision needs: one per
@@ -448,14 +438,11 @@ type attemptKey struct {
 // buildCommit turns accumulated decisions into the store's transaction:
 // the new state with its outbox, the touched step attempts with their new
 // timeline entries, instance timeline entries and the consumed events. It
-// makes its one read (offloaded loop params of attempts it rewrites) before
-// it builds any write.
-func (o *Rounds) buildCommit(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before, after *engine.Instance, acc *decisionSet, consumed []string, now time.Time) (store.Commit, error) {
+// reads nothing: what it needs from the store (the offloaded loop params
+// of attempts it rewrites) is in rd (gather).
+func (o *Rounds) buildCommit(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before, after *engine.Instance, acc *decisionSet, consumed []string,
+	rd *commitReads, now time.Time) (store.Commit, error) {
 	touched := touchedAttempts(acc, after)
-	loopParams, err := o.loopParamsToKeep(ctx, after, touched.order)
-	if err != nil {
-		return store.Commit{}, err
-	}
 	// The run item keeps no settled attempt's params or outputs: they are
 	// in the attempt items (written below when the attempt settles).
 	state, offloadedParams, err := encodeState(after)
@@ -473,7 +460,7 @@ func (o *Rounds) buildCommit(ctx context.Context, g *engine.Graph, rec *store.Ru
 		return store.Commit{}, err
 	}
 	for _, k := range touched.order {
-		if a, ok := attemptWrite(g, before, after, acc, touched, work, loopParams, k); ok {
+		if a, ok := attemptWrite(g, before, after, acc, touched, work, rd.loopParams, k); ok {
 			c.Attempts = append(c.Attempts, a)
 		}
 	}

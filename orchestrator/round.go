@@ -91,6 +91,7 @@ type round struct {
 	cont, more        bool
 	born              map[bornKey]*bornChild
 	queued            []store.Event
+	reads             commitReads
 	commit            store.Commit
 }
 
@@ -263,8 +264,9 @@ func (r *round) readFailed(ctx context.Context, decideErr error) error {
 	return nil
 }
 
-// plan builds the round's commit: what the decisions write, and the
-// writes around them.
+// plan builds the round's commit: the iterations born finished decided,
+// the store read for what the commit needs (gather, readSlots), then its
+// writes built from the decisions and those reads, reading nothing more.
 func (r *round) plan(ctx context.Context) error {
 	born, queued, bornCont, err := r.o.bearChildren(ctx, r.g, &r.acc, &r.cur, r.opts, len(r.consumed), r.book, r.children, r.now)
 	if err != nil {
@@ -272,29 +274,18 @@ func (r *round) plan(ctx context.Context) error {
 	}
 	r.born, r.queued, r.cont = born, queued, r.cont || bornCont
 	r.src.decided(r)
-	if r.commit, err = r.o.buildCommit(ctx, r.g, r.rec, &r.before, r.cur, &r.acc, r.consumed, r.now); err != nil {
+	if r.reads, err = r.o.gatherRound(ctx, &r.before, r.cur, &r.acc, r.strat, r.now); err != nil {
+		return err
+	}
+	r.commit, err = r.o.planCommit(ctx, planInput{g: r.g, rec: r.rec, before: &r.before, after: r.cur, acc: &r.acc,
+		consumed: r.consumed, born: r.born, book: r.book, cont: r.cont, reads: &r.reads, now: r.now})
+	if err != nil {
 		return err
 	}
 	if err := r.src.shape(r); err != nil {
 		return err
 	}
-	if r.cont {
-		// This process goes on with the next round itself; the event's
-		// delayed wake only matters if it dies first.
-		r.commit.NewEvents = append(r.commit.NewEvents, store.Event{
-			ID: continueEventID(r.cur, r.rec.V), Body: mustJSON(engine.Continue{}), WakeAfter: backstopWake,
-		})
-		r.more = true
-	}
-	r.commit.SignalWaits, r.commit.Lineage = signalChanges(&r.before, r.cur)
-	if r.book != nil {
-		if r.commit.Permits, r.commit.Wakes, err = r.book.updates(); err != nil {
-			return err
-		}
-	}
-	if err := r.o.loopWrites(ctx, r.g, &r.commit, &r.before, r.cur, r.acc.commands, r.born, r.now); err != nil {
-		return err
-	}
+	r.more = r.more || r.cont
 	if len(r.queued) > 0 {
 		r.commit.NewEvents = append(r.commit.NewEvents, r.queued...)
 		r.more = true
@@ -302,11 +293,11 @@ func (r *round) plan(ctx context.Context) error {
 	return nil
 }
 
-// commitRun takes the run slots the commit needs and commits it. No slot
+// commitRun adds the run-slot writes to the commit and commits it. No slot
 // (store.ErrNoSlot) comes from the commit's condition or, for a run behind
-// an older queued one, from slots itself: handled alike by failed.
+// an older queued one, from slotWrites itself: handled alike by failed.
 func (r *round) commitRun(ctx context.Context) error {
-	if err := r.o.slots(ctx, &r.commit, &r.before, r.cur, r.strat); err != nil {
+	if err := r.o.slotWrites(&r.commit, &r.before, r.cur, r.reads.slots); err != nil {
 		return err
 	}
 	r.src.admitted(&r.commit)

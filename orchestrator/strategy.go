@@ -50,72 +50,30 @@ func strategyOf(head *store.WorkflowHead) runStrategy {
 	return rs
 }
 
-// slots adds the run-strategy bookkeeping to a commit: a created run that
-// starts takes a slot (and fails the commit with ErrNoSlot when none is
-// free; slots itself returns ErrNoSlot while an older instance waits in the
-// queue); a run that ends gives its slot back and wakes the oldest queued
-// instance; a run leaving the queue removes its queue item.
-func (o *Rounds) slots(ctx context.Context, c *store.Commit, before, after *engine.Instance, rs runStrategy) error {
-	if after.Parent != nil && !after.Parent.Subworkflow {
-		return nil // an iteration holds no slot of its inline workflow
+// slotWrites adds the run-strategy bookkeeping to a commit, from what
+// readSlots read: a created run that starts takes a slot (and fails the
+// commit with ErrNoSlot when none is free; slotWrites itself returns
+// ErrNoSlot while an older instance waits in the queue); a run that ends
+// gives its slot back and wakes the oldest queued instance; a run leaving
+// the queue removes its queue item.
+func (o *Rounds) slotWrites(c *store.Commit, before, after *engine.Instance, sr slotReads) error {
+	if holdsNoSlot(after) {
+		return nil
 	}
-	admitted := before.Status == model.WorkflowCreated && after.StartTime != 0
-	held := before.Status == model.WorkflowInProgress || before.Status == model.WorkflowPaused
-	released := (held || admitted) && after.Status.IsTerminal()
-	if released && after.Status == model.WorkflowFailed {
-		if rs.rule == "" {
-			var err error
-			if rs, err = o.strategy(ctx, after.WorkflowID); err != nil {
-				return err
-			}
+	if sr.admitted {
+		if sr.queued && sr.oldestInst < after.InstanceID {
+			return fmt.Errorf("%s/%d waits behind instance %d: %w", after.WorkflowID, after.InstanceID, sr.oldestInst, store.ErrNoSlot)
 		}
-		// A failed STRICT_SEQUENTIAL run keeps its slot: the workflow is
-		// blocked until the run is unblocked or restarted.
-		released = rs.rule != model.RunStrictSequential
+		c.Admit, c.SlotLimit = true, sr.limit
+		c.SlotDelta++
 	}
-	if admitted || released {
-		// One strongly consistent read of the queue serves both sides: a
-		// run that gives its slot back wakes the oldest queued instance,
-		// and a run that takes one does not pass an older one waiting for
-		// it (the release that freed the slot woke that one; without the
-		// check, a run whose own decision came late started ahead of the
-		// queue). The queue version is read first: a run that enqueues
-		// after it fails the commit, and the retry looks again.
-		never := false // no run of the workflow was ever queued
-		if released {
-			qv, err := o.store.Instances.QueueVersion(ctx, after.WorkflowID)
-			if err != nil {
-				return err
-			}
-			c.CheckQueue, c.QueueVersion = true, qv
-			// Every enqueue bumps the version with its queue item, and
-			// the commit is conditioned on the version read: at 0 the
-			// queue is empty, and a run that enqueues before the commit
-			// fails it (the retry reads again).
-			never = qv == 0 && !admitted
-		}
-		var inst, run int64
-		var ok bool
-		if !never {
-			var err error
-			if inst, run, ok, err = o.store.Instances.OldestQueued(ctx, after.WorkflowID, after.InstanceID); err != nil {
-				return err
-			}
-		}
-		if admitted {
-			if ok && inst < after.InstanceID {
-				return fmt.Errorf("%s/%d waits behind instance %d: %w", after.WorkflowID, after.InstanceID, inst, store.ErrNoSlot)
-			}
-			c.Admit, c.SlotLimit = true, rs.limit
-			c.SlotDelta++
-		}
-		if released {
-			c.SlotDelta--
-			if ok {
-				c.WakeOther = &store.RunEvent{InstanceID: inst, RunID: run, Event: store.Event{
-					ID: queueEventID(o.now().UnixMilli()), Body: mustJSON(engine.Continue{}),
-				}}
-			}
+	if sr.released {
+		c.CheckQueue, c.QueueVersion = true, sr.queueVersion
+		c.SlotDelta--
+		if sr.queued {
+			c.WakeOther = &store.RunEvent{InstanceID: sr.oldestInst, RunID: sr.oldestRun, Event: store.Event{
+				ID: queueEventID(o.now().UnixMilli()), Body: mustJSON(engine.Continue{}),
+			}}
 		}
 	}
 	c.Dequeue = before.Status == model.WorkflowCreated && after.Status != model.WorkflowCreated
@@ -199,7 +157,11 @@ func (o *Rounds) withoutStart(ctx context.Context, g *engine.Graph, rec *store.R
 			consumed = append(consumed, p.ID)
 		}
 	}
-	commit, err := o.buildCommit(ctx, g, rec, before, cur, &acc, consumed, now)
+	rd, err := o.gather(ctx, cur, &acc, now)
+	if err != nil {
+		return nil, false, err
+	}
+	commit, err := o.buildCommit(ctx, g, rec, before, cur, &acc, consumed, &rd, now)
 	if err != nil {
 		return nil, false, err
 	}
