@@ -18,9 +18,12 @@ import (
 //	load     the run's item and the events to apply (roundSource.load)
 //	prepare  the state decoded, the graph, the run strategy, the reads
 //	decide   each event through engine.Decide, up to the round's budget
-//	plan     the commit: born iterations, the decisions' writes, permits,
-//	         loops, run slots
-//	commit   one conditional transaction (store.Runs.CommitRun)
+//	gather   born iterations decided; every store read the commit needs
+//	         (gatherRound)
+//	plan     the commit built from the decisions and those reads, reading
+//	         nothing (planCommit): the decisions' writes, permits, loops
+//	commit   the run-slot writes (slotWrites), then one conditional
+//	         transaction (store.Runs.CommitRun)
 //	finish   direct dispatch, metrics, the applied events deleted; or the
 //	         failed commit's remedy (a smaller round, an aborted run, the
 //	         run queued)

@@ -788,20 +788,30 @@ func (s *Runs) DiscardEvents(ctx context.Context, wf string, inst, run int64, id
 }
 
 // CommitRun writes a decision in one transaction conditioned on ExpectV (a
-// conditional put when the decision writes the run item alone). The pages
-// of the run's state it rewrites (see PageSteps) are put before it, and
-// the ones they replace deleted after.
+// conditional put when the decision writes the run item alone). Every
+// write is planned and counted first (planCommit): a commit past
+// DynamoDB's limits is refused before anything is written. The pages of
+// the run's state it rewrites (see PageSteps) are put before the
+// transaction, and the ones they replace deleted after.
 func (s *Runs) CommitRun(ctx context.Context, c Commit) error {
 	state, writes, next, err := splitState(c.State, c.RunID, c.Pages, c.Unsettled)
 	if err != nil {
 		return err
+	}
+	p, err := s.planCommit(c, state, next)
+	if err != nil {
+		return err
+	}
+	if len(p.items) > MaxTransactItems {
+		return fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction: %w",
+			c.WorkflowID, c.InstanceID, len(p.items), MaxTransactItems, ErrTooManyItems)
 	}
 	if len(writes) > 0 {
 		if err := s.putPages(ctx, c.WorkflowID, c.InstanceID, writes); err != nil {
 			return err
 		}
 	}
-	if err := s.commitRun(ctx, c, state, next); err != nil {
+	if err := s.sendCommit(ctx, c, p); err != nil {
 		if len(writes) > 0 {
 			// No run item names them. Should the deletes fail, they stay
 			// until the instance is deleted.
@@ -818,21 +828,6 @@ func (s *Runs) CommitRun(ctx context.Context, c Commit) error {
 	// they stay until the instance is deleted.
 	_ = s.deletePages(ctx, c.WorkflowID, c.InstanceID, c.Pages.set.Replaced(next.set))
 	return nil
-}
-
-// commitRun writes a decision's transaction with state as the run item's
-// state and pages as its pages: its writes planned (commitPlan), counted
-// against DynamoDB's limits, then sent.
-func (s *Runs) commitRun(ctx context.Context, c Commit, state []byte, pages Pages) error {
-	p, err := s.planCommit(c, state, pages)
-	if err != nil {
-		return err
-	}
-	if len(p.items) > MaxTransactItems {
-		return fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction: %w",
-			c.WorkflowID, c.InstanceID, len(p.items), MaxTransactItems, ErrTooManyItems)
-	}
-	return s.sendCommit(ctx, c, p)
 }
 
 // commitPlan is a commit's writes, in transaction order, and where the

@@ -129,6 +129,22 @@ func TestPagedRunStateReadsBackWholeAndKeepsTheRunItemSmall(t *testing.T) {
 			if _, pagesAfter := partition(t, db, s.Table(), "wf", inst); pagesAfter != pagesBefore {
 				t.Fatalf("a commit that lost left pages: %d, then %d", pagesBefore, pagesAfter)
 			}
+			// A commit past the transaction limit is refused before it
+			// sends anything, not even the pages its state would take:
+			// refused on a context already canceled, with no page left.
+			refused, cancel := context.WithCancel(ctx)
+			cancel()
+			tooMany := c
+			tooMany.State, tooMany.Unsettled = bigState(t, n, n)
+			for i := range store.MaxTransactItems {
+				tooMany.Attempts = append(tooMany.Attempts, store.Attempt{StepID: fmt.Sprintf("x%03d", i), Attempt: 1, Status: "STOPPED"})
+			}
+			if err := s.Runs.CommitRun(refused, tooMany); !errors.Is(err, store.ErrTooManyItems) {
+				t.Fatalf("a commit of %d attempts: %v, want ErrTooManyItems", len(tooMany.Attempts), err)
+			}
+			if _, pagesAfter := partition(t, db, s.Table(), "wf", inst); pagesAfter != pagesBefore {
+				t.Fatalf("a refused commit wrote pages: %d, then %d", pagesBefore, pagesAfter)
+			}
 		}
 		if err := s.Runs.CommitRun(ctx, c); err != nil {
 			t.Fatal(err)
