@@ -61,9 +61,8 @@ func (o *Rounds) Process(ctx context.Context, w store.Wake) (*engine.Instance, e
 	enqueued := false
 	rounds := 0
 	began := time.Now()
-	b := fullRound()
 	for {
-		st, more, err := o.processOnce(ctx, w, b, nil, nil)
+		st, more, err := o.processOnce(ctx, w, fullRound(), nil, nil)
 		switch {
 		case err == nil && !more:
 			return st, nil
@@ -71,22 +70,12 @@ func (o *Rounds) Process(ctx context.Context, w store.Wake) (*engine.Instance, e
 			if rounds++; rounds >= maxRoundsPerCall || time.Since(began) >= maxCallTime {
 				return st, o.handOff(ctx, w)
 			}
-			b = fullRound()
 			continue // next round of the same run
-		case errors.Is(err, store.ErrTooManyItems), errors.Is(err, errRoundTooLarge):
-			// The estimate was short (permits, wakes, signal waits...), or
-			// the round's outbox made the run item too large: the store
-			// counted the real writes and bytes. Decide less per round until
-			// it fits; nothing was written.
-			smaller, ok := b.halve()
-			if !ok {
-				return nil, fmt.Errorf("process %s/%d/%d: one event's decision does not fit one transaction even when bounded to one step: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
-			}
-			o.log.WarnContext(ctx, "commit too large; deciding less per round", "workflow_id", w.WorkflowID,
-				"instance_id", w.InstanceID, "events", smaller.events, "starts", smaller.starts, "ends", smaller.ends,
-				"light_starts", smaller.light, "error", err)
-			b = smaller
-			continue
+		case errors.Is(err, store.ErrTooManyItems):
+			// The round committed fewer of its decisions, then fewer
+			// starts and ends per decision, until one event deciding one
+			// step did not fit either (round.shrink); nothing was written.
+			return nil, fmt.Errorf("process %s/%d/%d: one event's decision does not fit one transaction even when bounded to one step: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
 		case errors.Is(err, store.ErrNoSlot):
 			// Every slot of the workflow is taken: the run waits in the
 			// queue. Registering first and then trying once more closes the
@@ -287,17 +276,13 @@ func (o *Rounds) workerEnds(ctx context.Context, w store.Wake, before *engine.In
 	return evs, ended, nil
 }
 
-// errRoundTooLarge is a round whose commit had an item past DynamoDB's size
-// limit while a smaller round might fit (Process halves its budget).
-var errRoundTooLarge = errors.New("a round's commit is too large")
-
 // roundBudget bounds one round of Process: the pending events it decides,
 // the steps each decision may start or end, and how many starts of worker
 // steps count as one (engine.WithLightWorkerStarts).
 type roundBudget struct{ events, starts, ends, light int }
 
 // fullRound is the budget of a round unless the store found its commit too
-// large.
+// large (round.shrink).
 func fullRound() roundBudget {
 	return roundBudget{events: math.MaxInt, starts: maxStartsPerDecision, ends: maxEndsPerDecision, light: deferredPerStart}
 }

@@ -23,10 +23,10 @@ import (
 //	plan     the commit built from the decisions and those reads, reading
 //	         nothing (planCommit): the decisions' writes, permits, loops
 //	commit   the run-slot writes (slotWrites), then one conditional
-//	         transaction (store.Runs.CommitRun)
+//	         transaction (store.Runs.CommitRun); one the store refuses for
+//	         a limit is planned again from fewer decisions (shrink)
 //	finish   direct dispatch, metrics, the applied events deleted; or the
-//	         failed commit's remedy (a smaller round, an aborted run, the
-//	         run queued)
+//	         failed commit's remedy (an aborted run, the run queued)
 //
 // Three sources feed it, each a roundSource: a decider's wake (the run's
 // inbox), a worker's inline continuation (the outcome it holds) and a
@@ -88,6 +88,11 @@ type round struct {
 	params   *paramsBook
 	children *childBook
 
+	// decideOpts are opts with the budget's (decide); marks where each
+	// decision left the round, decided acc as decide left it (cut).
+	decideOpts        []engine.Option
+	marks             []decideMark
+	decided           decisionSet
 	acc               decisionSet
 	cur               *engine.Instance
 	consumed, discard []string
@@ -125,12 +130,21 @@ func (r *round) run(ctx context.Context) (*engine.Instance, bool, error) {
 	if err := r.decide(ctx); err != nil {
 		return nil, false, err
 	}
-	if err := r.plan(ctx); err != nil {
-		return nil, false, err
-	}
-	err := r.commitRun(ctx)
-	if err != nil {
-		return r.failed(ctx, err)
+	for {
+		if err := r.plan(ctx); err != nil {
+			return nil, false, err
+		}
+		err := r.commitRun(ctx)
+		if err == nil {
+			break
+		}
+		smaller, serr := r.shrink(ctx, err)
+		if serr != nil {
+			return nil, false, serr
+		}
+		if !smaller {
+			return r.failed(ctx, err)
+		}
 	}
 	r.finish(ctx)
 	return r.cur, r.more, nil
@@ -177,8 +191,7 @@ func (r *round) prepare(ctx context.Context) (done bool, err error) {
 		}
 	}
 	r.now = r.o.now()
-	r.opts = []engine.Option{engine.WithMaxStarts(r.b.starts), engine.WithMaxEnds(r.b.ends), engine.WithIterationStarts(iterationStarts),
-		engine.WithLightWorkerStarts(r.b.light)}
+	r.opts = nil
 	if hasWork(&r.before) {
 		reads := r.src.reads(ctx, r)
 		if reads.err != nil {
@@ -198,11 +211,22 @@ func (r *round) prepare(ctx context.Context) (done bool, err error) {
 }
 
 // decide applies the pending events in order, as many as the round's
-// budget and one transaction hold.
+// budget holds and its item estimate (decisionItems) expects one
+// transaction to hold, marking where each decision leaves the round (see
+// cut): the store's count of the commit decides, and a commit it refuses
+// is planned again from fewer decisions (shrink).
 func (r *round) decide(ctx context.Context) error {
 	r.acc = decisionSet{g: r.g, ended: r.ended}
 	r.cur = &r.before
+	r.consumed, r.discard, r.cont, r.more = nil, nil, false, false
+	r.decideOpts = append([]engine.Option{engine.WithMaxStarts(r.b.starts), engine.WithMaxEnds(r.b.ends),
+		engine.WithIterationStarts(iterationStarts), engine.WithLightWorkerStarts(r.b.light)}, r.opts...)
+	r.marks = []decideMark{r.mark()}
 	for n, p := range r.pending {
+		if n > 0 && n >= r.b.events {
+			r.more = true // this event waits for the next round
+			break
+		}
 		ev, err := engine.UnmarshalEvent(p.Body)
 		if err != nil {
 			// A malformed event can never apply; dropping it (and saying so)
@@ -212,7 +236,7 @@ func (r *round) decide(ctx context.Context) error {
 			continue
 		}
 		mark := r.book.checkpoint()
-		d, err := engine.Decide(ctx, r.g, r.cur, ev, r.now, r.opts...)
+		d, err := engine.Decide(ctx, r.g, r.cur, ev, r.now, r.decideOpts...)
 		if err := r.readFailed(ctx, err); err != nil {
 			return err
 		}
@@ -222,7 +246,7 @@ func (r *round) decide(ctx context.Context) error {
 			r.consumed = append(r.consumed, p.ID)
 			continue
 		}
-		if n > 0 && (n >= r.b.events || r.acc.items(len(r.consumed))+decisionItems(r.g, d)+1 > maxCommitItems) {
+		if n > 0 && r.acc.items(len(r.consumed))+decisionItems(r.g, d)+1 > maxCommitItems {
 			r.book.rollback(mark) // the decision is dropped, and what it took
 			r.more = true         // this event waits for the next round
 			break
@@ -241,10 +265,78 @@ func (r *round) decide(ctx context.Context) error {
 		if d.Continue {
 			r.cont = true
 			r.more = r.more || n+1 < len(r.pending)
+			r.marks = append(r.marks, r.mark())
 			break
 		}
+		r.marks = append(r.marks, r.mark())
 	}
+	r.decided = r.acc
 	return nil
+}
+
+// decideMark is where the decide stage left the round after a decision:
+// what a commit of the decisions up to it holds.
+type decideMark struct {
+	commands, timeline, transitions int
+	cur                             *engine.Instance
+	consumed, discard               int
+	book                            permitMark
+	cont                            bool
+}
+
+// mark is the round's decideMark now.
+func (r *round) mark() decideMark {
+	return decideMark{commands: len(r.acc.commands), timeline: len(r.acc.timeline), transitions: len(r.acc.transitions),
+		cur: r.cur, consumed: len(r.consumed), discard: len(r.discard), book: r.book.checkpoint(), cont: r.cont}
+}
+
+// shrink answers a commit the store refused for a limit (err: more items
+// than one transaction holds, an item past DynamoDB's size) — nothing was
+// written — by planning a smaller one in place, without loading the run
+// again: half of the round's decisions, or, when one decision alone does
+// not fit, that event decided again with half the budget (starts, ends,
+// worker starts' weight). It reports false once nothing smaller remains
+// (err is then the round's), or for a source that does not shrink.
+func (r *round) shrink(ctx context.Context, err error) (bool, error) {
+	var tooLarge *store.ItemTooLargeError
+	if !r.src.halves() || !(errors.Is(err, store.ErrTooManyItems) || errors.As(err, &tooLarge)) {
+		return false, nil
+	}
+	if n := len(r.marks) - 1; n > 1 {
+		r.cut(n / 2)
+		r.o.log.WarnContext(ctx, "commit too large; committing fewer of the round's decisions", "workflow_id", r.w.WorkflowID,
+			"instance_id", r.w.InstanceID, "decisions", n/2, "of", n, "error", err)
+		return true, nil
+	}
+	smaller, ok := r.b.halve()
+	if !ok {
+		return false, nil
+	}
+	smaller.events = 1
+	r.o.log.WarnContext(ctx, "commit too large; deciding one event with a smaller budget", "workflow_id", r.w.WorkflowID,
+		"instance_id", r.w.InstanceID, "starts", smaller.starts, "ends", smaller.ends, "light_starts", smaller.light, "error", err)
+	r.book.rollback(r.marks[0].book)
+	r.b, r.children.born = smaller, nil
+	return true, r.decide(ctx)
+}
+
+// cut returns the round to where its first k decisions left it (marks[k]):
+// the commit is planned again from those, and the events after them wait
+// for the next round.
+func (r *round) cut(k int) {
+	m := r.marks[k]
+	d := r.decided
+	r.acc = d
+	r.acc.commands = d.commands[:m.commands:m.commands]
+	r.acc.timeline = d.timeline[:m.timeline:m.timeline]
+	r.acc.transitions = d.transitions[:m.transitions:m.transitions]
+	r.decided = r.acc
+	r.cur, r.cont, r.more = m.cur, m.cont, true
+	r.consumed, r.discard = r.consumed[:m.consumed], r.discard[:m.discard]
+	r.book.rollback(m.book)
+	r.marks = r.marks[:k+1]
+	// The iterations the plan bore are borne again from the decisions kept.
+	r.children.born = nil
 }
 
 // readFailed returns why a decision must not be committed although the
@@ -271,7 +363,7 @@ func (r *round) readFailed(ctx context.Context, decideErr error) error {
 // the store read for what the commit needs (gather, readSlots), then its
 // writes built from the decisions and those reads, reading nothing more.
 func (r *round) plan(ctx context.Context) error {
-	born, queued, bornCont, err := r.o.bearChildren(ctx, r.g, &r.acc, &r.cur, r.opts, len(r.consumed), r.book, r.children, r.now)
+	born, queued, bornCont, err := r.o.bearChildren(ctx, r.g, &r.acc, &r.cur, r.decideOpts, len(r.consumed), r.book, r.children, r.now)
 	if err != nil {
 		return err
 	}
@@ -329,12 +421,7 @@ func (r *round) failed(ctx context.Context, err error) (*engine.Instance, bool, 
 	}
 	var tooLarge *store.ItemTooLargeError
 	if errors.As(err, &tooLarge) {
-		if _, ok := r.b.halve(); ok && r.src.halves() {
-			// Fewer starts and events may fit (their messages and params
-			// are in the run item until sent); the round is retried
-			// smaller before the run is failed.
-			return nil, false, fmt.Errorf("%w: %w", errRoundTooLarge, err)
-		}
+		// Nothing smaller fits (shrink): failing the run is the way out.
 		return r.o.abortRun(ctx, r.g, r.rec, &r.before, r.pending, tooLarge, r.now)
 	}
 	if errors.Is(err, store.ErrNoSlot) {

@@ -3,7 +3,9 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/maestro-serverless/maestro/engine"
@@ -214,9 +216,10 @@ func sleepThenLoop(t *testing.T, n int) (*roundRig, string) {
 }
 
 // TestProcessHalvesRoundsTheStoreRefuses: a commit the store refuses as
-// holding more items than one transaction (ErrTooManyItems) is decided
-// again with half the budget (fewer iterations launched per round), until
-// it fits; the rest follows in later rounds.
+// holding more items than one transaction (ErrTooManyItems), of a round
+// with one decision, is decided again in place with half the budget (fewer
+// iterations launched per round), until it fits; the rest follows in later
+// rounds.
 func TestProcessHalvesRoundsTheStoreRefuses(t *testing.T) {
 	r, wf := sleepThenLoop(t, 60)
 	var tried []int
@@ -255,9 +258,10 @@ func TestProcessGivesUpWhenOneStepDoesNotFit(t *testing.T) {
 	if !errors.Is(err, store.ErrTooManyItems) || !strings.Contains(err.Error(), "does not fit one transaction") {
 		t.Fatalf("Process = %v", err)
 	}
-	// full, then six halvings: (32,20,12,4) … (1,1,1,1).
-	if n := r.runs.calls() - before; n != 7 {
-		t.Errorf("%d commits tried, want 7", n)
+	// One event: full, then its budget halved five times in place,
+	// (20,12,4) … (1,1,1) starts, ends and worker starts' weight.
+	if n := r.runs.calls() - before; n != 6 {
+		t.Errorf("%d commits tried, want 6", n)
 	}
 	if rec, st, pending := r.load(wf, 1, 1); rec.V != 1 || stepStatus(st, "s") != model.StepRunning || len(pending) != 1 {
 		t.Errorf("v%d %s pending %d; want the run untouched", rec.V, statuses(st), len(pending))
@@ -265,7 +269,8 @@ func TestProcessGivesUpWhenOneStepDoesNotFit(t *testing.T) {
 }
 
 // TestProcessAbortsARunTooLargeToStore: a commit with an item past
-// DynamoDB's size limit is retried smaller while the budget halves; once
+// DynamoDB's size limit is retried smaller in place while the budget
+// halves; once
 // one event deciding one step is still too large the run is failed
 // (abortRun), naming the limit, its steps in flight ended and its pending
 // events consumed. A smaller round that fits commits as usual.
@@ -279,7 +284,7 @@ func TestProcessAbortsARunTooLargeToStore(t *testing.T) {
 	}{
 		// Refused once, then the halved round and the next one.
 		{name: "one smaller round fits", failures: 1, want: model.WorkflowInProgress, tries: 3},
-		{name: "nothing fits", want: model.WorkflowFailed, tries: 8},
+		{name: "nothing fits", want: model.WorkflowFailed, tries: 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, wf := sleepThenLoop(t, 10)
@@ -344,5 +349,48 @@ func TestAbortRunConsumesOnlyInboxEvents(t *testing.T) {
 	}
 	if !strings.Contains(after.Message, "step attempt a/1") {
 		t.Errorf("message %q does not name the item", after.Message)
+	}
+}
+
+// TestProcessShrinksARefusedRoundInPlace: a round of many decisions whose
+// commit the store refuses for a limit (it wrote nothing) commits half of
+// them at once, planned from where its decisions stood (no load between
+// the refused commit and the smaller one), and the rest follow in the next
+// round.
+func TestProcessShrinksARefusedRoundInPlace(t *testing.T) {
+	r := newRoundRig(t)
+	r.push(rigFanDef(20, false))
+	r.start("fan")
+	for i := range 20 {
+		step := fmt.Sprintf("f%d", i)
+		r.putEvent("fan", 1, 1, outcomeEventID(step, 1), succeeded(step, 1))
+	}
+	var mu sync.Mutex
+	var log []string // "load", or "commit N" with the attempts it ends
+	r.runs.failLoad = func(string, int64, int64) error {
+		mu.Lock()
+		defer mu.Unlock()
+		log = append(log, "load")
+		return nil
+	}
+	first := r.runs.calls() + 1
+	r.runs.failCommit = func(n int, c store.Commit) error {
+		mu.Lock()
+		defer mu.Unlock()
+		log = append(log, fmt.Sprintf("commit %d", len(c.Attempts)))
+		if n == first {
+			return store.ErrTooManyItems
+		}
+		return nil
+	}
+	st := r.mustProcess("fan", 1, 1)
+	if st.Status != model.WorkflowSucceeded {
+		t.Fatalf("run %s %s, want SUCCEEDED", st.Status, statuses(st))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"load", "commit 20", "commit 10", "load", "commit 10"}
+	if !slices.Equal(log, want) {
+		t.Errorf("the round went %v, want %v", log, want)
 	}
 }

@@ -789,35 +789,27 @@ func (s *Runs) DiscardEvents(ctx context.Context, wf string, inst, run int64, id
 
 // CommitRun writes a decision in one transaction conditioned on ExpectV (a
 // conditional put when the decision writes the run item alone). Every
-// write is planned and counted first (planCommit): a commit past
-// DynamoDB's limits is refused before anything is written. The pages of
-// the run's state it rewrites (see PageSteps) are put before the
-// transaction, and the ones they replace deleted after.
+// write is planned and counted first (prepareCommit): a commit past
+// DynamoDB's limits is refused before anything is written, so that a
+// decision round can commit less at no cost. The pages of the run's state it rewrites (see PageSteps) are
+// put before the transaction, and the ones they replace deleted after.
 func (s *Runs) CommitRun(ctx context.Context, c Commit) error {
-	state, writes, next, err := splitState(c.State, c.RunID, c.Pages, c.Unsettled)
+	pc, err := s.prepareCommit(c)
 	if err != nil {
 		return err
 	}
-	p, err := s.planCommit(c, state, next)
-	if err != nil {
-		return err
-	}
-	if len(p.items) > MaxTransactItems {
-		return fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction: %w",
-			c.WorkflowID, c.InstanceID, len(p.items), MaxTransactItems, ErrTooManyItems)
-	}
-	if len(writes) > 0 {
-		if err := s.putPages(ctx, c.WorkflowID, c.InstanceID, writes); err != nil {
+	if len(pc.pages) > 0 {
+		if err := s.putPageItems(ctx, pc.pages); err != nil {
 			return err
 		}
 	}
-	if err := s.sendCommit(ctx, c, p); err != nil {
-		if len(writes) > 0 {
+	if err := s.sendCommit(ctx, c, pc.plan); err != nil {
+		if len(pc.pages) > 0 {
 			// No run item names them. Should the deletes fail, they stay
 			// until the instance is deleted.
-			fresh := make([]string, len(writes))
-			for i, w := range writes {
-				fresh[i] = w.SK
+			fresh := make([]string, len(pc.pages))
+			for i, it := range pc.pages {
+				fresh[i] = getS(it, attrSK)
 			}
 			_ = s.deletePages(context.WithoutCancel(ctx), c.WorkflowID, c.InstanceID, fresh)
 		}
@@ -826,8 +818,41 @@ func (s *Runs) CommitRun(ctx context.Context, c Commit) error {
 	// The pages replaced are no longer named; a reader who read the run
 	// item before this commit reads it again. Should the deletes fail,
 	// they stay until the instance is deleted.
-	_ = s.deletePages(ctx, c.WorkflowID, c.InstanceID, c.Pages.set.Replaced(next.set))
+	_ = s.deletePages(ctx, c.WorkflowID, c.InstanceID, c.Pages.set.Replaced(pc.next.set))
 	return nil
+}
+
+// preparedCommit is a commit planned and counted: the page items it puts
+// before its transaction, the run's pages after it, and the transaction's
+// writes.
+type preparedCommit struct {
+	pages []map[string]types.AttributeValue
+	next  Pages
+	plan  *commitPlan
+}
+
+// prepareCommit splits c's state between the run item and its pages,
+// builds every write, and counts them against DynamoDB's limits: the one
+// place a commit's items and bytes are counted.
+func (s *Runs) prepareCommit(c Commit) (*preparedCommit, error) {
+	state, writes, next, err := splitState(c.State, c.RunID, c.Pages, c.Unsettled)
+	if err != nil {
+		return nil, err
+	}
+	pc := &preparedCommit{next: next, pages: make([]map[string]types.AttributeValue, len(writes))}
+	for i, w := range writes {
+		if pc.pages[i], err = s.pageItem(c.WorkflowID, c.InstanceID, w); err != nil {
+			return nil, fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, err)
+		}
+	}
+	if pc.plan, err = s.planCommit(c, state, next); err != nil {
+		return nil, err
+	}
+	if n := len(pc.plan.items); n > MaxTransactItems {
+		return nil, fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction: %w",
+			c.WorkflowID, c.InstanceID, n, MaxTransactItems, ErrTooManyItems)
+	}
+	return pc, nil
 }
 
 // commitPlan is a commit's writes, in transaction order, and where the

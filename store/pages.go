@@ -107,17 +107,13 @@ func (s *base) pageItem(wf string, inst int64, w runpages.Write) (map[string]typ
 	return item, nil
 }
 
-// putPages writes pages outside any transaction (BatchWriteItem, 25 at a
-// time): they are new items no reader knows of until a run item names
-// them.
-func (s *base) putPages(ctx context.Context, wf string, inst int64, writes []runpages.Write) error {
-	reqs := make([]types.WriteRequest, 0, len(writes))
-	for _, w := range writes {
-		item, err := s.pageItem(wf, inst, w)
-		if err != nil {
-			return err
-		}
-		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+// putPageItems writes page items (pageItem) outside any transaction
+// (BatchWriteItem, 25 at a time): they are new items no reader knows of
+// until a run item names them.
+func (s *base) putPageItems(ctx context.Context, items []map[string]types.AttributeValue) error {
+	reqs := make([]types.WriteRequest, len(items))
+	for i, item := range items {
+		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: item}}
 	}
 	if err := s.batchWrite(ctx, reqs); err != nil {
 		return fmt.Errorf("store: put run state pages: %w", err)

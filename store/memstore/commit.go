@@ -44,55 +44,75 @@ func (s *Runs) CommitRun(ctx context.Context, c store.Commit) error {
 		return err
 	}
 	defer s.lock()()
+	pc, err := s.prepareCommit(c)
+	if err != nil {
+		return err
+	}
+	if pc.plan.invalid != nil {
+		return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, pc.plan.invalid)
+	}
+	if err := s.sendCommit(c, pc.plan); err != nil {
+		return err
+	}
 	pk := layout.RunPK(c.WorkflowID, c.InstanceID)
-	var cur runpages.Set
+	for i, w := range pc.writes {
+		s.t.set(pk, w.SK, pc.pages[i])
+	}
+	for _, k := range pc.cur.Replaced(pc.next) {
+		s.t.set(pk, k, nil)
+	}
+	return nil
+}
+
+// preparedCommit is a commit planned and counted: the run's pages as read
+// (cur) and after it (next), the page items it puts and their writes, and
+// its transaction's writes.
+type preparedCommit struct {
+	cur, next runpages.Set
+	writes    []runpages.Write
+	pages     []*pageItem
+	plan      *plan
+}
+
+// prepareCommit splits c's state over pages as package store does, plans
+// every write and counts them against DynamoDB's limits. s is locked.
+func (s *Runs) prepareCommit(c store.Commit) (*preparedCommit, error) {
+	pk := layout.RunPK(c.WorkflowID, c.InstanceID)
+	pc := &preparedCommit{}
 	if it, ok := s.t.get(pk, layout.RunSK(c.RunID)).(*runItem); ok && c.Create == nil {
-		cur.Keys = it.pages
+		pc.cur.Keys = it.pages
 		for _, k := range it.pages {
 			if pg, ok := s.t.get(pk, k).(*pageItem); ok {
-				cur.Base = append(cur.Base, pg.entries)
+				pc.cur.Base = append(pc.cur.Base, pg.entries)
 			}
 		}
 	}
-	state, writes, next, err := runpages.Split(c.State, cur, c.Unsettled, func(page int) (string, error) {
+	state, writes, next, err := runpages.Split(c.State, pc.cur, c.Unsettled, func(page int) (string, error) {
 		s.pageTag++
 		return fmt.Sprintf("%s%04d#%012x", layout.PagePrefix(c.RunID), page, s.pageTag), nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	pages := make([]*pageItem, len(writes))
+	pc.writes, pc.next, pc.pages = writes, next, make([]*pageItem, len(writes))
 	for i, w := range writes {
 		entries, err := pageEntries(w.Steps)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		pages[i] = &pageItem{entries: entries}
-		if n := itemSize(pk, w.SK, pages[i]); n > store.MaxItemBytes {
-			return tooLarge("run state page", n)
+		pc.pages[i] = &pageItem{entries: entries}
+		if n := itemSize(pk, w.SK, pc.pages[i]); n > store.MaxItemBytes {
+			return nil, tooLarge("run state page", n)
 		}
 	}
-	p, err := s.planCommit(c, state, next.Keys)
-	if err != nil {
-		return err
+	if pc.plan, err = s.planCommit(c, state, next.Keys); err != nil {
+		return nil, err
 	}
-	if len(p.ws) > maxTransactItems {
-		return fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction: %w",
-			c.WorkflowID, c.InstanceID, len(p.ws), maxTransactItems, store.ErrTooManyItems)
+	if len(pc.plan.ws) > maxTransactItems {
+		return nil, fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction: %w",
+			c.WorkflowID, c.InstanceID, len(pc.plan.ws), maxTransactItems, store.ErrTooManyItems)
 	}
-	if p.invalid != nil {
-		return fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, p.invalid)
-	}
-	if err := s.sendCommit(c, p); err != nil {
-		return err
-	}
-	for i, w := range writes {
-		s.t.set(pk, w.SK, pages[i])
-	}
-	for _, k := range cur.Replaced(next) {
-		s.t.set(pk, k, nil)
-	}
-	return nil
+	return pc, nil
 }
 
 // sendCommit applies a planned commit and says which error a failed

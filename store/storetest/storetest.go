@@ -310,6 +310,12 @@ func (h *H) Events(wf string, inst, run int64) []string {
 // Commit commits c on run run of instance inst of wf at version v.
 func (h *H) Commit(wf string, inst, run, v int64, c store.Commit) error {
 	h.Helper()
+	return h.S.Runs.CommitRun(h.Ctx, commitOf(wf, inst, run, v, c))
+}
+
+// commitOf is c for run run of instance inst of wf at version v, IN_PROGRESS
+// with an empty state unless c says otherwise.
+func commitOf(wf string, inst, run, v int64, c store.Commit) store.Commit {
 	c.WorkflowID, c.InstanceID, c.RunID, c.ExpectV = wf, inst, run, v
 	if c.Status == "" {
 		c.Status = "IN_PROGRESS"
@@ -317,7 +323,7 @@ func (h *H) Commit(wf string, inst, run, v int64, c store.Commit) error {
 	if c.State == nil {
 		c.State = B(`{}`)
 	}
-	return h.S.Runs.CommitRun(h.Ctx, c)
+	return c
 }
 
 // Ref is the reference of attempt n of step of run 1 of instance 1 of wf.
