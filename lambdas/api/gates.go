@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -21,9 +22,13 @@ const (
 // registerGates adds the breakpoint and tag-permit routes.
 func (s *server) registerGates(route func(string, apiFunc)) {
 	route("POST "+breakpointsPath, s.addBreakpoint)
-	route("GET "+breakpointsPath, s.listBreakpoints)
+	route("GET "+breakpointsPath, workflowGates(s, GateService.ListBreakpoints, func(l []orchestrator.Breakpoint) any {
+		return breakpointList{Breakpoints: l}
+	}))
 	route("DELETE "+breakpointsPath, s.removeBreakpoints)
-	route("GET "+breakpointsPath+"/paused-step-attempts", s.pausedAttempts)
+	route("GET "+breakpointsPath+"/paused-step-attempts", workflowGates(s, GateService.PausedAttempts, func(l []orchestrator.PausedAttempt) any {
+		return pausedList{Attempts: l}
+	}))
 	route("PUT "+breakpointsPath+"/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/attempts/{attempt}/actions/resume", s.resumeAttempt)
 	route("POST "+tagPermitsPath, s.putTagPermit)
 	route("GET "+tagPermitsPath+"/{tag}", s.getTagPermit)
@@ -145,16 +150,21 @@ type breakpointList struct {
 	Breakpoints []orchestrator.Breakpoint `json:"breakpoints"`
 }
 
-func (s *server) listBreakpoints(w http.ResponseWriter, r *http.Request) error {
-	wf, step, err := workflowQuery(r)
-	if err != nil {
-		return err
+// workflowGates serves a GET of what list, a GateService method, returns
+// for the workflowId and stepId the query names (see workflowQuery): the
+// list, never null, in the body that body makes of it.
+func workflowGates[T any](s *server, list func(GateService, context.Context, string, string) ([]T, error), body func([]T) any) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		wf, step, err := workflowQuery(r)
+		if err != nil {
+			return err
+		}
+		l, err := list(s.svc.Gates, r.Context(), wf, step)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, body(nonNil(l)))
 	}
-	list, err := s.svc.Gates.ListBreakpoints(r.Context(), wf, step)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, breakpointList{Breakpoints: nonNil(list)})
 }
 
 // removeResponse is the body of DELETE .../steps/breakpoints.
@@ -188,18 +198,6 @@ func (s *server) removeBreakpoints(w http.ResponseWriter, r *http.Request) error
 // pausedList is the body of GET .../breakpoints/paused-step-attempts.
 type pausedList struct {
 	Attempts []orchestrator.PausedAttempt `json:"paused_step_attempts"`
-}
-
-func (s *server) pausedAttempts(w http.ResponseWriter, r *http.Request) error {
-	wf, step, err := workflowQuery(r)
-	if err != nil {
-		return err
-	}
-	list, err := s.svc.Gates.PausedAttempts(r.Context(), wf, step)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, pausedList{Attempts: nonNil(list)})
 }
 
 func (s *server) resumeAttempt(w http.ResponseWriter, r *http.Request) error {
