@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,8 +32,8 @@ func (s *server) registerGates(route func(string, apiFunc)) {
 	}))
 	route("PUT "+breakpointsPath+"/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/attempts/{attempt}/actions/resume", s.resumeAttempt)
 	route("POST "+tagPermitsPath, s.putTagPermit)
-	route("GET "+tagPermitsPath+"/{tag}", s.getTagPermit)
-	route("DELETE "+tagPermitsPath+"/{tag}", s.deleteTagPermit)
+	route("GET "+tagPermitsPath+"/{tag}", gateByName(s, "tag", "GetTagPermit", GateService.GetTagPermit))
+	route("DELETE "+tagPermitsPath+"/{tag}", gateByName(s, "tag", "DeleteTagPermit", GateService.DeleteTagPermit))
 }
 
 // parseBreakpoint checks a StepBreakpointCreateRequest strictly:
@@ -63,25 +64,23 @@ func parseBreakpoint(body []byte) (orchestrator.Breakpoint, error) {
 			errs = append(errs, fmt.Sprintf("%s: unknown field", fieldName(f.name)))
 		}
 	}
-	if b.WorkflowID == "" && !hasField(fields, "workflow_id") {
-		errs = append(errs, "workflow_id: is required")
-	}
-	if b.StepID == "" && !hasField(fields, "step_id") {
-		errs = append(errs, "step_id: is required")
-	}
+	errs = append(errs, missingFields(fields, "workflow_id", "step_id")...)
 	if len(errs) > 0 {
 		return b, orchestrator.Invalid("invalid breakpoint", errs...)
 	}
 	return b, nil
 }
 
-func hasField(fields []rawField, name string) bool {
-	for _, f := range fields {
-		if f.name == name {
-			return true
+// missingFields lists, as problems, the required fields a body does not
+// have.
+func missingFields(fields []rawField, required ...string) []string {
+	var errs []string
+	for _, name := range required {
+		if !slices.ContainsFunc(fields, func(f rawField) bool { return f.name == name }) {
+			errs = append(errs, name+": is required")
 		}
 	}
-	return false
+	return errs
 }
 
 func requiredString(f rawField, dst *string) []string {
@@ -257,27 +256,21 @@ func parseTagPermit(body []byte) (tagPermit, error) {
 			errs = append(errs, fmt.Sprintf("%s: unknown field", fieldName(f.name)))
 		}
 	}
-	switch {
-	case p.tag == "" && !hasField(fields, "tag"):
-		errs = append(errs, "tag: is required")
-	case len(p.tag) > maxTagLength:
+	if len(p.tag) > maxTagLength {
 		errs = append(errs, fmt.Sprintf("tag: must be at most %d characters", maxTagLength))
 	}
-	if p.max < 0 && !hasField(fields, "max_allowed") {
-		errs = append(errs, "max_allowed: is required")
-	}
+	errs = append(errs, missingFields(fields, "tag", "max_allowed")...)
 	if len(errs) > 0 {
 		return tagPermit{}, orchestrator.Invalid("invalid tag permit", errs...)
 	}
 	return p, nil
 }
 
-func (s *server) getTagPermit(w http.ResponseWriter, r *http.Request) error {
-	view, err := s.svc.Gates.GetTagPermit(r.Context(), r.PathValue("tag"))
-	return answer(w, view, err, "GetTagPermit")
-}
-
-func (s *server) deleteTagPermit(w http.ResponseWriter, r *http.Request) error {
-	view, err := s.svc.Gates.DeleteTagPermit(r.Context(), r.PathValue("tag"))
-	return answer(w, view, err, "DeleteTagPermit")
+// gateByName serves a route that answers what call, the GateService
+// method op, returns for the path parameter param (a tag, a queue's name).
+func gateByName[V any](s *server, param, op string, call func(GateService, context.Context, string) (*V, error)) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		view, err := call(s.svc.Gates, r.Context(), r.PathValue(param))
+		return answer(w, view, err, op)
+	}
 }
