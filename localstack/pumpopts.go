@@ -2,9 +2,9 @@ package localstack
 
 import "log/slog"
 
-// orDefault is a pump option's value v (a count or a time.Duration), or
-// def when v is zero or negative (left unset).
-func orDefault[T ~int | ~int64](v, def T) T {
+// positiveOr is a pump option's value v (a count or a time.Duration) when
+// it is positive, else def (the option was left unset).
+func positiveOr[T ~int | ~int64](v, def T) T {
 	if v <= 0 {
 		return def
 	}

@@ -104,8 +104,8 @@ type scheduleState struct {
 // NewSchedulePump returns a pump for the schedules of group that delivers
 // to SQS with sqsClient.
 func NewSchedulePump(sched SchedulerAPI, sqsClient SQSSendAPI, group string, opts SchedulePumpOptions) *SchedulePump {
-	opts.Interval = orDefault(opts.Interval, DefaultScheduleInterval)
-	opts.MaxFiresPerPoll = orDefault(opts.MaxFiresPerPoll, DefaultMaxFiresPerPoll)
+	opts.Interval = positiveOr(opts.Interval, DefaultScheduleInterval)
+	opts.MaxFiresPerPoll = positiveOr(opts.MaxFiresPerPoll, DefaultMaxFiresPerPoll)
 	if opts.Clock == nil {
 		opts.Clock = SystemClock{}
 	}

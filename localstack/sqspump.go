@@ -105,12 +105,12 @@ func (p *SQSPump) InFlight() int64 { return p.inFlight.Load() }
 
 // NewSQSPump returns a pump for the queue at queueURL that calls handler.
 func NewSQSPump(client SQSAPI, queueURL string, handler SQSHandler, opts SQSPumpOptions) *SQSPump {
-	opts.Pollers = orDefault(opts.Pollers, DefaultPollers)
+	opts.Pollers = positiveOr(opts.Pollers, DefaultPollers)
 	if opts.BatchSize <= 0 || opts.BatchSize > 10 {
 		opts.BatchSize = DefaultSQSBatchSize
 	}
-	opts.WaitTime = min(orDefault(opts.WaitTime, DefaultWaitTime), 20*time.Second)
-	opts.ErrorBackoff = orDefault(opts.ErrorBackoff, DefaultErrorBackoff)
+	opts.WaitTime = min(positiveOr(opts.WaitTime, DefaultWaitTime), 20*time.Second)
+	opts.ErrorBackoff = positiveOr(opts.ErrorBackoff, DefaultErrorBackoff)
 	return &SQSPump{
 		client:     client,
 		queueURL:   queueURL,

@@ -155,11 +155,11 @@ type shardState struct {
 
 // NewStreamPump returns a pump for the stream streamARN that calls handler.
 func NewStreamPump(client StreamsAPI, streamARN string, handler StreamHandler, opts StreamPumpOptions) *StreamPump {
-	opts.Interval = orDefault(opts.Interval, DefaultStreamInterval)
-	opts.BatchSize = min(orDefault(opts.BatchSize, DefaultStreamBatchSize), 1000) // GetRecords' limit
-	opts.RetryBackoff = orDefault(opts.RetryBackoff, DefaultRetryBackoff)
-	opts.MaxRetryBackoff = orDefault(opts.MaxRetryBackoff, DefaultMaxRetryBackoff)
-	opts.ShardRefresh = orDefault(opts.ShardRefresh, DefaultShardRefresh)
+	opts.Interval = positiveOr(opts.Interval, DefaultStreamInterval)
+	opts.BatchSize = min(positiveOr(opts.BatchSize, DefaultStreamBatchSize), 1000) // GetRecords' limit
+	opts.RetryBackoff = positiveOr(opts.RetryBackoff, DefaultRetryBackoff)
+	opts.MaxRetryBackoff = positiveOr(opts.MaxRetryBackoff, DefaultMaxRetryBackoff)
+	opts.ShardRefresh = positiveOr(opts.ShardRefresh, DefaultShardRefresh)
 	return &StreamPump{
 		client:    client,
 		streamARN: streamARN,
