@@ -436,12 +436,7 @@ func (s *Definitions) UpdateProperties(ctx context.Context, head *WorkflowHead, 
 // one transaction.
 func (s *Definitions) updateHead(ctx context.Context, upd *types.Update, with []types.TransactWriteItem) error {
 	if len(with) == 0 {
-		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
-			ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
-			ExpressionAttributeValues: upd.ExpressionAttributeValues,
-		})
-		return err
+		return s.updateItem(ctx, upd)
 	}
 	items := append([]types.TransactWriteItem{{Update: upd}}, with...)
 	if len(items) > MaxTransactItems {
