@@ -56,6 +56,17 @@ func newInstance(g *Graph) *Instance {
 	}
 }
 
+// restartRun restarts ended run st by policy at t0 and decides the new
+// run's StartRun, failing t on an error from either.
+func restartRun(t *testing.T, g *Graph, st *Instance, policy string) *Decision {
+	t.Helper()
+	next, err := RestartState(st, policy, t0)
+	require.NoError(t, err)
+	d, err := Decide(context.Background(), g, next, StartRun{}, t0)
+	require.NoError(t, err)
+	return d
+}
+
 // startRun compiles wf and decides its StartRun at t0 with opts, failing t
 // on an error from either.
 func startRun(t *testing.T, wf *model.Workflow, opts ...Option) (*Graph, *Decision) {

@@ -53,18 +53,27 @@ func bombWorkflow(n int, term string, typ model.ParamType) *model.Workflow {
 // linear-time matcher; 300 of them took minutes.
 var regexBomb = bigExpr + " matches '" + strings.Repeat("(a|b)", 200) + "c'"
 
-// TestRegexBombFailsTheStep: the decision stops charging regular
-// expressions once its CPU budget is spent; the step fails with an error
-// naming the budget and the rest of the run goes on.
-func TestRegexBombFailsTheStep(t *testing.T) {
-	g, err := Compile(bombWorkflow(300, regexBomb, model.TypeBoolean), newEvaluator(t))
-	require.NoError(t, err)
+// decideOverBudget runs g's first decision under a fresh default budget and
+// checks that step "bomb" failed fatally for spending the budget's CPU
+// units; it returns the decision and the budget.
+func decideOverBudget(t *testing.T, g *Graph) (*Decision, *expression.Budget) {
+	t.Helper()
 	b := expression.NewBudget(0, 0)
 	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0, WithBudget(b))
 	require.NoError(t, err)
 	s := d.State.Step("bomb")
 	assert.Equal(t, model.StepFatallyFailed, s.Status)
 	assert.Contains(t, s.Message, "CPU budget exceeded: the expressions of one decision may spend at most 100,000,000 units")
+	return d, b
+}
+
+// TestRegexBombFailsTheStep: the decision stops charging regular
+// expressions once its CPU budget is spent; the step fails with an error
+// naming the budget and the rest of the run goes on.
+func TestRegexBombFailsTheStep(t *testing.T) {
+	g, err := Compile(bombWorkflow(300, regexBomb, model.TypeBoolean), newEvaluator(t))
+	require.NoError(t, err)
+	d, b := decideOverBudget(t, g)
 	assert.Equal(t, model.WorkflowFailed, d.State.Status)
 	// No match ran: the first would cost more than the whole budget.
 	assert.Greater(t, b.CPUUsed(), b.CPULimit())

@@ -65,10 +65,7 @@ func TestForeachRestartFromIncompleteRunsOnlyTheIterationsThatDidNotSucceed(t *t
 	assert.Equal(t, model.WorkflowSucceeded, st.Status)
 
 	// RESTART_FROM_BEGINNING runs the loop afresh.
-	fresh, err := RestartState(st, RestartFromBeginning, t0)
-	require.NoError(t, err)
-	d, err = Decide(ctx, g, fresh, StartRun{}, t0)
-	require.NoError(t, err)
+	d = restartRun(t, g, st, RestartFromBeginning)
 	assert.Len(t, started(d), 6)
 	assert.NotEqual(t, inline, d.State.Step("loop").Loop.WorkflowID)
 }

@@ -57,10 +57,7 @@ func TestRestartFromIncompleteKeepsFinishedSteps(t *testing.T) {
 	assert.Equal(t, model.WorkflowSucceeded, d2.State.Status)
 
 	// From the beginning: every step runs again.
-	fresh, err := RestartState(d.State, RestartFromBeginning, t0)
-	require.NoError(t, err)
-	d3, err := Decide(ctx, g, fresh, StartRun{}, t0)
-	require.NoError(t, err)
+	d3 := restartRun(t, g, d.State, RestartFromBeginning)
 	assert.Equal(t, model.StepSucceeded, d3.State.Step("first").Status)
 	assert.Zero(t, d3.State.Step("first").FromRun)
 }

@@ -113,21 +113,9 @@ func (s *sizer) add(v any) {
 			s.n++
 		}
 	case []any:
-		s.list(len(x))
-		for _, e := range x {
-			s.add(e)
-			if s.n > s.limit {
-				return
-			}
-		}
+		sizeList(s, x, s.add)
 	case []string:
-		s.list(len(x))
-		for _, e := range x {
-			s.str(e)
-			if s.n > s.limit {
-				return
-			}
-		}
+		sizeList(s, x, s.str)
 	case []int64:
 		s.list(len(x))
 		for _, e := range x {
@@ -139,10 +127,7 @@ func (s *sizer) add(v any) {
 			s.float(e)
 		}
 	case []bool:
-		s.list(len(x))
-		for _, e := range x {
-			s.add(e)
-		}
+		sizeList(s, x, func(b bool) { s.add(b) })
 	case map[string]string:
 		s.n++
 		for k, e := range x {
@@ -158,6 +143,18 @@ func (s *sizer) add(v any) {
 		}
 	default:
 		s.n += 16 // not a normalized value; counted, not encoded
+	}
+}
+
+// sizeList adds array xs, each element by add, stopping once past the
+// limit.
+func sizeList[T any](s *sizer, xs []T, add func(T)) {
+	s.list(len(xs))
+	for _, e := range xs {
+		add(e)
+		if s.n > s.limit {
+			return
+		}
 	}
 }
 

@@ -197,10 +197,7 @@ func TestSubworkflowRestartFromIncompleteRestartsTheFailedChild(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, model.WorkflowFailed, d.State.Status)
 
-	next, err := RestartState(d.State, RestartFromIncomplete, t0)
-	require.NoError(t, err)
-	d, err = Decide(ctx, g, next, StartRun{}, t0)
-	require.NoError(t, err)
+	d = restartRun(t, g, d.State, RestartFromIncomplete)
 	starts := subworkflowStarts(d)
 	require.Len(t, starts, 1)
 	assert.Equal(t, &child, starts[0].Restart, "the same instance, restarted")
@@ -217,10 +214,7 @@ func TestSubworkflowRestartFromIncompleteRestartsTheFailedChild(t *testing.T) {
 	d, err = Decide(ctx, g, d.State, ChildEnded{StepID: "sub", Attempt: starts[0].Attempt, Status: model.WorkflowSucceeded}, t0)
 	require.NoError(t, err)
 	require.Equal(t, model.WorkflowSucceeded, d.State.Status)
-	fresh, err := RestartState(d.State, RestartFromBeginning, t0)
-	require.NoError(t, err)
-	d, err = Decide(ctx, g, fresh, StartRun{}, t0)
-	require.NoError(t, err)
+	d = restartRun(t, g, d.State, RestartFromBeginning)
 	require.Len(t, subworkflowStarts(d), 1)
 	assert.Nil(t, subworkflowStarts(d)[0].Restart)
 }

@@ -195,10 +195,7 @@ func TestWhileRestartFromIncompleteGoesOnFromTheFailedIteration(t *testing.T) {
 	}
 	require.Equal(t, model.WorkflowFailed, st.Status)
 
-	next, err := RestartState(st, RestartFromIncomplete, t0)
-	require.NoError(t, err)
-	d, err = Decide(ctx, g, next, StartRun{}, t0)
-	require.NoError(t, err)
+	d = restartRun(t, g, st, RestartFromIncomplete)
 	rs := restarts(d)
 	require.Len(t, rs, 1, "the failed third iteration runs again")
 	assert.Equal(t, int64(2), rs[0].Index)

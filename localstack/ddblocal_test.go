@@ -41,10 +41,7 @@ func TestDiscoverRunsDynamoDBLocalBesideMoto(t *testing.T) {
 		t.Fatalf("got %+v, want moto with DynamoDB Local beside it", em)
 	}
 
-	cfg, err := em.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := em.TestConfig(t)
 	table := "ddblocal-" + uniqueStage(t)
 	if _, err := dynamodb.NewFromConfig(cfg).CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:            aws.String(table),
@@ -77,10 +74,7 @@ func TestDiscoverRunsDynamoDBLocalBesideMoto(t *testing.T) {
 
 	// The per-service variable wins over the emulator's own routing.
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", em.Endpoint)
-	overridden, err := em.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	overridden := em.TestConfig(t)
 	out, err := dynamodb.NewFromConfig(overridden).ListTables(ctx, &dynamodb.ListTablesInput{})
 	if err != nil {
 		t.Fatal(err)

@@ -40,18 +40,24 @@ func (p *childProcess) stop() error {
 	if err := terminateGroup(p.cmd.Process); err != nil {
 		return fmt.Errorf("stop pid %d: %w", p.cmd.Process.Pid, err)
 	}
-	select {
-	case <-p.exited:
+	if p.exitsWithin(5 * time.Second) {
 		return nil
-	case <-time.After(5 * time.Second):
 	}
 	if err := killGroup(p.cmd.Process); err != nil {
 		return fmt.Errorf("kill pid %d: %w", p.cmd.Process.Pid, err)
 	}
+	if p.exitsWithin(5 * time.Second) {
+		return nil
+	}
+	return errors.Join(fmt.Errorf("pid %d did not exit after SIGKILL", p.cmd.Process.Pid), p.waitErr)
+}
+
+// exitsWithin reports whether the child has exited, or exits within d.
+func (p *childProcess) exitsWithin(d time.Duration) bool {
 	select {
 	case <-p.exited:
-		return nil
-	case <-time.After(5 * time.Second):
-		return errors.Join(fmt.Errorf("pid %d did not exit after SIGKILL", p.cmd.Process.Pid), p.waitErr)
+		return true
+	case <-time.After(d):
+		return false
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -237,19 +238,7 @@ func TestS3ObjectEventsReachSignalIngest(t *testing.T) {
 	}
 	var names []string
 	for _, m := range msgs {
-		var ev struct {
-			Records []struct {
-				EventName string `json:"eventName"`
-				S3        struct {
-					Bucket struct {
-						Name string `json:"name"`
-					} `json:"bucket"`
-					Object struct {
-						Key string `json:"key"`
-					} `json:"object"`
-				} `json:"s3"`
-			} `json:"Records"`
-		}
+		var ev events.S3Event
 		if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &ev); err != nil || len(ev.Records) != 1 {
 			t.Fatalf("body %s: %v", aws.ToString(m.Body), err)
 		}

@@ -302,14 +302,7 @@ func parseDayOfMonth(field string) (func(time.Time) bool, error) {
 			plain = append(plain, part)
 		}
 	}
-	if len(plain) > 0 {
-		set, err := parseField(strings.Join(plain, ","), 1, 31, nil)
-		if err != nil {
-			return nil, err
-		}
-		preds = append(preds, func(t time.Time) bool { return set[t.Day()] })
-	}
-	return anyOf(preds), nil
+	return anyDay(preds, plain, 1, 31, nil, time.Time.Day)
 }
 
 // parseDayOfWeek parses a day-of-week field: values, ranges and steps from
@@ -349,12 +342,19 @@ func parseDayOfWeek(field string) (func(time.Time) bool, error) {
 			plain = append(plain, part)
 		}
 	}
+	return anyDay(preds, plain, 1, 7, dayNames, weekday)
+}
+
+// anyDay is the test of a day field: any of preds, or a day whose number
+// (day returns it) is among the field's plain parts (values, ranges and
+// steps from lo to hi, see parseField).
+func anyDay(preds []func(time.Time) bool, plain []string, lo, hi int, names map[string]int, day func(time.Time) int) (func(time.Time) bool, error) {
 	if len(plain) > 0 {
-		set, err := parseField(strings.Join(plain, ","), 1, 7, dayNames)
+		set, err := parseField(strings.Join(plain, ","), lo, hi, names)
 		if err != nil {
 			return nil, err
 		}
-		preds = append(preds, func(t time.Time) bool { return set[weekday(t)] })
+		preds = append(preds, func(t time.Time) bool { return set[day(t)] })
 	}
 	return anyOf(preds), nil
 }

@@ -104,25 +104,17 @@ type scheduleState struct {
 // NewSchedulePump returns a pump for the schedules of group that delivers
 // to SQS with sqsClient.
 func NewSchedulePump(sched SchedulerAPI, sqsClient SQSSendAPI, group string, opts SchedulePumpOptions) *SchedulePump {
-	if opts.Interval <= 0 {
-		opts.Interval = DefaultScheduleInterval
-	}
+	opts.Interval = positiveOr(opts.Interval, DefaultScheduleInterval)
+	opts.MaxFiresPerPoll = positiveOr(opts.MaxFiresPerPoll, DefaultMaxFiresPerPoll)
 	if opts.Clock == nil {
 		opts.Clock = SystemClock{}
-	}
-	if opts.MaxFiresPerPoll <= 0 {
-		opts.MaxFiresPerPoll = DefaultMaxFiresPerPoll
-	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
 	}
 	return &SchedulePump{
 		sched:     sched,
 		sqs:       sqsClient,
 		group:     group,
 		opts:      opts,
-		log:       log.With("pump", "schedule", "group", group),
+		log:       pumpLogger(opts.Logger, "pump", "schedule", "group", group),
 		states:    map[string]*scheduleState{},
 		queueURLs: map[string]string{},
 	}

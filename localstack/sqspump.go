@@ -105,30 +105,19 @@ func (p *SQSPump) InFlight() int64 { return p.inFlight.Load() }
 
 // NewSQSPump returns a pump for the queue at queueURL that calls handler.
 func NewSQSPump(client SQSAPI, queueURL string, handler SQSHandler, opts SQSPumpOptions) *SQSPump {
-	if opts.Pollers <= 0 {
-		opts.Pollers = DefaultPollers
-	}
+	opts.Pollers = positiveOr(opts.Pollers, DefaultPollers)
 	if opts.BatchSize <= 0 || opts.BatchSize > 10 {
 		opts.BatchSize = DefaultSQSBatchSize
 	}
-	if opts.WaitTime <= 0 {
-		opts.WaitTime = DefaultWaitTime
-	}
-	opts.WaitTime = min(opts.WaitTime, 20*time.Second)
-	if opts.ErrorBackoff <= 0 {
-		opts.ErrorBackoff = DefaultErrorBackoff
-	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	opts.WaitTime = min(positiveOr(opts.WaitTime, DefaultWaitTime), 20*time.Second)
+	opts.ErrorBackoff = positiveOr(opts.ErrorBackoff, DefaultErrorBackoff)
 	return &SQSPump{
 		client:     client,
 		queueURL:   queueURL,
 		handler:    handler,
 		opts:       opts,
 		fifo:       strings.HasSuffix(queueURL, ".fifo"),
-		log:        log.With("pump", "sqs", "queue", queueURL),
+		log:        pumpLogger(opts.Logger, "pump", "sqs", "queue", queueURL),
 		busyGroups: map[string]bool{},
 	}
 }

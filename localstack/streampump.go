@@ -155,32 +155,17 @@ type shardState struct {
 
 // NewStreamPump returns a pump for the stream streamARN that calls handler.
 func NewStreamPump(client StreamsAPI, streamARN string, handler StreamHandler, opts StreamPumpOptions) *StreamPump {
-	if opts.Interval <= 0 {
-		opts.Interval = DefaultStreamInterval
-	}
-	if opts.BatchSize <= 0 {
-		opts.BatchSize = DefaultStreamBatchSize
-	}
-	opts.BatchSize = min(opts.BatchSize, 1000) // GetRecords' limit
-	if opts.RetryBackoff <= 0 {
-		opts.RetryBackoff = DefaultRetryBackoff
-	}
-	if opts.MaxRetryBackoff <= 0 {
-		opts.MaxRetryBackoff = DefaultMaxRetryBackoff
-	}
-	if opts.ShardRefresh <= 0 {
-		opts.ShardRefresh = DefaultShardRefresh
-	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	opts.Interval = positiveOr(opts.Interval, DefaultStreamInterval)
+	opts.BatchSize = min(positiveOr(opts.BatchSize, DefaultStreamBatchSize), 1000) // GetRecords' limit
+	opts.RetryBackoff = positiveOr(opts.RetryBackoff, DefaultRetryBackoff)
+	opts.MaxRetryBackoff = positiveOr(opts.MaxRetryBackoff, DefaultMaxRetryBackoff)
+	opts.ShardRefresh = positiveOr(opts.ShardRefresh, DefaultShardRefresh)
 	return &StreamPump{
 		client:    client,
 		streamARN: streamARN,
 		handler:   handler,
 		opts:      opts,
-		log:       log.With("pump", "stream", "stream", streamARN),
+		log:       pumpLogger(opts.Logger, "pump", "stream", "stream", streamARN),
 		shards:    map[string]*shardState{},
 	}
 }

@@ -90,6 +90,20 @@ func putItem(t *testing.T, ddb *dynamodb.Client, table, sk string, extra map[str
 	}
 }
 
+// streamStage provisions a stage for t and returns its config, its
+// resources and put, which writes an item with sort key sk and an outbox
+// to its table.
+func streamStage(t *testing.T) (cfg aws.Config, res *Resources, put func(sk string)) {
+	t.Helper()
+	cfg = testConfig(t)
+	res, _ = provisionStage(t, cfg)
+	ddb := dynamodb.NewFromConfig(cfg)
+	return cfg, res, func(sk string) {
+		t.Helper()
+		putItem(t, ddb, res.Table.Name, sk, outbox)
+	}
+}
+
 // outbox is an item attribute the stream filter passes.
 var outbox = map[string]ddbtypes.AttributeValue{
 	"ob": &ddbtypes.AttributeValueMemberL{Value: []ddbtypes.AttributeValue{
@@ -137,11 +151,9 @@ func TestStreamPumpDeliversFilteredRecords(t *testing.T) {
 }
 
 func TestStreamPumpRetriesFromFirstFailedRecord(t *testing.T) {
-	cfg := testConfig(t)
-	res, _ := provisionStage(t, cfg)
-	ddb := dynamodb.NewFromConfig(cfg)
+	cfg, res, put := streamStage(t)
 	for _, sk := range []string{"k1", "k2", "k3"} {
-		putItem(t, ddb, res.Table.Name, sk, outbox)
+		put(sk)
 	}
 
 	var rec recorder
@@ -158,17 +170,15 @@ func TestStreamPumpRetriesFromFirstFailedRecord(t *testing.T) {
 	runPump(t, pump.Run)
 
 	eventually(t, 10*time.Second, "the retry", func() bool { calls, _ := rec.snapshot(); return len(calls) >= 2 })
-	putItem(t, ddb, res.Table.Name, "k4", outbox)
+	put("k4")
 	eventually(t, 10*time.Second, "k4", func() bool { return rec.seen("k4") })
 	rec.wantCalls(t, [][]string{{"k1", "k2", "k3"}, {"k2", "k3"}, {"k4"}})
 }
 
 func TestStreamPumpRetriesWholeBatchOnError(t *testing.T) {
-	cfg := testConfig(t)
-	res, _ := provisionStage(t, cfg)
-	ddb := dynamodb.NewFromConfig(cfg)
-	putItem(t, ddb, res.Table.Name, "e1", outbox)
-	putItem(t, ddb, res.Table.Name, "e2", outbox)
+	cfg, res, put := streamStage(t)
+	put("e1")
+	put("e2")
 
 	var rec recorder
 	pump := rec.pump(cfg, res, StreamPumpOptions{Interval: 50 * time.Millisecond, RetryBackoff: 20 * time.Millisecond, Logger: testLogger(t)},
@@ -186,10 +196,8 @@ func TestStreamPumpRetriesWholeBatchOnError(t *testing.T) {
 }
 
 func TestStreamPumpSkipsAfterMaxRetries(t *testing.T) {
-	cfg := testConfig(t)
-	res, _ := provisionStage(t, cfg)
-	ddb := dynamodb.NewFromConfig(cfg)
-	putItem(t, ddb, res.Table.Name, "poison", outbox)
+	cfg, res, put := streamStage(t)
+	put("poison")
 
 	var rec recorder
 	pump := rec.pump(cfg, res, StreamPumpOptions{Interval: 50 * time.Millisecond, RetryBackoff: 10 * time.Millisecond, MaxRetryAttempts: 2, Logger: testLogger(t)},
@@ -202,23 +210,21 @@ func TestStreamPumpSkipsAfterMaxRetries(t *testing.T) {
 	runPump(t, pump.Run)
 
 	eventually(t, 10*time.Second, "the poison record's attempts", func() bool { calls, _ := rec.snapshot(); return len(calls) >= 3 })
-	putItem(t, ddb, res.Table.Name, "next", outbox)
+	put("next")
 	eventually(t, 10*time.Second, "the next record", func() bool { return rec.seen("next") })
 	rec.wantCalls(t, [][]string{{"poison"}, {"poison"}, {"poison"}, {"next"}})
 }
 
 func TestStreamPumpPrimedAtLatest(t *testing.T) {
-	cfg := testConfig(t)
-	res, _ := provisionStage(t, cfg)
-	ddb := dynamodb.NewFromConfig(cfg)
-	putItem(t, ddb, res.Table.Name, "before", outbox)
+	cfg, res, put := streamStage(t)
+	put("before")
 
 	var rec recorder
 	pump := rec.pump(cfg, res, StreamPumpOptions{StartAtLatest: true, Logger: testLogger(t)}, nil)
 	if err := pump.Prime(context.Background()); err != nil {
 		t.Fatalf("Prime: %v", err)
 	}
-	putItem(t, ddb, res.Table.Name, "after", outbox)
+	put("after")
 	runPump(t, pump.Run)
 	eventually(t, 10*time.Second, "the record written after Prime", func() bool { return rec.seen("after") })
 	if calls, _ := rec.snapshot(); fmt.Sprint(calls) != "[[after]]" {
@@ -260,11 +266,9 @@ func (c *trimOnce) done() bool {
 }
 
 func TestStreamPumpGoesOnAfterTrimmedData(t *testing.T) {
-	cfg := testConfig(t)
-	res, _ := provisionStage(t, cfg)
-	ddb := dynamodb.NewFromConfig(cfg)
-	putItem(t, ddb, res.Table.Name, "t1", outbox)
-	putItem(t, ddb, res.Table.Name, "t2", outbox)
+	cfg, res, put := streamStage(t)
+	put("t1")
+	put("t2")
 
 	var rec recorder
 	client := &trimOnce{StreamsAPI: dynamodbstreams.NewFromConfig(cfg)}
@@ -275,7 +279,7 @@ func TestStreamPumpGoesOnAfterTrimmedData(t *testing.T) {
 	runPump(t, pump.Run)
 
 	eventually(t, 10*time.Second, "the first records, then the trimmed read", func() bool { return rec.seen("t2") && client.done() })
-	putItem(t, ddb, res.Table.Name, "t3", outbox)
+	put("t3")
 	eventually(t, 10*time.Second, "the record written after", func() bool { return rec.seen("t3") })
 	// Read again from the shard's oldest record, t1 and t2 are passed over.
 	rec.wantCalls(t, [][]string{{"t1", "t2"}, {"t3"}})

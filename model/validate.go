@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
 	"math"
 	"sort"
 	"strings"
@@ -855,19 +856,13 @@ func (v *validator) signalTrigger(t *SignalTrigger, p loc, wfScope Scope) {
 				v.failf(sp.key("join_keys").at(i), "join key %q may not also be a match param", k)
 			}
 		}
-		for _, mn := range MapKeys(def.MatchNames, def.MatchParams) {
-			mp := def.MatchParams[mn]
-			if mp == nil {
-				continue
-			}
-			mpp := sp.key("match_params").key(mn)
-			v.operator(mp.Operator, mpp.key("operator"))
+		for mp := range v.matchParams(def.MatchNames, def.MatchParams, sp) {
 			switch mp.Value.(type) {
 			case int64, string:
 			case nil:
-				v.fail(mpp.key("value"), "required")
+				v.fail(mp.p.key("value"), "required")
 			default:
-				v.failf(mpp.key("value"), "must be a whole number or a string, got %s", describe(mp.Value))
+				v.failf(mp.p.key("value"), "must be a whole number or a string, got %s", describe(mp.Value))
 			}
 		}
 	}
@@ -878,6 +873,31 @@ func (v *validator) signalTrigger(t *SignalTrigger, p loc, wfScope Scope) {
 	v.params(&t.Params, p.key("params"), sc, true)
 	v.expr(t.Condition, TypeBoolean, sc, p.key("condition"))
 	v.expr(t.DedupExpr, TypeString, sc, p.key("dedup_expr"))
+}
+
+// matchParam is one of a signal's match params, with its name and path.
+type matchParam struct {
+	*SignalMatchParam
+	name string
+	p    loc
+}
+
+// matchParams yields the match params of a signal at p in name order,
+// passing over nil ones, each once its operator is checked.
+func (v *validator) matchParams(names []string, params map[string]*SignalMatchParam, p loc) iter.Seq[matchParam] {
+	return func(yield func(matchParam) bool) {
+		for _, name := range MapKeys(names, params) {
+			mp := params[name]
+			if mp == nil {
+				continue
+			}
+			mpp := p.key("match_params").key(name)
+			v.operator(mp.Operator, mpp.key("operator"))
+			if !yield(matchParam{SignalMatchParam: mp, name: name, p: mpp}) {
+				return
+			}
+		}
+	}
 }
 
 // operator checks a signal match operator.
@@ -903,24 +923,18 @@ func (v *validator) signalDependencies(deps []SignalDependency, p loc, sc Scope)
 		dp := p.at(i)
 		v.requiredSignalName(d.Name, dp.key("name"))
 		var ranges []string
-		for _, name := range MapKeys(d.MatchNames, d.MatchParams) {
-			mp := d.MatchParams[name]
-			if mp == nil {
-				continue
-			}
-			mpp := dp.key("match_params").key(name)
-			v.operator(mp.Operator, mpp.key("operator"))
+		for mp := range v.matchParams(d.MatchNames, d.MatchParams, dp) {
 			if mp.Operator.IsRange() {
-				ranges = append(ranges, name)
+				ranges = append(ranges, mp.name)
 			}
 			if mp.Param == nil {
-				v.fail(mpp.key("param"), "required")
+				v.fail(mp.p.key("param"), "required")
 				continue
 			}
 			if mp.Param.Type.Valid() && mp.Param.Type != TypeString && mp.Param.Type != TypeLong {
-				v.failf(mpp.key("param").key("type"), "signal dependency params must be STRING or LONG, got %s", mp.Param.Type)
+				v.failf(mp.p.key("param").key("type"), "signal dependency params must be STRING or LONG, got %s", mp.Param.Type)
 			}
-			v.paramDef(mp.Param, mpp.key("param"), sc)
+			v.paramDef(mp.Param, mp.p.key("param"), sc)
 		}
 		if len(ranges) > 1 {
 			v.failf(dp.key("match_params"), "at most one range operator (>, >=, <, <=) is allowed per signal dependency; found %d (%s)",

@@ -179,11 +179,11 @@ func New(cfg Config) *Orchestrator {
 		newUUID:        cfg.NewUUID,
 		log:            cfg.Logger,
 		health:         cfg.HealthInfo,
-		retries:        cfg.MaxConflictRetries,
+		retries:        positiveOr(cfg.MaxConflictRetries, 25),
 		schedules:      cfg.Schedules,
-		claimLease:     cfg.ClaimLease,
-		sweepGrace:     cfg.SweepGrace,
-		stepRunReserve: cfg.StepRunReserve,
+		claimLease:     positiveOr(cfg.ClaimLease, DefaultClaimLease),
+		sweepGrace:     positiveOr(cfg.SweepGrace, DefaultSweepGrace),
+		stepRunReserve: positiveOr(cfg.StepRunReserve, DefaultStepRunReserve),
 		dispatch:       cfg.Dispatcher,
 		metrics:        cfg.Metrics,
 		graphs:         newGraphCache(graphCacheBytes),
@@ -193,15 +193,6 @@ func New(cfg Config) *Orchestrator {
 		o.store = *cfg.Stores
 	case cfg.Store != nil:
 		o.store = StoresOf(cfg.Store)
-	}
-	if o.claimLease <= 0 {
-		o.claimLease = DefaultClaimLease
-	}
-	if o.sweepGrace <= 0 {
-		o.sweepGrace = DefaultSweepGrace
-	}
-	if o.stepRunReserve <= 0 {
-		o.stepRunReserve = DefaultStepRunReserve
 	}
 	if o.checker == nil {
 		o.checker = definition.NewChecker()
@@ -214,9 +205,6 @@ func New(cfg Config) *Orchestrator {
 	}
 	if o.log == nil {
 		o.log = slog.Default()
-	}
-	if o.retries <= 0 {
-		o.retries = 25
 	}
 	o.eval = engine.NewEvaluator(o.checker.Language())
 	rounds, gates := &Rounds{o}, &Gates{o}
@@ -277,4 +265,13 @@ func mustJSON(v any) []byte {
 		panic(fmt.Sprintf("orchestrator: marshal %T: %v", v, err))
 	}
 	return b
+}
+
+// positiveOr is a setting's value v when it is positive, else def (the
+// setting was left unset).
+func positiveOr[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }

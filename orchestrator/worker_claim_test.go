@@ -73,9 +73,7 @@ func TestWorkerSecondDeliveryWaitsForTheLease(t *testing.T) {
 	if got := len(r.log.ops("ClaimAttempt")); got != claims+2 {
 		t.Errorf("%d claims tried while claimed, want 2 (the backstop copies only read)", got-claims)
 	}
-	if got := rigStatus(r.state("leased", 1, 1)); got != "SUCCEEDED t0=SUCCEEDED" {
-		t.Errorf("after the first worker: %s", got)
-	}
+	r.wantRun("leased", 1, "SUCCEEDED t0=SUCCEEDED")
 }
 
 // TestWorkerRunsAgainAfterTheLeaseEnds: a worker that died keeps its
@@ -98,9 +96,7 @@ func TestWorkerRunsAgainAfterTheLeaseEnds(t *testing.T) {
 	if got := strings.Join(runner.ran(), ","); got != "t0#1" {
 		t.Errorf("ran %s", got)
 	}
-	if got := rigStatus(r.state("dead", 1, 1)); got != "SUCCEEDED t0=SUCCEEDED" {
-		t.Errorf("after the second worker: %s", got)
-	}
+	r.wantRun("dead", 1, "SUCCEEDED t0=SUCCEEDED")
 }
 
 // TestWorkerDropsWorkOfEndedAttempts: a delivery for an attempt that
@@ -157,9 +153,7 @@ func TestWorkerBackstopCopyClaimsADeferredStart(t *testing.T) {
 	if got := strings.Join(runner.ran(), ","); got != "t0#1" {
 		t.Errorf("ran %q", got)
 	}
-	if got := rigStatus(r.state("backstop", 1, 1)); got != "SUCCEEDED t0=SUCCEEDED" {
-		t.Errorf("%s", got)
-	}
+	r.wantRun("backstop", 1, "SUCCEEDED t0=SUCCEEDED")
 }
 
 // TestWorkerAppliesTheOutcomeADeadWorkerRecorded: a worker that recorded

@@ -124,10 +124,7 @@ func TestWorkerBackstopWake(t *testing.T) {
 		t.Fatalf("a quiet run was handed to the decider: %+v", w)
 	}
 
-	stop := store.Event{ID: actionEventID("x"), Body: mustJSON(engine.Action{Action: "STOP"})}
-	if err := r.mem.Runs.PutEvent(r.ctx, "nudge", 1, 1, stop); err != nil {
-		t.Fatal(err)
-	}
+	r.putUnwoken("nudge", actionEventID("x"), engine.Action{Action: "STOP"})
 	if _, err := r.work(wake, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -500,10 +497,7 @@ func TestWorkerSweepMessageRunsTheSweeper(t *testing.T) {
 	r.push(rigChain("swept", 1))
 	r.start("swept", StartRequest{})
 	r.disp.take(t)
-	stop := store.Event{ID: actionEventID("lost-wake"), Body: mustJSON(engine.Action{Action: "STOP"})}
-	if err := r.mem.Runs.PutEvent(r.ctx, "swept", 1, 1, stop); err != nil {
-		t.Fatal(err)
-	}
+	r.putUnwoken("swept", actionEventID("lost-wake"), engine.Action{Action: "STOP"})
 	if _, err := r.work(wireWork{Kind: WorkSweep}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -424,6 +424,15 @@ func (r *roleRig) start(wf string, req StartRequest) *StartResponse {
 	return resp
 }
 
+// putUnwoken puts event ev, with id, in the inbox of wf's run 1/1 straight
+// through the store: an event whose wake has not come (or was lost).
+func (r *roleRig) putUnwoken(wf, id string, ev engine.Event) {
+	r.t.Helper()
+	if err := r.mem.Runs.PutEvent(r.ctx, wf, 1, 1, store.Event{ID: id, Body: mustJSON(ev)}); err != nil {
+		r.t.Fatalf("put %s in %s's inbox: %v", id, wf, err)
+	}
+}
+
 // work hands one work message to the worker.
 func (r *roleRig) work(m wireWork, runners map[model.StepType]StepRunner) (time.Duration, error) {
 	return r.o.Worker.HandleWork(r.ctx, mustJSON(m), runners)

@@ -155,17 +155,36 @@ var ErrClaimLost = errors.New("store: the claim on the step attempt was lost")
 // outcome's size, which makes it durable before its worker decides what
 // follows (see ClaimAttempt).
 func (s *Attempts) RecordOutcome(ctx context.Context, ref AttemptRef, token string, outcome []byte) error {
+	u := s.claimedUpdate(ref, token, "SET #o = :o",
+		map[string]string{"#o": attrOutcome}, map[string]types.AttributeValue{":o": bin(outcome)})
+	return claimedWriteError("record outcome of", ref, s.updateItem(ctx, u))
+}
+
+// claimedUpdate is the update set (an update expression, whose placeholders
+// names and values hold) of attempt ref's item, on condition that token
+// still holds the claim on the attempt and the attempt is RUNNING; the
+// condition's placeholders are added to names and values.
+func (s *base) claimedUpdate(ref AttemptRef, token, set string, names map[string]string, values map[string]types.AttributeValue) *types.Update {
+	names["#c"], names["#st"] = attrClaim, attrStatus
+	values[":c"], values[":running"] = str(token), str(statusRunning)
+	return &types.Update{
+		TableName:                 aws.String(s.table),
+		Key:                       ref.key(),
+		UpdateExpression:          aws.String(set),
+		ConditionExpression:       aws.String("#c = :c AND #st = :running"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	}
+}
+
+// updateItem makes update u as a single UpdateItem.
+func (s *base) updateItem(ctx context.Context, u *types.Update) error {
 	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(s.table),
-		Key:                      ref.key(),
-		UpdateExpression:         aws.String("SET #o = :o"),
-		ConditionExpression:      aws.String("#c = :c AND #st = :running"),
-		ExpressionAttributeNames: map[string]string{"#o": attrOutcome, "#c": attrClaim, "#st": attrStatus},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":o": bin(outcome), ":c": str(token), ":running": str(statusRunning),
-		},
+		TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
+		ConditionExpression: u.ConditionExpression, ExpressionAttributeNames: u.ExpressionAttributeNames,
+		ExpressionAttributeValues: u.ExpressionAttributeValues,
 	})
-	return claimedWriteError("record outcome of", ref, err)
+	return err
 }
 
 // AttemptPeek is what PeekAttempt reads of an attempt.

@@ -62,25 +62,18 @@ func (s *Attempts) FinishAttempt(ctx context.Context, ref AttemptRef, token stri
 	}
 	values := map[string]types.AttributeValue{
 		":st": str(end.Status), ":b": body[attrBody], ":e": body[attrEnc], ":tl": entryList(end.Timeline),
-		":wn": num(int64(len(end.Timeline))), ":c": str(token), ":running": str(statusRunning),
+		":wn": num(int64(len(end.Timeline))),
 	}
 	outbox := ""
 	if wake {
 		outbox = ", #ob = :ob"
 		names["#ob"], values[":ob"] = attrOutbox, str(endOutbox)
 	}
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table),
-		Key:       ref.key(),
-		// The claim goes: the attempt is no longer RUNNING, so it could
-		// not be claimed again anyway, and the item is billed by size.
-		UpdateExpression: aws.String("SET #st = :st, #b = :b, #e = :e, #tl = list_append(#tl, :tl), " +
-			"#wn = :wn" + outbox + " REMOVE #c, #l"),
-		ConditionExpression:       aws.String("#c = :c AND #st = :running"),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: values,
-	})
-	return claimedWriteError("finish", ref, err)
+	// The claim goes: the attempt is no longer RUNNING, so it could not be
+	// claimed again anyway, and the item is billed by size.
+	u := s.claimedUpdate(ref, token, "SET #st = :st, #b = :b, #e = :e, #tl = list_append(#tl, :tl), "+
+		"#wn = :wn"+outbox+" REMOVE #c, #l", names, values)
+	return claimedWriteError("finish", ref, s.updateItem(ctx, u))
 }
 
 // endBody encodes an end's body as an attempt item stores it, refusing one

@@ -540,16 +540,16 @@ func (s *base) headSubscriptions(ctx context.Context, wf string, after *Workflow
 // itself): one transaction conditioned on the head it read, retried when the
 // head moves meanwhile.
 func (s *Signals) SyncSubscriptions(ctx context.Context, wf string, subs SubscriptionsFunc) error {
-	for attempt := 0; attempt < 20; attempt++ {
+	return retryConditional(ctx, "sync signal subscriptions of "+wf, func() (write, err error) {
 		head, err := s.store.Definitions.GetHead(ctx, wf)
 		if errors.Is(err, ErrNotFound) {
 			head = nil
 		} else if err != nil {
-			return err
+			return nil, err
 		}
 		items, err := s.headSubscriptions(ctx, wf, head, subs)
 		if err != nil || len(items) == 0 {
-			return err
+			return nil, err
 		}
 		check := &types.ConditionCheck{TableName: aws.String(s.table), Key: key(layout.WorkflowPK(wf), layout.HeadSK)}
 		if head == nil {
@@ -560,18 +560,9 @@ func (s *Signals) SyncSubscriptions(ctx context.Context, wf string, subs Subscri
 			check.ExpressionAttributeValues = map[string]types.AttributeValue{":v": num(head.v)}
 		}
 		items = append(items, types.TransactWriteItem{ConditionCheck: check})
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		if err == nil {
-			return nil
-		}
-		if !isConflict(err) {
-			return fmt.Errorf("store: sync signal subscriptions of %s: %w", wf, err)
-		}
-		if err := backoff(ctx, attempt); err != nil {
-			return err
-		}
-	}
-	return fmt.Errorf("store: sync signal subscriptions of %s: %w after 20 attempts", wf, ErrConflict)
+		_, write = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		return write, nil
+	})
 }
 
 // SignalWait adds (or, with Remove, deletes) a step attempt's registration

@@ -329,6 +329,34 @@ func (s *base) batchRead(ctx context.Context, keys []map[string]types.AttributeV
 
 func millis(t time.Time) int64 { return t.UnixMilli() }
 
+// conditionalAttempts bounds the attempts of a read-then-conditional-write
+// (see retryConditional).
+const conditionalAttempts = 20
+
+// retryConditional runs try, a read and a write conditioned on what it
+// read, until the write succeeds. try returns write, the conditional
+// write's error, apart from err, any other (returned as it is, as is a nil
+// write). A write that lost to a concurrent one (isConflict) is tried
+// again after a backoff, up to conditionalAttempts times; its other errors
+// are "store: what: ...".
+func retryConditional(ctx context.Context, what string, try func() (write, err error)) error {
+	for attempt := 0; attempt < conditionalAttempts; attempt++ {
+		write, err := try()
+		switch {
+		case err != nil:
+			return err
+		case write == nil:
+			return nil
+		case !isConflict(write):
+			return fmt.Errorf("store: %s: %w", what, write)
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("store: %s: %w after %d attempts", what, ErrConflict, conditionalAttempts)
+}
+
 // backoff waits a jittered, growing pause before retry attempt+1.
 func backoff(ctx context.Context, attempt int) error {
 	d := time.Duration(1+rand.IntN(4<<min(attempt, 6))) * time.Millisecond

@@ -143,16 +143,8 @@ func (s *Tasks) WaitForTask(ctx context.Context, ref AttemptRef, claim, hash, jo
 		}})
 	}
 	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append([]types.TransactWriteItem{
-		{Update: &types.Update{
-			TableName:                aws.String(s.table),
-			Key:                      ref.key(),
-			UpdateExpression:         aws.String("SET #w = :h"),
-			ConditionExpression:      aws.String("#c = :c AND #st = :running"),
-			ExpressionAttributeNames: map[string]string{"#w": attrWait, "#c": attrClaim, "#st": attrStatus},
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":h": str(hash), ":c": str(claim), ":running": str(statusRunning),
-			},
-		}},
+		{Update: s.claimedUpdate(ref, claim, "SET #w = :h",
+			map[string]string{"#w": attrWait}, map[string]types.AttributeValue{":h": str(hash)})},
 		{Put: &types.Put{TableName: aws.String(s.table), Item: evItem, ConditionExpression: aws.String("attribute_not_exists(pk)")}},
 	}, jobItems...)})
 	if err == nil {

@@ -160,40 +160,37 @@ type NewVersion struct {
 // active, in one transaction conditioned on the head it read. It retries on
 // conflict with concurrent pushes and returns the new version number.
 func (s *Definitions) CreateVersion(ctx context.Context, nv NewVersion) (int64, error) {
-	for attempt := 0; attempt < 20; attempt++ {
+	var created int64
+	err := retryConditional(ctx, "create version of "+nv.WorkflowID, func() (write, err error) {
 		head, exists, err := s.headForVersion(ctx, nv)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		version, txn, err := s.versionWrites(ctx, nv, head, exists)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		if len(txn) > MaxTransactItems {
-			return 0, fmt.Errorf("store: create version of %s needs %d writes, more than DynamoDB's %d per transaction", nv.WorkflowID, len(txn), MaxTransactItems)
+			return nil, fmt.Errorf("store: create version of %s needs %d writes, more than DynamoDB's %d per transaction", nv.WorkflowID, len(txn), MaxTransactItems)
 		}
-		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txn})
-		if err == nil {
-			return version, nil
-		}
-		reasons := cancelReasons(err)
+		_, write = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txn})
+		reasons := cancelReasons(write)
 		failed := func(i int) bool { return i < len(reasons) && reasons[i] == "ConditionalCheckFailed" }
 		switch {
 		case failed(2):
-			return 0, fmt.Errorf("store: create version of %s: %w", nv.WorkflowID, ErrDeleting)
+			return nil, fmt.Errorf("store: create version of %s: %w", nv.WorkflowID, ErrDeleting)
 		case failed(1) && !failed(0):
 			// The version exists under a head that did not move: no retry
 			// can succeed (an inline workflow's id has versions, no head).
-			return 0, fmt.Errorf("store: create version of %s: version %d exists without a head to match: %w", nv.WorkflowID, head.Latest+1, ErrConflict)
+			return nil, fmt.Errorf("store: create version of %s: version %d exists without a head to match: %w", nv.WorkflowID, head.Latest+1, ErrConflict)
 		}
-		if !isConflict(err) {
-			return 0, fmt.Errorf("store: create version of %s: %w", nv.WorkflowID, err)
-		}
-		if err := backoff(ctx, attempt); err != nil {
-			return 0, err
-		}
+		created = version
+		return write, nil
+	})
+	if err != nil {
+		return 0, err
 	}
-	return 0, fmt.Errorf("store: create version of %s: %w after 20 attempts", nv.WorkflowID, ErrConflict)
+	return created, nil
 }
 
 // headForVersion reads the head a new version is written over: the stored
@@ -346,13 +343,13 @@ func (s *Definitions) GetVersion(ctx context.Context, workflowID string, version
 // ErrNotFound when the workflow or the version does not exist. The change's
 // event rides in the head's outbox.
 func (s *Definitions) SetActive(ctx context.Context, workflowID string, version int64, now time.Time, subs SubscriptionsFunc, extra ...Message) error {
-	for attempt := 0; attempt < 20; attempt++ {
+	return retryConditional(ctx, "set active version of "+workflowID, func() (write, err error) {
 		head, err := s.GetHead(ctx, workflowID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if version > head.Latest {
-			return ErrNotFound
+			return nil, ErrNotFound
 		}
 		ev := events.Definition(events.VersionActivated, workflowID, version, head.v+1, millis(now))
 		if version == 0 {
@@ -360,15 +357,15 @@ func (s *Definitions) SetActive(ctx context.Context, workflowID string, version 
 		}
 		ob, err := headOutbox(ctx, extra, ev)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		after := *head
 		after.Active = version
 		items, err := s.headSubscriptions(ctx, workflowID, &after, subs)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		err = s.updateHead(ctx, &types.Update{
+		return s.updateHead(ctx, &types.Update{
 			TableName:                aws.String(s.table),
 			Key:                      key(layout.WorkflowPK(workflowID), layout.HeadSK),
 			UpdateExpression:         aws.String("SET active = :a, modify_time = :now, #v = :nv, #ob = :ob"),
@@ -377,18 +374,8 @@ func (s *Definitions) SetActive(ctx context.Context, workflowID string, version 
 			ExpressionAttributeValues: map[string]types.AttributeValue{
 				":a": num(version), ":now": num(millis(now)), ":v": num(head.v), ":nv": num(head.v + 1), ":ob": ob,
 			},
-		}, items)
-		if err == nil {
-			return nil
-		}
-		if !isConflict(err) {
-			return fmt.Errorf("store: set active version of %s: %w", workflowID, err)
-		}
-		if err := backoff(ctx, attempt); err != nil {
-			return err
-		}
-	}
-	return fmt.Errorf("store: set active version of %s: %w after 20 attempts", workflowID, ErrConflict)
+		}, items), nil
+	})
 }
 
 // headOutbox is the outbox attribute of a head change: its definition
@@ -449,12 +436,7 @@ func (s *Definitions) UpdateProperties(ctx context.Context, head *WorkflowHead, 
 // one transaction.
 func (s *Definitions) updateHead(ctx context.Context, upd *types.Update, with []types.TransactWriteItem) error {
 	if len(with) == 0 {
-		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: upd.TableName, Key: upd.Key, UpdateExpression: upd.UpdateExpression,
-			ConditionExpression: upd.ConditionExpression, ExpressionAttributeNames: upd.ExpressionAttributeNames,
-			ExpressionAttributeValues: upd.ExpressionAttributeValues,
-		})
-		return err
+		return s.updateItem(ctx, upd)
 	}
 	items := append([]types.TransactWriteItem{{Update: upd}}, with...)
 	if len(items) > MaxTransactItems {

@@ -31,10 +31,7 @@ import (
 func callbackQueue(t *testing.T) (url string, next func() callbackstep.Message) {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := emulator.TestConfig(t)
 	client := sqs.NewFromConfig(cfg)
 	out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(fmt.Sprintf("callbacks-%d-%d", os.Getpid(), stageSeq.Add(1)))})
 	if err != nil {
@@ -124,10 +121,7 @@ func TestCallbackSteps(t *testing.T) {
 	// A topic whose subscriber is the same queue (raw delivery: the
 	// message as published).
 	ctx := context.Background()
-	cfg, err := emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := emulator.TestConfig(t)
 	snsc, sqsc := sns.NewFromConfig(cfg), sqs.NewFromConfig(cfg)
 	topic, err := snsc.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(fmt.Sprintf("callbacks-%d-%d", os.Getpid(), stageSeq.Add(1)))})
 	if err != nil {

@@ -37,10 +37,7 @@ type jobsEnv struct {
 func startJobsEnv(t *testing.T) *jobsEnv {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := emulator.TestConfig(t)
 	// A Batch queue and job definition, as an account would have them.
 	suffix := fmt.Sprintf("%d", stageSeq.Add(1))
 	role, err := iam.NewFromConfig(cfg).CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("batch-service-" + suffix),
@@ -418,10 +415,7 @@ func TestBatchSteps(t *testing.T) {
 func TestECSImageAllowList(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg, err := emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := emulator.TestConfig(t)
 	s := startSystem(t, stack.Options{Emulator: emulator, ECS: true, ECSImages: []string{"docker.io/library/busybox"}})
 	e := &jobsEnv{system: s, ecs: ecs.NewFromConfig(cfg), seen: map[string]bool{}}
 	step := func(id, image string) string {

@@ -2,37 +2,18 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/maestro-serverless/maestro/localstack"
 	"github.com/maestro-serverless/maestro/localstack/stack"
 	"github.com/maestro-serverless/maestro/metrics"
 )
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestHandlersEmitMetrics: the handlers print CloudWatch Embedded Metric
 // Format lines — step launch delay, decision latency, steps and runs
@@ -40,7 +21,7 @@ func (l *lockedBuffer) String() string {
 // read.
 func TestHandlersEmitMetrics(t *testing.T) {
 	t.Parallel()
-	out := &lockedBuffer{}
+	out := &localstack.SyncBuffer{}
 	s := startSystem(t, stack.Options{Metrics: out})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, `{}`) }))
 	defer srv.Close()

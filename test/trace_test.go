@@ -30,7 +30,7 @@ import (
 // record reached the worker without its AWSTraceHeader (and its step's log
 // line without the trace id); alone it passed. The cause is not found yet.
 func TestTraceFollowsARun(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &localstack.SyncBuffer{}
 	var mu sync.Mutex
 	headers := map[string][]string{} // work kind -> AWSTraceHeader of each record
 	hook := func(next localstack.SQSHandler) localstack.SQSHandler {

@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -173,24 +172,6 @@ func TestLocalUsageErrors(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer the command writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestLocalRunsUntilInterrupted: maestro local starts an emulator of its
 // own (as make run does), serves the API at the address it prints, with the
 // stage of its flags, and on Ctrl-C (its context's end) shuts down, stops
@@ -202,7 +183,7 @@ func TestLocalRunsUntilInterrupted(t *testing.T) {
 	stage := fmt.Sprintf("cli%08x", rand.Uint32())
 	ctx, interrupt := context.WithCancel(context.Background())
 	defer interrupt()
-	var stdout, stderr syncBuffer
+	var stdout, stderr localstack.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"local", "-addr", "127.0.0.1:0", "-stage", stage, "-state-dir", "", "-metrics=false", "-ecs=false"}, &stdout, &stderr)

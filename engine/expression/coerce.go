@@ -291,17 +291,13 @@ func coerceStringMap(v any) (any, error) {
 	if m, ok := v.(map[string]string); ok {
 		return m, nil
 	}
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Map {
-		return nil, mismatch(model.TypeStringMap, v)
-	}
-	keys, err := stringKeys(rv, model.TypeStringMap)
+	keys, value, err := mapEntries(v, model.TypeStringMap)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]string, len(keys))
 	for _, k := range keys {
-		e := rv.MapIndex(reflect.ValueOf(k).Convert(rv.Type().Key())).Interface()
+		e := value(k)
 		c, err := coerceElem(e, model.TypeString)
 		if err != nil {
 			return nil, failf(ErrType, "expected STRING_MAP, value of %q: expected STRING, got %s", k, describe(e))
@@ -312,36 +308,40 @@ func coerceStringMap(v any) (any, error) {
 }
 
 func coerceMap(v any) (any, error) {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Map {
-		return nil, mismatch(model.TypeMap, v)
-	}
-	keys, err := stringKeys(rv, model.TypeMap)
+	keys, value, err := mapEntries(v, model.TypeMap)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]any, len(keys))
 	for _, k := range keys {
-		out[k] = normalizeValue(rv.MapIndex(reflect.ValueOf(k).Convert(rv.Type().Key())).Interface())
+		out[k] = normalizeValue(value(k))
 	}
 	return out, nil
 }
 
-// stringKeys returns the keys of map rv, sorted so that errors are
-// deterministic; every key must be a string.
-func stringKeys(rv reflect.Value, t model.ParamType) ([]string, error) {
-	keys := make([]string, 0, rv.Len())
+// mapEntries returns the keys of v, a map wanted as type t, sorted so that
+// errors are deterministic, and value, which returns the value of a key;
+// v must be a map and every key a string.
+func mapEntries(v any, t model.ParamType) (keys []string, value func(key string) any, err error) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Map {
+		return nil, nil, mismatch(t, v)
+	}
+	keys = make([]string, 0, rv.Len())
 	for _, k := range rv.MapKeys() {
 		if k.Kind() == reflect.Interface {
 			k = k.Elem()
 		}
 		if k.Kind() != reflect.String {
-			return nil, failf(ErrType, "expected %s, got a map with key %s", t, describe(k.Interface()))
+			return nil, nil, failf(ErrType, "expected %s, got a map with key %s", t, describe(k.Interface()))
 		}
 		keys = append(keys, k.String())
 	}
 	slices.Sort(keys)
-	return keys, nil
+	value = func(key string) any {
+		return rv.MapIndex(reflect.ValueOf(key).Convert(rv.Type().Key())).Interface()
+	}
+	return keys, value, nil
 }
 
 // normalizeValue converts integers to int64 and floats to float64, also

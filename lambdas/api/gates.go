@@ -2,9 +2,11 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,13 +23,17 @@ const (
 // registerGates adds the breakpoint and tag-permit routes.
 func (s *server) registerGates(route func(string, apiFunc)) {
 	route("POST "+breakpointsPath, s.addBreakpoint)
-	route("GET "+breakpointsPath, s.listBreakpoints)
+	route("GET "+breakpointsPath, workflowGates(s, GateService.ListBreakpoints, func(l []orchestrator.Breakpoint) any {
+		return breakpointList{Breakpoints: l}
+	}))
 	route("DELETE "+breakpointsPath, s.removeBreakpoints)
-	route("GET "+breakpointsPath+"/paused-step-attempts", s.pausedAttempts)
+	route("GET "+breakpointsPath+"/paused-step-attempts", workflowGates(s, GateService.PausedAttempts, func(l []orchestrator.PausedAttempt) any {
+		return pausedList{Attempts: l}
+	}))
 	route("PUT "+breakpointsPath+"/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/attempts/{attempt}/actions/resume", s.resumeAttempt)
 	route("POST "+tagPermitsPath, s.putTagPermit)
-	route("GET "+tagPermitsPath+"/{tag}", s.getTagPermit)
-	route("DELETE "+tagPermitsPath+"/{tag}", s.deleteTagPermit)
+	route("GET "+tagPermitsPath+"/{tag}", gateByName(s, "tag", "GetTagPermit", GateService.GetTagPermit))
+	route("DELETE "+tagPermitsPath+"/{tag}", gateByName(s, "tag", "DeleteTagPermit", GateService.DeleteTagPermit))
 }
 
 // parseBreakpoint checks a StepBreakpointCreateRequest strictly:
@@ -58,25 +64,23 @@ func parseBreakpoint(body []byte) (orchestrator.Breakpoint, error) {
 			errs = append(errs, fmt.Sprintf("%s: unknown field", fieldName(f.name)))
 		}
 	}
-	if b.WorkflowID == "" && !hasField(fields, "workflow_id") {
-		errs = append(errs, "workflow_id: is required")
-	}
-	if b.StepID == "" && !hasField(fields, "step_id") {
-		errs = append(errs, "step_id: is required")
-	}
+	errs = append(errs, missingFields(fields, "workflow_id", "step_id")...)
 	if len(errs) > 0 {
 		return b, orchestrator.Invalid("invalid breakpoint", errs...)
 	}
 	return b, nil
 }
 
-func hasField(fields []rawField, name string) bool {
-	for _, f := range fields {
-		if f.name == name {
-			return true
+// missingFields lists, as problems, the required fields a body does not
+// have.
+func missingFields(fields []rawField, required ...string) []string {
+	var errs []string
+	for _, name := range required {
+		if !slices.ContainsFunc(fields, func(f rawField) bool { return f.name == name }) {
+			errs = append(errs, name+": is required")
 		}
 	}
-	return false
+	return errs
 }
 
 func requiredString(f rawField, dst *string) []string {
@@ -145,16 +149,21 @@ type breakpointList struct {
 	Breakpoints []orchestrator.Breakpoint `json:"breakpoints"`
 }
 
-func (s *server) listBreakpoints(w http.ResponseWriter, r *http.Request) error {
-	wf, step, err := workflowQuery(r)
-	if err != nil {
-		return err
+// workflowGates serves a GET of what list, a GateService method, returns
+// for the workflowId and stepId the query names (see workflowQuery): the
+// list, never null, in the body that body makes of it.
+func workflowGates[T any](s *server, list func(GateService, context.Context, string, string) ([]T, error), body func([]T) any) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		wf, step, err := workflowQuery(r)
+		if err != nil {
+			return err
+		}
+		l, err := list(s.svc.Gates, r.Context(), wf, step)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, body(nonNil(l)))
 	}
-	list, err := s.svc.Gates.ListBreakpoints(r.Context(), wf, step)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, breakpointList{Breakpoints: nonNil(list)})
 }
 
 // removeResponse is the body of DELETE .../steps/breakpoints.
@@ -188,18 +197,6 @@ func (s *server) removeBreakpoints(w http.ResponseWriter, r *http.Request) error
 // pausedList is the body of GET .../breakpoints/paused-step-attempts.
 type pausedList struct {
 	Attempts []orchestrator.PausedAttempt `json:"paused_step_attempts"`
-}
-
-func (s *server) pausedAttempts(w http.ResponseWriter, r *http.Request) error {
-	wf, step, err := workflowQuery(r)
-	if err != nil {
-		return err
-	}
-	list, err := s.svc.Gates.PausedAttempts(r.Context(), wf, step)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, pausedList{Attempts: nonNil(list)})
 }
 
 func (s *server) resumeAttempt(w http.ResponseWriter, r *http.Request) error {
@@ -259,27 +256,21 @@ func parseTagPermit(body []byte) (tagPermit, error) {
 			errs = append(errs, fmt.Sprintf("%s: unknown field", fieldName(f.name)))
 		}
 	}
-	switch {
-	case p.tag == "" && !hasField(fields, "tag"):
-		errs = append(errs, "tag: is required")
-	case len(p.tag) > maxTagLength:
+	if len(p.tag) > maxTagLength {
 		errs = append(errs, fmt.Sprintf("tag: must be at most %d characters", maxTagLength))
 	}
-	if p.max < 0 && !hasField(fields, "max_allowed") {
-		errs = append(errs, "max_allowed: is required")
-	}
+	errs = append(errs, missingFields(fields, "tag", "max_allowed")...)
 	if len(errs) > 0 {
 		return tagPermit{}, orchestrator.Invalid("invalid tag permit", errs...)
 	}
 	return p, nil
 }
 
-func (s *server) getTagPermit(w http.ResponseWriter, r *http.Request) error {
-	view, err := s.svc.Gates.GetTagPermit(r.Context(), r.PathValue("tag"))
-	return answer(w, view, err, "GetTagPermit")
-}
-
-func (s *server) deleteTagPermit(w http.ResponseWriter, r *http.Request) error {
-	view, err := s.svc.Gates.DeleteTagPermit(r.Context(), r.PathValue("tag"))
-	return answer(w, view, err, "DeleteTagPermit")
+// gateByName serves a route that answers what call, the GateService
+// method op, returns for the path parameter param (a tag, a queue's name).
+func gateByName[V any](s *server, param, op string, call func(GateService, context.Context, string) (*V, error)) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		view, err := call(s.svc.Gates, r.Context(), r.PathValue(param))
+		return answer(w, view, err, op)
+	}
 }

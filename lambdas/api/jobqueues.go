@@ -13,8 +13,8 @@ const jobQueuesPath = "/api/v3/job-queues"
 
 func (s *server) registerJobQueues(route func(string, apiFunc)) {
 	route("POST "+jobQueuesPath, s.putJobQueue)
-	route("GET "+jobQueuesPath+"/{name}", s.getJobQueue)
-	route("DELETE "+jobQueuesPath+"/{name}", s.deleteJobQueue)
+	route("GET "+jobQueuesPath+"/{name}", gateByName(s, "name", "GetJobQueue", GateService.GetJobQueue))
+	route("DELETE "+jobQueuesPath+"/{name}", gateByName(s, "name", "DeleteJobQueue", GateService.DeleteJobQueue))
 }
 
 func (s *server) putJobQueue(w http.ResponseWriter, r *http.Request) error {
@@ -59,23 +59,9 @@ func parseJobQueue(body []byte) (orchestrator.JobQueueRequest, error) {
 			errs = append(errs, fmt.Sprintf("%s: unknown field", fieldName(f.name)))
 		}
 	}
-	for _, required := range []string{"name", "cpu"} {
-		if !hasField(fields, required) {
-			errs = append(errs, required+": is required")
-		}
-	}
+	errs = append(errs, missingFields(fields, "name", "cpu")...)
 	if len(errs) > 0 {
 		return orchestrator.JobQueueRequest{}, orchestrator.Invalid("invalid job queue", errs...)
 	}
 	return req, nil
-}
-
-func (s *server) getJobQueue(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.svc.Gates.GetJobQueue(r.Context(), r.PathValue("name"))
-	return answer(w, v, err, "GetJobQueue")
-}
-
-func (s *server) deleteJobQueue(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.svc.Gates.DeleteJobQueue(r.Context(), r.PathValue("name"))
-	return answer(w, v, err, "DeleteJobQueue")
 }

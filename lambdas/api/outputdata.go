@@ -67,11 +67,7 @@ func parseOutputData(body []byte) (orchestrator.OutputData, error) {
 			errs = append(errs, fieldName(f.name)+": unknown field")
 		}
 	}
-	for _, req := range []string{"workflow_id", "workflow_instance_id", "step_id", "params"} {
-		if !hasField(fields, req) {
-			errs = append(errs, req+": is required")
-		}
-	}
+	errs = append(errs, missingFields(fields, "workflow_id", "workflow_instance_id", "step_id", "params")...)
 	if len(errs) > 0 {
 		return orchestrator.OutputData{}, invalidFields("invalid output data", errs)
 	}

@@ -14,38 +14,62 @@ import (
 // incomplete steps.
 func parseRestartRequest(body []byte) (orchestrator.RestartRequest, error) {
 	var req orchestrator.RestartRequest
-	fields, err := optionalBody(body, "invalid restart request")
+	err := parseRestartBody(body, "invalid restart request", func(f rawField) ([]string, bool) {
+		switch f.name {
+		case "restart_policy":
+			return restartPolicy(f, &req.RestartPolicy), true
+		case "request_time", "request_id", "run_params":
+			return parseRunField(f, &req.RequestID, &req.RequestTime, &req.RunParams), true
+		}
+		return nil, false
+	})
 	if err != nil {
-		return req, err
+		return orchestrator.RestartRequest{}, err
+	}
+	return req, nil
+}
+
+// restartPolicy reads restart_policy, RESTART_FROM_INCOMPLETE or
+// RESTART_FROM_BEGINNING in any case, into dst in upper case; the problem
+// found, if any.
+func restartPolicy(f rawField, dst *string) []string {
+	var p string
+	if err := json.Unmarshal(f.value, &p); err != nil {
+		return []string{"restart_policy: must be a string"}
+	}
+	switch strings.ToUpper(p) {
+	case "RESTART_FROM_INCOMPLETE", "RESTART_FROM_BEGINNING":
+		*dst = strings.ToUpper(p)
+		return nil
+	}
+	return []string{fmt.Sprintf("restart_policy: %q is not RESTART_FROM_INCOMPLETE or RESTART_FROM_BEGINNING", p)}
+}
+
+// parseRestartBody reads a restart body, which may be left out and whose
+// null members stand for absent ones: it hands each other member to field,
+// which reads it into the request and returns its problems, or known false
+// for a name the request does not have (an unknown field). The problems
+// found are the 400 answer what.
+func parseRestartBody(body []byte, what string, field func(f rawField) (problems []string, known bool)) error {
+	fields, err := optionalBody(body, what)
+	if err != nil {
+		return err
 	}
 	var errs []string
 	for _, f := range fields {
 		if isNull(f.value) {
 			continue
 		}
-		switch f.name {
-		case "restart_policy":
-			var p string
-			if err := json.Unmarshal(f.value, &p); err != nil {
-				errs = append(errs, "restart_policy: must be a string")
-				continue
-			}
-			switch strings.ToUpper(p) {
-			case "RESTART_FROM_INCOMPLETE", "RESTART_FROM_BEGINNING":
-				req.RestartPolicy = strings.ToUpper(p)
-			default:
-				errs = append(errs, fmt.Sprintf("restart_policy: %q is not RESTART_FROM_INCOMPLETE or RESTART_FROM_BEGINNING", p))
-			}
-		case "request_time", "request_id", "run_params":
-			errs = append(errs, parseRunField(f, &req.RequestID, &req.RequestTime, &req.RunParams)...)
-		default:
-			errs = append(errs, fieldName(f.name)+": unknown field")
+		problems, known := field(f)
+		if !known {
+			problems = []string{fieldName(f.name) + ": unknown field"}
 		}
+		errs = append(errs, problems...)
 	}
 	if len(errs) > 0 {
-		return orchestrator.RestartRequest{}, orchestrator.Invalid("invalid restart request", errs...)
+		return orchestrator.Invalid(what, errs...)
 	}
-	return req, nil
+	return nil
 }
 
 // restartInstance serves POST .../instances/{instanceId}/actions/restart.
@@ -76,30 +100,21 @@ func restartInput[T any](r *http.Request, parse func([]byte) (T, error)) (int64,
 // an empty body restarts from the step.
 func parseStepRestartRequest(body []byte) (orchestrator.StepRestartRequest, error) {
 	var req orchestrator.StepRestartRequest
-	fields, err := optionalBody(body, "invalid step restart request")
-	if err != nil {
-		return req, err
-	}
-	var errs []string
-	for _, f := range fields {
-		if isNull(f.value) {
-			continue
-		}
+	err := parseRestartBody(body, "invalid step restart request", func(f rawField) ([]string, bool) {
 		switch f.name {
 		case "restart_policy":
-			errs = append(errs, stringField(f, &req.RestartPolicy)...)
+			return stringField(f, &req.RestartPolicy), true
 		case "upstream_restart_mode":
-			errs = append(errs, stringField(f, &req.UpstreamRestartMode)...)
+			return stringField(f, &req.UpstreamRestartMode), true
 		case "request_time", "request_id":
-			errs = append(errs, parseRunField(f, &req.RequestID, &req.RequestTime, nil)...)
+			return parseRunField(f, &req.RequestID, &req.RequestTime, nil), true
 		case "step_run_params":
-			errs = append(errs, "step_run_params: not supported by this runtime yet (the step runs with its definition's params)")
-		default:
-			errs = append(errs, fieldName(f.name)+": unknown field")
+			return []string{"step_run_params: not supported by this runtime yet (the step runs with its definition's params)"}, true
 		}
-	}
-	if len(errs) > 0 {
-		return orchestrator.StepRestartRequest{}, orchestrator.Invalid("invalid step restart request", errs...)
+		return nil, false
+	})
+	if err != nil {
+		return orchestrator.StepRestartRequest{}, err
 	}
 	return req, nil
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,8 +17,8 @@ const signalsPath = "/api/v3/signals"
 // it is URL-encoded in paths (db%2Ftest%2Ftable1).
 func (s *server) registerSignals(route func(string, apiFunc)) {
 	route("POST "+signalsPath, s.announceSignal)
-	route("GET "+signalsPath+"/{name}/instances/{seq}", s.getSignal)
-	route("GET "+signalsPath+"/{name}/instances/{seq}/lineage", s.signalLineage)
+	route("GET "+signalsPath+"/{name}/instances/{seq}", signalInstance(s, "GetSignal", SignalService.GetSignal))
+	route("GET "+signalsPath+"/{name}/instances/{seq}/lineage", signalInstance(s, "SignalLineage", SignalService.SignalLineage))
 }
 
 func (s *server) announceSignal(w http.ResponseWriter, r *http.Request) error {
@@ -49,20 +50,15 @@ func signalSeq(r *http.Request) (int64, error) {
 	return n, nil
 }
 
-func (s *server) getSignal(w http.ResponseWriter, r *http.Request) error {
-	seq, err := signalSeq(r)
-	if err != nil {
-		return err
+// signalInstance serves a GET of the signal instance {name}, {seq}: what
+// get, the SignalService method op, answers for it.
+func signalInstance[V any](s *server, op string, get func(SignalService, context.Context, string, int64) (*V, error)) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		seq, err := signalSeq(r)
+		if err != nil {
+			return err
+		}
+		view, err := get(s.svc.Signals, r.Context(), r.PathValue("name"), seq)
+		return answer(w, view, err, op)
 	}
-	view, err := s.svc.Signals.GetSignal(r.Context(), r.PathValue("name"), seq)
-	return answer(w, view, err, "GetSignal")
-}
-
-func (s *server) signalLineage(w http.ResponseWriter, r *http.Request) error {
-	seq, err := signalSeq(r)
-	if err != nil {
-		return err
-	}
-	view, err := s.svc.Signals.SignalLineage(r.Context(), r.PathValue("name"), seq)
-	return answer(w, view, err, "SignalLineage")
 }

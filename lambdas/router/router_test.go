@@ -196,10 +196,7 @@ func TestRouterMergesTheAttemptsWakesName(t *testing.T) {
 func provision(t *testing.T, prefix string) (aws.Config, *localstack.Resources) {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := emulator.TestConfig(t)
 	res, err := localstack.Provision(ctx, cfg, resources.ForStage(fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1_000_000)))
 	if err != nil {
 		t.Fatal(err)

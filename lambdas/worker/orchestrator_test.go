@@ -28,10 +28,7 @@ import (
 func TestHandleWorkMessagesOfTheOrchestrator(t *testing.T) {
 	ctx := context.Background()
 	res := stage(t)
-	awsCfg, err := emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	awsCfg := emulator.TestConfig(t)
 	deps, err := wiring.Build(wiring.Config{
 		Table: res.Table.Name, DecisionQueueURL: res.Queues.Decision.URL,
 		WorkQueueURL: res.Queues.Work.URL, WorkQueueARN: res.Queues.Work.ARN,

@@ -117,10 +117,7 @@ type queue struct {
 func newQueue(t *testing.T) *queue {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := emulator.AWSConfig(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := emulator.TestConfig(t)
 	q := &queue{sent: &sends{}}
 	q.client = sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.APIOptions = append(o.APIOptions, q.sent.record) })
 	out, err := q.client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(fmt.Sprintf("worker-test-%08x", rand.Uint32()))})

@@ -133,23 +133,14 @@ func New(cfg Config) (*Runner, error) {
 	}
 	r := &Runner{
 		allow:          allow,
-		connectTimeout: cfg.ConnectTimeout,
-		requestTimeout: cfg.RequestTimeout,
-		maxBytes:       cfg.MaxResponseBytes,
+		connectTimeout: positiveOr(cfg.ConnectTimeout, DefaultConnectTimeout),
+		requestTimeout: positiveOr(cfg.RequestTimeout, DefaultRequestTimeout),
+		maxBytes:       positiveOr(cfg.MaxResponseBytes, DefaultMaxResponseBytes),
 		lang:           cfg.Language,
 		resolver:       cfg.Resolver,
 	}
 	if r.resolver == nil {
 		r.resolver = net.DefaultResolver
-	}
-	if r.connectTimeout <= 0 {
-		r.connectTimeout = DefaultConnectTimeout
-	}
-	if r.requestTimeout <= 0 {
-		r.requestTimeout = DefaultRequestTimeout
-	}
-	if r.maxBytes <= 0 {
-		r.maxBytes = DefaultMaxResponseBytes
 	}
 	if r.lang == nil {
 		r.lang = expression.New(expression.DefaultLimits())
@@ -645,4 +636,13 @@ func (r *Runner) evalState(ctx context.Context, prog *expression.Program, params
 	default:
 		return engine.OutcomeFatalError, fmt.Sprintf("state_expr returned %q; it must return one of DONE, USER_ERROR, PLATFORM_ERROR, FATAL_ERROR", truncateUTF8([]byte(s), 100))
 	}
+}
+
+// positiveOr is a setting's value v when it is positive, else def (the
+// setting was left unset).
+func positiveOr[T int64 | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }

@@ -77,7 +77,8 @@ func TestRunStep(t *testing.T) {
 		handler http.HandlerFunc
 		allow   []string
 		timeout time.Duration
-		// build returns the step's http param for the server's URL.
+		// build returns the step's http param for the server's URL
+		// (nil: {"url": url}).
 		build   func(url string) map[string]any
 		extra   map[string]any
 		want    engine.Outcome
@@ -102,7 +103,6 @@ func TestRunStep(t *testing.T) {
 		{
 			name:    "non-JSON 204 succeeds with status and body only",
 			handler: status(204, ""),
-			build:   func(u string) map[string]any { return map[string]any{"url": u} },
 			want:    engine.OutcomeSucceeded,
 			check: func(t *testing.T, res engine.StepFinished, _ *server) {
 				assert.Equal(t, map[string]any{"status_code": int64(204), "response_body": ""}, res.Outputs)
@@ -111,7 +111,6 @@ func TestRunStep(t *testing.T) {
 		{
 			name:    "500 is a user error",
 			handler: status(500, `{"error":"boom"}`),
-			build:   func(u string) map[string]any { return map[string]any{"url": u} },
 			want:    engine.OutcomeUserError,
 			wantMsg: "HTTP 500 from 127.0.0.1",
 			check: func(t *testing.T, res engine.StepFinished, _ *server) {
@@ -121,14 +120,12 @@ func TestRunStep(t *testing.T) {
 		{
 			name:    "503 is a user error (retried)",
 			handler: status(503, ""),
-			build:   func(u string) map[string]any { return map[string]any{"url": u} },
 			want:    engine.OutcomeUserError,
 			wantMsg: "HTTP 503 from 127.0.0.1",
 		},
 		{
 			name:    "404 is fatal (Maestro's default state_expr: 4xx is not retried)",
 			handler: status(404, `{"error":"no such thing"}`),
-			build:   func(u string) map[string]any { return map[string]any{"url": u} },
 			want:    engine.OutcomeFatalError,
 			wantMsg: "HTTP 404 from 127.0.0.1 (a 4xx response is not retried)",
 			check: func(t *testing.T, res engine.StepFinished, _ *server) {
@@ -138,14 +135,12 @@ func TestRunStep(t *testing.T) {
 		{
 			name:    "3xx that is not followed is a user error",
 			handler: status(304, ""),
-			build:   func(u string) map[string]any { return map[string]any{"url": u} },
 			want:    engine.OutcomeUserError,
 			wantMsg: "HTTP 304",
 		},
 		{
 			name:    "Maestro's default headers are sent",
 			handler: status(200, ""),
-			build:   func(u string) map[string]any { return map[string]any{"url": u} },
 			want:    engine.OutcomeSucceeded,
 			check: func(t *testing.T, _ engine.StepFinished, s *server) {
 				assert.Equal(t, "application/json", s.last.Load().header.Get("Content-Type"))
@@ -176,7 +171,6 @@ func TestRunStep(t *testing.T) {
 		{
 			name:    "state_expr maps 404 to done (Maestro sample, step-level state_expr)",
 			handler: status(404, `{"missing": "yes"}`),
-			build:   func(u string) map[string]any { return map[string]any{"url": u} },
 			extra:   map[string]any{"state_expr": `status_code == 404 ? "DONE" : "FATAL_ERROR"`},
 			want:    engine.OutcomeSucceeded,
 			check: func(t *testing.T, res engine.StepFinished, _ *server) {
@@ -234,7 +228,6 @@ func TestRunStep(t *testing.T) {
 				}
 			},
 			timeout: 200 * time.Millisecond,
-			build:   func(u string) map[string]any { return map[string]any{"url": u} },
 			want:    engine.OutcomePlatformError,
 			wantMsg: "timed out",
 		},
@@ -242,7 +235,6 @@ func TestRunStep(t *testing.T) {
 			name:    "host not on the list is fatal and reaches no server",
 			handler: status(200, "{}"),
 			allow:   []string{"api.example.com", "*.example.org"},
-			build:   func(u string) map[string]any { return map[string]any{"url": u} },
 			want:    engine.OutcomeFatalError,
 			wantMsg: `host "127.0.0.1" is not on the http step allow-list (AllowHosts [api.example.com, *.example.org])`,
 			check: func(t *testing.T, _ engine.StepFinished, s *server) {
@@ -253,7 +245,6 @@ func TestRunStep(t *testing.T) {
 			name:    "empty allow-list blocks everything",
 			handler: status(200, "{}"),
 			allow:   []string{},
-			build:   func(u string) map[string]any { return map[string]any{"url": u} },
 			want:    engine.OutcomeFatalError,
 			wantMsg: "AllowHosts empty: no host is allowed",
 			check: func(t *testing.T, _ engine.StepFinished, s *server) {
@@ -263,7 +254,6 @@ func TestRunStep(t *testing.T) {
 		{
 			name:    "response of exactly the cap succeeds",
 			handler: status(200, oneMiB),
-			build:   func(u string) map[string]any { return map[string]any{"url": u} },
 			want:    engine.OutcomeSucceeded,
 			check: func(t *testing.T, res engine.StepFinished, _ *server) {
 				assert.Len(t, res.Outputs["response_body"], MaxResponseBodyOutput)
@@ -272,7 +262,6 @@ func TestRunStep(t *testing.T) {
 		{
 			name:    "response over the cap is a user error",
 			handler: status(200, oneMiB+"b"),
-			build:   func(u string) map[string]any { return map[string]any{"url": u} },
 			want:    engine.OutcomeUserError,
 			wantMsg: "response larger than 1 MiB",
 		},
@@ -357,7 +346,11 @@ func TestRunStep(t *testing.T) {
 			}
 			r, err := New(Config{AllowHosts: allow, RequestTimeout: tc.timeout})
 			require.NoError(t, err)
-			res, err := r.RunStep(context.Background(), msg(tc.build(s.URL), tc.extra))
+			param := map[string]any{"url": s.URL}
+			if tc.build != nil {
+				param = tc.build(s.URL)
+			}
+			res, err := r.RunStep(context.Background(), msg(param, tc.extra))
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, res.Outcome, "message: %s", res.Message)
 			assert.Contains(t, res.Message, tc.wantMsg)

@@ -211,16 +211,10 @@ func (s *Definitions) writeVersion(ctx context.Context, nv store.NewVersion, hea
 // GetVersion returns one stored version, store.ErrNotFound if it does not
 // exist.
 func (s *Definitions) GetVersion(ctx context.Context, workflowID string, version int64) (*store.VersionRecord, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	defer s.lock()()
-	v, ok := s.t.get(layout.WorkflowPK(workflowID), layout.VersionSK(version)).(*versionItem)
-	if !ok {
-		return nil, store.ErrNotFound
-	}
-	return &store.VersionRecord{WorkflowID: workflowID, Version: version, Definition: clone(v.def),
-		CreateTime: v.createTime, Principal: v.principal}, nil
+	return lookup(s.base, ctx, layout.WorkflowPK(workflowID), layout.VersionSK(version), func(v *versionItem) (*store.VersionRecord, error) {
+		return &store.VersionRecord{WorkflowID: workflowID, Version: version, Definition: clone(v.def),
+			CreateTime: v.createTime, Principal: v.principal}, nil
+	})
 }
 
 // SetActive makes version the active one (0: none), store.ErrNotFound when

@@ -144,29 +144,17 @@ func (s *Gates) DeleteJobQueue(ctx context.Context, name string) (*store.TagPerm
 }
 
 func (s *Gates) deletePermit(ctx context.Context, pk, sk, name string) (*store.TagPermit, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	defer s.lock()()
-	p, ok := s.t.get(pk, sk).(*permitItem)
-	if !ok {
-		return nil, store.ErrNotFound
-	}
-	s.t.set(pk, sk, nil)
-	return p.permit(name), nil
+	return lookup(s.base, ctx, pk, sk, func(p *permitItem) (*store.TagPermit, error) {
+		s.t.set(pk, sk, nil)
+		return p.permit(name), nil
+	})
 }
 
 // GetJobQueue returns one job queue, or store.ErrNotFound.
 func (s *Gates) GetJobQueue(ctx context.Context, name string) (*store.TagPermit, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	defer s.lock()()
-	p, ok := s.t.get(layout.JobQueuePK, layout.JobQueueSK(name)).(*permitItem)
-	if !ok {
-		return nil, store.ErrNotFound
-	}
-	return p.permit(name), nil
+	return lookup(s.base, ctx, layout.JobQueuePK, layout.JobQueueSK(name), func(p *permitItem) (*store.TagPermit, error) {
+		return p.permit(name), nil
+	})
 }
 
 // GetJobQueues returns every job queue, by name.

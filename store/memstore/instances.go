@@ -147,15 +147,9 @@ func newRunItem(v int64, status string, state []byte, outbox []store.Message) (*
 // InstanceForRequest returns the instance a start with request id
 // requestID made, store.ErrNotFound if none.
 func (s *Instances) InstanceForRequest(ctx context.Context, wf, requestID string) (*store.InstanceRecord, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	defer s.lock()()
-	req, ok := s.t.get(layout.WorkflowPK(wf), layout.RequestSK(requestID)).(*requestItem)
-	if !ok {
-		return nil, store.ErrNotFound
-	}
-	return s.instance(wf, req.instance)
+	return lookup(s.base, ctx, layout.WorkflowPK(wf), layout.RequestSK(requestID), func(req *requestItem) (*store.InstanceRecord, error) {
+		return s.instance(wf, req.instance)
+	})
 }
 
 func (s *base) instance(wf string, inst int64) (*store.InstanceRecord, error) {

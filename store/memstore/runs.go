@@ -292,13 +292,7 @@ func (s *Runs) DiscardEvents(ctx context.Context, wf string, inst, run int64, id
 // GetLoopParams reads the loop params item of a foreach step attempt,
 // store.ErrNotFound when there is none.
 func (s *Runs) GetLoopParams(ctx context.Context, wf string, inst, run int64, step string, attempt int64) ([]byte, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	defer s.lock()()
-	it, ok := s.t.get(layout.RunPK(wf, inst), layout.LoopParamsSK(run, step, attempt)).(*loopParamsItem)
-	if !ok {
-		return nil, store.ErrNotFound
-	}
-	return clone(it.body), nil
+	return lookup(s.base, ctx, layout.RunPK(wf, inst), layout.LoopParamsSK(run, step, attempt), func(it *loopParamsItem) ([]byte, error) {
+		return clone(it.body), nil
+	})
 }

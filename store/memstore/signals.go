@@ -123,15 +123,9 @@ func (s *Signals) nextSeq(name string) int64 {
 }
 
 func (s *Signals) signalForRequest(ctx context.Context, name, requestID string) (*store.SignalRecord, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	defer s.lock()()
-	req, ok := s.t.get(layout.SignalPK(name), layout.SignalRequestSK(requestID)).(*sigRequestItem)
-	if !ok {
-		return nil, store.ErrNotFound
-	}
-	return s.signal(name, req.seq)
+	return lookup(s.base, ctx, layout.SignalPK(name), layout.SignalRequestSK(requestID), func(req *sigRequestItem) (*store.SignalRecord, error) {
+		return s.signal(name, req.seq)
+	})
 }
 
 // signal returns signal instance seq of name (0: the latest). The caller

@@ -98,6 +98,21 @@ func (s *base) lock() func() {
 	return s.mu.Unlock
 }
 
+// lookup runs read on the item at pk, sk, a T, under the lock:
+// store.ErrNotFound when there is none, ctxErr's error when ctx is done.
+func lookup[T, R any](s *base, ctx context.Context, pk, sk string, read func(T) (R, error)) (R, error) {
+	var zero R
+	if err := ctxErr(ctx); err != nil {
+		return zero, err
+	}
+	defer s.lock()()
+	it, ok := s.t.get(pk, sk).(T)
+	if !ok {
+		return zero, store.ErrNotFound
+	}
+	return read(it)
+}
+
 // ctxErr is the error DynamoDB's client returns for a request made with a
 // context already done.
 func ctxErr(ctx context.Context) error {
