@@ -16,6 +16,9 @@ import (
 // (buildCommit, loopWrites, slotWrites) then reads nothing, and a commit's
 // writes are a function of the run as read, its decisions and these.
 type commitReads struct {
+	// touched is what the decisions did to step attempts (touchedAttempts),
+	// sorted once here for the reads and for buildCommit.
+	touched *touched
 	// loopParams are the loop_params of the attempts the commit rewrites
 	// while the run's state no longer holds them (engine.Offload):
 	// rewriting an attempt's item must keep them.
@@ -39,9 +42,9 @@ type childKey struct {
 // run to after, needs: the loop params its attempt writes keep and the
 // children its loop commands stop or restart.
 func (o *Rounds) gather(ctx context.Context, after *engine.Instance, acc *decisionSet, now time.Time) (commitReads, error) {
-	var rd commitReads
+	rd := commitReads{touched: touchedAttempts(acc, after)}
 	var err error
-	if rd.loopParams, err = o.loopParamsToKeep(ctx, after, touchedAttempts(acc, after).order); err != nil {
+	if rd.loopParams, err = o.loopParamsToKeep(ctx, after, rd.touched.order); err != nil {
 		return rd, err
 	}
 	for _, cmd := range acc.commands {

@@ -42,6 +42,7 @@ func TestPlanCommitReadsNothing(t *testing.T) {
 	blindCore.store = Stores{}
 	blind := &Rounds{core: &blindCore}
 	rd := commitReads{
+		touched:  touchedAttempts(&acc, after),
 		stopRuns: map[childKey]int64{{"kid", 2}: 3},
 		slots:    slotReads{released: true, queueVersion: 7, queued: true, oldestInst: 5, oldestRun: 1},
 	}
@@ -67,7 +68,7 @@ func TestPlanCommitReadsNothing(t *testing.T) {
 
 	// A stop whose child's run was not gathered is a planning error, not a
 	// read.
-	if _, err := blind.planCommit(r.ctx, planInput{g: g, rec: rec, before: before, after: after, acc: &acc, reads: &commitReads{}, now: r.clock.Now()}); err == nil {
+	if _, err := blind.planCommit(r.ctx, planInput{g: g, rec: rec, before: before, after: after, acc: &acc, reads: &commitReads{touched: rd.touched}, now: r.clock.Now()}); err == nil {
 		t.Error("planning a stop without its gathered run succeeded")
 	}
 }

@@ -424,10 +424,11 @@ type attemptKey struct {
 // the new state with its outbox, the touched step attempts with their new
 // timeline entries, instance timeline entries and the consumed events. It
 // reads nothing: what it needs from the store (the offloaded loop params
-// of attempts it rewrites) is in rd (gather).
+// of attempts it rewrites), and the attempts the decisions touched, are in
+// rd (gather).
 func (o *Rounds) buildCommit(ctx context.Context, g *engine.Graph, rec *store.RunRecord, before, after *engine.Instance, acc *decisionSet, consumed []string,
 	rd *commitReads, now time.Time) (store.Commit, error) {
-	touched := touchedAttempts(acc, after)
+	touched := rd.touched
 	// The run item keeps no settled attempt's params or outputs: they are
 	// in the attempt items (written below when the attempt settles).
 	state, offloadedParams, err := encodeState(after)

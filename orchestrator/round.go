@@ -236,6 +236,8 @@ func (r *round) decide(ctx context.Context) error {
 			continue
 		}
 		mark := r.book.checkpoint()
+		// The book as the last decision left it: its mark's (see cut).
+		r.marks[len(r.marks)-1].book = mark
 		d, err := engine.Decide(ctx, r.g, r.cur, ev, r.now, r.decideOpts...)
 		if err := r.readFailed(ctx, err); err != nil {
 			return err
@@ -275,7 +277,10 @@ func (r *round) decide(ctx context.Context) error {
 }
 
 // decideMark is where the decide stage left the round after a decision:
-// what a commit of the decisions up to it holds.
+// what a commit of the decisions up to it holds. Its book is the
+// checkpoint taken before the next decision (the book cannot change in
+// between), so marking costs no copy of the permits; the last mark has
+// none, and is never cut back to.
 type decideMark struct {
 	commands, timeline, transitions int
 	cur                             *engine.Instance
@@ -287,7 +292,7 @@ type decideMark struct {
 // mark is the round's decideMark now.
 func (r *round) mark() decideMark {
 	return decideMark{commands: len(r.acc.commands), timeline: len(r.acc.timeline), transitions: len(r.acc.transitions),
-		cur: r.cur, consumed: len(r.consumed), discard: len(r.discard), book: r.book.checkpoint(), cont: r.cont}
+		cur: r.cur, consumed: len(r.consumed), discard: len(r.discard), cont: r.cont}
 }
 
 // shrink answers a commit the store refused for a limit (err: more items
@@ -302,7 +307,11 @@ func (r *round) shrink(ctx context.Context, err error) (bool, error) {
 	if !r.src.halves() || !(errors.Is(err, store.ErrTooManyItems) || errors.As(err, &tooLarge)) {
 		return false, nil
 	}
-	if n := len(r.marks) - 1; n > 1 {
+	n := len(r.marks) - 1
+	if n == 0 {
+		return false, nil // nothing decided: a smaller budget decides nothing smaller
+	}
+	if n > 1 {
 		r.cut(n / 2)
 		r.o.log.WarnContext(ctx, "commit too large; committing fewer of the round's decisions", "workflow_id", r.w.WorkflowID,
 			"instance_id", r.w.InstanceID, "decisions", n/2, "of", n, "error", err)
