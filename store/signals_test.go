@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/signals"
 	"github.com/maestro-serverless/maestro/store"
-	"github.com/maestro-serverless/maestro/store/storetest"
 )
 
 func announce(t *testing.T, s *store.Store, name string, params map[string]any) int64 {
@@ -99,37 +97,6 @@ func TestFindSignalSeesTheWholeHistory(t *testing.T) {
 	}
 	if _, ok := find(t, s, name, eq("key", long)); ok {
 		t.Fatal("a prefix of a long key matched it")
-	}
-}
-
-// TestFindSignalScanIsBounded: a lookup whose first condition selects more
-// entries than it may read stops with ErrSignalScanLimit.
-func TestFindSignalScanIsBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("announces 1,001 signals")
-	}
-	s := newStore(t)
-	const name = "db/test/bounded"
-	ctx := context.Background()
-	announce(t, s, name, map[string]any{"source": "x", "n": int64(0)}) // the oldest
-	h := &storetest.H{T: t}
-	h.Parallel(1000, func(i int) error {
-		_, _, err := s.Signals.AnnounceSignal(ctx, store.NewSignal{Name: name,
-			Params: map[string]any{"source": "x", "n": int64(i + 1)}, Now: time.Now()})
-		return err
-	})
-	announce(t, s, name, map[string]any{"source": "x", "n": int64(1001)}) // the newest
-	if _, ok := find(t, s, name, eq("source", "x"), eq("n", int64(1001))); !ok {
-		t.Fatal("n = 1001 not found")
-	}
-	// 1,002 entries have source = x; the oldest is past the 1,000 read.
-	_, ok, err := s.Signals.FindSignal(ctx, name, []signals.Condition{eq("source", "x"), eq("n", int64(0))})
-	if ok || !errors.Is(err, store.ErrSignalScanLimit) {
-		t.Fatalf("a lookup past 1,000 entries: ok %v, err %v; want ErrSignalScanLimit", ok, err)
-	}
-	// Driven by its first equality, the same match is found at once.
-	if _, ok := find(t, s, name, eq("n", int64(0)), eq("source", "x")); !ok {
-		t.Fatal("n = 0 AND source = x not found")
 	}
 }
 

@@ -176,7 +176,8 @@ func findSignal(h *H) {
 
 // findSignalScanLimit: a lookup reads at most 1,000 index entries: a
 // match among them is found (the 1,000th too), and past them the lookup
-// fails with ErrSignalScanLimit — unless the range ends first.
+// fails with ErrSignalScanLimit — unless the range ends first — whether a
+// range or an equality selects the entries it reads.
 func findSignalScanLimit(h *H) {
 	if testing.Short() {
 		h.Skip("announces 1,000 signals")
@@ -184,7 +185,7 @@ func findSignalScanLimit(h *H) {
 	sg := h.S.Signals
 	const name = "bounded"
 	h.Parallel(1000, func(i int) error {
-		_, _, err := sg.AnnounceSignal(h.Ctx, store.NewSignal{Name: name, Params: map[string]any{"k": int64(i + 1)}, Now: h.Now()})
+		_, _, err := sg.AnnounceSignal(h.Ctx, store.NewSignal{Name: name, Params: map[string]any{"k": int64(i + 1), "s": "x"}, Now: h.Now()})
 		return err
 	})
 	find := func(conds ...signals.Condition) string {
@@ -208,6 +209,11 @@ func findSignalScanLimit(h *H) {
 		{[]signals.Condition{cond("k", model.OpGreaterEqual, int64(1)), cond("k", model.OpLessEqual, int64(1))}, "1 true"},
 		{[]signals.Condition{cond("k", model.OpLessEqual, int64(1)), cond("k", model.OpGreaterEqual, int64(1))}, "1 true"},
 		{[]signals.Condition{cond("k", model.OpLess, int64(2000)), cond("k", model.OpEqual, int64(1))}, "1 true"},
+		// Every entry has s = x: led by it, the lookup reads its limit;
+		// led by k = 0, it reads nothing.
+		{[]signals.Condition{cond("s", model.OpEqual, "x"), cond("k", model.OpEqual, int64(0))}, "scan limit false"},
+		{[]signals.Condition{cond("k", model.OpEqual, int64(0)), cond("s", model.OpEqual, "x")}, "<nil> false"},
+		{[]signals.Condition{cond("s", model.OpEqual, "x"), cond("k", model.OpEqual, int64(1000))}, "1000 true"},
 	} {
 		h.Eq(find(c.conds...), c.want, "find %v", c.conds)
 	}
