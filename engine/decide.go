@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -1097,20 +1096,8 @@ func normalizeOutputs(in map[string]any) (Values, error) {
 	if len(in) == 0 {
 		return nil, nil
 	}
-	names := make([]string, 0, len(in))
-	for k := range in {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	out := make(Values, len(in))
-	for _, k := range names {
-		v, err := Normalize(in[k])
-		if err != nil {
-			return nil, fmt.Errorf("output %q: %w", k, err)
-		}
-		out[k] = v
-	}
-	return out, nil
+	out, err := normalizeEach(in, "output %q")
+	return Values(out), err
 }
 
 func isSleep(s *model.Step) bool {

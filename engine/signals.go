@@ -319,15 +319,7 @@ func (d *decider) signalOutputs(i int) error {
 			if err != nil {
 				return nil, err
 			}
-			out := make(map[string]any, len(v))
-			for name, x := range v {
-				nv, err := Normalize(x)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", name, err)
-				}
-				out[name] = nv
-			}
-			return out, nil
+			return normalizeEach(v, "%s")
 		}
 		params, err := eval(out.params)
 		if err != nil {

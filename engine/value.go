@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/maestro-serverless/maestro/jsonnum"
@@ -224,23 +226,25 @@ func Normalize(v any) (any, error) {
 		if x == nil {
 			return x, nil
 		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys) // the first bad key reported is always the same
-		out := make(map[string]any, len(x))
-		for _, k := range keys {
-			n, err := Normalize(x[k])
-			if err != nil {
-				return nil, fmt.Errorf("key %q: %w", k, err)
-			}
-			out[k] = n
-		}
-		return out, nil
+		return normalizeEach(x, "key %q")
 	default:
 		return nil, fmt.Errorf("value of Go type %T is not a parameter value", v)
 	}
+}
+
+// normalizeEach normalizes the values of m into a new map, in key order so
+// that the first bad value reported is always the same. Its error names
+// that value's key with keyFormat ("key %q").
+func normalizeEach(m map[string]any, keyFormat string) (map[string]any, error) {
+	out := make(map[string]any, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v, err := Normalize(m[k])
+		if err != nil {
+			return nil, fmt.Errorf(keyFormat+": %w", k, err)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 func normalizeArray(a []any) (any, error) {

@@ -127,22 +127,42 @@ func seconds(d time.Duration) awscdk.Duration {
 	return awscdk.Duration_Seconds(jsii.Number(d.Seconds()))
 }
 
-func attributeType(t string) (awsdynamodb.AttributeType, error) {
-	switch t {
-	case resources.TypeString:
-		return awsdynamodb.AttributeType_STRING, nil
-	case resources.TypeNumber:
-		return awsdynamodb.AttributeType_NUMBER, nil
+// attributeTypes maps a Spec attribute type to CDK's.
+var attributeTypes = map[string]awsdynamodb.AttributeType{
+	resources.TypeString: awsdynamodb.AttributeType_STRING,
+	resources.TypeNumber: awsdynamodb.AttributeType_NUMBER,
+}
+
+// mapped returns what m maps k to; an error names k, a what ("attribute
+// type"), when m does not have it.
+func mapped[V any](m map[string]V, k, what string) (V, error) {
+	v, ok := m[k]
+	if !ok {
+		return v, fmt.Errorf("infra: unsupported %s %q", what, k)
 	}
-	return "", fmt.Errorf("infra: unsupported attribute type %q", t)
+	return v, nil
 }
 
 func attribute(k resources.KeyAttribute) (*awsdynamodb.Attribute, error) {
-	t, err := attributeType(k.Type)
+	t, err := mapped(attributeTypes, k.Type, "attribute type")
 	if err != nil {
 		return nil, fmt.Errorf("attribute %s: %w", k.Name, err)
 	}
 	return &awsdynamodb.Attribute{Name: jsii.String(k.Name), Type: t}, nil
+}
+
+// keys returns the attributes of a table's or an index's partition key pk
+// and sort key sk.
+func keys(pk, sk resources.KeyAttribute) (*awsdynamodb.Attribute, *awsdynamodb.Attribute, error) {
+	p, err := attribute(pk)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := attribute(sk)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, s, nil
 }
 
 // newTable creates the table from the Spec: keys, index, stream, TTL and
@@ -156,11 +176,7 @@ func newTable(scope constructs.Construct, s settings) (awsdynamodb.Table, error)
 	if t.StreamViewType != resources.StreamNewAndOldImages {
 		return nil, fmt.Errorf("infra: table stream view %q is not supported", t.StreamViewType)
 	}
-	pk, err := attribute(t.PartitionKey)
-	if err != nil {
-		return nil, err
-	}
-	sk, err := attribute(t.SortKey)
+	pk, sk, err := keys(t.PartitionKey, t.SortKey)
 	if err != nil {
 		return nil, err
 	}
@@ -187,11 +203,7 @@ func newTable(scope constructs.Construct, s settings) (awsdynamodb.Table, error)
 		default:
 			return nil, fmt.Errorf("infra: index %s projection %q is not supported", ix.Name, ix.Projection)
 		}
-		ipk, err := attribute(ix.PartitionKey)
-		if err != nil {
-			return nil, err
-		}
-		isk, err := attribute(ix.SortKey)
+		ipk, isk, err := keys(ix.PartitionKey, ix.SortKey)
 		if err != nil {
 			return nil, err
 		}
@@ -318,15 +330,10 @@ func newBucket(scope constructs.Construct, s settings, ingest awssqs.Queue) (aws
 	return bucket, nil
 }
 
-// s3EventType maps a Spec event name to CDK's.
-func s3EventType(e string) (awss3.EventType, error) {
-	switch e {
-	case resources.S3ObjectCreated:
-		return awss3.EventType_OBJECT_CREATED, nil
-	case resources.S3ObjectRemoved:
-		return awss3.EventType_OBJECT_REMOVED, nil
-	}
-	return "", fmt.Errorf("infra: unsupported bucket event %q", e)
+// s3EventTypes maps a Spec event name to CDK's.
+var s3EventTypes = map[string]awss3.EventType{
+	resources.S3ObjectCreated: awss3.EventType_OBJECT_CREATED,
+	resources.S3ObjectRemoved: awss3.EventType_OBJECT_REMOVED,
 }
 
 // attachBuckets routes the object events of existing buckets to the
@@ -337,7 +344,7 @@ func attachBuckets(scope constructs.Construct, s settings, ingest awssqs.IQueue)
 	for i, name := range s.AttachBuckets {
 		b := awss3.Bucket_FromBucketName(scope, jsii.String(fmt.Sprintf("AttachedBucket%d", i)), jsii.String(name))
 		for _, e := range s.spec.Bucket.NotifyEvents {
-			et, err := s3EventType(e)
+			et, err := mapped(s3EventTypes, e, "bucket event")
 			if err != nil {
 				return err
 			}

@@ -282,47 +282,41 @@ func fieldValue(s string, lo, hi int, names map[string]int) (int, error) {
 // from 1 to 31, L (the month's last day), NW (the weekday nearest day N,
 // within the month) and LW (the month's last weekday).
 func parseDayOfMonth(field string) (func(time.Time) bool, error) {
-	var preds []func(time.Time) bool
-	var plain []string
-	for _, part := range strings.Split(field, ",") {
+	return dayField(field, 1, 31, nil, time.Time.Day, func(part string) (func(time.Time) bool, error) {
 		switch {
 		case part == "L":
-			preds = append(preds, func(t time.Time) bool { return t.Day() == daysIn(t) })
+			return func(t time.Time) bool { return t.Day() == daysIn(t) }, nil
 		case part == "LW":
-			preds = append(preds, func(t time.Time) bool { return t.Day() == nearestWeekday(t, daysIn(t)) })
+			return func(t time.Time) bool { return t.Day() == nearestWeekday(t, daysIn(t)) }, nil
 		case strings.HasSuffix(part, "W"):
 			n, err := fieldValue(strings.TrimSuffix(part, "W"), 1, 31, nil)
 			if err != nil {
 				return nil, err
 			}
-			preds = append(preds, func(t time.Time) bool { return n <= daysIn(t) && t.Day() == nearestWeekday(t, n) })
+			return func(t time.Time) bool { return n <= daysIn(t) && t.Day() == nearestWeekday(t, n) }, nil
 		case strings.ContainsAny(part, "L#?"):
 			return nil, fmt.Errorf("%q is not supported in day-of-month", part)
-		default:
-			plain = append(plain, part)
 		}
-	}
-	return anyDay(preds, plain, 1, 31, nil, time.Time.Day)
+		return nil, nil
+	})
 }
 
 // parseDayOfWeek parses a day-of-week field: values, ranges and steps from
 // 1 (SUN) to 7 (SAT), L (Saturday), DL (the month's last day D) and D#k
 // (the month's k-th day D).
 func parseDayOfWeek(field string) (func(time.Time) bool, error) {
-	var preds []func(time.Time) bool
-	var plain []string
-	for _, part := range strings.Split(field, ",") {
+	return dayField(field, 1, 7, dayNames, weekday, func(part string) (func(time.Time) bool, error) {
 		switch {
 		case part == "L":
-			plain = append(plain, "7")
+			return func(t time.Time) bool { return weekday(t) == 7 }, nil
 		case strings.HasSuffix(part, "L"):
 			d, err := fieldValue(strings.TrimSuffix(part, "L"), 1, 7, dayNames)
 			if err != nil {
 				return nil, err
 			}
-			preds = append(preds, func(t time.Time) bool {
+			return func(t time.Time) bool {
 				return weekday(t) == d && t.Day()+7 > daysIn(t)
-			})
+			}, nil
 		case strings.Contains(part, "#"):
 			ds, ks, _ := strings.Cut(part, "#")
 			d, err := fieldValue(ds, 1, 7, dayNames)
@@ -333,22 +327,35 @@ func parseDayOfWeek(field string) (func(time.Time) bool, error) {
 			if err != nil || k < 1 || k > 5 {
 				return nil, fmt.Errorf("%q: want D#k with k from 1 to 5", part)
 			}
-			preds = append(preds, func(t time.Time) bool {
+			return func(t time.Time) bool {
 				return weekday(t) == d && (t.Day()-1)/7+1 == k
-			})
+			}, nil
 		case strings.ContainsAny(part, "W?"):
 			return nil, fmt.Errorf("%q is not supported in day-of-week", part)
+		}
+		return nil, nil
+	})
+}
+
+// dayField is the test of a day field: any of the tests special gives its
+// parts, or a day whose number (day returns it) is among the field's plain
+// parts, those special gives no test (values, ranges and steps from lo to
+// hi, see parseField).
+func dayField(field string, lo, hi int, names map[string]int, day func(time.Time) int,
+	special func(part string) (func(time.Time) bool, error)) (func(time.Time) bool, error) {
+	var preds []func(time.Time) bool
+	var plain []string
+	for _, part := range strings.Split(field, ",") {
+		pred, err := special(part)
+		switch {
+		case err != nil:
+			return nil, err
+		case pred != nil:
+			preds = append(preds, pred)
 		default:
 			plain = append(plain, part)
 		}
 	}
-	return anyDay(preds, plain, 1, 7, dayNames, weekday)
-}
-
-// anyDay is the test of a day field: any of preds, or a day whose number
-// (day returns it) is among the field's plain parts (values, ranges and
-// steps from lo to hi, see parseField).
-func anyDay(preds []func(time.Time) bool, plain []string, lo, hi int, names map[string]int, day func(time.Time) int) (func(time.Time) bool, error) {
 	if len(plain) > 0 {
 		set, err := parseField(strings.Join(plain, ","), lo, hi, names)
 		if err != nil {

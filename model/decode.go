@@ -380,18 +380,33 @@ func (d *decoder) params(n *node, p loc) Params {
 	if !d.object(n, p) {
 		return Params{}
 	}
-	ps := Params{
-		Names: make([]string, 0, len(n.members)),
-		Defs:  make(map[string]*ParamDefinition, len(n.members)),
-	}
+	var ps Params
+	ps.Names, ps.Defs = named(d, n, p, d.paramDef)
+	return ps
+}
+
+// named decodes an object whose members one decodes, keeping their names
+// in order; a member one rejects (nil) is left out.
+func named[T any](d *decoder, n *node, p loc, one func(*node, loc) *T) (names []string, byName map[string]*T) {
+	names = make([]string, 0, len(n.members))
+	byName = make(map[string]*T, len(n.members))
 	p = p.fix()
 	for _, m := range n.members {
-		if def := d.paramDef(m.val, p.key(m.key)); def != nil {
-			ps.Names = append(ps.Names, m.key)
-			ps.Defs[m.key] = def
+		if v := one(m.val, p.key(m.key)); v != nil {
+			names = append(names, m.key)
+			byName[m.key] = v
 		}
 	}
-	return ps
+	return names, byName
+}
+
+// requiredType decodes the "type" member of a param definition or a time
+// trigger, reporting whether it counts as given: an empty name does not
+// (it is reported as required), one of the wrong JSON type does (it is
+// reported as that).
+func (d *decoder) requiredType(n *node, p loc) (name string, given bool) {
+	name = d.str(n, p)
+	return name, name != "" || (!isNull(n) && n.kind != kindString)
 }
 
 // paramDef decodes one parameter definition.
@@ -411,13 +426,9 @@ func (d *decoder) paramDef(n *node, p loc) *ParamDefinition {
 		mp := p.key(m.key)
 		switch m.key {
 		case "type":
-			// An empty type is as good as none: both are reported as required.
-			if tn := d.str(m.val, mp); tn != "" {
-				sawType = true
-				def.Type, _ = ParseParamType(tn)
-			} else if !isNull(m.val) && m.val.kind != kindString {
-				sawType = true // reported as a wrong type already
-			}
+			var name string
+			name, sawType = d.requiredType(m.val, mp)
+			def.Type, _ = ParseParamType(name)
 		case "value":
 			if !isNull(m.val) {
 				value = m.val
@@ -504,15 +515,7 @@ func (d *decoder) paramValue(def *ParamDefinition, n *node, p loc) {
 		def.Value, ok = arrayLiteral(n, func(e *node) (bool, bool) { return e.b, e.kind == kindBool })
 	case TypeMap:
 		if n.kind == kindObject {
-			m := make(map[string]*ParamDefinition, len(n.members))
-			keys := make([]string, 0, len(n.members))
-			p = p.fix()
-			for _, mem := range n.members {
-				if sub := d.paramDef(mem.val, p.key(mem.key)); sub != nil {
-					m[mem.key] = sub
-					keys = append(keys, mem.key)
-				}
-			}
+			keys, m := named(d, n, p, d.paramDef)
 			def.Value, def.Keys, ok = m, keys, true
 		}
 	}
@@ -734,12 +737,9 @@ func (d *decoder) timeTrigger(n *node, p loc) (TimeTrigger, bool) {
 		mp := p.key(m.key)
 		switch m.key {
 		case "type":
-			if tn := d.str(m.val, mp); tn != "" {
-				sawType = true
-				t.Type, _ = ParseTimeTriggerType(tn)
-			} else if !isNull(m.val) && m.val.kind != kindString {
-				sawType = true // reported as a wrong type already
-			}
+			var name string
+			name, sawType = d.requiredType(m.val, mp)
+			t.Type, _ = ParseTimeTriggerType(name)
 		case "cron":
 			t.Cron = d.str(m.val, mp)
 		case "expression":
@@ -781,15 +781,7 @@ func (d *decoder) signalTrigger(n *node, p loc) (SignalTrigger, bool) {
 			if isNull(m.val) || !d.object(m.val, mp) {
 				continue
 			}
-			t.Names = make([]string, 0, len(m.val.members))
-			mp = mp.fix()
-			t.Definitions = make(map[string]*SignalTriggerDef, len(m.val.members))
-			for _, dm := range m.val.members {
-				if def := d.signalTriggerDef(dm.val, mp.key(dm.key)); def != nil {
-					t.Names = append(t.Names, dm.key)
-					t.Definitions[dm.key] = def
-				}
-			}
+			t.Names, t.Definitions = named(d, m.val, mp, d.signalTriggerDef)
 		case "condition":
 			t.Condition = d.str(m.val, mp)
 		case "dedup_expr":
@@ -833,37 +825,37 @@ func (d *decoder) matchParams(n *node, p loc, dependency bool) (map[string]*Sign
 	if isNull(n) || !d.object(n, p) {
 		return nil, nil
 	}
-	out := make(map[string]*SignalMatchParam, len(n.members))
-	p = p.fix()
-	names := make([]string, 0, len(n.members))
-	for _, m := range n.members {
-		mp := p.key(m.key)
-		if !d.object(m.val, mp) {
-			continue
-		}
-		smp := &SignalMatchParam{}
-		mp = mp.fix()
-		for _, f := range m.val.members {
-			fp := mp.key(f.key)
-			switch {
-			case f.key == "operator":
-				smp.Operator = SignalOperator(d.str(f.val, fp))
-			case f.key == "value" && !dependency:
-				if !isNull(f.val) {
-					smp.Value = matchLiteral(f.val)
-				}
-			case f.key == "param" && dependency:
-				if !isNull(f.val) {
-					smp.Param = d.paramDef(f.val, fp)
-				}
-			default:
-				setExtra(&smp.Extra, f)
-			}
-		}
-		out[m.key] = smp
-		names = append(names, m.key)
-	}
+	names, out := named(d, n, p, func(n *node, p loc) *SignalMatchParam {
+		return d.matchParam(n, p, dependency)
+	})
 	return out, names
+}
+
+// matchParam decodes one match condition of matchParams.
+func (d *decoder) matchParam(n *node, p loc, dependency bool) *SignalMatchParam {
+	if !d.object(n, p) {
+		return nil
+	}
+	smp := &SignalMatchParam{}
+	p = p.fix()
+	for _, f := range n.members {
+		fp := p.key(f.key)
+		switch {
+		case f.key == "operator":
+			smp.Operator = SignalOperator(d.str(f.val, fp))
+		case f.key == "value" && !dependency:
+			if !isNull(f.val) {
+				smp.Value = matchLiteral(f.val)
+			}
+		case f.key == "param" && dependency:
+			if !isNull(f.val) {
+				smp.Param = d.paramDef(f.val, fp)
+			}
+		default:
+			setExtra(&smp.Extra, f)
+		}
+	}
+	return smp
 }
 
 // matchLiteral reads a signal trigger match value: a whole number becomes an

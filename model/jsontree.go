@@ -200,15 +200,12 @@ func (r *treeReader) literal(word string, kind nodeKind, b bool) (*node, error) 
 }
 
 func (r *treeReader) object(depth int) (*node, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("nesting deeper than %d levels", maxDepth)
+	n, empty, err := r.open(depth, kindObject, '}')
+	if err != nil {
+		return nil, err
 	}
-	r.pos++ // '{'
-	n := r.newNode(kindObject)
 	n.members = []member{}
-	r.skipSpace()
-	if r.pos < len(r.data) && r.data[r.pos] == '}' {
-		r.pos++
+	if empty {
 		return n, nil
 	}
 	base := len(r.members)
@@ -240,33 +237,24 @@ func (r *treeReader) object(depth int) (*node, error) {
 		} else {
 			r.members = append(r.members, member{key: k, val: v})
 		}
-		r.skipSpace()
-		if r.pos >= len(r.data) {
-			return nil, errors.New("unexpected end of input in an object")
+		done, err := r.next('}', "an object", "an object member")
+		if err != nil {
+			return nil, err
 		}
-		switch r.data[r.pos] {
-		case ',':
-			r.pos++
-		case '}':
-			r.pos++
+		if done {
 			n.members = append(make([]member, 0, len(r.members)-base), r.members[base:]...)
 			return n, nil
-		default:
-			return nil, fmt.Errorf("unexpected %s after an object member; expected ',' or '}'", r.describe())
 		}
 	}
 }
 
 func (r *treeReader) array(depth int) (*node, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("nesting deeper than %d levels", maxDepth)
+	n, empty, err := r.open(depth, kindArray, ']')
+	if err != nil {
+		return nil, err
 	}
-	r.pos++ // '['
-	n := r.newNode(kindArray)
 	n.elems = []*node{}
-	r.skipSpace()
-	if r.pos < len(r.data) && r.data[r.pos] == ']' {
-		r.pos++
+	if empty {
 		return n, nil
 	}
 	base := len(r.elems)
@@ -280,21 +268,50 @@ func (r *treeReader) array(depth int) (*node, error) {
 			return nil, err
 		}
 		r.elems = append(r.elems, e)
-		r.skipSpace()
-		if r.pos >= len(r.data) {
-			return nil, errors.New("unexpected end of input in an array")
+		done, err := r.next(']', "an array", "an array element")
+		if err != nil {
+			return nil, err
 		}
-		switch r.data[r.pos] {
-		case ',':
-			r.pos++
-		case ']':
-			r.pos++
+		if done {
 			n.elems = append(make([]*node, 0, len(r.elems)-base), r.elems[base:]...)
 			return n, nil
-		default:
-			return nil, fmt.Errorf("unexpected %s after an array element; expected ',' or ']'", r.describe())
 		}
 	}
+}
+
+// open enters the object or array whose opening byte is at r.pos, depth
+// levels deep: it returns the container's node, of kind, and whether its
+// closing byte end follows at once (it is empty).
+func (r *treeReader) open(depth int, kind nodeKind, end byte) (n *node, empty bool, err error) {
+	if depth > maxDepth {
+		return nil, false, fmt.Errorf("nesting deeper than %d levels", maxDepth)
+	}
+	r.pos++ // '{' or '['
+	n = r.newNode(kind)
+	r.skipSpace()
+	if r.pos < len(r.data) && r.data[r.pos] == end {
+		r.pos++
+		return n, true, nil
+	}
+	return n, false, nil
+}
+
+// next reads what follows a member or an element (after) of a container
+// (in): ',' when more follow, or its closing byte end (done).
+func (r *treeReader) next(end byte, in, after string) (done bool, err error) {
+	r.skipSpace()
+	if r.pos >= len(r.data) {
+		return false, errors.New("unexpected end of input in " + in)
+	}
+	switch r.data[r.pos] {
+	case ',':
+		r.pos++
+		return false, nil
+	case end:
+		r.pos++
+		return true, nil
+	}
+	return false, fmt.Errorf("unexpected %s after %s; expected ',' or '%c'", r.describe(), after, end)
 }
 
 // number scans a number literal and returns its text.

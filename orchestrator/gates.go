@@ -224,11 +224,7 @@ func (o *Gates) PutTagPermit(ctx context.Context, tag string, maxAllowed int64) 
 	if err != nil {
 		return nil, Internal(err)
 	}
-	// A raised limit lets waiting steps start: wake them.
-	if err := o.wakeWaiters(ctx, p); err != nil {
-		return nil, Internal(err)
-	}
-	return o.permitView(p), nil
+	return changed(ctx, o, p, o.permitView)
 }
 
 // GetTagPermit returns a tag permit with its current use.
@@ -249,10 +245,17 @@ func (o *Gates) DeleteTagPermit(ctx context.Context, tag string) (*TagPermit, er
 	if err != nil {
 		return nil, notFoundOr(err, "no tag permit for tag %q", tag)
 	}
+	return changed(ctx, o, p, o.permitView)
+}
+
+// changed wakes the runs waiting on p, a permit or job queue a write just
+// changed (a raised limit lets waiting steps start; a removed one lets them
+// go on, or fail), and returns p's view.
+func changed[V any](ctx context.Context, o *Gates, p *store.TagPermit, view func(*store.TagPermit) *V) (*V, error) {
 	if err := o.wakeWaiters(ctx, p); err != nil {
 		return nil, Internal(err)
 	}
-	return o.permitView(p), nil
+	return view(p), nil
 }
 
 // wakeWaiters puts a continue event into every run waiting on p.

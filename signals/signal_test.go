@@ -285,14 +285,25 @@ func TestNormalize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, err := Normalize(tt.in)
-		if tt.err != "" {
-			assert.ErrorContains(t, err, tt.err, "%#v", tt.in)
-			assert.Nil(t, got)
+		if !parsed(t, got, err, tt.err, "%#v", tt.in) {
 			continue
 		}
-		require.NoError(t, err, "%#v", tt.in)
 		assert.Equal(t, tt.want, got, "%#v", tt.in)
 	}
+}
+
+// parsed checks the result of a parse (or a conversion) that should fail
+// with an error holding wantErr, when that is set, and returned nothing;
+// otherwise that it succeeded, which it reports.
+func parsed(t *testing.T, got any, err error, wantErr string, msgAndArgs ...any) bool {
+	t.Helper()
+	if wantErr != "" {
+		assert.ErrorContains(t, err, wantErr, msgAndArgs...)
+		assert.Nil(t, got, msgAndArgs...)
+		return false
+	}
+	require.NoError(t, err, msgAndArgs...)
+	return true
 }
 
 // FuzzParseAnnounce checks that parsing never panics, that every problem is

@@ -262,34 +262,20 @@ func (s *base) nextInstanceID(ctx context.Context, wf string) (int64, error) {
 // InstanceForRequest returns the instance a start with request id
 // requestID made (ErrNotFound if none), strongly consistent.
 func (s *Instances) InstanceForRequest(ctx context.Context, wf, requestID string) (*InstanceRecord, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            key(layout.WorkflowPK(wf), layout.RequestSK(requestID)),
-		ConsistentRead: aws.Bool(true),
-	})
+	item, err := s.getItem(ctx, key(layout.WorkflowPK(wf), layout.RequestSK(requestID)), "get request %s", requestID)
 	if err != nil {
-		return nil, fmt.Errorf("store: get request %s: %w", requestID, err)
+		return nil, err
 	}
-	if out.Item == nil {
-		return nil, ErrNotFound
-	}
-	return s.GetInstance(ctx, wf, getN(out.Item, "instance"))
+	return s.GetInstance(ctx, wf, getN(item, "instance"))
 }
 
 // GetInstance returns an instance summary.
 func (s *Instances) GetInstance(ctx context.Context, wf string, inst int64) (*InstanceRecord, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            key(layout.WorkflowPK(wf), layout.InstanceSK(inst)),
-		ConsistentRead: aws.Bool(true),
-	})
+	item, err := s.getItem(ctx, key(layout.WorkflowPK(wf), layout.InstanceSK(inst)), "get instance %s/%d", wf, inst)
 	if err != nil {
-		return nil, fmt.Errorf("store: get instance %s/%d: %w", wf, inst, err)
+		return nil, err
 	}
-	if out.Item == nil {
-		return nil, ErrNotFound
-	}
-	return instanceFromItem(out.Item)
+	return instanceFromItem(item)
 }
 
 // maxFilteredPages bounds the pages one filtered listing reads: a status

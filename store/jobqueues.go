@@ -110,14 +110,11 @@ func (s *Gates) GetJobQueues(ctx context.Context) (map[string]*TagPermit, error)
 
 // GetJobQueue returns one job queue, or ErrNotFound.
 func (s *Gates) GetJobQueue(ctx context.Context, name string) (*TagPermit, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(layout.JobQueuePK, layout.JobQueueSK(name)), ConsistentRead: aws.Bool(true)})
+	item, err := s.getItem(ctx, key(layout.JobQueuePK, layout.JobQueueSK(name)), "get job queue %q", name)
 	if err != nil {
-		return nil, fmt.Errorf("store: get job queue %q: %w", name, err)
+		return nil, err
 	}
-	if out.Item == nil {
-		return nil, ErrNotFound
-	}
-	return jobQueueFromItem(out.Item), nil
+	return jobQueueFromItem(item), nil
 }
 
 // DeleteJobQueue removes a job queue and returns it as it was (its waiters

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/maestro-serverless/maestro/store/internal/layout"
@@ -44,16 +43,10 @@ func (s *base) loopParamsItem(wf string, inst, run int64, p LoopParams) (types.T
 // GetLoopParams reads the loop params item of a foreach step attempt
 // (strongly consistent): ErrNotFound when there is none.
 func (s *Runs) GetLoopParams(ctx context.Context, wf string, inst, run int64, step string, attempt int64) ([]byte, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            key(layout.RunPK(wf, inst), layout.LoopParamsSK(run, step, attempt)),
-		ConsistentRead: aws.Bool(true),
-	})
+	item, err := s.getItem(ctx, key(layout.RunPK(wf, inst), layout.LoopParamsSK(run, step, attempt)),
+		"loop params of %s/%d/%d step %s/%d", wf, inst, run, step, attempt)
 	if err != nil {
-		return nil, fmt.Errorf("store: loop params of %s/%d/%d step %s/%d: %w", wf, inst, run, step, attempt, err)
+		return nil, err
 	}
-	if out.Item == nil {
-		return nil, ErrNotFound
-	}
-	return decodeBody(out.Item)
+	return decodeBody(item)
 }

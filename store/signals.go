@@ -243,16 +243,11 @@ func orEmptyJSON(b json.RawMessage) string {
 }
 
 func (s *Signals) signalForRequest(ctx context.Context, name, requestID string) (*SignalRecord, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(layout.SignalPK(name), layout.SignalRequestSK(requestID)), ConsistentRead: aws.Bool(true),
-	})
+	item, err := s.getItem(ctx, key(layout.SignalPK(name), layout.SignalRequestSK(requestID)), "signal request %s", requestID)
 	if err != nil {
-		return nil, fmt.Errorf("store: signal request %s: %w", requestID, err)
+		return nil, err
 	}
-	if out.Item == nil {
-		return nil, ErrNotFound
-	}
-	return s.GetSignal(ctx, name, getN(out.Item, "seq"))
+	return s.GetSignal(ctx, name, getN(item, "seq"))
 }
 
 // GetSignal returns signal instance seq of name; seq 0 means the latest.
@@ -260,16 +255,11 @@ func (s *Signals) GetSignal(ctx context.Context, name string, seq int64) (*Signa
 	if seq == 0 {
 		return s.latestSignal(ctx, name)
 	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(layout.SignalPK(name), layout.SignalInstanceSK(seq)), ConsistentRead: aws.Bool(true),
-	})
+	item, err := s.getItem(ctx, key(layout.SignalPK(name), layout.SignalInstanceSK(seq)), "get signal %s/%d", name, seq)
 	if err != nil {
-		return nil, fmt.Errorf("store: get signal %s/%d: %w", name, seq, err)
+		return nil, err
 	}
-	if out.Item == nil {
-		return nil, ErrNotFound
-	}
-	return signalFromItem(out.Item), nil
+	return signalFromItem(item), nil
 }
 
 // latestSignal returns the newest instance of name (strongly consistent).

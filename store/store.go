@@ -293,6 +293,20 @@ func (s *base) queryPages(ctx context.Context, in *dynamodb.QueryInput, page fun
 	}
 }
 
+// getItem reads the item at k with a strongly consistent read: ErrNotFound
+// when there is none. A failed read's error says "store:", what was read
+// (format and args) and the cause.
+func (s *base) getItem(ctx context.Context, k map[string]types.AttributeValue, format string, args ...any) (map[string]types.AttributeValue, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: k, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", fmt.Sprintf(format, args...), err)
+	}
+	if out.Item == nil {
+		return nil, ErrNotFound
+	}
+	return out.Item, nil
+}
+
 // batchGet reads items by key with strongly consistent reads, 100 keys per
 // request, retrying unprocessed keys; missing items are absent from the
 // result, whose order is unspecified.

@@ -47,16 +47,11 @@ const (
 // GetJob returns the hash of the task token whose attempt job is;
 // ErrNotFound when no attempt recorded the job.
 func (s *Tasks) GetJob(ctx context.Context, job string) (hash string, err error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(layout.JobPK(job), layout.JobSK), ConsistentRead: aws.Bool(true),
-	})
+	item, err := s.getItem(ctx, key(layout.JobPK(job), layout.JobSK), "get job %s", job)
 	if err != nil {
-		return "", fmt.Errorf("store: get job %s: %w", job, err)
+		return "", err
 	}
-	if out.Item == nil {
-		return "", ErrNotFound
-	}
-	return getS(out.Item, attrHash), nil
+	return getS(item, attrHash), nil
 }
 
 // taskTokenTTL is how long a token item lives: Maestro's longest timeout
@@ -104,16 +99,10 @@ func (s *Tasks) PutTaskToken(ctx context.Context, hash string, ref AttemptRef) e
 // GetTaskToken reads the token hashed as hash; ErrNotFound when there is
 // none.
 func (s *Tasks) GetTaskToken(ctx context.Context, hash string) (*TaskToken, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: key(layout.TaskPK(hash), layout.TaskSK), ConsistentRead: aws.Bool(true),
-	})
+	it, err := s.getItem(ctx, key(layout.TaskPK(hash), layout.TaskSK), "get task token")
 	if err != nil {
-		return nil, fmt.Errorf("store: get task token: %w", err)
+		return nil, err
 	}
-	if out.Item == nil {
-		return nil, ErrNotFound
-	}
-	it := out.Item
 	return &TaskToken{
 		Ref: AttemptRef{WorkflowID: getS(it, attrWorkflow), InstanceID: getN(it, attrInstance), RunID: getN(it, attrRun),
 			StepID: getS(it, attrStep), Attempt: getN(it, attrAttempt)},

@@ -45,18 +45,11 @@ const attrPrincipal = "principal"
 
 // GetHead returns a workflow's head item, ErrNotFound when the workflow does not exist.
 func (s *Definitions) GetHead(ctx context.Context, workflowID string) (*WorkflowHead, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(s.table),
-		Key:            key(layout.WorkflowPK(workflowID), layout.HeadSK),
-		ConsistentRead: aws.Bool(true),
-	})
+	item, err := s.getItem(ctx, key(layout.WorkflowPK(workflowID), layout.HeadSK), "get workflow %s", workflowID)
 	if err != nil {
-		return nil, fmt.Errorf("store: get workflow %s: %w", workflowID, err)
+		return nil, err
 	}
-	if out.Item == nil {
-		return nil, ErrNotFound
-	}
-	return headFromItem(workflowID, out.Item)
+	return headFromItem(workflowID, item)
 }
 
 // headFromItem decodes a head item.

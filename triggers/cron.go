@@ -240,58 +240,50 @@ func parseDayItem(item string, lo, hi int) (dayItem, error) {
 // from Sunday, or SUN-SAT; 7 is Sunday too, and a range ending at 7 (5-7,
 // 1-7/2) runs to Sunday.
 func unixWeekdays(field string) (uint64, bool, error) {
-	return weekdays(field, func(item string) (from, to, step int, err error) {
-		it, err := parseDayItem(item, 0, 7)
-		if err != nil {
-			return 0, 0, 0, err
-		}
+	return weekdays(field, 0, func(it dayItem) (from, to int) {
 		switch {
 		case it.star:
-			it.from, it.to = 0, 6
+			return 0, 6
 		case !it.isRange && it.hasStep: // "N/step" runs to Saturday
-			it.from, it.to = it.from%7, 6
+			return it.from % 7, 6
 		case !it.isRange:
-			it.from %= 7
-			it.to = it.from
+			return it.from % 7, it.from % 7
 		case it.to == 7: // counted to 7, which is Sunday
-		default:
-			it.from %= 7
+			return it.from, it.to
 		}
-		return it.from, it.to, it.step, nil
+		return it.from % 7, it.to
 	})
 }
 
 // quartzWeekdays parses a Quartz day-of-week field: 1-7 from Sunday, or
 // SUN-SAT.
 func quartzWeekdays(field string) (uint64, bool, error) {
-	return weekdays(field, func(item string) (from, to, step int, err error) {
-		it, err := parseDayItem(item, 1, 7)
-		if err != nil {
-			return 0, 0, 0, err
-		}
+	return weekdays(field, 1, func(it dayItem) (from, to int) {
 		switch {
 		case it.star:
 			it.from, it.to = 1, 7
 		case !it.isRange && it.hasStep: // "N/step" runs to Saturday
 			it.to = 7
 		}
-		return it.from - 1, it.to - 1, it.step, nil
+		return it.from - 1, it.to - 1
 	})
 }
 
 // weekdays collects the days (0-6, 7 wrapping to Sunday) of a day-of-week
-// field's items, and whether robfig/cron reads the field as '*'.
-func weekdays(field string, item func(string) (from, to, step int, err error)) (uint64, bool, error) {
+// field whose numbers count from sunday, and whether robfig/cron reads the
+// field as '*'. days places an item's days: from and to of 0-7.
+func weekdays(field string, sunday int, days func(dayItem) (from, to int)) (uint64, bool, error) {
 	var set uint64
-	for _, it := range strings.Split(field, ",") {
-		from, to, step, err := item(it)
+	for _, item := range strings.Split(field, ",") {
+		it, err := parseDayItem(item, sunday, 7)
 		if err != nil {
 			return 0, false, err
 		}
+		from, to := days(it)
 		if from > to {
-			return 0, false, fmt.Errorf("range %q runs backwards", it)
+			return 0, false, fmt.Errorf("range %q runs backwards", item)
 		}
-		for d := from; d <= to; d += step {
+		for d := from; d <= to; d += it.step {
 			set |= 1 << (d % 7)
 		}
 	}

@@ -36,13 +36,9 @@ func stringHelpers() []*helper {
 		return &helper{
 			name: name, min: min, max: max, usage: usage,
 			fn: func(st *evalState, args []any) (any, error) {
-				ss := make([]string, len(args))
-				for i := range args {
-					s, err := argString(usage, args, i)
-					if err != nil {
-						return nil, err
-					}
-					ss[i] = s
+				ss, err := argStrings(usage, args)
+				if err != nil {
+					return nil, err
 				}
 				return fn(st, ss)
 			},

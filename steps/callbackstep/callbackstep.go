@@ -160,23 +160,42 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.StepWork, token st
 		return r.call(ctx, m, t.http, body)
 	}
 	if t.queue != "" {
-		if !slices.Contains(r.queues, t.queue) {
-			return handover.Refuse(fmt.Sprintf("queue %q is not on the Callback step allow-list; add it to the stack's callbackQueues setting", t.queue))
-		}
-		_, err = r.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(t.queue), MessageBody: aws.String(string(body))})
-		if err != nil {
-			return failed("send to queue "+t.queue, err)
-		}
-		return orchestrator.Handover{Target: "SQS queue " + t.queue}, nil, nil
+		return send(sqsQueue, t.queue, r.queues, func() error {
+			_, err := r.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(t.queue), MessageBody: aws.String(string(body))})
+			return err
+		})
 	}
-	if !slices.Contains(r.topics, t.topic) {
-		return handover.Refuse(fmt.Sprintf("topic %q is not on the Callback step allow-list; add it to the stack's callbackTopics setting", t.topic))
+	return send(snsTopic, t.topic, r.topics, func() error {
+		_, err := r.sns.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(t.topic), Message: aws.String(string(body))})
+		return err
+	})
+}
+
+// destination describes a kind of place a task token is sent to, for
+// messages: a queue or a topic.
+type destination struct {
+	kind    string // "queue"
+	service string // "SQS"
+	setting string // the stack's setting that lists the allowed ones
+	verb    string // "send to"
+}
+
+// The two kinds of destination.
+var (
+	sqsQueue = destination{kind: "queue", service: "SQS", setting: "callbackQueues", verb: "send to"}
+	snsTopic = destination{kind: "topic", service: "SNS", setting: "callbackTopics", verb: "publish to"}
+)
+
+// send sends a task token with do to name, a destination of kind d, if
+// name is on allowed; a failed send is sorted by failed.
+func send(d destination, name string, allowed []string, do func() error) (orchestrator.Handover, *engine.StepFinished, error) {
+	if !slices.Contains(allowed, name) {
+		return handover.Refuse(fmt.Sprintf("%s %q is not on the Callback step allow-list; add it to the stack's %s setting", d.kind, name, d.setting))
 	}
-	_, err = r.sns.Publish(ctx, &sns.PublishInput{TopicArn: aws.String(t.topic), Message: aws.String(string(body))})
-	if err != nil {
-		return failed("publish to topic "+t.topic, err)
+	if err := do(); err != nil {
+		return failed(d.verb+" "+d.kind+" "+name, err)
 	}
-	return orchestrator.Handover{Target: "SNS topic " + t.topic}, nil, nil
+	return orchestrator.Handover{Target: d.service + " " + d.kind + " " + name}, nil, nil
 }
 
 // failed sorts a send's error: a destination that does not exist or that
