@@ -66,11 +66,17 @@ func (r runThenClose) Run() int {
 // 215 s on).
 
 // stacksPerEmulator is how many stacks share one emulator of
-// emulatorPool, and usersPerEmulator how many of them at once.
-const stacksPerEmulator, usersPerEmulator = 8, 3
+// emulatorPool, and usersPerEmulator how many of them at once: as many as
+// run side by side (make test's -parallel 8). With 8 and 3 the package
+// started 27 emulators and used 724 CPU-seconds (user and system, its
+// emulators' included); with 24 and 8, 15 emulators and 510 CPU-seconds
+// (16 and 6: 17, 600), on two cores, 2026-11-28. Every emulator costs its
+// start (about 4 CPU-seconds: a JVM and an interpreter) and its idle polls
+// while it lives, and the suite is bound by CPU.
+const stacksPerEmulator, usersPerEmulator = 24, 8
 
 // emulatorPool starts emulators (moto_server and DynamoDB Local), ahead of
-// need, while earlier tests run. A stack shares one with the few stacks
+// need, while earlier tests run. A stack shares one with the stacks
 // started around it (stacksPerEmulator, at most usersPerEmulator at once),
 // or has one of its own (reserve: the tests that write tens of thousands of
 // items or run long). Not one for the whole package: DynamoDB Local keeps
@@ -78,9 +84,11 @@ const stacksPerEmulator, usersPerEmulator = 8, 3
 // through them to find a stream's open shard on writes, so on an emulator
 // shared by every test each ran slower than the one before (alone / about
 // 60 tests in: 3.7 / 14.8 s, 13.1 / 39.7 s, 5.0 / 10.6 s for three of
-// them); and tests side by side (t.Parallel) would queue on one moto (one
-// Python interpreter's lock) and one database thread. Not one per stack
-// either: most tests take a few seconds, and starting an emulator about 3.
+// them). Tests side by side (t.Parallel) queue on their emulator's moto
+// (one Python interpreter's lock) and database thread, but on two cores
+// more emulators only added their starts and polls: the package ran in
+// 289 s with 24 and 8, 440 s with 8 and 3. Not one per stack either: most
+// tests take a few seconds, and starting an emulator about 3.
 type emulatorPool struct {
 	started  chan startedEmulator
 	pending  sync.WaitGroup // started, not taken
