@@ -224,7 +224,7 @@ func (o *Gates) PutTagPermit(ctx context.Context, tag string, maxAllowed int64) 
 	if err != nil {
 		return nil, Internal(err)
 	}
-	return changed(ctx, o, p, o.permitView)
+	return wakeAndView(ctx, o, p, o.permitView)
 }
 
 // GetTagPermit returns a tag permit with its current use.
@@ -245,13 +245,13 @@ func (o *Gates) DeleteTagPermit(ctx context.Context, tag string) (*TagPermit, er
 	if err != nil {
 		return nil, notFoundOr(err, "no tag permit for tag %q", tag)
 	}
-	return changed(ctx, o, p, o.permitView)
+	return wakeAndView(ctx, o, p, o.permitView)
 }
 
-// changed wakes the runs waiting on p, a permit or job queue a write just
-// changed (a raised limit lets waiting steps start; a removed one lets them
-// go on, or fail), and returns p's view.
-func changed[V any](ctx context.Context, o *Gates, p *store.TagPermit, view func(*store.TagPermit) *V) (*V, error) {
+// wakeAndView wakes the runs waiting on p, a permit or job queue a write
+// just changed (a raised limit lets waiting steps start; a removed one lets
+// them go on, or fail), and returns p's view.
+func wakeAndView[V any](ctx context.Context, o *Gates, p *store.TagPermit, view func(*store.TagPermit) *V) (*V, error) {
 	if err := o.wakeWaiters(ctx, p); err != nil {
 		return nil, Internal(err)
 	}

@@ -283,7 +283,7 @@ func (o *Gates) PutJobQueue(ctx context.Context, r JobQueueRequest) (*JobQueue, 
 	if err != nil {
 		return nil, Internal(err)
 	}
-	return changed(ctx, o, p, o.jobQueueView)
+	return wakeAndView(ctx, o, p, o.jobQueueView)
 }
 
 // GetJobQueue returns a job queue with its running and waiting steps.
@@ -302,7 +302,7 @@ func (o *Gates) DeleteJobQueue(ctx context.Context, name string) (*JobQueue, err
 	if err != nil {
 		return nil, notFoundOr(err, "no job queue %q", name)
 	}
-	return changed(ctx, o, p, o.jobQueueView)
+	return wakeAndView(ctx, o, p, o.jobQueueView)
 }
 
 func (o *Gates) jobQueueView(p *store.TagPermit) *JobQueue {
