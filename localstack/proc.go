@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"runtime"
 	"time"
 )
 
@@ -16,16 +17,31 @@ type childProcess struct {
 
 // startChild starts cmd in a process group of its own, so that stopping it
 // also stops anything it spawned.
+//
+// On Linux the kernel signals the child when the OS thread that forked it
+// ends (setProcessGroup's Pdeathsig), not only when this process does, and
+// the Go runtime ends a thread whose goroutine exits while locked to it
+// (golang/go#27505): any code doing so on the thread that had forked an
+// emulator would stop it mid-test. So the child is forked and waited for by
+// one goroutine locked to its thread, which therefore lives until the
+// child exits.
 func startChild(cmd *exec.Cmd) (*childProcess, error) {
 	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
-	}
 	p := &childProcess{cmd: cmd, exited: make(chan struct{})}
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the child
+		if err := cmd.Start(); err != nil {
+			started <- fmt.Errorf("start %s: %w", cmd.Path, err)
+			return
+		}
+		started <- nil
 		p.waitErr = cmd.Wait()
 		close(p.exited)
 	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
