@@ -6,7 +6,9 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -109,5 +111,38 @@ func TestDynamoDBLocalSetting(t *testing.T) {
 	}
 	if jar, ok := dynamoDBLocalJar(dir); !ok || jar != dir+"/DynamoDBLocal.jar" {
 		t.Errorf("jar in dir: %q %v", jar, ok)
+	}
+}
+
+// TestCloseSaysWhenDynamoDBLocalEndedOnItsOwn: an emulator child that ended
+// while in use (here killed from outside) is named by Close's error, with
+// its exit and the end of its log, and that log is kept.
+func TestCloseSaysWhenDynamoDBLocalEndedOnItsOwn(t *testing.T) {
+	if os.Getenv(EnvDynamoDBLocal) == "off" {
+		t.Skip(EnvDynamoDBLocal + "=off: DynamoDB runs on moto by request")
+	}
+	em, err := Discover(context.Background(), DiscoverOptions{LocalStackURL: closedURL(t), LogDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("Discover: %v", err)
+	}
+	if em.ddbProc == nil {
+		_ = em.Close()
+		t.Fatal("no DynamoDB Local beside moto_server")
+	}
+	if err := em.ddbProc.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if !em.ddbProc.exitsWithin(30 * time.Second) {
+		t.Fatal("DynamoDB Local did not end on SIGKILL")
+	}
+	err = em.Close()
+	if err == nil || !strings.Contains(err.Error(), "DynamoDB Local (pid") || !strings.Contains(err.Error(), "ended before Close (signal: killed)") {
+		t.Fatalf("Close: %v, want DynamoDB Local's end named", err)
+	}
+	if _, serr := os.Stat(em.DynamoDBLogFile); serr != nil {
+		t.Errorf("its log %s was not kept: %v", em.DynamoDBLogFile, serr)
+	}
+	if _, serr := os.Stat(em.LogFile); !errors.Is(serr, os.ErrNotExist) {
+		t.Errorf("moto_server's log %s, stopped by Close, is still there (%v)", em.LogFile, serr)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -374,15 +375,45 @@ func waitAnswer(ctx context.Context, client *http.Client, url string, timeout ti
 func (e *Emulator) Close() error {
 	e.closeOnce.Do(func() {
 		var errs []error
-		for _, p := range []*childProcess{e.ddbProc, e.proc} {
-			if p != nil {
-				errs = append(errs, p.stop())
+		kept := map[string]bool{}
+		for _, c := range []struct {
+			p         *childProcess
+			what, log string
+		}{{e.ddbProc, "DynamoDB Local", e.DynamoDBLogFile}, {e.proc, "moto_server", e.LogFile}} {
+			if c.p == nil {
+				continue
 			}
+			if c.p.ended() {
+				// It ended on its own while in use: what its log says is
+				// the clue, so the log stays and its end is in the error.
+				kept[c.log] = true
+				errs = append(errs, fmt.Errorf("%s (pid %d) ended before Close (%v); its log %s ends: %s",
+					c.what, c.p.cmd.Process.Pid, c.p.waitErr, c.log, logTail(c.log, 2048)))
+				continue
+			}
+			errs = append(errs, c.p.stop())
 		}
 		e.closeErr = errors.Join(errs...)
-		removeFiles(e.files)
+		removeFiles(slices.DeleteFunc(slices.Clone(e.files), func(f string) bool { return kept[f] }))
 	})
 	return e.closeErr
+}
+
+// logTail returns the last n bytes of the file at path, or why it cannot.
+func logTail(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > n {
+		_, _ = f.Seek(st.Size()-n, io.SeekStart)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, n))
+	if err != nil {
+		return err.Error()
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // removeFiles removes the files an emulator's children no longer need: a

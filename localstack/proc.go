@@ -45,13 +45,21 @@ func startChild(cmd *exec.Cmd) (*childProcess, error) {
 	return p, nil
 }
 
+// ended reports whether the child has exited.
+func (p *childProcess) ended() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
 // stop asks the child's process group to terminate, then kills it if it
 // has not exited within five seconds, and waits for the exit.
 func (p *childProcess) stop() error {
-	select {
-	case <-p.exited:
+	if p.ended() {
 		return nil
-	default:
 	}
 	if err := terminateGroup(p.cmd.Process); err != nil {
 		return fmt.Errorf("stop pid %d: %w", p.cmd.Process.Pid, err)
