@@ -93,6 +93,7 @@ type InstanceStore interface {
 
 // RunStore reads and writes run items, their inbox events and commits (store.Runs).
 type RunStore interface {
+	CommitItems(ctx context.Context, c store.Commit) (int, error)
 	CommitRun(ctx context.Context, c store.Commit) error
 	CreateRun(ctx context.Context, nr store.NewRun) error
 	DiscardEvents(ctx context.Context, wf string, inst, run int64, ids []string) error

@@ -817,10 +817,38 @@ type preparedCommit struct {
 	plan  *commitPlan
 }
 
-// prepareCommit splits c's state between the run item and its pages,
-// builds every write, and counts them against DynamoDB's limits: the one
-// place a commit's items and bytes are counted.
+// CommitItems plans c as CommitRun plans it and returns how many
+// transaction items it writes: the count CommitRun holds against
+// MaxTransactItems (a count past it is returned, not refused). It fails
+// as CommitRun's planning fails (an item past DynamoDB's size:
+// *ItemTooLargeError), and writes nothing. A decision round asks it how
+// many of its decisions one commit holds.
+func (s *Runs) CommitItems(_ context.Context, c Commit) (int, error) {
+	pc, err := s.planWrites(c)
+	if err != nil {
+		return 0, err
+	}
+	return len(pc.plan.items), nil
+}
+
+// prepareCommit plans c (planWrites) and holds its count against
+// DynamoDB's limit on items per transaction.
 func (s *Runs) prepareCommit(c Commit) (*preparedCommit, error) {
+	pc, err := s.planWrites(c)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(pc.plan.items); n > MaxTransactItems {
+		return nil, fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction: %w",
+			c.WorkflowID, c.InstanceID, n, MaxTransactItems, ErrTooManyItems)
+	}
+	return pc, nil
+}
+
+// planWrites splits c's state between the run item and its pages, builds
+// every write and sizes each item against DynamoDB's limit: the one place
+// a commit's items and bytes are counted.
+func (s *Runs) planWrites(c Commit) (*preparedCommit, error) {
 	state, writes, next, err := splitState(c.State, c.RunID, c.Pages, c.Unsettled)
 	if err != nil {
 		return nil, err
@@ -833,10 +861,6 @@ func (s *Runs) prepareCommit(c Commit) (*preparedCommit, error) {
 	}
 	if pc.plan, err = s.planCommit(c, state, next); err != nil {
 		return nil, err
-	}
-	if n := len(pc.plan.items); n > MaxTransactItems {
-		return nil, fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction: %w",
-			c.WorkflowID, c.InstanceID, n, MaxTransactItems, ErrTooManyItems)
 	}
 	return pc, nil
 }

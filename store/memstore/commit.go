@@ -74,9 +74,38 @@ type preparedCommit struct {
 	plan      *plan
 }
 
-// prepareCommit splits c's state over pages as package store does, plans
-// every write and counts them against DynamoDB's limits. s is locked.
+// CommitItems plans c as CommitRun does and returns how many writes it
+// makes, past store.MaxTransactItems too (see store.Runs.CommitItems). It
+// writes nothing.
+func (s *Runs) CommitItems(ctx context.Context, c store.Commit) (int, error) {
+	if err := ctxErr(ctx); err != nil {
+		return 0, err
+	}
+	defer s.lock()()
+	pc, err := s.planWrites(c)
+	if err != nil {
+		return 0, err
+	}
+	return len(pc.plan.ws), nil
+}
+
+// prepareCommit plans c (planWrites) and holds its count against
+// DynamoDB's limit on items per transaction. s is locked.
 func (s *Runs) prepareCommit(c store.Commit) (*preparedCommit, error) {
+	pc, err := s.planWrites(c)
+	if err != nil {
+		return nil, err
+	}
+	if len(pc.plan.ws) > maxTransactItems {
+		return nil, fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction: %w",
+			c.WorkflowID, c.InstanceID, len(pc.plan.ws), maxTransactItems, store.ErrTooManyItems)
+	}
+	return pc, nil
+}
+
+// planWrites splits c's state over pages as package store does, plans
+// every write and sizes each item. s is locked.
+func (s *Runs) planWrites(c store.Commit) (*preparedCommit, error) {
 	pk := layout.RunPK(c.WorkflowID, c.InstanceID)
 	pc := &preparedCommit{}
 	if it, ok := s.t.get(pk, layout.RunSK(c.RunID)).(*runItem); ok && c.Create == nil {
@@ -107,10 +136,6 @@ func (s *Runs) prepareCommit(c store.Commit) (*preparedCommit, error) {
 	}
 	if pc.plan, err = s.planCommit(c, state, next.Keys); err != nil {
 		return nil, err
-	}
-	if len(pc.plan.ws) > maxTransactItems {
-		return nil, fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction: %w",
-			c.WorkflowID, c.InstanceID, len(pc.plan.ws), maxTransactItems, store.ErrTooManyItems)
 	}
 	return pc, nil
 }

@@ -190,6 +190,25 @@ func commitLimits(h *H) {
 		}
 		return out
 	}
+	// CommitItems counts as CommitRun plans, past the limit too.
+	items := func(c store.Commit) int {
+		h.Helper()
+		n, err := h.S.Runs.CommitItems(h.Ctx, commitOf("wf", 1, 1, 1, c))
+		h.OK(err, "count a commit")
+		return n
+	}
+	h.Eq(items(store.Commit{}), 1, "items of a commit of the run item alone")
+	h.Eq(items(store.Commit{Attempts: attempts(store.MaxTransactItems - 1)}), store.MaxTransactItems, "items of 99 attempts")
+	h.Eq(items(store.Commit{Attempts: attempts(store.MaxTransactItems)}), store.MaxTransactItems+1, "items of 100 attempts")
+	h.Eq(items(store.Commit{Consumed: []string{"a", "b"}, NewEvents: []store.Event{{ID: "c", Body: B(`{}`)}},
+		Instance: &store.InstanceUpdate{RunID: 1, Status: "IN_PROGRESS"}, SlotDelta: 1, Dequeue: true,
+		Children: []store.ChildRun{
+			{WorkflowID: "loop", InstanceID: 1, Status: "CREATED", State: B(`{}`), FirstEvent: store.Event{ID: "0", Body: B(`{}`)}},
+			{WorkflowID: "loop", InstanceID: 2, Status: "SUCCEEDED", State: B(`{}`), Born: true,
+				Attempts: attempts(2), Timeline: []store.TimelineItem{{Seq: 1, Body: B(`"x"`)}}},
+		}}), 1+2+1+1+2+3+5, "items of a commit of every kind")
+	_, err := h.S.Runs.CommitItems(h.Ctx, commitOf("wf", 1, 1, 1, store.Commit{State: RandomJSON(500_000)}))
+	h.TooLarge(err, "run state", "counting a large random state")
 	h.Is(h.Commit("wf", 1, 1, 1, store.Commit{Attempts: attempts(store.MaxTransactItems)}), store.ErrTooManyItems, "101 items")
 	h.Is(h.Commit("wf", 1, 1, 1, store.Commit{Attempts: attempts(store.MaxTransactItems), NewEvents: []store.Event{{ID: "e"}}}), store.ErrTooManyItems,
 		"101 items, one of them malformed")
