@@ -12,10 +12,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -398,7 +401,8 @@ func runInstance(ctx context.Context, c *client, w *Workload, version int64, sen
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("instance %d still %s after %v: %w", resp.WorkflowInstanceID, status, cfg.Timeout, ctx.Err())
+			return nil, fmt.Errorf("instance %d still %s after %v (%s): %w", resp.WorkflowInstanceID, status, cfg.Timeout,
+				stuckSteps(c, w.WorkflowID, resp.WorkflowInstanceID), ctx.Err())
 		case <-time.After(cfg.PollInterval):
 		}
 	}
@@ -563,4 +567,38 @@ func emulatorName(e *localstack.Emulator) string {
 		name += fmt.Sprintf(" (DynamoDB: DynamoDB Local %s)", e.DynamoDBEndpoint)
 	}
 	return name
+}
+
+// stuckSteps says where an instance that did not end stands: its steps
+// counted by status, and the first few not ended with their last timeline
+// entry, read afresh (its own context ran out).
+func stuckSteps(c *client, wf string, inst int64) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	steps, err := c.steps(ctx, wf, inst)
+	if err != nil {
+		return "steps unread: " + err.Error()
+	}
+	counts := map[string]int{}
+	var open []string
+	for _, st := range steps {
+		status := st.RuntimeState.Status
+		counts[status]++
+		if model.StepStatus(status).IsTerminal() || len(open) >= 3 {
+			continue
+		}
+		last := "no timeline"
+		if n := len(st.Timeline); n > 0 {
+			e := st.Timeline[n-1]
+			last = fmt.Sprintf("%q at %s", e.Message, time.UnixMilli(e.Time).UTC().Format("15:04:05.000"))
+		}
+		open = append(open, fmt.Sprintf("%s/%d %s since %s, last %s", st.StepID, st.StepAttemptID, status,
+			time.UnixMilli(st.RuntimeState.ModifyTime).UTC().Format("15:04:05.000"), last))
+	}
+	keys := slices.Sorted(maps.Keys(counts))
+	parts := make([]string, 0, len(keys)+len(open))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+	}
+	return strings.Join(append(parts, open...), "; ")
 }
