@@ -35,9 +35,10 @@ import (
 // pauses it, a step waits for a signal, its commit would not fit) is
 // created the ordinary way.
 
-// maxBornItems bounds the items of one iteration born finished, so that a
-// round's transaction holds several.
-const maxBornItems = maxCommitItems / 4
+// maxBornItems bounds the items of one iteration born finished (as the
+// store counts them, store.ChildRun.Items), so that a round's transaction
+// of store.MaxTransactItems holds several.
+const maxBornItems = 22
 
 // bornKey names an iteration of a step attempt.
 type bornKey struct {
@@ -67,49 +68,53 @@ type bornRound struct {
 // bearChildren bears the iterations of acc's StartChild commands that end
 // in their first decision, while the round's transaction has room, and
 // applies each one's end to the parent (advancing cur), which may start
-// more iterations, borne in turn. consumed is how many inbox events the
-// round deletes; opts are the parent's decision options, children the
-// child params reader among them, which learns the born iterations' states
-// (not stored before the round commits: getFromForeach in a decision of
-// this round must see them). It returns the
-// iterations born, by key, the ends it could not apply for want of room
-// (to be put into the parent's inbox), and whether a decision asked for a
-// Continue event.
+// more iterations, borne in turn. room is how many more items than the
+// commit of acc as it stands the transaction holds, by the store's count
+// (round.room); each iteration born takes what the store counts for it
+// (store.ChildRun.Items) past its ordinary creation's, and the iterations
+// its end starts take their ordinary creations'. What else the ends write
+// is not foreseen here: the round counts the commit again, and bears
+// nothing when it does not fit (round.plan). opts are the parent's
+// decision options, children the child params reader among them, which
+// learns the born iterations' states (not stored before the round
+// commits: getFromForeach in a decision of this round must see them). It
+// returns the iterations born, by key, the ends it could not apply for
+// want of room (to be put into the parent's inbox), and whether a decision
+// asked for a Continue event.
 func (o *Rounds) bearChildren(ctx context.Context, g *engine.Graph, acc *decisionSet, cur **engine.Instance,
-	opts []engine.Option, consumed int, book *permitBook, children *childBook, now time.Time) (map[bornKey]*bornChild, []store.Event, bool, error) {
+	opts []engine.Option, room int, book *permitBook, children *childBook, now time.Time) (map[bornKey]*bornChild, []store.Event, bool, error) {
 	var (
 		r = bornRound{o: o, now: now, parent: g, graphs: map[string]*engine.Graph{},
 			bps: map[string][]engine.Breakpoint{}, created: map[string]engine.CreateLoop{}}
 		born   map[bornKey]*bornChild
 		queued []store.Event
 		cont   bool
-		// adj corrects acc's estimate, which counts each iteration whose
-		// body has no work at its born size plus its end (commandItems with
-		// g), for the iterations decided: born, their real size with one item
-		// kept for the end until it is applied (if there is no room to, it
-		// is queued, one item); created the ordinary way, 3.
-		adj = 0
+		// ordinary is what the store counts for an iteration created the
+		// ordinary way (its summary, run item and start event).
+		ordinary = store.ChildRun{}.Items()
 	)
-	fits := func(n int) bool { return acc.items(consumed)+adj+n <= maxCommitItems }
 	for i := 0; i < len(acc.commands); i++ {
 		switch x := acc.commands[i].(type) {
 		case engine.CreateLoop:
 			r.created[x.WorkflowID] = x
 			continue
 		case engine.StartChild:
-			est := commandItems(g, []engine.Command{x})
 			if !inFlight(*cur, x) {
 				// Told to stop in this same round (its loop ended): its
 				// own decider applies the stop to it.
-				adj += 3 - est
 				continue
 			}
 			b, err := r.bear(ctx, *cur, x)
 			if err != nil {
 				return nil, nil, false, err
 			}
-			if b == nil || b.run.Items() > maxBornItems || !fits(b.run.Items()+1-est) {
-				adj += 3 - est
+			// Born, it takes its own items instead of its ordinary
+			// creation's, and one for its end until that is applied.
+			cost := 0
+			if b != nil {
+				cost = b.run.Items() - ordinary + 1
+			}
+			if b == nil || b.run.Items() > maxBornItems || cost > room {
 				continue
 			}
 			if born == nil {
@@ -117,34 +122,35 @@ func (o *Rounds) bearChildren(ctx context.Context, g *engine.Graph, acc *decisio
 			}
 			born[bornKeyOf(x)] = b
 			children.bear(b.state)
-			adj += b.run.Items() + 1 - est
+			room -= cost
 			// The end launches no more iterations than the rest of the
-			// transaction holds (the item kept for the end is freed when it
-			// is applied); the decision's Continue goes on from there.
-			left := maxCommitItems - (acc.items(consumed) + adj) + 1
+			// transaction holds, each at its ordinary creation's items
+			// (the item kept for the end is freed when it is applied); the
+			// decision's Continue goes on from there.
+			left := (room + 1) / ordinary * iterationStarts(g.Step(x.StepID))
 			mark := book.checkpoint()
 			d, err := engine.Decide(ctx, g, *cur, b.end, now, append(opts[:len(opts):len(opts)], engine.WithStrictMaxStarts(left))...)
 			if err != nil && ctx.Err() != nil {
 				return nil, nil, false, fmt.Errorf("decide %s/%d/%d: %w", (*cur).WorkflowID, (*cur).InstanceID, (*cur).RunID, ctx.Err())
 			}
-			// The iterations the end launches count at their born size,
-			// as do those launched before and not borne yet: room is kept
-			// for them.
-			if err != nil || !fits(decisionItems(g, d)-1) {
-				// No room to apply it now (or, never expected, the engine
-				// refused it): the end waits in the parent's inbox, where
-				// the next round, or the sweeper, applies it.
+			if err != nil {
+				// Never expected: the engine refused the end. It waits in
+				// the parent's inbox, where the next round, or the sweeper,
+				// applies it.
 				book.rollback(mark)
-				if err != nil {
-					o.log.ErrorContext(ctx, "the end of an iteration born finished was refused; leaving it in the inbox", "workflow_id", (*cur).WorkflowID,
-						"instance_id", (*cur).InstanceID, "step_id", x.StepID, "index", x.Index, "error", err)
-				}
+				o.log.ErrorContext(ctx, "the end of an iteration born finished was refused; leaving it in the inbox", "workflow_id", (*cur).WorkflowID,
+					"instance_id", (*cur).InstanceID, "step_id", x.StepID, "index", x.Index, "error", err)
 				queued = append(queued, store.Event{
 					ID: childEndedEventID(x.StepID, x.Attempt, x.Index), Body: mustJSON(b.end), WakeAfter: backstopWake,
 				})
 				continue
 			}
-			adj--
+			room++
+			for _, c := range d.Commands {
+				if _, ok := c.(engine.StartChild); ok {
+					room -= ordinary
+				}
+			}
 			acc.add(d)
 			*cur = d.State
 			cont = cont || d.Continue
@@ -212,7 +218,7 @@ func (r *bornRound) bear(ctx context.Context, parent *engine.Instance, x engine.
 	acc := decisionSet{g: g}
 	acc.add(d)
 	rec := &store.RunRecord{WorkflowID: x.WorkflowID, InstanceID: inst, RunID: 1}
-	rd, err := r.o.gather(ctx, after, &acc, r.now)
+	rd, err := r.o.gather(ctx, after, &acc, r.now, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -40,25 +40,39 @@ type childKey struct {
 
 // gather reads what building the commit of decisions acc, which took the
 // run to after, needs: the loop params its attempt writes keep and the
-// children its loop commands stop or restart.
-func (o *Rounds) gather(ctx context.Context, after *engine.Instance, acc *decisionSet, now time.Time) (commitReads, error) {
+// children its loop commands stop or restart. What prev (nil: nothing)
+// read for an earlier plan of the same round is not read again.
+func (o *Rounds) gather(ctx context.Context, after *engine.Instance, acc *decisionSet, now time.Time, prev *commitReads) (commitReads, error) {
+	if prev == nil {
+		prev = &commitReads{}
+	}
 	rd := commitReads{touched: touchedAttempts(acc, after)}
 	var err error
-	if rd.loopParams, err = o.loopParamsToKeep(ctx, after, rd.touched.order); err != nil {
+	if rd.loopParams, err = o.loopParamsToKeep(ctx, after, rd.touched.order, prev.loopParams); err != nil {
 		return rd, err
 	}
 	for _, cmd := range acc.commands {
 		switch x := cmd.(type) {
 		case engine.RestartChild:
-			nr, err := o.childRerun(ctx, x, now)
-			if err != nil {
-				return rd, err
+			k := childKey{x.WorkflowID, x.Index + 1}
+			nr, ok := prev.reruns[k]
+			if !ok {
+				if nr, err = o.childRerun(ctx, x, now); err != nil {
+					return rd, err
+				}
 			}
 			if rd.reruns == nil {
 				rd.reruns = map[childKey]store.NewRun{}
 			}
-			rd.reruns[childKey{x.WorkflowID, x.Index + 1}] = nr
+			rd.reruns[k] = nr
 		case engine.StopChild:
+			if run, ok := prev.stopRuns[childKey{x.WorkflowID, x.InstanceID}]; ok {
+				if rd.stopRuns == nil {
+					rd.stopRuns = map[childKey]int64{}
+				}
+				rd.stopRuns[childKey{x.WorkflowID, x.InstanceID}] = run
+				continue
+			}
 			// To the child's latest run: a restarted iteration or
 			// subworkflow instance runs in run 2 or later. One created in
 			// this same commit is not stored yet: run 1.
@@ -80,13 +94,17 @@ func (o *Rounds) gather(ctx context.Context, after *engine.Instance, acc *decisi
 }
 
 // gatherRound is gather and readSlots: everything a round's commit reads,
-// under strategy rs.
-func (o *Rounds) gatherRound(ctx context.Context, before, after *engine.Instance, acc *decisionSet, rs runStrategy, now time.Time) (commitReads, error) {
-	rd, err := o.gather(ctx, after, acc, now)
+// under strategy rs, but what prev read for an earlier plan of the round.
+func (o *Rounds) gatherRound(ctx context.Context, before, after *engine.Instance, acc *decisionSet, rs runStrategy, now time.Time, prev *commitReads) (commitReads, error) {
+	rd, err := o.gather(ctx, after, acc, now, prev)
 	if err != nil {
 		return rd, err
 	}
-	rd.slots, err = o.readSlots(ctx, before, after, rs)
+	var prevSlots *slotReads
+	if prev != nil {
+		prevSlots = &prev.slots
+	}
+	rd.slots, err = o.readSlots(ctx, before, after, rs, prevSlots)
 	return rd, err
 }
 
@@ -96,11 +114,13 @@ func (o *Rounds) gatherRound(ctx context.Context, before, after *engine.Instance
 // oldest instance besides this one.
 type slotReads struct {
 	admitted, released bool
-	limit              int64
-	queueVersion       int64
-	oldestInst         int64
-	oldestRun          int64
-	queued             bool
+	// read is set once the queue was read for these admitted and released.
+	read         bool
+	limit        int64
+	queueVersion int64
+	oldestInst   int64
+	oldestRun    int64
+	queued       bool
 }
 
 // holdsNoSlot reports whether st is an iteration: it holds no slot of its
@@ -111,8 +131,8 @@ func holdsNoSlot(st *engine.Instance) bool {
 
 // readSlots reads the run-slot state a commit taking the run from before
 // to after needs under strategy rs (read here when a failed run needs it
-// and rs is unknown).
-func (o *Rounds) readSlots(ctx context.Context, before, after *engine.Instance, rs runStrategy) (slotReads, error) {
+// and rs is unknown), unless prev (nil: none) read it already.
+func (o *Rounds) readSlots(ctx context.Context, before, after *engine.Instance, rs runStrategy, prev *slotReads) (slotReads, error) {
 	var sr slotReads
 	if holdsNoSlot(after) {
 		return sr, nil
@@ -135,6 +155,10 @@ func (o *Rounds) readSlots(ctx context.Context, before, after *engine.Instance, 
 	if !admitted && !released {
 		return sr, nil
 	}
+	if prev != nil && prev.read && prev.admitted == admitted && prev.released == released {
+		return *prev, nil
+	}
+	sr.read = true
 	// One strongly consistent read of the queue serves both sides: a run
 	// that gives its slot back wakes the oldest queued instance, and a run
 	// that takes one does not pass an older one waiting for it (the

@@ -80,9 +80,19 @@ func TestPlanCommitReadsNothing(t *testing.T) {
 func TestGatherRoundReadsWhatThePlanNeeds(t *testing.T) {
 	r := newRoundRig(t)
 	_, before, after, _, acc := planFixture(t, r)
-	rd, err := r.o.Rounds.gatherRound(r.ctx, before, after, &acc, runStrategy{rule: model.RunSequential, limit: 1}, r.clock.Now())
+	reads := r.insts.reads
+	rd, err := r.o.Rounds.gatherRound(r.ctx, before, after, &acc, runStrategy{rule: model.RunSequential, limit: 1}, r.clock.Now(), nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if r.insts.reads == reads {
+		t.Fatal("gatherRound read nothing")
+	}
+	// A plan again in the same round reads nothing again.
+	reads = r.insts.reads
+	again, err := r.o.Rounds.gatherRound(r.ctx, before, after, &acc, runStrategy{rule: model.RunSequential, limit: 1}, r.clock.Now(), &rd)
+	if err != nil || r.insts.reads != reads || again.slots != rd.slots || again.stopRuns[childKey{"kid", 2}] != 1 {
+		t.Errorf("gathered again: %d reads (%v), slots %+v, stop runs %v; want none, the same reads", r.insts.reads-reads, err, again.slots, again.stopRuns)
 	}
 	if got := rd.stopRuns[childKey{"kid", 2}]; got != 1 {
 		t.Errorf("the stopped child's run: %d, want 1 (not stored yet)", got)
@@ -94,7 +104,7 @@ func TestGatherRoundReadsWhatThePlanNeeds(t *testing.T) {
 	// An iteration holds no slot: nothing is read for it, and nothing written.
 	iter := *after
 	iter.Parent = &engine.ParentRef{WorkflowID: "parent", InstanceID: 1, RunID: 1, StepID: "loop", Attempt: 1}
-	sr, err := r.o.Rounds.readSlots(r.ctx, before, &iter, runStrategy{})
+	sr, err := r.o.Rounds.readSlots(r.ctx, before, &iter, runStrategy{}, nil)
 	if err != nil || sr != (slotReads{}) {
 		t.Errorf("an iteration's slot reads: %+v, %v; want none", sr, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -29,16 +28,18 @@ const (
 	// against maxStartsPerDecision: their commit leaves the attempt item to
 	// the worker's claim (see deferred.go), so they cost the run item's
 	// bytes, not transaction items. Should some not be deferred after all,
-	// the store refuses the commit and the round is halved.
+	// the store refuses the commit and the round is fitted to its count
+	// (round.fit).
 	deferredPerStart = 8
 	// maxEndsPerDecision bounds the steps in flight one decision ends when
 	// a run ends early (stop, kill, timeout, FAIL_IMMEDIATELY): each costs
 	// its attempt item and may withdraw a signal registration or return a
 	// permit.
 	maxEndsPerDecision = 25
-	// maxCommitItems is the item budget of one commit, leaving headroom
-	// under store.MaxTransactItems for the run item and the summary.
-	maxCommitItems = 90
+	// maxRoundEvents bounds the pending events one round decides. How
+	// many of them one transaction holds is the store's count to say
+	// (round.fit); most rounds hold far fewer.
+	maxRoundEvents = 64
 	// maxRoundsPerCall and maxCallTime bound the rounds one Process call
 	// commits; a run with more to do (a wide loop launching or stopping
 	// its iterations) is handed to the decider (see handOff). A request
@@ -73,8 +74,9 @@ func (o *Rounds) Process(ctx context.Context, w store.Wake) (*engine.Instance, e
 			continue // next round of the same run
 		case errors.Is(err, store.ErrTooManyItems):
 			// The round committed fewer of its decisions, then fewer
-			// starts and ends per decision, until one event deciding one
-			// step did not fit either (round.shrink); nothing was written.
+			// starts and ends per decision, as the store counted them,
+			// until one event deciding one step did not fit either
+			// (round.fit); nothing was written.
 			return nil, fmt.Errorf("process %s/%d/%d: one event's decision does not fit one transaction even when bounded to one step: %w", w.WorkflowID, w.InstanceID, w.RunID, err)
 		case errors.Is(err, store.ErrNoSlot):
 			// Every slot of the workflow is taken: the run waits in the
@@ -133,7 +135,7 @@ func unsettled(st *engine.Instance) map[string]bool {
 // loopParamsToKeep reads the loop_params of the attempts among touched
 // that a commit rewrites while the run's state no longer holds them
 // (engine.Offload): rewriting the attempt's item must keep them.
-func (o *Rounds) loopParamsToKeep(ctx context.Context, st *engine.Instance, touched []attemptKey) (map[attemptKey]map[string]any, error) {
+func (o *Rounds) loopParamsToKeep(ctx context.Context, st *engine.Instance, touched []attemptKey, known map[attemptKey]map[string]any) (map[attemptKey]map[string]any, error) {
 	var out map[attemptKey]map[string]any
 	for _, k := range touched {
 		ss := st.Step(k.step)
@@ -143,9 +145,12 @@ func (o *Rounds) loopParamsToKeep(ctx context.Context, st *engine.Instance, touc
 		if _, ok := ss.Params[engine.LoopParamsName]; ok {
 			continue
 		}
-		lp, err := loopParamsOf(ctx, o.store, st.WorkflowID, st.InstanceID, ss.ItemRun(st.RunID), ss.StepID, ss.Attempt)
-		if err != nil {
-			return nil, err
+		lp, ok := known[k]
+		if !ok {
+			var err error
+			if lp, err = loopParamsOf(ctx, o.store, st.WorkflowID, st.InstanceID, ss.ItemRun(st.RunID), ss.StepID, ss.Attempt); err != nil {
+				return nil, err
+			}
 		}
 		if out == nil {
 			out = map[attemptKey]map[string]any{}
@@ -281,22 +286,21 @@ func (o *Rounds) workerEnds(ctx context.Context, w store.Wake, before *engine.In
 // steps count as one (engine.WithLightWorkerStarts).
 type roundBudget struct{ events, starts, ends, light int }
 
-// fullRound is the budget of a round unless the store found its commit too
-// large (round.shrink).
+// fullRound is the budget of a round unless the store's count of its
+// commit scaled it down (round.fit).
 func fullRound() roundBudget {
-	return roundBudget{events: math.MaxInt, starts: maxStartsPerDecision, ends: maxEndsPerDecision, light: deferredPerStart}
+	return roundBudget{events: maxRoundEvents, starts: maxStartsPerDecision, ends: maxEndsPerDecision, light: deferredPerStart}
 }
 
-// halve returns a budget half as large; false once it is one event deciding
-// one step.
-func (b roundBudget) halve() (roundBudget, bool) {
-	if b.events <= 1 && b.starts <= 1 && b.ends <= 1 && b.light <= 1 {
+// scaled returns the budget of one event deciding num/den of what b let
+// it decide (num < den), each bound at least one smaller while above one;
+// false once it is one event deciding one step.
+func (b roundBudget) scaled(num, den int) (roundBudget, bool) {
+	if b.starts <= 1 && b.ends <= 1 && b.light <= 1 {
 		return b, false
 	}
-	if b.events == math.MaxInt {
-		b.events = 64
-	}
-	return roundBudget{events: max(1, b.events/2), starts: max(1, b.starts/2), ends: max(1, b.ends/2), light: max(1, b.light/2)}, true
+	scale := func(n int) int { return max(1, min(n-1, n*num/den)) }
+	return roundBudget{events: 1, starts: scale(b.starts), ends: scale(b.ends), light: scale(b.light)}, true
 }
 
 // abortRun fails a run whose next commit cannot be stored (an item past
@@ -330,7 +334,7 @@ func (o *Rounds) abortRun(ctx context.Context, g *engine.Graph, rec *store.RunRe
 			consumed = append(consumed, p.ID)
 		}
 	}
-	rd, err := o.gatherRound(ctx, before, d.State, &acc, runStrategy{}, now)
+	rd, err := o.gatherRound(ctx, before, d.State, &acc, runStrategy{}, now, nil)
 	if err != nil {
 		return nil, false, err
 	}
@@ -348,50 +352,6 @@ func (o *Rounds) abortRun(ctx context.Context, g *engine.Graph, rec *store.RunRe
 	return d.State, d.Continue, nil
 }
 
-// decisionItems estimates the transaction items one decision needs: one per
-// touched step attempt, one per instance timeline entry, and the writes of
-// its loop commands. g is the run's graph (nil: iterations are counted as
-// never born finished).
-func decisionItems(g *engine.Graph, d *engine.Decision) int {
-	n := 0
-	seen := map[attemptKey]bool{}
-	for _, t := range d.Transitions {
-		k := attemptKey{t.StepID, t.Attempt}
-		if t.StepID == "" {
-			n++
-		} else if !seen[k] {
-			seen[k] = true
-			n++
-		}
-	}
-	return n + commandItems(g, d.Commands)
-}
-
-// commandItems counts the writes of a decision's loop commands: an
-// iteration's start writes its summary, run item and start event — or,
-// born finished, its summary, run item, attempts and timeline (bornItems);
-// a stop puts one event into the iteration's inbox; a new loop writes its
-// inline definition.
-func commandItems(g *engine.Graph, cmds []engine.Command) int {
-	n := 0
-	for _, c := range cmds {
-		switch x := c.(type) {
-		case engine.StartChild:
-			n += 3
-			if g != nil {
-				if step := g.Step(x.StepID); step != nil {
-					n = n - 3 + max(3, bornItems(step.Steps))
-				}
-			}
-		case engine.RestartChild:
-			n += 3
-		case engine.StopChild, engine.CreateLoop:
-			n++
-		}
-	}
-	return n
-}
-
 // decisionSet accumulates the decisions of one commit of a run of graph g.
 type decisionSet struct {
 	g           *engine.Graph
@@ -401,12 +361,6 @@ type decisionSet struct {
 	// ended are the attempts whose workers wrote their ends, read this
 	// round (see workerEnd).
 	ended map[attemptKey]*store.FinishedAttempt
-}
-
-// items estimates the transaction items of the accumulated decisions plus
-// consumed inbox events, the run item and the instance summary.
-func (a *decisionSet) items(consumed int) int {
-	return decisionItems(a.g, &engine.Decision{Transitions: a.transitions, Commands: a.commands}) + consumed + 2
 }
 
 func (a *decisionSet) add(d *engine.Decision) {

@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"math"
 	"testing"
 	"time"
 
@@ -11,31 +10,34 @@ import (
 	"github.com/maestro-serverless/maestro/store"
 )
 
-// TestRoundBudgetHalves: a round whose commit the store found too large is
-// retried with half the events, starts and ends, down to one event deciding
-// one step.
-func TestRoundBudgetHalves(t *testing.T) {
+// TestRoundBudgetScales: one event whose decision the store counted too
+// large is decided again with its budget scaled by the share that fits,
+// each bound at least one smaller, down to one start, one end and a worker
+// step's start counted whole.
+func TestRoundBudgetScales(t *testing.T) {
 	b := fullRound()
-	if b.events != math.MaxInt || b.starts != maxStartsPerDecision || b.ends != maxEndsPerDecision || b.light != deferredPerStart {
+	if b.events != maxRoundEvents || b.starts != maxStartsPerDecision || b.ends != maxEndsPerDecision || b.light != deferredPerStart {
 		t.Fatalf("full round %+v", b)
 	}
-	var seen []roundBudget
+	if got, _ := b.scaled(100, 200); got != (roundBudget{events: 1, starts: maxStartsPerDecision / 2, ends: maxEndsPerDecision / 2, light: deferredPerStart / 2}) {
+		t.Errorf("scaled by half: %+v", got)
+	}
+	if got, _ := b.scaled(100, 101); got != (roundBudget{events: 1, starts: maxStartsPerDecision - 1, ends: maxEndsPerDecision - 1, light: deferredPerStart - 1}) {
+		t.Errorf("scaled by 100/101: %+v, want each bound one smaller", got)
+	}
+	steps := 0
 	for {
-		next, ok := b.halve()
+		next, ok := b.scaled(100, 101)
 		if !ok {
 			break
 		}
-		seen = append(seen, next)
 		b = next
-		if len(seen) > 20 {
-			t.Fatal("halving does not end")
+		if steps++; steps > maxStartsPerDecision {
+			t.Fatal("scaling does not end")
 		}
 	}
 	if b != (roundBudget{events: 1, starts: 1, ends: 1, light: 1}) {
 		t.Fatalf("last budget %+v, want one event, one start, one end, a worker step's start counted whole", b)
-	}
-	if seen[0] != (roundBudget{events: 32, starts: maxStartsPerDecision / 2, ends: maxEndsPerDecision / 2, light: deferredPerStart / 2}) {
-		t.Errorf("first halving %+v", seen[0])
 	}
 }
 

@@ -24,7 +24,8 @@ import (
 //	         nothing (planCommit): the decisions' writes, permits, loops
 //	commit   the run-slot writes (slotWrites), then one conditional
 //	         transaction (store.Runs.CommitRun); one the store refuses for
-//	         a limit is planned again from fewer decisions (shrink)
+//	         a limit is planned again from as many decisions as the
+//	         store's count of it says one transaction holds (fit)
 //	finish   direct dispatch, metrics, the applied events deleted; or the
 //	         failed commit's remedy (an aborted run, the run queued)
 //
@@ -59,10 +60,10 @@ type roundSource interface {
 	shape(r *round) error
 	// admitted adjusts a commit the run slots admitted.
 	admitted(c *store.Commit)
-	// halves reports whether a commit too large is retried as a smaller
-	// round (else the run is failed at once); raw whether a failed
-	// commit's error is returned as is, with no remedy.
-	halves() bool
+	// fits reports whether a commit too large is planned again from
+	// fewer decisions (fit), else its error is the round's; raw whether a
+	// failed commit's error is returned as is, with no remedy.
+	fits() bool
 	raw() bool
 }
 
@@ -99,8 +100,14 @@ type round struct {
 	cont, more        bool
 	born              map[bornKey]*bornChild
 	queued            []store.Event
-	reads             commitReads
-	commit            store.Commit
+	// unborn is where the round stood before it bore iterations; noBear
+	// that it bears none (unbear).
+	unborn bornFrom
+	noBear bool
+	// seen is set once the source saw the decisions (decided).
+	seen   bool
+	reads  commitReads
+	commit store.Commit
 }
 
 // processOnce runs one round: load, decide pending events up to the commit
@@ -130,21 +137,19 @@ func (r *round) run(ctx context.Context) (*engine.Instance, bool, error) {
 	if err := r.decide(ctx); err != nil {
 		return nil, false, err
 	}
-	for {
-		if err := r.plan(ctx); err != nil {
-			return nil, false, err
+	if err := r.plan(ctx); err != nil {
+		return nil, false, err
+	}
+	err := r.commitRun(ctx)
+	if err != nil && overLimit(err) && (r.src.fits() || len(r.born) > 0) {
+		// Nothing was written: the store refused the commit as it
+		// planned it. The round commits what its count admits.
+		if err = r.fit(ctx, err); err == nil {
+			err = r.commitRun(ctx)
 		}
-		err := r.commitRun(ctx)
-		if err == nil {
-			break
-		}
-		smaller, serr := r.shrink(ctx, err)
-		if serr != nil {
-			return nil, false, serr
-		}
-		if !smaller {
-			return r.failed(ctx, err)
-		}
+	}
+	if err != nil {
+		return r.failed(ctx, err)
 	}
 	r.finish(ctx)
 	return r.cur, r.more, nil
@@ -211,10 +216,9 @@ func (r *round) prepare(ctx context.Context) (done bool, err error) {
 }
 
 // decide applies the pending events in order, as many as the round's
-// budget holds and its item estimate (decisionItems) expects one
-// transaction to hold, marking where each decision leaves the round (see
-// cut): the store's count of the commit decides, and a commit it refuses
-// is planned again from fewer decisions (shrink).
+// budget holds, marking where each decision leaves the round (see cut):
+// how many of them one transaction holds is the store's count to say
+// (fit), not the round's.
 func (r *round) decide(ctx context.Context) error {
 	r.acc = decisionSet{g: r.g, ended: r.ended}
 	r.cur = &r.before
@@ -247,11 +251,6 @@ func (r *round) decide(ctx context.Context) error {
 			r.o.log.ErrorContext(ctx, "dropping event the engine rejected", "workflow_id", r.w.WorkflowID, "instance_id", r.w.InstanceID, "event_id", p.ID, "error", err)
 			r.consumed = append(r.consumed, p.ID)
 			continue
-		}
-		if n > 0 && r.acc.items(len(r.consumed))+decisionItems(r.g, d)+1 > maxCommitItems {
-			r.book.rollback(mark) // the decision is dropped, and what it took
-			r.more = true         // this event waits for the next round
-			break
 		}
 		switch {
 		case !r.src.inbox(p):
@@ -295,38 +294,94 @@ func (r *round) mark() decideMark {
 		cur: r.cur, consumed: len(r.consumed), discard: len(r.discard), cont: r.cont}
 }
 
-// shrink answers a commit the store refused for a limit (err: more items
-// than one transaction holds, an item past DynamoDB's size) — nothing was
-// written — by planning a smaller one in place, without loading the run
-// again: half of the round's decisions, or, when one decision alone does
-// not fit, that event decided again with half the budget (starts, ends,
-// worker starts' weight). It reports false once nothing smaller remains
-// (err is then the round's), or for a source that does not shrink.
-func (r *round) shrink(ctx context.Context, err error) (bool, error) {
+// overLimit reports whether err is a commit refused for one of
+// DynamoDB's limits (more items than one transaction holds, an item past
+// its size), planned and refused before anything was written.
+func overLimit(err error) bool {
 	var tooLarge *store.ItemTooLargeError
-	if !r.src.halves() || !(errors.Is(err, store.ErrTooManyItems) || errors.As(err, &tooLarge)) {
-		return false, nil
+	return errors.Is(err, store.ErrTooManyItems) || errors.As(err, &tooLarge)
+}
+
+// fit answers a commit the store refused for a limit (refused): it plans
+// the commit again from as many of the round's decisions as the store's
+// count of the refused one (store.Runs.CommitItems: its items, or the
+// bytes of the item too large) says fit, in proportion, and counts again,
+// until the store's count admits it. When one decision alone does not
+// fit, that event is decided again with its budget (starts, ends, worker
+// starts' weight) scaled down by the same proportion. It returns the
+// store's refusal once one event deciding one step does not fit either;
+// nothing is written meanwhile.
+func (r *round) fit(ctx context.Context, refused error) error {
+	for {
+		num, den := admitted(refused)
+		n := len(r.marks) - 1
+		switch {
+		case len(r.born) > 0:
+			// The ends of the iterations born wrote more than the room
+			// they were born in foresaw.
+			r.o.log.InfoContext(ctx, "iterations born finished do not fit the round's commit; creating them the ordinary way",
+				"workflow_id", r.w.WorkflowID, "instance_id", r.w.InstanceID, "born", len(r.born), "error", refused)
+			r.unbear()
+		case !r.src.fits():
+			return refused
+		case n == 0:
+			return refused // nothing decided: a smaller budget decides nothing smaller
+		case n > 1:
+			k := max(1, min(n-1, n*num/den))
+			r.o.log.WarnContext(ctx, "commit too large; committing fewer of the round's decisions", "workflow_id", r.w.WorkflowID,
+				"instance_id", r.w.InstanceID, "decisions", k, "of", n, "error", refused)
+			r.cut(k)
+		default:
+			smaller, ok := r.b.scaled(num, den)
+			if !ok {
+				return refused
+			}
+			r.o.log.WarnContext(ctx, "commit too large; deciding one event with a smaller budget", "workflow_id", r.w.WorkflowID,
+				"instance_id", r.w.InstanceID, "starts", smaller.starts, "ends", smaller.ends, "light_starts", smaller.light, "error", refused)
+			r.book.rollback(r.marks[0].book)
+			r.b, r.children.born = smaller, nil
+			if err := r.decide(ctx); err != nil {
+				return err
+			}
+		}
+		if err := r.plan(ctx); err != nil {
+			return err
+		}
+		if refused = r.count(ctx); refused == nil {
+			return nil
+		}
 	}
-	n := len(r.marks) - 1
-	if n == 0 {
-		return false, nil // nothing decided: a smaller budget decides nothing smaller
+}
+
+// admitted is the share of a refused commit that fits, num/den: the
+// transaction items over those it counted, or the item size limit over
+// the bytes of the item past it.
+func admitted(refused error) (num, den int) {
+	var tooLarge *store.ItemTooLargeError
+	var many *store.TooManyItemsError
+	switch {
+	case errors.As(refused, &many):
+		return store.MaxTransactItems, many.Items
+	case errors.As(refused, &tooLarge) && tooLarge.Bytes > 0:
+		return store.MaxItemBytes, tooLarge.Bytes
 	}
-	if n > 1 {
-		r.cut(n / 2)
-		r.o.log.WarnContext(ctx, "commit too large; committing fewer of the round's decisions", "workflow_id", r.w.WorkflowID,
-			"instance_id", r.w.InstanceID, "decisions", n/2, "of", n, "error", err)
-		return true, nil
+	return 1, 2
+}
+
+// count asks the store how many items the round's commit, with its
+// run-slot writes, holds: nil when one transaction takes it, else why not
+// (*store.TooManyItemsError, or the error of its planning: an item too
+// large).
+func (r *round) count(ctx context.Context) error {
+	c, err := r.final()
+	if err != nil {
+		return err
 	}
-	smaller, ok := r.b.halve()
-	if !ok {
-		return false, nil
+	n, err := r.o.store.Runs.CommitItems(ctx, c)
+	if err == nil && n > store.MaxTransactItems {
+		err = &store.TooManyItemsError{Items: n}
 	}
-	smaller.events = 1
-	r.o.log.WarnContext(ctx, "commit too large; deciding one event with a smaller budget", "workflow_id", r.w.WorkflowID,
-		"instance_id", r.w.InstanceID, "starts", smaller.starts, "ends", smaller.ends, "light_starts", smaller.light, "error", err)
-	r.book.rollback(r.marks[0].book)
-	r.b, r.children.born = smaller, nil
-	return true, r.decide(ctx)
+	return err
 }
 
 // cut returns the round to where its first k decisions left it (marks[k]):
@@ -368,17 +423,90 @@ func (r *round) readFailed(ctx context.Context, decideErr error) error {
 	return nil
 }
 
-// plan builds the round's commit: the iterations born finished decided,
-// the store read for what the commit needs (gather, readSlots), then its
-// writes built from the decisions and those reads, reading nothing more.
+// plan builds the round's commit: the iterations born finished decided
+// (bear), the store read for what the commit needs (gather, readSlots),
+// then its writes built from the decisions and those reads, reading
+// nothing more (build).
 func (r *round) plan(ctx context.Context) error {
-	born, queued, bornCont, err := r.o.bearChildren(ctx, r.g, &r.acc, &r.cur, r.decideOpts, len(r.consumed), r.book, r.children, r.now)
+	if !r.seen {
+		// Once: an inline round picks the step its worker runs from
+		// the decisions (a plan again, after fit, keeps that pick).
+		r.src.decided(r)
+		r.seen = true
+	}
+	if err := r.bear(ctx); err != nil {
+		return err
+	}
+	return r.build(ctx)
+}
+
+// bear bears the iterations of the round's decisions that end in their
+// first decision (bearChildren), in the room the store's count of the
+// commit without them leaves. Their ends may write more than that room
+// foresees: a commit the store then refuses is planned again without them
+// (fit, unbear), each created the ordinary way.
+func (r *round) bear(ctx context.Context) error {
+	r.born, r.queued, r.children.born = nil, nil, nil
+	if r.noBear || !r.mayBear() {
+		return nil
+	}
+	r.unborn = bornFrom{mark: r.mark(), book: r.book.checkpoint()}
+	if err := r.build(ctx); err != nil {
+		return err
+	}
+	c, err := r.final()
 	if err != nil {
 		return err
 	}
-	r.born, r.queued, r.cont = born, queued, r.cont || bornCont
-	r.src.decided(r)
-	if r.reads, err = r.o.gatherRound(ctx, &r.before, r.cur, &r.acc, r.strat, r.now); err != nil {
+	n, err := r.o.store.Runs.CommitItems(ctx, c)
+	if overLimit(err) || n >= store.MaxTransactItems {
+		return nil // fewer decisions first (fit)
+	}
+	if err != nil {
+		return err
+	}
+	born, queued, cont, err := r.o.bearChildren(ctx, r.g, &r.acc, &r.cur, r.decideOpts, store.MaxTransactItems-n, r.book, r.children, r.now)
+	r.born, r.queued, r.cont = born, queued, r.cont || cont
+	return err
+}
+
+// bornFrom is where the round stood before it bore iterations.
+type bornFrom struct {
+	mark decideMark
+	book permitMark
+}
+
+// unbear returns the round to where it stood before it bore iterations,
+// and has it bear none: each is created the ordinary way.
+func (r *round) unbear() {
+	m := r.unborn.mark
+	r.acc.commands = r.acc.commands[:m.commands:m.commands]
+	r.acc.timeline = r.acc.timeline[:m.timeline:m.timeline]
+	r.acc.transitions = r.acc.transitions[:m.transitions:m.transitions]
+	r.cur, r.cont = m.cur, m.cont
+	r.book.rollback(r.unborn.book)
+	r.born, r.queued, r.children.born = nil, nil, nil
+	r.noBear = true
+}
+
+// mayBear reports whether a decision of the round starts an iteration
+// that may be born finished: one of a loop whose body has no work.
+func (r *round) mayBear() bool {
+	for _, c := range r.acc.commands {
+		if x, ok := c.(engine.StartChild); ok {
+			if s := r.g.Step(x.StepID); s != nil && bornItems(s.Steps) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// build is the plan from the round's decisions as they stand: what the
+// commit reads, gathered first, then its writes and the source's own.
+func (r *round) build(ctx context.Context) error {
+	var err error
+	if r.reads, err = r.o.gatherRound(ctx, &r.before, r.cur, &r.acc, r.strat, r.now, &r.reads); err != nil {
 		return err
 	}
 	r.commit, err = r.o.planCommit(ctx, planInput{g: r.g, rec: r.rec, before: &r.before, after: r.cur, acc: &r.acc,
@@ -401,12 +529,27 @@ func (r *round) plan(ctx context.Context) error {
 // (store.ErrNoSlot) comes from the commit's condition or, for a run behind
 // an older queued one, from slotWrites itself: handled alike by failed.
 func (r *round) commitRun(ctx context.Context) error {
-	if err := r.o.slotWrites(&r.commit, &r.before, r.cur, r.reads.slots); err != nil {
+	c, err := r.final()
+	if err != nil {
 		return err
 	}
-	r.src.admitted(&r.commit)
-	limitDirect(r.commit.Outbox)
-	return r.o.store.Runs.CommitRun(ctx, r.commit)
+	if err := r.o.store.Runs.CommitRun(ctx, c); err != nil {
+		return err
+	}
+	r.commit = c
+	return nil
+}
+
+// final is the planned commit with its run-slot writes, as it is sent.
+func (r *round) final() (store.Commit, error) {
+	c := r.commit
+	if err := r.o.slotWrites(&c, &r.before, r.cur, r.reads.slots); err != nil {
+		return c, err
+	}
+	r.src.admitted(&c)
+	c.Outbox = slices.Clone(c.Outbox)
+	limitDirect(c.Outbox)
+	return c, nil
 }
 
 // finish follows a commit: its steps dispatched, its metrics emitted, the
@@ -430,7 +573,7 @@ func (r *round) failed(ctx context.Context, err error) (*engine.Instance, bool, 
 	}
 	var tooLarge *store.ItemTooLargeError
 	if errors.As(err, &tooLarge) {
-		// Nothing smaller fits (shrink): failing the run is the way out.
+		// Nothing smaller fits (fit): failing the run is the way out.
 		return r.o.abortRun(ctx, r.g, r.rec, &r.before, r.pending, tooLarge, r.now)
 	}
 	if errors.Is(err, store.ErrNoSlot) {
@@ -482,7 +625,7 @@ func (*wakeSource) inbox(p store.Event) bool { return !p.Recorded }
 func (*wakeSource) decided(*round)           {}
 func (*wakeSource) shape(*round) error       { return nil }
 func (*wakeSource) admitted(*store.Commit)   {}
-func (*wakeSource) halves() bool             { return true }
+func (*wakeSource) fits() bool               { return true }
 func (*wakeSource) raw() bool                { return false }
 
 // settled is the settle of a source with nothing going on beside its reads.
@@ -529,7 +672,7 @@ func (s *freshSource) shape(r *round) error {
 
 // admitted: a run created admitted was never queued.
 func (*freshSource) admitted(c *store.Commit) { c.Dequeue = false }
-func (*freshSource) halves() bool             { return false }
+func (*freshSource) fits() bool               { return false }
 func (*freshSource) raw() bool                { return true }
 
 // inlineSource is a worker's inline continuation (see inlineRound): it
@@ -660,5 +803,5 @@ func (s *inlineSource) shape(r *round) error {
 }
 
 func (*inlineSource) admitted(*store.Commit) {}
-func (*inlineSource) halves() bool           { return false }
+func (*inlineSource) fits() bool             { return false }
 func (*inlineSource) raw() bool              { return false }

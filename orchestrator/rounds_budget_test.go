@@ -37,7 +37,7 @@ func rigFanDef(n int, sleeps bool) string {
 // TestRoundBudgetSplitsDecisions: a fan-out's starts, its outcomes
 // applied together, and a stop ending its steps in flight each take more
 // than one transaction: the decision is split into rounds by the budget
-// (maxStartsPerDecision, maxCommitItems, maxEndsPerDecision), not by the
+// (maxStartsPerDecision, maxRoundEvents, maxEndsPerDecision), not by the
 // store's refusals, and every step gets there.
 func TestRoundBudgetSplitsDecisions(t *testing.T) {
 	for _, c := range []struct {
@@ -56,7 +56,7 @@ func TestRoundBudgetSplitsDecisions(t *testing.T) {
 				r.putEvent("fan", 1, 1, outcomeEventID(step, 1), succeeded(step, 1))
 			}
 			r.mustProcess("fan", 1, 1)
-		}, run: model.WorkflowSucceeded, steps: model.StepSucceeded, rounds: 2, attempts: maxCommitItems},
+		}, run: model.WorkflowSucceeded, steps: model.StepSucceeded, rounds: 150 / maxRoundEvents, attempts: maxRoundEvents},
 		{name: "ends", n: 100, act: func(r *roundRig) {
 			if _, err := r.o.Actions.ActOnInstance(r.ctx, "fan", 1, 0, "stop"); err != nil {
 				r.t.Fatal(err)

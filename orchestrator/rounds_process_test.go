@@ -215,53 +215,60 @@ func sleepThenLoop(t *testing.T, n int) (*roundRig, string) {
 	return r, wf
 }
 
-// TestProcessHalvesRoundsTheStoreRefuses: a commit the store refuses as
-// holding more items than one transaction (ErrTooManyItems), of a round
-// with one decision, is decided again in place with half the budget (fewer
-// iterations launched per round), until it fits; the rest follows in later
-// rounds.
-func TestProcessHalvesRoundsTheStoreRefuses(t *testing.T) {
+// TestProcessFitsRoundsToTheStoresCount: a commit the store refuses as
+// holding more items than one transaction (here it counts each iteration
+// created three items heavier), of a round with one decision, is decided
+// again in place with the budget scaled by the share the store's count
+// admits, counted again before it is sent, and taken at once: close to the
+// limit, not half of it. The rest follows in later rounds, each fitted
+// alike.
+func TestProcessFitsRoundsToTheStoresCount(t *testing.T) {
 	r, wf := sleepThenLoop(t, 60)
-	var tried []int
-	before := r.runs.calls()
-	r.runs.failCommit = func(n int, c store.Commit) error {
-		tried = append(tried, len(c.Children))
-		if n == before+1 {
-			return store.ErrTooManyItems
-		}
-		return nil
-	}
+	heavy := func(c store.Commit, n int) (int, error) { return n + 3*len(c.Children), nil }
+	r.runs.items = heavy
+	sent, taken := r.runs.calls(), len(r.runs.committed())
 	st := r.mustProcess(wf, 1, 1)
-	if len(tried) < 3 {
-		t.Fatalf("commits tried with %v iterations, want a refused one, a halved one and more", tried)
-	}
-	if full, halved := tried[0], tried[1]; full < 10 || halved > full/2+1 || halved == 0 {
-		t.Errorf("iterations launched: %d refused, then %d; want about half", full, halved)
+	cs := r.runs.committed()[taken:]
+	if refused := r.runs.calls() - sent - len(cs); refused < 1 || refused > len(cs) {
+		t.Errorf("%d commits refused, %d taken: want each round refused at most once", refused, len(cs))
 	}
 	total := 0
-	for _, n := range tried[1:] {
-		total += n
+	for i, c := range cs {
+		total += len(c.Children)
+		n, err := r.runs.CommitItems(r.ctx, c)
+		if err != nil || n > store.MaxTransactItems || (i < len(cs)-1 && n < store.MaxTransactItems*3/4) {
+			t.Errorf("commit %d of %d: %d items as the store counts them (%v), want at most %d and close to it", i+1, len(cs), n, err, store.MaxTransactItems)
+		}
 	}
 	if total != 60 || st.Step("loop").Loop.Next != 60 {
-		t.Errorf("%d iterations created in the commits that went through (%v), loop next %d; want 60", total, tried, st.Step("loop").Loop.Next)
+		t.Errorf("%d iterations created in the commits taken, loop next %d; want 60", total, st.Step("loop").Loop.Next)
 	}
 }
 
-// TestProcessGivesUpWhenOneStepDoesNotFit: a commit refused at every
-// budget down to one event deciding one step ends Process with an error;
-// nothing is written and the event stays pending.
+// TestProcessGivesUpWhenOneStepDoesNotFit: a decision the store counts too
+// large at every budget down to one event deciding one step ends Process
+// with an error. Only the first commit is sent; the smaller ones are
+// counted, not sent. Nothing is written and the event stays pending.
 func TestProcessGivesUpWhenOneStepDoesNotFit(t *testing.T) {
 	r, wf := sleepThenLoop(t, 10)
 	before := r.runs.calls()
-	r.failNext(1000, store.ErrTooManyItems)
+	r.runs.items = func(c store.Commit, n int) (int, error) {
+		if len(c.Attempts) > 0 || len(c.Children) > 0 {
+			return 1000, nil // the timer's decision, at any budget
+		}
+		return n, nil
+	}
 	_, err := r.process(wf, 1, 1)
 	if !errors.Is(err, store.ErrTooManyItems) || !strings.Contains(err.Error(), "does not fit one transaction") {
 		t.Fatalf("Process = %v", err)
 	}
-	// One event: full, then its budget halved five times in place,
-	// (20,12,4) … (1,1,1) starts, ends and worker starts' weight.
-	if n := r.runs.calls() - before; n != 6 {
-		t.Errorf("%d commits tried, want 6", n)
+	if n := r.runs.calls() - before; n != 1 {
+		t.Errorf("%d commits sent, want 1", n)
+	}
+	// Scaled by 100/1000 each time: (4,2,1) starts, ends and worker
+	// starts' weight, then (1,1,1).
+	if r.runs.counted != 2 {
+		t.Errorf("%d commits counted, want 2", r.runs.counted)
 	}
 	if rec, st, pending := r.load(wf, 1, 1); rec.V != 1 || stepStatus(st, "s") != model.StepRunning || len(pending) != 1 {
 		t.Errorf("v%d %s pending %d; want the run untouched", rec.V, statuses(st), len(pending))
@@ -269,35 +276,39 @@ func TestProcessGivesUpWhenOneStepDoesNotFit(t *testing.T) {
 }
 
 // TestProcessAbortsARunTooLargeToStore: a commit with an item past
-// DynamoDB's size limit is retried smaller in place while the budget
-// halves; once
-// one event deciding one step is still too large the run is failed
-// (abortRun), naming the limit, its steps in flight ended and its pending
-// events consumed. A smaller round that fits commits as usual.
+// DynamoDB's size limit is planned again in place with the budget scaled
+// by the limit's share of that item's bytes; once one event deciding one
+// step is still too large the run is failed (abortRun), naming the limit,
+// its steps in flight ended and its pending events consumed. A smaller
+// round that fits commits as usual.
 func TestProcessAbortsARunTooLargeToStore(t *testing.T) {
 	tooLarge := &store.ItemTooLargeError{Item: "run state", Bytes: 512_000}
 	for _, tc := range []struct {
 		name     string
 		failures int // 0: every commit but the abort's
 		want     model.WorkflowStatus
-		tries    int
+		sent     int
 	}{
-		// Refused once, then the halved round and the next one.
-		{name: "one smaller round fits", failures: 1, want: model.WorkflowInProgress, tries: 3},
-		{name: "nothing fits", want: model.WorkflowFailed, tries: 7},
+		// Refused once, then the fitted round: its budget, scaled by
+		// 400 KB / 512,000 bytes, launches all ten iterations.
+		{name: "one smaller round fits", failures: 1, want: model.WorkflowInProgress, sent: 2},
+		// Refused, then the abort.
+		{name: "nothing fits", want: model.WorkflowFailed, sent: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, wf := sleepThenLoop(t, 10)
 			before := r.runs.calls()
-			r.runs.failCommit = func(n int, c store.Commit) error {
-				if c.Status == string(model.WorkflowFailed) || (tc.failures > 0 && n-before > tc.failures) {
-					return nil
+			refused := 0
+			r.runs.items = func(c store.Commit, n int) (int, error) {
+				if c.Status == string(model.WorkflowFailed) || (tc.failures > 0 && refused >= tc.failures) {
+					return n, nil
 				}
-				return tooLarge
+				refused++
+				return 0, tooLarge
 			}
 			st := r.mustProcess(wf, 1, 1)
-			if n := r.runs.calls() - before; n != tc.tries {
-				t.Errorf("%d commits tried, want %d", n, tc.tries)
+			if n := r.runs.calls() - before; n != tc.sent {
+				t.Errorf("%d commits sent, want %d", n, tc.sent)
 			}
 			rec, stored, pending := r.load(wf, 1, 1)
 			if st.Status != tc.want || stored.Status != tc.want {
@@ -393,4 +404,78 @@ func TestProcessShrinksARefusedRoundInPlace(t *testing.T) {
 	if !slices.Equal(log, want) {
 		t.Errorf("the round went %v, want %v", log, want)
 	}
+}
+
+// TestBornIterationsFillTheStoresCount: iterations born finished are
+// borne in the room the store's count of the round's commit leaves, so a
+// wide loop's rounds fill their transactions close to the limit without
+// one refused; and when the store counts more than that room foresaw (here
+// each born iteration ten items heavier), the round bears none and creates
+// them the ordinary way, at its next try.
+func TestBornIterationsFillTheStoresCount(t *testing.T) {
+	born := func(c store.Commit) (n int) {
+		for _, ch := range c.Children {
+			if ch.Born {
+				n++
+			}
+		}
+		return n
+	}
+	t.Run("fill", func(t *testing.T) {
+		r := newRoundRig(t)
+		wf := r.push(wideLoop("wide", 300))
+		r.start(wf)
+		r.mustProcess(wf, 1, 1)
+		cs := r.runs.committed()
+		if r.runs.calls() != len(cs) {
+			t.Errorf("%d commits sent, %d taken: want none refused", r.runs.calls(), len(cs))
+		}
+		full := 0
+		for i, c := range cs {
+			n, err := r.runs.CommitItems(r.ctx, c)
+			if err != nil || n > store.MaxTransactItems {
+				t.Errorf("commit %d: %d items (%v)", i, n, err)
+			}
+			if born(c) > 0 && n >= store.MaxTransactItems*9/10 {
+				full++
+			}
+		}
+		if full < 2 {
+			t.Errorf("%d of %d commits bore iterations and filled 90%% of a transaction, want most", full, len(cs))
+		}
+	})
+	t.Run("heavier than foreseen", func(t *testing.T) {
+		r := newRoundRig(t)
+		r.runs.items = func(c store.Commit, n int) (int, error) { return n + 10*born(c), nil }
+		wf := r.push(wideLoop("wide", 300))
+		sent, taken := r.runs.calls(), len(r.runs.committed())
+		r.start(wf)
+		r.mustProcess(wf, 1, 1)
+		cs := r.runs.committed()[taken:]
+		ordinary := 0
+		for _, c := range cs {
+			ordinary += len(c.Children) - born(c)
+		}
+		if ordinary == 0 {
+			t.Errorf("no iteration created the ordinary way in %d commits", len(cs))
+		}
+		for i, c := range cs {
+			if b := born(c); b > 0 {
+				n, _ := r.runs.CommitItems(r.ctx, c)
+				if n > store.MaxTransactItems {
+					t.Errorf("commit %d bore %d iterations in %d items", i, b, n)
+				}
+			}
+		}
+		if refused := r.runs.calls() - sent - len(cs); refused < 1 {
+			t.Errorf("no commit refused: the rig's heavier count was not met")
+		}
+		created := 0
+		for _, c := range cs {
+			created += len(c.Children)
+		}
+		if next := r.state(wf, 1, 1).Step("loop").Loop.Next; next == 0 || next != int64(created) {
+			t.Errorf("loop next %d, %d iterations created", next, created)
+		}
+	})
 }

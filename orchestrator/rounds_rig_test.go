@@ -40,6 +40,13 @@ type rigRuns struct {
 	// calls from 1): an error it returns is the call's, and nothing is
 	// written.
 	failCommit func(n int, c store.Commit) error
+	// items, when set, is the count of a commit's items as the test
+	// pretends the store counts it (n: the store's own count), or the
+	// error it pretends planning meets: CommitItems returns it, and
+	// CommitRun refuses, writing nothing, a commit it counts past
+	// store.MaxTransactItems or fails. counted counts CommitItems calls.
+	items   func(c store.Commit, n int) (int, error)
+	counted int
 	// failLoad, when set, fails LoadRun with what it returns.
 	failLoad func(wf string, inst, run int64) error
 	// failPut, when set, fails PutEvent with what it returns.
@@ -56,6 +63,22 @@ type rigPut struct {
 	ev        store.Event
 }
 
+// CommitItems is the store's count, or the test's (items).
+func (r *rigRuns) CommitItems(ctx context.Context, c store.Commit) (int, error) {
+	r.mu.Lock()
+	r.counted++
+	r.mu.Unlock()
+	return r.count(ctx, c)
+}
+
+func (r *rigRuns) count(ctx context.Context, c store.Commit) (int, error) {
+	n, err := r.RunStore.CommitItems(ctx, c)
+	if err != nil || r.items == nil {
+		return n, err
+	}
+	return r.items(c, n)
+}
+
 func (r *rigRuns) CommitRun(ctx context.Context, c store.Commit) error {
 	r.mu.Lock()
 	r.tried++
@@ -63,6 +86,15 @@ func (r *rigRuns) CommitRun(ctx context.Context, c store.Commit) error {
 	r.mu.Unlock()
 	if fail != nil {
 		if err := fail(n, c); err != nil {
+			return err
+		}
+	}
+	if r.items != nil {
+		n, err := r.count(ctx, c)
+		if err == nil && n > store.MaxTransactItems {
+			err = &store.TooManyItemsError{Items: n}
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -202,11 +234,35 @@ func (s *rigSignals) SignalDelivered(ctx context.Context, name string, seq int64
 	return s.SignalStore.SignalDelivered(ctx, name, seq)
 }
 
-// rigInstances wraps the instance store: it counts enqueues.
+// rigInstances wraps the instance store: it counts enqueues, and the
+// reads a commit's plan makes (reads: GetInstance, QueueVersion,
+// OldestQueued).
 type rigInstances struct {
 	InstanceStore
 	mu       sync.Mutex
 	enqueued []store.RunKey
+	reads    int
+}
+
+func (s *rigInstances) read() {
+	s.mu.Lock()
+	s.reads++
+	s.mu.Unlock()
+}
+
+func (s *rigInstances) GetInstance(ctx context.Context, wf string, inst int64) (*store.InstanceRecord, error) {
+	s.read()
+	return s.InstanceStore.GetInstance(ctx, wf, inst)
+}
+
+func (s *rigInstances) QueueVersion(ctx context.Context, wf string) (int64, error) {
+	s.read()
+	return s.InstanceStore.QueueVersion(ctx, wf)
+}
+
+func (s *rigInstances) OldestQueued(ctx context.Context, wf string, except int64) (int64, int64, bool, error) {
+	s.read()
+	return s.InstanceStore.OldestQueued(ctx, wf, except)
 }
 
 func (s *rigInstances) Enqueue(ctx context.Context, wf string, inst, run int64) error {

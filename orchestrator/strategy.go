@@ -157,7 +157,7 @@ func (o *Rounds) withoutStart(ctx context.Context, g *engine.Graph, rec *store.R
 			consumed = append(consumed, p.ID)
 		}
 	}
-	rd, err := o.gather(ctx, cur, &acc, now)
+	rd, err := o.gather(ctx, cur, &acc, now, nil)
 	if err != nil {
 		return nil, false, err
 	}

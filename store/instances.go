@@ -839,8 +839,7 @@ func (s *Runs) prepareCommit(c Commit) (*preparedCommit, error) {
 		return nil, err
 	}
 	if n := len(pc.plan.items); n > MaxTransactItems {
-		return nil, fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction: %w",
-			c.WorkflowID, c.InstanceID, n, MaxTransactItems, ErrTooManyItems)
+		return nil, fmt.Errorf("store: commit of %s/%d: %w", c.WorkflowID, c.InstanceID, &TooManyItemsError{Items: n})
 	}
 	return pc, nil
 }

@@ -33,8 +33,20 @@ var ErrConflict = errors.New("store: version conflict")
 
 // ErrTooManyItems is returned (wrapped) by a commit that would need more
 // than MaxTransactItems writes; nothing is written. The caller commits less
-// at once.
+// at once. A refused run commit's error is a *TooManyItemsError, which says
+// how many.
 var ErrTooManyItems = errors.New("store: more items than one transaction holds")
+
+// TooManyItemsError is a run commit refused for its count of writes: Items,
+// more than MaxTransactItems. It is ErrTooManyItems.
+type TooManyItemsError struct{ Items int }
+
+func (e *TooManyItemsError) Error() string {
+	return fmt.Sprintf("%d items, more than DynamoDB's %d per transaction", e.Items, MaxTransactItems)
+}
+
+// Is reports whether target is ErrTooManyItems.
+func (e *TooManyItemsError) Is(target error) bool { return target == ErrTooManyItems }
 
 // ErrItemTooLarge is wrapped by the *ItemTooLargeError of a write past
 // DynamoDB's item size limit.

@@ -96,9 +96,8 @@ func (s *Runs) prepareCommit(c store.Commit) (*preparedCommit, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(pc.plan.ws) > maxTransactItems {
-		return nil, fmt.Errorf("store: commit of %s/%d has %d items, more than DynamoDB's %d per transaction: %w",
-			c.WorkflowID, c.InstanceID, len(pc.plan.ws), maxTransactItems, store.ErrTooManyItems)
+	if n := len(pc.plan.ws); n > maxTransactItems {
+		return nil, fmt.Errorf("store: commit of %s/%d: %w", c.WorkflowID, c.InstanceID, &store.TooManyItemsError{Items: n})
 	}
 	return pc, nil
 }
