@@ -787,9 +787,11 @@ func (s *inlineSource) decided(r *round)     { s.in.pick(&r.acc, r.cur) }
 
 // shape claims the attempt the worker runs itself on the commit; should it
 // not be among the commit's writes (never expected), it goes through the
-// work queue after all.
+// work queue after all. A round may build its commit more than once: each
+// build claims afresh.
 func (s *inlineSource) shape(r *round) error {
 	in := s.in
+	in.picked, in.start, in.startTime = in.chosen, nil, 0
 	if in.picked == nil || in.claim(&r.commit, r.cur, r.now.Add(r.o.claimLease)) {
 		return nil
 	}

@@ -408,7 +408,9 @@ type inlineRound struct {
 	step     string
 	token    string
 	runnable func(engine.RunStep) bool
-	picked   *engine.RunStep
+	// chosen is the step pick took from the decisions; picked is it
+	// while the commit as last built (inlineSource.shape) starts it.
+	chosen, picked *engine.RunStep
 	// record makes the outcome durable on the attempt item; processOnce
 	// calls it once it found the run uncontended (or, when prev left no
 	// other step in flight, while it reads the run), beside its other
@@ -434,12 +436,13 @@ type inlineRound struct {
 // pick chooses the first started step the worker may run and takes its
 // command out of the decisions, so that no work message is sent for it.
 func (in *inlineRound) pick(acc *decisionSet, st *engine.Instance) {
+	in.chosen, in.picked = nil, nil
 	if in.runnable == nil || st.Status != model.WorkflowInProgress {
 		return
 	}
 	for i, c := range acc.commands {
 		if rs, ok := c.(engine.RunStep); ok && in.runnable(rs) {
-			in.picked = &rs
+			in.chosen, in.picked = &rs, &rs
 			acc.commands = append(acc.commands[:i:i], acc.commands[i+1:]...)
 			return
 		}
