@@ -120,7 +120,7 @@ func TestProcessWithNothingPendingCommitsNothing(t *testing.T) {
 }
 
 // wideLoop is a workflow whose foreach launches n iterations born
-// finished (NoOp bodies): about 43 a round, so a few hundred take more
+// finished (NoOp bodies): about 48 a round, so a few hundred take more
 // rounds than one Process call makes.
 func wideLoop(id string, n int) string {
 	return rigDef(id, "", rigForeach("loop", n, 100, rigStep("x", "NoOp")))
@@ -436,6 +436,7 @@ func TestBornIterationsFillTheStoresCount(t *testing.T) {
 			if err != nil || n > store.MaxTransactItems {
 				t.Errorf("commit %d: %d items (%v)", i, n, err)
 			}
+			t.Logf("commit %d: %d items, %d iterations born, %d created", i, n, born(c), len(c.Children))
 			if born(c) > 0 && n >= store.MaxTransactItems*9/10 {
 				full++
 			}
