@@ -39,7 +39,7 @@ const (
 	// maxRoundEvents bounds the pending events one round decides. How
 	// many of them one transaction holds is the store's count to say
 	// (round.fit); most rounds hold far fewer.
-	maxRoundEvents = 64
+	maxRoundEvents = 96
 	// maxRoundsPerCall and maxCallTime bound the rounds one Process call
 	// commits; a run with more to do (a wide loop launching or stopping
 	// its iterations) is handed to the decider (see handOff). A request
