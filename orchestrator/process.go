@@ -38,7 +38,10 @@ const (
 	maxEndsPerDecision = 25
 	// maxRoundEvents bounds the pending events one round decides. How
 	// many of them one transaction holds is the store's count to say
-	// (round.fit); most rounds hold far fewer.
+	// (round.fit). A step's outcome, deleted after the commit, costs the
+	// transaction its attempt item alone, so a fan-in's 96 outcomes fit
+	// one commit; events consumed in the transaction cost two, and a
+	// round of those is fitted to about half.
 	maxRoundEvents = 96
 	// maxRoundsPerCall and maxCallTime bound the rounds one Process call
 	// commits; a run with more to do (a wide loop launching or stopping
