@@ -187,6 +187,23 @@ _sqs_models.Queue.messages = property(_receivable)
 _sqs_models.Queue.wait_for_messages = _wait_for_messages
 _sqs_models.SQSBackend.is_message_valid_based_on_retention_period = _within_retention
 
+# SQS: moto (5.2) deletes a message by rebuilding the queue's message list
+# from a pass over it, outside the lock under which a send appends: a
+# message sent between the pass and the assignment is lost, though its send
+# succeeded. Under a fan-out (the router sending batches of ten while the
+# workers delete the messages they handled) 8 of a batch of 10 accepted
+# messages were never received, and the run waited for the sweeper. The
+# delete holds the queue's lock.
+_delete_message = _sqs_models.Queue.delete_message
+
+
+def _delete_message_locked(self, receipt_handle):
+    with self._messages_lock:
+        return _delete_message(self, receipt_handle)
+
+
+_sqs_models.Queue.delete_message = _delete_message_locked
+
 # SQS: the local stack's clock. The local stack can move its clock forward
 # (POST /local/clock, stack.Stack.AdvanceClock): the handlers then decide
 # with the later time and the schedule pump fires the schedules that became

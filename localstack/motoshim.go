@@ -18,9 +18,9 @@ import (
 const MotoVersion = "5.2.1"
 
 // motoServerPy launches moto's server with a key-level rollback for
-// DynamoDB transactions, serialised DynamoDB requests and a route that moves
-// SQS message delays with the local stack's clock; see the file's
-// docstring for why.
+// DynamoDB transactions, serialised DynamoDB requests, SQS deletes that no
+// longer lose concurrent sends, and a route that moves SQS message delays
+// with the local stack's clock; see the file's sections for why.
 //
 //go:embed moto_server.py
 var motoServerPy []byte
