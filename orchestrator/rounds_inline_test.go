@@ -250,7 +250,7 @@ func TestInlineRoundNeedsItsRecord(t *testing.T) {
 }
 
 // TestInlineRoundTooLargeFailsTheRun: an inline round is never retried
-// smaller (its source does not halve): a commit with an item past the
+// smaller (its source does not fit, round.fit): a commit with an item past the
 // size limit fails the run at once, naming the limit.
 func TestInlineRoundTooLargeFailsTheRun(t *testing.T) {
 	c := inlineChain(t, false)
