@@ -70,11 +70,11 @@ type bornRound struct {
 // applies each one's end to the parent (advancing cur), which may start
 // more iterations, borne in turn. room is how many more items than the
 // commit of acc as it stands the transaction holds, by the store's count
-// (round.room); each iteration born takes what the store counts for it
+// (round.bear); each iteration born takes what the store counts for it
 // (store.ChildRun.Items) past its ordinary creation's, and the iterations
 // its end starts take their ordinary creations'. What else the ends write
-// is not foreseen here: the round counts the commit again, and bears
-// nothing when it does not fit (round.plan). opts are the parent's
+// is not foreseen here: a commit the store then refuses is planned again
+// bearing none (round.fit, round.unbear). opts are the parent's
 // decision options, children the child params reader among them, which
 // learns the born iterations' states (not stored before the round
 // commits: getFromForeach in a decision of this round must see them). It

@@ -66,31 +66,34 @@ func (o *Rounds) gather(ctx context.Context, after *engine.Instance, acc *decisi
 			}
 			rd.reruns[k] = nr
 		case engine.StopChild:
-			if run, ok := prev.stopRuns[childKey{x.WorkflowID, x.InstanceID}]; ok {
-				if rd.stopRuns == nil {
-					rd.stopRuns = map[childKey]int64{}
+			k := childKey{x.WorkflowID, x.InstanceID}
+			run, ok := prev.stopRuns[k]
+			if !ok {
+				if run, err = o.latestRun(ctx, x.WorkflowID, x.InstanceID); err != nil {
+					return rd, err
 				}
-				rd.stopRuns[childKey{x.WorkflowID, x.InstanceID}] = run
-				continue
-			}
-			// To the child's latest run: a restarted iteration or
-			// subworkflow instance runs in run 2 or later. One created in
-			// this same commit is not stored yet: run 1.
-			run := int64(1)
-			rec, err := o.store.Instances.GetInstance(ctx, x.WorkflowID, x.InstanceID)
-			switch {
-			case err == nil:
-				run = rec.RunID
-			case !errors.Is(err, store.ErrNotFound):
-				return rd, fmt.Errorf("stop child %s/%d: %w", x.WorkflowID, x.InstanceID, err)
 			}
 			if rd.stopRuns == nil {
 				rd.stopRuns = map[childKey]int64{}
 			}
-			rd.stopRuns[childKey{x.WorkflowID, x.InstanceID}] = run
+			rd.stopRuns[k] = run
 		}
 	}
 	return rd, nil
+}
+
+// latestRun is the latest run of child instance inst of wf, which a stop
+// goes to: a restarted iteration or subworkflow instance runs in run 2 or
+// later. One created in this same commit is not stored yet: run 1.
+func (o *Rounds) latestRun(ctx context.Context, wf string, inst int64) (int64, error) {
+	rec, err := o.store.Instances.GetInstance(ctx, wf, inst)
+	switch {
+	case err == nil:
+		return rec.RunID, nil
+	case errors.Is(err, store.ErrNotFound):
+		return 1, nil
+	}
+	return 0, fmt.Errorf("stop child %s/%d: %w", wf, inst, err)
 }
 
 // gatherRound is gather and readSlots: everything a round's commit reads,

@@ -373,15 +373,21 @@ func admitted(refused error) (num, den int) {
 // (*store.TooManyItemsError, or the error of its planning: an item too
 // large).
 func (r *round) count(ctx context.Context) error {
-	c, err := r.final()
-	if err != nil {
-		return err
-	}
-	n, err := r.o.store.Runs.CommitItems(ctx, c)
+	n, err := r.items(ctx)
 	if err == nil && n > store.MaxTransactItems {
 		err = &store.TooManyItemsError{Items: n}
 	}
 	return err
+}
+
+// items is the store's count of the round's commit as it would be sent
+// (final): its transaction items, or the error its planning meets.
+func (r *round) items(ctx context.Context) (int, error) {
+	c, err := r.final()
+	if err != nil {
+		return 0, err
+	}
+	return r.o.store.Runs.CommitItems(ctx, c)
 }
 
 // cut returns the round to where its first k decisions left it (marks[k]):
@@ -454,11 +460,7 @@ func (r *round) bear(ctx context.Context) error {
 	if err := r.build(ctx); err != nil {
 		return err
 	}
-	c, err := r.final()
-	if err != nil {
-		return err
-	}
-	n, err := r.o.store.Runs.CommitItems(ctx, c)
+	n, err := r.items(ctx)
 	if overLimit(err) || n >= store.MaxTransactItems {
 		return nil // fewer decisions first (fit)
 	}
