@@ -27,11 +27,17 @@ const startEventID = "0-start"
 // started unless another decider holds the run. The stream-delivered wake for
 // the same start then finds nothing pending and is dropped.
 func (o *Runs) StartWorkflow(ctx context.Context, wf, selector string, req StartRequest) (*StartResponse, error) {
+	return o.start(ctx, wf, selector, req, requestInitiator(ctx, req), model.Params{}, nil)
+}
+
+// requestInitiator is the initiator of an API start request: the type it
+// names (MANUAL when none) and the caller.
+func requestInitiator(ctx context.Context, req StartRequest) engine.Initiator {
 	initiator := engine.Initiator{Type: "MANUAL", Principal: caller.From(ctx)}
 	if req.Initiator != nil && req.Initiator.Type != "" {
 		initiator.Type = strings.ToUpper(req.Initiator.Type)
 	}
-	return o.start(ctx, wf, selector, req, initiator, model.Params{}, nil)
+	return initiator
 }
 
 // traceOf is the trace a run started by ctx's request or message joins: its
@@ -48,6 +54,29 @@ func traceOf(ctx context.Context, now time.Time) trace.ID {
 // request's run params; parent is set on an instance a subworkflow step
 // starts.
 func (o *Runs) start(ctx context.Context, wf, selector string, req StartRequest, initiator engine.Initiator, given model.Params, parent *engine.ParentRef) (*StartResponse, error) {
+	target, err := o.startTarget(ctx, wf, selector)
+	if err != nil {
+		return nil, err
+	}
+	runParams, err := target.runParams(req, given)
+	if err != nil {
+		return nil, err
+	}
+	return o.startOn(ctx, target, req, runParams, initiator, parent)
+}
+
+// startTarget is the version a start selected: the workflow's head and
+// the version's definition.
+type startTarget struct {
+	wf      string
+	head    *store.WorkflowHead
+	version int64
+	def     *model.Definition
+}
+
+// startTarget reads the workflow's head and the definition of the version
+// selector names.
+func (o *Runs) startTarget(ctx context.Context, wf, selector string) (*startTarget, error) {
 	head, version, err := o.headVersion(ctx, wf, selector)
 	if err != nil {
 		return nil, err
@@ -56,14 +85,42 @@ func (o *Runs) start(ctx context.Context, wf, selector string, req StartRequest,
 	if err != nil {
 		return nil, Internal(err)
 	}
+	return &startTarget{wf: wf, head: head, version: version, def: def}, nil
+}
+
+// runParams decodes req's run params after the params given by the
+// runtime and checks them against the modes of the version's params.
+func (t *startTarget) runParams(req StartRequest, given model.Params) (model.Params, error) {
 	runParams, err := decodeRunParams(req.RunParams)
 	if err != nil {
-		return nil, err
+		return model.Params{}, err
 	}
 	runParams = given.Merged(runParams)
-	if problems := engine.CheckRunParamModes(def.Workflow.Params, runParams, false); len(problems) > 0 {
-		return nil, Invalid("run params override params their mode protects", problems...)
+	if problems := engine.CheckRunParamModes(t.def.Workflow.Params, runParams, false); len(problems) > 0 {
+		return model.Params{}, Invalid("run params override params their mode protects", problems...)
 	}
+	return runParams, nil
+}
+
+// startOn creates and starts an instance of target with checked run
+// params (see start).
+func (o *Runs) startOn(ctx context.Context, target *startTarget, req StartRequest, runParams model.Params, initiator engine.Initiator, parent *engine.ParentRef) (*StartResponse, error) {
+	instanceID, prior, err := o.store.Instances.ReserveInstance(ctx, target.wf, req.RequestID)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	if prior != nil {
+		return startResponse(prior, false), nil
+	}
+	return o.startReserved(ctx, target, req, runParams, initiator, parent, instanceID)
+}
+
+// startReserved creates and starts instance instanceID of target, an id
+// reserved for req (store.Instances.ReserveInstance), with checked run
+// params.
+func (o *Runs) startReserved(ctx context.Context, target *startTarget, req StartRequest, runParams model.Params, initiator engine.Initiator,
+	parent *engine.ParentRef, instanceID int64) (*StartResponse, error) {
+	wf, head, version, def := target.wf, target.head, target.version, target.def
 	now := o.now()
 	id := o.newUUID()
 	st := &engine.Instance{
@@ -80,13 +137,6 @@ func (o *Runs) start(ctx context.Context, wf, selector string, req StartRequest,
 		created := events.Transition(wf, version, instanceID, 1, "", 0, "", string(st.Status), 0, now.UnixMilli())
 		created.Parent = eventParent(parent)
 		return eventsMessage(ctx, created)
-	}
-	instanceID, prior, err := o.store.Instances.ReserveInstance(ctx, wf, req.RequestID)
-	if err != nil {
-		return nil, Internal(err)
-	}
-	if prior != nil {
-		return startResponse(prior, false), nil
 	}
 	st.InstanceID = instanceID
 	rec := &store.InstanceRecord{

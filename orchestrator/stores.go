@@ -89,6 +89,7 @@ type InstanceStore interface {
 	QueueVersion(ctx context.Context, wf string) (int64, error)
 	ReleaseSlot(ctx context.Context, wf string, inst, run int64, wake *store.RunEvent) error
 	ReserveInstance(ctx context.Context, wf, requestID string) (id int64, prior *store.InstanceRecord, err error)
+	ReserveInstances(ctx context.Context, wf string, requestIDs []string) (ids []int64, prior []*store.InstanceRecord, err error)
 }
 
 // RunStore reads and writes run items, their inbox events and commits (store.Runs).

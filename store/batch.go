@@ -117,3 +117,74 @@ func (s *Instances) GetInstances(ctx context.Context, wf string, insts []int64) 
 	}
 	return out, nil
 }
+
+// ReserveInstances is ReserveInstance for a batch of starts, each with a
+// request id of its own: for each request id, the instance a start with
+// it already made (prior[i]) or a new id (ids[i]), the new ids
+// consecutive in the order of requestIDs. It reads the request ids'
+// records and their instances with one BatchGetItem each (per 100 keys)
+// and takes the new ids with one update of the workflow's counter.
+func (s *Instances) ReserveInstances(ctx context.Context, wf string, requestIDs []string) (ids []int64, prior []*InstanceRecord, err error) {
+	if err := CheckRequestIDs(requestIDs); err != nil {
+		return nil, nil, fmt.Errorf("store: reserve instances of %s: %w", wf, err)
+	}
+	ks := make([]map[string]types.AttributeValue, len(requestIDs))
+	at := make(map[string]int, len(requestIDs)) // request sort key -> index
+	for i, id := range requestIDs {
+		sk := layout.RequestSK(id)
+		ks[i], at[sk] = key(layout.WorkflowPK(wf), sk), i
+	}
+	items, err := s.batchGet(ctx, ks)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: read start requests of %s: %w", wf, err)
+	}
+	made := make([]int64, len(requestIDs)) // the instance a request made, or 0
+	var insts []int64
+	for _, item := range items {
+		i, ok := at[getS(item, attrSK)]
+		if !ok {
+			continue
+		}
+		made[i] = getN(item, "instance")
+		insts = append(insts, made[i])
+	}
+	found := map[int64]*InstanceRecord{}
+	if len(insts) > 0 {
+		if found, err = s.GetInstances(ctx, wf, insts); err != nil {
+			return nil, nil, err
+		}
+	}
+	ids, prior = make([]int64, len(requestIDs)), make([]*InstanceRecord, len(requestIDs))
+	fresh := 0
+	for i := range requestIDs {
+		if prior[i] = found[made[i]]; prior[i] == nil {
+			fresh++
+		}
+	}
+	if fresh == 0 {
+		return ids, prior, nil
+	}
+	next, err := s.nextInstanceIDs(ctx, wf, fresh)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range requestIDs {
+		if prior[i] == nil {
+			ids[i], next = next, next+1
+		}
+	}
+	return ids, prior, nil
+}
+
+// CheckRequestIDs refuses a batch of start request ids with an empty or
+// repeated one (see Instances.ReserveInstances).
+func CheckRequestIDs(requestIDs []string) error {
+	seen := make(map[string]bool, len(requestIDs))
+	for i, id := range requestIDs {
+		if id == "" || seen[id] {
+			return fmt.Errorf("request id %d (%q) is empty or repeated", i, id)
+		}
+		seen[id] = true
+	}
+	return nil
+}

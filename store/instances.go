@@ -241,13 +241,19 @@ func (s *Instances) ReserveInstance(ctx context.Context, wf, requestID string) (
 
 // nextInstanceID atomically takes the workflow's next instance id.
 func (s *base) nextInstanceID(ctx context.Context, wf string) (int64, error) {
+	return s.nextInstanceIDs(ctx, wf, 1)
+}
+
+// nextInstanceIDs atomically takes the workflow's next n instance ids and
+// returns the first; the others follow it.
+func (s *base) nextInstanceIDs(ctx context.Context, wf string, n int) (int64, error) {
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       key(layout.WorkflowPK(wf), layout.HeadSK),
-		UpdateExpression:          aws.String("ADD next_instance :one REMOVE #ob"), // ob: a definition change's events, already sent
+		UpdateExpression:          aws.String("ADD next_instance :n REMOVE #ob"), // ob: a definition change's events, already sent
 		ExpressionAttributeNames:  map[string]string{"#ob": attrOutbox},
 		ConditionExpression:       aws.String("attribute_exists(pk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": num(1)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":n": num(int64(n))},
 		ReturnValues:              types.ReturnValueUpdatedOld,
 	})
 	if err != nil {

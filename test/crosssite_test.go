@@ -119,6 +119,7 @@ func TestCrossSiteRequestsAreRefused(t *testing.T) {
 	s.push([]byte(def))
 	t.Run("start, clock, job event", func(t *testing.T) {
 		probes := crossSite("POST", start, `{}`)
+		probes = append(probes, crossSite("POST", start+"-batch", `{"requests":[{"request_id":"97a57978-803f-403e-9f9b-376d34689723"}]}`)...)
 		probes = append(probes, crossSite("POST", "/local/clock", `{"advance_seconds": 86400}`)...)
 		probes = append(probes, crossSite("POST", "/local/job-events", `{"source":"aws.ecs","detail-type":"ECS Task State Change","detail":{}}`)...)
 		probes = append(probes, crossSite("PUT", "/api/v3/workflows/"+wf+"/actions/deactivate", `{}`)...)

@@ -139,6 +139,18 @@ func (f *fakeService) StartWorkflow(_ context.Context, workflowID, selector stri
 	}, nil
 }
 
+func (f *fakeService) StartBatch(_ context.Context, workflowID, selector string, reqs []orchestrator.StartRequest) (*orchestrator.BatchStartResult, error) {
+	if nilResult, err := f.record("StartBatch", workflowID, selector, reqs); err != nil || nilResult {
+		return nil, err
+	}
+	res := &orchestrator.BatchStartResult{Results: make([]orchestrator.BatchStart, len(reqs)), Started: len(reqs)}
+	for i := range reqs {
+		res.Results[i].StartResponse = &orchestrator.StartResponse{WorkflowID: workflowID, WorkflowVersionID: 3,
+			WorkflowInstanceID: int64(i + 1), WorkflowRunID: 1, Status: "CREATED", Created: true}
+	}
+	return res, nil
+}
+
 func (f *fakeService) GetInstance(_ context.Context, workflowID string, instanceID int64) (*orchestrator.InstanceView, error) {
 	return reply(f, cannedInstance(workflowID, instanceID, 1), "GetInstance", workflowID, instanceID)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"testing"
@@ -15,9 +16,11 @@ import (
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
-// FuzzStartRequest posts arbitrary bodies to the start route. The answer
-// must be 200 (with exactly one well-formed StartWorkflow call) or a 4xx
-// JSON error (with no call), never a panic or a 5xx.
+// FuzzStartRequest posts arbitrary bodies to the start route, and to the
+// batch start route both as they are and as the one request of a batch.
+// The answer must be 200 (with exactly one well-formed StartWorkflow or
+// StartBatch call) or a 4xx JSON error (with no call), never a panic or a
+// 5xx.
 func FuzzStartRequest(f *testing.F) {
 	sample, err := os.ReadFile("testdata/maestro-sample-workflow-start-request.json")
 	if err != nil {
@@ -29,7 +32,8 @@ func FuzzStartRequest(f *testing.F) {
 		`{"run_params":{"maestro":{}}}`, `{"run_params":{"a":1,"a":2}}`, `{"request_time":1e3}`,
 		`{"runtime_tags":["a",{"name":"b"},1]}`, `{"artifacts":{"x":null}}`, `{"persist_failed_run":true}`,
 		`{"x":1} trailing`, `{"initiator":{"type":"manual","user":"u","extra":[]}}`,
-		string(sample),
+		string(sample), `{"requests":[{"request_id":"97a57978-803f-403e-9f9b-376d34689723"},{}]}`,
+		`{"requests":[{"request_id":"97a57978-803f-403e-9f9b-376d34689723","run_params":{"p":{"value":1}}}]}`,
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -37,34 +41,56 @@ func FuzzStartRequest(f *testing.F) {
 	svc := &fakeService{}
 	h := NewHandler(svc.services(), Options{})
 	f.Fuzz(func(t *testing.T, body []byte) {
-		svc.reset()
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequest("POST", "/api/v3/workflows/wf/versions/active/actions/start", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		h.ServeHTTP(rec, req)
+		postStart(t, h, svc, "start", body)
+		postStart(t, h, svc, "start-batch", body)
+		postStart(t, h, svc, "start-batch", append(append([]byte(`{"requests":[`), body...), "]}"...))
+	})
+}
 
-		calls := svc.recorded()
+// postStart posts body to the start or start-batch route of h over svc and
+// checks the answer (see FuzzStartRequest).
+func postStart(t *testing.T, h http.Handler, svc *fakeService, action string, body []byte) {
+	t.Helper()
+	svc.reset()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("POST", "/api/v3/workflows/wf/versions/active/actions/"+action, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(rec, req)
+
+	calls := svc.recorded()
+	switch {
+	case rec.Code == 200:
 		switch {
-		case rec.Code == 200:
-			if len(calls) != 1 || calls[0].Method != "StartWorkflow" {
-				t.Fatalf("200 with calls %v", calls)
-			}
+		case action == "start" && len(calls) == 1 && calls[0].Method == "StartWorkflow":
 			checkStartRequest(t, calls[0].Args[2].(orchestrator.StartRequest))
-			if !json.Valid(rec.Body.Bytes()) {
-				t.Fatalf("200 with a body that is not JSON: %q", rec.Body)
+		case action == "start-batch" && len(calls) == 1 && calls[0].Method == "StartBatch":
+			reqs := calls[0].Args[2].([]orchestrator.StartRequest)
+			if len(reqs) == 0 || len(reqs) > orchestrator.MaxBatchStarts {
+				t.Fatalf("accepted a batch of %d", len(reqs))
 			}
-		case rec.Code >= 400 && rec.Code < 500:
-			if len(calls) != 0 {
-				t.Fatalf("%d but the service was called: %v", rec.Code, calls)
-			}
-			var e errorBody
-			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Status != rec.Code || e.Message == "" || e.Errors == nil {
-				t.Fatalf("%d with a malformed error body %q (%v)", rec.Code, rec.Body, err)
+			for _, r := range reqs {
+				if r.RequestID == "" {
+					t.Fatalf("accepted a batch request without a request_id: %q", body)
+				}
+				checkStartRequest(t, r)
 			}
 		default:
-			t.Fatalf("status %d for body %q: %s", rec.Code, body, rec.Body)
+			t.Fatalf("200 from %s with calls %v", action, calls)
 		}
-	})
+		if !json.Valid(rec.Body.Bytes()) {
+			t.Fatalf("200 with a body that is not JSON: %q", rec.Body)
+		}
+	case rec.Code >= 400 && rec.Code < 500:
+		if len(calls) != 0 {
+			t.Fatalf("%d but the service was called: %v", rec.Code, calls)
+		}
+		var e errorBody
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Status != rec.Code || e.Message == "" || e.Errors == nil {
+			t.Fatalf("%d with a malformed error body %q (%v)", rec.Code, rec.Body, err)
+		}
+	default:
+		t.Fatalf("status %d for body %q: %s", rec.Code, body, rec.Body)
+	}
 }
 
 // checkStartRequest asserts what the handler promises about an accepted

@@ -64,6 +64,7 @@ type server struct {
 //	GET  /api/v3/workflows                                     ?cursor=&limit=1..100 (20): workflows in id order
 //	GET  /api/v3/workflows/{id}/versions/{version}             version: active|latest|default|N
 //	POST /api/v3/workflows/{id}/versions/{version}/actions/start  body: WorkflowStartRequest (see below), 200
+//	POST /api/v3/workflows/{id}/versions/{version}/actions/start-batch  body: {"requests": [WorkflowStartRequest]}, 200
 //	GET  /api/v3/workflows/{id}/instances                      ?cursor=&limit=1..100 (20)
 //	GET  /api/v3/workflows/{id}/instances/{instanceId}
 //	GET  /api/v3/workflows/{id}/instances/{instanceId}/runs/{runId}
@@ -83,7 +84,8 @@ type server struct {
 // a body needs no Content-Type. A start body is checked strictly: no unknown
 // or duplicate fields, only MANUAL initiators, request_id a UUID,
 // run_params at most 128 entries with no reserved names; an empty body is
-// a manual start. Every answer carries an X-Request-Id header.
+// a manual start. A batch start holds 1 to 100 such requests, each with a
+// request_id of its own. Every answer carries an X-Request-Id header.
 //
 // NewHandler panics if a service of svc is nil, since its routes could
 // not be served.
@@ -139,6 +141,7 @@ func (s *server) register(mux *http.ServeMux) {
 	route("PUT "+workflowsPath+"/actions/validate/yaml", s.validateWorkflow(orchestrator.FormatYAML))
 	route("GET "+workflowsPath+"/{id}/versions/{version}", s.getWorkflowVersion)
 	route("POST "+workflowsPath+"/{id}/versions/{version}/actions/start", s.startWorkflow)
+	route("POST "+workflowsPath+"/{id}/versions/{version}/actions/start-batch", s.startBatch)
 	route("PUT "+workflowsPath+"/{id}/versions/{version}/actions/activate", s.activateVersion)
 	route("PUT "+workflowsPath+"/{id}/actions/deactivate", s.deactivateWorkflow)
 	route("PUT "+workflowsPath+"/{id}/actions/{action}", s.actOnWorkflow)

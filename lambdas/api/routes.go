@@ -119,6 +119,22 @@ func (s *server) startWorkflow(w http.ResponseWriter, r *http.Request) error {
 	return answer(w, resp, err, "StartWorkflow")
 }
 
+// startBatch starts a run for each request of a batch; the answer has
+// each one's outcome (orchestrator.BatchStartResult), 200 once the batch
+// passed its checks.
+func (s *server) startBatch(w http.ResponseWriter, r *http.Request) error {
+	version, err := versionSelector(r)
+	if err != nil {
+		return err
+	}
+	reqs, err := readRequest(r, parseStartBatch)
+	if err != nil {
+		return err
+	}
+	res, err := s.svc.Runs.StartBatch(r.Context(), r.PathValue("id"), version, reqs)
+	return answer(w, res, err, "StartBatch")
+}
+
 func (s *server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	limit, err := pageLimit(q.Get("limit"))

@@ -60,6 +60,11 @@ type RunService interface {
 	// request_id returns the instance the first request created.
 	StartWorkflow(ctx context.Context, workflowID, selector string, req orchestrator.StartRequest) (*orchestrator.StartResponse, error)
 
+	// StartBatch starts an instance for each request (each with a
+	// request_id) and answers each one's outcome in request order; a batch
+	// with a request the start would refuse starts nothing.
+	StartBatch(ctx context.Context, workflowID, selector string, reqs []orchestrator.StartRequest) (*orchestrator.BatchStartResult, error)
+
 	// GetInstance returns an instance's latest run with aggregated step statuses.
 	GetInstance(ctx context.Context, workflowID string, instanceID int64) (*orchestrator.InstanceView, error)
 

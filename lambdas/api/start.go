@@ -374,3 +374,72 @@ func fieldName(name string) string {
 	}
 	return strconv.Quote(clip(name))
 }
+
+// parseStartBatch decodes and checks the body of a batch start:
+// {"requests": [WorkflowStartRequest, ...]}, one to
+// orchestrator.MaxBatchStarts run requests, each checked as a start body
+// is (parseStartRequest) and each with a request_id. Errors name the
+// request ("requests[3].run_params.maestro: reserved name"); a request
+// with no request_id is refused here, a request_id repeated in the batch
+// by the service.
+func parseStartBatch(body []byte) ([]orchestrator.StartRequest, error) {
+	const what = "invalid batch start"
+	fields, err := requiredBody(body, what)
+	if err != nil {
+		return nil, err
+	}
+	var raw []json.RawMessage
+	var errs []string
+	found := false
+	for _, f := range fields {
+		switch f.name {
+		case "requests":
+			found = true
+			if err := json.Unmarshal(f.value, &raw); err != nil || isNull(f.value) {
+				errs = append(errs, "requests: must be an array of run requests")
+			}
+		default:
+			errs = append(errs, fieldName(f.name)+": unknown field")
+		}
+	}
+	switch {
+	case !found:
+		errs = append(errs, "requests: is required")
+	case len(errs) == 0 && len(raw) == 0:
+		errs = append(errs, "requests: must hold at least one run request")
+	case len(raw) > orchestrator.MaxBatchStarts:
+		errs = append(errs, fmt.Sprintf("requests: at most %d run requests are allowed, got %d", orchestrator.MaxBatchStarts, len(raw)))
+	}
+	if len(errs) > 0 {
+		return nil, invalidFields(what, errs)
+	}
+	reqs := make([]orchestrator.StartRequest, len(raw))
+	for i, r := range raw {
+		at := fmt.Sprintf("requests[%d]", i)
+		if t := bytes.TrimSpace(r); len(t) == 0 || t[0] != '{' {
+			errs = append(errs, at+": must be a run request object")
+			continue
+		}
+		req, err := parseStartRequest(r)
+		if err != nil {
+			for _, d := range orchestrator.AsError(err).Errors {
+				if rest, ok := strings.CutPrefix(d, "request body: "); ok {
+					errs = append(errs, at+": "+rest)
+				} else if strings.HasPrefix(d, "... and ") {
+					errs = append(errs, at+": "+d)
+				} else {
+					errs = append(errs, at+"."+d)
+				}
+			}
+			continue
+		}
+		if req.RequestID == "" {
+			errs = append(errs, at+".request_id: is required in a batch (it makes sending the batch again safe)")
+		}
+		reqs[i] = req
+	}
+	if len(errs) > 0 {
+		return nil, invalidFields(what, errs)
+	}
+	return reqs, nil
+}

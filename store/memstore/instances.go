@@ -46,18 +46,59 @@ func (s *Instances) ReserveInstance(ctx context.Context, wf, requestID string) (
 	return id, nil, err
 }
 
+// ReserveInstances is ReserveInstance for a batch of starts, each with a
+// request id of its own (see store.Instances.ReserveInstances): the new
+// ids are consecutive in the order of requestIDs.
+func (s *Instances) ReserveInstances(ctx context.Context, wf string, requestIDs []string) (ids []int64, prior []*store.InstanceRecord, err error) {
+	if err := store.CheckRequestIDs(requestIDs); err != nil {
+		return nil, nil, fmt.Errorf("store: reserve instances of %s: %w", wf, err)
+	}
+	ids, prior = make([]int64, len(requestIDs)), make([]*store.InstanceRecord, len(requestIDs))
+	fresh := 0
+	for i, id := range requestIDs {
+		rec, err := s.InstanceForRequest(ctx, wf, id)
+		switch {
+		case err == nil:
+			prior[i] = rec
+		case errors.Is(err, store.ErrNotFound):
+			fresh++
+		default:
+			return nil, nil, err
+		}
+	}
+	if fresh == 0 {
+		return ids, prior, nil
+	}
+	next, err := s.nextInstanceIDs(ctx, wf, fresh)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range requestIDs {
+		if prior[i] == nil {
+			ids[i], next = next, next+1
+		}
+	}
+	return ids, prior, nil
+}
+
 // nextInstanceID takes the workflow's next instance id from its head.
 func (s *base) nextInstanceID(ctx context.Context, wf string) (int64, error) {
+	return s.nextInstanceIDs(ctx, wf, 1)
+}
+
+// nextInstanceIDs takes the workflow's next n instance ids from its head
+// and returns the first; the others follow it.
+func (s *base) nextInstanceIDs(ctx context.Context, wf string, n int) (int64, error) {
 	if err := ctxErr(ctx); err != nil {
 		return 0, err
 	}
 	defer s.lock()()
 	var id int64
 	err := s.t.one(write{pk: layout.WorkflowPK(wf), sk: layout.HeadSK, cond: present, apply: func(cur any) (any, error) {
-		n := *cur.(*headItem)
-		id = n.next
-		n.next++
-		return &n, nil
+		h := *cur.(*headItem)
+		id = h.next
+		h.next += int64(n)
+		return &h, nil
 	}})
 	if _, ok := asCancelled(err); ok {
 		return 0, fmt.Errorf("store: workflow %s: %w", wf, store.ErrNotFound)

@@ -116,6 +116,38 @@ func reserveInstance(h *H) {
 	h.Eq(id, int64(4), "next id")
 }
 
+// reserveInstances: a batch's new ids are consecutive in request order,
+// from the counter ReserveInstance and CreateInstance take from; a request
+// id already used names its instance and takes no id; an empty or
+// repeated request id is refused, taking nothing.
+func reserveInstances(h *H) {
+	in := h.S.Instances
+	_, _, err := in.ReserveInstances(h.Ctx, "wf", []string{"a"})
+	h.Is(err, store.ErrNotFound, "reserve without a head")
+	h.Push("wf")
+	id, _, err := in.ReserveInstance(h.Ctx, "wf", "")
+	h.OK(err, "reserve one")
+	h.Eq(id, int64(1), "the first id")
+	rec, _, err := in.CreateInstance(h.Ctx, store.NewInstance{WorkflowID: "wf", Version: 1, Status: "CREATED", RequestID: "b",
+		State: StateOf, FirstEvent: store.Event{ID: "0-start", Body: B(`{}`)}, Now: h.Now()})
+	h.OK(err, "create")
+	h.Eq(rec.InstanceID, int64(2), "created")
+	ids, prior, err := in.ReserveInstances(h.Ctx, "wf", []string{"a", "b", "c", "d"})
+	h.OK(err, "reserve a batch")
+	h.Eq(ids, []int64{3, 0, 4, 5}, "the batch's ids")
+	h.Eq([]bool{prior[0] == nil, prior[1] != nil && prior[1].InstanceID == 2, prior[2] == nil, prior[3] == nil},
+		[]bool{true, true, true, true}, "the batch's prior instances")
+	ids, prior, err = in.ReserveInstances(h.Ctx, "wf", []string{"b"})
+	h.OK(err, "reserve a batch of one used request id")
+	h.Eq([]any{ids, prior[0] != nil && prior[0].InstanceID == 2}, []any{[]int64{0}, true}, "a batch of one used request id")
+	for _, bad := range [][]string{{"e", "e"}, {"e", ""}} {
+		_, _, err = in.ReserveInstances(h.Ctx, "wf", bad)
+		h.Plain(err, "reserve %q", bad)
+	}
+	id, _, _ = in.ReserveInstance(h.Ctx, "wf", "")
+	h.Eq(id, int64(6), "next id after the batch")
+}
+
 // getInstances: those that exist, by id; a duplicate id is refused.
 func getInstances(h *H) {
 	in := h.S.Instances

@@ -88,6 +88,7 @@ func cases() []testCase {
 		{"Definitions/PushLimits", pushLimits},
 		{"Instances/CreateInstance", createInstance},
 		{"Instances/ReserveInstance", reserveInstance},
+		{"Instances/ReserveInstances", reserveInstances},
 		{"Instances/GetInstances", getInstances},
 		{"Instances/ListInstances", listInstances},
 		{"Instances/ListInstancesFilteredAcrossPages", listInstancesFiltered},
