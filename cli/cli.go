@@ -46,8 +46,13 @@ const DefaultEndpoint = "http://127.0.0.1:8080"
 // Usage lists the commands this package serves.
 const Usage = `  push FILE...                 store workflow definitions (.json, .yaml, .yml)
   workflows                    the stored workflows: versions, instances, owner
-  start WF [--version V] [--param k=v]... [--wait]
-                               start a run; with --wait follow it and exit 0 only if it succeeds
+  start WF [--version V] [--param k=v]... [--wait | --count N]
+                               start a run; with --wait follow it and exit 0 only if it succeeds;
+                               with --count start N runs, sent 100 to a request (start-batch)
+  start-batch WF FILE|- [--version V]
+                               start a run for each line of FILE (or standard input): one
+                               start request object per line (run_params, request_id...), sent
+                               100 to a request; exit 0 only if every one started
   status WF INSTANCE           the run's steps (status, attempt, duration) as a tree: loops' iterations, children
   instances WF [--status S]    a workflow's instances, newest first
   watch WF INSTANCE            follow a run until it ends (exit 0 only if it succeeds)
@@ -66,7 +71,7 @@ const Usage = `  push FILE...                 store workflow definitions (.json,
 `
 
 // Commands are the subcommands Run serves.
-var Commands = []string{"push", "workflows", "ui", "start", "status", "instances", "watch", "timeline", "stop", "kill", "unblock", "restart",
+var Commands = []string{"push", "workflows", "ui", "start", "start-batch", "status", "instances", "watch", "timeline", "stop", "kill", "unblock", "restart",
 	"step", "breakpoint", "permit", "signal"}
 
 // Client calls the API.
@@ -207,6 +212,7 @@ func Run(ctx context.Context, args []string, o Options) int {
 	asJSON := fs.Bool("json", false, "print the API's JSON answers")
 	version := fs.String("version", "latest", "start: the workflow version (latest, active, default or a number)")
 	wait := fs.Bool("wait", false, "start: follow the run until it ends; exit 0 only if it succeeds")
+	count := fs.Int("count", 0, "start: start this many runs with the same params (sent in batches of 100)")
 	status := fs.String("status", "", "instances: only those in this status")
 	listen := fs.String("listen", DefaultUIAddr, "ui: the loopback address to serve the UI on")
 	var params []string
@@ -230,7 +236,7 @@ func Run(ctx context.Context, args []string, o Options) int {
 		return ExitUsage
 	}
 	r := &runner{c: c, o: o, json: *asJSON}
-	commands := r.commands(ctx, flags{version: *version, params: params, wait: *wait, status: *status, listen: *listen})
+	commands := r.commands(ctx, flags{version: *version, params: params, wait: *wait, status: *status, listen: *listen, count: *count})
 	command, ok := commands[cmd]
 	if !ok {
 		fmt.Fprintf(o.Stderr, "maestro: unknown command %q\n", cmd)
@@ -248,6 +254,7 @@ type flags struct {
 	version, status, listen string
 	params                  []string
 	wait                    bool
+	count                   int
 }
 
 // command is a subcommand: it takes args positional arguments (with more,
@@ -265,8 +272,21 @@ func (r *runner) commands(ctx context.Context, f flags) map[string]command {
 		"push":      {1, true, "FILE...", func(rest []string) int { return r.push(ctx, rest) }},
 		"workflows": {0, false, "", func([]string) int { return r.workflows(ctx) }},
 		"ui":        {0, false, "[--listen ADDR]", func([]string) int { return r.serveUI(ctx, f.listen) }},
-		"start": {1, false, "WF [--version V] [--param k=v]... [--wait]", func(rest []string) int {
+		"start": {1, false, "WF [--version V] [--param k=v]... [--wait | --count N]", func(rest []string) int {
+			switch {
+			case f.count > 0 && f.wait:
+				fmt.Fprintln(r.o.Stderr, "maestro start: --count and --wait do not go together")
+				return ExitUsage
+			case f.count > 0:
+				return r.startCount(ctx, rest[0], f.version, f.params, f.count)
+			case f.count < 0:
+				fmt.Fprintln(r.o.Stderr, "maestro start: --count must be a positive number")
+				return ExitUsage
+			}
 			return r.start(ctx, rest[0], f.version, f.params, f.wait)
+		}},
+		"start-batch": {2, false, "WF FILE|- [--version V]", func(rest []string) int {
+			return r.startBatch(ctx, rest[0], f.version, rest[1])
 		}},
 		"status":    {2, false, "WF INSTANCE", func(rest []string) int { return r.status(ctx, rest[0], rest[1]) }},
 		"instances": {1, false, "WF [--status S]", func(rest []string) int { return r.instances(ctx, rest[0], f.status) }},
@@ -322,7 +342,7 @@ func reorder(args []string) []string {
 
 func takesValue(name string) bool {
 	switch name {
-	case "endpoint", "version", "status", "param", "listen":
+	case "endpoint", "version", "status", "param", "listen", "count":
 		return true
 	}
 	return false
@@ -490,19 +510,29 @@ func terminal(status string) bool {
 	return false
 }
 
-func (r *runner) start(ctx context.Context, wf, version string, params []string, wait bool) int {
-	body := map[string]any{}
+// startBody is the start request of run params params (k=v, see
+// runParam); the code is ExitUsage, having said why, when one is not k=v.
+func (r *runner) startBody(cmd string, params []string) (map[string]json.RawMessage, int) {
+	body := map[string]json.RawMessage{}
 	if len(params) > 0 {
 		rp := map[string]any{}
 		for _, kv := range params {
 			k, p, err := runParam(kv)
 			if err != nil {
-				fmt.Fprintf(r.o.Stderr, "maestro start: %v\n", err)
-				return ExitUsage
+				fmt.Fprintf(r.o.Stderr, "maestro %s: %v\n", cmd, err)
+				return nil, ExitUsage
 			}
 			rp[k] = p
 		}
-		body["run_params"] = rp
+		body["run_params"], _ = json.Marshal(rp)
+	}
+	return body, ExitOK
+}
+
+func (r *runner) start(ctx context.Context, wf, version string, params []string, wait bool) int {
+	body, code := r.startBody("start", params)
+	if code != ExitOK {
+		return code
 	}
 	data, _ := json.Marshal(body)
 	var out struct {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -92,6 +94,22 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("status of cli-tree: exit %d\n%s%s", code, out, errOut)
 	}
 	t.Logf("status of cli-tree:\n%s", out)
+
+	// Many runs in a request: start --count and start-batch.
+	code, out, errOut = s.maestro("start", "cli-child", "--count", "3")
+	if code != cli.ExitOK || !strings.HasSuffix(out, "3 started, 0 started before, 0 not started\n") {
+		t.Fatalf("start --count 3: exit %d\n%s%s", code, out, errOut)
+	}
+	batch := filepath.Join(t.TempDir(), "runs.jsonl")
+	if err := os.WriteFile(batch, []byte(`{"request_id":"97a57978-803f-403e-9f9b-376d34689723"}`+"\n\n"+`{"run_params":{"n":{"value":2,"type":"LONG"}}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"line 1: started cli-child instance 5 (run 1)\nline 3: started cli-child instance 6 (run 1)\n",
+		"line 1: cli-child instance 5 was started by this request_id before\nline 3: started cli-child instance 7 (run 1)\n"} {
+		if code, out, errOut = s.maestro("start-batch", "cli-child", batch); code != cli.ExitOK || !strings.HasPrefix(out, want) {
+			t.Fatalf("start-batch: exit %d\n%s%s\nwant it to begin\n%s", code, out, errOut, want)
+		}
+	}
 
 	// workflows lists what is stored.
 	code, out, errOut = s.maestro("workflows")
