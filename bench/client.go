@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/google/uuid"
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
@@ -69,6 +70,36 @@ func (c *client) start(ctx context.Context, workflowID string, version int64) (*
 		return nil, err
 	}
 	return &out, nil
+}
+
+// startBatch starts n instances of a version with one start-batch
+// request (n at most orchestrator.MaxBatchStarts), each with a new
+// request_id, and returns each one's start answer in request order.
+func (c *client) startBatch(ctx context.Context, workflowID string, version int64, n int) ([]*orchestrator.StartResponse, error) {
+	reqs := make([]map[string]string, n)
+	for i := range reqs {
+		reqs[i] = map[string]string{"request_id": uuid.NewString()}
+	}
+	body, err := json.Marshal(map[string]any{"requests": reqs})
+	if err != nil {
+		return nil, err
+	}
+	var out orchestrator.BatchStartResult
+	path := "/api/v3/workflows/" + url.PathEscape(workflowID) + "/versions/" + strconv.FormatInt(version, 10) + "/actions/start-batch"
+	if err := c.do(ctx, http.MethodPost, path, body, &out); err != nil {
+		return nil, err
+	}
+	if len(out.Results) != n {
+		return nil, fmt.Errorf("start-batch answered %d outcomes to %d requests", len(out.Results), n)
+	}
+	resps := make([]*orchestrator.StartResponse, n)
+	for i, r := range out.Results {
+		if r.Error != nil || r.StartResponse == nil {
+			return nil, fmt.Errorf("start-batch request %d: %v", i, r.Error)
+		}
+		resps[i] = r.StartResponse
+	}
+	return resps, nil
 }
 
 // instance reads an instance's latest run.

@@ -63,7 +63,11 @@ func TestRunOnLocalStack(t *testing.T) {
 		assert.Greater(t, w.StepsPerSecond, 0.0, w.Name)
 		assert.Positive(t, w.AWS.Requests["DynamoDB.TransactWriteItems"], w.Name)
 		assert.Greater(t, w.AWS.DynamoDBWriteUnits, 0.0, w.Name)
-		assert.Equal(t, int64(w.Runs), w.Lambda[FunctionAPI].Invocations, "%s: one start request per run, reads not counted", w.Name)
+		starts := int64(w.Runs)
+		if w.Name == "httpchains" {
+			starts = 1 // its four runs in one start-batch request
+		}
+		assert.Equal(t, starts, w.Lambda[FunctionAPI].Invocations, "%s: start requests, reads not counted", w.Name)
 		assert.Greater(t, w.Cost.Total, 0.0, w.Name)
 	}
 

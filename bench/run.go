@@ -31,6 +31,7 @@ import (
 	"github.com/maestro-serverless/maestro/localstack"
 	"github.com/maestro-serverless/maestro/localstack/stack"
 	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
 // Defaults of Config.
@@ -92,6 +93,10 @@ type Config struct {
 	Emulator *localstack.Emulator
 	// Logger receives the system's logs; nil discards them.
 	Logger *slog.Logger
+	// SingleStarts starts a concurrent workload's instances with a start
+	// request each, as before start-batch; by default they are started
+	// 100 to a request.
+	SingleStarts bool
 	// Trace, when set, receives one line per AWS call the system makes
 	// (see NewTracingMeter), for finding where time goes.
 	Trace io.Writer
@@ -308,6 +313,8 @@ func runWorkload(ctx context.Context, c *client, w *Workload, version int64, cfg
 	firstSent := time.Now()
 	for i := 0; i < runs; i += at {
 		var wg sync.WaitGroup
+		sent := time.Now()
+		starts := startsOf(ctx, c, w, version, i, min(i+at, runs), at > 1 && !cfg.SingleStarts)
 		for j := i; j < min(i+at, runs); j++ {
 			wg.Go(func() {
 				if ctx.Err() != nil {
@@ -325,7 +332,10 @@ func runWorkload(ctx context.Context, c *client, w *Workload, version int64, cfg
 					// server's timestamps, not when a poll saw them).
 					icfg.PollInterval = max(cfg.PollInterval, time.Duration(at)*50*time.Millisecond)
 				}
-				outcomes[j].m, outcomes[j].err = runInstance(ctx, c, w, version, time.Now(), icfg)
+				if at == 1 {
+					sent = time.Now()
+				}
+				outcomes[j].m, outcomes[j].err = runInstance(ctx, c, w, version, sent, icfg, starts[j-i])
 			})
 		}
 		wg.Wait()
@@ -379,11 +389,56 @@ type instanceFigures struct {
 	firstCall float64
 }
 
-// runInstance starts one instance, waits for it to end and measures it.
-func runInstance(ctx context.Context, c *client, w *Workload, version int64, sent time.Time, cfg Config) (*instanceFigures, error) {
+// startFunc starts an instance, or waits for the batch that starts it.
+type startFunc func(ctx context.Context) (*orchestrator.StartResponse, error)
+
+// startsOf are the starts of instances from to to (exclusive) of w: each
+// its own start request, or, with batch, start-batch requests of up to
+// orchestrator.MaxBatchStarts instances, sent at once as the deployed
+// stage's throttle (50 requests a second) requires of a client starting
+// hundreds.
+func startsOf(ctx context.Context, c *client, w *Workload, version int64, from, to int, batch bool) []startFunc {
+	starts := make([]startFunc, to-from)
+	if !batch {
+		for k := range starts {
+			starts[k] = func(ctx context.Context) (*orchestrator.StartResponse, error) {
+				return c.start(ctx, w.WorkflowID, version)
+			}
+		}
+		return starts
+	}
+	for lo := 0; lo < len(starts); lo += orchestrator.MaxBatchStarts {
+		hi := min(lo+orchestrator.MaxBatchStarts, len(starts))
+		done := make(chan struct{})
+		var resps []*orchestrator.StartResponse
+		var err error
+		go func() {
+			defer close(done)
+			resps, err = c.startBatch(ctx, w.WorkflowID, version, hi-lo)
+		}()
+		for k := lo; k < hi; k++ {
+			starts[k] = func(ctx context.Context) (*orchestrator.StartResponse, error) {
+				select {
+				case <-done:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				if err != nil {
+					return nil, err
+				}
+				return resps[k-lo], nil
+			}
+		}
+	}
+	return starts
+}
+
+// runInstance starts one instance with start (its request sent at sent),
+// waits for it to end and measures it.
+func runInstance(ctx context.Context, c *client, w *Workload, version int64, sent time.Time, cfg Config, start startFunc) (*instanceFigures, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	resp, err := c.start(ctx, w.WorkflowID, version)
+	resp, err := start(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -424,12 +479,12 @@ func runInstance(ctx context.Context, c *client, w *Workload, version int64, sen
 	if err != nil {
 		return nil, fmt.Errorf("instance %d: %w", resp.WorkflowInstanceID, err)
 	}
-	start, err := StartOverhead(sent, times)
+	overhead, err := StartOverhead(sent, times)
 	if err != nil {
 		return nil, fmt.Errorf("instance %d: %w", resp.WorkflowInstanceID, err)
 	}
 	f := &instanceFigures{
-		launch: launch, start: start, startRequest: startRequest, end: end, sent: float64(sent.UnixMicro()) / 1000,
+		launch: launch, start: overhead, startRequest: startRequest, end: end, sent: float64(sent.UnixMicro()) / 1000,
 		makespan: float64(end) - float64(sent.UnixMicro())/1000,
 	}
 	if w.CallsServer && cfg.calls != nil {

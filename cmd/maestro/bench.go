@@ -29,6 +29,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	foreachHTTP := fs.Int("foreach-http", 0, "iterations of the foreachhttp workload (an Http body calling the loopback server; one instance); 0 skips it")
 	streamEvery := fs.Duration("stream-interval", bench.DefaultStreamInterval, "DynamoDB stream poll period (Lambda polls every 250ms)")
 	workPollers := fs.Int("work-pollers", 0, "batches of work messages the local workers take at once (0: the local stack's 4)")
+	singleStarts := fs.Bool("single-starts", false, "start the httpchains instances with a request each, not 100 to a start-batch request")
 	asJSON := fs.Bool("json", false, "print the figures as JSON")
 	timeout := fs.Duration("timeout", bench.DefaultTimeout, "limit for each instance, from its start request to its end")
 	verbose := fs.Bool("v", false, "log the system's warnings and errors to stderr")
@@ -38,7 +39,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitUsage
 	}
 	if fs.NArg() > 0 || *runs < 1 || *steps < 1 || *httpSteps < 0 || *httpChain < 0 || *httpChains < 0 || *httpFan < 0 || *foreach < 0 || *foreachHTTP < 0 || *foreachConc < 1 || *foreachConc > 500 || *workPollers < 0 || *streamEvery <= 0 || *timeout <= 0 {
-		fmt.Fprintln(stderr, "usage: maestro bench [-runs N>=1] [-steps N>=1] [-http-steps N>=0] [-http-chain N>=0] [-http-chains N>=0] [-http-fan N>=0] [-foreach N>=0] [-foreach-http N>=0] [-foreach-concurrency 1..500] [-stream-interval D>0] [-work-pollers N>=0] [-timeout D>0] [-json] [-v] [-trace] [-cpuprofile FILE]")
+		fmt.Fprintln(stderr, "usage: maestro bench [-runs N>=1] [-steps N>=1] [-http-steps N>=0] [-http-chain N>=0] [-http-chains N>=0] [-http-fan N>=0] [-foreach N>=0] [-foreach-http N>=0] [-foreach-concurrency 1..500] [-stream-interval D>0] [-work-pollers N>=0] [-single-starts] [-timeout D>0] [-json] [-v] [-trace] [-cpuprofile FILE]")
 		return exitUsage
 	}
 	logger := slog.New(slog.DiscardHandler)
@@ -47,6 +48,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	cfg := bench.Config{Runs: *runs, Steps: *steps, HTTPSteps: *httpSteps, StreamInterval: *streamEvery, Timeout: *timeout, Logger: logger}
 	cfg.HTTPChain, cfg.HTTPChains, cfg.HTTPFan = *httpChain, *httpChains, *httpFan
+	cfg.SingleStarts = *singleStarts
 	cfg.Foreach, cfg.ForeachConcurrency, cfg.ForeachHTTP = *foreach, *foreachConc, *foreachHTTP
 	cfg.WorkPollers = *workPollers
 	for _, n := range []*int{&cfg.HTTPSteps, &cfg.HTTPChain, &cfg.HTTPChains, &cfg.HTTPFan} {
