@@ -58,6 +58,7 @@ type WorkloadResult struct {
 	// StepsPerSecond is StepsCompleted over BusySeconds.
 	StepsPerSecond float64                  `json:"steps_per_second"`
 	AWS            Usage                    `json:"aws"`
+	Logs           LogUsage                 `json:"logs"`
 	Lambda         map[string]FunctionUsage `json:"lambda"`
 	Cost           Cost                     `json:"cost_per_million_steps_usd"`
 	// PeakHeapBytes is the peak Go heap in use of the benchmark process —
@@ -128,6 +129,8 @@ func combine(ws []*WorkloadResult) *WorkloadResult {
 		all.AWS.SQSEmptyReceives += w.AWS.SQSEmptyReceives
 		all.AWS.StreamRecords += w.AWS.StreamRecords
 		all.AWS.SNSBilledMessages += w.AWS.SNSBilledMessages
+		all.Logs.Events += w.Logs.Events
+		all.Logs.Bytes += w.Logs.Bytes
 		for k, v := range w.Lambda {
 			f := all.Lambda[k]
 			f.Invocations += v.Invocations
@@ -141,7 +144,7 @@ func combine(ws []*WorkloadResult) *WorkloadResult {
 		}
 	}
 	all.summarize()
-	all.Cost = EstimateCost(all.AWS, all.Lambda, FunctionAPI, all.StepsCompleted)
+	all.Cost = EstimateCost(all.AWS, all.Logs, all.Lambda, FunctionAPI, all.StepsCompleted)
 	return all
 }
 
@@ -156,13 +159,16 @@ func Assumptions(reported bool) []string {
 	return []string{
 		"Instances run one at a time, except httpchains (all its instances at once); step-launch and start overheads come from the step timelines' millisecond timestamps (the deciding handler's clock, the same machine as the client).",
 		"Lambda invocations: one per API start request plus one per non-empty handler batch the local pumps deliver (stream: up to 100 records per poll; SQS: up to 10 messages per receive, 4 work and 2 decision pollers). AWS event source mappings batch differently.",
-		"Lambda duration: each invocation as it would last on AWS, rounded up to 1 ms, at 128 MB arm64: its duration here without the time its AWS calls were in flight, plus each call at 5 ms (DynamoDB, the AWS estimate's figure) or 20 ms (other services, assumed), one after the other (bench.AWSCallLatency). Here the emulators answer in 1 ms to seconds (a burst of starts queues behind DynamoDB Local's one writer); \"ms here\" shows the durations as measured.",
+		"Lambda duration: each invocation as it would last on AWS, rounded up to 1 ms, arm64 at the memory infra deploys the function with (api and decider 512 MB, router and worker 256 MB; bench.DeployedMemoryMB): its duration here without the time its AWS calls were in flight, plus each call at 5 ms (DynamoDB, the AWS estimate's figure) or 20 ms (other services, assumed), one after the other (bench.AWSCallLatency). Here the emulators answer in 1 ms to seconds (a burst of starts queues behind DynamoDB Local's one writer); \"ms here\" shows the durations as measured.",
 		writes,
 		"DynamoDB read units from the responses: ceil(bytes returned / 4 KB), at least 1 per GetItem or Query page, halved when eventually consistent.",
 		"SQS: one billed request per 64 KB of payload; FIFO queues at their own price; receives that return nothing (idle long polling, a cost of time, not of steps) are left out.",
 		"SNS: the router publishes change events (one per run or step attempt and decision) ten per PublishBatch, billed as one request per 64 KB of the batch's payload (AWS: batching cuts SNS cost up to 10x); deliveries to subscribers are the subscribers' cost.",
 		"Free or not per step: DynamoDB Streams reads by Lambda triggers are free; ListSchedules calls are the local schedule pump emulating EventBridge Scheduler; the benchmark's own status and timeline reads are not metered.",
-		"API Gateway (HTTP API) is charged per start request.",
+		"API Gateway: a REST API, as the stack deploys it ($3.50 per million requests), charged per start request (a start-batch request starts up to 100 runs).",
+		"CloudWatch Logs ingestion ($0.50 per GB, 26 bytes more per event): the handlers' JSON log lines at Info and EMF metric lines as written here (but for the benchmark's own reads), Lambda's platform.start and platform.report records per invocation (570 bytes, estimated) and an access log line per API request (330 bytes, estimated).",
+		"X-Ray: 5% of invocations traced (the default sampling rule past its one-a-second reservoir) at $5.00 per million traces.",
+		"Timers: a timer due in more than 15 minutes is an EventBridge Scheduler schedule, and every run arms one, its workflow timeout, which fires after the run has ended: each CreateSchedule is priced as the invocation it becomes ($1.00 per million), its SQS message (sent, received, deleted) and a 10 ms worker invocation that drops it.",
 	}
 }
 
@@ -279,7 +285,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	costRow("SNS (events)", func(c Cost) float64 { return c.SNS })
 	costRow("Lambda requests", func(c Cost) float64 { return c.LambdaRequests })
 	costRow("Lambda duration", func(c Cost) float64 { return c.LambdaDuration })
-	costRow("API Gateway", func(c Cost) float64 { return c.APIGateway })
+	costRow("API Gateway (REST)", func(c Cost) float64 { return c.APIGateway })
+	costRow("CloudWatch Logs", func(c Cost) float64 { return c.Logs })
+	costRow("X-Ray", func(c Cost) float64 { return c.XRay })
+	costRow("timers (Scheduler)", func(c Cost) float64 { return c.Timers })
 	costRow("DynamoDB Streams", func(c Cost) float64 { return c.Streams })
 	costRow("total", func(c Cost) float64 { return c.Total })
 	tw.Flush()

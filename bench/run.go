@@ -169,10 +169,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		workloads = append(workloads, http...)
 	}
-	meter, calls := NewTracingMeter(cfg.Trace), NewInvocations()
+	meter, calls, logs := NewTracingMeter(cfg.Trace), NewInvocations(), NewLogMeter()
 	rep := &Report{Runs: cfg.Runs, Steps: cfg.Steps, StreamInterval: cfg.StreamInterval.String()}
 	for _, w := range workloads {
-		res, err := runOnStack(ctx, cfg, w, meter, calls, rep)
+		res, err := runOnStack(ctx, cfg, w, meters{aws: meter, calls: calls, logs: logs}, rep)
 		if err != nil {
 			return nil, err
 		}
@@ -180,6 +180,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep.Overall = combine(rep.Workloads)
 	return rep, nil
+}
+
+// meters are what runOnStack measures a workload with: the AWS calls,
+// the handlers' invocations and their logs.
+type meters struct {
+	aws   *Meter
+	calls *Invocations
+	logs  *LogMeter
 }
 
 // runOnStack runs workload w on a local stack of its own — the same stack
@@ -191,10 +199,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // them on every write, so a workload run after the 5,000-iteration foreach
 // found each write slower than one run first (see docs/benchmarks.md).
 // Notes on its settling go to rep, which also gets the emulator's name.
-func runOnStack(ctx context.Context, cfg Config, w *Workload, meter *Meter, calls *Invocations, rep *Report) (*WorkloadResult, error) {
+func runOnStack(ctx context.Context, cfg Config, w *Workload, m meters, rep *Report) (*WorkloadResult, error) {
+	meter, calls := m.aws, m.calls
+	// The handlers log as deployed (JSON at Info, EMF lines) into the log
+	// meter, but for the benchmark's own reads, and to cfg.Logger as well.
+	logger := slog.New(slog.NewMultiHandler(cfg.Logger.Handler(), meteredLogs{slog.NewJSONHandler(m.logs, nil)}))
 	st, err := stack.Start(ctx, stack.Options{
 		Addr: "127.0.0.1:0", Stage: cfg.Stage, StreamInterval: cfg.StreamInterval, Emulator: cfg.Emulator,
-		WorkPollers: cfg.WorkPollers, Logger: cfg.Logger, APIOptions: []func(*middleware.Stack) error{meter.Middleware()},
+		WorkPollers: cfg.WorkPollers, Logger: logger, Metrics: m.logs, APIOptions: []func(*middleware.Stack) error{meter.Middleware()},
 		Hooks: stack.Hooks{
 			HTTP:    func(h http.Handler) http.Handler { return calls.HTTP(FunctionAPI, h) },
 			Router:  func(h localstack.StreamHandler) localstack.StreamHandler { return calls.Stream(FunctionRouter, h) },
@@ -233,6 +245,7 @@ func runOnStack(ctx context.Context, cfg Config, w *Workload, meter *Meter, call
 	}
 	meter.Reset()
 	calls.Reset()
+	m.logs.Reset()
 	heap := sampleHeap()
 	res := runWorkload(ctx, c, w, version, cfg)
 	res.PeakHeapBytes = heap()
@@ -241,7 +254,8 @@ func runOnStack(ctx context.Context, cfg Config, w *Workload, meter *Meter, call
 	}
 	res.AWS = meter.Usage()
 	res.Lambda = calls.Usage()
-	res.Cost = EstimateCost(res.AWS, res.Lambda, FunctionAPI, res.StepsCompleted)
+	res.Logs = m.logs.Usage()
+	res.Cost = EstimateCost(res.AWS, res.Logs, res.Lambda, FunctionAPI, res.StepsCompleted)
 	return res, nil
 }
 
