@@ -87,9 +87,9 @@ type Cost struct {
 	// XRay is the traces the functions' active tracing records.
 	XRay float64 `json:"xray"`
 	// Timers is what the long timers handed to EventBridge Scheduler cost
-	// when they fire — every run's workflow timeout, which fires after
-	// the run has ended and is dropped: the invocation, its SQS message
-	// (sent, received, deleted) and the worker's invocation.
+	// when they fire: the invocation, its SQS message (sent, received,
+	// deleted) and the worker's invocation. Every run arms one, its
+	// workflow timeout, which its end deletes.
 	Timers float64 `json:"timers"`
 	// Streams is always 0: GetRecords made by Lambda triggers are free.
 	Streams float64 `json:"streams"`
@@ -116,7 +116,11 @@ func EstimateCost(u Usage, logs LogUsage, fns map[string]FunctionUsage, apiFunct
 	logBytes := logs.Bytes + LogEventOverhead*logs.Events +
 		invocations*(LambdaPlatformLogBytes+LambdaPlatformLogEvents*LogEventOverhead) +
 		requests*(APIAccessLogBytes+LogEventOverhead)
-	timers := float64(u.Requests["Scheduler.CreateSchedule"])
+	// Schedules created and not deleted by a run's end fire. (A schedule
+	// that fires deletes itself; the local schedule pump's DeleteSchedule
+	// stands for that, so a benchmark in which long timers fire would be
+	// priced low here: none of the workloads has one.)
+	timers := float64(max(0, u.Requests["Scheduler.CreateSchedule"]-u.Requests["Scheduler.DeleteSchedule"]))
 	standard := u.SQSBilledRequests - u.SQSFIFOBilledRequests
 	c := Cost{
 		DynamoDBWrites: u.DynamoDBWriteUnits * PriceDynamoDBWriteUnit * perMillion,

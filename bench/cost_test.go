@@ -9,10 +9,10 @@ import (
 
 func TestEstimateCost(t *testing.T) {
 	// 1,000 steps used 4,000 write units, 500 read units, 300 SQS requests
-	// (100 of them FIFO), created 2 schedules, logged 1,000 lines of 200
+	// (100 of them FIFO), created 3 schedules and deleted one, logged 1,000 lines of 200
 	// bytes, and ran three functions.
 	u := Usage{DynamoDBWriteUnits: 4000, DynamoDBReadUnits: 500, SQSBilledRequests: 300, SQSFIFOBilledRequests: 100,
-		Requests: map[string]int64{"Scheduler.CreateSchedule": 2}}
+		Requests: map[string]int64{"Scheduler.CreateSchedule": 3, "Scheduler.DeleteSchedule": 1}}
 	logs := LogUsage{Events: 1000, Bytes: 200_000}
 	fns := map[string]FunctionUsage{
 		FunctionAPI:     {Invocations: 10, BilledMillis: 90000, ModelledMillis: 1000},
@@ -35,9 +35,8 @@ func TestEstimateCost(t *testing.T) {
 	logBytes := 200_000.0 + 26*1000 + 100*(570+2*26) + 10*(330+26)
 	assert.InDelta(t, logBytes/(1<<30)*0.50*per, c.Logs, 1e-9)
 	assert.InDelta(t, 100*0.05*5.00e-6*per, c.XRay, 1e-9)
-	// A timer fired after its run ended: the schedule's invocation, an SQS
-	// message sent, received and deleted, a worker invocation of 10 ms at
-	// 256 MB.
+	// Two schedules left to fire: each an invocation, an SQS message
+	// sent, received and deleted, a worker invocation of 10 ms at 256 MB.
 	assert.InDelta(t, 2*(1.00e-6+3*0.40e-6+0.20e-6+0.010*0.25*0.0000133334)*per, c.Timers, 1e-9)
 	assert.Zero(t, c.Streams)
 	assert.InDelta(t, c.DynamoDBWrites+c.DynamoDBReads+c.SQS+c.LambdaRequests+c.LambdaDuration+c.APIGateway+c.Logs+c.XRay+c.Timers, c.Total, 1e-9)

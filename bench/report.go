@@ -168,7 +168,7 @@ func Assumptions(reported bool) []string {
 		"API Gateway: a REST API, as the stack deploys it ($3.50 per million requests), charged per start request (a start-batch request starts up to 100 runs).",
 		"CloudWatch Logs ingestion ($0.50 per GB, 26 bytes more per event): the handlers' JSON log lines at Info and EMF metric lines as written here (but for the benchmark's own reads), Lambda's platform.start and platform.report records per invocation (570 bytes, estimated) and an access log line per API request (330 bytes, estimated).",
 		"X-Ray: 5% of invocations traced (the default sampling rule past its one-a-second reservoir) at $5.00 per million traces.",
-		"Timers: a timer due in more than 15 minutes is an EventBridge Scheduler schedule, and every run arms one, its workflow timeout, which fires after the run has ended: each CreateSchedule is priced as the invocation it becomes ($1.00 per million), its SQS message (sent, received, deleted) and a 10 ms worker invocation that drops it.",
+		"Timers: a timer due in more than 15 minutes is an EventBridge Scheduler schedule (every run arms one, its workflow timeout, which the run's end deletes): each schedule created and not deleted is priced as the invocation it becomes ($1.00 per million), its SQS message (sent, received, deleted) and a 10 ms worker invocation; creating and deleting schedules is free.",
 	}
 }
 

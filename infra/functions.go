@@ -16,6 +16,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/lambdas/wiring"
 	"github.com/maestro-serverless/maestro/resources"
+	"github.com/maestro-serverless/maestro/store"
 )
 
 // Function is one handler's Lambda function with its own role and log group.
@@ -198,6 +199,12 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 		ResourceName: jsii.String(s.spec.SchedulerGroup + "/*"),
 	})
 	router.Role.AddToPrincipalPolicy(allow([]string{"scheduler:CreateSchedule"}, scheduleARN))
+	// A run's end deletes its workflow timeout's schedule, and only those.
+	router.Role.AddToPrincipalPolicy(allow([]string{"scheduler:DeleteSchedule"}, awscdk.Stack_Of(scope).FormatArn(&awscdk.ArnComponents{
+		Service:      jsii.String("scheduler"),
+		Resource:     jsii.String("schedule"),
+		ResourceName: jsii.String(s.spec.SchedulerGroup + "/" + store.RunTimeoutSchedulePrefix + "*"),
+	})))
 	// PublishBatch is authorized as sns:Publish; the topic's AWS-managed key
 	// lets every principal of the account that may publish use it.
 	router.Role.AddToPrincipalPolicy(allow([]string{"sns:Publish"}, st.EventsTopic.TopicArn()))

@@ -139,6 +139,7 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 			on(table, "dynamodb:BatchGetItem"),
 			on(decision, "sqs:SendMessage"), on(work, "sqs:SendMessage"), on(eventsTopic, "sns:Publish"),
 			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/*", "scheduler:CreateSchedule"),
+			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/wt-*", "scheduler:DeleteSchedule"),
 			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}),
 		HandlerDecider: slices.Concat(base(HandlerDecider), on(table, store...), on(decision, consume...), dispatch),
 		HandlerWorker: slices.Concat(base(HandlerWorker), on(table, store...), on(work, consume...),

@@ -9,6 +9,7 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/maestro-serverless/maestro/images"
+	"github.com/maestro-serverless/maestro/store"
 )
 
 // ApplyChecks adds cdk-nag's AwsSolutions rule pack to scope: synthesis
@@ -27,7 +28,8 @@ const (
 		"that changes whenever the stream is re-created, so the grant names this table's streams (table/<name>/stream/*), " +
 		"as AWS documents for stream consumers."
 	reasonSchedules = "The router creates one-time schedules whose names are derived at run time from stream record ids; " +
-		"the grant is confined to the stage's own schedule group (schedule/<group>/*)."
+		"the grant is confined to the stage's own schedule group (schedule/<group>/*). It deletes only runs' workflow-timeout " +
+		"schedules, named wt-<run hash> at run time (schedule/<group>/wt-*)."
 	reasonTriggerSchedules = "The worker keeps the recurring schedules of time triggers, named tt-<workflow hash>-<index> " +
 		"at run time; the grant is confined to that prefix in the stage's schedule group. scheduler:ListSchedules " +
 		"supports no resource-level permission, so AWS requires Resource \"*\" for it."
@@ -88,7 +90,9 @@ func suppressFindings(st *Stack, s settings) {
 	suppress(router, true,
 		finding("AwsSolutions-IAM5", reasonStream, "Resource::<"+*st.GetLogicalId(table)+".Arn>/stream/*"),
 		finding("AwsSolutions-IAM5", reasonSchedules,
-			"Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/"+st.Spec.SchedulerGroup+"/*"))
+			"Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/"+st.Spec.SchedulerGroup+"/*"),
+		finding("AwsSolutions-IAM5", reasonSchedules,
+			"Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/"+st.Spec.SchedulerGroup+"/"+store.RunTimeoutSchedulePrefix+"*"))
 	worker := st.Functions[HandlerWorker].Role
 	suppress(worker, true,
 		finding("AwsSolutions-IAM5", reasonTriggerSchedules,

@@ -615,10 +615,15 @@ func (o *Rounds) commandMessage(st *engine.Instance, cmd engine.Command, crowd i
 		return store.Message{Queue: store.QueueWork, Body: EncodeWork(m), Direct: o.dispatch != nil}, true, nil
 	case engine.StartTimer:
 		m := TimerWork{StepRef: stepRefOf(run, c.StepID, c.Attempt), Purpose: c.Purpose, FireAt: c.FireAt}
-		return store.Message{
+		msg := store.Message{
 			Queue: store.QueueWork, Body: EncodeWork(m),
 			DelaySeconds: delaySeconds(c.FireAt.Sub(now)), At: c.FireAt.UnixMilli(),
-		}, true, nil
+		}
+		if c.Purpose == engine.PurposeWorkflowTimeout {
+			// Named, so that the run's end can delete it (InstanceDone).
+			msg.Schedule = store.RunTimeoutSchedule(st.WorkflowID, st.InstanceID, st.RunID)
+		}
+		return msg, true, nil
 	case engine.AnnounceSignal:
 		m := AnnounceWork{StepRef: stepRefOf(run, c.StepID, c.Attempt), SignalName: c.Name, Params: c.Params, Payload: c.Payload, Index: c.Index}
 		return store.Message{Queue: store.QueueWork, Body: EncodeWork(m)}, true, nil
@@ -629,7 +634,15 @@ func (o *Rounds) commandMessage(st *engine.Instance, cmd engine.Command, crowd i
 		m := CancelJobWork{StepRef: stepRefOf(run, c.StepID, c.Attempt), StepType: c.StepType, Job: c.Job, Reason: c.Reason}
 		return store.Message{Queue: store.QueueWork, Body: EncodeWork(m)}, true, nil
 	case engine.InstanceDone:
-		// Nothing to send: status changes reach subscribers from the stream.
+		// Status changes reach subscribers from the stream. A workflow
+		// timeout still to come was handed to EventBridge Scheduler when
+		// it was more than SQS's delay limit away: delete its schedule,
+		// which would fire days later for a run long ended (an invocation,
+		// a work message and a worker's, each billed, and one schedule
+		// more in the account's quota until then).
+		if st.TimeoutAt > now.UnixMilli() && st.TimeoutAt-st.StartTime > MaxSQSDelay.Milliseconds() {
+			return store.Message{Queue: store.QueueUnschedule, Body: store.RunTimeoutSchedule(st.WorkflowID, st.InstanceID, st.RunID)}, true, nil
+		}
 		return store.Message{}, false, nil
 	case engine.CreateLoop, engine.StartChild, engine.RestartChild, engine.StopChild:
 		// Writes of the commit itself (see loopWrites), not messages.

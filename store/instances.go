@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,6 +39,23 @@ type Message struct {
 	// Trace is the X-Ray trace id of the run that sends it (package trace);
 	// the message carries it as its AWSTraceHeader attribute.
 	Trace string `json:"tr,omitempty"`
+	// Schedule, on a message due later than SQS's delay limit, names the
+	// EventBridge Scheduler schedule it becomes, so that a later
+	// QueueUnschedule message can delete it (RunTimeoutSchedule); without
+	// it the router derives a name from the stream record.
+	Schedule string `json:"sn,omitempty"`
+}
+
+// RunTimeoutSchedulePrefix begins the name of every run's workflow-timeout
+// schedule (RunTimeoutSchedule); the router may delete only those.
+const RunTimeoutSchedulePrefix = "wt-"
+
+// RunTimeoutSchedule is the name of the schedule that carries run run of
+// instance inst of wf's workflow timeout: "wt-" and 40 hex digits of a
+// hash of the three.
+func RunTimeoutSchedule(wf string, inst, run int64) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d", wf, inst, run)))
+	return RunTimeoutSchedulePrefix + hex.EncodeToString(sum[:20])
 }
 
 // BackstopDelay is how much later than its committer the router sends a
@@ -52,6 +71,10 @@ const (
 	// QueueEvents carries a batch of change events (events.EncodeBatch)
 	// that the router publishes to the events topic.
 	QueueEvents = "events"
+	// QueueUnschedule carries the name of a schedule (Message.Schedule)
+	// that the router deletes: a run's workflow timeout once the run has
+	// ended, which would otherwise fire days later for nothing.
+	QueueUnschedule = "unschedule"
 )
 
 // InstanceRecord is the summary item of a workflow instance.

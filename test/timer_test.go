@@ -12,6 +12,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/localstack"
 	"github.com/maestro-serverless/maestro/localstack/stack"
+	"github.com/maestro-serverless/maestro/store"
 )
 
 // TestLongSleepUsesAOneTimeSchedule: a 20-minute Sleep is longer than SQS's
@@ -58,6 +59,12 @@ func TestLongSleepUsesAOneTimeSchedule(t *testing.T) {
 	if !strings.HasPrefix(expr, "at(") || got.ActionAfterCompletion != "DELETE" || aws.ToString(got.Target.Arn) != s.st.Resources.Queues.Work.ARN {
 		t.Fatalf("schedule %s: expression %s, after completion %s, target %s", name, expr, got.ActionAfterCompletion, aws.ToString(got.Target.Arn))
 	}
+	// The timeout's schedule is named for the run, so that its end can
+	// delete it.
+	timeout := store.RunTimeoutSchedule(wf, r.WorkflowInstanceID, r.WorkflowRunID)
+	if _, err := sched.GetSchedule(ctx, &scheduler.GetScheduleInput{Name: aws.String(timeout), GroupName: aws.String(group)}); err != nil {
+		t.Fatalf("the run's timeout schedule %s: %v", timeout, err)
+	}
 	if v := s.instance(wf, r.WorkflowInstanceID); v.StepStatuses["nap"] != "RUNNING" {
 		t.Fatalf("nap is %s before the clock moves", v.StepStatuses["nap"])
 	}
@@ -67,16 +74,20 @@ func TestLongSleepUsesAOneTimeSchedule(t *testing.T) {
 	if v.Status != "SUCCEEDED" || v.StepStatuses["after"] != "SUCCEEDED" {
 		t.Fatalf("after the clock moved: %s %v", v.Status, v.StepStatuses)
 	}
-	// The schedule deleted itself after firing.
-	out, err := sched.ListSchedules(ctx, &scheduler.ListSchedulesInput{GroupName: aws.String(group)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sc := range out.Schedules {
-		if aws.ToString(sc.Name) == name {
-			t.Errorf("schedule %s left after firing", name)
+	// The sleep's schedule deleted itself after firing, and the run's end
+	// deleted its timeout's, which would have fired ten days on for a run
+	// long ended.
+	poll(t, 15*time.Second, "no schedule left once the run ended", func() (bool, string) {
+		out, err := sched.ListSchedules(ctx, &scheduler.ListSchedulesInput{GroupName: aws.String(group)})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		var left []string
+		for _, sc := range out.Schedules {
+			left = append(left, aws.ToString(sc.Name))
+		}
+		return len(left) == 0, fmt.Sprint(left)
+	})
 }
 
 // TestSleepFollowsTheLocalClock: a 10-minute Sleep's timer is an SQS

@@ -2,7 +2,8 @@
 // and forwards every outbox message a committed change carries to its queue,
 // and the change events it carries to the events SNS topic.
 // Messages due more than 15 minutes ahead become one-time EventBridge
-// Scheduler schedules that deliver to the work queue when due.
+// Scheduler schedules that deliver to the work queue when due; a run's
+// workflow-timeout schedule is deleted when the run ends.
 package router
 
 import (
@@ -16,6 +17,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -41,6 +43,7 @@ type SQS interface {
 // Scheduler is the subset of the EventBridge Scheduler client the router uses.
 type Scheduler interface {
 	CreateSchedule(ctx context.Context, in *scheduler.CreateScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.CreateScheduleOutput, error)
+	DeleteSchedule(ctx context.Context, in *scheduler.DeleteScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.DeleteScheduleOutput, error)
 }
 
 // SNS is the subset of the SNS client the router uses.
@@ -355,6 +358,11 @@ func (r *Router) sort(ctx context.Context, sd *sending, now time.Time) error {
 				return err
 			}
 			sd.sent[i] = true
+		case m.Queue == store.QueueUnschedule:
+			if err := r.unschedule(ctx, m.Body); err != nil {
+				return err
+			}
+			sd.sent[i] = true
 		default:
 			url, ok := r.cfg.QueueURLs[m.Queue]
 			if !ok {
@@ -460,6 +468,9 @@ func (r *Router) schedule(ctx context.Context, id string, m store.Message) error
 	}
 	at := time.UnixMilli(m.At).UTC()
 	name := "t-" + id[:48]
+	if m.Schedule != "" {
+		name = m.Schedule
+	}
 	_, err := r.cfg.Scheduler.CreateSchedule(ctx, &scheduler.CreateScheduleInput{
 		Name:                       aws.String(name),
 		GroupName:                  aws.String(r.cfg.ScheduleGroup),
@@ -476,6 +487,26 @@ func (r *Router) schedule(ctx context.Context, id string, m store.Message) error
 	var conflict *schedtypes.ConflictException
 	if err != nil && !errors.As(err, &conflict) { // conflict: created by an earlier try
 		return fmt.Errorf("router: create schedule %s: %w", name, err)
+	}
+	return nil
+}
+
+// unschedule deletes a run's workflow-timeout schedule
+// (store.QueueUnschedule) that has not fired; one already gone (fired, or
+// deleted by an earlier try) is no error. Only those schedules may be
+// deleted here: any other name is dropped, with a warning.
+func (r *Router) unschedule(ctx context.Context, name string) error {
+	if !strings.HasPrefix(name, store.RunTimeoutSchedulePrefix) {
+		r.cfg.Logger.Warn("router: not deleting a schedule that is no run's timeout", "schedule", name)
+		return nil
+	}
+	if r.cfg.Scheduler == nil {
+		return nil // then nothing was scheduled either
+	}
+	_, err := r.cfg.Scheduler.DeleteSchedule(ctx, &scheduler.DeleteScheduleInput{Name: aws.String(name), GroupName: aws.String(r.cfg.ScheduleGroup)})
+	var gone *schedtypes.ResourceNotFoundException
+	if err != nil && !errors.As(err, &gone) {
+		return fmt.Errorf("router: delete schedule %s: %w", name, err)
 	}
 	return nil
 }

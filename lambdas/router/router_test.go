@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/maestro-serverless/maestro/lambdas/router"
@@ -283,5 +285,59 @@ func TestRouterDropsBackstopsOfTakenSteps(t *testing.T) {
 				t.Errorf("sent %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRouterDeletesARunsTimeoutSchedule: a timer named for a run's
+// workflow timeout becomes a schedule of that name, and the run's end
+// (store.QueueUnschedule) deletes it; deleting it again is no error, and a
+// schedule that is no run's timeout is never deleted.
+func TestRouterDeletesARunsTimeoutSchedule(t *testing.T) {
+	ctx := context.Background()
+	cfg, res := provision(t, "rs")
+	sched := scheduler.NewFromConfig(cfg)
+	r := router.New(router.Config{
+		SQS:       sqs.NewFromConfig(cfg),
+		QueueURLs: map[string]string{store.QueueDecision: res.Queues.Decision.URL, store.QueueWork: res.Queues.Work.URL},
+		Scheduler: sched, ScheduleGroup: res.SchedulerGroup.Name, WorkQueueARN: res.Queues.Work.ARN,
+		SchedulerRoleARN: "arn:aws:iam::000000000000:role/scheduler",
+	})
+	at := time.Now().Add(240 * time.Hour).UnixMilli()
+	name := store.RunTimeoutSchedule("wf", 1, 1)
+	timeout := store.Message{Queue: store.QueueWork, Body: `{"kind":"timer"}`, At: at, Schedule: name}
+	other := store.Message{Queue: store.QueueWork, Body: `{"kind":"timer","step_id":"nap"}`, At: at}
+	handle := func(recs ...events.DynamoDBEventRecord) {
+		t.Helper()
+		resp, err := r.Handle(ctx, events.DynamoDBEvent{Records: recs})
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("handle: %v %v", err, resp.BatchItemFailures)
+		}
+	}
+	names := func() []string {
+		t.Helper()
+		out, err := sched.ListSchedules(ctx, &scheduler.ListSchedulesInput{GroupName: aws.String(res.SchedulerGroup.Name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range out.Schedules {
+			got = append(got, aws.ToString(s.Name))
+		}
+		slices.Sort(got)
+		return got
+	}
+	handle(record(1, timeout, other), record(2, timeout))
+	got := names()
+	if len(got) != 2 || !slices.Contains(got, name) {
+		t.Fatalf("schedules %v, want %s and one more (a redelivered timer is created once)", got, name)
+	}
+	otherName := got[0]
+	if otherName == name {
+		otherName = got[1]
+	}
+	unschedule := func(n string) store.Message { return store.Message{Queue: store.QueueUnschedule, Body: n} }
+	handle(record(3, unschedule(name)), record(4, unschedule(name)), record(5, unschedule(otherName)))
+	if got := names(); len(got) != 1 || got[0] != otherName {
+		t.Fatalf("schedules after the run's end %v, want only %s", got, otherName)
 	}
 }
