@@ -240,6 +240,9 @@ type Deps struct {
 	// Ingest consumes the signal-ingest queue.
 	Ingest *ingest.Handler
 	Logger *slog.Logger
+	// Metrics keeps the handlers' EMF values; every invocation ends with
+	// its Flush (metrics.FlushAfter). Nil without Options.Metrics.
+	Metrics *metrics.Emitter
 }
 
 // Build creates the orchestrator and the handlers over AWS clients made from
@@ -354,6 +357,7 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		Ingest: ingest.New(ingest.Config{
 			Announcer: orch.Signals, SQS: sqsClient, DLQURL: cfg.SignalDLQURL, Rules: cfg.SignalRules, Logger: opts.Logger,
 		}),
+		Metrics: emf,
 	}, nil
 }
 

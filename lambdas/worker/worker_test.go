@@ -356,26 +356,28 @@ func TestHandleParallelism(t *testing.T) {
 }
 
 // TestHandleEmitsQueueLag: every message of a batch with a SentTimestamp
-// gives one QueueLag metric of the work queue.
+// gives one QueueLag value of the work queue, the invocation's values in
+// one line once it flushes.
 func TestHandleEmitsQueueLag(t *testing.T) {
 	now := time.UnixMilli(1_800_000_000_000)
 	var out bytes.Buffer
-	h := worker.New(worker.Config{Processor: newScripted(map[string]outcome{"{}": {}}), Logger: discard,
-		Metrics: metrics.New(&out, "test", func() time.Time { return now })})
+	emf := metrics.New(&out, "test", func() time.Time { return now })
+	h := worker.New(worker.Config{Processor: newScripted(map[string]outcome{"{}": {}}), Logger: discard, Metrics: emf})
 	ev := events.SQSEvent{}
 	for i, lag := range []int64{250, 4000} {
 		m := message(strconv.Itoa(i), "{}")
 		m.Attributes = map[string]string{"SentTimestamp": strconv.FormatInt(now.UnixMilli()-lag, 10)}
 		ev.Records = append(ev.Records, m)
 	}
-	if _, err := h.Handle(context.Background(), ev); err != nil {
+	if _, err := metrics.FlushAfter(emf, h.Handle)(context.Background(), ev); err != nil {
 		t.Fatal(err)
 	}
 	var lags []float64
+	lines := 0
 	dec := json.NewDecoder(&out)
 	for {
 		var line struct {
-			QueueLag *float64
+			QueueLag []float64
 			Queue    string
 		}
 		if err := dec.Decode(&line); err == io.EOF {
@@ -384,8 +386,12 @@ func TestHandleEmitsQueueLag(t *testing.T) {
 			t.Fatal(err)
 		}
 		if line.QueueLag != nil && line.Queue == "work" {
-			lags = append(lags, *line.QueueLag)
+			lags = append(lags, line.QueueLag...)
+			lines++
 		}
+	}
+	if lines != 1 {
+		t.Errorf("%d QueueLag lines, want the invocation's values in one", lines)
 	}
 	slices.Sort(lags)
 	if !slices.Equal(lags, []float64{250, 4000}) {

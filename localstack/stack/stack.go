@@ -36,6 +36,7 @@ import (
 	"github.com/maestro-serverless/maestro/lambdas/api"
 	"github.com/maestro-serverless/maestro/lambdas/wiring"
 	"github.com/maestro-serverless/maestro/localstack"
+	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/resources"
 	"github.com/maestro-serverless/maestro/signals"
@@ -319,7 +320,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		return fail(fmt.Errorf("listen on %s: not a TCP address: %s", opts.Addr, ln.Addr()))
 	}
 	s.server = &http.Server{
-		Handler:           wrap(opts.Hooks.HTTP, guardSite(localCaller(api.NewHandler(api.ServicesOf(s.Deps.Orchestrator), apiOptions)), opts.Addr, tcpAddr, opts.Logger)),
+		Handler: wrap(opts.Hooks.HTTP, guardSite(localCaller(flushing(s.Deps.Metrics, api.NewHandler(api.ServicesOf(s.Deps.Orchestrator), apiOptions))),
+			opts.Addr, tcpAddr, opts.Logger)),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 
@@ -342,10 +344,13 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 	}
 	// Every handler the pumps and the sweep call holds the gate that
 	// AdvanceClock closes; the hooks wrap the gated handlers.
-	router := wrap(opts.Hooks.Router, gated(&s.gate, s.Deps.Router.Handle))
-	decider := wrap(opts.Hooks.Decider, gated(&s.gate, s.Deps.Decider.Handle))
-	worker := wrap(opts.Hooks.Worker, gated(&s.gate, s.Deps.Worker.Handle))
-	ingest := wrap(opts.Hooks.Ingest, gated(&s.gate, s.Deps.Ingest.Handle))
+	// Each invocation ends with a flush of its metric values, as in Lambda
+	// (metrics.FlushAfter).
+	emf := s.Deps.Metrics
+	router := wrap(opts.Hooks.Router, gated(&s.gate, metrics.FlushAfter(emf, s.Deps.Router.Handle)))
+	decider := wrap(opts.Hooks.Decider, gated(&s.gate, metrics.FlushAfter(emf, s.Deps.Decider.Handle)))
+	worker := wrap(opts.Hooks.Worker, gated(&s.gate, metrics.FlushAfter(emf, s.Deps.Worker.Handle)))
+	ingest := wrap(opts.Hooks.Ingest, gated(&s.gate, metrics.FlushAfter(emf, s.Deps.Ingest.Handle)))
 	streamPump := localstack.NewStreamPump(dynamodbstreams.NewFromConfig(awsCfg), res.Table.StreamARN, router,
 		localstack.StreamPumpOptions{
 			Interval: opts.StreamInterval, Filter: localstack.NewImageHas(store.OutboxAttribute),
@@ -580,4 +585,13 @@ func (s *Stack) Close() error {
 		return s.Emulator.Close()
 	}
 	return nil
+}
+
+// flushing ends each request h serves with a flush of its metric values,
+// as the API Lambda's invocations end (metrics.FlushAfter).
+func flushing(e *metrics.Emitter, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer e.Flush()
+		h.ServeHTTP(w, r)
+	})
 }

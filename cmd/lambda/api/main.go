@@ -6,9 +6,10 @@ import (
 
 	"github.com/maestro-serverless/maestro/lambdas/api"
 	"github.com/maestro-serverless/maestro/lambdas/wiring"
+	"github.com/maestro-serverless/maestro/metrics"
 )
 
 func main() {
 	deps := wiring.MustBuildFromEnv(wiring.EnvTable)
-	lambda.Start(api.LambdaHandler(api.NewHandler(api.ServicesOf(deps.Orchestrator), api.Options{Logger: deps.Logger})))
+	lambda.Start(metrics.FlushAfter(deps.Metrics, api.LambdaHandler(api.NewHandler(api.ServicesOf(deps.Orchestrator), api.Options{Logger: deps.Logger}))))
 }

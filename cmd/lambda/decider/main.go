@@ -5,9 +5,10 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/maestro-serverless/maestro/lambdas/wiring"
+	"github.com/maestro-serverless/maestro/metrics"
 )
 
 func main() {
 	deps := wiring.MustBuildFromEnv(wiring.EnvTable)
-	lambda.Start(deps.Decider.Handle)
+	lambda.Start(metrics.FlushAfter(deps.Metrics, deps.Decider.Handle))
 }

@@ -5,10 +5,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/maestro-serverless/maestro/lambdas/wiring"
+	"github.com/maestro-serverless/maestro/metrics"
 )
 
 func main() {
 	deps := wiring.MustBuildFromEnv(wiring.EnvDecisionQueueURL, wiring.EnvWorkQueueURL, wiring.EnvWorkQueueARN,
 		wiring.EnvScheduleGroup, wiring.EnvSchedulerRoleARN, wiring.EnvEventsTopicARN)
-	lambda.Start(deps.Router.Handle)
+	lambda.Start(metrics.FlushAfter(deps.Metrics, deps.Router.Handle))
 }

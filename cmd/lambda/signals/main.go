@@ -7,9 +7,10 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/maestro-serverless/maestro/lambdas/wiring"
+	"github.com/maestro-serverless/maestro/metrics"
 )
 
 func main() {
 	deps := wiring.MustBuildFromEnv(wiring.EnvTable, wiring.EnvSignalDLQURL)
-	lambda.Start(deps.Ingest.Handle)
+	lambda.Start(metrics.FlushAfter(deps.Metrics, deps.Ingest.Handle))
 }

@@ -6,10 +6,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/maestro-serverless/maestro/lambdas/wiring"
+	"github.com/maestro-serverless/maestro/metrics"
 )
 
 func main() {
 	deps := wiring.MustBuildFromEnv(wiring.EnvTable, wiring.EnvWorkQueueURL, wiring.EnvWorkQueueARN,
 		wiring.EnvScheduleGroup, wiring.EnvSchedulerRoleARN)
-	lambda.Start(deps.Worker.Handle)
+	lambda.Start(metrics.FlushAfter(deps.Metrics, deps.Worker.Handle))
 }
