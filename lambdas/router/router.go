@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -404,33 +405,69 @@ func queueEntry(o outgoing, now time.Time) sqstypes.SendMessageBatchRequestEntry
 	return e
 }
 
-// sendQueue sends a queue's messages in batches of ten.
+// sendQueue sends the messages sd holds for queue url, ten per
+// SendMessageBatch: one batch after another for a FIFO queue, whose order
+// matters, and up to sendersAtOnce batches at once for a standard queue (a
+// fan-out's hundreds of work messages). It marks in sd what was sent and
+// returns the first failure.
 func (r *Router) sendQueue(ctx context.Context, sd *sending, url string) error {
 	entries := sd.byQueue[url]
+	var batches [][]queued
 	for len(entries) > 0 {
 		n := min(10, len(entries))
-		batch := make([]sqstypes.SendMessageBatchRequestEntry, n)
-		for k, e := range entries[:n] {
-			batch[k] = e.e
-			batch[k].Id = aws.String(strconv.Itoa(k))
+		batches, entries = append(batches, entries[:n]), entries[n:]
+	}
+	at := 1
+	if !strings.HasSuffix(url, ".fifo") {
+		at = sendersAtOnce
+	}
+	errs := make([]error, len(batches))
+	slots := make(chan struct{}, at)
+	var wg sync.WaitGroup
+	for i, b := range batches {
+		if at == 1 {
+			if errs[i] = r.sendBatch(ctx, sd, url, b); errs[i] != nil {
+				break
+			}
+			continue
 		}
-		res, err := r.cfg.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: batch})
-		if err != nil {
-			return fmt.Errorf("router: send to %s: %w", url, err)
-		}
-		for k, e := range entries[:n] {
-			sd.sent[e.at] = true
-			for _, f := range res.Failed {
-				if aws.ToString(f.Id) == strconv.Itoa(k) {
-					sd.sent[e.at] = false
-				}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			errs[i] = r.sendBatch(ctx, sd, url, b)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// sendersAtOnce is how many batches sendQueue sends to a standard queue at
+// once.
+const sendersAtOnce = 8
+
+// sendBatch sends up to ten messages in one SendMessageBatch and marks in
+// sd those that were sent (each batch marks its own entries only).
+func (r *Router) sendBatch(ctx context.Context, sd *sending, url string, entries []queued) error {
+	batch := make([]sqstypes.SendMessageBatchRequestEntry, len(entries))
+	for k, e := range entries {
+		batch[k] = e.e
+		batch[k].Id = aws.String(strconv.Itoa(k))
+	}
+	res, err := r.cfg.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: batch})
+	if err != nil {
+		return fmt.Errorf("router: send to %s: %w", url, err)
+	}
+	for k, e := range entries {
+		sd.sent[e.at] = true
+		for _, f := range res.Failed {
+			if aws.ToString(f.Id) == strconv.Itoa(k) {
+				sd.sent[e.at] = false
 			}
 		}
-		if len(res.Failed) > 0 {
-			f := res.Failed[0]
-			return fmt.Errorf("router: send to %s: %d failed, first %s: %s", url, len(res.Failed), aws.ToString(f.Code), aws.ToString(f.Message))
-		}
-		entries = entries[n:]
+	}
+	if len(res.Failed) > 0 {
+		f := res.Failed[0]
+		return fmt.Errorf("router: send to %s: %d failed, first %s: %s", url, len(res.Failed), aws.ToString(f.Code), aws.ToString(f.Message))
 	}
 	return nil
 }

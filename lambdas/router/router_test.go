@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -106,14 +108,15 @@ func TestRouterForwardsAndCoalescesWakes(t *testing.T) {
 	}
 }
 
-// countingSQS counts the SendMessageBatch calls made through a real client.
+// countingSQS counts the SendMessageBatch calls made through a real client
+// (the router sends a standard queue's batches side by side).
 type countingSQS struct {
 	*sqs.Client
-	calls int
+	calls atomic.Int64
 }
 
 func (c *countingSQS) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, opts ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
-	c.calls++
+	c.calls.Add(1)
 	return c.Client.SendMessageBatch(ctx, in, opts...)
 }
 
@@ -135,8 +138,8 @@ func TestRouterSendsABatchsMessagesTogether(t *testing.T) {
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("handle: %v %v", err, resp.BatchItemFailures)
 	}
-	if client.calls != 4 {
-		t.Errorf("%d SendMessageBatch calls for 30 work messages and a wake, want 4", client.calls)
+	if n := client.calls.Load(); n != 4 {
+		t.Errorf("%d SendMessageBatch calls for 30 work messages and a wake, want 4", n)
 	}
 	if got := drain(t, client.Client, res.Queues.Work.URL); len(got) != 30 {
 		t.Errorf("work queue got %d messages, want 30", len(got))
@@ -218,13 +221,16 @@ func failedRecords(resp events.DynamoDBEventResponse) []string {
 // recordingSQS keeps the bodies sent through a real client.
 type recordingSQS struct {
 	*sqs.Client
+	mu     sync.Mutex
 	bodies []string
 }
 
 func (c *recordingSQS) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, opts ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	c.mu.Lock()
 	for _, e := range in.Entries {
 		c.bodies = append(c.bodies, aws.ToString(e.MessageBody))
 	}
+	c.mu.Unlock()
 	return c.Client.SendMessageBatch(ctx, in, opts...)
 }
 
