@@ -154,26 +154,42 @@ func (s *Instances) ReserveInstances(ctx context.Context, wf string, requestIDs 
 			return nil, nil, err
 		}
 	}
-	ids, prior = make([]int64, len(requestIDs)), make([]*InstanceRecord, len(requestIDs))
-	fresh := 0
+	prior = make([]*InstanceRecord, len(requestIDs))
 	for i := range requestIDs {
-		if prior[i] = found[made[i]]; prior[i] == nil {
+		prior[i] = found[made[i]]
+	}
+	ids, err = NumberFresh(prior, func(n int) (int64, error) { return s.nextInstanceIDs(ctx, wf, n) })
+	if err != nil {
+		return nil, nil, err
+	}
+	return ids, prior, nil
+}
+
+// NumberFresh numbers the starts of a batch that no earlier start made
+// (prior[i] nil): consecutive instance ids in their order, the first of
+// them taken by take(n) for all n; ids[i] is 0 for the others. With none
+// to number, take is not called.
+func NumberFresh(prior []*InstanceRecord, take func(n int) (int64, error)) ([]int64, error) {
+	ids := make([]int64, len(prior))
+	fresh := 0
+	for _, p := range prior {
+		if p == nil {
 			fresh++
 		}
 	}
 	if fresh == 0 {
-		return ids, prior, nil
+		return ids, nil
 	}
-	next, err := s.nextInstanceIDs(ctx, wf, fresh)
+	next, err := take(fresh)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	for i := range requestIDs {
-		if prior[i] == nil {
+	for i, p := range prior {
+		if p == nil {
 			ids[i], next = next, next+1
 		}
 	}
-	return ids, prior, nil
+	return ids, nil
 }
 
 // CheckRequestIDs refuses a batch of start request ids with an empty or

@@ -53,30 +53,19 @@ func (s *Instances) ReserveInstances(ctx context.Context, wf string, requestIDs 
 	if err := store.CheckRequestIDs(requestIDs); err != nil {
 		return nil, nil, fmt.Errorf("store: reserve instances of %s: %w", wf, err)
 	}
-	ids, prior = make([]int64, len(requestIDs)), make([]*store.InstanceRecord, len(requestIDs))
-	fresh := 0
+	prior = make([]*store.InstanceRecord, len(requestIDs))
 	for i, id := range requestIDs {
 		rec, err := s.InstanceForRequest(ctx, wf, id)
 		switch {
 		case err == nil:
 			prior[i] = rec
-		case errors.Is(err, store.ErrNotFound):
-			fresh++
-		default:
+		case !errors.Is(err, store.ErrNotFound):
 			return nil, nil, err
 		}
 	}
-	if fresh == 0 {
-		return ids, prior, nil
-	}
-	next, err := s.nextInstanceIDs(ctx, wf, fresh)
+	ids, err = store.NumberFresh(prior, func(n int) (int64, error) { return s.nextInstanceIDs(ctx, wf, n) })
 	if err != nil {
 		return nil, nil, err
-	}
-	for i := range requestIDs {
-		if prior[i] == nil {
-			ids[i], next = next, next+1
-		}
 	}
 	return ids, prior, nil
 }
