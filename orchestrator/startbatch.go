@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
+	"time"
 
 	"github.com/maestro-serverless/maestro/model"
 )
@@ -53,7 +55,8 @@ type BatchStartResult struct {
 // that are not valid or override a protected param) is refused whole,
 // naming the request (requests[i]). Past that check each start stands
 // alone: one that fails (a store error) is answered in its place while the
-// others go on.
+// others go on, and one not begun when the request's deadline is near
+// (batchStartMargin) is answered 503.
 //
 // Instance ids are reserved together, in request order, so a workflow's
 // queue serves a batch's runs in that order. A PARALLEL workflow's runs are then
@@ -105,6 +108,12 @@ func (o *Runs) StartBatch(ctx context.Context, wf, selector string, reqs []Start
 			continue
 		}
 		slots <- struct{}{}
+		if late(ctx) {
+			<-slots
+			res.Results[i].Error = &Error{Status: http.StatusServiceUnavailable, Message: fmt.Sprintf(
+				"not started: less than %v of the request's time was left for it; send the batch again (its request_id keeps the others from starting twice)", batchStartMargin)}
+			continue
+		}
 		wg.Go(func() {
 			defer func() { <-slots }()
 			resp, err := o.startReserved(ctx, target, req, params[i], requestInitiator(ctx, req), nil, ids[i])
@@ -127,6 +136,18 @@ func (o *Runs) StartBatch(ctx context.Context, wf, selector string, reqs []Start
 		}
 	}
 	return res, nil
+}
+
+// batchStartMargin is the time a batch start leaves itself before its
+// request's deadline (the API's: API Gateway answers 504 after 29 s): a
+// start not begun by then is answered 503, to be sent again, rather than
+// cut off mid-way.
+const batchStartMargin = 3 * time.Second
+
+// late reports whether ctx's deadline is nearer than batchStartMargin.
+func late(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ctx.Err() != nil || ok && time.Until(d) < batchStartMargin
 }
 
 // checkBatchRequests checks a batch's size and request ids.

@@ -210,3 +210,30 @@ func TestStartBatchAnswersAFailedStartInItsPlace(t *testing.T) {
 		t.Errorf("answer %s", body)
 	}
 }
+
+// TestStartBatchNearItsDeadline: starts not begun when less than
+// batchStartMargin of the request's time is left are answered 503 and
+// start nothing; the batch sent again in time starts them.
+func TestStartBatchNearItsDeadline(t *testing.T) {
+	r := newRoleRig(t)
+	r.push(rigChain("hurried", 1))
+	reqs := batchOf(3, "0000000e")
+	ctx, cancel := context.WithTimeout(r.ctx, batchStartMargin/2)
+	defer cancel()
+	res, err := r.o.Runs.StartBatch(ctx, "hurried", "active", reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, got := range res.Results {
+		if got.Error == nil || got.Error.Status != http.StatusServiceUnavailable || !strings.Contains(got.Error.Message, "send the batch again") {
+			t.Fatalf("request %d answered %+v", i, got)
+		}
+	}
+	if list, err := r.o.Runs.ListInstances(r.ctx, "hurried", "", "", 100); err != nil || len(list.Instances) != 0 {
+		t.Fatalf("instances after a batch out of time: %v %v", list, err)
+	}
+	again, err := r.o.Runs.StartBatch(r.ctx, "hurried", "active", reqs)
+	if err != nil || again.Started != 3 {
+		t.Fatalf("the batch sent again: %+v %v", again, err)
+	}
+}
