@@ -158,6 +158,7 @@ func Assumptions(reported bool) []string {
 	}
 	return []string{
 		"Instances run one at a time, except httpchains (all its instances at once); step-launch and start overheads come from the step timelines' millisecond timestamps (the deciding handler's clock, the same machine as the client).",
+		"A p99 is given only over 200 samples or more; a smaller sample shows its max in that place (\"max 31.6\").",
 		"Lambda invocations: one per API start request plus one per non-empty handler batch the local pumps deliver (stream: up to 100 records per poll; SQS: up to 10 messages per receive, 4 work and 2 decision pollers). AWS event source mappings batch differently.",
 		"Lambda duration: each invocation as it would last on AWS, rounded up to 1 ms, arm64 at the memory infra deploys the function with (api and decider 512 MB, router and worker 256 MB; bench.DeployedMemoryMB): its duration here without the time its AWS calls were in flight, plus each call at 5 ms (DynamoDB, the AWS estimate's figure) or 20 ms (other services, assumed), one after the other (bench.AWSCallLatency). Here the emulators answer in 1 ms to seconds (a burst of starts queues behind DynamoDB Local's one writer); \"ms here\" shows the durations as measured.",
 		writes,
@@ -194,8 +195,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, res := range rows {
 		fmt.Fprintf(tw, "%s\t%d/%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%.1f\t\n",
 			res.Name, res.Succeeded, res.Runs, res.StepsCompleted,
-			ms(res.StepLaunch.P50), ms(res.StepLaunch.P99), ms(res.StepLaunch.Max), res.StepLaunch.Count,
-			ms(res.StartOverhead.P50), ms(res.StartOverhead.P99), ms(res.StartRequest.P50), ms(res.Makespan.P50),
+			ms(res.StepLaunch.P50), res.StepLaunch.P99Text(), ms(res.StepLaunch.Max), res.StepLaunch.Count,
+			ms(res.StartOverhead.P50), res.StartOverhead.P99Text(), ms(res.StartRequest.P50), ms(res.Makespan.P50),
 			res.StepsPerSecond)
 	}
 	tw.Flush()
@@ -209,7 +210,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, res := range r.Workloads {
 		if res.CallGap.Count > 0 || res.FirstCall.Count > 0 {
 			fmt.Fprintf(&b, "%s, measured at the Http steps' server: step-launch gap (call returns -> next call arrives) p50 %s, p99 %s, max %s ms over %d edges; start request -> first call p50 %s ms\n",
-				res.Name, ms(res.CallGap.P50), ms(res.CallGap.P99), ms(res.CallGap.Max), res.CallGap.Count, ms(res.FirstCall.P50))
+				res.Name, ms(res.CallGap.P50), res.CallGap.P99Text(), ms(res.CallGap.Max), res.CallGap.Count, ms(res.FirstCall.P50))
 		}
 	}
 	b.WriteString("\n")

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 )
@@ -10,10 +11,16 @@ import (
 type Summary struct {
 	Count int     `json:"count"`
 	P50   float64 `json:"p50_ms"`
-	P99   float64 `json:"p99_ms"`
-	Max   float64 `json:"max_ms"`
-	Mean  float64 `json:"mean_ms"`
+	// P99 is set only for a sample of at least MinP99Samples (absent from
+	// the JSON otherwise): the 99th percentile of fewer is its largest
+	// value or one of the few below it, Max says it plainly.
+	P99  float64 `json:"p99_ms,omitempty"`
+	Max  float64 `json:"max_ms"`
+	Mean float64 `json:"mean_ms"`
 }
+
+// MinP99Samples is the smallest sample a Summary gives a p99 for.
+const MinP99Samples = 200
 
 // Percentile returns the nearest-rank p-th percentile (0 < p <= 100) of
 // values: the smallest value such that at least p percent of the sample
@@ -34,8 +41,9 @@ func nearestRank(sorted []float64, p float64) float64 {
 	return sorted[min(rank, len(sorted))-1]
 }
 
-// Summarize returns the count, p50, p99, max and mean of values. An empty
-// sample gives a zero Summary.
+// Summarize returns the count, p50, max and mean of values, and their p99
+// when there are at least MinP99Samples. An empty sample gives a zero
+// Summary.
 func Summarize(values []float64) Summary {
 	if len(values) == 0 {
 		return Summary{}
@@ -46,13 +54,16 @@ func Summarize(values []float64) Summary {
 	for _, v := range sorted {
 		sum += v
 	}
-	return Summary{
+	s := Summary{
 		Count: len(sorted),
 		P50:   nearestRank(sorted, 50),
-		P99:   nearestRank(sorted, 99),
 		Max:   sorted[len(sorted)-1],
 		Mean:  sum / float64(len(sorted)),
 	}
+	if len(sorted) >= MinP99Samples {
+		s.P99 = nearestRank(sorted, 99)
+	}
+	return s
 }
 
 // interval is a span of time in unix milliseconds, from <= to.
@@ -75,4 +86,13 @@ func covered(spans []interval) float64 {
 		}
 	}
 	return total
+}
+
+// P99Text is s's p99 for a report, or "max" and its largest value when the
+// sample is too small for a p99.
+func (s Summary) P99Text() string {
+	if s.Count < MinP99Samples {
+		return fmt.Sprintf("max %.1f", s.Max)
+	}
+	return fmt.Sprintf("%.1f", s.P99)
 }

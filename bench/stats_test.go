@@ -52,20 +52,27 @@ func TestPercentileLeavesInputAlone(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
+	twoHundred := make([]float64, 200)
+	for i := range twoHundred {
+		twoHundred[i] = float64(200 - i) // 200 .. 1
+	}
 	tests := []struct {
 		name   string
 		values []float64
 		want   Summary
 	}{
 		{"empty", nil, Summary{}},
-		{"one", []float64{4}, Summary{Count: 1, P50: 4, P99: 4, Max: 4, Mean: 4}},
-		{"several", []float64{10, 0, 2, 4}, Summary{Count: 4, P50: 2, P99: 10, Max: 10, Mean: 4}},
+		{"one", []float64{4}, Summary{Count: 1, P50: 4, Max: 4, Mean: 4}},
+		{"several, no p99 under 200", []float64{10, 0, 2, 4}, Summary{Count: 4, P50: 2, Max: 10, Mean: 4}},
+		{"200, a p99", twoHundred, Summary{Count: 200, P50: 100, P99: 198, Max: 200, Mean: 100.5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, Summarize(tt.values))
 		})
 	}
+	assert.Equal(t, "max 10.0", Summarize([]float64{10, 0, 2, 4}).P99Text())
+	assert.Equal(t, "198.0", Summarize(twoHundred).P99Text())
 }
 
 func TestCovered(t *testing.T) {
