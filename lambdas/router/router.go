@@ -409,7 +409,7 @@ func queueEntry(o outgoing, now time.Time) sqstypes.SendMessageBatchRequestEntry
 // SendMessageBatch: one batch after another for a FIFO queue, whose order
 // matters, and up to sendersAtOnce batches at once for a standard queue (a
 // fan-out's hundreds of work messages). It marks in sd what was sent and
-// returns the first failure.
+// returns the batches' failures, joined (a FIFO queue's stop at the first).
 func (r *Router) sendQueue(ctx context.Context, sd *sending, url string) error {
 	entries := sd.byQueue[url]
 	var batches [][]queued
