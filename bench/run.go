@@ -327,6 +327,8 @@ func runWorkload(ctx context.Context, c *client, w *Workload, version int64, cfg
 	firstSent := time.Now()
 	for i := 0; i < runs; i += at {
 		var wg sync.WaitGroup
+		// The round's start requests go out now: its batches at once, or
+		// each instance's own request as its goroutine begins.
 		sent := time.Now()
 		starts := startsOf(ctx, c, w, version, i, min(i+at, runs), at > 1 && !cfg.SingleStarts)
 		for j := i; j < min(i+at, runs); j++ {
@@ -345,9 +347,6 @@ func runWorkload(ctx context.Context, c *client, w *Workload, version int64, cfg
 					// cores from the system it measures (ends are the
 					// server's timestamps, not when a poll saw them).
 					icfg.PollInterval = max(cfg.PollInterval, time.Duration(at)*50*time.Millisecond)
-				}
-				if at == 1 {
-					sent = time.Now()
 				}
 				outcomes[j].m, outcomes[j].err = runInstance(ctx, c, w, version, sent, icfg, starts[j-i])
 			})
