@@ -309,7 +309,9 @@ func (c childOnPort) start(ctx context.Context, logDir string, timeout time.Dura
 			return "", nil, "", fmt.Errorf("start %s: %w", c.what, err)
 		}
 		endpoint := "http://127.0.0.1:" + strconv.Itoa(port)
-		err = waitAnswer(ctx, client, endpoint+c.probePath, timeout, proc.exited, c.what, c.needOK)
+		pid := proc.cmd.Process.Pid
+		err = waitAnswer(ctx, client, endpoint+c.probePath, timeout, proc.exited, c.what, c.needOK,
+			func() bool { return listensOn(pid, port) })
 		if err == nil {
 			return endpoint, proc, logFile.Name(), nil
 		}
@@ -341,9 +343,12 @@ func freePort() (int, error) {
 }
 
 // waitAnswer polls url until the child named what answers it (with a 200
-// when needOK, else with any HTTP status), the child exits, ctx ends or
+// when needOK, else with any HTTP status) while owns says it holds the
+// port — another process that took the port between choosing and binding
+// answers too, and the child then exits — or the child exits, ctx ends or
 // timeout passes.
-func waitAnswer(ctx context.Context, client *http.Client, url string, timeout time.Duration, exited <-chan struct{}, what string, needOK bool) error {
+func waitAnswer(ctx context.Context, client *http.Client, url string, timeout time.Duration, exited <-chan struct{}, what string, needOK bool,
+	owns func() bool) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -356,7 +361,7 @@ func waitAnswer(ctx context.Context, client *http.Client, url string, timeout ti
 		if resp, err := client.Do(req); err == nil {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK || !needOK {
+			if (resp.StatusCode == http.StatusOK || !needOK) && owns() {
 				return nil
 			}
 		}

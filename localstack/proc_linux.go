@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -34,4 +35,44 @@ func renice(pid, nice int) error {
 		}
 	}
 	return nil
+}
+
+// listensOn reports whether process pid holds a listening TCP socket on
+// port: a LISTEN entry for the port in /proc/net/tcp or tcp6 whose socket
+// inode is one of the process's descriptors. A port taken by another
+// process between choosing and binding answers probes too: only this tells
+// the child's answers from the other's.
+func listensOn(pid, port int) bool {
+	inodes := map[string]bool{}
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			f := strings.Fields(line)
+			// sl local_address rem_address st ... inode (the tenth field)
+			if len(f) < 10 || f[3] != "0A" {
+				continue
+			}
+			_, hexPort, ok := strings.Cut(f[1], ":")
+			if p, err := strconv.ParseInt(hexPort, 16, 32); ok && err == nil && int(p) == port {
+				inodes["socket:["+f[9]+"]"] = true
+			}
+		}
+	}
+	if len(inodes) == 0 {
+		return false
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		if target, err := os.Readlink(dir + "/" + fd.Name()); err == nil && inodes[target] {
+			return true
+		}
+	}
+	return false
 }

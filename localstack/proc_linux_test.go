@@ -3,6 +3,7 @@ package localstack
 import (
 	"bufio"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -123,5 +124,25 @@ func TestChildOutlivesTheThreadThatStartedIt(t *testing.T) {
 		if bits&(1<<(syscall.SIGTERM-1)) != 0 {
 			t.Fatalf("the child was sent SIGTERM when the thread of the goroutine that started it ended (%s)", strings.TrimSpace(l))
 		}
+	}
+}
+
+// TestListensOnTellsWhoHoldsAPort: this process holds its listener's port,
+// its parent does not, and a closed port is held by nobody.
+func TestListensOnTellsWhoHoldsAPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	if !listensOn(os.Getpid(), port) {
+		t.Fatalf("this process does not hold its own port %d", port)
+	}
+	if listensOn(os.Getppid(), port) {
+		t.Fatalf("the parent holds port %d", port)
+	}
+	l.Close()
+	if listensOn(os.Getpid(), port) {
+		t.Fatalf("a closed port %d is still held", port)
 	}
 }

@@ -21,3 +21,6 @@ func renice(pid, nice int) error {
 	}
 	return nil
 }
+
+// listensOn is true where /proc does not tell which process holds a port.
+func listensOn(pid, port int) bool { return true }
