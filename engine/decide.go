@@ -79,6 +79,10 @@ func Decide(ctx context.Context, g *Graph, st *Instance, ev Event, now time.Time
 	if err != nil {
 		return nil, fmt.Errorf("decide %s for %s instance %d run %d: %w", ev.Kind(), st.WorkflowID, st.InstanceID, st.RunID, err)
 	}
+	d.out.Spent = Spent{Starts: d.starts, LightStarts: d.lightTotal, Ends: d.ends}
+	if d.lightStarts > 0 {
+		d.out.Spent.Starts++
+	}
 	return d.out, nil
 }
 
@@ -183,6 +187,8 @@ type decider struct {
 	// worker count 1/lightPer of a start (WithLightWorkerStarts);
 	// lightStarts counts them toward the next.
 	lightPer, lightStarts int
+	// lightTotal counts every worker start that counted light.
+	lightTotal int
 
 	// breakpoints pause matching attempts; permits bounds steps across
 	// runs (nil: no tag permits).
@@ -609,6 +615,7 @@ func (d *decider) satisfied(i int) (ok bool, why string, err error) {
 // breakpoint pauses it there, it goes on to evaluate its params.
 func (d *decider) start(i int) {
 	if d.lightPer > 1 && onWorker(d.g.nodes[i].step) {
+		d.lightTotal++
 		if d.lightStarts++; d.lightStarts >= d.lightPer {
 			d.starts, d.lightStarts = d.starts+1, 0
 		}

@@ -896,6 +896,36 @@ func TestLightStartsStretchTheStartBudget(t *testing.T) {
 	assert.LessOrEqual(t, decisions, 6, "90 Http steps at 32 per decision and 10 NoOp at 4")
 }
 
+// TestDecisionSaysWhatItSpent: Decision.Spent counts the starts as they
+// count against WithMaxStarts (a part of one counted whole) and the light
+// worker starts; bounds set to what it spent decide the same again, and
+// bounds one smaller decide less.
+func TestDecisionSaysWhatItSpent(t *testing.T) {
+	wf := &model.Workflow{ID: "spent"}
+	for i := range 12 {
+		typ := model.StepHTTP
+		if i < 2 {
+			typ = model.StepNoOp
+		}
+		wf.Steps = append(wf.Steps, model.Step{Kind: model.KindStep, ID: fmt.Sprintf("s%02d", i), Type: typ, RetryPolicy: noRetries()})
+	}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
+	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0, WithMaxStarts(40), WithLightWorkerStarts(8))
+	require.NoError(t, err)
+	require.False(t, d.Continue)
+	// 2 NoOp starts, 10 Http starts at 8 a start: 2 + 1 + a part.
+	assert.Equal(t, Spent{Starts: 4, LightStarts: 10}, d.Spent)
+	same, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0, WithMaxStarts(4), WithLightWorkerStarts(10))
+	require.NoError(t, err)
+	assert.False(t, same.Continue)
+	assert.Equal(t, len(d.Transitions), len(same.Transitions))
+	less, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0, WithMaxStarts(3), WithLightWorkerStarts(9))
+	require.NoError(t, err)
+	assert.True(t, less.Continue)
+	assert.Less(t, len(less.Transitions), len(d.Transitions))
+}
+
 func TestTimeTriggerParamsUseTheScheduledTime(t *testing.T) {
 	ctx := context.Background()
 	wf := &model.Workflow{ID: "tt", Steps: []model.Step{{Kind: model.KindStep, ID: "only", Type: model.StepNoOp,

@@ -24,6 +24,24 @@ type Decision struct {
 	// Continue is set when WithMaxStarts stopped the decision before every
 	// ready step was started; a Continue event resumes it.
 	Continue bool `json:"continue,omitempty"`
+	// Spent is what the decision counted against its bounds
+	// (WithMaxStarts, WithLightWorkerStarts, WithMaxEnds).
+	Spent Spent `json:"spent,omitzero"`
+}
+
+// Spent is what one decision counted against its bounds: a caller whose
+// commit of it was too large bounds the next try by it, not by bounds the
+// decision never reached.
+type Spent struct {
+	// Starts is the steps and iterations it started as they count against
+	// WithMaxStarts, a part of a start (light worker starts short of one
+	// whole) counted as one.
+	Starts int `json:"starts,omitempty"`
+	// LightStarts is the starts of worker steps that counted light
+	// (WithLightWorkerStarts).
+	LightStarts int `json:"light_starts,omitempty"`
+	// Ends is the steps in flight that a run's ending ended (WithMaxEnds).
+	Ends int `json:"ends,omitempty"`
 }
 
 // Changed reports whether the decision changes anything. A decision for a
@@ -179,11 +197,12 @@ func (d *Decision) UnmarshalJSON(data []byte) error {
 		Timeline    []TimelineEntry   `json:"timeline"`
 		Transitions []Transition      `json:"transitions"`
 		Continue    bool              `json:"continue"`
+		Spent       Spent             `json:"spent"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return fmt.Errorf("decode decision: %w", err)
 	}
-	out := Decision{State: raw.State, Timeline: raw.Timeline, Transitions: raw.Transitions, Continue: raw.Continue}
+	out := Decision{State: raw.State, Timeline: raw.Timeline, Transitions: raw.Transitions, Continue: raw.Continue, Spent: raw.Spent}
 	for i, rc := range raw.Commands {
 		c, err := UnmarshalCommand(rc)
 		if err != nil {

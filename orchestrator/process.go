@@ -295,6 +295,14 @@ func fullRound() roundBudget {
 	return roundBudget{events: maxRoundEvents, starts: maxStartsPerDecision, ends: maxEndsPerDecision, light: deferredPerStart}
 }
 
+// spent is b bounded by what a decision spent of it: each bound no
+// larger than the decision's count against it (at least one), so that
+// scaling it decides less than the decision did, not the same again.
+func (b roundBudget) spent(s engine.Spent) roundBudget {
+	return roundBudget{events: b.events, starts: min(b.starts, max(1, s.Starts)),
+		ends: min(b.ends, max(1, s.Ends)), light: min(b.light, max(1, s.LightStarts))}
+}
+
 // scaled returns the budget of one event deciding num/den of what b let
 // it decide (num < den), each bound at least one smaller while above one;
 // false once it is one event deciding one step.

@@ -41,6 +41,28 @@ func TestRoundBudgetScales(t *testing.T) {
 	}
 }
 
+// TestRoundBudgetScalesFromWhatWasSpent: a decision that started two
+// steps of a budget of forty is decided again with one start, not with
+// thirty-nine (the commit of the same two starts, refused again, twenty
+// times over: a start request timed out that way).
+func TestRoundBudgetScalesFromWhatWasSpent(t *testing.T) {
+	b := fullRound().spent(engine.Spent{Starts: 2})
+	if b != (roundBudget{events: maxRoundEvents, starts: 2, ends: 1, light: 1}) {
+		t.Fatalf("bounded by two starts: %+v", b)
+	}
+	next, ok := b.scaled(409600, 430644)
+	if !ok || next.starts != 1 {
+		t.Fatalf("scaled: %+v %v, want one start", next, ok)
+	}
+	if _, ok := next.spent(engine.Spent{Starts: 1}).scaled(409600, 430644); ok {
+		t.Fatal("one event deciding one step scales no further")
+	}
+	// Bounds it reached stay as they were.
+	if got := fullRound().spent(engine.Spent{Starts: 100, LightStarts: 1000, Ends: 100}); got != fullRound() {
+		t.Fatalf("spent past every bound: %+v", got)
+	}
+}
+
 // TestInlineRunsOnlyWithTimeLeft: a worker runs a step it started itself
 // only when a runner here executes its type and its invocation has the
 // reserve left; the step it picks leaves the commands, so no work message

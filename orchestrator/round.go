@@ -266,10 +266,10 @@ func (r *round) decide(ctx context.Context) error {
 		if d.Continue {
 			r.cont = true
 			r.more = r.more || n+1 < len(r.pending)
-			r.marks = append(r.marks, r.mark())
+			r.marks = append(r.marks, r.markAfter(d))
 			break
 		}
-		r.marks = append(r.marks, r.mark())
+		r.marks = append(r.marks, r.markAfter(d))
 	}
 	r.decided = r.acc
 	return nil
@@ -286,12 +286,22 @@ type decideMark struct {
 	consumed, discard               int
 	book                            permitMark
 	cont                            bool
+	// spent is what the decision that led here counted against the
+	// round's budget.
+	spent engine.Spent
 }
 
 // mark is the round's decideMark now.
 func (r *round) mark() decideMark {
 	return decideMark{commands: len(r.acc.commands), timeline: len(r.acc.timeline), transitions: len(r.acc.transitions),
 		cur: r.cur, consumed: len(r.consumed), discard: len(r.discard), cont: r.cont}
+}
+
+// markAfter is the round's decideMark after decision d.
+func (r *round) markAfter(d *engine.Decision) decideMark {
+	m := r.mark()
+	m.spent = d.Spent
+	return m
 }
 
 // overLimit reports whether err is a commit refused for one of
@@ -307,8 +317,9 @@ func overLimit(err error) bool {
 // count of the refused one (store.Runs.CommitItems: its items, or the
 // bytes of the item too large) says fit, in proportion, and counts again,
 // until the store's count admits it. When one decision alone does not
-// fit, that event is decided again with its budget (starts, ends, worker
-// starts' weight) scaled down by the same proportion. It returns the
+// fit, that event is decided again with what it spent of its budget
+// (starts, ends, worker starts' weight) scaled down by the same
+// proportion. It returns the
 // store's refusal once one event deciding one step does not fit either;
 // nothing is written meanwhile.
 func (r *round) fit(ctx context.Context, refused error) error {
@@ -332,7 +343,9 @@ func (r *round) fit(ctx context.Context, refused error) error {
 				"instance_id", r.w.InstanceID, "decisions", k, "of", n, "error", refused)
 			r.cut(k)
 		default:
-			smaller, ok := r.b.scaled(num, den)
+			// Scaled from what the decision spent: a bound it never
+			// reached, scaled, decides the same commit again.
+			smaller, ok := r.b.spent(r.marks[1].spent).scaled(num, den)
 			if !ok {
 				return refused
 			}
