@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -93,22 +94,34 @@ func TestInlineRunsOnlyWithTimeLeft(t *testing.T) {
 	acc := &decisionSet{commands: []engine.Command{sleep, first, second}}
 	in := &inlineRound{runnable: runnable}
 	in.pick(acc, &engine.Instance{Status: model.WorkflowInProgress})
-	if in.picked == nil || in.picked.StepID != "a" {
-		t.Fatalf("picked %+v, want step a", in.picked)
+	if len(in.chosen) != 2 || in.chosen[0].StepID != "a" || in.chosen[1].StepID != "b" || in.crowd != 2 {
+		t.Fatalf("picked %+v (crowd %d), want steps a and b beside two others", in.chosen, in.crowd)
 	}
 	left := func(i int) string { return acc.commands[i].(engine.RunStep).StepID }
-	if len(acc.commands) != 2 || left(0) != "s" || left(1) != "b" {
-		t.Errorf("commands left %+v, want the Kubernetes step and b", acc.commands)
+	if len(acc.commands) != 1 || left(0) != "s" {
+		t.Errorf("commands left %+v, want the Kubernetes step", acc.commands)
+	}
+	// Of a crowd, one; of many, maxPicks.
+	for _, c := range []struct{ starts, picks int }{{crowdInline, 1}, {crowdInline - 1, maxPicks}} {
+		var cmds []engine.Command
+		for i := range c.starts {
+			cmds = append(cmds, engine.RunStep{StepID: fmt.Sprint("h", i), Attempt: 1, StepKind: model.KindStep, StepType: model.StepType("Http")})
+		}
+		many := &decisionSet{commands: cmds}
+		in.pick(many, &engine.Instance{Status: model.WorkflowInProgress})
+		if len(in.chosen) != c.picks || len(many.commands) != c.starts-c.picks {
+			t.Errorf("%d starts: picked %d, left %d; want %d picked", c.starts, len(in.chosen), len(many.commands), c.picks)
+		}
 	}
 
 	// The claim goes on the picked attempt's write, and only if it starts it.
 	st := &engine.Instance{WorkflowID: "wf", InstanceID: 1, RunID: 1, Status: model.WorkflowInProgress}
 	commit := &store.Commit{Attempts: []store.Attempt{{StepID: "a", Attempt: 1, Status: "RUNNING"}}}
 	in.token = "tok"
-	if !in.claim(commit, st, now.Add(time.Minute)) || commit.Attempts[0].Claim != "tok" || commit.Attempts[0].Lease != now.Add(time.Minute).UnixMilli() {
+	if _, ok := in.claim(commit, st, now.Add(time.Minute), first); !ok || commit.Attempts[0].Claim != "tok" || commit.Attempts[0].Lease != now.Add(time.Minute).UnixMilli() {
 		t.Errorf("claim not written: %+v", commit.Attempts)
 	}
-	if in.claim(&store.Commit{Attempts: []store.Attempt{{StepID: "a", Attempt: 1, Status: "SUCCEEDED"}}}, st, now) {
+	if _, ok := in.claim(&store.Commit{Attempts: []store.Attempt{{StepID: "a", Attempt: 1, Status: "SUCCEEDED"}}}, st, now, first); ok {
 		t.Error("claimed an attempt the commit does not start")
 	}
 	// An attempt created and started in one instant, written as its claim
@@ -118,15 +131,15 @@ func TestInlineRunsOnlyWithTimeLeft(t *testing.T) {
 	ws := workerStart(StepWork{StepRef: StepRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "a", Attempt: 1}, StartTime: started})
 	commit = &store.Commit{Attempts: []store.Attempt{{StepID: "b", Attempt: 1, Status: "SUCCEEDED"},
 		{StepID: "a", Attempt: 1, Status: "RUNNING", Body: ws.Body, Timeline: ws.Timeline}}}
-	if !in.claim(commit, st, now.Add(time.Minute)) || len(commit.Attempts) != 1 || commit.Attempts[0].StepID != "b" ||
-		in.start == nil || in.startTime != started {
-		t.Errorf("start not left to the claim: %+v, start %+v at %d", commit.Attempts, in.start, in.startTime)
+	if p, ok := in.claim(commit, st, now.Add(time.Minute), first); !ok || len(commit.Attempts) != 1 || commit.Attempts[0].StepID != "b" ||
+		p.start == nil || p.startTime != started {
+		t.Errorf("start not left to the claim: %+v, start %+v at %d", commit.Attempts, p.start, p.startTime)
 	}
 
 	// A run that ended runs nothing.
 	ended := &inlineRound{runnable: runnable}
 	ended.pick(&decisionSet{commands: []engine.Command{first}}, &engine.Instance{Status: model.WorkflowStopped})
-	if ended.picked != nil {
+	if len(ended.chosen) != 0 {
 		t.Error("picked a step of a stopped run")
 	}
 }

@@ -123,9 +123,10 @@ func TestInlineRoundContinuesAnUncontendedRun(t *testing.T) {
 			if len(commit.Consumed) != 0 || len(commit.NewEvents) != 0 {
 				t.Errorf("consumed %v, new events %v: the outcome never was in the inbox", commit.Consumed, commit.NewEvents)
 			}
-			if p := c.in.picked; p == nil || p.StepID != "b" || p.Attempt != 1 {
-				t.Fatalf("picked %+v, want b", c.in.picked)
+			if len(c.in.picks) != 1 || c.in.picks[0].cmd.StepID != "b" || c.in.picks[0].cmd.Attempt != 1 {
+				t.Fatalf("picked %+v, want b", c.in.picks)
 			}
+			b := c.in.picks[0]
 			if w := rigWorkOf(t, commit.Outbox, WorkRunStep); len(w) != 0 {
 				t.Errorf("the commit sends %d run_step messages for the step the worker runs", len(w))
 			}
@@ -137,8 +138,8 @@ func TestInlineRoundContinuesAnUncontendedRun(t *testing.T) {
 					t.Errorf("the commit rewrites a's end the worker wrote")
 				}
 			}
-			if c.in.start == nil || c.in.startTime != r.clock.Now().UnixMilli() {
-				t.Errorf("b's start not left to the worker: %+v at %d", c.in.start, c.in.startTime)
+			if b.start == nil || b.startTime != r.clock.Now().UnixMilli() {
+				t.Errorf("b's start not left to the worker: %+v at %d", b.start, b.startTime)
 			}
 			if _, err := r.ms.Attempts.GetAttempt(r.ctx, c.wf, 1, 1, "b", 1); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("b's item before the worker writes it: %v", err)

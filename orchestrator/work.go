@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/maestro-serverless/maestro/engine"
@@ -186,22 +187,34 @@ func (o *Worker) claimAndRun(ctx context.Context, m StepWork, runners map[model.
 // uncontended — no other step of it in a worker's hands and no event waiting
 // in its inbox — the worker records the outcome on the attempt (its end,
 // store.FinishAttempt, or store.RecordOutcome) and applies it itself, in one
-// conditional commit, and runs the step that decision started in this
-// invocation (unclaimed, when its start was deferred to this worker; else
-// claimed in the commit): a chain of steps goes on without a trip through
-// the stream and the decision queue. Otherwise, or when the commit loses a
+// conditional commit, and runs the steps that decision started in this
+// invocation (see continueRun; unclaimed, when a start was deferred to
+// this worker; else claimed in the commit): a chain of steps goes on without a trip through
+// the stream and the decision queue. A step that ends beside others in
+// flight is applied here only when it is the last of a join's inputs to end
+// (inlineSource.join: with them all). Otherwise, or when the commit loses a
 // race, the outcome goes to the decider (handResult), which applies it
 // together with its siblings' (a fan-in decided by N workers would have them
 // race for one run item). It never retries inline.
 func (o *Worker) runAndContinue(ctx context.Context, m StepWork, runners map[model.StepType]StepRunner, token string, recorded *engine.StepFinished) error {
+	return o.continueRun(ctx, m, runners, token, recorded, nil, nil)
+}
+
+// continueRun is runAndContinue from attempt m, run unclaimed when its
+// start is unclaimed; prev is the run's state after the round that picked
+// it, if one did. Steps a round picked beyond the first run each in a
+// goroutine of its own, continuing its own chain; it returns once they
+// all did, with their errors.
+func (o *Worker) continueRun(ctx context.Context, m StepWork, runners map[model.StepType]StepRunner, token string,
+	recorded *engine.StepFinished, unclaimed *store.AttemptStart, prev *engine.Instance) (err error) {
 	// unclaimed is the deferred start of the attempt in hand when this
 	// worker's own commit started it: no other worker has a message for
 	// it, so it runs unclaimed and its item is written once, at its end
 	// (store.FinishDeferredAttempt). The run's sweep time covers it as it
 	// covers a claim: only a sweep of a run stuck for a claim lease and
 	// more sends it again.
-	var unclaimed *store.AttemptStart
-	var prev *engine.Instance
+	var side sideRuns
+	defer func() { err = errors.Join(err, side.wait()) }()
 	for n := 0; ; n++ {
 		var res engine.StepFinished
 		// A chain run inline moves on to other steps: the log scope names
@@ -253,16 +266,52 @@ func (o *Worker) runAndContinue(ctx context.Context, m StepWork, runners map[mod
 					"instance_id", w.InstanceID, "run_id", w.RunID, "error", err)
 			}
 		}
-		if in.picked == nil {
+		if len(in.picks) == 0 {
 			return nil
 		}
-		m = runStepMessage(w, *in.picked)
-		if in.start != nil {
-			// Its start was left to this worker, which runs it unclaimed.
-			m.StartTime, unclaimed = in.startTime, in.start
-			o.metrics.Emit(metrics.StepLaunchDelay, float64(o.now().UnixMilli()-in.startTime), metrics.Milliseconds)
+		for _, p := range in.picks[1:] {
+			pm, pu := o.pickedWork(w, p, in.crowd)
+			side.run(func() error { return o.continueRun(logctx.Scope(ctx), pm, runners, token, nil, pu, after) })
 		}
+		m, unclaimed = o.pickedWork(w, in.picks[0], in.crowd)
 	}
+}
+
+// pickedWork is the work message of a step an inline round picked, and
+// its start when it was left to this worker, which then runs it unclaimed.
+func (o *Worker) pickedWork(w store.Wake, p pickedStep, crowd int) (StepWork, *store.AttemptStart) {
+	m := runStepMessage(w, p.cmd)
+	m.Crowd = crowd
+	if p.start == nil {
+		return m, nil
+	}
+	m.StartTime = p.startTime
+	o.metrics.Emit(metrics.StepLaunchDelay, float64(o.now().UnixMilli()-p.startTime), metrics.Milliseconds)
+	return m, p.start
+}
+
+// sideRuns are the goroutines of one continueRun running the steps its
+// rounds picked beyond the first.
+type sideRuns struct {
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	errs []error
+}
+
+func (s *sideRuns) run(f func() error) {
+	s.wg.Go(func() {
+		if err := f(); err != nil {
+			s.mu.Lock()
+			s.errs = append(s.errs, err)
+			s.mu.Unlock()
+		}
+	})
+}
+
+// wait returns once every goroutine ended, with their errors joined.
+func (s *sideRuns) wait() error {
+	s.wg.Wait()
+	return errors.Join(s.errs...)
 }
 
 // inlineRound is the inline continuation of m's run with outcome ev (end,
@@ -285,6 +334,7 @@ func (o *Worker) inlineRound(ctx context.Context, m StepWork, runners map[model.
 		// dies before its commit leaves the run to the sweeper, which reads
 		// the end.
 		in.record = func() error { return o.writeEnd(ctx, ref, token, unclaimed, *end, false) }
+		in.wake = func() error { return o.writeEnd(ctx, ref, token, unclaimed, *end, true) }
 		in.ended = &store.FinishedAttempt{Ref: ref, WorkerEntries: len(end.Timeline), Attempt: store.Attempt{
 			StepID: m.StepID, Attempt: m.Attempt, Status: end.Status, Body: end.Body,
 			Timeline: append(slices.Clip(workerStart(m).Timeline), end.Timeline...)}}
@@ -298,6 +348,14 @@ func (o *Worker) inlineRound(ctx context.Context, m StepWork, runners map[model.
 func (o *Worker) inlineFailed(ctx context.Context, m StepWork, in *inlineRound, token string, res engine.StepFinished,
 	ev store.Event, unclaimed *store.AttemptStart, err error) error {
 	ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
+	if in.woken {
+		// The end is on the item with its wake: the decider applies it.
+		if !errors.Is(err, errContended) && !errors.Is(err, store.ErrConflict) {
+			o.log.WarnContext(ctx, "cannot apply a join's outcomes inline; leaving them to the decider",
+				"attempt", ref.String(), "error", err)
+		}
+		return nil
+	}
 	if in.recorded && in.ended != nil {
 		// The end is on the item, without its wake: add it.
 		if werr := o.store.Attempts.WakeEnd(ctx, ref); werr != nil {
@@ -408,9 +466,14 @@ type inlineRound struct {
 	step     string
 	token    string
 	runnable func(engine.RunStep) bool
-	// chosen is the step pick took from the decisions; picked is it
-	// while the commit as last built (inlineSource.shape) starts it.
-	chosen, picked *engine.RunStep
+	// chosen are the steps pick took from the decisions; picks are
+	// those the commit as last built (inlineSource.shape) starts: the
+	// worker runs the first on its own loop and each other one in a
+	// goroutine (runAndContinue); crowd is how many other steps the
+	// decision started beside each.
+	chosen []engine.RunStep
+	picks  []pickedStep
+	crowd  int
 	// record makes the outcome durable on the attempt item; processOnce
 	// calls it once it found the run uncontended (or, when prev left no
 	// other step in flight, while it reads the run), beside its other
@@ -418,77 +481,119 @@ type inlineRound struct {
 	// succeeded.
 	record   func() error
 	recorded bool
+	// wake writes the attempt's end with its wake (a worker end only):
+	// the outcome of a step that ends beside others in flight goes to the
+	// decider that way, unless its worker finds every other one ended too
+	// and applies them all (inlineSource.join); woken says it was written.
+	wake  func() error
+	woken bool
 	// ended is the end record writes, when it writes the attempt's end
 	// (store.FinishAttempt): the commit leaves the item alone if it is
 	// what the decision writes.
 	ended *store.FinishedAttempt
-	// start, when set, is the picked attempt's start, left out of the
-	// commit for the worker's claim to write (as a deferred start is),
-	// and startTime when it started.
-	start     *store.AttemptStart
-	startTime int64
 	// prev is the run's state after this worker's previous round, if
 	// any: the decision's reads that depend only on the run's constants
 	// start before the run is read (see processOnce).
 	prev *engine.Instance
 }
 
-// pick chooses the first started step the worker may run and takes its
-// command out of the decisions, so that no work message is sent for it.
+// pickedStep is a step an inline round's commit started for its worker
+// to run: start, when set, is its start, left out of the commit for the
+// worker's claim to write (as a deferred start is), and startTime when it
+// started.
+type pickedStep struct {
+	cmd       engine.RunStep
+	start     *store.AttemptStart
+	startTime int64
+}
+
+// maxPicks is the most started steps one inline round's worker runs
+// itself, side by side: a DAG's next layer, a small fan-out. A decision
+// that starts crowdInline steps or more gives the worker one (the others
+// go through the work queue: a fan-out of 250 Http steps is not one
+// invocation's work).
+const maxPicks = 8
+
+// pick chooses the started steps the worker may run (maxPicks at most, or
+// one of a crowd) and takes their commands out of the decisions, so that
+// no work message is sent for them.
 func (in *inlineRound) pick(acc *decisionSet, st *engine.Instance) {
-	in.chosen, in.picked = nil, nil
+	in.chosen, in.picks, in.crowd = nil, nil, 0
 	if in.runnable == nil || st.Status != model.WorkflowInProgress {
 		return
 	}
-	for i, c := range acc.commands {
-		if rs, ok := c.(engine.RunStep); ok && in.runnable(rs) {
-			in.chosen, in.picked = &rs, &rs
-			acc.commands = append(acc.commands[:i:i], acc.commands[i+1:]...)
-			return
+	starts := 0
+	for _, c := range acc.commands {
+		if _, ok := c.(engine.RunStep); ok {
+			starts++
 		}
+	}
+	most := maxPicks
+	if starts >= crowdInline {
+		most = 1
+	}
+	kept := make([]engine.Command, 0, len(acc.commands))
+	for _, c := range acc.commands {
+		if rs, ok := c.(engine.RunStep); ok && len(in.chosen) < most && in.runnable(rs) {
+			in.chosen = append(in.chosen, rs)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	if len(in.chosen) > 0 {
+		acc.commands, in.crowd = kept, starts-1
 	}
 }
 
-// claim has the committing worker run the picked attempt itself, and no
+// claim has the committing worker run picked attempt rs itself, and no
 // work message sent for it: when the commit's write of it is the start a
 // claim writes (see deferred.go), the write leaves the commit and the
-// worker's ClaimAttempt makes it (start); otherwise the write carries the
-// claim, held until lease. It reports false when the commit does not start
-// the attempt. st is the run's state after the commit.
-func (in *inlineRound) claim(commit *store.Commit, st *engine.Instance, lease time.Time) bool {
+// worker's ClaimAttempt makes it (pickedStep.start); otherwise the write
+// carries the claim, held until lease. It reports false when the commit
+// does not start the attempt. st is the run's state after the commit.
+func (in *inlineRound) claim(commit *store.Commit, st *engine.Instance, lease time.Time, rs engine.RunStep) (pickedStep, bool) {
 	for i := range commit.Attempts {
 		a := &commit.Attempts[i]
-		if a.StepID != in.picked.StepID || a.Attempt != in.picked.Attempt || a.Status != string(model.StepRunning) {
+		if a.StepID != rs.StepID || a.Attempt != rs.Attempt || a.Status != string(model.StepRunning) {
 			continue
 		}
+		p := pickedStep{cmd: rs}
 		if ss := st.Step(a.StepID); ss != nil && ss.Attempt == a.Attempt && startedInOne(ss) {
-			m := runStepMessage(store.Wake{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID}, *in.picked)
+			m := runStepMessage(store.Wake{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID}, rs)
 			m.StartTime = ss.StartTime
 			if ws := claimStart(*a, m); ws != nil {
 				commit.Attempts = slices.Delete(commit.Attempts, i, i+1)
-				in.start, in.startTime = ws, ss.StartTime
-				return true
+				p.start, p.startTime = ws, ss.StartTime
+				return p, true
 			}
 		}
 		a.Claim, a.Lease = in.token, lease.UnixMilli()
-		return true
+		return p, true
 	}
-	return false
+	return pickedStep{}, false
 }
 
 // othersInFlight reports whether a step other than step is in a worker's
 // hands: its outcome could race this process for the run item.
 func (o *Rounds) othersInFlight(ctx context.Context, g *engine.Graph, st *engine.Instance, step string) (bool, error) {
+	others, err := o.othersAtWork(ctx, g, st, step)
+	return len(others) > 0, err
+}
+
+// othersAtWork names the steps other than step in a worker's hands, as
+// run st has them.
+func (o *Rounds) othersAtWork(ctx context.Context, g *engine.Graph, st *engine.Instance, step string) ([]store.FinishedStep, error) {
 	cmds, err := engine.Awaited(ctx, g, st, o.now())
 	if err != nil {
-		return false, err
+		return nil, err
 	}
+	var others []store.FinishedStep
 	for _, c := range cmds {
 		if rs, ok := c.(engine.RunStep); ok && rs.StepID != step {
-			return true, nil
+			others = append(others, store.FinishedStep{StepID: rs.StepID, Attempt: rs.Attempt})
 		}
 	}
-	return false, nil
+	return others, nil
 }
 
 // runStepMessage is the work message of a RunStep command.

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -214,6 +215,104 @@ func TestWorkerContendedRunHandsOff(t *testing.T) {
 	r.wantRun("busy", 1, "SUCCEEDED r0=SUCCEEDED r1=SUCCEEDED z=SUCCEEDED")
 }
 
+// TestWorkerLastOfAJoinDecidesIt: the worker of a join's last step to
+// end finds the others' ends on their attempts and applies them all with
+// its own, so the join's successor starts (and runs, in that worker)
+// without a trip through the stream; the wakes of those ends then find
+// nothing to do. The first to end hands its end to the decider, with its
+// wake, as before. A worker that loses the race for the run's version
+// leaves its end, already woken, to the decider: no second write.
+func TestWorkerLastOfAJoinDecidesIt(t *testing.T) {
+	for _, lose := range []bool{false, true} {
+		t.Run(fmt.Sprint("loses the race: ", lose), func(t *testing.T) {
+			r := newRoleRig(t)
+			r.push(rigFan("join", 3))
+			r.start("join", StartRequest{})
+			msgs := r.disp.take(t)
+			if len(msgs) != 3 {
+				t.Fatalf("dispatched %d", len(msgs))
+			}
+			runner := &workRunner{}
+			for _, m := range msgs[:2] {
+				if _, err := r.work(m, rigRunners(runner)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if st := r.state("join", 1, 1); st.Step("r0").Status != model.StepRunning || st.Step("r1").Status != model.StepRunning {
+				t.Fatalf("applied before the join's last end: %s", rigStatus(st))
+			}
+			if lose {
+				r.runs.setCommit(func(store.Commit) error { return store.ErrConflict })
+			}
+			r.log.reset()
+			commits := r.runs.commits
+			if _, err := r.work(msgs[2], rigRunners(runner)); err != nil {
+				t.Fatal(err)
+			}
+			r.runs.setCommit(nil)
+			ends := []store.FinishedStep{{StepID: "r0", Attempt: 1}, {StepID: "r1", Attempt: 1}, {StepID: "r2", Attempt: 1}}
+			if lose {
+				r.log.wantTrace(t, []string{"FinishAttempt r2#1 wake"}, "FinishAttempt", "FinishDeferredAttempt", "RecordOutcome", "WakeEnd")
+				r.wantRun("join", 1, "IN_PROGRESS r0=RUNNING r1=RUNNING r2=RUNNING z=NOT_CREATED")
+				r.decide("join", 1, 1, ends...)
+				next := r.disp.take(t)
+				if len(next) != 1 || next[0].StepID != "z" {
+					t.Fatalf("after the decider: dispatched %+v, want z", next)
+				}
+				r.work(next[0], rigRunners(runner))
+				r.wantRun("join", 1, "SUCCEEDED r0=SUCCEEDED r1=SUCCEEDED r2=SUCCEEDED z=SUCCEEDED")
+				return
+			}
+			r.log.wantTrace(t, []string{"FinishAttempt r2#1 wake", "FinishDeferredAttempt z#1"},
+				"FinishAttempt", "FinishDeferredAttempt", "RecordOutcome", "WakeEnd")
+			r.wantRun("join", 1, "SUCCEEDED r0=SUCCEEDED r1=SUCCEEDED r2=SUCCEEDED z=SUCCEEDED")
+			if next := r.disp.take(t); len(next) != 0 {
+				t.Errorf("dispatched %+v: the join's worker runs z itself", next)
+			}
+			if ran := runner.ran(); fmt.Sprint(ran[len(ran)-1]) != "z#1" {
+				t.Errorf("ran %v", ran)
+			}
+			// The three ends' wakes reach the decider: nothing to apply.
+			after := r.runs.commits
+			r.decide("join", 1, 1, ends...)
+			if r.runs.commits != after || after-commits != 2 {
+				t.Errorf("commits: %d by the worker (its join and z's end), %d by the decider's wakes", after-commits, r.runs.commits-after)
+			}
+			if ids := r.inbox("join", 1, 1); len(ids) != 0 {
+				t.Errorf("inbox %v", ids)
+			}
+		})
+	}
+}
+
+// TestWorkerIndependentBranchesGoToTheDecider: a step whose successor
+// waits for no step in flight (one of two independent chains of a run) is
+// not decided by its worker while the other chain's step is in flight:
+// its end goes to the decider with its wake, as before joins were decided
+// inline (deciding each branch inline cost conflicts, see join).
+func TestWorkerIndependentBranchesGoToTheDecider(t *testing.T) {
+	r := newRoleRig(t)
+	r.push(workDef("branches", "", workStep("a1", "Titus", "", "a2"), workStep("a2", "Titus", ""),
+		workStep("b1", "Titus", "", "b2"), workStep("b2", "Titus", "")))
+	r.start("branches", StartRequest{})
+	msgs := r.disp.take(t)
+	if len(msgs) != 2 {
+		t.Fatalf("dispatched %d", len(msgs))
+	}
+	r.log.reset()
+	if _, err := r.work(msgs[0], rigRunners(&workRunner{})); err != nil {
+		t.Fatal(err)
+	}
+	first := msgs[0].StepID
+	r.log.wantTrace(t, []string{"FinishAttempt " + first + "#1 wake"}, "FinishAttempt", "FinishDeferredAttempt", "RecordOutcome", "WakeEnd")
+	if st := r.state("branches", 1, 1); st.Step(first).Status != model.StepRunning {
+		t.Errorf("decided inline beside the other branch: %s", rigStatus(st))
+	}
+	if next := r.disp.take(t); len(next) != 0 {
+		t.Errorf("dispatched %+v", next)
+	}
+}
+
 // TestWorkerInlineCommitFailure: when the inline round's commit fails
 // after the worker recorded the step's end on its attempt (without a
 // wake), the worker adds the wake (WakeEnd) so that the decider applies
@@ -354,21 +453,26 @@ func TestWorkerDeferredStartRunsUnclaimed(t *testing.T) {
 		if _, err := r.work(r.disp.take(t)[0], rigRunners(runner)); err != nil {
 			t.Fatal(err)
 		}
-		// a's commit started b and c: the worker ran one itself, which found
-		// the other in flight.
+		// a's commit started b and c: the worker ran both itself, side by
+		// side and unclaimed. Each found the other in flight and wrote its
+		// end with its wake; the one that found the other ended too
+		// applied both.
 		ran := runner.ran()
-		if len(ran) != 2 {
+		slices.Sort(ran)
+		if fmt.Sprint(ran) != "[a#1 b#1 c#1]" {
 			t.Fatalf("ran %v", ran)
 		}
-		inline := runner.calls[1].StepID
-		want := []string{"ClaimAttempt a#1", "FinishAttempt a#1", "FinishDeferredAttempt " + ran[1] + " wake"}
-		r.log.wantTrace(t, want, "ClaimAttempt", "FinishAttempt", "FinishDeferredAttempt")
-		other := r.disp.take(t)
-		if len(other) != 1 || other[0].StepID == inline {
+		ends := []string{}
+		for _, c := range r.log.ops("FinishDeferredAttempt") {
+			ends = append(ends, fmt.Sprint(c.ref.StepID, " wake=", c.wake))
+		}
+		slices.Sort(ends)
+		if fmt.Sprint(ends) != "[b wake=true c wake=true]" {
+			t.Errorf("deferred ends %v", ends)
+		}
+		if other := r.disp.take(t); len(other) != 0 {
 			t.Fatalf("dispatched %+v", other)
 		}
-		r.work(other[0], rigRunners(runner))
-		r.decide("forked", 1, 1, store.FinishedStep{StepID: "b", Attempt: 1}, store.FinishedStep{StepID: "c", Attempt: 1})
 		r.wantRun("forked", 1, "SUCCEEDED a=SUCCEEDED b=SUCCEEDED c=SUCCEEDED")
 	})
 }
