@@ -42,6 +42,8 @@ const (
 	DefaultHTTPChain  = 10
 	DefaultHTTPChains = 200
 	DefaultHTTPFan    = 250
+	// DefaultJoinWidth is the width of the Http join DAG's layers.
+	DefaultJoinWidth = 4
 	// DefaultForeach is the foreach workload's iterations, and
 	// DefaultForeachConcurrency its concurrency.
 	DefaultForeach            = 5000
@@ -70,6 +72,10 @@ type Config struct {
 	// default 200). HTTPFan is the width of the Http fan (default 250).
 	// Negative skips the workload.
 	HTTPChain, HTTPChains, HTTPFan int
+	// HTTPJoins is the layers of the Http join DAG ("httpjoins": layers of
+	// JoinWidth Http steps, every step waiting for every step of the layer
+	// before, default width 4); 0 (the default) skips it.
+	HTTPJoins, JoinWidth int
 	// Foreach is the iterations of the foreach workload (a NoOp body,
 	// ForeachConcurrency at once, default 500); 0 skips it. ForeachHTTP is
 	// the iterations of the foreachhttp workload (an Http body calling the
@@ -112,6 +118,7 @@ func (c *Config) defaults() {
 	c.HTTPChain = cmp.Or(c.HTTPChain, DefaultHTTPChain)
 	c.HTTPChains = cmp.Or(c.HTTPChains, DefaultHTTPChains)
 	c.HTTPFan = cmp.Or(c.HTTPFan, DefaultHTTPFan)
+	c.JoinWidth = positiveOr(c.JoinWidth, DefaultJoinWidth)
 	c.ForeachConcurrency = positiveOr(c.ForeachConcurrency, DefaultForeachConcurrency)
 	c.StreamInterval = positiveOr(c.StreamInterval, DefaultStreamInterval)
 	c.Timeout = positiveOr(c.Timeout, DefaultTimeout)
@@ -151,7 +158,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		workloads = append(workloads, fe)
 	}
-	if cfg.HTTPSteps > 0 || cfg.HTTPChain > 0 || cfg.HTTPFan > 0 || cfg.ForeachHTTP > 0 {
+	if cfg.HTTPSteps > 0 || cfg.HTTPChain > 0 || cfg.HTTPFan > 0 || cfg.ForeachHTTP > 0 || cfg.HTTPJoins > 0 {
 		// The server the Http steps call: on loopback, which the local
 		// stack's allow-list admits.
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -289,6 +296,13 @@ func httpWorkloads(cfg Config, url string) ([]*Workload, error) {
 	}
 	if cfg.ForeachHTTP > 0 {
 		w, err := ForeachHTTP(fmt.Sprintf("bench-foreachhttp-%d", cfg.ForeachHTTP), url, cfg.ForeachHTTP, cfg.ForeachConcurrency)
+		if err != nil {
+			return nil, err
+		}
+		ws = append(ws, w)
+	}
+	if cfg.HTTPJoins > 0 {
+		w, err := HTTPJoins(fmt.Sprintf("bench-httpjoins-%dx%d", cfg.HTTPJoins, cfg.JoinWidth), url, cfg.HTTPJoins, cfg.JoinWidth)
 		if err != nil {
 			return nil, err
 		}

@@ -105,6 +105,44 @@ func FanOut(workflowID string, width int) (*Workload, error) {
 	return newWorkload("fanout", workflowID, fmt.Sprintf("bench: %d-wide NoOp fan-out", width), steps, ups)
 }
 
+// HTTPJoins returns layers of width Http steps where every step of a
+// layer waits for every step of the layer before (width × width join
+// edges between layers): the fan-in DAG of the peer benchmark
+// (httpchain.py --dag-layers, --dag-width), each step calling url +
+// "<workflow id>/<instance id>/<step id>" (see CallLog).
+func HTTPJoins(workflowID, url string, layers, width int) (*Workload, error) {
+	if layers < 1 || width < 1 {
+		return nil, fmt.Errorf("bench: an Http join DAG needs layers and a width of at least 1, got %d and %d", layers, width)
+	}
+	id := func(l, w int) string { return fmt.Sprintf("j%d_%d", l, w) }
+	ups := map[string][]string{}
+	steps := make([]defWrapped, 0, layers*width)
+	params := httpParams(url)
+	for l := 1; l <= layers; l++ {
+		for w := 1; w <= width; w++ {
+			s := defStep{ID: id(l, w), Type: "Http", Params: params}
+			if l < layers {
+				next := make(map[string]string, width)
+				for v := 1; v <= width; v++ {
+					next[id(l+1, v)] = "true"
+				}
+				s.Transition = &defTransition{Successors: next}
+			}
+			if l > 1 {
+				for v := 1; v <= width; v++ {
+					ups[s.ID] = append(ups[s.ID], id(l-1, v))
+				}
+			}
+			steps = append(steps, defWrapped{Step: s})
+		}
+	}
+	w, err := newWorkload("httpjoins", workflowID, fmt.Sprintf("bench: %d layers of %d Http steps, every edge a join", layers, width), steps, ups)
+	if err == nil {
+		w.CallsServer = true
+	}
+	return w, err
+}
+
 // HTTPDAG returns width chains of depth Http steps side by side (width ×
 // depth steps), each step calling url + "<workflow id>/<instance id>/<step id>" (see
 // CallLog): steps that do work, on a worker, as most steps of real

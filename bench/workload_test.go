@@ -35,6 +35,23 @@ func TestFanOut(t *testing.T) {
 	require.Len(t, def.Workflow.Steps, 5)
 }
 
+func TestHTTPJoins(t *testing.T) {
+	w, err := HTTPJoins("bench-joins", "http://127.0.0.1:1/", 3, 2)
+	require.NoError(t, err)
+	assert.Equal(t, 6, w.Steps)
+	assert.True(t, w.CallsServer)
+	assert.Equal(t, map[string][]string{
+		"j2_1": {"j1_1", "j1_2"}, "j2_2": {"j1_1", "j1_2"}, "j3_1": {"j2_1", "j2_2"}, "j3_2": {"j2_1", "j2_2"},
+	}, w.Upstreams)
+	def, err := definition.NewChecker().Check(w.Definition, definition.JSON)
+	require.NoError(t, err, "the generated join DAG must be a valid definition")
+	require.Len(t, def.Workflow.Steps, 6)
+	_, err = HTTPJoins("j", "http://127.0.0.1:1/", 0, 4)
+	require.Error(t, err)
+	_, err = HTTPJoins("j", "http://127.0.0.1:1/", 5, 0)
+	require.Error(t, err)
+}
+
 func TestWorkloadsAtFullSizeAreValid(t *testing.T) {
 	chain, err := Chain("c", DefaultSteps)
 	require.NoError(t, err)

@@ -24,6 +24,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	httpChain := fs.Int("http-chain", bench.DefaultHTTPChain, "length of the Http chains (httpchain: -runs instances one after the other; httpchains: -http-chains at once); 0 skips both")
 	httpChains := fs.Int("http-chains", bench.DefaultHTTPChains, "Http chains run at once (httpchains); 0 skips it")
 	httpFan := fs.Int("http-fan", bench.DefaultHTTPFan, "width of the Http fan (httpfan); 0 skips it")
+	httpJoins := fs.Int("http-joins", 0, "layers of the Http join DAG (httpjoins: every step waits for every step of the layer before); 0 skips it")
+	joinWidth := fs.Int("join-width", bench.DefaultJoinWidth, "width of the Http join DAG's layers")
 	foreach := fs.Int("foreach", bench.DefaultForeach, "iterations of the foreach workload (a NoOp body; one instance); 0 skips it")
 	foreachConc := fs.Int("foreach-concurrency", bench.DefaultForeachConcurrency, "the foreach workloads' concurrency (at most 500)")
 	foreachHTTP := fs.Int("foreach-http", 0, "iterations of the foreachhttp workload (an Http body calling the loopback server; one instance); 0 skips it")
@@ -38,8 +40,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if fs.NArg() > 0 || *runs < 1 || *steps < 1 || *httpSteps < 0 || *httpChain < 0 || *httpChains < 0 || *httpFan < 0 || *foreach < 0 || *foreachHTTP < 0 || *foreachConc < 1 || *foreachConc > 500 || *workPollers < 0 || *streamEvery <= 0 || *timeout <= 0 {
-		fmt.Fprintln(stderr, "usage: maestro bench [-runs N>=1] [-steps N>=1] [-http-steps N>=0] [-http-chain N>=0] [-http-chains N>=0] [-http-fan N>=0] [-foreach N>=0] [-foreach-http N>=0] [-foreach-concurrency 1..500] [-stream-interval D>0] [-work-pollers N>=0] [-single-starts] [-timeout D>0] [-json] [-v] [-trace] [-cpuprofile FILE]")
+	if fs.NArg() > 0 || *runs < 1 || *steps < 1 || *httpSteps < 0 || *httpChain < 0 || *httpChains < 0 || *httpFan < 0 || *httpJoins < 0 || *joinWidth < 1 || *foreach < 0 || *foreachHTTP < 0 || *foreachConc < 1 || *foreachConc > 500 || *workPollers < 0 || *streamEvery <= 0 || *timeout <= 0 {
+		fmt.Fprintln(stderr, "usage: maestro bench [-runs N>=1] [-steps N>=1] [-http-steps N>=0] [-http-chain N>=0] [-http-chains N>=0] [-http-fan N>=0] [-http-joins N>=0] [-join-width N>=1] [-foreach N>=0] [-foreach-http N>=0] [-foreach-concurrency 1..500] [-stream-interval D>0] [-work-pollers N>=0] [-single-starts] [-timeout D>0] [-json] [-v] [-trace] [-cpuprofile FILE]")
 		return exitUsage
 	}
 	logger := slog.New(slog.DiscardHandler)
@@ -48,6 +50,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	cfg := bench.Config{Runs: *runs, Steps: *steps, HTTPSteps: *httpSteps, StreamInterval: *streamEvery, Timeout: *timeout, Logger: logger}
 	cfg.HTTPChain, cfg.HTTPChains, cfg.HTTPFan = *httpChain, *httpChains, *httpFan
+	cfg.HTTPJoins, cfg.JoinWidth = *httpJoins, *joinWidth
 	cfg.SingleStarts = *singleStarts
 	cfg.Foreach, cfg.ForeachConcurrency, cfg.ForeachHTTP = *foreach, *foreachConc, *foreachHTTP
 	cfg.WorkPollers = *workPollers

@@ -170,6 +170,8 @@ func TestBenchUsage(t *testing.T) {
 		{"no foreach concurrency", []string{"-foreach-concurrency", "0"}},
 		{"foreach concurrency over 500", []string{"-foreach-concurrency", "501"}},
 		{"negative work pollers", []string{"-work-pollers", "-1"}},
+		{"negative join layers", []string{"-http-joins", "-1"}},
+		{"no join width", []string{"-join-width", "0"}},
 		{"no stream interval", []string{"-stream-interval", "0s"}},
 		{"no timeout", []string{"-timeout", "0s"}},
 		{"not a duration", []string{"-timeout", "soon"}},
