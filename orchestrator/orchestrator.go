@@ -162,6 +162,7 @@ type (
 		runs    *Runs // time triggers and subworkflows start runs
 		signals *Signals
 		sweeper *Sweeper
+		ends    *endBoard // the ends this process is about to write
 	}
 	// Sweeper re-drives what is pending too long.
 	Sweeper struct {
@@ -214,7 +215,7 @@ func New(cfg Config) *Orchestrator {
 	sweeper := &Sweeper{o, rounds, signals}
 	return &Orchestrator{
 		Definitions: definitions, Runs: runs, Actions: actions, Gates: gates, Signals: signals, Rounds: rounds,
-		Worker:  &Worker{core: o, actions: actions, rounds: rounds, runs: runs, signals: signals, sweeper: sweeper},
+		Worker:  &Worker{core: o, actions: actions, rounds: rounds, runs: runs, signals: signals, sweeper: sweeper, ends: newEndBoard()},
 		Sweeper: sweeper,
 	}
 }

@@ -779,6 +779,32 @@ func (s *inlineSource) ready(ctx context.Context, r *round) error {
 	return nil
 }
 
+// lastToEnd reports whether no end of evs came later than finishedAt (unix
+// ms), the end of the step in hand. Every worker of a join that finds all
+// its inputs ended sees the same ends, so only those that ended last (in
+// the same millisecond) decide the join: when each decided, the losers'
+// commits failed on the run's version (the httpjoins bench lost 40% of
+// its write units that way). The last to end writes its end last but for
+// clock skew and write latency; should it have read its partners before
+// another's end landed (one not on this process's endBoard), nobody
+// decides here and the decider does, from the ends' wakes.
+func lastToEnd(finishedAt int64, evs []store.Event) bool {
+	for _, e := range evs {
+		ev, err := engine.UnmarshalEvent(e.Body)
+		if err != nil {
+			return false
+		}
+		f, ok := ev.(engine.StepFinished)
+		if !ok {
+			return false
+		}
+		if f.FinishedAt > finishedAt {
+			return false
+		}
+	}
+	return true
+}
+
 // joinPartners are the steps of others (in flight) whose ends a successor
 // of step waits for beside step's: a join's other inputs; all of them when
 // step has no successor (the run's end waits for them all).
@@ -846,8 +872,22 @@ func (s *inlineSource) join(ctx context.Context, r *round, partners []store.Fini
 	w := r.w
 	w.Finished = partners
 	evs, ended, err := r.o.workerEnds(ctx, w, &r.before, nil)
+	if err == nil && len(evs) < len(partners) && in.waitEnds != nil {
+		// A partner this process runs may be writing its end: once it
+		// has, read them again.
+		refs := make([]store.AttemptRef, len(partners))
+		for i, p := range partners {
+			refs[i] = store.AttemptRef{WorkflowID: w.WorkflowID, InstanceID: w.InstanceID, RunID: w.RunID, StepID: p.StepID, Attempt: p.Attempt}
+		}
+		if in.waitEnds(ctx, refs) {
+			evs, ended, err = r.o.workerEnds(ctx, w, &r.before, nil)
+		}
+	}
 	if err != nil || len(evs) < len(partners) {
 		return errors.Join(errContended, err)
+	}
+	if !lastToEnd(in.finishedAt, evs) {
+		return errContended
 	}
 	r.pending = append(r.pending, evs...)
 	r.ended = ended

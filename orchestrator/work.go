@@ -237,6 +237,9 @@ func (o *Worker) continueRun(ctx context.Context, m StepWork, runners map[model.
 		if n >= maxInlineSteps || m.Crowd >= crowdInline {
 			return o.handResult(ctx, m, token, res, ev, unclaimed)
 		}
+		// On the board until its end is written (the round's record) or
+		// the outcome handed on, whichever comes first.
+		ending := o.ends.begin(ref)
 		if unclaimed != nil && end == nil {
 			// An outcome other than a success the worker writes is
 			// recorded on a claimed item (RecordOutcome): claim it now.
@@ -246,17 +249,23 @@ func (o *Worker) continueRun(ctx context.Context, m StepWork, runners map[model.
 				// the item, start first (see deferred.go).
 				o.log.WarnContext(ctx, "cannot claim a step attempt run unclaimed; sending its outcome to the run's inbox",
 					"attempt", ref.String(), "error", err)
+				defer ending()
 				return o.putResult(ctx, m.StepRef, ev)
 			case !claimed:
+				ending()
 				return nil
 			}
 			unclaimed = nil
 		}
 		in := o.inlineRound(ctx, m, runners, token, ev, end, unclaimed, prev)
+		in.finishedAt, in.ending = res.FinishedAt, ending
+		in.waitEnds = o.ends.wait
 		after, more, err := o.rounds.processOnce(ctx, w, fullRound(), in, nil)
 		if err != nil {
+			defer ending()
 			return o.inlineFailed(ctx, m, in, token, res, ev, unclaimed, err)
 		}
+		ending()
 		unclaimed, prev = nil, after
 		if more {
 			// Rounds remain (a long decision): each is durable and carries
@@ -333,13 +342,23 @@ func (o *Worker) inlineRound(ctx context.Context, m StepWork, runners map[model.
 		// without a wake: the commit leaves the item alone. A worker that
 		// dies before its commit leaves the run to the sweeper, which reads
 		// the end.
-		in.record = func() error { return o.writeEnd(ctx, ref, token, unclaimed, *end, false) }
-		in.wake = func() error { return o.writeEnd(ctx, ref, token, unclaimed, *end, true) }
+		in.record = func() error { return in.written(o.writeEnd(ctx, ref, token, unclaimed, *end, false)) }
+		in.wake = func() error { return in.written(o.writeEnd(ctx, ref, token, unclaimed, *end, true)) }
 		in.ended = &store.FinishedAttempt{Ref: ref, WorkerEntries: len(end.Timeline), Attempt: store.Attempt{
 			StepID: m.StepID, Attempt: m.Attempt, Status: end.Status, Body: end.Body,
 			Timeline: append(slices.Clip(workerStart(m).Timeline), end.Timeline...)}}
 	}
 	return in
+}
+
+// written takes the attempt off the endBoard once its end write returned
+// err (a failed write is handed on by the round's caller, as an outcome
+// the round did not apply).
+func (in *inlineRound) written(err error) error {
+	if in.ending != nil {
+		in.ending()
+	}
+	return err
 }
 
 // inlineFailed follows an inline round that did not commit (err): an end
@@ -487,6 +506,14 @@ type inlineRound struct {
 	// and applies them all (inlineSource.join); woken says it was written.
 	wake  func() error
 	woken bool
+	// finishedAt is when the step's run ended (unix ms): of a join's
+	// inputs that all ended, the last to end decides (inlineSource.join).
+	finishedAt int64
+	// ending takes the attempt off the worker's endBoard once its end is
+	// written; waitEnds waits for partners' ends this process is about
+	// to write (endBoard.wait). Either may be nil.
+	ending   func()
+	waitEnds func(context.Context, []store.AttemptRef) bool
 	// ended is the end record writes, when it writes the attempt's end
 	// (store.FinishAttempt): the commit leaves the item alone if it is
 	// what the decision writes.
