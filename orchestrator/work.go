@@ -189,8 +189,8 @@ func (o *Worker) claimAndRun(ctx context.Context, m StepWork, runners map[model.
 // store.FinishAttempt, or store.RecordOutcome) and applies it itself, in one
 // conditional commit, and runs the steps that decision started in this
 // invocation (see continueRun; unclaimed, when a start was deferred to
-// this worker; else claimed in the commit): a chain of steps goes on without a trip through
-// the stream and the decision queue. A step that ends beside others in
+// this worker; else claimed in the commit): a chain of steps goes on
+// without a trip through the stream and the decision queue. A step that ends beside others in
 // flight is applied here only when it is the last of a join's inputs to end
 // (inlineSource.join: with them all). Otherwise, or when the commit loses a
 // race, the outcome goes to the decider (handResult), which applies it
@@ -488,7 +488,7 @@ type inlineRound struct {
 	// chosen are the steps pick took from the decisions; picks are
 	// those the commit as last built (inlineSource.shape) starts: the
 	// worker runs the first on its own loop and each other one in a
-	// goroutine (runAndContinue); crowd is how many other steps the
+	// goroutine (continueRun); crowd is how many other steps the
 	// decision started beside each.
 	chosen []engine.RunStep
 	picks  []pickedStep
@@ -502,7 +502,7 @@ type inlineRound struct {
 	recorded bool
 	// wake writes the attempt's end with its wake (a worker end only):
 	// the outcome of a step that ends beside others in flight goes to the
-	// decider that way, unless its worker finds every other one ended too
+	// decider that way, unless its worker finds every partner ended too
 	// and applies them all (inlineSource.join); woken says it was written.
 	wake  func() error
 	woken bool
