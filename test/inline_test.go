@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -156,5 +157,79 @@ func TestHttpChainContinuesInline(t *testing.T) {
 	}
 	if d := got("decision"); d != 0 {
 		t.Errorf("%d decision-queue messages for the run, want none (every outcome applied inline)", d)
+	}
+}
+
+// TestHttpJoinDecidedByItsLastInput: in layers of Http steps whose every
+// edge is a join, the worker of a layer's last step to end finds the
+// others' ends on their attempts, applies them all and runs the next
+// layer's steps itself, side by side: only the first layer's work messages
+// are sent, and each step is called once. The layers' steps answer after
+// 0, 100 and 3,000 ms, so that the last to end is plain and the decider
+// has applied the earlier ends (from their wakes) well before it.
+func TestHttpJoinDecidedByItsLastInput(t *testing.T) {
+	t.Parallel()
+	const wf, layers, width = "inline-joins", 3, 3
+	delays := [width]time.Duration{0, 100 * time.Millisecond, 3 * time.Second}
+	var mu sync.Mutex
+	calls := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls[r.URL.Path]++
+		mu.Unlock()
+		var col int
+		fmt.Sscanf(r.URL.Path[strings.LastIndex(r.URL.Path, "_")+1:], "%d", &col)
+		time.Sleep(delays[col-1])
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"ok": true}`)
+	}))
+	defer srv.Close()
+	var work atomic.Int64
+	s := startSystem(t, stack.Options{Hooks: stack.Hooks{
+		Worker: func(h localstack.SQSHandler) localstack.SQSHandler {
+			return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+				for _, m := range ev.Records {
+					if strings.Contains(m.Body, `"workflow_id":"`+wf+`"`) && strings.Contains(m.Body, `"kind":"run_step"`) {
+						work.Add(1)
+					}
+				}
+				return h(ctx, ev)
+			}
+		},
+	}})
+	id := func(l, c int) string { return fmt.Sprintf("j%d_%d", l, c) }
+	var steps []string
+	for l := 1; l <= layers; l++ {
+		for c := 1; c <= width; c++ {
+			next := ""
+			if l < layers {
+				var succ []string
+				for d := 1; d <= width; d++ {
+					succ = append(succ, fmt.Sprintf("%q:\"true\"", id(l+1, d)))
+				}
+				next = `,"transition":{"successors":{` + strings.Join(succ, ",") + `}}`
+			}
+			steps = append(steps, fmt.Sprintf(`{"step":{"id":%q,"type":"Http","retry_policy":{"error_retry_limit":0,"platform_retry_limit":0},
+			  "params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":"%s/%s"},"method":{"type":"STRING","value":"GET"}}}}%s}}`,
+				id(l, c), srv.URL, id(l, c), next))
+		}
+	}
+	s.push([]byte(fmt.Sprintf(`{"properties":{"owner":"inline"},"workflow":{"id":%q,"steps":[%s]}}`, wf, strings.Join(steps, ","))))
+	r := s.start(wf, "")
+	if v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second); v.Status != "SUCCEEDED" {
+		t.Fatalf("%s %v", v.Status, v.StepStatuses)
+	}
+	s.idle(t)
+	mu.Lock()
+	defer mu.Unlock()
+	for l := 1; l <= layers; l++ {
+		for c := 1; c <= width; c++ {
+			if n := calls["/"+id(l, c)]; n != 1 {
+				t.Errorf("step %s called %d times, want once", id(l, c), n)
+			}
+		}
+	}
+	if n := work.Load(); n != width {
+		t.Errorf("%d run_step work messages, want %d (the first layer's; each join's last worker ran the next layer)", n, width)
 	}
 }
