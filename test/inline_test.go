@@ -20,6 +20,21 @@ import (
 	"github.com/maestro-serverless/maestro/localstack/stack"
 )
 
+// countingJSON answers {"ok": true}, after delay(path) when delay is set,
+// and counts the requests by path in calls, under mu.
+func countingJSON(mu *sync.Mutex, calls map[string]int, delay func(path string) time.Duration) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls[r.URL.Path]++
+		mu.Unlock()
+		if delay != nil {
+			time.Sleep(delay(r.URL.Path))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"ok": true}`)
+	}
+}
+
 // TestHttpChainContinuesInline: in a chain of Http steps, the worker that
 // runs a step applies its outcome itself and runs the next step in the same
 // invocation — no step's outcome goes through the decision queue, and only
@@ -32,13 +47,7 @@ func TestHttpChainContinuesInline(t *testing.T) {
 	const wf, n = "inline-chain", 6
 	var mu sync.Mutex
 	calls := map[string]int{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		calls[r.URL.Path]++
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"ok": true}`)
-	}))
+	srv := httptest.NewServer(countingJSON(&mu, calls, nil))
 	defer srv.Close()
 
 	var seen sync.Map // queue -> *int of messages of wf
@@ -173,15 +182,10 @@ func TestHttpJoinDecidedByItsLastInput(t *testing.T) {
 	delays := [width]time.Duration{0, 100 * time.Millisecond, 3 * time.Second}
 	var mu sync.Mutex
 	calls := map[string]int{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		calls[r.URL.Path]++
-		mu.Unlock()
+	srv := httptest.NewServer(countingJSON(&mu, calls, func(path string) time.Duration {
 		var col int
-		fmt.Sscanf(r.URL.Path[strings.LastIndex(r.URL.Path, "_")+1:], "%d", &col)
-		time.Sleep(delays[col-1])
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"ok": true}`)
+		fmt.Sscanf(path[strings.LastIndex(path, "_")+1:], "%d", &col)
+		return delays[col-1]
 	}))
 	defer srv.Close()
 	var work atomic.Int64
