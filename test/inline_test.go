@@ -20,15 +20,16 @@ import (
 	"github.com/maestro-serverless/maestro/localstack/stack"
 )
 
-// countingJSON answers {"ok": true}, after delay(path) when delay is set,
-// and counts the requests by path in calls, under mu.
-func countingJSON(mu *sync.Mutex, calls map[string]int, delay func(path string) time.Duration) http.HandlerFunc {
+// countingJSON answers {"ok": true} and counts the requests by path in
+// calls, under mu. When hold is set, a request is answered once
+// hold(path) returned, and the func it returned is called after.
+func countingJSON(mu *sync.Mutex, calls map[string]int, hold func(path string) (answered func())) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		calls[r.URL.Path]++
 		mu.Unlock()
-		if delay != nil {
-			time.Sleep(delay(r.URL.Path))
+		if hold != nil {
+			defer hold(r.URL.Path)()
 		}
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"ok": true}`)
@@ -176,17 +177,33 @@ func TestHttpChainContinuesInline(t *testing.T) {
 // are sent, and each step is called once. The stream is polled once, at
 // the stack's start, so no end reaches the decider through it: the run
 // ends only if every join is decided by a worker. A layer's steps answer
-// after 0, 50 and 100 ms, so the last to end is plain.
+// one after the other, so the last to end is plain.
 func TestHttpJoinDecidedByItsLastInput(t *testing.T) {
 	t.Parallel()
 	const wf, layers, width = "inline-joins", 3, 3
-	delays := [width]time.Duration{0, 50 * time.Millisecond, 100 * time.Millisecond}
+	// answered[l][c] is closed once step j<l>_<c+1> was answered: a
+	// layer's step c+1 answers only after step c did.
+	var answered [layers + 1][width]chan struct{}
+	for l := range answered {
+		for c := range answered[l] {
+			answered[l][c] = make(chan struct{})
+		}
+	}
 	var mu sync.Mutex
 	calls := map[string]int{}
-	srv := httptest.NewServer(countingJSON(&mu, calls, func(path string) time.Duration {
-		var col int
-		fmt.Sscanf(path[strings.LastIndex(path, "_")+1:], "%d", &col)
-		return delays[col-1]
+	srv := httptest.NewServer(countingJSON(&mu, calls, func(path string) func() {
+		var l, c int
+		if _, err := fmt.Sscanf(path, "/j%d_%d", &l, &c); err != nil || l < 1 || l > layers || c < 1 || c > width {
+			return func() {}
+		}
+		if c > 1 {
+			select {
+			case <-answered[l][c-2]:
+			case <-time.After(30 * time.Second): // a deadline, not a pace: the run then fails
+			}
+		}
+		var once sync.Once
+		return func() { once.Do(func() { close(answered[l][c-1]) }) }
 	}))
 	defer srv.Close()
 	var work atomic.Int64
