@@ -102,6 +102,9 @@ type LoopState struct {
 	// PendingInner is how the one pending iteration restarts when it is
 	// restarted by itself inside it (LoopRedo.Inner).
 	PendingInner *InnerRestart `json:"pending_inner,omitempty"`
+	// Items, on a loop fed by items_from, is where its items come from and
+	// how far they have been read.
+	Items *LoopItems `json:"items,omitempty"`
 }
 
 // MaxFailedKept bounds LoopState.Failed.
@@ -174,6 +177,7 @@ func (l *LoopState) clone() *LoopState {
 	c.Rollup = l.Rollup.clone()
 	c.Failed = slices.Clone(l.Failed)
 	c.Pending = slices.Clone(l.Pending)
+	c.Items = l.Items.clone()
 	if l.Counts != nil {
 		c.Counts = make(map[model.WorkflowStatus]int64, len(l.Counts))
 		for k, v := range l.Counts {
@@ -483,14 +487,17 @@ func (d *decider) startLoop(i int) {
 		d.fail(i, model.StepFatallyFailed, fmt.Sprintf("foreach: nesting deeper than the limit of %d levels", model.WorkflowDepthLimit))
 		return
 	}
-	names, arrays, total, err := d.loopArrays(i)
+	src, err := d.startSource(i)
 	if err != nil {
-		d.fail(i, model.StepFatallyFailed, "foreach: "+err.Error())
+		if d.loadErr == nil {
+			d.fail(i, model.StepFatallyFailed, "foreach: "+err.Error())
+		}
 		return
 	}
+	total := src.total
 	if total == 0 {
 		s.Loop = &LoopState{Counts: map[model.WorkflowStatus]int64{}}
-		d.succeed(i, "foreach: no iterations (a loop param is empty)")
+		d.succeed(i, "foreach: no iterations ("+src.none()+")")
 		return
 	}
 	if k := bodyLeaves(d.g.nodes[i].step.Steps); k > 0 && total > model.TotalLeafStepCountLimit/k {
@@ -510,6 +517,11 @@ func (d *decider) startLoop(i int) {
 			Pending:       slices.Clone(r.Indices),
 			PendingPolicy: r.Policy,
 			PendingInner:  r.Inner,
+			Items:         src.items,
+		}
+		if src.items != nil && len(r.Indices) > 0 {
+			at := src.items.Object.First
+			src.items.PendingAt = &at
 		}
 		if r.Kept != nil {
 			s.Loop.Counts = maps.Clone(r.Kept)
@@ -522,7 +534,7 @@ func (d *decider) startLoop(i int) {
 			}
 		}
 		s.Redo = nil
-		d.launchIterations(i, names, arrays)
+		d.launchIterations(i, src)
 		if len(s.Loop.Running) == 0 && len(s.Loop.Pending) == 0 && s.Loop.Next == s.Loop.Total {
 			d.endLoop(i)
 		}
@@ -534,12 +546,20 @@ func (d *decider) startLoop(i int) {
 		Total:       total,
 		Concurrency: d.loopConcurrency(i),
 		Counts:      map[model.WorkflowStatus]int64{},
+		Items:       src.items,
+	}
+	first, err := src.firstParams(d, i)
+	if err != nil {
+		if d.loadErr == nil {
+			d.fail(i, model.StepFatallyFailed, "foreach: "+err.Error())
+		}
+		return
 	}
 	d.out.Commands = append(d.out.Commands, CreateLoop{
 		StepID: s.StepID, Attempt: s.Attempt, WorkflowID: s.Loop.WorkflowID,
-		Params: d.iterationParams(i, names, arrays, 0),
+		Params: first,
 	})
-	d.launchIterations(i, names, arrays)
+	d.launchIterations(i, src)
 }
 
 // iterationStarts is what starting one iteration counts against a
@@ -574,48 +594,64 @@ func (d *decider) overBudget(cost int) bool {
 
 // launchIterations starts iterations of foreach step i while it has room
 // (its concurrency) and the decision has budget (WithMaxStarts: each
-// iteration counts as iterationCost starts). A loop cut short by the
-// budget goes on in the Continue decision the run asks for.
-func (d *decider) launchIterations(i int, names []string, arrays []any) {
+// iteration counts as iterationCost starts): a restart's pending ones first,
+// then the next ones. A loop cut short by the budget goes on in the Continue
+// decision the run asks for. src is the loop's source when the caller has
+// it (nil: found again).
+func (d *decider) launchIterations(i int, src *loopSource) {
 	s := &d.st.Steps[i]
 	l := s.Loop
-	if l.Stopping {
+	if l.Stopping || (l.Next >= l.Total && len(l.Pending) == 0) {
 		return
 	}
-	if names == nil && (l.Next < l.Total || len(l.Pending) > 0) {
+	if src == nil {
 		var err error
-		if names, arrays, _, err = d.loopArrays(i); err != nil {
-			d.fail(i, model.StepFatallyFailed, "foreach: "+err.Error())
+		if src, err = d.loopSourceOf(i); err != nil {
+			if d.loadErr == nil {
+				d.fail(i, model.StepFatallyFailed, "foreach: "+err.Error())
+			}
 			return
 		}
 	}
-	parent := d.childParent(i)
 	cost := d.iterationCost(i)
-	for (l.Next < l.Total || len(l.Pending) > 0) && int64(len(l.Running)) < l.Concurrency {
+	var again, fresh []int64
+	for (l.Next+int64(len(fresh)) < l.Total || len(again) < len(l.Pending)) &&
+		int64(len(l.Running)+len(again)+len(fresh)) < l.Concurrency {
 		if d.overBudget(cost) {
 			d.out.Continue = true
-			return
+			break
 		}
 		d.starts += cost
-		again := len(l.Pending) > 0
-		var idx int64
-		if again {
-			idx, l.Pending = l.Pending[0], l.Pending[1:]
-			if len(l.Pending) == 0 {
-				l.Pending = nil
-			}
+		if len(again) < len(l.Pending) {
+			again = append(again, l.Pending[len(again)])
 		} else {
-			idx = l.Next
-			l.Next++
+			fresh = append(fresh, l.Next+int64(len(fresh)))
 		}
-		k, _ := slices.BinarySearch(l.Running, idx)
-		l.Running = slices.Insert(l.Running, k, idx)
+	}
+	if len(again)+len(fresh) == 0 {
+		return
+	}
+	params, err := src.params(d, i, l, again, fresh)
+	if err != nil {
+		if d.loadErr == nil {
+			d.fail(i, model.StepFatallyFailed, "foreach: "+err.Error())
+		}
+		return
+	}
+	l.Pending = l.Pending[len(again):]
+	if len(l.Pending) == 0 {
+		l.Pending = nil
+	}
+	l.Next += int64(len(fresh))
+	parent := d.childParent(i)
+	for k, idx := range append(again, fresh...) {
+		at, _ := slices.BinarySearch(l.Running, idx)
+		l.Running = slices.Insert(l.Running, at, idx)
 		p := parent
 		p.Index = idx
-		params := d.iterationParams(i, names, arrays, idx)
-		if again {
+		if k < len(again) {
 			rc := RestartChild{
-				StepID: s.StepID, Attempt: s.Attempt, WorkflowID: l.WorkflowID, Index: idx, Params: params, Parent: p,
+				StepID: s.StepID, Attempt: s.Attempt, WorkflowID: l.WorkflowID, Index: idx, Params: params[k], Parent: p,
 				Policy: l.PendingPolicy,
 			}
 			if l.PendingInner != nil {
@@ -625,7 +661,7 @@ func (d *decider) launchIterations(i int, names []string, arrays []any) {
 			continue
 		}
 		d.out.Commands = append(d.out.Commands, StartChild{
-			StepID: s.StepID, Attempt: s.Attempt, WorkflowID: l.WorkflowID, Index: idx, Params: params, Parent: p,
+			StepID: s.StepID, Attempt: s.Attempt, WorkflowID: l.WorkflowID, Index: idx, Params: params[k], Parent: p,
 		})
 	}
 }
@@ -664,7 +700,7 @@ func (d *decider) resumeLoops() {
 				d.nextWhile(i)
 			}
 		case s.Loop.Next < s.Loop.Total || len(s.Loop.Pending) > 0:
-			d.launchIterations(i, nil, nil)
+			d.launchIterations(i, nil)
 		}
 	}
 }
@@ -721,7 +757,7 @@ func (d *decider) childEnded(e ChildEnded) error {
 		}
 	}
 	if !l.Stopping {
-		d.launchIterations(i, nil, nil)
+		d.launchIterations(i, nil)
 	}
 	if len(l.Running) == 0 && (l.Stopping || (l.Next == l.Total && len(l.Pending) == 0)) {
 		d.endLoop(i)

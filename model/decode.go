@@ -983,6 +983,8 @@ func (d *decoder) kindField(s *Step, m member, p loc) bool {
 			s.Concurrency = d.int64Ptr(m.val, p)
 		case "strict_ordering":
 			s.StrictOrdering = d.boolPtr(m.val, p)
+		case "items_from":
+			s.ItemsFrom = d.itemsFrom(m.val, p)
 		case "steps":
 			s.Steps = d.steps(m.val, p)
 		default:
@@ -1001,6 +1003,43 @@ func (d *decoder) kindField(s *Step, m member, p loc) bool {
 		return false
 	}
 	return true
+}
+
+// itemsFrom decodes a foreach step's items_from object. It is this
+// project's, not Maestro's: an unknown key is an error, not kept.
+func (d *decoder) itemsFrom(n *node, p loc) *ItemsFrom {
+	if isNull(n) || !d.object(n, p) {
+		return nil
+	}
+	f := &ItemsFrom{}
+	for _, m := range n.members {
+		mp := p.key(m.key)
+		switch m.key {
+		case "s3_uri":
+			f.S3URI = d.str(m.val, mp)
+		case "format":
+			f.Format = d.str(m.val, mp)
+		case "fields":
+			if isNull(m.val) || !d.object(m.val, mp) {
+				continue
+			}
+			f.Fields = make(map[string]ParamType, len(m.val.members))
+			for _, fm := range m.val.members {
+				t, ok := ParseParamType(d.str(fm.val, mp.key(fm.key)))
+				if !ok {
+					d.failf(mp.key(fm.key), "unknown param type %q", fm.val.s)
+					continue
+				}
+				if _, dup := f.Fields[fm.key]; !dup {
+					f.FieldOrder = append(f.FieldOrder, fm.key)
+				}
+				f.Fields[fm.key] = t
+			}
+		default:
+			d.failf(mp, "unknown field %q of items_from (want s3_uri, format or fields)", m.key)
+		}
+	}
+	return f
 }
 
 // transition decodes {"successors": {id: condition}, "predecessors": [...]}.

@@ -642,6 +642,10 @@ func (w *jsonWriter) step(s *Step) {
 	case KindForeach:
 		w.intField("concurrency", s.Concurrency)
 		w.boolField("strict_ordering", s.StrictOrdering)
+		if s.ItemsFrom != nil {
+			w.key("items_from")
+			w.itemsFrom(s.ItemsFrom)
+		}
 	case KindWhile:
 		w.strField("condition", s.Condition)
 	}
@@ -664,6 +668,22 @@ func (w *jsonWriter) step(s *Step) {
 	}
 	w.extras(s.Extra)
 	w.close('}')
+	w.close('}')
+}
+
+// itemsFrom writes a foreach step's items_from object.
+func (w *jsonWriter) itemsFrom(f *ItemsFrom) {
+	w.open('{')
+	w.strField("s3_uri", f.S3URI)
+	w.strField("format", f.Format)
+	if len(f.FieldOrder) > 0 {
+		w.key("fields")
+		w.open('{')
+		for _, k := range f.FieldOrder {
+			w.strField(k, string(f.Fields[k]))
+		}
+		w.close('}')
+	}
 	w.close('}')
 }
 

@@ -397,6 +397,51 @@ func (v *validator) step(s *Step, p loc, ctx stepCtx) {
 	}
 }
 
+// itemsFrom checks a foreach step's items_from and returns the loop params
+// its declared fields give the body.
+func (v *validator) itemsFrom(f *ItemsFrom, p loc, ctx stepCtx) map[string]ParamType {
+	if f.S3URI == "" {
+		v.fail(p.key("s3_uri"), "required: the s3://bucket/key of the object whose items are the iterations")
+	} else if _, _, err := ParseS3URI(f.S3URI); err != nil {
+		v.failf(p.key("s3_uri"), "%v", err)
+	}
+	format := f.ItemsFormat(f.S3URI)
+	switch {
+	case f.Format != "" && format != ItemsJSONL && format != ItemsCSV && format != ItemsJSON:
+		v.failf(p.key("format"), "unknown format %q (want jsonl, csv or json)", f.Format)
+	case format == "" && f.S3URI != "":
+		v.fail(p.key("format"), "required (jsonl, csv or json) when the key does not end in .jsonl, .ndjson, .csv or .json")
+	}
+	entries := make(map[string]ParamType, len(f.Fields))
+	for _, name := range f.FieldOrder {
+		fp := p.key("fields").key(name)
+		t := f.Fields[name]
+		v.paramName(name, fp)
+		if ReservedItemField(name) {
+			v.failf(fp, "%q is a name the loop gives each iteration itself; an item field may not take it", name)
+		}
+		if outer, dup := ctx.loopNames[name]; dup {
+			v.failf(fp, "loop param %q is already defined by an enclosing loop at %s", name, outer.get())
+		}
+		if format == ItemsCSV && t != TypeString {
+			v.failf(fp, "a CSV item's fields are STRING, got %q", t)
+		}
+		entries[name] = t
+	}
+	return entries
+}
+
+// ReservedItemField reports whether an items_from item's field may not be
+// named name: the loop or the runtime gives every iteration that param.
+func ReservedItemField(name string) bool {
+	switch name {
+	case "loop_index", "loop_params", "workflow_id", "workflow_instance_id", "step_id", "step_attempt_id",
+		"step_instance_uuid", "RUN_POLICY", "INITIATOR_TYPE":
+		return true
+	}
+	return false
+}
+
 // requiredStringParam checks that param name exists (when required) and is a STRING.
 func (v *validator) requiredStringParam(ps *Params, name string, p loc, required bool) {
 	def := ps.Defs[name]
@@ -418,6 +463,11 @@ func (v *validator) loop(s *Step, p loc, ctx stepCtx, sc Scope) {
 	entries := map[string]ParamType{}
 	lp := s.Params.Defs["loop_params"]
 	switch {
+	case foreach && s.ItemsFrom != nil:
+		if lp != nil {
+			v.fail(lpPath, "a foreach step takes its iterations from loop_params or from items_from, not both")
+		}
+		entries = v.itemsFrom(s.ItemsFrom, p.key("items_from"), ctx)
 	case lp == nil:
 		v.fail(lpPath, "required")
 	case lp.Type != TypeMap:

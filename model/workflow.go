@@ -188,6 +188,9 @@ type Step struct {
 	// KindForeach
 	Concurrency    *int64
 	StrictOrdering *bool
+	// ItemsFrom, on a foreach step, gives its iterations from an S3 object
+	// instead of its loop_params.
+	ItemsFrom *ItemsFrom
 
 	// KindWhile
 	Condition string
