@@ -81,6 +81,10 @@ type Config struct {
 	// the iterations of the foreachhttp workload (an Http body calling the
 	// loopback server, ForeachConcurrency at once); 0 (the default) skips it.
 	Foreach, ForeachConcurrency, ForeachHTTP int
+	// ForeachItems is the iterations of the foreachitems workload: a NoOp
+	// body, ForeachConcurrency at once, fed by a JSONL object of that many
+	// items in the stack's bucket (items_from); 0 (the default) skips it.
+	ForeachItems int
 	// StreamInterval is the DynamoDB stream poll period (Lambda's is 250 ms).
 	StreamInterval time.Duration
 	// Timeout bounds each instance, from its start request to its end.
@@ -157,6 +161,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		workloads = append(workloads, fe)
+	}
+	if cfg.ForeachItems > 0 {
+		fi, err := ForeachItems(fmt.Sprintf("bench-foreachitems-%d", cfg.ForeachItems), cfg.ForeachItems, cfg.ForeachConcurrency)
+		if err != nil {
+			return nil, err
+		}
+		workloads = append(workloads, fi)
 	}
 	if cfg.HTTPSteps > 0 || cfg.HTTPChain > 0 || cfg.HTTPFan > 0 || cfg.ForeachHTTP > 0 || cfg.HTTPJoins > 0 {
 		// The server the Http steps call: on loopback, which the local
@@ -243,7 +254,13 @@ func runOnStack(ctx context.Context, cfg Config, w *Workload, m meters, rep *Rep
 	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 0, 512
 	defer tr.CloseIdleConnections()
 	c := &client{base: st.URL, http: &http.Client{Transport: tr}}
-	version, err := c.push(ctx, w.Definition)
+	def := w.Definition
+	if w.Items > 0 {
+		if def, err = putItems(ctx, st, w); err != nil {
+			return nil, err
+		}
+	}
+	version, err := c.push(ctx, def)
 	if err != nil {
 		return nil, fmt.Errorf("bench: push the %s definition: %w", w.Name, err)
 	}

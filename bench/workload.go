@@ -28,6 +28,12 @@ type Workload struct {
 	// Iterations, when > 0, is the foreach iterations of one instance: the
 	// unit its throughput and cost are counted in instead of steps.
 	Iterations int
+	// Items, when > 0, is the items of the JSONL object the workload's
+	// foreach reads (items_from): put into the stack's bucket at ItemsKey
+	// before the definition is pushed, with ItemsBucket in the definition
+	// replaced by the bucket's name.
+	Items    int
+	ItemsKey string
 }
 
 // defStep, defTransition, defWorkflow and defDocument are the subset of

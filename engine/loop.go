@@ -860,6 +860,10 @@ type LoopSummary struct {
 	RunningIterations []int64 `json:"running_iterations,omitempty"`
 	// Rollup counts the leaf steps of the ended iterations by status.
 	Rollup *Rollup `json:"rollup,omitempty"`
+	// ItemsFrom is the S3 object a foreach step's items come from, and
+	// ItemsRead how far into it (bytes) its launches have read.
+	ItemsFrom string `json:"items_from,omitempty"`
+	ItemsRead int64  `json:"items_read_bytes,omitempty"`
 }
 
 // Summary returns the view of a loop, nil for nil.
@@ -868,6 +872,9 @@ func (l *LoopState) Summary() *LoopSummary {
 		return nil
 	}
 	out := &LoopSummary{WorkflowID: l.WorkflowID, Total: l.Total, Launched: l.Next, Running: int64(len(l.Running)), Rollup: l.Rollup.clone()}
+	if it := l.Items; it != nil {
+		out.ItemsFrom, out.ItemsRead = it.Source.URI, it.At.Offset
+	}
 	if l.While {
 		out.WorkflowID, out.WhileID = "", l.WorkflowID
 		out.Total, out.LoopParams = l.Next, l.Vars.Clone()

@@ -166,7 +166,19 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	dispatch := func(fn *Function) {
 		fn.Role.AddToPrincipalPolicy(allow([]string{"sqs:SendMessage"}, q.Work.QueueArn()))
 	}
-	apiEnv := merged(map[string]string{wiring.EnvTable: tableName}, dispatchEnv)
+	// Foreach steps with items_from read their items from the signals
+	// bucket and the attached buckets, and from no other (the functions
+	// refuse any other bucket too): the three functions that decide runs
+	// (api, decider, worker) read them.
+	itemsEnv := map[string]string{wiring.EnvItemsBuckets: strings.Join(append([]string{*st.Bucket.BucketName()}, s.AttachBuckets...), ",")}
+	readItems := func(fn *Function) {
+		objects := []*string{st.Bucket.ArnForObjects(jsii.String("*"))}
+		for _, b := range s.AttachBuckets {
+			objects = append(objects, jsii.String("arn:"+*awscdk.Aws_PARTITION()+":s3:::"+b+"/*"))
+		}
+		fn.Role.AddToPrincipalPolicy(allow([]string{"s3:GetObject"}, objects...))
+	}
+	apiEnv := merged(merged(map[string]string{wiring.EnvTable: tableName}, dispatchEnv), itemsEnv)
 	if len(s.ECS.Images) > 0 {
 		// The API refuses definitions whose literal images are off the list.
 		apiEnv[wiring.EnvECSImages] = strings.Join(s.ECS.Images, ",")
@@ -174,6 +186,7 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	api := newFunction(scope, s, HandlerAPI, "ApiFunction", "Maestro REST API (API Gateway proxy integration)", apiEnv)
 	api.Role.AddToPrincipalPolicy(allow(apiActions(), st.Table.TableArn()))
 	dispatch(api)
+	readItems(api)
 	fns[HandlerAPI] = api
 
 	router := newFunction(scope, s, HandlerRouter, "RouterFunction", "Maestro stream router: table stream to queues, EventBridge Scheduler and the events topic",
@@ -228,19 +241,20 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	fns[HandlerRouter] = router
 
 	decider := newFunction(scope, s, HandlerDecider, "DeciderFunction", "Maestro decider: FIFO decision queue to the engine",
-		merged(map[string]string{wiring.EnvTable: tableName}, dispatchEnv))
+		merged(merged(map[string]string{wiring.EnvTable: tableName}, dispatchEnv), itemsEnv))
 	decider.Role.AddToPrincipalPolicy(allow(deciderActions(), st.Table.TableArn()))
 	dispatch(decider)
+	readItems(decider)
 	decider.Role.AddToPrincipalPolicy(allow(queueConsumerActions(), q.Decision.QueueArn()))
 	decider.Function.AddEventSourceMapping(jsii.String("DecisionQueue"), queueSource(s, HandlerDecider, q.Decision))
 	fns[HandlerDecider] = decider
 
 	worker := newFunction(scope, s, HandlerWorker, "WorkerFunction", "Maestro step worker: work queue to step runners and timers",
-		workerEnv(tableName, *q.Work.QueueUrl(), s.Props, map[string]string{
+		workerEnv(tableName, *q.Work.QueueUrl(), s.Props, merged(map[string]string{
 			wiring.EnvWorkQueueARN:     *q.Work.QueueArn(),
 			wiring.EnvScheduleGroup:    *st.SchedulerGroup.Ref(),
 			wiring.EnvSchedulerRoleARN: *st.SchedulerRole.RoleArn(),
-		}))
+		}, itemsEnv)))
 	worker.Role.AddToPrincipalPolicy(allow(workerActions(), st.Table.TableArn()))
 	// The recovery sweeper, which runs on the worker, queries the sweep
 	// index.
@@ -248,6 +262,7 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	worker.Role.AddToPrincipalPolicy(allow(queueConsumerActions(), q.Work.QueueArn()))
 	// The worker re-queues timers that are not due yet, and dispatches.
 	dispatch(worker)
+	readItems(worker)
 	// The worker keeps the recurring schedules of time triggers, all named
 	// with the "tt-" prefix in the stage's group. ListSchedules supports no
 	// resource-level permission.

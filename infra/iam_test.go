@@ -129,11 +129,15 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 	consume := []string{"sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"}
 	// Committers send the steps they start to the work queue themselves.
 	dispatch := on(work, "sqs:SendMessage")
+	// The deciding functions read foreach items (items_from) from the
+	// signals bucket and the attached one, and from no other.
+	items := slices.Concat(on(ref(s.logicalID(t, st.Bucket))+"/*", "s3:GetObject"),
+		on("arn:${AWS::Partition}:s3:::"+testAttached[0]+"/*", "s3:GetObject"))
 	onCluster := "ArnEquals:ecs:cluster=arn:aws:ecs:us-east-1:123456789012:cluster/data"
 	executionRole := ref(s.logicalID(t, st.Jobs.ExecutionRole))
 	ecsLogs := ref(s.logicalID(t, st.Jobs.ECSLogs))
 	want := map[string][]grant{
-		HandlerAPI: slices.Concat(base(HandlerAPI), on(table, store...), on(table, "dynamodb:ConditionCheckItem"), dispatch),
+		HandlerAPI: slices.Concat(base(HandlerAPI), on(table, store...), on(table, "dynamodb:ConditionCheckItem"), dispatch, items),
 		HandlerRouter: slices.Concat(base(HandlerRouter),
 			on(table+"/stream/*", "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
 			on(table, "dynamodb:BatchGetItem"),
@@ -141,13 +145,13 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/*", "scheduler:CreateSchedule"),
 			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/wt-*", "scheduler:DeleteSchedule"),
 			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}),
-		HandlerDecider: slices.Concat(base(HandlerDecider), on(table, store...), on(decision, consume...), dispatch),
+		HandlerDecider: slices.Concat(base(HandlerDecider), on(table, store...), on(decision, consume...), dispatch, items),
 		HandlerWorker: slices.Concat(base(HandlerWorker), on(table, store...), on(work, consume...),
 			on(table+"/index/gsi1", "dynamodb:Query"),
 			on("arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/"+st.Spec.SchedulerGroup+"/tt-*",
 				"scheduler:CreateSchedule", "scheduler:DeleteSchedule", "scheduler:GetSchedule", "scheduler:UpdateSchedule"),
 			on("*", "scheduler:ListSchedules"),
-			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}, dispatch,
+			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}, dispatch, items,
 			// Lambda and Callback steps: exactly the configured functions
 			// (any version or alias), queue and topic.
 			on("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:etl-loader", "lambda:InvokeFunction"),
@@ -263,8 +267,8 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 		found := 0
 		for role, gs := range byRole {
 			for _, g := range gs {
-				if !strings.HasPrefix(g.Action, "s3:") {
-					continue
+				if !strings.HasPrefix(g.Action, "s3:") || g.Action == "s3:GetObject" {
+					continue // the functions' item reads are checked above
 				}
 				found++
 				if g.Resource != "arn:${AWS::Partition}:s3:::"+testAttached[0] ||

@@ -39,6 +39,8 @@ const (
 		"named <stage prefix>-task-<hash>; each revision is a new ARN, so RunTask is granted on those families' revisions and the " +
 		"configured families' (family:*), on the configured cluster only (condition ecs:cluster). ecs:RegisterTaskDefinition " +
 		"and ecs:DescribeTaskDefinition support no resource-level permissions."
+	reasonItems = "A foreach step with items_from names its object (s3://bucket/key) at run time; the deciding functions " +
+		"may GetObject in the stack's signals bucket and its attached buckets only, and refuse every other bucket themselves."
 	reasonTasks   = "Task ids are made by ECS when a task starts; StopTask is granted on the configured cluster's tasks only."
 	reasonJobLogs = "A job's log stream is named after its task or job id, known when it ends; the grant is read-only " +
 		"(GetLogEvents) on the one log group the jobs write to."
@@ -84,6 +86,14 @@ func finding(id, reason string, appliesTo ...string) *cdknag.NagPackSuppression 
 func suppressFindings(st *Stack, s settings) {
 	for _, fn := range st.Functions {
 		suppress(fn.Role, true, finding("AwsSolutions-IAM5", reasonXRay, "Resource::*"))
+	}
+	bucket := st.Bucket.Node().DefaultChild().(awscdk.CfnElement)
+	items := []string{"Resource::<" + *st.GetLogicalId(bucket) + ".Arn>/*"}
+	for _, b := range s.AttachBuckets {
+		items = append(items, "Resource::arn:<AWS::Partition>:s3:::"+b+"/*")
+	}
+	for _, h := range []string{HandlerAPI, HandlerDecider, HandlerWorker} {
+		suppress(st.Functions[h].Role, true, finding("AwsSolutions-IAM5", reasonItems, items...))
 	}
 	table := st.Table.Node().DefaultChild().(awscdk.CfnElement)
 	router := st.Functions[HandlerRouter].Role

@@ -113,6 +113,10 @@ func TestFunctions(t *testing.T) {
 	queueARN := func(s *synthesized, name string) string {
 		return "${" + strings.Trim(queueURL(s, name), "${}") + ".Arn}"
 	}
+	// The deciding functions read foreach items from the signals bucket
+	// and the attached ones (items_from).
+	fullItems := "${" + full.logicalID(t, st.Bucket) + "}," + strings.Join(testAttached, ",")
+	devItems := "${" + dev.logicalID(t, dev.stack.Bucket) + "}"
 	for _, tt := range []struct {
 		s           *synthesized
 		handler     string
@@ -122,7 +126,8 @@ func TestFunctions(t *testing.T) {
 		env         map[string]string
 	}{
 		{full, HandlerAPI, 512, 29, 50.0, map[string]string{wiring.EnvTable: st.Spec.Table.Name,
-			wiring.EnvWorkQueueURL: queueURL(full, st.Spec.Queues.Work.Name), wiring.EnvECSImages: strings.Join(testECS.Images, ",")}},
+			wiring.EnvWorkQueueURL: queueURL(full, st.Spec.Queues.Work.Name), wiring.EnvECSImages: strings.Join(testECS.Images, ","),
+			wiring.EnvItemsBuckets: fullItems}},
 		{full, HandlerRouter, 256, 60, 10.0, map[string]string{
 			wiring.EnvTable:            st.Spec.Table.Name,
 			wiring.EnvDecisionQueueURL: queueURL(full, st.Spec.Queues.Decision.Name),
@@ -133,7 +138,7 @@ func TestFunctions(t *testing.T) {
 			wiring.EnvSchedulerRoleARN: "${" + full.logicalID(t, st.SchedulerRole) + ".Arn}",
 		}},
 		{full, HandlerDecider, 512, 30, 50.0, map[string]string{wiring.EnvTable: st.Spec.Table.Name,
-			wiring.EnvWorkQueueURL: queueURL(full, st.Spec.Queues.Work.Name)}},
+			wiring.EnvWorkQueueURL: queueURL(full, st.Spec.Queues.Work.Name), wiring.EnvItemsBuckets: fullItems}},
 		{full, HandlerWorker, 1024, 60, 20.0, map[string]string{
 			wiring.EnvTable:               st.Spec.Table.Name,
 			wiring.EnvWorkQueueURL:        queueURL(full, st.Spec.Queues.Work.Name),
@@ -156,6 +161,7 @@ func TestFunctions(t *testing.T) {
 			wiring.EnvWorkQueueARN:        queueARN(full, st.Spec.Queues.Work.Name),
 			wiring.EnvScheduleGroup:       "${" + full.logicalID(t, st.SchedulerGroup) + "}",
 			wiring.EnvSchedulerRoleARN:    "${" + full.logicalID(t, st.SchedulerRole) + ".Arn}",
+			wiring.EnvItemsBuckets:        fullItems,
 		}},
 		{full, HandlerSignals, 256, 30, 20.0, map[string]string{
 			wiring.EnvTable:        st.Spec.Table.Name,
@@ -172,6 +178,7 @@ func TestFunctions(t *testing.T) {
 			wiring.EnvWorkQueueARN:     queueARN(dev, dev.stack.Spec.Queues.Work.Name),
 			wiring.EnvScheduleGroup:    "${" + dev.logicalID(t, dev.stack.SchedulerGroup) + "}",
 			wiring.EnvSchedulerRoleARN: "${" + dev.logicalID(t, dev.stack.SchedulerRole) + ".Arn}",
+			wiring.EnvItemsBuckets:     devItems,
 		}},
 	} {
 		t.Run(tt.s.stack.Spec.Stage+"/"+tt.handler, func(t *testing.T) {

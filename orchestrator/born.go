@@ -195,7 +195,7 @@ func (r *bornRound) bear(ctx context.Context, parent *engine.Instance, x engine.
 	}
 	initiator := engine.Initiator{Type: cmp.Or(x.Initiator, "FOREACH")}
 	sigs := &signalBook{ctx: ctx, store: r.o.store, log: r.o.log}
-	stepParams := &paramsBook{store: r.o.store, wf: x.WorkflowID, inst: inst}
+	stepParams := &paramsBook{store: r.o.store, wf: x.WorkflowID, inst: inst, items: r.o.items}
 	children := &childBook{store: r.o.store}
 	d, err := engine.Decide(ctx, g, st, engine.StartRun{RunParams: params, Initiator: initiator}, r.now,
 		engine.WithMaxStarts(maxStartsPerDecision), engine.WithMaxEnds(maxEndsPerDecision), engine.WithBreakpoints(bps),

@@ -54,6 +54,9 @@ type Config struct {
 	// DefaultStepRunReserve); with less, the step goes through the work
 	// queue to a fresh invocation.
 	StepRunReserve time.Duration
+	// Items reads the S3 objects foreach steps take their iterations from
+	// (items_from); nil fails the decisions of such a step.
+	Items engine.ItemsReader
 }
 
 // DefaultStepRunReserve is the default Config.StepRunReserve: an Http
@@ -123,6 +126,8 @@ type core struct {
 	dispatch Dispatcher
 	// metrics receives the EMF metrics (nil: none).
 	metrics *metrics.Emitter
+	// items reads items_from objects (nil: none).
+	items engine.ItemsReader
 
 	graphs *graphCache // compiled immutable versions
 }
@@ -187,6 +192,7 @@ func New(cfg Config) *Orchestrator {
 		stepRunReserve: positiveOr(cfg.StepRunReserve, DefaultStepRunReserve),
 		dispatch:       cfg.Dispatcher,
 		metrics:        cfg.Metrics,
+		items:          cfg.Items,
 		graphs:         newGraphCache(graphCacheBytes),
 	}
 	switch {

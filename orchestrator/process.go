@@ -756,6 +756,43 @@ type paramsBook struct {
 	attempts map[paramsKey]engine.Values
 	loops    map[paramsKey]map[string]any
 	err      error
+	// items reads items_from objects; scans keeps each object's scan, so
+	// that a round decided again (a commit fitted to the store's limits)
+	// does not read the whole object again.
+	items engine.ItemsReader
+	scans map[string]engine.ItemsObject
+}
+
+// errNoItemsReader fails the decisions of a foreach step with items_from
+// where the runtime was given no reader.
+var errNoItemsReader = errors.New("items_from: this runtime was given no reader of S3 objects")
+
+// ScanItems implements engine.ItemsReader, scanning each object once.
+func (b *paramsBook) ScanItems(ctx context.Context, src engine.ItemsSource) (engine.ItemsObject, error) {
+	if b.items == nil {
+		return engine.ItemsObject{}, errNoItemsReader
+	}
+	k := fmt.Sprint(src.URI, "\n", src.Format, "\n", src.Fields) // fmt prints a map sorted
+	if obj, ok := b.scans[k]; ok {
+		return obj, nil
+	}
+	obj, err := b.items.ScanItems(ctx, src)
+	if err != nil {
+		return obj, err
+	}
+	if b.scans == nil {
+		b.scans = map[string]engine.ItemsObject{}
+	}
+	b.scans[k] = obj
+	return obj, nil
+}
+
+// ReadItems implements engine.ItemsReader.
+func (b *paramsBook) ReadItems(ctx context.Context, src engine.ItemsSource, obj engine.ItemsObject, at engine.ItemsCursor, want []int64) ([]engine.Values, engine.ItemsCursor, error) {
+	if b.items == nil {
+		return nil, at, errNoItemsReader
+	}
+	return b.items.ReadItems(ctx, src, obj, at, want)
 }
 
 type paramsKey struct {

@@ -209,7 +209,7 @@ func (r *round) prepare(ctx context.Context) (done bool, err error) {
 		return false, err
 	}
 	r.sigs = &signalBook{ctx: ctx, store: r.o.store, log: r.o.log}
-	r.params = &paramsBook{store: r.o.store, wf: r.w.WorkflowID, inst: r.w.InstanceID}
+	r.params = &paramsBook{store: r.o.store, wf: r.w.WorkflowID, inst: r.w.InstanceID, items: r.o.items}
 	r.children = &childBook{store: r.o.store}
 	r.opts = append(r.opts, engine.WithSignals(r.sigs), engine.WithStepParams(r.params), engine.WithChildParams(r.children))
 	return false, nil

@@ -29,6 +29,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	foreach := fs.Int("foreach", bench.DefaultForeach, "iterations of the foreach workload (a NoOp body; one instance); 0 skips it")
 	foreachConc := fs.Int("foreach-concurrency", bench.DefaultForeachConcurrency, "the foreach workloads' concurrency (at most 500)")
 	foreachHTTP := fs.Int("foreach-http", 0, "iterations of the foreachhttp workload (an Http body calling the loopback server; one instance); 0 skips it")
+	foreachItems := fs.Int("foreach-items", 0, "iterations of the foreachitems workload (a NoOp body fed by a JSONL object of that many items in the stack's bucket, items_from; one instance); 0 skips it")
 	streamEvery := fs.Duration("stream-interval", bench.DefaultStreamInterval, "DynamoDB stream poll period (Lambda polls every 250ms)")
 	workPollers := fs.Int("work-pollers", 0, "batches of work messages the local workers take at once (0: the local stack's 4)")
 	singleStarts := fs.Bool("single-starts", false, "start the httpchains instances with a request each, not 100 to a start-batch request")
@@ -40,8 +41,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if fs.NArg() > 0 || *runs < 1 || *steps < 1 || *httpSteps < 0 || *httpChain < 0 || *httpChains < 0 || *httpFan < 0 || *httpJoins < 0 || *joinWidth < 1 || *foreach < 0 || *foreachHTTP < 0 || *foreachConc < 1 || *foreachConc > 500 || *workPollers < 0 || *streamEvery <= 0 || *timeout <= 0 {
-		fmt.Fprintln(stderr, "usage: maestro bench [-runs N>=1] [-steps N>=1] [-http-steps N>=0] [-http-chain N>=0] [-http-chains N>=0] [-http-fan N>=0] [-http-joins N>=0] [-join-width N>=1] [-foreach N>=0] [-foreach-http N>=0] [-foreach-concurrency 1..500] [-stream-interval D>0] [-work-pollers N>=0] [-single-starts] [-timeout D>0] [-json] [-v] [-trace] [-cpuprofile FILE]")
+	if fs.NArg() > 0 || *runs < 1 || *steps < 1 || *httpSteps < 0 || *httpChain < 0 || *httpChains < 0 || *httpFan < 0 || *httpJoins < 0 || *joinWidth < 1 || *foreach < 0 || *foreachHTTP < 0 || *foreachItems < 0 || *foreachConc < 1 || *foreachConc > 500 || *workPollers < 0 || *streamEvery <= 0 || *timeout <= 0 {
+		fmt.Fprintln(stderr, "usage: maestro bench [-runs N>=1] [-steps N>=1] [-http-steps N>=0] [-http-chain N>=0] [-http-chains N>=0] [-http-fan N>=0] [-http-joins N>=0] [-join-width N>=1] [-foreach N>=0] [-foreach-http N>=0] [-foreach-items N>=0] [-foreach-concurrency 1..500] [-stream-interval D>0] [-work-pollers N>=0] [-single-starts] [-timeout D>0] [-json] [-v] [-trace] [-cpuprofile FILE]")
 		return exitUsage
 	}
 	logger := slog.New(slog.DiscardHandler)
@@ -53,6 +54,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cfg.HTTPJoins, cfg.JoinWidth = *httpJoins, *joinWidth
 	cfg.SingleStarts = *singleStarts
 	cfg.Foreach, cfg.ForeachConcurrency, cfg.ForeachHTTP = *foreach, *foreachConc, *foreachHTTP
+	cfg.ForeachItems = *foreachItems
 	cfg.WorkPollers = *workPollers
 	for _, n := range []*int{&cfg.HTTPSteps, &cfg.HTTPChain, &cfg.HTTPChains, &cfg.HTTPFan} {
 		if *n == 0 {

@@ -167,6 +167,7 @@ func TestBenchUsage(t *testing.T) {
 		{"negative http fan", []string{"-http-fan", "-1"}},
 		{"negative foreach", []string{"-foreach", "-1"}},
 		{"negative foreach-http", []string{"-foreach-http", "-1"}},
+		{"negative foreach-items", []string{"-foreach-items", "-1"}},
 		{"no foreach concurrency", []string{"-foreach-concurrency", "0"}},
 		{"foreach concurrency over 500", []string{"-foreach-concurrency", "501"}},
 		{"negative work pollers", []string{"-work-pollers", "-1"}},

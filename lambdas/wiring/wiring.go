@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/ecs"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -34,6 +35,7 @@ import (
 	"github.com/maestro-serverless/maestro/lambdas/router"
 	"github.com/maestro-serverless/maestro/lambdas/worker"
 	"github.com/maestro-serverless/maestro/logctx"
+	"github.com/maestro-serverless/maestro/loopitems"
 	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
@@ -114,6 +116,10 @@ const (
 	// queues (names or ARNs) and job definition names Batch steps may use.
 	EnvBatchJobQueues      = "MAESTRO_BATCH_JOB_QUEUES"
 	EnvBatchJobDefinitions = "MAESTRO_BATCH_JOB_DEFINITIONS"
+	// EnvItemsBuckets lists the S3 buckets foreach steps may read their
+	// items from (items_from), comma-separated: the stack's signals bucket
+	// and its attached buckets; unset or empty allows none.
+	EnvItemsBuckets = "MAESTRO_ITEMS_BUCKETS"
 	// EnvStage is the stage the metrics (EMF lines on stdout) are
 	// dimensioned by; unset emits none.
 	EnvStage = "MAESTRO_STAGE"
@@ -218,6 +224,9 @@ type Options struct {
 	ECSImages *images.AllowList
 	// Batch configures Batch steps (its clients are built here).
 	Batch batchstep.Config
+	// ItemsBuckets are the buckets foreach steps may take their items
+	// from (see EnvItemsBuckets); nil admits none.
+	ItemsBuckets []string
 	// Metrics receives the handlers' EMF metric lines, dimensioned by
 	// Stage; nil emits none.
 	Metrics io.Writer
@@ -344,6 +353,9 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		SweepGrace: opts.SweepGrace,
 		Dispatcher: dispatcher,
 		Metrics:    emf,
+		Items: loopitems.NewReader(loopitems.NewS3Objects(s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+			o.UsePathStyle = opts.Emulator
+		})), opts.ItemsBuckets),
 	})
 	return &Deps{
 		Orchestrator: orch,
@@ -413,6 +425,7 @@ func optionsFromEnv() (Options, error) {
 		ECSImages: allowImages,
 		Batch:     batchstep.Config{AllowQueues: envList(EnvBatchJobQueues), AllowDefinitions: envList(EnvBatchJobDefinitions)},
 		Metrics:   metricsOut(os.Getenv(EnvStage)), Stage: os.Getenv(EnvStage),
+		ItemsBuckets: envList(EnvItemsBuckets),
 	}, nil
 }
 

@@ -289,8 +289,11 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		HTTPAllow:       opts.HTTPAllow,
 		LambdaFunctions: functionNames, CallbackQueues: opts.CallbackQueues, CallbackTopics: opts.CallbackTopics,
 		ECS: ecsCfg, ECSImages: allowImages,
-		Batch:   batchstep.Config{AllowQueues: opts.BatchJobQueues, AllowDefinitions: opts.BatchJobDefinitions},
-		Metrics: opts.Metrics, Stage: opts.Stage,
+		Batch: batchstep.Config{AllowQueues: opts.BatchJobQueues, AllowDefinitions: opts.BatchJobDefinitions},
+		// Foreach steps read their items from the stack's bucket, as the
+		// deployed stack's read from its signals bucket.
+		ItemsBuckets: []string{res.Bucket.Name},
+		Metrics:      opts.Metrics, Stage: opts.Stage,
 		ClaimLease: opts.ClaimLease, EventSweepAfter: opts.EventSweepAfter, SweepGrace: opts.SweepGrace,
 		HealthInfo: orchestrator.HealthView{
 			Endpoint: s.Emulator.Endpoint, Emulator: string(s.Emulator.Kind),

@@ -1,0 +1,95 @@
+package loopitems
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// maxChunk bounds one range GET.
+const maxChunk = 8 << 20
+
+// errLimit is what a chunkReader returns at its limit: the item being read
+// is too large.
+var errLimit = errors.New("read limit reached")
+
+// chunkReader reads an object from an offset on, in successive range GETs
+// of growing length (doubling up to maxChunk), each requiring the ETag of
+// the first. It returns no byte at or past limit: a parser sets limit to
+// bound what it reads of one item.
+type chunkReader struct {
+	ctx     context.Context
+	objects Objects
+	src     *source
+	ifMatch string // the ETag required, "" before the first GET of a scan
+	pos     int64  // the offset of the next byte Read returns
+	size    int64  // the object's size, -1 until known
+	chunk   int64  // the length of the next GET
+	limit   int64
+	body    io.ReadCloser
+	from    int64 // where body starts
+}
+
+func newChunkReader(ctx context.Context, objects Objects, src *source, pos, size, chunk int64, ifMatch string) *chunkReader {
+	return &chunkReader{ctx: ctx, objects: objects, src: src, ifMatch: ifMatch, pos: pos, size: size,
+		chunk: min(max(chunk, 1), maxChunk), limit: 1<<63 - 1}
+}
+
+// Read implements io.Reader.
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if r.pos >= r.limit {
+		return 0, errLimit
+	}
+	if n := r.limit - r.pos; int64(len(p)) > n {
+		p = p[:n]
+	}
+	if r.body == nil {
+		if r.size >= 0 && r.pos >= r.size {
+			return 0, io.EOF
+		}
+		if err := r.fetch(); err != nil {
+			return 0, err
+		}
+	}
+	n, err := r.body.Read(p)
+	r.pos += int64(n)
+	if errors.Is(err, io.EOF) {
+		err = r.closeBody()
+		if err == nil && r.pos == r.from && r.pos < r.size {
+			err = fmt.Errorf("items_from %s: no bytes at offset %d of %d: %w", r.src.uri, r.pos, r.size, io.ErrUnexpectedEOF)
+		}
+	} else if err != nil {
+		err = fmt.Errorf("items_from %s: read at offset %d: %w", r.src.uri, r.pos, err)
+	}
+	return n, err
+}
+
+// fetch starts the GET of the next chunk.
+func (r *chunkReader) fetch() error {
+	body, size, etag, err := r.objects.GetRange(r.ctx, r.src.bucket, r.src.key, r.pos, r.pos+r.chunk-1, r.ifMatch)
+	if err != nil {
+		return r.src.readFailure(err)
+	}
+	if r.ifMatch == "" {
+		r.ifMatch = etag
+	}
+	r.size, r.body, r.from = size, body, r.pos
+	r.chunk = min(2*r.chunk, maxChunk)
+	return nil
+}
+
+func (r *chunkReader) closeBody() error {
+	if r.body == nil {
+		return nil
+	}
+	err := r.body.Close()
+	r.body = nil
+	if err != nil {
+		return fmt.Errorf("items_from %s: close a read: %w", r.src.uri, err)
+	}
+	return nil
+}
+
+// setLimit makes Read stop at offset limit.
+func (r *chunkReader) setLimit(limit int64) { r.limit = limit }
