@@ -202,7 +202,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	tw.Flush()
 	b.WriteString("(ms; launch = upstream SUCCEEDED -> downstream RUNNING, start = start request sent -> first step RUNNING)\n")
 	for _, res := range r.Workloads {
-		if kind, ok := map[string]string{"foreach": "NoOp", "foreachhttp": "Http"}[res.Name]; ok && res.Succeeded > 0 {
+		if kind, ok := map[string]string{"foreach": "NoOp", "foreachhttp": "Http", "foreachitems": "NoOp (S3 items)"}[res.Name]; ok && res.Succeeded > 0 {
 			fmt.Fprintf(&b, "%s: %d %s iterations in %.1f s, %.1f iterations/s (its \"steps\" above and its costs below are iterations); peak Go heap of the local stack %.0f MiB\n",
 				res.Name, res.StepsCompleted, kind, res.BusySeconds, res.StepsPerSecond, float64(res.PeakHeapBytes)/(1<<20))
 		}
