@@ -1,6 +1,7 @@
 package loopitems
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,9 @@ type chunkReader struct {
 	limit   int64
 	body    io.ReadCloser
 	from    int64 // where body starts
+	// cache, when set (reads after the scan, ifMatch known), serves and
+	// keeps the chunks.
+	cache *chunkCache
 }
 
 func newChunkReader(ctx context.Context, objects Objects, src *source, pos, size, chunk int64, ifMatch string) *chunkReader {
@@ -65,11 +69,26 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// fetch starts the GET of the next chunk.
+// fetch starts the GET of the next chunk, or takes it from the cache.
 func (r *chunkReader) fetch() error {
+	if r.cache != nil && r.ifMatch != "" {
+		if body, size, ok := r.cache.get(r.src.bucket, r.src.key, r.ifMatch, r.pos); ok {
+			r.size, r.body, r.from = size, body, r.pos
+			return nil
+		}
+	}
 	body, size, etag, err := r.objects.GetRange(r.ctx, r.src.bucket, r.src.key, r.pos, r.pos+r.chunk-1, r.ifMatch)
 	if err != nil {
 		return r.src.readFailure(err)
+	}
+	if r.cache != nil && r.ifMatch != "" && r.chunk <= maxCachedChunk {
+		data, err := io.ReadAll(io.LimitReader(body, r.chunk))
+		body.Close()
+		if err != nil {
+			return fmt.Errorf("items_from %s: read at offset %d: %w", r.src.uri, r.pos, err)
+		}
+		r.cache.put(cachedChunk{bucket: r.src.bucket, key: r.src.key, etag: r.ifMatch, from: r.pos, size: size, data: data})
+		body = io.NopCloser(bytes.NewReader(data))
 	}
 	if r.ifMatch == "" {
 		r.ifMatch = etag

@@ -202,12 +202,13 @@ func TestRangeGets(t *testing.T) {
 		want []int64
 		gets []int64 // the lengths of the GETs
 	}{
-		{"one item", []int64{3}, []int64{64 << 10}},
+		{"one item", []int64{3}, []int64{readChunk}},
 		{"a batch", upto(200), []int64{int64(avg*200*1.5) + 4<<10}},
 		{"far ahead", []int64{4000}, []int64{int64(avg*4001*1.5) + 4<<10}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			r := NewReader(m, []string{testBucket}) // its cache empty
 			before := len(m.calls())
 			items, _, err := r.ReadItems(context.Background(), src, obj, obj.First, tt.want)
 			require.NoError(t, err)
@@ -220,6 +221,42 @@ func TestRangeGets(t *testing.T) {
 			require.Equal(t, tt.gets, gets)
 		})
 	}
+}
+
+// A read that goes on from where the last stopped takes its items from
+// the chunk the last fetched, kept by the version scanned.
+func TestReadsShareTheirChunks(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	for i := range 5000 {
+		fmt.Fprintf(&b, "{\"i\":%d}\n", i)
+	}
+	m := newMemObjects()
+	m.put(testBucket, "in", b.Bytes())
+	r := NewReader(m, []string{testBucket})
+	src := testSource("in", "jsonl", nil)
+	obj, err := r.ScanItems(context.Background(), src)
+	require.NoError(t, err)
+	before := len(m.calls())
+	at := obj.First
+	for i := int64(0); i < obj.Total; i += 25 {
+		items, next, err := r.ReadItems(context.Background(), src, obj, at, upto(min(i+25, obj.Total))[i:])
+		require.NoError(t, err)
+		require.Equal(t, i, items[0]["i"])
+		at = next
+	}
+	require.Len(t, m.calls()[before:], 1, "%d bytes in one chunk of %d: one GET for 200 reads", obj.Size, readChunk)
+
+	// The object is replaced: the cached chunk is still the version the
+	// loop scanned (its ETag), and a read that must fetch fails.
+	m.put(testBucket, "in", bytes.ReplaceAll(b.Bytes(), []byte(`"i"`), []byte(`"j"`)))
+	items, _, err := r.ReadItems(context.Background(), src, obj, obj.First, []int64{0})
+	require.NoError(t, err)
+	require.Equal(t, int64(0), items[0]["i"], "the scanned version's bytes")
+	_, _, err = NewReader(m, []string{testBucket}).ReadItems(context.Background(), src, obj, obj.First, []int64{0})
+	var ie *engine.ItemsError
+	require.ErrorAs(t, err, &ie)
+	require.Contains(t, ie.Msg, "changed since the loop started")
 }
 
 // When the items wanted are larger than the average, ReadItems fetches

@@ -17,7 +17,9 @@
 // whatever the object's size or shape, and keeps no items between calls:
 // ReadItems resumes from a cursor (engine.ItemsCursor) that ScanItems and
 // ReadItems return. Reads after the scan require the object's ETag to be
-// unchanged.
+// the scanned one: a Reader keeps the last chunks its reads fetched (at
+// most 4 MiB, by ETag), so the next rounds of a loop read on from memory,
+// and a read that must fetch fails if the object changed.
 //
 // Only the buckets a Reader is given may be read: the stack's signals
 // bucket and the buckets attached to it (attachBuckets).

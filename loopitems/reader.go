@@ -13,6 +13,7 @@ import (
 type Reader struct {
 	objects Objects
 	buckets map[string]bool
+	cache   chunkCache // the chunks reads fetched
 }
 
 var _ engine.ItemsReader = (*Reader)(nil)
@@ -91,6 +92,7 @@ func (r *Reader) ReadItems(ctx context.Context, src engine.ItemsSource, obj engi
 		return nil, at, s.fail("", "item %d wanted, but the object has %d items", last, obj.Total)
 	}
 	cr := newChunkReader(ctx, r.objects, s, at.Offset, obj.Size, firstChunk(obj, at, last), obj.ETag)
+	cr.cache = &r.cache
 	defer cr.closeBody()
 	it := s.resume(cr, obj, at)
 	out := make([]engine.Values, 0, len(want))
@@ -122,11 +124,11 @@ func hasDuplicate(want []int64) bool {
 
 // firstChunk is the length of the first GET of a read from at up to item
 // last: half as much again as the object's average item size says, and a
-// little more, at least 64 KiB.
+// little more, at least readChunk.
 func firstChunk(obj engine.ItemsObject, at engine.ItemsCursor, last int64) int64 {
 	avg := float64(obj.Size) / float64(max(obj.Total, 1))
 	n := avg*float64(last-at.Index+1)*1.5 + 4<<10
-	return min(max(int64(n), 64<<10), maxChunk)
+	return min(max(int64(n), readChunk), maxChunk)
 }
 
 // source checks src: a URI of an allowed bucket, a known format, for CSV
