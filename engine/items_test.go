@@ -156,3 +156,32 @@ func TestItemsFromRestartReadsThePendingItemsFromTheStart(t *testing.T) {
 	assert.Equal(t, []int64{1, 3}, r.reads[len(r.reads)-1])
 	assert.Equal(t, int64(4), d.State.Step("loop").Loop.Items.PendingAt.Index)
 }
+
+func TestItemsFromRestartAfterAStopSeeksTheItemsNeverLaunched(t *testing.T) {
+	r := &listItems{items: someItems(5)}
+	g, d := startRun(t, itemsWorkflow("s3://lake/in.jsonl", 1), WithStepParams(r))
+	st := d.State
+	for idx, status := range []model.WorkflowStatus{model.WorkflowSucceeded, model.WorkflowFailed} {
+		d, err := Decide(context.Background(), g, st, ChildEnded{StepID: "loop", Attempt: 1, Index: int64(idx), Status: status}, t0, WithStepParams(r))
+		require.NoError(t, err)
+		st = d.State
+	}
+	require.Equal(t, model.WorkflowFailed, st.Status)
+	require.Equal(t, int64(2), st.Step("loop").Loop.Next, "the failure stopped the launches")
+	next, err := RestartState(st, RestartFromIncomplete, t0)
+	require.NoError(t, err)
+	d, err = Decide(context.Background(), g, next, StartRun{}, t0, WithStepParams(r))
+	require.NoError(t, err)
+	st = d.State
+	rc := commandsOf[RestartChild](d.Commands)
+	require.Len(t, rc, 1)
+	assert.Equal(t, "f1", rc[0].Params["file"])
+	for _, idx := range []int64{1, 2, 3} {
+		d, err := Decide(context.Background(), g, st, ChildEnded{StepID: "loop", Attempt: st.Step("loop").Attempt, Index: idx, Status: model.WorkflowSucceeded}, t0, WithStepParams(r))
+		require.NoError(t, err)
+		st = d.State
+		sc := commandsOf[StartChild](d.Commands)
+		require.Len(t, sc, 1, "after %d", idx)
+		assert.Equal(t, fmt.Sprintf("f%d", idx+1), sc[0].Params["file"], "the cursor sought item %d from the first", idx+1)
+	}
+}

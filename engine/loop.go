@@ -631,7 +631,7 @@ func (d *decider) launchIterations(i int, src *loopSource) {
 	if len(again)+len(fresh) == 0 {
 		return
 	}
-	params, err := src.params(d, i, l, again, fresh)
+	params, err := src.params(d, i, again, fresh)
 	if err != nil {
 		if d.loadErr == nil {
 			d.fail(i, model.StepFatallyFailed, "foreach: "+err.Error())

@@ -118,7 +118,7 @@ func (d *decider) itemsFailure(err error) error {
 // params returns the run params of step i's iterations again (a restart's
 // pending ones, ascending) then fresh (the next ones, from l.Next), for
 // items_from reading them from the loop's cursors and moving those on.
-func (src *loopSource) params(d *decider, i int, l *LoopState, again, fresh []int64) ([]Values, error) {
+func (src *loopSource) params(d *decider, i int, again, fresh []int64) ([]Values, error) {
 	out := make([]Values, 0, len(again)+len(fresh))
 	if src.items == nil {
 		for _, idx := range append(append([]int64(nil), again...), fresh...) {
@@ -157,9 +157,11 @@ func (src *loopSource) params(d *decider, i int, l *LoopState, again, fresh []in
 			return nil, err
 		}
 	}
-	if l != nil && l.Next != it.At.Index && len(fresh) > 0 {
-		return nil, d.itemsFailure(fmt.Errorf("items_from %s: the cursor is at item %d, the loop at %d", it.Source.URI, it.At.Index, l.Next))
+	if len(fresh) > 0 && it.At.Index > fresh[0] {
+		return nil, d.itemsFailure(fmt.Errorf("items_from %s: the cursor is past item %d, at %d", it.Source.URI, fresh[0], it.At.Index))
 	}
+	// A restarted loop's cursor starts at the first item and seeks the
+	// first one never launched as it reads.
 	if err := read(&it.At, fresh); err != nil {
 		return nil, err
 	}
@@ -175,7 +177,7 @@ func (src *loopSource) firstParams(d *decider, i int) (Values, error) {
 	it := *src.items
 	it.PendingAt = nil
 	one := &loopSource{items: &it, total: src.total}
-	ps, err := one.params(d, i, nil, nil, []int64{0})
+	ps, err := one.params(d, i, nil, []int64{0})
 	if err != nil {
 		return nil, err
 	}
