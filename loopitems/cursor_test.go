@@ -141,18 +141,19 @@ func TestReadItemsChanged(t *testing.T) {
 // A hostile object costs no more memory than an item: the reader stops
 // at the first item too large, having read little of the object.
 func TestHostileObjects(t *testing.T) {
-	const gb = 1 << 30
+	const big = MaxObjectBytes // the largest object scanned
 	tests := []struct {
 		name, format string
 		object       patternObject
 		want         string
 	}{
-		{"one huge line", "jsonl", patternObject{head: []byte("{}\n\n"), fill: 'x', size: gb}, " line 3: item larger than 65536 bytes"},
-		{"a quote never closed", "csv", patternObject{head: []byte("a\n1\n\""), fill: 'x', size: gb}, " line 3: item larger than 65536 bytes"},
-		{"newlines in a quote", "csv", patternObject{head: []byte("a\n\""), fill: '\n', size: gb}, " line 2: item larger than 65536 bytes"},
-		{"a huge header", "csv", patternObject{fill: 'h', size: gb}, " line 1: header larger than 16384 bytes"},
-		{"a huge element", "json", patternObject{head: []byte(`[{"a":"`), fill: 'x', size: gb}, " item 0 (byte 1): item larger than 65536 bytes"},
-		{"a deep element", "json", patternObject{head: []byte(`[{"a":`), fill: '[', size: gb}, " item 0 (byte 1): item larger than 65536 bytes"},
+		{"one huge line", "jsonl", patternObject{head: []byte("{}\n\n"), fill: 'x', size: big}, " line 3: item larger than 65536 bytes"},
+		{"a quote never closed", "csv", patternObject{head: []byte("a\n1\n\""), fill: 'x', size: big}, " line 3: item larger than 65536 bytes"},
+		{"newlines in a quote", "csv", patternObject{head: []byte("a\n\""), fill: '\n', size: big}, " line 2: item larger than 65536 bytes"},
+		{"a huge header", "csv", patternObject{fill: 'h', size: big}, " line 1: header larger than 16384 bytes"},
+		{"a huge element", "json", patternObject{head: []byte(`[{"a":"`), fill: 'x', size: big}, " item 0 (byte 1): item larger than 65536 bytes"},
+		{"a deep element", "json", patternObject{head: []byte(`[{"a":`), fill: '[', size: big}, " item 0 (byte 1): item larger than 65536 bytes"},
+		{"a larger object", "jsonl", patternObject{head: []byte("{}\n"), fill: '\n', size: big + 1}, ": the object is 67108865 bytes, more than the limit of 67108864 (64 MiB)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
