@@ -48,10 +48,7 @@ func cursorObjects() map[string]string {
 func TestBatchesFromCursors(t *testing.T) {
 	for format, body := range cursorObjects() {
 		t.Run(format, func(t *testing.T) {
-			m := newMemObjects()
-			m.put(testBucket, "in", []byte(body))
-			r := NewReader(m, []string{testBucket})
-			src := testSource("in", format, nil)
+			_, r, src, _ := scanned(t, []byte(body), format)
 			obj, all := readAll(t, r, src)
 			require.GreaterOrEqual(t, obj.Total, int64(23))
 			requireLineOf(t, body, obj.First)
@@ -81,10 +78,7 @@ func requireLineOf(t *testing.T, body string, c engine.ItemsCursor) {
 func TestReadItemsWithGaps(t *testing.T) {
 	for format, body := range cursorObjects() {
 		t.Run(format, func(t *testing.T) {
-			m := newMemObjects()
-			m.put(testBucket, "in", []byte(body))
-			r := NewReader(m, []string{testBucket})
-			src := testSource("in", format, nil)
+			_, r, src, _ := scanned(t, []byte(body), format)
 			obj, all := readAll(t, r, src)
 
 			items, next, err := r.ReadItems(context.Background(), src, obj, obj.First, []int64{2, 5, 9})
@@ -101,12 +95,7 @@ func TestReadItemsWithGaps(t *testing.T) {
 }
 
 func TestReadItemsWant(t *testing.T) {
-	m := newMemObjects()
-	m.put(testBucket, "in", []byte("{}\n{}\n{}\n"))
-	r := NewReader(m, []string{testBucket})
-	src := testSource("in", "jsonl", nil)
-	obj, err := r.ScanItems(context.Background(), src)
-	require.NoError(t, err)
+	_, r, src, obj := scanned(t, []byte("{}\n{}\n{}\n"), "jsonl")
 	_, at, err := r.ReadItems(context.Background(), src, obj, obj.First, []int64{0})
 	require.NoError(t, err)
 
@@ -127,14 +116,9 @@ func TestReadItemsWant(t *testing.T) {
 }
 
 func TestReadItemsChanged(t *testing.T) {
-	m := newMemObjects()
-	m.put(testBucket, "in", []byte("{\"a\":1}\n{\"a\":2}\n"))
-	r := NewReader(m, []string{testBucket})
-	src := testSource("in", "jsonl", nil)
-	obj, err := r.ScanItems(context.Background(), src)
-	require.NoError(t, err)
+	m, r, src, obj := scanned(t, []byte("{\"a\":1}\n{\"a\":2}\n"), "jsonl")
 	m.put(testBucket, "in", []byte("{\"a\":3}\n{\"a\":4}\n"))
-	_, _, err = r.ReadItems(context.Background(), src, obj, obj.First, []int64{1})
+	_, _, err := r.ReadItems(context.Background(), src, obj, obj.First, []int64{1})
 	requireItemsError(t, err, src, ": changed since the loop started")
 }
 
@@ -189,12 +173,7 @@ func TestRangeGets(t *testing.T) {
 	for i := 0; b.Len() < 17<<20; i++ {
 		fmt.Fprintf(&b, "{\"i\":%d,\"pad\":%q}\n", i, strings.Repeat("p", 1000))
 	}
-	m := newMemObjects()
-	m.put(testBucket, "in", b.Bytes())
-	r := NewReader(m, []string{testBucket})
-	src := testSource("in", "jsonl", nil)
-	obj, err := r.ScanItems(context.Background(), src)
-	require.NoError(t, err)
+	m, _, src, obj := scanned(t, b.Bytes(), "jsonl")
 	require.Equal(t, []getCall{{"in", 0, 8<<20 - 1}, {"in", 8 << 20, 16<<20 - 1}, {"in", 16 << 20, 24<<20 - 1}}, m.calls())
 
 	avg := float64(obj.Size) / float64(obj.Total)
@@ -232,12 +211,7 @@ func TestReadsShareTheirChunks(t *testing.T) {
 	for i := range 5000 {
 		fmt.Fprintf(&b, "{\"i\":%d}\n", i)
 	}
-	m := newMemObjects()
-	m.put(testBucket, "in", b.Bytes())
-	r := NewReader(m, []string{testBucket})
-	src := testSource("in", "jsonl", nil)
-	obj, err := r.ScanItems(context.Background(), src)
-	require.NoError(t, err)
+	m, r, src, obj := scanned(t, b.Bytes(), "jsonl")
 	before := len(m.calls())
 	at := obj.First
 	for i := int64(0); i < obj.Total; i += 25 {
@@ -269,12 +243,7 @@ func TestRangeGetsDouble(t *testing.T) {
 	for i := range 1000 {
 		fmt.Fprintf(&b, "{\"i\":%d,\"pad\":%q}\n", i, strings.Repeat("p", 10000))
 	}
-	m := newMemObjects()
-	m.put(testBucket, "in", b.Bytes())
-	r := NewReader(m, []string{testBucket})
-	src := testSource("in", "jsonl", nil)
-	obj, err := r.ScanItems(context.Background(), src)
-	require.NoError(t, err)
+	m, r, src, obj := scanned(t, b.Bytes(), "jsonl")
 	_, at, err := r.ReadItems(context.Background(), src, obj, obj.First, []int64{9999})
 	require.NoError(t, err)
 

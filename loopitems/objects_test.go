@@ -8,6 +8,11 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/maestro-serverless/maestro/engine"
 )
 
 // memObjects is an in-memory Objects: it serves byte ranges of the objects
@@ -125,4 +130,17 @@ func (p patternObject) ReadAt(b []byte, off int64) (int, error) {
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// scanned puts body into a bucket of memory objects as "in" and scans it
+// with a Reader of that bucket as format.
+func scanned(t *testing.T, body []byte, format string) (*memObjects, *Reader, engine.ItemsSource, engine.ItemsObject) {
+	t.Helper()
+	m := newMemObjects()
+	m.put(testBucket, "in", body)
+	r := NewReader(m, []string{testBucket})
+	src := testSource("in", format, nil)
+	obj, err := r.ScanItems(context.Background(), src)
+	require.NoError(t, err)
+	return m, r, src, obj
 }
