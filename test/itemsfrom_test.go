@@ -137,6 +137,37 @@ func TestForeachItemsFromS3(t *testing.T) {
 		}
 	})
 
+	t.Run("a restart runs the failed item again and those never launched", func(t *testing.T) {
+		rs, rsrv := startLoopServer(t, 0, "r2")
+		var b strings.Builder
+		for i := range 6 {
+			fmt.Fprintf(&b, "{\"file\":\"r%d\"}\n", i)
+		}
+		uri := put("items/restart.jsonl", b.String())
+		wf := s.push(fmt.Appendf(nil, `{"properties":{"owner":"items"},"workflow":{"id":"items-restart","steps":[
+		  {"foreach":{"id":"loop","concurrency":1,"items_from":{"s3_uri":%q,"fields":{"file":"STRING"}},
+		    "steps":[{"step":{"id":"call","type":"Http","retry_policy":{"error_retry_limit":0,"platform_retry_limit":0},
+		      "params":{"http":{"type":"MAP","value":{"url":{"type":"STRING","value":"%s/it/${file}"},"method":{"type":"STRING","value":"GET"}}}}}}]}}]}}`,
+			uri, rsrv.URL))
+		r := s.start(wf, "")
+		if v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second); v.Status != "FAILED" {
+			t.Fatalf("first run: %s %v", v.Status, v.StepStatuses)
+		}
+		if o := s.steps(wf, r.WorkflowInstanceID)["loop"].Foreach; o == nil || o.Launched != 3 {
+			t.Fatalf("first run's overview %+v: want three launched, the third failing", o)
+		}
+		rs.heal("r2")
+		s.restart(t, wf, r.WorkflowInstanceID, "RESTART_FROM_INCOMPLETE", "restart")
+		if v := s.wait(wf, r.WorkflowInstanceID, 60*time.Second); v.Status != "SUCCEEDED" || v.WorkflowRunID != 2 {
+			t.Fatalf("restarted run: %s run %d %v", v.Status, v.WorkflowRunID, v.StepStatuses)
+		}
+		calls, _ := rs.snapshot()
+		want := map[string]int{"r0": 1, "r1": 1, "r2": 2, "r3": 1, "r4": 1, "r5": 1}
+		if fmt.Sprint(calls) != fmt.Sprint(want) {
+			t.Errorf("calls %v, want %v", calls, want)
+		}
+	})
+
 	t.Run("an object's fault fails the step naming it", func(t *testing.T) {
 		noop := `{"step":{"id":"body","type":"NoOp"}}`
 		bad := put("items/bad.jsonl", "{\"a\":1}\n\n{\"a\":2}\n[1,2]\n{\"a\":3}\n")
