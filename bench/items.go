@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -24,28 +23,19 @@ const ItemsBucket = "bench-items-bucket"
 // JSONL object in the stack's bucket (items_from): what reading items from
 // S3 adds to a loop.
 func ForeachItems(workflowID string, n, concurrency int) (*Workload, error) {
-	if n < 1 || concurrency < 1 {
-		return nil, fmt.Errorf("bench: a foreach needs at least 1 iteration and a concurrency of at least 1, got %d and %d", n, concurrency)
+	if err := checkForeach(n, concurrency); err != nil {
+		return nil, err
 	}
 	key := "bench/" + workflowID + ".jsonl"
-	doc := map[string]any{
-		"properties": map[string]any{"owner": "maestro-bench", "run_strategy": "parallel"},
-		"workflow": map[string]any{
-			"id": workflowID, "name": fmt.Sprintf("bench: foreach of %d NoOp iterations from S3 items, %d at once", n, concurrency),
-			"instance_step_concurrency": 999,
-			"steps": []any{map[string]any{"foreach": map[string]any{
-				"id": "loop", "concurrency": concurrency,
-				"items_from": map[string]any{"s3_uri": "s3://" + ItemsBucket + "/" + key, "fields": map[string]any{"id": "STRING", "n": "LONG"}},
-				"steps":      []any{map[string]any{"step": map[string]any{"id": "body", "type": "NoOp"}}},
-			}}},
-		},
-	}
-	def, err := json.Marshal(doc)
+	w, err := foreachDefinition("foreachitems", workflowID, fmt.Sprintf("bench: foreach of %d NoOp iterations from S3 items, %d at once", n, concurrency), n,
+		map[string]any{"id": "loop", "concurrency": concurrency,
+			"items_from": map[string]any{"s3_uri": "s3://" + ItemsBucket + "/" + key, "fields": map[string]any{"id": "STRING", "n": "LONG"}},
+			"steps":      []any{map[string]any{"step": map[string]any{"id": "body", "type": "NoOp"}}}})
 	if err != nil {
-		return nil, fmt.Errorf("bench: encode the foreachitems definition: %w", err)
+		return nil, err
 	}
-	return &Workload{Name: "foreachitems", WorkflowID: workflowID, Definition: def, Upstreams: map[string][]string{}, Steps: 1,
-		Iterations: n, Items: n, ItemsKey: key}, nil
+	w.Items, w.ItemsKey = n, key
+	return w, nil
 }
 
 // WriteItems writes the n items of the foreachitems workload's object, one

@@ -272,8 +272,8 @@ func ForeachHTTP(workflowID, url string, n, concurrency int) (*Workload, error) 
 }
 
 func foreachWorkload(name, workflowID string, n, concurrency int, kind string, body map[string]any) (*Workload, error) {
-	if n < 1 || concurrency < 1 {
-		return nil, fmt.Errorf("bench: a foreach needs at least 1 iteration and a concurrency of at least 1, got %d and %d", n, concurrency)
+	if err := checkForeach(n, concurrency); err != nil {
+		return nil, err
 	}
 	// Two loop params whose product is n keep each array under the
 	// expression language's 25,001 elements.
@@ -284,19 +284,30 @@ func foreachWorkload(name, workflowID string, n, concurrency int, kind string, b
 	if n%outer != 0 {
 		return nil, fmt.Errorf("bench: %d iterations do not split into %d rows; use a round number", n, outer)
 	}
+	return foreachDefinition(name, workflowID, fmt.Sprintf("bench: foreach of %d %s iterations, %d at once", n, kind, concurrency), n,
+		map[string]any{"id": "loop", "concurrency": concurrency, "steps": []any{body},
+			"params": map[string]any{"loop_params": map[string]any{"type": "MAP", "value": map[string]any{
+				"i": map[string]any{"type": "LONG_ARRAY", "expression": fmt.Sprintf("Util.intsBetween(0, %d, 1)", n/outer)},
+				"j": map[string]any{"type": "LONG_ARRAY", "expression": fmt.Sprintf("Util.intsBetween(0, %d, 1)", outer)},
+			}}}})
+}
+
+// checkForeach checks the size of a foreach workload.
+func checkForeach(n, concurrency int) error {
+	if n < 1 || concurrency < 1 {
+		return fmt.Errorf("bench: a foreach needs at least 1 iteration and a concurrency of at least 1, got %d and %d", n, concurrency)
+	}
+	return nil
+}
+
+// foreachDefinition is the workload of one foreach step (its object
+// loop) of n iterations, the workflow named title.
+func foreachDefinition(name, workflowID, title string, n int, loop map[string]any) (*Workload, error) {
 	doc := map[string]any{
 		"properties": map[string]any{"owner": "maestro-bench", "run_strategy": "parallel"},
 		"workflow": map[string]any{
-			"id": workflowID, "name": fmt.Sprintf("bench: foreach of %d %s iterations, %d at once", n, kind, concurrency),
-			"instance_step_concurrency": 999,
-			"steps": []any{map[string]any{"foreach": map[string]any{
-				"id": "loop", "concurrency": concurrency,
-				"params": map[string]any{"loop_params": map[string]any{"type": "MAP", "value": map[string]any{
-					"i": map[string]any{"type": "LONG_ARRAY", "expression": fmt.Sprintf("Util.intsBetween(0, %d, 1)", n/outer)},
-					"j": map[string]any{"type": "LONG_ARRAY", "expression": fmt.Sprintf("Util.intsBetween(0, %d, 1)", outer)},
-				}}},
-				"steps": []any{body},
-			}}},
+			"id": workflowID, "name": title, "instance_step_concurrency": 999,
+			"steps": []any{map[string]any{"foreach": loop}},
 		},
 	}
 	def, err := json.Marshal(doc)
