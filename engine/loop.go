@@ -320,14 +320,6 @@ func inlineWorkflowID(prefix string, st *Instance, stepID string, attempt int64)
 
 func isForeach(s *model.Step) bool { return s.Kind == model.KindForeach }
 
-// notInherited are the params a child computes for itself rather than take
-// from its parent: its identity and how it was started.
-var notInherited = map[string]bool{
-	"workflow_id": true, "workflow_instance_id": true, "RUN_POLICY": true, "INITIATOR_TYPE": true,
-	"INITIATOR_TIMEZONE": true, "INITIATOR_RUNNER_NAME": true, "FIRST_TIME_TRIGGER_TIMEZONE": true,
-	"step_instance_uuid": true, "step_attempt_id": true, "step_id": true, LoopParamsName: true,
-}
-
 // loopArrays returns the loop params of foreach step i in definition order,
 // each an array value, and the number of iterations (their product).
 func (d *decider) loopArrays(i int) (names []string, arrays []any, total int64, err error) {
@@ -424,19 +416,19 @@ func arrayLen(v any) (int, bool) {
 
 // passedDown returns the params step i passes to a child run: the
 // workflow params (with withWorkflow; the child's identity and how it was
-// started aside, see notInherited), then the step's own params.
+// started aside, see model.ChildOwnParam), then the step's own params.
 func (d *decider) passedDown(i int, withWorkflow bool) Values {
 	s := &d.st.Steps[i]
 	out := Values{}
 	if withWorkflow {
 		for k, v := range d.st.Params {
-			if !notInherited[k] {
+			if !model.ChildOwnParam(k) {
 				out[k] = v
 			}
 		}
 	}
 	for _, k := range d.g.nodes[i].step.Params.Names {
-		if v, ok := s.Params[k]; ok && !notInherited[k] {
+		if v, ok := s.Params[k]; ok && !model.ChildOwnParam(k) {
 			out[k] = v
 		}
 	}

@@ -432,11 +432,20 @@ func (v *validator) itemsFrom(f *ItemsFrom, p loc, ctx stepCtx) map[string]Param
 }
 
 // ReservedItemField reports whether an items_from item's field may not be
-// named name: the loop or the runtime gives every iteration that param.
+// named name: the loop (loop_index) or the runtime gives every iteration
+// that param (ChildOwnParam).
 func ReservedItemField(name string) bool {
+	return name == "loop_index" || ChildOwnParam(name)
+}
+
+// ChildOwnParam reports whether param name is one a child run (an
+// iteration, a subworkflow's instance) computes for itself rather than
+// takes from its parent: its identity and how it was started.
+func ChildOwnParam(name string) bool {
 	switch name {
-	case "loop_index", "loop_params", "workflow_id", "workflow_instance_id", "step_id", "step_attempt_id",
-		"step_instance_uuid", "RUN_POLICY", "INITIATOR_TYPE":
+	case "workflow_id", "workflow_instance_id", "RUN_POLICY", "INITIATOR_TYPE", "INITIATOR_TIMEZONE",
+		"INITIATOR_RUNNER_NAME", "FIRST_TIME_TRIGGER_TIMEZONE", "step_instance_uuid", "step_attempt_id", "step_id",
+		"loop_params":
 		return true
 	}
 	return false
