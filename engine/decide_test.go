@@ -681,7 +681,8 @@ func TestStepKindsRunOnWorkersAndLoopsStartChildren(t *testing.T) {
 		assert.Equal(t, int64(n), c.Params[LoopIndexName])
 		assert.Equal(t, int64(n+1), c.Params["i"])
 		assert.Equal(t, int64(5), c.Params["x"])
-		assert.Equal(t, ParentRef{WorkflowID: "kinds", InstanceID: 1, RunID: 1, StepID: "loop", Attempt: 1, Index: int64(n), Depth: 1, RootWorkflowID: "kinds", RootInstanceID: 1, Owner: "kinds"}, c.Parent)
+		assert.Equal(t, ParentRef{WorkflowID: "kinds", InstanceID: 1, RunID: 1, StepID: "loop", Attempt: 1, Index: int64(n), Depth: 1, RootWorkflowID: "kinds", RootInstanceID: 1, Owner: "kinds",
+			Deadline: d.State.TimeoutAt}, c.Parent)
 	}
 	assert.Equal(t, &LoopSummary{WorkflowID: created[0].WorkflowID, Total: 3, Launched: 3, Running: 3, RunningIterations: []int64{1, 2, 3}}, d.State.Step("loop").Loop.Summary())
 	var runs []RunStep

@@ -61,6 +61,12 @@ type ParentRef struct {
 	// it reports no end.
 	Subworkflow bool `json:"subworkflow,omitempty"`
 	Async       bool `json:"async,omitempty"`
+	// Deadline, on an iteration, is its parent run's deadline
+	// (Instance.TimeoutAt, unix ms) when the iteration was started: the
+	// parent's workflow timeout ends its loop steps, which stop their
+	// iterations, so an iteration whose own deadline is not earlier arms
+	// no timer of its own (OwnWorkflowTimer).
+	Deadline int64 `json:"deadline,omitempty"`
 }
 
 // LoopState is the state of a foreach step attempt's iterations.
@@ -672,6 +678,7 @@ func (d *decider) childParent(i int) ParentRef {
 		parent.RootWorkflowID, parent.RootInstanceID = p.RootWorkflowID, p.RootInstanceID
 	}
 	if step := d.g.nodes[i].step; isForeach(step) || isWhile(step) {
+		parent.Deadline = d.st.TimeoutAt
 		parent.Owner = d.st.WorkflowID
 		if p := d.st.Parent; p != nil && !p.Subworkflow && p.Owner != "" {
 			parent.Owner = p.Owner

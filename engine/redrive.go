@@ -120,7 +120,7 @@ func (d *decider) awaited(checks bool) ([]Command, error) {
 			}
 		}
 	}
-	if d.st.TimeoutAt != 0 {
+	if OwnWorkflowTimer(d.st) {
 		cmds = append(cmds, StartTimer{Purpose: PurposeWorkflowTimeout, FireAt: time.UnixMilli(d.st.TimeoutAt).UTC()})
 	}
 	return cmds, nil

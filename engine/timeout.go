@@ -102,12 +102,27 @@ func (d *decider) startWorkflowTimeout() error {
 // starting decision is done, and only when the run is still going: a run
 // that ended at once needs none.
 func (d *decider) armWorkflowTimeout() {
-	if d.st.Status != model.WorkflowInProgress || d.st.TimeoutAt == 0 {
+	if d.st.Status != model.WorkflowInProgress || !OwnWorkflowTimer(d.st) {
 		return
 	}
 	d.out.Commands = append(d.out.Commands, StartTimer{
 		Purpose: PurposeWorkflowTimeout, FireAt: time.UnixMilli(d.st.TimeoutAt).UTC(),
 	})
+}
+
+// OwnWorkflowTimer reports whether run st has a timer of its own for its
+// deadline (its workflow timeout). An iteration (of a foreach or while step) whose deadline is not
+// earlier than its parent's needs none: the parent's workflow timeout fires
+// first and ends the loop step, which stops the iteration. (An iteration of
+// the default ten days starts after its parent, so its deadline is later:
+// a timer, a schedule created and deleted, for each of a million
+// iterations, none of which could ever fire first.)
+func OwnWorkflowTimer(st *Instance) bool {
+	if st.TimeoutAt == 0 {
+		return false
+	}
+	p := st.Parent
+	return p == nil || p.Subworkflow || p.Deadline == 0 || st.TimeoutAt < p.Deadline
 }
 
 // stepTimedOut fails a step attempt still running when its timeout fires:

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -122,4 +123,51 @@ func TestDefaultTimeouts(t *testing.T) {
 	d, err = Decide(ctx, g, newInstance(g), StartRun{}, t0)
 	require.NoError(t, err)
 	assert.Empty(t, timers(d.Commands))
+}
+
+// TestIterationsArmNoTimerTheirParentsDeadlineMakesMoot: an iteration
+// whose deadline is not earlier than its parent's arms no workflow-timeout
+// timer in its first decision, and the sweeper's list of what it awaits
+// (Awaited) names none; one whose deadline comes first, a subworkflow's
+// instance, and a run without a parent arm theirs.
+func TestIterationsArmNoTimerTheirParentsDeadlineMakesMoot(t *testing.T) {
+	ctx := context.Background()
+	tenDays := t0.Add(model.DefaultTimeout).UnixMilli()
+	for _, tc := range []struct {
+		name   string
+		parent *ParentRef
+		want   bool
+	}{
+		{"no parent", nil, true},
+		{"an iteration of a parent with the default timeout, started before it", &ParentRef{Deadline: tenDays - 1000}, false},
+		{"an iteration whose deadline is its parent's", &ParentRef{Deadline: tenDays}, false},
+		{"an iteration of a parent with a longer timeout", &ParentRef{Deadline: tenDays + 1000}, true},
+		{"an iteration started before deadlines were kept", &ParentRef{}, true},
+		{"a subworkflow's instance", &ParentRef{Subworkflow: true, Deadline: tenDays - 1000}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wf := &model.Workflow{ID: "it", Steps: []model.Step{{Kind: model.KindStep, ID: "call", Type: model.StepHTTP}}}
+			g, err := Compile(wf, newEvaluator(t))
+			require.NoError(t, err)
+			st := newInstance(g)
+			if tc.parent != nil {
+				p := *tc.parent
+				p.WorkflowID, p.InstanceID, p.RunID, p.StepID, p.Attempt, p.Depth = "parent", 1, 1, "loop", 1, 1
+				st.Parent = &p
+			}
+			d, err := Decide(ctx, g, st, StartRun{}, t0)
+			require.NoError(t, err)
+			require.Equal(t, tenDays, d.State.TimeoutAt, "the run's deadline is kept either way")
+			armed := func(cmds []Command) bool {
+				return slices.ContainsFunc(cmds, func(c Command) bool {
+					x, ok := c.(StartTimer)
+					return ok && x.Purpose == PurposeWorkflowTimeout
+				})
+			}
+			assert.Equal(t, tc.want, armed(d.Commands), "armed in the first decision")
+			awaited, err := Awaited(ctx, g, d.State, t0.Add(time.Minute))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, armed(awaited), "awaited")
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 	"github.com/maestro-serverless/maestro/store"
 )
 
-// Iterations born finished.
+// Iterations born finished, and born running.
 //
 // An iteration whose steps have no work (NoOp and Join steps) runs to its
 // end in its first decision. Created the ordinary way it would cost four
@@ -31,9 +32,23 @@ import (
 // step attempts and timeline, exactly the items its own commits would
 // have left — and the parent applies its end (ChildEnded) in the same
 // round, which launches the next iterations, and so on while the
-// transaction has room. An iteration that does not end so (a breakpoint
-// pauses it, a step waits for a signal, its commit would not fit) is
-// created the ordinary way.
+// transaction has room.
+//
+// An iteration whose first decision leaves it awaiting only the work of
+// steps its workers run (an Http body, say) is born running: written in
+// the parent's transaction as that decision left it — its summary, its run
+// item at version 1 with its outbox (the steps' work) and sweep time, the
+// attempts it wrote (none, when their starts are left to the workers'
+// claims) — and its work dispatched by the parent's committer right after
+// the commit. That skips its start event, its decider's wake through the
+// stream and the decision queue, and its decider's load and commit; it
+// ends as any run, reporting through the parent's inbox. A step that takes
+// a tag permit or a job queue's capacity (noPermits), or anything else the
+// decision's commit would write beyond those items (bornRunning), has the
+// iteration created the ordinary way.
+//
+// An iteration that is neither (a breakpoint pauses it, a step waits for a
+// signal, its commit would not fit) is created the ordinary way.
 
 // maxBornItems bounds the items of one iteration born finished (as the
 // store counts them, store.ChildRun.Items), so that a round's transaction
@@ -109,10 +124,14 @@ func (o *Rounds) bearChildren(ctx context.Context, g *engine.Graph, acc *decisio
 				return nil, nil, false, err
 			}
 			// Born, it takes its own items instead of its ordinary
-			// creation's, and one for its end until that is applied.
+			// creation's, and, finished, one for its end until that is
+			// applied.
 			cost := 0
 			if b != nil {
-				cost = b.run.Items() - ordinary + 1
+				cost = b.run.Items() - ordinary
+				if !b.running {
+					cost++
+				}
 			}
 			if b == nil || b.run.Items() > maxBornItems || cost > room {
 				continue
@@ -121,8 +140,13 @@ func (o *Rounds) bearChildren(ctx context.Context, g *engine.Graph, acc *decisio
 				born = map[bornKey]*bornChild{}
 			}
 			born[bornKeyOf(x)] = b
-			children.bear(b.state)
 			room -= cost
+			if b.running {
+				// It reports its end as any iteration, through the
+				// parent's inbox.
+				continue
+			}
+			children.bear(b.state)
 			// The end launches no more iterations than the rest of the
 			// transaction holds, each at its ordinary creation's items
 			// (the item kept for the end is freed when it is applied); the
@@ -168,14 +192,20 @@ type bornChild struct {
 	// events are its change events, published from the parent's outbox
 	// in one batch with the round's others (loopWrites).
 	events []events.Event
+	// running is set for an iteration born running: its first decision
+	// left it awaiting its steps' work, which its run item's outbox
+	// sends; end is then unset (it reports its end as any iteration).
+	running bool
 }
 
 // bear makes the first decision of iteration x of parent and returns the
-// iteration born finished, or nil when it does not end in that decision (or
-// asks for anything but its own writes).
+// iteration born: finished, when that decision ends it asking for nothing
+// but its own writes; running (bornChild.running), when it leaves it
+// awaiting the work of steps its workers run (bornRunning). Nil when it
+// does neither: the iteration is then created the ordinary way.
 func (r *bornRound) bear(ctx context.Context, parent *engine.Instance, x engine.StartChild) (*bornChild, error) {
 	g, err := r.graph(ctx, x.WorkflowID)
-	if err != nil || g == nil || g.HasWork() {
+	if err != nil || g == nil {
 		return nil, err
 	}
 	p := x.Parent
@@ -197,19 +227,26 @@ func (r *bornRound) bear(ctx context.Context, parent *engine.Instance, x engine.
 	sigs := &signalBook{ctx: ctx, store: r.o.store, log: r.o.log}
 	stepParams := &paramsBook{store: r.o.store, wf: x.WorkflowID, inst: inst, items: r.o.items}
 	children := &childBook{store: r.o.store}
+	permits := &noPermits{}
 	d, err := engine.Decide(ctx, g, st, engine.StartRun{RunParams: params, Initiator: initiator}, r.now,
 		engine.WithMaxStarts(maxStartsPerDecision), engine.WithMaxEnds(maxEndsPerDecision), engine.WithBreakpoints(bps),
-		engine.WithSignals(sigs), engine.WithStepParams(stepParams), engine.WithChildParams(children))
+		engine.WithSignals(sigs), engine.WithStepParams(stepParams), engine.WithChildParams(children), engine.WithPermits(permits))
 	if err = errors.Join(sigs.err, stepParams.err, children.err, err); err != nil {
 		if ctx.Err() != nil {
 			return nil, err
 		}
 		// The iteration's own decider will meet the same refusal and say
-		// so; it is not born finished.
+		// so; it is not born.
 		return nil, nil
 	}
 	after := d.State
-	if !after.Status.IsTerminal() || d.Continue || slices.ContainsFunc(d.Commands, asksForWork) {
+	running := !after.Status.IsTerminal()
+	switch {
+	case d.Continue || permits.asked:
+		return nil, nil
+	case running && !awaitsWorkOnly(after, d.Commands):
+		return nil, nil
+	case !running && slices.ContainsFunc(d.Commands, asksForWork):
 		return nil, nil
 	}
 	if waits, links := signalChanges(st, after); len(waits) > 0 || len(links) > 0 {
@@ -231,20 +268,92 @@ func (r *bornRound) bear(ctx context.Context, parent *engine.Instance, x engine.
 		Initiator: mustJSON(initiator), Status: c.Status, State: c.State, Now: r.now,
 		Born: true, Attempts: c.Attempts, Timeline: c.Timeline, StartTime: after.StartTime, EndTime: after.EndTime,
 	}
-	if compactable(after, c) {
+	if running {
+		if !bornRunning(c) {
+			return nil, nil
+		}
+		// Its change events ride in the parent's outbox (below), the
+		// rest of its outbox in its own run item.
+		ch.Outbox = slices.DeleteFunc(slices.Clone(c.Outbox), func(m store.Message) bool { return m.Queue == store.QueueEvents })
+		ch.SweepAt = c.SweepAt
+	} else if compactable(after, c) {
 		after.Compact = true
 		if ch.State, err = json.Marshal(after); err != nil {
 			return nil, fmt.Errorf("encode state of iteration %d of step %q: %w", x.Index, x.StepID, err)
 		}
 		ch.Attempts, ch.Timeline = nil, nil
 	}
-	end := endReport(g, after)
 	// Created and decided in one commit: its creation is the first change
 	// of its one instance event (one event per run or step attempt and
 	// commit, as for any run), not an event of its own.
 	created := engine.Transition{Seq: 0, From: "", To: string(model.WorkflowCreated), Time: r.now.UnixMilli()}
 	evs := changeEvents(after, append([]engine.Transition{created}, d.Transitions...))
-	return &bornChild{run: ch, end: end, state: after, events: evs}, nil
+	b := &bornChild{run: ch, state: after, events: evs, running: running}
+	if !running {
+		b.end = endReport(g, after)
+	}
+	return b, nil
+}
+
+// noPermits is the tag permits of an iteration's first decision made by
+// its parent (bornRound.bear): a step that asks for a tag permit or a job
+// queue's capacity sets asked, and the iteration is not born — its own
+// decider takes them, from the store, in its own commit. Steps without
+// tags or a queue start as they would with the store's permits.
+type noPermits struct{ asked bool }
+
+func (p *noPermits) Acquire(req engine.PermitRequest) engine.PermitAnswer {
+	if len(req.Tags) > 0 || req.Queue != nil {
+		p.asked = true
+	}
+	return engine.PermitAnswer{OK: true}
+}
+
+func (p *noPermits) Release(string, int64, []string, bool) {}
+
+// awaitsWorkOnly reports whether a run left in progress by its first
+// decision, with commands cmds, awaits only the work of steps its workers
+// run (and its timers): every command runs a step or starts a timer, at
+// least one runs a step, and no step is paused or waits for anything else.
+func awaitsWorkOnly(st *engine.Instance, cmds []engine.Command) bool {
+	steps := 0
+	for _, c := range cmds {
+		switch c.(type) {
+		case engine.RunStep:
+			steps++
+		case engine.StartTimer:
+		default:
+			return false
+		}
+	}
+	if steps == 0 {
+		return false
+	}
+	for i := range st.Steps {
+		ss := &st.Steps[i]
+		if ss.Attempt > 0 && !ss.Status.IsTerminal() && ss.Status != model.StepRunning {
+			return false
+		}
+	}
+	return true
+}
+
+// bornRunning reports whether c, the first commit of an iteration its
+// first decision leaves in progress, writes nothing but what a child born
+// running carries (store.ChildRun): its run item with state, outbox and
+// sweep time, its attempts, its timeline and its summary. Anything else (a
+// permit taken, a page, a wake of another run…) has the iteration created
+// the ordinary way, its own decider writing it.
+func bornRunning(c store.Commit) bool {
+	rest := c
+	rest.WorkflowID, rest.InstanceID, rest.RunID, rest.ExpectV = "", 0, 0, 0
+	rest.Status, rest.State, rest.Outbox, rest.SweepAt = "", nil, nil, 0
+	rest.Attempts, rest.Timeline, rest.PriorTimeline, rest.Instance = nil, nil, nil, nil
+	if c.Pages.Count() == 0 {
+		// A state written whole: which steps may still change is moot.
+		rest.Unsettled = nil
+	}
+	return reflect.ValueOf(rest).IsZero()
 }
 
 // graph returns the compiled inline workflow wf: created by this round
@@ -319,10 +428,17 @@ func bornItems(body []model.Step) int {
 			return 0
 		}
 	}
-	if 4+len(body) > maxBornItems {
+	if !mayBeBorn(body) {
 		return 0
 	}
 	return 3
+}
+
+// mayBeBorn reports whether an iteration of body may be born, finished or
+// running: stored whole it writes at most maxBornItems (its summary, run
+// item, an attempt per step and two instance timeline entries).
+func mayBeBorn(body []model.Step) bool {
+	return 4+len(body) <= maxBornItems
 }
 
 // iterationStarts is what one iteration of loop step s counts against a

@@ -648,7 +648,7 @@ func (o *Rounds) commandMessage(st *engine.Instance, cmd engine.Command, crowd i
 		// which would fire days later for a run long ended (an invocation,
 		// a work message and a worker's, each billed, and one schedule
 		// more in the account's quota until then).
-		if st.TimeoutAt > now.UnixMilli() && st.TimeoutAt-st.StartTime > MaxSQSDelay.Milliseconds() {
+		if engine.OwnWorkflowTimer(st) && st.TimeoutAt > now.UnixMilli() && st.TimeoutAt-st.StartTime > MaxSQSDelay.Milliseconds() {
 			return store.Message{Queue: store.QueueUnschedule, Body: store.RunTimeoutSchedule(st.WorkflowID, st.InstanceID, st.RunID)}, true, nil
 		}
 		return store.Message{}, false, nil

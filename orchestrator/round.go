@@ -505,11 +505,11 @@ func (r *round) unbear() {
 }
 
 // mayBear reports whether a decision of the round starts an iteration
-// that may be born finished: one of a loop whose body has no work.
+// that may be born (mayBeBorn).
 func (r *round) mayBear() bool {
 	for _, c := range r.acc.commands {
 		if x, ok := c.(engine.StartChild); ok {
-			if s := r.g.Step(x.StepID); s != nil && bornItems(s.Steps) > 0 {
+			if s := r.g.Step(x.StepID); s != nil && mayBeBorn(s.Steps) {
 				return true
 			}
 		}
@@ -567,10 +567,17 @@ func (r *round) final() (store.Commit, error) {
 	return c, nil
 }
 
-// finish follows a commit: its steps dispatched, its metrics emitted, the
-// replayable events it applied deleted.
+// finish follows a commit: its steps dispatched (those of the iterations
+// it bore running too, each the first step of its own run), its metrics
+// emitted, the replayable events it applied deleted.
 func (r *round) finish(ctx context.Context) {
-	r.o.dispatchDirect(ctx, r.commit.Outbox)
+	outbox := r.commit.Outbox
+	for _, ch := range r.commit.Children {
+		if ch.Born {
+			outbox = append(slices.Clip(outbox), ch.Outbox...)
+		}
+	}
+	r.o.dispatchDirect(ctx, outbox)
 	r.o.emitDecision(r.began, r.w.WorkflowID, r.acc.transitions)
 	if len(r.discard) == 0 {
 		return

@@ -22,7 +22,7 @@ type InlineDefinition struct {
 
 // ChildRun is a child run (a foreach or while iteration) created in its
 // parent's commit: its instance summary, its run item and its first event —
-// or, born finished, its whole life (see Born).
+// or, born, its first decision's writes (see Born).
 type ChildRun struct {
 	WorkflowID string
 	InstanceID int64
@@ -38,22 +38,27 @@ type ChildRun struct {
 	// Outbox is forwarded by the router from the new run item.
 	Outbox []Message
 	Now    time.Time
-	// Born is set for a child that ran to its end in its first decision,
-	// which its parent made in the commit that creates it (an iteration of
-	// steps without work): Status is terminal, State its final state,
-	// Attempts and Timeline its step attempts and instance timeline entries,
-	// StartTime and EndTime its times, and no FirstEvent is written. Its
-	// parent applies the child's end in the same commit.
+	// Born is set for a child whose first decision its parent made in the
+	// commit that creates it (an iteration): State is its state after that
+	// decision, Attempts and Timeline the step attempts and instance
+	// timeline entries it wrote (the first entries held in the run item, as
+	// a commit holds them), StartTime and EndTime its times, and no
+	// FirstEvent is written. A child born with a terminal Status ran to its
+	// end (its parent applies its end in the same commit); one born
+	// IN_PROGRESS awaits the work its Outbox sends, in the sweep index from
+	// SweepAt (unix ms, 0: not), as any run after a decision.
 	Born               bool
 	Attempts           []Attempt
 	Timeline           []TimelineItem
 	StartTime, EndTime int64
+	SweepAt            int64
 }
 
 // Items is how many transaction items the child's creation writes.
 func (c ChildRun) Items() int {
 	if c.Born {
-		return 2 + len(c.Attempts) + len(c.Timeline)
+		_, spilled := SplitTimeline(nil, c.Timeline)
+		return 2 + len(c.Attempts) + len(spilled)
 	}
 	return 3
 }
@@ -74,17 +79,30 @@ func (s *base) inlineDefinitionItem(d InlineDefinition) (types.TransactWriteItem
 
 // childItems are the writes that create a child run: its instance summary
 // and run item, each conditioned on not existing so that a child is created
-// once, and its first event — or, born finished, its step attempts and
-// timeline entries.
+// once, and its first event — or, born, its step attempts and the timeline
+// entries its run item does not hold.
 func (s *base) childItems(c ChildRun) ([]types.TransactWriteItem, error) {
 	rec := &InstanceRecord{
 		WorkflowID: c.WorkflowID, InstanceID: c.InstanceID, Version: c.Version, RunID: 1, UUID: c.UUID,
 		Status: c.Status, Initiator: c.Initiator, CreateTime: millis(c.Now), ModifyTime: millis(c.Now),
 		StartTime: c.StartTime, EndTime: c.EndTime,
 	}
-	runItem, err := s.runItem(c.WorkflowID, c.InstanceID, 1, 1, c.Status, c.State, c.Outbox, 0)
+	sweepAt := int64(0)
+	if c.Born {
+		sweepAt = c.SweepAt
+	}
+	runItem, err := s.runItem(c.WorkflowID, c.InstanceID, 1, 1, c.Status, c.State, c.Outbox, sweepAt)
 	if err != nil {
 		return nil, err
+	}
+	var spilled []TimelineItem
+	if c.Born {
+		var held []TimelineItem
+		if held, spilled = SplitTimeline(nil, c.Timeline); len(held) > 0 {
+			if runItem[attrInlineTimeline], err = s.encodeInlineTimeline(held); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if n := ItemSize(runItem); n > MaxItemBytes {
 		return nil, fmt.Errorf("store: create %s/%d: %w", c.WorkflowID, c.InstanceID, &ItemTooLargeError{Item: "run state", Bytes: n})
@@ -109,7 +127,7 @@ func (s *base) childItems(c ChildRun) ([]types.TransactWriteItem, error) {
 		items = append(items, item)
 	}
 	pk := layout.RunPK(c.WorkflowID, c.InstanceID)
-	for _, t := range c.Timeline {
+	for _, t := range spilled {
 		items = append(items, s.timelineWrite(pk, 1, t))
 	}
 	return items, nil

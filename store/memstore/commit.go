@@ -436,8 +436,8 @@ func permitWrite(p *plan, u store.PermitUpdate) write {
 }
 
 // planChild adds the writes that create a child run: its summary and run
-// item (each on its absence) and its first event, or, born finished, its
-// attempts and timeline entries.
+// item (each on its absence) and its first event, or, born, its attempts
+// and the timeline entries its run item does not hold.
 func (s *Runs) planChild(p *plan, c store.ChildRun) error {
 	rec := &store.InstanceRecord{WorkflowID: c.WorkflowID, InstanceID: c.InstanceID, Version: c.Version, RunID: 1, UUID: c.UUID,
 		Status: c.Status, Initiator: c.Initiator, CreateTime: c.Now.UnixMilli(), ModifyTime: c.Now.UnixMilli(),
@@ -446,6 +446,15 @@ func (s *Runs) planChild(p *plan, c store.ChildRun) error {
 	if err != nil {
 		p.refuse(err)
 		run = &runItem{}
+	}
+	var spilled []store.TimelineItem
+	if c.Born {
+		var held []store.TimelineItem
+		held, spilled = store.SplitTimeline(nil, c.Timeline)
+		if run.timeline, err = heldTimeline(held); err != nil {
+			return err
+		}
+		run.sweepAt = c.SweepAt
 	}
 	pk := layout.RunPK(c.WorkflowID, c.InstanceID)
 	if n := itemSize(pk, layout.RunSK(1), run); n > store.MaxItemBytes {
@@ -463,7 +472,7 @@ func (s *Runs) planChild(p *plan, c store.ChildRun) error {
 		}
 		p.add(w)
 	}
-	for _, t := range c.Timeline {
+	for _, t := range spilled {
 		p.add(timelineWrite(p, pk, 1, t))
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/store"
@@ -206,7 +207,15 @@ func commitLimits(h *H) {
 			{WorkflowID: "loop", InstanceID: 1, Status: "CREATED", State: B(`{}`), FirstEvent: store.Event{ID: "0", Body: B(`{}`)}},
 			{WorkflowID: "loop", InstanceID: 2, Status: "SUCCEEDED", State: B(`{}`), Born: true,
 				Attempts: attempts(2), Timeline: []store.TimelineItem{{Seq: 1, Body: B(`"x"`)}}},
-		}}), 1+2+1+1+2+3+5, "items of a commit of every kind")
+		}}), 1+2+1+1+2+3+4, "items of a commit of every kind")
+	tl := make([]store.TimelineItem, 9)
+	for i := range tl {
+		tl[i] = store.TimelineItem{Seq: int64(i + 1), Body: B(`"x"`)}
+	}
+	// A born child's run item holds its first eight timeline entries, as a
+	// commit's does; the ninth is an item of its own.
+	h.Eq(items(store.Commit{Children: []store.ChildRun{{WorkflowID: "loop", InstanceID: 3, Status: "SUCCEEDED", State: B(`{}`),
+		Born: true, Timeline: tl}}}), 1+2+1, "items of a commit bearing a child with nine timeline entries")
 	_, err := h.S.Runs.CommitItems(h.Ctx, commitOf("wf", 1, 1, 1, store.Commit{State: RandomJSON(500_000)}))
 	h.TooLarge(err, "run state", "counting a large random state")
 	h.Is(h.Commit("wf", 1, 1, 1, store.Commit{Attempts: attempts(store.MaxTransactItems)}), store.ErrTooManyItems, "101 items")
@@ -569,8 +578,9 @@ func getRunsAndLoopParams(h *H) {
 }
 
 // childrenAndReruns: iterations created in their parent's commit, once
-// each — waiting for their decider, or born finished with their attempts
-// and timeline — and reruns of them, once each.
+// each — waiting for their decider, born finished with their attempts and
+// timeline, or born running with their outbox and sweep time — and reruns
+// of them, once each.
 func childrenAndReruns(h *H) {
 	h.Push("wf")
 	h.Start("wf")
@@ -580,9 +590,12 @@ func childrenAndReruns(h *H) {
 	born := store.ChildRun{WorkflowID: "loop", InstanceID: 2, Version: 1, UUID: "c2", Status: "SUCCEEDED", State: B(`{"child":2}`), Now: now, Born: true,
 		Attempts: []store.Attempt{{StepID: "s", Attempt: 1, Status: "SUCCEEDED", Body: B(`{"o":1}`), Timeline: Entries(`"CREATED"`, `"SUCCEEDED"`)}},
 		Timeline: []store.TimelineItem{{Seq: 1, Body: B(`{"t":1}`)}}, StartTime: 10, EndTime: 20}
-	h.Eq([]int{child.Items(), born.Items()}, []int{3, 4}, "items of a child")
+	running := store.ChildRun{WorkflowID: "loop", InstanceID: 3, Version: 1, UUID: "c3", Status: "IN_PROGRESS", State: B(`{"child":3}`), Now: now,
+		Born: true, Outbox: []store.Message{{Queue: store.QueueWork, Body: `{"w":3}`}}, SweepAt: now.Add(time.Hour).UnixMilli(),
+		Timeline: []store.TimelineItem{{Seq: 1, Body: B(`{"t":3}`)}}, StartTime: 10}
+	h.Eq([]int{child.Items(), born.Items(), running.Items()}, []int{3, 3, 2}, "items of a child")
 	h.OK(h.Commit("wf", 1, 1, 1, store.Commit{Definitions: []store.InlineDefinition{{WorkflowID: "loop", Definition: B(`{"body":1}`), Now: now}},
-		Children: []store.ChildRun{child, born}}), "commit")
+		Children: []store.ChildRun{child, born, running}}), "commit")
 	v, err := h.S.Definitions.GetVersion(h.Ctx, "loop", 1)
 	h.OK(err, "inline definition")
 	h.Eq([]any{string(v.Definition), v.CreateTime, v.Principal}, []any{`{"body":1}`, now.UnixMilli(), ""}, "inline definition")
@@ -601,7 +614,17 @@ func childrenAndReruns(h *H) {
 	h.Eq(len(atts), 1, "born child's attempts")
 	h.Eq([]any{atts[0].StepID, atts[0].Status, string(atts[0].Body), Timeline(&atts[0])}, []any{"s", "SUCCEEDED", `{"o":1}`, `"CREATED","SUCCEEDED"`}, "born child's attempt")
 	tl, _ := h.S.Runs.ListTimeline(h.Ctx, "loop", 2, 1)
-	h.Eq(len(tl), 1, "born child's timeline")
+	h.Eq([]int{len(run.Timeline), len(tl)}, []int{1, 0}, "born child's timeline: held in its run item, no item of its own")
+	// Born running: its run item holds its state, outbox, sweep time and
+	// first timeline entry; no event waits; it is due in the sweep index.
+	inst, _ = h.S.Instances.GetInstance(h.Ctx, "loop", 3)
+	h.Eq([]any{inst.Status, inst.StartTime, inst.EndTime}, []any{"IN_PROGRESS", int64(10), int64(0)}, "child born running")
+	run, evs = h.Load("loop", 3, 1)
+	h.Eq([]any{run.V, run.Status, string(run.State), len(evs), run.SweepAt, len(run.Timeline)},
+		[]any{int64(1), "IN_PROGRESS", `{"child":3}`, 0, running.SweepAt, 1}, "run of a child born running")
+	h.Bytes(run.Timeline[0].Body, `{"t":3}`, "its timeline entry")
+	tl, _ = h.S.Runs.ListTimeline(h.Ctx, "loop", 3, 1)
+	h.Eq(len(tl), 0, "timeline items of a child born running")
 	h.Is(h.Commit("wf", 1, 1, 2, store.Commit{Children: []store.ChildRun{child}}), store.ErrConflict, "the same child again")
 
 	rerun := store.NewRun{WorkflowID: "loop", InstanceID: 1, PrevRun: 1, Status: "CREATED", State: B(`{"rerun":1}`),

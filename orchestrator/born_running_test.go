@@ -1,0 +1,92 @@
+package orchestrator
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// TestIterationsBornRunning: iterations whose body's steps run on workers
+// are written by the parent's commit already decided — run item v1 IN_PROGRESS
+// in the sweep index, no event in their inbox, the step's start left to
+// its worker's claim — and their work is dispatched by the parent's
+// committer, one message per iteration, none of them a timer (the parent's
+// deadline comes first). An iteration ends as any run and reports to its
+// parent, whose next round bears the next one. A body step that takes a tag
+// permit has its iterations created the ordinary way.
+func TestIterationsBornRunning(t *testing.T) {
+	disp := &rigDispatch{}
+	r := newRoundRig(t, withDispatcher(disp))
+	wf := r.push(rigDef("looper", "", rigForeach("loop", 5, 3, rigStep("x", "Titus"))))
+	r.start(wf)
+	parent := r.state(wf, 1, 1)
+	loop := parent.Step("loop").Loop
+	if loop == nil || len(loop.Running) != 3 {
+		t.Fatalf("loop %+v, want 3 iterations in flight", loop)
+	}
+	var children []store.ChildRun
+	for _, c := range r.runs.committed() {
+		children = append(children, c.Children...)
+	}
+	if len(children) != 3 {
+		t.Fatalf("%d iterations created, want 3", len(children))
+	}
+	for _, ch := range children {
+		if !ch.Born || ch.Status != string(model.WorkflowInProgress) || ch.SweepAt == 0 || len(ch.Attempts) != 0 {
+			t.Errorf("iteration %d: born %v status %s sweep %d attempts %d; want born IN_PROGRESS, swept, its start deferred",
+				ch.InstanceID, ch.Born, ch.Status, ch.SweepAt, len(ch.Attempts))
+		}
+		for _, m := range ch.Outbox {
+			if m.Queue != store.QueueWork || m.Schedule != "" || !m.Direct {
+				t.Errorf("iteration %d: outbox message %s %q schedule %q direct %v; want only its step's work, sent directly",
+					ch.InstanceID, m.Queue, m.Body, m.Schedule, m.Direct)
+			}
+		}
+		rec, st, pending := r.load(loop.WorkflowID, ch.InstanceID, 1)
+		if rec.V != 1 || len(pending) != 0 || stepStatus(st, "x") != model.StepRunning || st.Parent == nil || st.Parent.Deadline != parent.TimeoutAt {
+			t.Errorf("iteration %d: v%d, %d pending, %s, parent %+v", ch.InstanceID, rec.V, len(pending), statuses(st), st.Parent)
+		}
+		if _, err := r.ms.Attempts.GetAttempt(r.ctx, loop.WorkflowID, ch.InstanceID, 1, "x", 1); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("iteration %d: attempt item %v, want none until its worker claims it", ch.InstanceID, err)
+		}
+	}
+	work := rigWorkOf(t, disp.messages(), WorkRunStep)
+	if len(work) != 3 {
+		t.Fatalf("%d steps dispatched directly, want 3", len(work))
+	}
+	for _, w := range work {
+		if w.WorkflowID != loop.WorkflowID || w.StepID != "x" || w.StartTime == 0 {
+			t.Errorf("dispatched %+v, want step x of an iteration with its start", w)
+		}
+	}
+
+	// Iteration 1 ends; its report lets the parent launch the fourth.
+	if st := r.finish(loop.WorkflowID, 1, 1, "x", 1, engine.OutcomeSucceeded); st.Status != model.WorkflowSucceeded {
+		t.Fatalf("iteration 1: %s", st.Status)
+	}
+	if got := r.pending(wf, 1, 1); len(got) != 1 {
+		t.Fatalf("parent's inbox %v, want the iteration's end", got)
+	}
+	parent = r.mustProcess(wf, 1, 1)
+	if l := parent.Step("loop").Loop; l.Next != 4 || len(l.Running) != 3 {
+		t.Errorf("loop next %d running %v, want the fourth launched", l.Next, l.Running)
+	}
+	if rec, _, pending := r.load(loop.WorkflowID, 4, 1); rec.V != 1 || len(pending) != 0 || rec.Status != string(model.WorkflowInProgress) {
+		t.Errorf("iteration 4: v%d %s, %d pending; want born running", rec.V, rec.Status, len(pending))
+	}
+
+	t.Run("a tag permit", func(t *testing.T) {
+		r := newRoundRig(t, withDispatcher(&rigDispatch{}))
+		wf := r.push(rigDef("tagged", "", rigForeach("loop", 2, 2, `{"step":{"id":"x","type":"Titus","tags":[{"name":"db"}]}}`)))
+		r.start(wf)
+		loop := r.state(wf, 1, 1).Step("loop").Loop
+		for inst := int64(1); inst <= 2; inst++ {
+			if rec, _, pending := r.load(loop.WorkflowID, inst, 1); rec.Status != string(model.WorkflowCreated) || len(pending) != 1 {
+				t.Errorf("iteration %d: %s, %d pending; want created the ordinary way, its start event waiting", inst, rec.Status, len(pending))
+			}
+		}
+	})
+}
