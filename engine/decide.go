@@ -193,6 +193,9 @@ type decider struct {
 	// breakpoints pause matching attempts; permits bounds steps across
 	// runs (nil: no tag permits).
 	breakpoints []Breakpoint
+	// bpReader, when set, reads breakpoints when a step attempt first
+	// needs them (WithBreakpointReader).
+	bpReader BreakpointReader
 	permits     Permits
 	signals     Signals
 

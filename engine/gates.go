@@ -79,6 +79,20 @@ func WithBreakpoints(bps []Breakpoint) Option {
 	return func(d *decider) { d.breakpoints = bps }
 }
 
+// BreakpointReader reads the breakpoints a decision meets (an
+// implementation that cannot read keeps its error for its caller, which
+// then does not commit the decision).
+type BreakpointReader interface {
+	Breakpoints() []Breakpoint
+}
+
+// WithBreakpointReader is WithBreakpoints with the breakpoints read from r
+// when a step attempt first starts: a decision that starts none (a run's
+// last step ending) reads none. It replaces WithBreakpoints' list.
+func WithBreakpointReader(r BreakpointReader) Option {
+	return func(d *decider) { d.bpReader = r }
+}
+
 // WithPermits makes steps with work acquire tag permits from p before they
 // start; without it only instance_step_concurrency bounds them.
 func WithPermits(p Permits) Option {
@@ -87,6 +101,9 @@ func WithPermits(p Permits) Option {
 
 // breakpointHolds reports whether a breakpoint pauses step i's attempt.
 func (d *decider) breakpointHolds(i int) bool {
+	if d.bpReader != nil {
+		d.breakpoints, d.bpReader = d.bpReader.Breakpoints(), nil
+	}
 	s := &d.st.Steps[i]
 	for _, b := range d.breakpoints {
 		if b.Matches(d.st, s.StepID, s.Attempt) {

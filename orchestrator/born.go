@@ -35,7 +35,8 @@ import (
 // transaction has room.
 //
 // An iteration whose first decision leaves it awaiting only the work of
-// steps its workers run (an Http body, say) is born running: written in
+// steps its workers run and its timers (an Http or a Sleep body, say) is
+// born running: written in
 // the parent's transaction as that decision left it — its summary, its run
 // item at version 1 with its outbox (the steps' work) and sweep time, the
 // attempts it wrote (none, when their starts are left to the workers'
@@ -201,7 +202,8 @@ type bornChild struct {
 // bear makes the first decision of iteration x of parent and returns the
 // iteration born: finished, when that decision ends it asking for nothing
 // but its own writes; running (bornChild.running), when it leaves it
-// awaiting the work of steps its workers run (bornRunning). Nil when it
+// awaiting the work of steps its workers run and its timers (awaitsWorkOnly,
+// bornRunning). Nil when it
 // does neither: the iteration is then created the ordinary way.
 func (r *bornRound) bear(ctx context.Context, parent *engine.Instance, x engine.StartChild) (*bornChild, error) {
 	g, err := r.graph(ctx, x.WorkflowID)
@@ -313,21 +315,18 @@ func (p *noPermits) Release(string, int64, []string, bool) {}
 
 // awaitsWorkOnly reports whether a run left in progress by its first
 // decision, with commands cmds, awaits only the work of steps its workers
-// run (and its timers): every command runs a step or starts a timer, at
-// least one runs a step, and no step is paused or waits for anything else.
+// run and its timers (a Sleep step's, say): every command runs a step or
+// starts a timer, and no step is paused or waits for anything else.
 func awaitsWorkOnly(st *engine.Instance, cmds []engine.Command) bool {
-	steps := 0
+	if len(cmds) == 0 {
+		return false
+	}
 	for _, c := range cmds {
 		switch c.(type) {
-		case engine.RunStep:
-			steps++
-		case engine.StartTimer:
+		case engine.RunStep, engine.StartTimer:
 		default:
 			return false
 		}
-	}
-	if steps == 0 {
-		return false
 	}
 	for i := range st.Steps {
 		ss := &st.Steps[i]

@@ -1,7 +1,10 @@
 package orchestrator
 
 import (
+	"context"
 	"errors"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/maestro-serverless/maestro/engine"
@@ -15,8 +18,9 @@ import (
 // its worker's claim — and their work is dispatched by the parent's
 // committer, one message per iteration, none of them a timer (the parent's
 // deadline comes first). An iteration ends as any run and reports to its
-// parent, whose next round bears the next one. A body step that takes a tag
-// permit has its iterations created the ordinary way.
+// parent, whose next round bears the next one. A Sleep body is born running
+// too, its timer left to the router; a body step that takes a tag permit
+// has its iterations created the ordinary way.
 func TestIterationsBornRunning(t *testing.T) {
 	disp := &rigDispatch{}
 	r := newRoundRig(t, withDispatcher(disp))
@@ -78,6 +82,25 @@ func TestIterationsBornRunning(t *testing.T) {
 		t.Errorf("iteration 4: v%d %s, %d pending; want born running", rec.V, rec.Status, len(pending))
 	}
 
+	t.Run("a Sleep body", func(t *testing.T) {
+		r := newRoundRig(t, withDispatcher(&rigDispatch{}))
+		wf := r.push(rigDef("sleepers", "", rigForeach("loop", 2, 2, rigSleep("z", 30))))
+		r.start(wf)
+		loop := r.state(wf, 1, 1).Step("loop").Loop
+		for inst := int64(1); inst <= 2; inst++ {
+			rec, st, pending := r.load(loop.WorkflowID, inst, 1)
+			if rec.V != 1 || len(pending) != 0 || stepStatus(st, "z") != model.StepRunning {
+				t.Errorf("iteration %d: v%d %s, %d pending; want born running", inst, rec.V, statuses(st), len(pending))
+			}
+		}
+		for _, c := range r.runs.committed() {
+			for _, ch := range c.Children {
+				if w := rigWorkOf(t, ch.Outbox, WorkTimer); len(w) != 1 || ch.Outbox[0].Direct {
+					t.Errorf("iteration %d: outbox %+v, want its sleep's timer, left to the router", ch.InstanceID, ch.Outbox)
+				}
+			}
+		}
+	})
 	t.Run("a tag permit", func(t *testing.T) {
 		r := newRoundRig(t, withDispatcher(&rigDispatch{}))
 		wf := r.push(rigDef("tagged", "", rigForeach("loop", 2, 2, `{"step":{"id":"x","type":"Titus","tags":[{"name":"db"}]}}`)))
@@ -89,4 +112,75 @@ func TestIterationsBornRunning(t *testing.T) {
 			}
 		}
 	})
+}
+
+// countingGates counts the breakpoint reads of a run's rounds and fails
+// them on demand.
+type countingGates struct {
+	GateStore
+	mu    sync.Mutex
+	reads int
+	fail  error
+}
+
+func (g *countingGates) ListBreakpoints(ctx context.Context, wf, step string, consistent bool) ([]store.Breakpoint, error) {
+	g.mu.Lock()
+	g.reads++
+	fail := g.fail
+	g.mu.Unlock()
+	if fail != nil {
+		return nil, fail
+	}
+	return g.GateStore.ListBreakpoints(ctx, wf, step, consistent)
+}
+
+func (g *countingGates) count() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.reads
+}
+
+// TestBreakpointsAreReadWhenAStepStarts: a round reads the run's
+// breakpoints only when one of its decisions starts a step — the last
+// step's end reads none — and a failed read leaves the round uncommitted,
+// its event waiting.
+func TestBreakpointsAreReadWhenAStepStarts(t *testing.T) {
+	var gates *countingGates
+	r := newRoundRig(t, func(c *Config) {
+		st := *c.Stores
+		gates = &countingGates{GateStore: st.Gates}
+		st.Gates = gates
+		c.Stores = &st
+	})
+	wf := r.push(rigDef("pair", "", rigStep("a", "Titus", "b"), rigStep("b", "Titus")))
+	r.start(wf)
+	if n := gates.count(); n != 1 {
+		t.Errorf("the start read breakpoints %d times, want once (step a starts)", n)
+	}
+	gates.mu.Lock()
+	gates.fail = errors.New("throttled")
+	gates.mu.Unlock()
+	r.putEvent(wf, 1, 1, outcomeEventID("a", 1), engine.StepFinished{StepID: "a", Attempt: 1, Outcome: engine.OutcomeSucceeded})
+	v := r.runs.calls()
+	if _, err := r.process(wf, 1, 1); err == nil || !strings.Contains(err.Error(), "throttled") {
+		t.Fatalf("process with a failing breakpoint read = %v, want its error", err)
+	}
+	if r.runs.calls() != v || len(r.pending(wf, 1, 1)) != 1 {
+		t.Errorf("%d commits sent, %d events pending; want none sent and the event kept", r.runs.calls()-v, len(r.pending(wf, 1, 1)))
+	}
+	gates.mu.Lock()
+	gates.fail, gates.reads = nil, 0
+	gates.mu.Unlock()
+	if st := r.mustProcess(wf, 1, 1); stepStatus(st, "b") != model.StepRunning {
+		t.Fatalf("after a's end: %s", statuses(st))
+	}
+	if n := gates.count(); n != 1 {
+		t.Errorf("a's end (b starts) read breakpoints %d times, want once", n)
+	}
+	if st := r.finish(wf, 1, 1, "b", 1, engine.OutcomeSucceeded); st.Status != model.WorkflowSucceeded {
+		t.Fatalf("after b's end: %s", st.Status)
+	}
+	if n := gates.count(); n != 1 {
+		t.Errorf("b's end (nothing starts) read breakpoints %d more times, want none", n-1)
+	}
 }

@@ -847,17 +847,38 @@ func (b *paramsBook) StepParams(ctx context.Context, step string, attempt, run i
 }
 
 // decisionReads are what a decision that may start steps reads besides the
-// run: the breakpoints it meets and a snapshot of the permits its steps
-// can take.
+// run: the breakpoints it meets — read already (bps), or when a decision
+// first starts a step (lazy) — and a snapshot of the permits its steps can
+// take.
 type decisionReads struct {
 	bps  []engine.Breakpoint
+	lazy *breakpointBook
 	book *permitBook
 	err  error
 }
 
-// readForDecision makes a decision's reads for run st of graph g, side by
-// side: each is a round trip on the path of every step a decision starts.
+// option is the engine option that gives a decision the breakpoints.
+func (r decisionReads) option() engine.Option {
+	if r.lazy != nil {
+		return engine.WithBreakpointReader(r.lazy)
+	}
+	return engine.WithBreakpoints(r.bps)
+}
+
+// readForDecision makes a decision's reads for run st of graph g: the
+// permits now, the breakpoints when a decision first starts a step. A round
+// that starts none — a run's last step ending, the rounds of a loop
+// applying its iterations' ends — reads none (two queries, the workflow's
+// and, for an iteration, its owner's).
 func (o *Rounds) readForDecision(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time) decisionReads {
+	book, err := o.loadPermits(ctx, g, st, now)
+	return decisionReads{lazy: &breakpointBook{ctx: ctx, o: o, wf: st.WorkflowID, owner: runOwner(st)}, book: book, err: err}
+}
+
+// prefetchForDecision is readForDecision with the breakpoints read at
+// once, side by side with the permits: for a round whose decision almost
+// surely starts a step (a chain's next), read beside the run's own read.
+func (o *Rounds) prefetchForDecision(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time) decisionReads {
 	var r decisionReads
 	var bpErr error
 	read := make(chan struct{})
@@ -869,6 +890,27 @@ func (o *Rounds) readForDecision(ctx context.Context, g *engine.Graph, st *engin
 	<-read
 	r.book, r.err = book, errors.Join(bpErr, err)
 	return r
+}
+
+// breakpointBook reads a run's breakpoints (runBreakpoints) when a
+// decision of its round first asks (engine.BreakpointReader), once. err is
+// the read's failure: the round's decisions are then not committed.
+type breakpointBook struct {
+	ctx       context.Context
+	o         *Rounds
+	wf, owner string
+	bps       []engine.Breakpoint
+	read      bool
+	err       error
+}
+
+// Breakpoints implements engine.BreakpointReader.
+func (b *breakpointBook) Breakpoints() []engine.Breakpoint {
+	if !b.read {
+		b.bps, b.err = b.o.runBreakpoints(b.ctx, b.wf, b.owner)
+		b.read = true
+	}
+	return b.bps
 }
 
 // runOwner is the workflow whose breakpoints an iteration meets besides its

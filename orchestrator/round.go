@@ -84,7 +84,10 @@ type round struct {
 	now     time.Time
 	opts    []engine.Option
 
-	book     *permitBook
+	book *permitBook
+	// bps reads the breakpoints when a decision first starts a step (nil
+	// when they were read with the run, or the run has ended).
+	bps      *breakpointBook
 	sigs     *signalBook
 	params   *paramsBook
 	children *childBook
@@ -196,14 +199,14 @@ func (r *round) prepare(ctx context.Context) (done bool, err error) {
 		}
 	}
 	r.now = r.o.now()
-	r.opts = nil
+	r.opts, r.bps = nil, nil
 	if hasWork(&r.before) {
 		reads := r.src.reads(ctx, r)
 		if reads.err != nil {
 			return false, reads.err
 		}
-		r.book = reads.book
-		r.opts = append(r.opts, engine.WithBreakpoints(reads.bps), engine.WithPermits(r.book))
+		r.book, r.bps = reads.book, reads.lazy
+		r.opts = append(r.opts, reads.option(), engine.WithPermits(r.book))
 	}
 	if err := r.src.settle(); err != nil {
 		return false, err
@@ -427,6 +430,8 @@ func (r *round) cut(k int) {
 // may be wrong, or it was cut short. The event is then retried.
 func (r *round) readFailed(ctx context.Context, decideErr error) error {
 	switch {
+	case r.bps != nil && r.bps.err != nil: // the breakpoints, read when a step started
+		return r.bps.err
 	case r.sigs.err != nil: // a signal lookup
 		return r.sigs.err
 	case r.params.err != nil: // a read of offloaded step params
@@ -726,7 +731,7 @@ func (s *inlineSource) begin(ctx context.Context, r *round) {
 	}
 	ch, prev := make(chan decisionReads, 1), in.prev
 	s.prefetch = ch
-	go func() { ch <- r.o.readForDecision(ctx, pg, prev, r.o.now()) }()
+	go func() { ch <- r.o.prefetchForDecision(ctx, pg, prev, r.o.now()) }()
 	// The previous round left no other step in flight (a chain): the run
 	// is all but surely uncontended, so the outcome is recorded beside the
 	// run's read too. Should the read find it contended after all, the end
