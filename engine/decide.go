@@ -196,8 +196,8 @@ type decider struct {
 	// bpReader, when set, reads breakpoints when a step attempt first
 	// needs them (WithBreakpointReader).
 	bpReader BreakpointReader
-	permits     Permits
-	signals     Signals
+	permits  Permits
+	signals  Signals
 
 	// paramsReader reads offloaded step params; loaded caches them per
 	// step and loadErr is the first read that failed (the decision then
