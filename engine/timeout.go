@@ -111,12 +111,13 @@ func (d *decider) armWorkflowTimeout() {
 }
 
 // OwnWorkflowTimer reports whether run st has a timer of its own for its
-// deadline (its workflow timeout). An iteration (of a foreach or while step) whose deadline is not
-// earlier than its parent's needs none: the parent's workflow timeout fires
-// first and ends the loop step, which stops the iteration. (An iteration of
-// the default ten days starts after its parent, so its deadline is later:
-// a timer, a schedule created and deleted, for each of a million
-// iterations, none of which could ever fire first.)
+// deadline (its workflow timeout). An iteration of a foreach or while step
+// whose deadline is not earlier than its parent's needs none: the parent's
+// workflow timeout fires first and ends the loop step, which stops the
+// iteration. (An iteration of the default ten days starts after its
+// parent, so its deadline is later: a timer — a schedule created and
+// deleted — for each of a million iterations, none of which could ever
+// fire first.)
 func OwnWorkflowTimer(st *Instance) bool {
 	if st.TimeoutAt == 0 {
 		return false

@@ -36,12 +36,11 @@ import (
 //
 // An iteration whose first decision leaves it awaiting only the work of
 // steps its workers run and its timers (an Http or a Sleep body, say) is
-// born running: written in
-// the parent's transaction as that decision left it — its summary, its run
-// item at version 1 with its outbox (the steps' work) and sweep time, the
-// attempts it wrote (none, when their starts are left to the workers'
-// claims) — and its work dispatched by the parent's committer right after
-// the commit. That skips its start event, its decider's wake through the
+// born running: written in the parent's transaction as that decision left
+// it — its summary, its run item at version 1 with its outbox (the steps'
+// work) and sweep time, the attempts it wrote (none, when their starts are
+// left to the workers' claims) — and its work dispatched by the parent's
+// committer right after the commit. That skips its start event, its decider's wake through the
 // stream and the decision queue, and its decider's load and commit; it
 // ends as any run, reporting through the parent's inbox. A step that takes
 // a tag permit or a job queue's capacity (noPermits), or anything else the
@@ -202,9 +201,9 @@ type bornChild struct {
 // bear makes the first decision of iteration x of parent and returns the
 // iteration born: finished, when that decision ends it asking for nothing
 // but its own writes; running (bornChild.running), when it leaves it
-// awaiting the work of steps its workers run and its timers (awaitsWorkOnly,
-// bornRunning). Nil when it
-// does neither: the iteration is then created the ordinary way.
+// awaiting the work of steps its workers run and its timers
+// (awaitsWorkOnly, bornRunning). Nil when it does neither: the iteration is
+// then created the ordinary way.
 func (r *bornRound) bear(ctx context.Context, parent *engine.Instance, x engine.StartChild) (*bornChild, error) {
 	g, err := r.graph(ctx, x.WorkflowID)
 	if err != nil || g == nil {
