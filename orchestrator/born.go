@@ -50,7 +50,7 @@ import (
 // An iteration that is neither (a breakpoint pauses it, a step waits for a
 // signal, its commit would not fit) is created the ordinary way.
 
-// maxBornItems bounds the items of one iteration born finished (as the
+// maxBornItems bounds the items of one iteration born (as the
 // store counts them, store.ChildRun.Items), so that a round's transaction
 // of store.MaxTransactItems holds several.
 const maxBornItems = 22
