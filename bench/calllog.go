@@ -19,6 +19,8 @@ import (
 type CallLog struct {
 	mu    sync.Mutex
 	calls map[string]call
+	// repeats counts the calls to a path already called.
+	repeats int
 }
 
 type call struct{ in, out time.Time }
@@ -36,8 +38,18 @@ func (l *CallLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	l.mu.Lock()
 	if _, seen := l.calls[k]; !seen { // a repeated call keeps the first
 		l.calls[k] = call{in, out}
+	} else {
+		l.repeats++
 	}
 	l.mu.Unlock()
+}
+
+// Count returns how many paths were called and how many calls repeated a
+// path already called.
+func (l *CallLog) Count() (paths, repeats int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.calls), l.repeats
 }
 
 // Gaps returns, for one instance of workflow wf, the milliseconds from each upstream

@@ -36,4 +36,11 @@ func TestCallLogGaps(t *testing.T) {
 	l.ServeHTTP(rec, httptest.NewRequest("GET", "/w/9/x", nil))
 	assert.JSONEq(t, `{"ok": true}`, rec.Body.String())
 	assert.Contains(t, l.calls, "w/9/x")
+
+	// Count says how many paths were called and how many calls repeated one.
+	paths, repeats := l.Count()
+	l.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/w/9/x", nil))
+	l.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/w/10/x", nil))
+	p, r := l.Count()
+	assert.Equal(t, []int{paths + 1, repeats + 1}, []int{p, r}, "one new path, one repeat")
 }

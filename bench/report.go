@@ -63,7 +63,13 @@ type WorkloadResult struct {
 	Cost           Cost                     `json:"cost_per_million_steps_usd"`
 	// PeakHeapBytes is the peak Go heap in use of the benchmark process —
 	// the whole local stack, every handler — while the workload ran.
-	PeakHeapBytes uint64   `json:"peak_heap_bytes"`
+	PeakHeapBytes uint64 `json:"peak_heap_bytes"`
+	// CalledSteps and RepeatedCalls, for a loop, are the step attempts
+	// (the server's paths) its iterations called, and the calls that
+	// repeated one already made: a loop of Http iterations each called
+	// once has as many called steps as iterations and no repeat.
+	CalledSteps   int      `json:"called_steps,omitempty"`
+	RepeatedCalls int      `json:"repeated_calls,omitempty"`
 	Failures      []string `json:"failures,omitempty"`
 
 	launch, start, startReq, makespan []float64
@@ -203,8 +209,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	b.WriteString("(ms; launch = upstream SUCCEEDED -> downstream RUNNING, start = start request sent -> first step RUNNING)\n")
 	for _, res := range r.Workloads {
 		if kind, ok := map[string]string{"foreach": "NoOp", "foreachhttp": "Http", "foreachitems": "NoOp (S3 items)"}[res.Name]; ok && res.Succeeded > 0 {
-			fmt.Fprintf(&b, "%s: %d %s iterations in %.1f s, %.1f iterations/s (its \"steps\" above and its costs below are iterations); peak Go heap of the local stack %.0f MiB\n",
+			fmt.Fprintf(&b, "%s: %d %s iterations in %.1f s, %.1f iterations/s (its \"steps\" above and its costs below are iterations); peak Go heap of the local stack %.0f MiB",
 				res.Name, res.StepsCompleted, kind, res.BusySeconds, res.StepsPerSecond, float64(res.PeakHeapBytes)/(1<<20))
+			if res.CalledSteps > 0 || res.RepeatedCalls > 0 {
+				fmt.Fprintf(&b, "; the Http server saw %d iterations' calls, %d of them repeated", res.CalledSteps, res.RepeatedCalls)
+			}
+			b.WriteString("\n")
 		}
 	}
 	for _, res := range r.Workloads {

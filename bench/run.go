@@ -271,8 +271,16 @@ func runOnStack(ctx context.Context, cfg Config, w *Workload, m meters, rep *Rep
 	calls.Reset()
 	m.logs.Reset()
 	heap := sampleHeap()
+	var paths, repeats int
+	if cfg.calls != nil {
+		paths, repeats = cfg.calls.Count()
+	}
 	res := runWorkload(ctx, c, w, version, cfg)
 	res.PeakHeapBytes = heap()
+	if cfg.calls != nil && w.Iterations > 0 {
+		p, r := cfg.calls.Count()
+		res.CalledSteps, res.RepeatedCalls = p-paths, r-repeats
+	}
 	if err := settle(ctx, meter, calls, cfg.StreamInterval, pending); err != nil {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("after %s: %v; work after that is not counted", w.Name, err))
 	}
