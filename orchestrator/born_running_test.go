@@ -71,6 +71,13 @@ func TestIterationsBornRunning(t *testing.T) {
 	if st := r.finish(loop.WorkflowID, 1, 1, "x", 1, engine.OutcomeSucceeded); st.Status != model.WorkflowSucceeded {
 		t.Fatalf("iteration 1: %s", st.Status)
 	}
+	// Its instance timeline: the entry its birth held in the run item, then
+	// its end's.
+	if rec, _, _ := r.load(loop.WorkflowID, 1, 1); len(rec.Timeline) != 2 ||
+		!strings.Contains(string(rec.Timeline[0].Body), string(model.WorkflowInProgress)) ||
+		!strings.Contains(string(rec.Timeline[1].Body), string(model.WorkflowSucceeded)) {
+		t.Errorf("iteration 1's timeline %+v, want IN_PROGRESS then SUCCEEDED", rec.Timeline)
+	}
 	if got := r.pending(wf, 1, 1); len(got) != 1 {
 		t.Fatalf("parent's inbox %v, want the iteration's end", got)
 	}
