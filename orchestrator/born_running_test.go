@@ -121,13 +121,15 @@ func TestIterationsBornRunning(t *testing.T) {
 	})
 }
 
-// countingGates counts the breakpoint reads of a run's rounds and fails
-// them on demand.
+// countingGates counts the breakpoint reads of a run's rounds, failing them
+// on demand, and records its tag permit reads.
 type countingGates struct {
 	GateStore
 	mu    sync.Mutex
 	reads int
 	fail  error
+	// permitReads are the tags of each GetTagPermits call.
+	permitReads [][]string
 }
 
 func (g *countingGates) ListBreakpoints(ctx context.Context, wf, step string, consistent bool) ([]store.Breakpoint, error) {
@@ -139,6 +141,13 @@ func (g *countingGates) ListBreakpoints(ctx context.Context, wf, step string, co
 		return nil, fail
 	}
 	return g.GateStore.ListBreakpoints(ctx, wf, step, consistent)
+}
+
+func (g *countingGates) GetTagPermits(ctx context.Context, tags []string) (map[string]*store.TagPermit, error) {
+	g.mu.Lock()
+	g.permitReads = append(g.permitReads, tags)
+	g.mu.Unlock()
+	return g.GateStore.GetTagPermits(ctx, tags)
 }
 
 func (g *countingGates) count() int {
@@ -189,5 +198,47 @@ func TestBreakpointsAreReadWhenAStepStarts(t *testing.T) {
 	}
 	if n := gates.count(); n != 1 {
 		t.Errorf("b's end (nothing starts) read breakpoints %d more times, want none", n-1)
+	}
+}
+
+// TestIterationRoundsReadNoTagPermits: a round of an iteration whose body's
+// steps have no tags reads no tag permit (an inline workflow has no
+// step_concurrency of its own); a pushed workflow's round reads its internal
+// tag, and a tagged body's iteration reads its tags.
+func TestIterationRoundsReadNoTagPermits(t *testing.T) {
+	var gates *countingGates
+	r := newRoundRig(t, func(c *Config) {
+		st := *c.Stores
+		gates = &countingGates{GateStore: st.Gates}
+		st.Gates = gates
+		c.Stores = &st
+	})
+	reads := func() [][]string {
+		gates.mu.Lock()
+		defer gates.mu.Unlock()
+		out := gates.permitReads
+		gates.permitReads = nil
+		return out
+	}
+	wf := r.push(rigDef("plain", "", rigStep("a", "Titus")))
+	r.start(wf)
+	if got := reads(); len(got) != 1 || len(got[0]) != 1 || got[0][0] != workflowTag(wf) {
+		t.Errorf("a pushed workflow's start read tag permits %v, want its internal tag once", got)
+	}
+	wf = r.push(rigDef("looper", "", rigForeach("loop", 2, 2, rigStep("x", "Titus"))))
+	r.start(wf)
+	loop := r.state(wf, 1, 1).Step("loop").Loop
+	reads()
+	r.finish(loop.WorkflowID, 1, 1, "x", 1, engine.OutcomeSucceeded)
+	if got := reads(); len(got) != 0 {
+		t.Errorf("an iteration's round read tag permits %v, want none", got)
+	}
+	wf = r.push(rigDef("tagged", "", rigForeach("loop", 1, 1, `{"step":{"id":"x","type":"Titus","tags":[{"name":"db"}]}}`)))
+	r.start(wf)
+	loop = r.state(wf, 1, 1).Step("loop").Loop
+	reads()
+	r.mustProcess(loop.WorkflowID, 1, 1) // its start event, the ordinary way
+	if got := reads(); len(got) != 1 || len(got[0]) != 1 || got[0][0] != "db" {
+		t.Errorf("a tagged iteration's round read tag permits %v, want its tag", got)
 	}
 }

@@ -52,19 +52,27 @@ type permitBook struct {
 var _ engine.Permits = (*permitBook)(nil)
 
 // loadPermits reads the permits the work steps of g can need: their tags
-// and the workflow's internal tag.
+// and the workflow's internal tag (step_concurrency). An inline workflow (a
+// loop's body, its id "maestro_…", which no pushed workflow may take) has
+// no internal tag: its iterations' rounds read nothing when its steps have
+// no tags.
 func (o *Rounds) loadPermits(ctx context.Context, g *engine.Graph, st *engine.Instance, now time.Time) (*permitBook, error) {
 	snap := map[string]*store.TagPermit{}
 	if g.HasWork() { // steps without work (NoOp, Join) take no permits: nothing to read
-		tags := []string{workflowTag(st.WorkflowID)}
+		var tags []string
+		if !strings.HasPrefix(st.WorkflowID, model.ReservedPrefix) {
+			tags = append(tags, workflowTag(st.WorkflowID))
+		}
 		for _, s := range g.Workflow().Steps {
 			for _, t := range s.Tags {
 				tags = append(tags, t.Name)
 			}
 		}
-		var err error
-		if snap, err = o.store.Gates.GetTagPermits(ctx, tags); err != nil {
-			return nil, err
+		if len(tags) > 0 {
+			var err error
+			if snap, err = o.store.Gates.GetTagPermits(ctx, tags); err != nil {
+				return nil, err
+			}
 		}
 	}
 	queues := map[string]*store.TagPermit{}
