@@ -150,17 +150,8 @@ func (g *countingGates) GetTagPermits(ctx context.Context, tags []string) (map[s
 	return g.GateStore.GetTagPermits(ctx, tags)
 }
 
-func (g *countingGates) count() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.reads
-}
-
-// TestBreakpointsAreReadWhenAStepStarts: a round reads the run's
-// breakpoints only when one of its decisions starts a step — the last
-// step's end reads none — and a failed read leaves the round uncommitted,
-// its event waiting.
-func TestBreakpointsAreReadWhenAStepStarts(t *testing.T) {
+// newGatesRig is a round rig whose gates store counts its reads.
+func newGatesRig(t *testing.T) (*roundRig, *countingGates) {
 	var gates *countingGates
 	r := newRoundRig(t, func(c *Config) {
 		st := *c.Stores
@@ -168,6 +159,21 @@ func TestBreakpointsAreReadWhenAStepStarts(t *testing.T) {
 		st.Gates = gates
 		c.Stores = &st
 	})
+	return r, gates
+}
+
+func (g *countingGates) count() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.reads
+}
+
+// TestBreakpointsAreReadWhenAStepStarts: while a step of the run has not
+// started, a round reads the run's breakpoints at once; once every step
+// has, only when a decision starts one — the last step's end reads none. A
+// failed read leaves the round uncommitted, its event waiting.
+func TestBreakpointsAreReadWhenAStepStarts(t *testing.T) {
+	r, gates := newGatesRig(t)
 	wf := r.push(rigDef("pair", "", rigStep("a", "Titus", "b"), rigStep("b", "Titus")))
 	r.start(wf)
 	if n := gates.count(); n != 1 {
@@ -206,13 +212,7 @@ func TestBreakpointsAreReadWhenAStepStarts(t *testing.T) {
 // step_concurrency of its own); a pushed workflow's round reads its internal
 // tag, and a tagged body's iteration reads its tags.
 func TestIterationRoundsReadNoTagPermits(t *testing.T) {
-	var gates *countingGates
-	r := newRoundRig(t, func(c *Config) {
-		st := *c.Stores
-		gates = &countingGates{GateStore: st.Gates}
-		st.Gates = gates
-		c.Stores = &st
-	})
+	r, gates := newGatesRig(t)
 	reads := func() [][]string {
 		gates.mu.Lock()
 		defer gates.mu.Unlock()
