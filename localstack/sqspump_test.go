@@ -94,8 +94,8 @@ func TestSQSPumpDeletesHandledAndRedeliversFailed(t *testing.T) {
 	runPump(t, pump.Run)
 
 	sendBodies(t, client, url, "A", "B", "C")
-	eventually(t, 15*time.Second, "B's redelivery", func() bool { return got.count("B") == 2 })
-	eventually(t, 5*time.Second, "an empty queue", func() bool { return queueDepth(t, client, url) == 0 })
+	eventually(t, 60*time.Second, "B's redelivery", func() bool { return got.count("B") == 2 })
+	eventually(t, 30*time.Second, "an empty queue", func() bool { return queueDepth(t, client, url) == 0 })
 	time.Sleep(1500 * time.Millisecond) // longer than the visibility timeout: nothing else comes back
 	if c := got.all(); c["A"] != 1 || c["B"] != 2 || c["C"] != 1 || len(c) != 3 {
 		t.Errorf("deliveries = %v, want A:1 B:2 C:1", c)
@@ -125,8 +125,8 @@ func TestSQSPumpHandlerErrorLeavesBatch(t *testing.T) {
 	runPump(t, pump.Run)
 
 	sendBodies(t, client, url, "X")
-	eventually(t, 15*time.Second, "X's redelivery", func() bool { return got.count("X") == 2 })
-	eventually(t, 5*time.Second, "an empty queue", func() bool { return queueDepth(t, client, url) == 0 })
+	eventually(t, 60*time.Second, "X's redelivery", func() bool { return got.count("X") == 2 })
+	eventually(t, 30*time.Second, "an empty queue", func() bool { return queueDepth(t, client, url) == 0 })
 }
 
 func TestSQSPumpFaultInjection(t *testing.T) {
@@ -146,8 +146,8 @@ func TestSQSPumpFaultInjection(t *testing.T) {
 		}, SQSPumpOptions{Pollers: 1, DuplicateDelivery: true, Logger: testLogger(t)})
 		runPump(t, pump.Run)
 		sendBodies(t, client, url, "D1", "D2")
-		eventually(t, 10*time.Second, "both messages twice", func() bool { return got.count("D1") == 2 && got.count("D2") == 2 })
-		eventually(t, 5*time.Second, "an empty queue", func() bool { return queueDepth(t, client, url) == 0 })
+		eventually(t, 60*time.Second, "both messages twice", func() bool { return got.count("D1") == 2 && got.count("D2") == 2 })
+		eventually(t, 30*time.Second, "an empty queue", func() bool { return queueDepth(t, client, url) == 0 })
 		time.Sleep(1500 * time.Millisecond)
 		if c := got.all(); c["D1"] != 2 || c["D2"] != 2 {
 			t.Errorf("deliveries = %v, want each exactly twice", c)
@@ -175,8 +175,8 @@ func TestSQSPumpFaultInjection(t *testing.T) {
 		}})
 		runPump(t, pump.Run)
 		sendBodies(t, client, url, "K", "L")
-		eventually(t, 15*time.Second, "K's redelivery", func() bool { return got.count("K") == 2 })
-		eventually(t, 5*time.Second, "an empty queue", func() bool { return queueDepth(t, client, url) == 0 })
+		eventually(t, 60*time.Second, "K's redelivery", func() bool { return got.count("K") == 2 })
+		eventually(t, 30*time.Second, "an empty queue", func() bool { return queueDepth(t, client, url) == 0 })
 		if c := got.all(); c["K"] != 2 || c["L"] != 1 {
 			t.Errorf("deliveries = %v, want K:2 L:1", c)
 		}
@@ -254,8 +254,8 @@ func TestSQSPumpFIFOKeepsGroupOrder(t *testing.T) {
 		}
 		return n
 	}
-	eventually(t, 20*time.Second, "every message handled", func() bool { return total() >= perGroup*len(groups) })
-	eventually(t, 5*time.Second, "an empty queue", func() bool { return queueDepth(t, client, url) == 0 })
+	eventually(t, 60*time.Second, "every message handled", func() bool { return total() >= perGroup*len(groups) })
+	eventually(t, 30*time.Second, "an empty queue", func() bool { return queueDepth(t, client, url) == 0 })
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -319,7 +319,7 @@ func TestSQSBatchKeepsEachEntrysTraceHeader(t *testing.T) {
 			t.Fatalf("send batch %d: %v %+v", round, err, out)
 		}
 	}
-	eventually(t, 15*time.Second, "every message", func() bool {
+	eventually(t, 60*time.Second, "every message", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(got) == len(want)
