@@ -87,11 +87,7 @@ func (s *base) childItems(c ChildRun) ([]types.TransactWriteItem, error) {
 		Status: c.Status, Initiator: c.Initiator, CreateTime: millis(c.Now), ModifyTime: millis(c.Now),
 		StartTime: c.StartTime, EndTime: c.EndTime,
 	}
-	sweepAt := int64(0)
-	if c.Born {
-		sweepAt = c.SweepAt
-	}
-	runItem, err := s.runItem(c.WorkflowID, c.InstanceID, 1, 1, c.Status, c.State, c.Outbox, sweepAt)
+	runItem, err := s.runItem(c.WorkflowID, c.InstanceID, 1, 1, c.Status, c.State, c.Outbox, c.SweepAt)
 	if err != nil {
 		return nil, err
 	}

@@ -447,6 +447,7 @@ func (s *Runs) planChild(p *plan, c store.ChildRun) error {
 		p.refuse(err)
 		run = &runItem{}
 	}
+	run.sweepAt = c.SweepAt
 	var spilled []store.TimelineItem
 	if c.Born {
 		var held []store.TimelineItem
@@ -454,7 +455,6 @@ func (s *Runs) planChild(p *plan, c store.ChildRun) error {
 		if run.timeline, err = heldTimeline(held); err != nil {
 			return err
 		}
-		run.sweepAt = c.SweepAt
 	}
 	pk := layout.RunPK(c.WorkflowID, c.InstanceID)
 	if n := itemSize(pk, layout.RunSK(1), run); n > store.MaxItemBytes {
