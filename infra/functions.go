@@ -251,6 +251,7 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 
 	worker := newFunction(scope, s, HandlerWorker, "WorkerFunction", "Maestro step worker: work queue to step runners and timers",
 		workerEnv(tableName, *q.Work.QueueUrl(), s.Props, merged(map[string]string{
+			wiring.EnvDecisionQueueURL: *q.Decision.QueueUrl(),
 			wiring.EnvWorkQueueARN:     *q.Work.QueueArn(),
 			wiring.EnvScheduleGroup:    *st.SchedulerGroup.Ref(),
 			wiring.EnvSchedulerRoleARN: *st.SchedulerRole.RoleArn(),
@@ -260,8 +261,11 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	// index.
 	worker.Role.AddToPrincipalPolicy(allow([]string{"dynamodb:Query"}, jsii.String(*st.Table.TableArn()+"/index/"+resources.GSI1)))
 	worker.Role.AddToPrincipalPolicy(allow(queueConsumerActions(), q.Work.QueueArn()))
-	// The worker re-queues timers that are not due yet, and dispatches.
+	// The worker re-queues timers that are not due yet, and dispatches;
+	// it wakes a run's decider for a step's end, and hands a run to it,
+	// on the decision queue itself (orchestrator's wakeDecider, handOff).
 	dispatch(worker)
+	worker.Role.AddToPrincipalPolicy(allow([]string{"sqs:SendMessage"}, q.Decision.QueueArn()))
 	readItems(worker)
 	// The worker keeps the recurring schedules of time triggers, all named
 	// with the "tt-" prefix in the stage's group. ListSchedules supports no

@@ -152,6 +152,8 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 				"scheduler:CreateSchedule", "scheduler:DeleteSchedule", "scheduler:GetSchedule", "scheduler:UpdateSchedule"),
 			on("*", "scheduler:ListSchedules"),
 			[]grant{{"iam:PassRole", schedulerRole, "StringEquals:iam:PassedToService=scheduler.amazonaws.com"}}, dispatch, items,
+			// Wakes of a run's decider for its steps' ends, and hand-offs.
+			on(decision, "sqs:SendMessage"),
 			// Lambda and Callback steps: exactly the configured functions
 			// (any version or alias), queue and topic.
 			on("arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:etl-loader", "lambda:InvokeFunction"),

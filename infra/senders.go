@@ -60,7 +60,7 @@ func restrictSenders(st *Stack, s settings) {
 		queue awssqs.Queue
 		who   senders
 	}{
-		{q.Decision, senders{roles: []awsiam.IRole{fn(HandlerRouter), st.SchedulerRole}}},
+		{q.Decision, senders{roles: []awsiam.IRole{fn(HandlerRouter), fn(HandlerWorker), st.SchedulerRole}}},
 		{q.Work, work},
 		{q.SignalIngest, ingest},
 		{q.DecisionDLQ, senders{sources: []*string{q.Decision.QueueArn()}}},

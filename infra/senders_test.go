@@ -132,7 +132,7 @@ func TestQueueAndTopicPoliciesExactly(t *testing.T) {
 				}
 			}
 			want := map[string][]policyStatement{
-				decision: {tlsQueue, only("sqs:SendMessage", []string{role(HandlerRouter), schedulerRole}, nil)},
+				decision: {tlsQueue, only("sqs:SendMessage", []string{role(HandlerRouter), role(HandlerWorker), schedulerRole}, nil)},
 				work: slices.Concat([]policyStatement{tlsQueue, only("sqs:SendMessage",
 					[]string{role(HandlerAPI), role(HandlerDecider), role(HandlerWorker), role(HandlerRouter), schedulerRole}, workSources)}, workAllows),
 				ingest:      slices.Concat([]policyStatement{tlsQueue, only("sqs:SendMessage", nil, ingestSources)}, ingestAllows),

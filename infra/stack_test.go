@@ -142,6 +142,7 @@ func TestFunctions(t *testing.T) {
 		{full, HandlerWorker, 1024, 60, 20.0, map[string]string{
 			wiring.EnvTable:               st.Spec.Table.Name,
 			wiring.EnvWorkQueueURL:        queueURL(full, st.Spec.Queues.Work.Name),
+			wiring.EnvDecisionQueueURL:    queueURL(full, st.Spec.Queues.Decision.Name),
 			wiring.EnvHTTPAllow:           "api.example.com,*.example.org",
 			wiring.EnvLambdaFunctions:     "etl-loader,arn:aws:lambda:us-east-1:123456789012:function:train",
 			wiring.EnvCallbackQueues:      "https://sqs.us-east-1.amazonaws.com/123456789012/jobs",
@@ -175,6 +176,7 @@ func TestFunctions(t *testing.T) {
 		{dev, HandlerWorker, 256, 60, 100.0, map[string]string{
 			wiring.EnvTable:            dev.stack.Spec.Table.Name,
 			wiring.EnvWorkQueueURL:     queueURL(dev, dev.stack.Spec.Queues.Work.Name),
+			wiring.EnvDecisionQueueURL: queueURL(dev, dev.stack.Spec.Queues.Decision.Name),
 			wiring.EnvWorkQueueARN:     queueARN(dev, dev.stack.Spec.Queues.Work.Name),
 			wiring.EnvScheduleGroup:    "${" + dev.logicalID(t, dev.stack.SchedulerGroup) + "}",
 			wiring.EnvSchedulerRoleARN: "${" + dev.logicalID(t, dev.stack.SchedulerRole) + ".Arn}",

@@ -167,7 +167,8 @@ type (
 		runs    *Runs // time triggers and subworkflows start runs
 		signals *Signals
 		sweeper *Sweeper
-		ends    *endBoard // the ends this process is about to write
+		ends    *endBoard   // the ends this process is about to write
+		wakes   *wakeSender // nil without a dispatcher
 	}
 	// Sweeper re-drives what is pending too long.
 	Sweeper struct {
@@ -221,7 +222,8 @@ func New(cfg Config) *Orchestrator {
 	sweeper := &Sweeper{o, rounds, signals}
 	return &Orchestrator{
 		Definitions: definitions, Runs: runs, Actions: actions, Gates: gates, Signals: signals, Rounds: rounds,
-		Worker:  &Worker{core: o, actions: actions, rounds: rounds, runs: runs, signals: signals, sweeper: sweeper, ends: newEndBoard()},
+		Worker: &Worker{core: o, actions: actions, rounds: rounds, runs: runs, signals: signals, sweeper: sweeper,
+			ends: newEndBoard(), wakes: wakeSenderOf(cfg.Dispatcher)},
 		Sweeper: sweeper,
 	}
 }

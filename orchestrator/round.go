@@ -732,16 +732,19 @@ func (s *inlineSource) begin(ctx context.Context, r *round) {
 	ch, prev := make(chan decisionReads, 1), in.prev
 	s.prefetch = ch
 	go func() { ch <- r.o.prefetchForDecision(ctx, pg, prev, r.o.now()) }()
-	// The previous round left no other step in flight (a chain): the run
-	// is all but surely uncontended, so the outcome is recorded beside the
-	// run's read too. Should the read find it contended after all, the end
-	// recorded without a wake gets one (runAndContinue), a write more.
-	// Others were in flight (a join, a fan-out): the end goes with its
-	// wake, whether this round applies it or leaves it to the decider
-	// (join, or a run found busy), so it is written beside the read too.
-	switch busy, berr := r.o.othersInFlight(ctx, pg, prev, in.step); {
+	// The previous round left no other step in flight (a chain), or none
+	// the step's successors wait for (one of independent branches): the
+	// outcome is recorded beside the run's read too, without a wake.
+	// Should the round leave it to the decider after all (the run found
+	// contended, or busy with other branches), its worker wakes the
+	// decider directly (wakeDecider). Partners were in flight (a join's
+	// inputs): the end goes with its wake, whether this round applies it
+	// or leaves it to the decider (join), so it is written beside the read
+	// too.
+	others, berr := r.o.othersAtWork(ctx, pg, prev, in.step)
+	switch {
 	case berr != nil || in.record == nil:
-	case !busy:
+	case len(joinPartners(pg, in.step, others)) == 0:
 		s.startRecord(in.record, false)
 	case in.wake != nil:
 		s.startRecord(in.wake, true)
@@ -900,6 +903,11 @@ func (s *inlineSource) join(ctx context.Context, r *round, partners []store.Fini
 	}
 	if !lastToEnd(in.finishedAt, evs) {
 		return errContended
+	}
+	in.joined = in.joined[:0]
+	for _, p := range partners {
+		in.joined = append(in.joined, store.AttemptRef{WorkflowID: w.WorkflowID, InstanceID: w.InstanceID, RunID: w.RunID,
+			StepID: p.StepID, Attempt: p.Attempt})
 	}
 	r.pending = append(r.pending, evs...)
 	r.ended = ended

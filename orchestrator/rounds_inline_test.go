@@ -177,8 +177,8 @@ func TestInlineRoundGivesWayToOthers(t *testing.T) {
 		if r.runs.calls() != commits || in.recorded {
 			t.Errorf("commits %d, recorded %v", r.runs.calls()-commits, in.recorded)
 		}
-		if busy, err := r.o.Rounds.othersInFlight(r.ctx, mustGraph(t, r, wf), r.state(wf, 1, 1), "a"); err != nil || !busy {
-			t.Errorf("othersInFlight(a) = %v, %v", busy, err)
+		if others, err := r.o.Rounds.othersAtWork(r.ctx, mustGraph(t, r, wf), r.state(wf, 1, 1), "a"); err != nil || len(others) == 0 {
+			t.Errorf("othersAtWork(a) = %v, %v", others, err)
 		}
 	})
 }

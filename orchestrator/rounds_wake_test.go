@@ -327,6 +327,23 @@ func TestWakeAppliesEndsWorkersWrote(t *testing.T) {
 			t.Errorf("a repeated wake: %v, %d commits", err, r.runs.calls()-before)
 		}
 	})
+	t.Run("a forged wake", func(t *testing.T) {
+		// Anyone able to send to the decision queue (the router, the
+		// workers) could name any attempt: one still running, a step
+		// that does not exist, a later attempt. The decider applies only
+		// ends written on the attempts it names: nothing is committed.
+		r, wf := parallelRig(t)
+		before := r.runs.calls()
+		w := store.Wake{WorkflowID: wf, InstanceID: 1, RunID: 1, Finished: []store.FinishedStep{
+			{StepID: "a", Attempt: 1}, {StepID: "b", Attempt: 7}, {StepID: "nope", Attempt: 1}}}
+		st, err := r.o.Rounds.Process(r.ctx, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if statuses(st) != "a=RUNNING b=RUNNING" || r.runs.calls() != before {
+			t.Errorf("after a forged wake: %s, %d commits", statuses(st), r.runs.calls()-before)
+		}
+	})
 	t.Run("outcome recorded, found by a redrive", func(t *testing.T) {
 		r, wf := parallelRig(t)
 		m := workFor(t, r.work(), "b")

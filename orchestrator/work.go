@@ -110,10 +110,9 @@ func annotate(ctx context.Context, w Work) {
 
 // putResult puts a worker's result (a step's outcome, a timer) into its
 // run's inbox. Its wake reaches the FIFO decision queue through the stream
-// router, which sends one wake per run per stream batch: the results of a
-// run's parallel steps are decided together. (Waking the decider directly
-// from each worker made a decision per result: on the 300-step Http DAG, 63%
-// more transactions, the run item rewritten for each, and a slower run.)
+// router, which sends one wake per run per stream batch. It carries what a
+// worker cannot write on the attempt (a failure, a timer); a success's end
+// goes on the attempt and its wake straight to the decider (handResult).
 func (o *Worker) putResult(ctx context.Context, m StepRef, ev store.Event) error {
 	return o.store.Runs.PutEvent(ctx, m.WorkflowID, m.InstanceID, m.RunID, ev)
 }
@@ -373,14 +372,17 @@ func (o *Worker) inlineFailed(ctx context.Context, m StepWork, in *inlineRound, 
 			o.log.WarnContext(ctx, "cannot apply a join's outcomes inline; leaving them to the decider",
 				"attempt", ref.String(), "error", err)
 		}
+		if len(in.joined) > 0 {
+			// This worker found the join's inputs all ended but could
+			// not commit: the decider decides the join now, not when the
+			// stream brings the ends' wakes.
+			o.wakeDecider(ctx, ref, in.joined...)
+		}
 		return nil
 	}
 	if in.recorded && in.ended != nil {
-		// The end is on the item, without its wake: add it.
-		if werr := o.store.Attempts.WakeEnd(ctx, ref); werr != nil {
-			o.log.WarnContext(ctx, "cannot wake the decider for a step's end; the sweeper will find it",
-				"attempt", ref.String(), "error", werr)
-		}
+		// The end is on the item, without its wake.
+		o.wakeDecider(ctx, ref)
 		return nil
 	}
 	if errors.Is(err, store.ErrClaimLost) {
@@ -391,6 +393,39 @@ func (o *Worker) inlineFailed(ctx context.Context, m StepWork, in *inlineRound, 
 			"attempt", ref.String(), "error", err)
 	}
 	return o.handResult(ctx, m, token, res, ev, unclaimed)
+}
+
+// wakeDecider hands attempt ref's end, written on its item without a wake,
+// to the run's decider: a wake naming it sent straight to the decision
+// queue, or, without a dispatcher or when the send fails, the wake added
+// to the item for the stream to carry (store.WakeEnd). A worker that dies
+// before either leaves the end to the sweeper, as one that dies before its
+// inline round's commit does. With more (a join's inputs, whose ends were
+// written with their wakes, ref's too), the wake names them all and is
+// only a shortcut: a failed send needs no fallback.
+//
+// The stream would make each end wait for the shard's next poll (250 ms in
+// the local stack, hundreds of ms on AWS); a wake sent now reaches a
+// decider at once, and the ends of a run's branches that come while its
+// decider is at work wait in the run's FIFO group and are decided together
+// (decider.Handler merges them); ends that come together go as one wake
+// (wakeSender).
+func (o *Worker) wakeDecider(ctx context.Context, ref store.AttemptRef, more ...store.AttemptRef) {
+	if o.wakes != nil {
+		err := o.wakes.send(ctx, append([]store.AttemptRef{ref}, more...))
+		if err == nil {
+			return
+		}
+		o.log.WarnContext(ctx, "cannot wake the decider directly for a step's end; the stream will",
+			"attempt", ref.String(), "error", err)
+	}
+	if len(more) > 0 {
+		return // ends written with their wakes (a join's)
+	}
+	if err := o.store.Attempts.WakeEnd(ctx, ref); err != nil {
+		o.log.WarnContext(ctx, "cannot wake the decider for a step's end; the sweeper will find it",
+			"attempt", ref.String(), "error", err)
+	}
 }
 
 // claimUnclaimed claims attempt ref, run unclaimed (see runAndContinue), so
@@ -415,15 +450,21 @@ func (o *Worker) claimUnclaimed(ctx context.Context, ref store.AttemptRef, token
 
 // handResult hands a step's outcome to the run's decider. A success
 // whose end the worker can write as the decision would (workerEnd) is
-// written on the attempt item with a wake naming it (store.FinishAttempt,
-// or, for an attempt run unclaimed from start, store.FinishDeferredAttempt);
-// anything else, or a write that fails, goes to the run's inbox as event
-// ev.
+// written on the attempt item (store.FinishAttempt, or, for an attempt run
+// unclaimed from start, store.FinishDeferredAttempt) and its wake sent
+// straight to the decision queue (wakeDecider) — or, for a step started in
+// a crowd (a fan-out's), written with the item for the stream to carry, so
+// that the router sends one wake for a poll's worth of them; anything
+// else, or a write that fails, goes to the run's inbox as event ev.
 func (o *Worker) handResult(ctx context.Context, m StepWork, token string, res engine.StepFinished, ev store.Event, unclaimed *store.AttemptStart) error {
 	if end := workerEnd(m, res); end != nil {
 		ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
-		err := o.writeEnd(ctx, ref, token, unclaimed, *end, true)
+		direct := o.dispatch != nil && m.Crowd < crowdInline
+		err := o.writeEnd(ctx, ref, token, unclaimed, *end, !direct)
 		if err == nil {
+			if direct {
+				o.wakeDecider(ctx, ref)
+			}
 			return nil
 		}
 		if !errors.Is(err, store.ErrClaimLost) {
@@ -506,6 +547,9 @@ type inlineRound struct {
 	// and applies them all (inlineSource.join); woken says it was written.
 	wake  func() error
 	woken bool
+	// joined are the partners' attempts of a join this round found all
+	// ended and went on to decide (inlineSource.join).
+	joined []store.AttemptRef
 	// finishedAt is when the step's run ended (unix ms): of a join's
 	// inputs that all ended, the last to end decides (inlineSource.join).
 	finishedAt int64
@@ -598,13 +642,6 @@ func (in *inlineRound) claim(commit *store.Commit, st *engine.Instance, lease ti
 		return p, true
 	}
 	return pickedStep{}, false
-}
-
-// othersInFlight reports whether a step other than step is in a worker's
-// hands: its outcome could race this process for the run item.
-func (o *Rounds) othersInFlight(ctx context.Context, g *engine.Graph, st *engine.Instance, step string) (bool, error) {
-	others, err := o.othersAtWork(ctx, g, st, step)
-	return len(others) > 0, err
 }
 
 // othersAtWork names the steps other than step in a worker's hands, as

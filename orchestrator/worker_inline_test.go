@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,15 +122,23 @@ func TestWorkerCrowdHandsResultsToTheDecider(t *testing.T) {
 			if c.inlines && reads == 0 || !c.inlines && reads != 0 {
 				t.Errorf("%d run reads by the workers", reads)
 			}
+			// The crowd's ends go with their wakes for the stream (the
+			// router sends one wake for a poll's worth); a smaller fan's
+			// are woken directly, batched (wakeDecider).
 			var wakes []store.FinishedStep
 			for _, call := range r.log.ops("FinishAttempt") {
-				if call.err != nil || !call.wake {
+				if call.err != nil || call.wake == c.inlines {
 					t.Fatalf("end %+v", call)
 				}
 				wakes = append(wakes, store.FinishedStep{StepID: call.ref.StepID, Attempt: call.ref.Attempt})
 			}
 			if len(wakes) != c.n-1 {
-				t.Errorf("%d ends with a wake, want %d", len(wakes), c.n-1)
+				t.Errorf("%d ends written, want %d", len(wakes), c.n-1)
+			}
+			direct, streamed := r.handed(t, 0)
+			if handed := map[bool][]string{true: direct, false: streamed}[c.inlines]; len(handed) != c.n-1 {
+				t.Errorf("ends handed directly %v, by the stream %v: want %d %s", direct, streamed, c.n-1,
+					map[bool]string{true: "directly", false: "by the stream"}[c.inlines])
 			}
 			if ids := r.inbox("crowd", 1, 1); len(ids) != 1 || ids[0] != outcomeEventID("r0", 1) {
 				t.Errorf("inbox %v, want the failure", ids)
@@ -167,8 +176,13 @@ func TestWorkerCrowdHandsResultsToTheDecider(t *testing.T) {
 
 // TestWorkerContendedRunHandsOff: a worker whose run has another step in
 // flight, or events waiting in its inbox, does not decide: it writes its
-// success's end on the attempt with a wake (a failure goes to the inbox)
-// and leaves the run to the decider, which then starts what follows.
+// success's end on the attempt (a failure goes to the inbox) and leaves
+// the run to the decider, which then starts what follows. The end of a
+// join's input that is not the last goes with its wake, for the stream
+// (the last input's worker decides the join, see
+// TestWorkerLastOfAJoinDecidesIt); that of a run found busy otherwise is
+// woken directly, and a wake the queue refuses goes on the item for the
+// stream (WakeEnd).
 func TestWorkerContendedRunHandsOff(t *testing.T) {
 	r := newRoleRig(t)
 	r.push(rigFan("busy", 2))
@@ -179,8 +193,11 @@ func TestWorkerContendedRunHandsOff(t *testing.T) {
 	if _, err := r.work(msgs[0], rigRunners(runner)); err != nil {
 		t.Fatal(err)
 	}
-	if !r.log.wantTrace(t, []string{"FinishAttempt r0#1 wake"}, "FinishAttempt", "FinishDeferredAttempt", "RecordOutcome") {
+	if !r.log.wantTrace(t, []string{"FinishAttempt r0#1 wake"}, "FinishAttempt", "FinishDeferredAttempt", "RecordOutcome", "WakeEnd") {
 		t.FailNow()
+	}
+	if direct, streamed := r.handed(t, 0); fmt.Sprint(direct, streamed) != "[] [r0#1]" {
+		t.Fatalf("ends handed directly %v, by the stream %v; want r0#1 by the stream", direct, streamed)
 	}
 	if st := r.state("busy", 1, 1); st.Step("r0").Status != model.StepRunning {
 		t.Fatalf("applied inline though contended: %s", rigStatus(st))
@@ -196,10 +213,12 @@ func TestWorkerContendedRunHandsOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.log.reset()
+	r.disp.fail = errRigThrottled
 	if _, err := r.work(msgs[1], rigRunners(runner)); err != nil {
 		t.Fatal(err)
 	}
-	if !r.log.wantTrace(t, []string{"LoadQuietRun #0", "FinishAttempt r1#1 wake"}, "LoadQuietRun", "FinishAttempt") {
+	r.disp.fail = nil
+	if !r.log.wantTrace(t, []string{"LoadQuietRun #0", "FinishAttempt r1#1", "WakeEnd r1#1"}, "LoadQuietRun", "FinishAttempt", "WakeEnd") {
 		t.FailNow()
 	}
 	// The quiet read (its wake mark is "quiet") found the run busy.
@@ -220,8 +239,10 @@ func TestWorkerContendedRunHandsOff(t *testing.T) {
 // its own, so the join's successor starts (and runs, in that worker)
 // without a trip through the stream; the wakes of those ends then find
 // nothing to do. The first to end hands its end to the decider, with its
-// wake, as before. A worker that loses the race for the run's version
-// leaves its end, already woken, to the decider: no second write.
+// wake for the stream, as before: the join's last input decides it sooner.
+// A worker that loses the race for the run's version, its end already
+// woken, wakes the decider directly too, naming every input it found
+// ended: no second write, and no wait for the stream.
 func TestWorkerLastOfAJoinDecidesIt(t *testing.T) {
 	for _, lose := range []bool{false, true} {
 		t.Run(fmt.Sprint("loses the race: ", lose), func(t *testing.T) {
@@ -251,8 +272,12 @@ func TestWorkerLastOfAJoinDecidesIt(t *testing.T) {
 			}
 			r.runs.setCommit(nil)
 			ends := []store.FinishedStep{{StepID: "r0", Attempt: 1}, {StepID: "r1", Attempt: 1}, {StepID: "r2", Attempt: 1}}
+			direct, streamed := r.handed(t, 0)
 			if lose {
 				r.log.wantTrace(t, []string{"FinishAttempt r2#1 wake"}, "FinishAttempt", "FinishDeferredAttempt", "RecordOutcome", "WakeEnd")
+				if fmt.Sprint(direct, streamed) != "[r0#1 r1#1 r2#1] [r2#1]" {
+					t.Errorf("ends handed directly %v, by the stream %v", direct, streamed)
+				}
 				r.wantRun("join", 1, "IN_PROGRESS r0=RUNNING r1=RUNNING r2=RUNNING z=NOT_CREATED")
 				r.decide("join", 1, 1, ends...)
 				next := r.disp.take(t)
@@ -265,6 +290,10 @@ func TestWorkerLastOfAJoinDecidesIt(t *testing.T) {
 			}
 			r.log.wantTrace(t, []string{"FinishAttempt r2#1 wake", "FinishDeferredAttempt z#1"},
 				"FinishAttempt", "FinishDeferredAttempt", "RecordOutcome", "WakeEnd")
+			// r2's worker decided the join: nothing woken directly.
+			if fmt.Sprint(direct, streamed) != "[] [r2#1]" {
+				t.Errorf("ends handed directly %v, by the stream %v", direct, streamed)
+			}
 			r.wantRun("join", 1, "SUCCEEDED r0=SUCCEEDED r1=SUCCEEDED r2=SUCCEEDED z=SUCCEEDED")
 			if next := r.disp.take(t); len(next) != 0 {
 				t.Errorf("dispatched %+v: the join's worker runs z itself", next)
@@ -288,8 +317,9 @@ func TestWorkerLastOfAJoinDecidesIt(t *testing.T) {
 // TestWorkerIndependentBranchesGoToTheDecider: a step whose successor
 // waits for no step in flight (one of two independent chains of a run) is
 // not decided by its worker while the other chain's step is in flight:
-// its end goes to the decider with its wake, as before joins were decided
-// inline (deciding each branch inline cost conflicts, see join).
+// its end goes to the decider, its wake sent to the decision queue at once
+// rather than carried by the stream (deciding each branch inline cost
+// conflicts, see join).
 func TestWorkerIndependentBranchesGoToTheDecider(t *testing.T) {
 	r := newRoleRig(t)
 	r.push(workDef("branches", "", workStep("a1", "Titus", "", "a2"), workStep("a2", "Titus", ""),
@@ -304,7 +334,10 @@ func TestWorkerIndependentBranchesGoToTheDecider(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := msgs[0].StepID
-	r.log.wantTrace(t, []string{"FinishAttempt " + first + "#1 wake"}, "FinishAttempt", "FinishDeferredAttempt", "RecordOutcome", "WakeEnd")
+	r.log.wantTrace(t, []string{"FinishAttempt " + first + "#1"}, "FinishAttempt", "FinishDeferredAttempt", "RecordOutcome", "WakeEnd")
+	if direct, streamed := r.handed(t, 0); fmt.Sprint(direct, streamed) != fmt.Sprintf("[%s#1] []", first) {
+		t.Errorf("ends handed directly %v, by the stream %v; want %s#1 directly", direct, streamed, first)
+	}
 	if st := r.state("branches", 1, 1); st.Step(first).Status != model.StepRunning {
 		t.Errorf("decided inline beside the other branch: %s", rigStatus(st))
 	}
@@ -313,9 +346,59 @@ func TestWorkerIndependentBranchesGoToTheDecider(t *testing.T) {
 	}
 }
 
+// TestWorkerBranchesItRunsAreWokenDirectly: the branches a worker's
+// inline round started and runs side by side (a fork into two chains)
+// each end while the other is in flight. Neither end has a partner: each
+// is recorded beside the run's read without a wake and, the run being
+// busy, woken directly (no write for the stream's sake); the decider then
+// goes on with both chains.
+func TestWorkerBranchesItRunsAreWokenDirectly(t *testing.T) {
+	r := newRoleRig(t)
+	r.push(workDef("fork", "", workStep("a", "Titus", "", "b", "c"), workStep("b", "Titus", "", "b2"),
+		workStep("c", "Titus", "", "c2"), workStep("b2", "Titus", ""), workStep("c2", "Titus", "")))
+	r.start("fork", StartRequest{})
+	// c returns once b's end was handed to the decider: b ends with c
+	// in flight. c then ends with b in flight, not yet applied.
+	bHanded := func() bool {
+		for _, m := range r.disp.messages() {
+			if m.Queue == store.QueueDecision && strings.Contains(m.Body, `"step_id":"b"`) {
+				return true
+			}
+		}
+		return false
+	}
+	runner := &workRunner{run: func(m StepWork) (engine.StepFinished, error) {
+		if m.StepID == "c" {
+			for deadline := time.Now().Add(10 * time.Second); !bHanded(); time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					return engine.StepFinished{}, fmt.Errorf("b's end was never handed over")
+				}
+			}
+		}
+		return engine.StepFinished{Outcome: engine.OutcomeSucceeded}, nil
+	}}
+	r.log.reset()
+	if _, err := r.work(r.disp.take(t)[0], rigRunners(runner)); err != nil {
+		t.Fatal(err)
+	}
+	ends := r.log.trace("FinishAttempt", "FinishDeferredAttempt", "RecordOutcome", "WakeEnd")
+	slices.Sort(ends)
+	if fmt.Sprint(ends) != "[FinishAttempt a#1 FinishDeferredAttempt b#1 FinishDeferredAttempt c#1]" {
+		t.Errorf("writes %v: want b's and c's ends, each without a wake", ends)
+	}
+	if direct, streamed := r.handed(t, 0); fmt.Sprint(direct, streamed) != "[b#1 c#1] []" {
+		t.Fatalf("ends handed directly %v, by the stream %v; want b#1 and c#1 directly", direct, streamed)
+	}
+	r.wantRun("fork", 1, "IN_PROGRESS a=SUCCEEDED b2=NOT_CREATED b=RUNNING c2=NOT_CREATED c=RUNNING")
+	r.decide("fork", 1, 1, store.FinishedStep{StepID: "b", Attempt: 1}, store.FinishedStep{StepID: "c", Attempt: 1})
+	r.pump(rigRunners(runner))
+	r.wantRun("fork", 1, "SUCCEEDED a=SUCCEEDED b2=SUCCEEDED b=SUCCEEDED c2=SUCCEEDED c=SUCCEEDED")
+}
+
 // TestWorkerInlineCommitFailure: when the inline round's commit fails
 // after the worker recorded the step's end on its attempt (without a
-// wake), the worker adds the wake (WakeEnd) so that the decider applies
+// wake), the worker sends its wake to the decision queue, or, when that
+// fails too, adds it to the item (WakeEnd), so that the decider applies
 // it; a failure's recorded outcome instead goes to the inbox; either way
 // the run goes on from the decider.
 func TestWorkerInlineCommitFailure(t *testing.T) {
@@ -325,13 +408,17 @@ func TestWorkerInlineCommitFailure(t *testing.T) {
 		commit     error
 		writes     []string
 		inbox      bool
+		queueDown  bool
+		handed     string // directly, by the stream
 	}{
 		{"success, conflict", "IN_PROGRESS t0=SUCCEEDED t1=RUNNING", engine.OutcomeSucceeded, store.ErrConflict,
-			[]string{"FinishAttempt t0#1", "WakeEnd t0#1"}, false},
+			[]string{"FinishAttempt t0#1"}, false, false, "[t0#1] []"},
 		{"success, store down", "IN_PROGRESS t0=SUCCEEDED t1=RUNNING", engine.OutcomeSucceeded, errRigThrottled,
-			[]string{"FinishAttempt t0#1", "WakeEnd t0#1"}, false},
+			[]string{"FinishAttempt t0#1"}, false, false, "[t0#1] []"},
+		{"success, store and queue down", "IN_PROGRESS t0=SUCCEEDED t1=RUNNING", engine.OutcomeSucceeded, errRigThrottled,
+			[]string{"FinishAttempt t0#1", "WakeEnd t0#1"}, false, true, "[] [t0#1]"},
 		{"failure, conflict", "FAILED t0=FATALLY_FAILED t1=UNSATISFIED", engine.OutcomeFatalError, store.ErrConflict,
-			[]string{"RecordOutcome t0#1"}, true},
+			[]string{"RecordOutcome t0#1"}, true, false, "[] []"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRoleRig(t)
@@ -343,11 +430,18 @@ func TestWorkerInlineCommitFailure(t *testing.T) {
 			runner := &workRunner{run: func(StepWork) (engine.StepFinished, error) {
 				return engine.StepFinished{Outcome: c.outcome, Message: "m"}, nil
 			}}
+			if c.queueDown {
+				r.disp.fail = errRigThrottled
+			}
 			if _, err := r.work(m, rigRunners(runner)); err != nil {
 				t.Fatalf("HandleWork: %v", err)
 			}
 			r.runs.setCommit(nil)
+			r.disp.fail = nil
 			r.log.wantTrace(t, c.writes, "FinishAttempt", "RecordOutcome", "WakeEnd")
+			if direct, streamed := r.handed(t, 0); fmt.Sprint(direct, streamed) != c.handed {
+				t.Errorf("ends handed directly %v, by the stream %v; want %s", direct, streamed, c.handed)
+			}
 			ids := r.inbox("fails", 1, 1)
 			if c.inbox != (len(ids) == 1) {
 				t.Errorf("inbox %v", ids)
@@ -456,7 +550,9 @@ func TestWorkerDeferredStartRunsUnclaimed(t *testing.T) {
 		// a's commit started b and c: the worker ran both itself, side by
 		// side and unclaimed. Each found the other in flight and wrote its
 		// end with its wake; the one that found the other ended too
-		// applied both.
+		// applied both. Both may (they end in the same millisecond of the
+		// rig's clock): the loser then wakes the decider directly, naming
+		// both, and the decider finds nothing left to apply.
 		ran := runner.ran()
 		slices.Sort(ran)
 		if fmt.Sprint(ran) != "[a#1 b#1 c#1]" {
@@ -469,6 +565,9 @@ func TestWorkerDeferredStartRunsUnclaimed(t *testing.T) {
 		slices.Sort(ends)
 		if fmt.Sprint(ends) != "[b wake=true c wake=true]" {
 			t.Errorf("deferred ends %v", ends)
+		}
+		if direct, _ := r.handed(t, 0); len(direct) != 0 && fmt.Sprint(direct) != "[b#1 c#1]" {
+			t.Errorf("ends handed directly %v, want none or both", direct)
 		}
 		if other := r.disp.take(t); len(other) != 0 {
 			t.Fatalf("dispatched %+v", other)

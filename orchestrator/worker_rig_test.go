@@ -94,6 +94,28 @@ func (d *rigDispatch) wakes(t testing.TB) []store.Wake {
 	return out
 }
 
+// handed returns the step ends handed to the decider since the last take
+// or wakes, as "step#attempt": those a wake dispatched directly names
+// (wakeDecider), and those written with their wake for the stream (a
+// "wake" write, WakeEnd) since log entry from. It keeps the dispatched
+// work messages for take.
+func (r *roleRig) handed(t testing.TB, from int) (direct, streamed []string) {
+	for _, w := range r.disp.wakes(t) {
+		for _, f := range w.Finished {
+			direct = append(direct, fmt.Sprintf("%s#%d", f.StepID, f.Attempt))
+		}
+	}
+	calls, _ := r.log.since(from)
+	for _, c := range calls {
+		if c.err == nil && (c.op == "WakeEnd" || c.wake && (c.op == "FinishAttempt" || c.op == "FinishDeferredAttempt")) {
+			streamed = append(streamed, fmt.Sprintf("%s#%d", c.ref.StepID, c.ref.Attempt))
+		}
+	}
+	slices.Sort(direct)
+	slices.Sort(streamed)
+	return direct, streamed
+}
+
 // rigCall is one logged store call.
 type rigCall struct {
 	op   string // ClaimAttempt, FinishAttempt, FinishDeferredAttempt, RecordOutcome, WakeEnd, PutEvent

@@ -366,7 +366,7 @@ func (r *Router) sort(ctx context.Context, sd *sending, now time.Time) error {
 			sd.sent[i] = true
 		default:
 			url, ok := r.cfg.QueueURLs[m.Queue]
-			if !ok {
+			if !ok || url == "" {
 				return fmt.Errorf("router: no URL for queue %q", m.Queue)
 			}
 			if _, seen := sd.byQueue[url]; !seen {

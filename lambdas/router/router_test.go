@@ -347,3 +347,32 @@ func TestRouterDeletesARunsTimeoutSchedule(t *testing.T) {
 		t.Fatalf("schedules after the run's end %v, want only %s", got, otherName)
 	}
 }
+
+// TestRouterDispatchesWakesDirectly: a committer's or a worker's direct
+// dispatch puts a wake on the FIFO decision queue at once, in its run's
+// group; a process given no decision queue (its function has none
+// configured) gets an error naming the queue, and nothing is sent, so that
+// its caller falls back to the stream.
+func TestRouterDispatchesWakesDirectly(t *testing.T) {
+	ctx := context.Background()
+	cfg, res := provision(t, "rtd")
+	client := sqs.NewFromConfig(cfg)
+	wake := store.FinishedWakeMessage(store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "a", Attempt: 1})
+	r := router.New(router.Config{SQS: client, QueueURLs: map[string]string{
+		store.QueueDecision: res.Queues.Decision.URL, store.QueueWork: res.Queues.Work.URL}})
+	if err := r.Dispatch(ctx, []store.Message{wake}); err != nil {
+		t.Fatal(err)
+	}
+	if got := drain(t, client, res.Queues.Decision.URL); len(got) != 1 || got[0] != wake.Body {
+		t.Fatalf("decision queue %q, want the wake", got)
+	}
+	none := router.New(router.Config{SQS: client, QueueURLs: map[string]string{
+		store.QueueDecision: "", store.QueueWork: res.Queues.Work.URL}})
+	err := none.Dispatch(ctx, []store.Message{wake})
+	if err == nil || !strings.Contains(err.Error(), store.QueueDecision) {
+		t.Fatalf("dispatch without a decision queue: %v, want an error naming it", err)
+	}
+	if got := drain(t, client, res.Queues.Decision.URL); len(got) != 0 {
+		t.Fatalf("decision queue %q after a refused dispatch", got)
+	}
+}
