@@ -33,7 +33,7 @@ func TestDeferredStartRoundTrip(t *testing.T) {
 	}}
 	msg := func(step string, attempt int64) store.Message {
 		m, ok, err := (&Rounds{&core{}}).outboxMessage(st, engine.RunStep{StepID: step, Attempt: attempt, StepKind: model.KindStep,
-			StepType: "Http", Params: params.Clone()}, 40, time.Time{})
+			StepType: "Http", Params: params.Clone()}, launch{crowd: 40}, time.Time{})
 		if err != nil || !ok {
 			t.Fatal(ok, err)
 		}

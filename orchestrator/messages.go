@@ -110,6 +110,12 @@ type StepWork struct {
 	// started with it: a worker of a wide fan-out does not try to continue
 	// the run inline (see crowdInline).
 	Crowd int `json:"crowd,omitempty"`
+	// Apart says the commit that started the attempt left other steps of
+	// its run in flight, none of which the attempt's successors wait for
+	// (a DAG's independent branches): its worker hands a success's end
+	// to the decider at once, without reading the run to find it busy
+	// (see Worker.continueRun).
+	Apart bool `json:"apart,omitempty"`
 	// Backstop is set on the stream router's copy of a step the committer
 	// dispatched itself (store.Message.Direct).
 	Backstop bool `json:"backstop,omitempty"`

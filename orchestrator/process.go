@@ -406,7 +406,7 @@ func (o *Rounds) buildCommit(ctx context.Context, g *engine.Graph, rec *store.Ru
 		Unsettled: unsettled(after), Timeline: touched.runTimeline,
 		SweepAt: o.sweepAt(ctx, g, after, now, rec.SweepAt), LoopParams: offloadedParams,
 	}
-	cmdMsgs, work, err := o.commandMessages(after, acc.commands, now)
+	cmdMsgs, work, err := o.commandMessages(ctx, g, after, acc.commands, now)
 	if err != nil {
 		return store.Commit{}, err
 	}
@@ -506,7 +506,8 @@ func touchedAttempts(acc *decisionSet, after *engine.Instance) *touched {
 
 // commandMessages are the outbox messages of a commit's commands, with the
 // work message of each step it starts.
-func (o *Rounds) commandMessages(after *engine.Instance, cmds []engine.Command, now time.Time) ([]store.Message, map[attemptKey]store.Message, error) {
+func (o *Rounds) commandMessages(ctx context.Context, g *engine.Graph, after *engine.Instance, cmds []engine.Command,
+	now time.Time) ([]store.Message, map[attemptKey]store.Message, error) {
 	var msgs []store.Message
 	work := map[attemptKey]store.Message{}
 	crowd := -1
@@ -516,7 +517,11 @@ func (o *Rounds) commandMessages(after *engine.Instance, cmds []engine.Command, 
 		}
 	}
 	for _, cmd := range cmds {
-		m, ok, err := o.outboxMessage(after, cmd, max(crowd, 0), now)
+		l := launch{crowd: max(crowd, 0)}
+		if rs, isRun := cmd.(engine.RunStep); isRun && crowd < crowdInline {
+			l.apart = o.apart(ctx, g, after, rs.StepID)
+		}
+		m, ok, err := o.outboxMessage(after, cmd, l, now)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -599,22 +604,29 @@ func changeEvents(after *engine.Instance, transitions []engine.Transition) []eve
 	return evs
 }
 
+// launch is what a run_step message tells its worker of the steps around
+// it: how many other steps its commit started (StepWork.Crowd), and
+// whether it leaves others in flight apart from it (StepWork.Apart).
+type launch struct {
+	crowd int
+	apart bool
+}
+
 // outboxMessage maps an engine command to the queue message that carries it,
-// with the run's trace. A run_step message says how many other steps its
-// commit started (crowd).
-func (o *Rounds) outboxMessage(st *engine.Instance, cmd engine.Command, crowd int, now time.Time) (store.Message, bool, error) {
-	m, ok, err := o.commandMessage(st, cmd, crowd, now)
+// with the run's trace.
+func (o *Rounds) outboxMessage(st *engine.Instance, cmd engine.Command, l launch, now time.Time) (store.Message, bool, error) {
+	m, ok, err := o.commandMessage(st, cmd, l, now)
 	m.Trace = st.TraceID
 	return m, ok, err
 }
 
 // commandMessage maps an engine command to its queue message.
-func (o *Rounds) commandMessage(st *engine.Instance, cmd engine.Command, crowd int, now time.Time) (store.Message, bool, error) {
+func (o *Rounds) commandMessage(st *engine.Instance, cmd engine.Command, l launch, now time.Time) (store.Message, bool, error) {
 	run := store.Wake{WorkflowID: st.WorkflowID, InstanceID: st.InstanceID, RunID: st.RunID}
 	switch c := cmd.(type) {
 	case engine.RunStep:
 		m := runStepMessage(run, c)
-		m.Crowd = crowd
+		m.Crowd, m.Apart = l.crowd, l.apart
 		if ss := st.Step(c.StepID); ss != nil && ss.Attempt == c.Attempt && startedInOne(ss) {
 			m.StartTime = ss.StartTime
 		}

@@ -968,7 +968,7 @@ func (s *inlineSource) shape(r *round) error {
 			in.picks = append(in.picks, p)
 			continue
 		}
-		m, _, err := r.o.outboxMessage(r.cur, rs, 0, r.now)
+		m, _, err := r.o.outboxMessage(r.cur, rs, launch{}, r.now)
 		if err != nil {
 			return err
 		}

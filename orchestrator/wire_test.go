@@ -54,6 +54,8 @@ type wireWork struct {
 	// attempt started with it: a worker of a wide fan-out does not try to
 	// continue the run inline (see crowdInline).
 	Crowd int `json:"crowd,omitempty"`
+	// Apart says a run_step's commit left other branches in flight.
+	Apart bool `json:"apart,omitempty"`
 }
 
 // step is the run_step message w as the worker decodes it.

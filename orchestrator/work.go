@@ -233,7 +233,11 @@ func (o *Worker) continueRun(ctx context.Context, m StepWork, runners map[model.
 		w := store.Wake{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID}
 		ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
 		end := workerEnd(m, res)
-		if n >= maxInlineSteps || m.Crowd >= crowdInline {
+		// A crowd's step, or one its commit left beside other branches
+		// (Apart), would find the run busy: its outcome goes to the
+		// decider without the run's read. A step this worker's own round
+		// picked (prev) reads it: its round knows what is in flight.
+		if n >= maxInlineSteps || m.Crowd >= crowdInline || m.Apart && prev == nil {
 			return o.handResult(ctx, m, token, res, ev, unclaimed)
 		}
 		// On the board until its end is written (the round's record) or
@@ -642,6 +646,13 @@ func (in *inlineRound) claim(commit *store.Commit, st *engine.Instance, lease ti
 		return p, true
 	}
 	return pickedStep{}, false
+}
+
+// apart reports whether run st has steps other than step in a worker's
+// hands, none of which step's successors wait for (see StepWork.Apart).
+func (o *Rounds) apart(ctx context.Context, g *engine.Graph, st *engine.Instance, step string) bool {
+	others, err := o.othersAtWork(ctx, g, st, step)
+	return err == nil && len(others) > 0 && len(joinPartners(g, step, others)) == 0
 }
 
 // othersAtWork names the steps other than step in a worker's hands, as

@@ -188,6 +188,11 @@ func TestWorkerContendedRunHandsOff(t *testing.T) {
 	r.push(rigFan("busy", 2))
 	r.start("busy", StartRequest{})
 	msgs := r.disp.take(t)
+	for _, m := range msgs {
+		if m.Apart {
+			t.Errorf("%s, an input of a join in flight beside its partner, marked apart", m.StepID)
+		}
+	}
 	runner := &workRunner{}
 	r.log.reset()
 	if _, err := r.work(msgs[0], rigRunners(runner)); err != nil {
@@ -329,9 +334,20 @@ func TestWorkerIndependentBranchesGoToTheDecider(t *testing.T) {
 	if len(msgs) != 2 {
 		t.Fatalf("dispatched %d", len(msgs))
 	}
+	// Each root leaves the other branch in flight, which its successor
+	// does not wait for: its worker hands its end over without reading
+	// the run to find it busy.
+	for _, m := range msgs {
+		if !m.Apart {
+			t.Errorf("%s's message not marked apart", m.StepID)
+		}
+	}
 	r.log.reset()
 	if _, err := r.work(msgs[0], rigRunners(&workRunner{})); err != nil {
 		t.Fatal(err)
+	}
+	if reads := r.log.ops("LoadQuietRun"); len(reads) != 0 {
+		t.Errorf("%d run reads by the worker of a branch", len(reads))
 	}
 	first := msgs[0].StepID
 	r.log.wantTrace(t, []string{"FinishAttempt " + first + "#1"}, "FinishAttempt", "FinishDeferredAttempt", "RecordOutcome", "WakeEnd")
