@@ -861,6 +861,7 @@ func joinPartners(g *engine.Graph, step string, others []store.FinishedStep) []s
 // parallel Http chains to conflicts and cost 41% more per step.
 func (s *inlineSource) join(ctx context.Context, r *round, partners []store.FinishedStep) error {
 	in := s.in
+	in.apart = len(partners) == 0
 	if in.wake == nil || in.ended == nil || len(partners) == 0 || len(partners) >= crowdInline {
 		return errContended
 	}
@@ -903,11 +904,6 @@ func (s *inlineSource) join(ctx context.Context, r *round, partners []store.Fini
 	}
 	if !lastToEnd(in.finishedAt, evs) {
 		return errContended
-	}
-	in.joined = in.joined[:0]
-	for _, p := range partners {
-		in.joined = append(in.joined, store.AttemptRef{WorkflowID: w.WorkflowID, InstanceID: w.InstanceID, RunID: w.RunID,
-			StepID: p.StepID, Attempt: p.Attempt})
 	}
 	r.pending = append(r.pending, evs...)
 	r.ended = ended

@@ -102,7 +102,7 @@ func (o *Worker) dispatchStep(ctx context.Context, m StepWork, d CallbackRunner,
 			res.FinishedAt = o.now().UnixMilli()
 		}
 		ev := store.Event{ID: outcomeEventID(m.StepID, m.Attempt), Body: mustJSON(*res), Covered: true}
-		return o.handResult(ctx, m, claim, *res, ev, nil)
+		return o.handResult(ctx, m, claim, *res, ev, nil, m.Apart)
 	}
 	ev := store.Event{ID: taskWaitingEventID(m.StepID, m.Attempt), Covered: true, Body: mustJSON(engine.TaskWaiting{
 		StepID: m.StepID, Attempt: m.Attempt, At: o.now().UnixMilli(), Target: h.Target, Job: h.Job,

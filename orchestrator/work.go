@@ -238,7 +238,7 @@ func (o *Worker) continueRun(ctx context.Context, m StepWork, runners map[model.
 		// decider without the run's read. A step this worker's own round
 		// picked (prev) reads it: its round knows what is in flight.
 		if n >= maxInlineSteps || m.Crowd >= crowdInline || m.Apart && prev == nil {
-			return o.handResult(ctx, m, token, res, ev, unclaimed)
+			return o.handResult(ctx, m, token, res, ev, unclaimed, m.Apart)
 		}
 		// On the board until its end is written (the round's record) or
 		// the outcome handed on, whichever comes first.
@@ -376,12 +376,6 @@ func (o *Worker) inlineFailed(ctx context.Context, m StepWork, in *inlineRound, 
 			o.log.WarnContext(ctx, "cannot apply a join's outcomes inline; leaving them to the decider",
 				"attempt", ref.String(), "error", err)
 		}
-		if len(in.joined) > 0 {
-			// This worker found the join's inputs all ended but could
-			// not commit: the decider decides the join now, not when the
-			// stream brings the ends' wakes.
-			o.wakeDecider(ctx, ref, in.joined...)
-		}
 		return nil
 	}
 	if in.recorded && in.ended != nil {
@@ -396,7 +390,7 @@ func (o *Worker) inlineFailed(ctx context.Context, m StepWork, in *inlineRound, 
 		o.log.WarnContext(ctx, "cannot apply a step's outcome inline; leaving it to the decider",
 			"attempt", ref.String(), "error", err)
 	}
-	return o.handResult(ctx, m, token, res, ev, unclaimed)
+	return o.handResult(ctx, m, token, res, ev, unclaimed, m.Apart || in.apart)
 }
 
 // wakeDecider hands attempt ref's end, written on its item without a wake,
@@ -404,9 +398,7 @@ func (o *Worker) inlineFailed(ctx context.Context, m StepWork, in *inlineRound, 
 // queue, or, without a dispatcher or when the send fails, the wake added
 // to the item for the stream to carry (store.WakeEnd). A worker that dies
 // before either leaves the end to the sweeper, as one that dies before its
-// inline round's commit does. With more (a join's inputs, whose ends were
-// written with their wakes, ref's too), the wake names them all and is
-// only a shortcut: a failed send needs no fallback.
+// inline round's commit does.
 //
 // The stream would make each end wait for the shard's next poll (250 ms in
 // the local stack, hundreds of ms on AWS); a wake sent now reaches a
@@ -414,17 +406,14 @@ func (o *Worker) inlineFailed(ctx context.Context, m StepWork, in *inlineRound, 
 // decider is at work wait in the run's FIFO group and are decided together
 // (decider.Handler merges them); ends that come together go as one wake
 // (wakeSender).
-func (o *Worker) wakeDecider(ctx context.Context, ref store.AttemptRef, more ...store.AttemptRef) {
+func (o *Worker) wakeDecider(ctx context.Context, ref store.AttemptRef) {
 	if o.wakes != nil {
-		err := o.wakes.send(ctx, append([]store.AttemptRef{ref}, more...))
+		err := o.wakes.send(ctx, []store.AttemptRef{ref})
 		if err == nil {
 			return
 		}
 		o.log.WarnContext(ctx, "cannot wake the decider directly for a step's end; the stream will",
 			"attempt", ref.String(), "error", err)
-	}
-	if len(more) > 0 {
-		return // ends written with their wakes (a join's)
 	}
 	if err := o.store.Attempts.WakeEnd(ctx, ref); err != nil {
 		o.log.WarnContext(ctx, "cannot wake the decider for a step's end; the sweeper will find it",
@@ -455,15 +444,18 @@ func (o *Worker) claimUnclaimed(ctx context.Context, ref store.AttemptRef, token
 // handResult hands a step's outcome to the run's decider. A success
 // whose end the worker can write as the decision would (workerEnd) is
 // written on the attempt item (store.FinishAttempt, or, for an attempt run
-// unclaimed from start, store.FinishDeferredAttempt) and its wake sent
-// straight to the decision queue (wakeDecider) — or, for a step started in
-// a crowd (a fan-out's), written with the item for the stream to carry, so
-// that the router sends one wake for a poll's worth of them; anything
-// else, or a write that fails, goes to the run's inbox as event ev.
-func (o *Worker) handResult(ctx context.Context, m StepWork, token string, res engine.StepFinished, ev store.Event, unclaimed *store.AttemptStart) error {
+// unclaimed from start, store.FinishDeferredAttempt): for a step apart
+// from the others in flight (a branch none of them joins), its wake is
+// sent straight to the decision queue (wakeDecider); otherwise (a join's
+// input, whose last input's worker decides the join; a crowd's, for which
+// the router sends one wake a poll) it is written with the item for the
+// stream to carry. Anything else, or a write that fails, goes to the run's
+// inbox as event ev.
+func (o *Worker) handResult(ctx context.Context, m StepWork, token string, res engine.StepFinished, ev store.Event,
+	unclaimed *store.AttemptStart, apart bool) error {
 	if end := workerEnd(m, res); end != nil {
 		ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
-		direct := o.dispatch != nil && m.Crowd < crowdInline
+		direct := o.dispatch != nil && apart && m.Crowd < crowdInline
 		err := o.writeEnd(ctx, ref, token, unclaimed, *end, !direct)
 		if err == nil {
 			if direct {
@@ -551,9 +543,9 @@ type inlineRound struct {
 	// and applies them all (inlineSource.join); woken says it was written.
 	wake  func() error
 	woken bool
-	// joined are the partners' attempts of a join this round found all
-	// ended and went on to decide (inlineSource.join).
-	joined []store.AttemptRef
+	// apart says the round found others in flight, none of them the
+	// step's partners (inlineSource.join): its end is woken directly.
+	apart bool
 	// finishedAt is when the step's run ended (unix ms): of a join's
 	// inputs that all ended, the last to end decides (inlineSource.join).
 	finishedAt int64

@@ -122,23 +122,21 @@ func TestWorkerCrowdHandsResultsToTheDecider(t *testing.T) {
 			if c.inlines && reads == 0 || !c.inlines && reads != 0 {
 				t.Errorf("%d run reads by the workers", reads)
 			}
-			// The crowd's ends go with their wakes for the stream (the
-			// router sends one wake for a poll's worth); a smaller fan's
-			// are woken directly, batched (wakeDecider).
+			// The ends go with their wakes for the stream: a crowd's (the
+			// router sends one wake for a poll's worth), and a join's
+			// inputs' (not apart: z waits for them all).
 			var wakes []store.FinishedStep
 			for _, call := range r.log.ops("FinishAttempt") {
-				if call.err != nil || call.wake == c.inlines {
+				if call.err != nil || !call.wake {
 					t.Fatalf("end %+v", call)
 				}
 				wakes = append(wakes, store.FinishedStep{StepID: call.ref.StepID, Attempt: call.ref.Attempt})
 			}
 			if len(wakes) != c.n-1 {
-				t.Errorf("%d ends written, want %d", len(wakes), c.n-1)
+				t.Errorf("%d ends with a wake, want %d", len(wakes), c.n-1)
 			}
-			direct, streamed := r.handed(t, 0)
-			if handed := map[bool][]string{true: direct, false: streamed}[c.inlines]; len(handed) != c.n-1 {
-				t.Errorf("ends handed directly %v, by the stream %v: want %d %s", direct, streamed, c.n-1,
-					map[bool]string{true: "directly", false: "by the stream"}[c.inlines])
+			if direct, streamed := r.handed(t, 0); len(direct) != 0 || len(streamed) != c.n-1 {
+				t.Errorf("ends handed directly %v, by the stream %v: want %d by the stream", direct, streamed, c.n-1)
 			}
 			if ids := r.inbox("crowd", 1, 1); len(ids) != 1 || ids[0] != outcomeEventID("r0", 1) {
 				t.Errorf("inbox %v, want the failure", ids)
@@ -180,9 +178,7 @@ func TestWorkerCrowdHandsResultsToTheDecider(t *testing.T) {
 // the run to the decider, which then starts what follows. The end of a
 // join's input that is not the last goes with its wake, for the stream
 // (the last input's worker decides the join, see
-// TestWorkerLastOfAJoinDecidesIt); that of a run found busy otherwise is
-// woken directly, and a wake the queue refuses goes on the item for the
-// stream (WakeEnd).
+// TestWorkerLastOfAJoinDecidesIt), and so does one found contended.
 func TestWorkerContendedRunHandsOff(t *testing.T) {
 	r := newRoleRig(t)
 	r.push(rigFan("busy", 2))
@@ -218,12 +214,10 @@ func TestWorkerContendedRunHandsOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.log.reset()
-	r.disp.fail = errRigThrottled
 	if _, err := r.work(msgs[1], rigRunners(runner)); err != nil {
 		t.Fatal(err)
 	}
-	r.disp.fail = nil
-	if !r.log.wantTrace(t, []string{"LoadQuietRun #0", "FinishAttempt r1#1", "WakeEnd r1#1"}, "LoadQuietRun", "FinishAttempt", "WakeEnd") {
+	if !r.log.wantTrace(t, []string{"LoadQuietRun #0", "FinishAttempt r1#1 wake"}, "LoadQuietRun", "FinishAttempt", "WakeEnd") {
 		t.FailNow()
 	}
 	// The quiet read (its wake mark is "quiet") found the run busy.
@@ -244,10 +238,11 @@ func TestWorkerContendedRunHandsOff(t *testing.T) {
 // its own, so the join's successor starts (and runs, in that worker)
 // without a trip through the stream; the wakes of those ends then find
 // nothing to do. The first to end hands its end to the decider, with its
-// wake for the stream, as before: the join's last input decides it sooner.
-// A worker that loses the race for the run's version, its end already
-// woken, wakes the decider directly too, naming every input it found
-// ended: no second write, and no wait for the stream.
+// wake for the stream: the join's last input decides it sooner. A worker
+// that loses the race for the run's version leaves its end, already
+// woken, to the decider: no second write (the winner, almost always the
+// join's other last input, decided it; a direct wake would only make the
+// decider find nothing to do).
 func TestWorkerLastOfAJoinDecidesIt(t *testing.T) {
 	for _, lose := range []bool{false, true} {
 		t.Run(fmt.Sprint("loses the race: ", lose), func(t *testing.T) {
@@ -280,7 +275,7 @@ func TestWorkerLastOfAJoinDecidesIt(t *testing.T) {
 			direct, streamed := r.handed(t, 0)
 			if lose {
 				r.log.wantTrace(t, []string{"FinishAttempt r2#1 wake"}, "FinishAttempt", "FinishDeferredAttempt", "RecordOutcome", "WakeEnd")
-				if fmt.Sprint(direct, streamed) != "[r0#1 r1#1 r2#1] [r2#1]" {
+				if fmt.Sprint(direct, streamed) != "[] [r2#1]" {
 					t.Errorf("ends handed directly %v, by the stream %v", direct, streamed)
 				}
 				r.wantRun("join", 1, "IN_PROGRESS r0=RUNNING r1=RUNNING r2=RUNNING z=NOT_CREATED")
@@ -359,6 +354,22 @@ func TestWorkerIndependentBranchesGoToTheDecider(t *testing.T) {
 	}
 	if next := r.disp.take(t); len(next) != 0 {
 		t.Errorf("dispatched %+v", next)
+	}
+	// A message without the mark (a step whose commit left nothing else
+	// in flight, another branch started since; a message from before the
+	// mark): its worker reads the run, finds the other branch apart from
+	// it, and wakes the decider directly all the same.
+	second := msgs[1]
+	second.Apart = false
+	r.log.reset()
+	if _, err := r.work(second, rigRunners(&workRunner{})); err != nil {
+		t.Fatal(err)
+	}
+	if reads := r.log.ops("LoadQuietRun"); len(reads) != 1 {
+		t.Errorf("%d run reads by the worker of an unmarked branch, want 1", len(reads))
+	}
+	if direct, streamed := r.handed(t, 0); fmt.Sprint(direct, streamed) != fmt.Sprintf("[%s#1] []", second.StepID) {
+		t.Errorf("ends handed directly %v, by the stream %v; want %s#1 directly", direct, streamed, second.StepID)
 	}
 }
 
