@@ -1,9 +1,11 @@
 package orchestrator
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -380,26 +382,21 @@ func TestWorkerIndependentBranchesGoToTheDecider(t *testing.T) {
 // busy, woken directly (no write for the stream's sake); the decider then
 // goes on with both chains.
 func TestWorkerBranchesItRunsAreWokenDirectly(t *testing.T) {
-	r := newRoleRig(t)
+	// c returns once b's end was handed to the decider: b ends with c
+	// in flight. c then ends with b in flight, not yet applied.
+	bHanded := make(chan struct{})
+	disp := &handedDispatch{rigDispatch: &rigDispatch{}, step: "b", handed: bHanded}
+	r := newRoleRig(t, func(c *Config) { c.Dispatcher = disp })
+	r.disp = disp.rigDispatch
 	r.push(workDef("fork", "", workStep("a", "Titus", "", "b", "c"), workStep("b", "Titus", "", "b2"),
 		workStep("c", "Titus", "", "c2"), workStep("b2", "Titus", ""), workStep("c2", "Titus", "")))
 	r.start("fork", StartRequest{})
-	// c returns once b's end was handed to the decider: b ends with c
-	// in flight. c then ends with b in flight, not yet applied.
-	bHanded := func() bool {
-		for _, m := range r.disp.messages() {
-			if m.Queue == store.QueueDecision && strings.Contains(m.Body, `"step_id":"b"`) {
-				return true
-			}
-		}
-		return false
-	}
 	runner := &workRunner{run: func(m StepWork) (engine.StepFinished, error) {
 		if m.StepID == "c" {
-			for deadline := time.Now().Add(10 * time.Second); !bHanded(); time.Sleep(time.Millisecond) {
-				if time.Now().After(deadline) {
-					return engine.StepFinished{}, fmt.Errorf("b's end was never handed over")
-				}
+			select {
+			case <-bHanded:
+			case <-time.After(10 * time.Second): // a deadline, not a pace
+				return engine.StepFinished{}, fmt.Errorf("b's end was never handed over")
 			}
 		}
 		return engine.StepFinished{Outcome: engine.OutcomeSucceeded}, nil
@@ -420,6 +417,25 @@ func TestWorkerBranchesItRunsAreWokenDirectly(t *testing.T) {
 	r.decide("fork", 1, 1, store.FinishedStep{StepID: "b", Attempt: 1}, store.FinishedStep{StepID: "c", Attempt: 1})
 	r.pump(rigRunners(runner))
 	r.wantRun("fork", 1, "SUCCEEDED a=SUCCEEDED b2=SUCCEEDED b=SUCCEEDED c2=SUCCEEDED c=SUCCEEDED")
+}
+
+// handedDispatch is a rigDispatch that closes handed once a decision-queue
+// wake naming step was sent.
+type handedDispatch struct {
+	*rigDispatch
+	step   string
+	handed chan struct{}
+	once   sync.Once
+}
+
+func (d *handedDispatch) Dispatch(ctx context.Context, msgs []store.Message) error {
+	err := d.rigDispatch.Dispatch(ctx, msgs)
+	for _, m := range msgs {
+		if err == nil && m.Queue == store.QueueDecision && strings.Contains(m.Body, `"step_id":"`+d.step+`"`) {
+			d.once.Do(func() { close(d.handed) })
+		}
+	}
+	return err
 }
 
 // TestWorkerInlineCommitFailure: when the inline round's commit fails
