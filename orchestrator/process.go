@@ -516,10 +516,16 @@ func (o *Rounds) commandMessages(ctx context.Context, g *engine.Graph, after *en
 			crowd++
 		}
 	}
+	var atWork []store.FinishedStep
+	if crowd >= 0 && crowd < crowdInline {
+		// Which steps are in flight, read once for all the steps the
+		// commit starts (StepWork.Apart); a failed read marks none.
+		atWork, _ = o.atWork(ctx, g, after)
+	}
 	for _, cmd := range cmds {
 		l := launch{crowd: max(crowd, 0)}
 		if rs, isRun := cmd.(engine.RunStep); isRun && crowd < crowdInline {
-			l.apart = o.apart(ctx, g, after, rs.StepID)
+			l.apart = apart(g, atWork, rs.StepID)
 		}
 		m, ok, err := o.outboxMessage(after, cmd, l, now)
 		if err != nil {

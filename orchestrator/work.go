@@ -642,25 +642,44 @@ func (in *inlineRound) claim(commit *store.Commit, st *engine.Instance, lease ti
 
 // apart reports whether run st has steps other than step in a worker's
 // hands, none of which step's successors wait for (see StepWork.Apart).
-func (o *Rounds) apart(ctx context.Context, g *engine.Graph, st *engine.Instance, step string) bool {
-	others, err := o.othersAtWork(ctx, g, st, step)
-	return err == nil && len(others) > 0 && len(joinPartners(g, step, others)) == 0
+// apart reports whether steps other than step are in a worker's hands
+// (atWork), none of which step's successors wait for (see StepWork.Apart).
+func apart(g *engine.Graph, atWork []store.FinishedStep, step string) bool {
+	others := othersOf(atWork, step)
+	return len(others) > 0 && len(joinPartners(g, step, others)) == 0
+}
+
+// atWork names the steps in a worker's hands, as run st has them.
+func (o *Rounds) atWork(ctx context.Context, g *engine.Graph, st *engine.Instance) ([]store.FinishedStep, error) {
+	cmds, err := engine.Awaited(ctx, g, st, o.now())
+	if err != nil {
+		return nil, err
+	}
+	var steps []store.FinishedStep
+	for _, c := range cmds {
+		if rs, ok := c.(engine.RunStep); ok {
+			steps = append(steps, store.FinishedStep{StepID: rs.StepID, Attempt: rs.Attempt})
+		}
+	}
+	return steps, nil
+}
+
+// othersOf is atWork without step.
+func othersOf(atWork []store.FinishedStep, step string) []store.FinishedStep {
+	var others []store.FinishedStep
+	for _, s := range atWork {
+		if s.StepID != step {
+			others = append(others, s)
+		}
+	}
+	return others
 }
 
 // othersAtWork names the steps other than step in a worker's hands, as
 // run st has them.
 func (o *Rounds) othersAtWork(ctx context.Context, g *engine.Graph, st *engine.Instance, step string) ([]store.FinishedStep, error) {
-	cmds, err := engine.Awaited(ctx, g, st, o.now())
-	if err != nil {
-		return nil, err
-	}
-	var others []store.FinishedStep
-	for _, c := range cmds {
-		if rs, ok := c.(engine.RunStep); ok && rs.StepID != step {
-			others = append(others, store.FinishedStep{StepID: rs.StepID, Attempt: rs.Attempt})
-		}
-	}
-	return others, nil
+	steps, err := o.atWork(ctx, g, st)
+	return othersOf(steps, step), err
 }
 
 // runStepMessage is the work message of a RunStep command.
