@@ -879,7 +879,7 @@ func (d *decider) workflowParams(e StartRun) (Values, error) {
 	if set == nil {
 		return sys, nil
 	}
-	env := &Env{Vars: sys, Instance: d.instanceFields(), Seed: d.st.UUID + "/workflow-params"}
+	env := &Env{Vars: sys, Instance: d.instanceFields(), Seed: d.st.UUID + "/workflow-params", Now: d.clock()}
 	d.signalEnv(env, -1)
 	res, err := set.Eval(d.ctx, env)
 	if err != nil {
@@ -913,6 +913,7 @@ func (d *decider) stepParams(i int) (Values, error) {
 		StepFields:  stepFields(s, defaults),
 		Instance:    d.instanceFields(),
 		Seed:        defaults[ParamStepInstanceUUID].(string),
+		Now:         d.clock(),
 		Foreach:     d.getFromForeach,
 		Subworkflow: d.getFromSubworkflow,
 	}
@@ -965,6 +966,7 @@ func (d *decider) conditionEnv(from int) *Env {
 		StepFields:  stepFields(p, params),
 		Instance:    d.instanceFields(),
 		Seed:        stepUUID(d.st.UUID, p.StepID, p.Attempt) + "/conditions",
+		Now:         d.clock(),
 		Foreach:     d.getFromForeach,
 		Subworkflow: d.getFromSubworkflow,
 	}
@@ -1122,3 +1124,6 @@ func isNoWork(s *model.Step) bool {
 }
 
 func isTyped(s *model.Step) bool { return s.Kind == model.KindStep || s.Kind == "" }
+
+// clock is the decision's time, which SEL's new DateTime() and System.currentTimeMillis() read.
+func (d *decider) clock() time.Time { return time.UnixMilli(d.now).UTC() }

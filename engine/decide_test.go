@@ -59,10 +59,9 @@ func TestSamples(t *testing.T) {
 			},
 		},
 		{
-			// foo's definition is Joda Java ("new DateTime(..)"), which the expression
-			// language rejects; a run param overrides it, as a user would.
-			file:      "sample-dag-test-1.json",
-			runParams: params("foo", literal(model.TypeString, "September")),
+			// foo's definition is Maestro's SEL with Joda ("new DateTime(..)"),
+			// unchanged.
+			file: "sample-dag-test-1.json",
 			want: map[string]model.StepStatus{
 				"job.1": succeeded, "job.2": succeeded, "job.3": succeeded,
 				"job.4": succeeded, "job.5": succeeded, "job.6": succeeded,
@@ -569,8 +568,8 @@ func TestParamEvaluation(t *testing.T) {
 		},
 		{
 			name: "expression that does not compile fails the step",
-			step: params("bad", expr(model.TypeString, "new Map()")),
-			fail: "not supported",
+			step: params("bad", expr(model.TypeString, "new Thread()")),
+			fail: "not available in SEL",
 		},
 		{
 			name: "unknown reference fails the step",
@@ -717,12 +716,18 @@ func TestStepKindsRunOnWorkersAndLoopsStartChildren(t *testing.T) {
 }
 
 func TestWorkflowParamErrorFailsInstance(t *testing.T) {
-	g := loadGraph(t, "sample-dag-test-1.json")
+	// A SEL param that throws, as sample-dag-test-5's does for a run policy
+	// it does not know.
+	wf := &model.Workflow{ID: "throws", Params: params("mode", expr(model.TypeString,
+		"p = params.getFromInstance('RUN_POLICY'); if (p == 'NOPE') return 'run'; else throw 'Unsupported restart mode: ' + p;")),
+		Steps: []model.Step{{Kind: model.KindStep, ID: "only", Type: model.StepNoOp}}}
+	g, err := Compile(wf, newEvaluator(t))
+	require.NoError(t, err)
 	d, err := Decide(context.Background(), g, newInstance(g), StartRun{}, t0)
 	require.NoError(t, err)
 	assert.Equal(t, model.WorkflowFailed, d.State.Status)
 	assert.Contains(t, d.State.Message, "evaluating workflow params")
-	assert.Contains(t, d.State.Message, "new DateTime")
+	assert.Contains(t, d.State.Message, "Unsupported restart mode: ")
 	assert.Equal(t, []Command{InstanceDone{Status: model.WorkflowFailed}}, d.Commands)
 	require.Len(t, d.Transitions, 1)
 	assert.Equal(t, Transition{Seq: 1, From: "CREATED", To: "FAILED", Time: t0.UnixMilli()}, d.Transitions[0])

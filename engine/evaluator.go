@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/maestro-serverless/maestro/engine/expression"
 	"github.com/maestro-serverless/maestro/model"
@@ -59,6 +60,9 @@ type Env struct {
 	// seed gives the same values. The engine derives it from the instance
 	// uuid, the step and the attempt.
 	Seed string
+	// Now is the instant SEL's new DateTime() and System.currentTimeMillis() read: the
+	// decision's time.
+	Now time.Time
 	// SignalParams and Signals are the params of the signals that
 	// triggered the run (params.getFromSignal); SignalDependencies those of
 	// the signals that satisfied the step's dependencies, by index
@@ -143,6 +147,7 @@ func exprEnv(env *Env) *expression.Env {
 		StepFields: env.StepFields,
 		Instance:   env.Instance,
 		Seed:       env.Seed,
+		Now:        env.Now,
 
 		SignalParams:       env.SignalParams,
 		Signals:            env.Signals,

@@ -166,6 +166,7 @@ func (d *decider) gateSignals(i int) bool {
 	env := &Env{
 		Vars: overlay(d.st.Params, defaults), Step: d.stepFn, StepFields: stepFields(s, defaults),
 		Instance: d.instanceFields(), Seed: defaults[ParamStepInstanceUUID].(string) + "/signals",
+		Now: d.clock(),
 	}
 	var waiting []string
 	for k, c := range n.deps {
@@ -304,6 +305,7 @@ func (d *decider) signalOutputs(i int) error {
 	env := &Env{
 		Vars: overlay(d.st.Params, s.Params), Step: d.stepFn, StepFields: stepFields(s, s.Params),
 		Instance: d.instanceFields(), Seed: stepUUID(d.st.UUID, s.StepID, s.Attempt) + "/signal-outputs",
+		Now: d.clock(),
 	}
 	d.signalEnv(env, i)
 	cmds := make([]Command, 0, len(n.outputs))

@@ -88,3 +88,51 @@ func BenchmarkCompileEval100Params(b *testing.B) {
 		}
 	}
 }
+
+// selDateExpr is the corpus's Joda date expression (sample-signal-trigger-wf,
+// a signal dependency's match param), and exprDateExpr the same day's date
+// in the expr dialect, for the two readers side by side.
+const (
+	selDateExpr = "DateTimeFormatter f = DateTimeFormat.forPattern(\"yyyyMMddHH\").withZone(DateTimeZone.forID(\"UTC\"));\n" +
+		"DateTime dt = f.parseDateTime(TARGET_RUN_DATE + \"00\").minusDays(0).minusHours(0);\n" +
+		"dt.withZone(DateTimeZone.forID(\"UTC\")).toString(\"yyyyMMdd\");"
+	exprDateExpr = "Util.tsToDateInt(Util.dateIntHourToTs(TARGET_RUN_DATE, '00', 'UTC', 0, 0), 'UTC')"
+)
+
+// BenchmarkDateParam evaluates a compiled date param (an evaluated param of
+// a typical date expression), in SEL and in the expr dialect; the Compile
+// variants compile it each time too, as a definition check does.
+func BenchmarkDateParam(b *testing.B) {
+	l := New(DefaultLimits())
+	scope := model.Scope{Vars: map[string]model.ParamType{"TARGET_RUN_DATE": model.TypeLong}}
+	env := &Env{Vars: map[string]any{"TARGET_RUN_DATE": int64(20210707)}, Seed: "bench"}
+	for _, c := range []struct{ name, src string }{{"SEL", selDateExpr}, {"expr", exprDateExpr}} {
+		p, err := l.Compile(c.src, model.TypeString, scope)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if v, err := p.Eval(context.Background(), env); err != nil || v != "20210707" {
+			b.Fatalf("%s: %v, %v", c.name, v, err)
+		}
+		b.Run(c.name+"/Eval", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.Eval(context.Background(), env); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/CompileEval", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				q, err := l.compile(c.src, model.TypeString, &recordingScope{scope: scope})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := q.Eval(context.Background(), env); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -107,7 +107,7 @@ var corpusCases = map[string]corpusCase{
 	"BOOLEAN i <= 20200105":                       {want: true},
 	"STRING return UUID.randomUUID().toString();": {check: checkUUID},
 	"STRING '1800'":                               {want: "1800"},
-	"STRING_ARRAY 'a,b,c'.split(',');":            {unsupported: "method call .split(..) is not supported"},
+	"STRING_ARRAY 'a,b,c'.split(',');":            {want: []string{"a", "b", "c"}},
 	"STRING 'bar';":                               {want: "bar"},
 	"STRING 'bar1';":                              {want: "bar1"},
 	"LONG 1 * 1;":                                 {want: int64(1)},
@@ -129,42 +129,39 @@ var corpusCases = map[string]corpusCase{
 	}},
 	"LONG_ARRAY Util.intsBetween(1, i, 1);": {vars: map[string]any{"i": int64(3)}, want: []int64{1, 2}},
 	"STRING WORKFLOW_RUN_POLICY = params.getFromInstance('RUN_POLICY'); if (WORKFLOW_RUN_POLICY == \"START_FRESH_NEW_RUN\") return \"run\"; else if (WORKFLOW_RUN_POLICY == \"RESTART_FROM_INCOMPLETE\") return \"resume\"; else if (WORKFLOW_RUN_POLICY == \"RESTART_FROM_START\") return \"run\"; else throw \"Unsupported restart mode: \" + WORKFLOW_RUN_POLICY;": {
-		unsupported: `Java statement "if" is not supported`},
-	"LONG auu+1":                           {want: int64(42)},
-	"LONG e1.get('bar');":                  {unsupported: "method call e1.get(..) is not supported"},
-	"LONG_ARRAY e1.get('bat').get('baz');": {unsupported: "method call e1.get(..) is not supported"},
-	"LONG foo + 1;":                        {vars: map[string]any{"foo": int64(10)}, want: int64(11)},
-	"LONG i * 10;":                         {vars: map[string]any{"i": int64(2)}, want: int64(20)},
-	"LONG i + 2;":                          {vars: map[string]any{"i": int64(2)}, want: int64(4)},
-	"STRING i + j;":                        {want: "20200101a"},
-	"LONG i+1":                             {want: int64(20200102)},
-	"LONG job3__sleep_seconds + 1;":        {want: int64(16)},
-	"STRING_MAP m = new Map(); m.put('foo', 'bar'); return m;": {
-		unsupported: "Java object construction (new) is not supported; use a literal or a helper function"},
+		want: "run"},
+	"LONG auu+1":          {want: int64(42)},
+	"LONG e1.get('bar');": {want: int64(123)},
+	"LONG_ARRAY e1.get('bat').get('baz');": {vars: map[string]any{"e1": map[string]any{"bat": map[string]any{"baz": []int64{1, 2, 3}}}},
+		want: []int64{1, 2, 3}},
+	"LONG foo + 1;":                 {vars: map[string]any{"foo": int64(10)}, want: int64(11)},
+	"LONG i * 10;":                  {vars: map[string]any{"i": int64(2)}, want: int64(20)},
+	"LONG i + 2;":                   {vars: map[string]any{"i": int64(2)}, want: int64(4)},
+	"STRING i + j;":                 {want: "20200101a"},
+	"LONG i+1":                      {want: int64(20200102)},
+	"LONG job3__sleep_seconds + 1;": {want: int64(16)},
+	"STRING_MAP m = new Map(); m.put('foo', 'bar'); return m;": {want: map[string]string{"foo": "bar"}},
 	"MAP m=new Map(); m.put('foo', 'bar'); m.put('bar', 123L); m.put('bat', new Map()); m.get('bat').put('baz', new long[]{1,2,3}); return m;": {
-		unsupported: "Java object construction (new) is not supported"},
-	"STRING new DateTime(1569018000000).withZone(DateTimeZone.forID('UTC')).monthOfYear().getAsText();": {
-		unsupported: "Java object construction (new) is not supported"},
-	" new DateTime(1569018000000).withZone(DateTimeZone.forID('UTC')).monthOfYear().getAsText();": {
-		unsupported: "Java object construction (new) is not supported"},
-	"BOOLEAN_ARRAY new boolean[]{true, false, true};":                {unsupported: "Java array construction (new boolean[]{...}) is not supported"},
-	"DOUBLE_ARRAY new double[]{1.1,2.2,3.3};":                        {unsupported: "Java array construction (new double[]{...}) is not supported"},
-	"LONG_ARRAY new int[]{1,2,3};":                                   {unsupported: "Java array construction (new int[]{...}) is not supported"},
-	"STRING_ARRAY param1":                                            {want: []string{"a", "b", "c"}},
-	"STRING_ARRAY param1;":                                           {want: []string{"a", "b", "c"}},
-	"LONG params.get('param0')":                                      {want: int64(15)},
-	" params.get('param0')":                                          {want: int64(15)},
-	"STRING params.getFromSignal('foo')":                             {want: "bat"},
-	"LONG params.getFromSignal('signal_a', 'watermark')":             {want: int64(123456)},
-	"STRING params.getFromSignalDependency('0', 'vtts_utc_dateint')": {want: "20500101"},
-	"LONG params.getFromStep('MAESTRO_STEP_ERROR_RETRIES')":          {want: int64(0)},
-	"MAP params['job' + '.' +'2__param1']":                           {want: map[string]any{"foo": "bar"}},
-	"STRING_MAP params['job' + '.' +'2__param1']":                    {want: map[string]string{"foo": "bar"}},
-	"LONG return 100;":                                               {want: int64(100)},
-	"DOUBLE_ARRAY return new double[]{1.2, 3.45};": {
-		unsupported: "Java array construction (new double[]{...}) is not supported"},
-	"DOUBLE_ARRAY return new double[]{1.229999999999, 3.00000000000001};": {
-		unsupported: "Java array construction (new double[]{...}) is not supported"},
+		want: map[string]any{"foo": "bar", "bar": int64(123), "bat": map[string]any{"baz": []int64{1, 2, 3}}}},
+	// reference/expected-outcomes.txt: foo = "September".
+	"STRING new DateTime(1569018000000).withZone(DateTimeZone.forID('UTC')).monthOfYear().getAsText();": {want: "September"},
+	" new DateTime(1569018000000).withZone(DateTimeZone.forID('UTC')).monthOfYear().getAsText();":       {want: "September"},
+	"BOOLEAN_ARRAY new boolean[]{true, false, true};":                                                   {want: []bool{true, false, true}},
+	"DOUBLE_ARRAY new double[]{1.1,2.2,3.3};":                                                           {want: []float64{1.1, 2.2, 3.3}},
+	"LONG_ARRAY new int[]{1,2,3};":                                                                      {want: []int64{1, 2, 3}},
+	"STRING_ARRAY param1":                                                                               {want: []string{"a", "b", "c"}},
+	"STRING_ARRAY param1;":                                                                              {want: []string{"a", "b", "c"}},
+	"LONG params.get('param0')":                                                                         {want: int64(15)},
+	" params.get('param0')":                                                                             {want: int64(15)},
+	"STRING params.getFromSignal('foo')":                                                                {want: "bat"},
+	"LONG params.getFromSignal('signal_a', 'watermark')":                                                {want: int64(123456)},
+	"STRING params.getFromSignalDependency('0', 'vtts_utc_dateint')":                                    {want: "20500101"},
+	"LONG params.getFromStep('MAESTRO_STEP_ERROR_RETRIES')":                                             {want: int64(0)},
+	"MAP params['job' + '.' +'2__param1']":                                                              {want: map[string]any{"foo": "bar"}},
+	"STRING_MAP params['job' + '.' +'2__param1']":                                                       {want: map[string]string{"foo": "bar"}},
+	"LONG return 100;":                                                                                  {want: int64(100)},
+	"DOUBLE_ARRAY return new double[]{1.2, 3.45};":                                                      {want: []float64{1.2, 3.45}},
+	"DOUBLE_ARRAY return new double[]{1.229999999999, 3.00000000000001};":                               {want: []float64{1.229999999999, 3.00000000000001}},
 	// The sample's signal_a carries foo = "bat": a string, which Maestro
 	// too cannot turn into a number.
 	"DOUBLE return params.getFromSignal('signal_a', 'foo');": {evalErr: `expected DOUBLE, got string "bat"`},
@@ -199,14 +196,14 @@ func checkUUID(t *testing.T, v any) {
 
 func init() {
 	// The two Joda DateTimeFormatter expressions differ in their last line
-	// only; both are declarations.
-	for _, suffix := range []string{"HH", "yyyyMMdd"} {
+	// only: TARGET_RUN_DATE 20210707 with hour "00", printed as yyyyMMdd and
+	// as HH.
+	for suffix, want := range map[string]string{"HH": "00", "yyyyMMdd": "20210707"} {
 		src := "\nDateTimeFormatter tz_dateint_hour_formatter = DateTimeFormat\n    .forPattern(\"yyyyMMddHH\")\n" +
 			"    .withZone(DateTimeZone.forID(\"UTC\"));\n\nDateTime dt = tz_dateint_hour_formatter\n" +
 			"    .parseDateTime(TARGET_RUN_DATE + \"00\")\n    .minusDays(0)\n    .minusHours(0);\n\n" +
 			"dt.withZone(DateTimeZone.forID(\"UTC\")).toString(\"" + suffix + "\");\n"
-		corpusCases["STRING "+src] = corpusCase{
-			unsupported: "variable declaration (DateTimeFormatter tz_dateint_hour_formatter) is not supported"}
+		corpusCases["STRING "+src] = corpusCase{want: want}
 	}
 }
 

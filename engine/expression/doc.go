@@ -1,26 +1,43 @@
-// Package expression is Maestro's expression language on expr
-// (github.com/expr-lang/expr): the language of parameter expressions, edge
-// (successor) conditions, while conditions, signal trigger conditions and
-// dedup expressions.
+// Package expression is Maestro's expression language — SEL (package sel)
+// beside a dialect on expr (github.com/expr-lang/expr) — the language of
+// parameter expressions, edge (successor) conditions, while conditions,
+// signal trigger conditions and dedup expressions.
 //
-// Maestro writes these in SEL, a Java-syntax language. A Language accepts
-// the SEL forms that differ from expr only cosmetically and rejects Java
-// object syntax and statements with an error that quotes the expression:
+// Maestro writes these in SEL, a Java-syntax language, and so may users
+// here: two readers share the work, and the user writes one language.
 //
-//	accepted                         as
-//	1 > 0;                           1 > 0            (trailing ; dropped)
-//	return 100;                      100              (leading return dropped)
-//	"bar" / 'bar'                    string literals
-//	== != && || ! ?:                 as in Java
-//	null                             nil
-//	123L, 1.5d, 2f                   123, 1.5, 2.0
-//	x.toString(), x.size()/length()  helpers (see below)
+//   - Source the expr dialect of this package compiles — everything the
+//     project accepted before SEL came: operators, params.* and Util.*
+//     helpers, x.toString(), a trailing ";" or a leading "return" — is
+//     read in it, with the same results as before.
+//   - Other source — statements (declarations, assignments, if / else,
+//     for, while, break, continue, return, throw), Java objects (new
+//     DateTime(..), new Map(), new long[]{..}), method calls on values
+//     ('a,b'.split(','), m.put(..), Joda's withZone(..)) — is SEL, run by
+//     package sel exactly as Maestro's netflix-sel module runs it: its
+//     grammar, its types and their methods, its limits (loop and array
+//     limits 25,001), Joda-Time on Go's time zone database. The params and
+//     Util objects are this package's helpers, so params.getFromStep(..)
+//     or Util.dateIntsBetween(..) mean the same in both.
+//   - Source neither reads is refused with SEL's syntax error, which names
+//     the line and column.
 //
-//	rejected (ErrUnsupported)
-//	new Map(), new DateTime(..), new int[]{..}, casts ((int) x),
-//	assignments (m = ..), several statements (a; b), if/else/for/while/
-//	throw/..., declarations (DateTime dt), ++/--, lambdas, and method
-//	calls on values (.split(..), .put(..), .get(..), .withZone(..)).
+// Where the two differ on source both read, the dialect's result stands
+// (it accepts more: true + '!' is "true!" here, an error in SEL). SEL
+// programs are checked when a definition is created as far as can be
+// known without running them: a class SEL lacks (new Thread()), a params
+// or Util function that does not exist or gets the wrong number of
+// arguments, params.get of an undefined param, a name that is neither a
+// param nor assigned, a class used as a value, a result or an operator
+// whose types cannot fit (x = 'a' + 1 where LONG is wanted, true + 1).
+// What depends on run-time values (a method of a computed value, a
+// date's text) fails when evaluated, naming the line and column.
+//
+// Every SEL evaluation is charged to the same Budget as the dialect's
+// (WithBudget): each syntax node it visits, each string it builds, each
+// input it reads, each helper's result, so statements and loops are no
+// way around the decision's budget; and SEL's own limits stop a loop, an
+// array or a map past Maestro's sizes.
 //
 // Semantics follow Java where the Maestro corpus relies on them: + with a
 // string operand concatenates (sleep_seconds + '1' is "161" for 16), longs
@@ -78,7 +95,8 @@
 // result, array sizes (Util.intsBetween(0, 2000000000, 1) and 0..2000000000
 // fail at once; a range of literal bounds past MaxArrayLen fails when the
 // expression is compiled) and the memory of one evaluation; see Limits.
-// expr has no loops, so every evaluation terminates.
+// expr has no loops; SEL's stop at the loop limit, and every evaluation
+// at the Budget, so every evaluation terminates.
 //
 // Regular expressions (matches) are sized from their parse tree before
 // anything compiles them — counted repeats multiply: a{1000} is 1,000

@@ -3,6 +3,7 @@ package expression
 import (
 	"context"
 	"strings"
+	"time"
 )
 
 // Env is the data an evaluation reads: parameter values and the sources of
@@ -53,6 +54,10 @@ type Env struct {
 	// something unique per evaluation site, e.g. the step instance UUID and
 	// attempt. UUID.randomUUID() fails when Seed is empty.
 	Seed string
+	// Now is the instant SEL's new DateTime() and System.currentTimeMillis() read: the
+	// engine gives the decision's time, so that a decision made again
+	// reads the same one.
+	Now time.Time
 }
 
 // stepSeparator joins a step id and a param name in cross-step references.

@@ -3,55 +3,15 @@ package expression
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"reflect"
 	"strconv"
-	"strings"
 
+	"github.com/maestro-serverless/maestro/engine/expression/sel"
 	"github.com/maestro-serverless/maestro/jsonnum"
 )
 
-// javaDouble formats f as Java's Double.toString does: at least one digit
-// after the point, scientific notation ("1.0E7") outside [1e-3, 1e7), and
-// the shortest digits that read back as f.
-func javaDouble(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	case f == 0:
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	abs := math.Abs(f)
-	if abs >= 1e-3 && abs < 1e7 {
-		s := strconv.FormatFloat(f, 'f', -1, 64)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
-	}
-	s := strconv.FormatFloat(f, 'e', -1, 64) // e.g. 1.2345e+07, 1e-05
-	mant, exp, _ := strings.Cut(s, "e")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	neg := strings.HasPrefix(exp, "-")
-	exp = strings.TrimLeft(exp, "+-")
-	exp = strings.TrimLeft(exp, "0")
-	if exp == "" {
-		exp = "0"
-	}
-	if neg {
-		exp = "-" + exp
-	}
-	return mant + "E" + exp
-}
+// javaDouble formats f as Java's Double.toString does (sel.JavaDouble).
+func javaDouble(f float64) string { return sel.JavaDouble(f) }
 
 // scalarString formats a scalar as Java's String.valueOf would. ok is false
 // for values that are not scalars (arrays, maps, other types).

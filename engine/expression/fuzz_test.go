@@ -22,6 +22,11 @@ func FuzzCompileEval(f *testing.F) {
 		"params['s'] + params.get('l')", "Math.max(l, d) / 0", "u + 1", "x.toString().size()",
 		"Util.dateIntsBetween(20200101, 20200110, -1)", "'a' + null", "0x1FL * 2", "1e308 * 10",
 		"-9223372036854775807 - 1", "l % -1", "keys(m)", "first(sa) + last(sa)", "type(m)",
+		// SEL: statements, loops, Java objects.
+		"for (;;) { }", "x = 's'; while (true) { x = x + x; }", "m = new Map(); for (int i = 0; i < 30000; i += 1) { m.put('k' + i, i); } m",
+		"a = new long[25000]; a[0] = 1; a", "int x = 1, y; if (x > 0) { y = 2; } else y = 3; return y;",
+		"new DateTime(1569018000000).withZone(DateTimeZone.forID('UTC')).monthOfYear().getAsText();",
+		"throw 'stop';", "s.split('b')", "params.getFromInstance('RUN_POLICY') == 'START_FRESH_NEW_RUN' ? 'run' : 'resume'",
 	} {
 		f.Add(s, uint8(1))
 	}

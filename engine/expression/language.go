@@ -14,6 +14,7 @@ import (
 	"github.com/expr-lang/expr/types"
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/maestro-serverless/maestro/engine/expression/sel"
 	"github.com/maestro-serverless/maestro/model"
 )
 
@@ -99,9 +100,11 @@ func functionOption(h *helper) expr.Option {
 // Program is a compiled expression. It is immutable and safe for concurrent
 // evaluation.
 type Program struct {
-	lang      *Language
-	source    string
-	program   *vm.Program
+	lang    *Language
+	source  string
+	program *vm.Program
+	// sel is the program when the source is SEL (program is nil then).
+	sel       *sel.Program
 	want      model.ParamType
 	identRefs []string
 	// identUses counts the occurrences of each of identRefs in the source:
@@ -162,11 +165,51 @@ func (l *Language) Compile(src string, want model.ParamType, scope model.Scope) 
 	return prog, nil
 }
 
-// compile compiles src without the cache; every scope lookup goes through scope.
+// compile compiles src without the cache; every scope lookup goes through
+// scope. Source the expr dialect compiles is read in it, as before SEL:
+// everything the project accepted then gives the same results. Other
+// source — Java syntax the dialect refuses, or what its parser cannot
+// read — is SEL (Maestro's language: statements, Java objects, Joda).
+// Source neither reads gets SEL's syntax error, which names the line and
+// column; the dialect's other errors (an unknown parameter, a disabled
+// builtin, a bad pattern, a wrong argument count) are its verdict.
 func (l *Language) compile(src string, want model.ParamType, scope *recordingScope) (*Program, error) {
+	prog, err := l.compileExpr(src, want, scope)
+	if err == nil || !errors.Is(err, errJavaSyntax) && !errors.Is(err, errExprParse) {
+		return prog, err
+	}
+	prog, parsed, selErr := l.compileSEL(src, want, scope)
+	if parsed {
+		return prog, selErr
+	}
+	{
+		kind := ErrSyntax
+		if errors.Is(selErr, sel.ErrUnsupported) {
+			kind = ErrUnsupported
+		}
+		return nil, newError(src, kind, selErr, "syntax error: %v", selErr)
+	}
+}
+
+// errJavaSyntax marks the expr dialect's refusals of Java syntax
+// (normalize), and errExprParse its parser's failures: on such source
+// SEL's verdict is the one to give.
+var (
+	errJavaSyntax = errors.New("java syntax")
+	errExprParse  = errors.New("not in the expr dialect")
+)
+
+// javaSyntax is an error of normalize, marked errJavaSyntax.
+type javaSyntax struct{ err error }
+
+func (e javaSyntax) Error() string   { return e.err.Error() }
+func (e javaSyntax) Unwrap() []error { return []error{e.err, errJavaSyntax} }
+
+// compileExpr compiles src in the expr dialect.
+func (l *Language) compileExpr(src string, want model.ParamType, scope *recordingScope) (*Program, error) {
 	norm, idents, err := normalize(src)
 	if err != nil {
-		return nil, err
+		return nil, javaSyntax{err}
 	}
 	// expr's type checker compiles a literal pattern of matches before any
 	// patcher runs, so literal patterns are sized first.
@@ -239,7 +282,7 @@ func (l *Language) compileError(src string, err error, patched bool) error {
 	case strings.Contains(msg, "maximum allowed nodes"):
 		return newError(src, ErrLimit, err, "expression has more than %d syntax nodes", l.limits.MaxNodes)
 	case !patched:
-		return newError(src, ErrSyntax, err, "syntax error: %s", msg)
+		return newError(src, ErrSyntax, errors.Join(err, errExprParse), "syntax error: %s", msg)
 	}
 	return newError(src, ErrType, err, "%s", msg)
 }
@@ -275,6 +318,13 @@ func (p *Program) eval(ctx context.Context, env *Env, lookup func(string) (any, 
 	if st.lookup == nil {
 		st.lookup = func(name string) (any, error) { return env.lookupVar(ctx, name) }
 	}
+	if p.sel != nil {
+		out, err := p.evalSEL(st)
+		if err != nil {
+			return nil, err
+		}
+		return p.result(out)
+	}
 	vars := make(map[string]any, len(p.identRefs)+1)
 	for i, name := range p.identRefs {
 		v, err := st.lookup(name)
@@ -298,6 +348,12 @@ func (p *Program) eval(ctx context.Context, env *Env, lookup func(string) (any, 
 	if err != nil {
 		return nil, p.evalError(err)
 	}
+	return p.result(out)
+}
+
+// result converts out to the wanted type and checks its size.
+func (p *Program) result(out any) (any, error) {
+	var err error
 	if p.want != "" {
 		out, err = Coerce(out, p.want)
 		if err != nil {

@@ -169,7 +169,10 @@ func TestCompileErrors(t *testing.T) {
 		{"repeat('x', 3)", "", ErrUnsupported, "function repeat(..) is not supported"},
 		{"now()", "", ErrUnsupported, "function now(..) is not supported"},
 		{"map(la, # + 1)", "", ErrUnsupported, "predicates and closures ({...}, #) are not supported"},
-		{"s.trim()", "", ErrUnsupported, "method call s.trim(..) is not supported"},
+		// SEL's sandbox: no class but SEL's, no qualified names.
+		{"Runtime.getRuntime().exec('ls')", "", ErrUnknownParam, `unknown parameter "Runtime"`},
+		{"new java.io.File('x')", "", ErrUnsupported, "qualified class names"},
+		{"new Thread()", "", ErrUnsupported, "the class Thread is not available in SEL"},
 		// Type checks against the wanted type.
 		{"'a'", model.TypeLong, ErrType, "result is STRING, but the expected type is LONG"},
 		{"1.5", model.TypeLong, ErrType, "result is DOUBLE, but the expected type is LONG"},
@@ -285,7 +288,9 @@ func TestRefs(t *testing.T) {
 func TestCheckExpressionImplementsChecker(t *testing.T) {
 	var checker model.ExpressionChecker = New(DefaultLimits())
 	assert.NoError(t, checker.CheckExpression("x > 10", model.TypeBoolean, model.Scope{Vars: map[string]model.ParamType{"x": model.TypeLong}}))
-	err := checker.CheckExpression("new DateTime(1)", model.TypeString, model.Scope{})
+	// SEL (Java syntax) is checked too: a class SEL does not have is refused.
+	assert.NoError(t, checker.CheckExpression("x = new Map(); x.put('a', 'b'); return x;", model.TypeStringMap, model.Scope{}))
+	err := checker.CheckExpression("new Thread()", model.TypeString, model.Scope{})
 	assert.ErrorIs(t, err, ErrUnsupported)
 }
 
