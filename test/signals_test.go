@@ -95,9 +95,9 @@ func TestSignalTriggers(t *testing.T) {
 		}
 		s.announce(t, `{"name":"signal_b","params":{"bar":"baz","watermark":123456,"posted_by":"tester"}}`)
 		list := s.waitInstances(t, wf, 1, 20*time.Second)
-		// job.1 waits for db/test/table1 and db/test/table2 (its match params
-		// are Java SEL in the sample, so this copy computes them in our
-		// expression language; see testdata/README.md).
+		// job.1 waits for db/test/table1 and db/test/table2, its match params
+		// computed by the sample's SEL (Joda: TARGET_RUN_DATE parsed with
+		// yyyyMMddHH, printed as yyyyMMdd and HH).
 		poll(t, 20*time.Second, "job.1 waits for signals", func() (bool, string) {
 			st := s.instance(wf, list[0].WorkflowInstanceID).StepStatuses["job.1"]
 			return st == "WAITING_FOR_SIGNALS", st

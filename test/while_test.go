@@ -42,6 +42,10 @@ func TestWhileRunsUntilItsConditionIsFalse(t *testing.T) {
 
 	if v := s.wait(sample, rs.WorkflowInstanceID, 2*time.Minute); v.Status != "SUCCEEDED" {
 		t.Fatalf("sample-while-wf: %s %v", v.Status, v.StepStatuses)
+	} else if foo := fmt.Sprint(v.Params["foo"]); foo != "September" {
+		// Its param foo is Maestro's SEL, unchanged:
+		// new DateTime(1569018000000).withZone(DateTimeZone.forID('UTC')).monthOfYear().getAsText();
+		t.Errorf("sample-while-wf: foo = %q, want September", foo)
 	}
 	o := s.steps(sample, rs.WorkflowInstanceID)["while-job"].While
 	if o == nil || o.Total != 5 || o.Counts["SUCCEEDED"] != 5 || o.Running != 0 || fmt.Sprint(o.LoopParams["i"]) != "20200106" {

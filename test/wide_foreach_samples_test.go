@@ -33,6 +33,11 @@ func TestMaestroForeachSamples(t *testing.T) {
 		if v.Status != "SUCCEEDED" {
 			t.Errorf("%s: %s %v", r.wf, v.Status, v.StepStatuses)
 		}
+		if foo, ok := v.Params["foo"]; r.wf == "sample-foreach-wf" && (!ok || fmt.Sprint(foo) != "September") {
+			// Maestro's SEL, unchanged: new DateTime(1569018000000)
+			// .withZone(DateTimeZone.forID('UTC')).monthOfYear().getAsText();
+			t.Errorf("%s: foo = %v, want September", r.wf, foo)
+		}
 	}
 	overview := func(wf, step string) (string, int64, map[string]int64) {
 		o := s.steps(wf, 1)[step].Foreach
