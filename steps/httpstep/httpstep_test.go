@@ -160,6 +160,15 @@ func TestRunStep(t *testing.T) {
 			},
 		},
 		{
+			// Maestro's SEL, statements and all.
+			name:    "a SEL state_expr maps 404 to done",
+			handler: status(404, `{}`),
+			build: func(u string) map[string]any {
+				return map[string]any{"url": u, "state_expr": `if (status_code == 404) { return "DONE"; } else if (status_code >= 500) return "PLATFORM_ERROR"; return "FATAL_ERROR";`}
+			},
+			want: engine.OutcomeSucceeded,
+		},
+		{
 			name:    "state_expr maps 418 to platform error",
 			handler: status(418, "teapot"),
 			build: func(u string) map[string]any {
@@ -211,7 +220,7 @@ func TestRunStep(t *testing.T) {
 			name:    "state_expr that does not compile is fatal and sends nothing",
 			handler: status(200, "{}"),
 			build: func(u string) map[string]any {
-				return map[string]any{"url": u, "state_expr": `if (status_code == 404) return "DONE"; else return "FATAL_ERROR";`}
+				return map[string]any{"url": u, "state_expr": `if (status_code == 404) return "DONE"; else return;`}
 			},
 			want:    engine.OutcomeFatalError,
 			wantMsg: "state_expr:",
