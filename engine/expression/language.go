@@ -182,13 +182,11 @@ func (l *Language) compile(src string, want model.ParamType, scope *recordingSco
 	if parsed {
 		return prog, selErr
 	}
-	{
-		kind := ErrSyntax
-		if errors.Is(selErr, sel.ErrUnsupported) {
-			kind = ErrUnsupported
-		}
-		return nil, newError(src, kind, selErr, "syntax error: %v", selErr)
+	kind := ErrSyntax
+	if errors.Is(selErr, sel.ErrUnsupported) {
+		kind = ErrUnsupported
 	}
+	return nil, newError(src, kind, selErr, "syntax error: %v", selErr)
 }
 
 // errJavaSyntax marks the expr dialect's refusals of Java syntax
