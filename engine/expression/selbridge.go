@@ -429,7 +429,8 @@ func anyArray(xs []any) (sel.Value, error) {
 // booleans, their arrays and maps; other types are refused.
 func fromSEL(v sel.Value) (any, error) {
 	switch x := v.(type) {
-	case sel.Null:
+	case sel.Null, sel.TypedNull:
+		// null, or a String, Map, ... box holding null (String s;).
 		return nil, nil
 	case sel.String:
 		return string(x), nil
@@ -460,7 +461,8 @@ func fromSELArray(a *sel.Array) (any, error) {
 	switch a.Of {
 	case sel.KindStringArray:
 		return unboxAll(a, func(v sel.Value) (string, bool) {
-			if _, null := v.(sel.Null); null {
+			switch v.(type) {
+			case sel.Null, sel.TypedNull:
 				// An element never set (new String[n]) is Java's null.
 				return "null", true
 			}

@@ -35,6 +35,10 @@ func TestSELPrograms(t *testing.T) {
 		{"DateTimeFormat.forPattern('yyyyMMdd').withZone(DateTimeZone.forID('UTC')).parseDateTime('20210101').plusDays(l).toString('yyyyMMdd');",
 			model.TypeString, "20210108"},
 		{"if (params.containsKey('opt')) { return params.get('opt'); } return 'none';", model.TypeString, "none"},
+		// Boxes holding null: a declared String, new String[n]'s elements.
+		{"String s; return s;", "", nil},
+		{"return new String[2];", model.TypeStringArray, []string{"null", "null"}},
+		{"m = new Map(); String s; m.put('k', s); m.put('n', 1); return m;", model.TypeMap, map[string]any{"k": nil, "n": int64(1)}},
 	}
 	for _, c := range cases {
 		t.Run(c.src, func(t *testing.T) {
