@@ -1,5 +1,7 @@
 package sel
 
+import "slices"
+
 // Info is what a program refers to, found without running it.
 type Info struct {
 	// Reads are the names the program reads that it neither declares nor
@@ -66,12 +68,9 @@ func (in *inspector) local(id string) {
 }
 
 func (in *inspector) once(list *[]string, s string) {
-	for _, x := range *list {
-		if x == s {
-			return
-		}
+	if !slices.Contains(*list, s) {
+		*list = append(*list, s)
 	}
-	*list = append(*list, s)
 }
 
 // collectLocals records the names n declares or assigns.

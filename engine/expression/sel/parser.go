@@ -2,6 +2,7 @@ package sel
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -514,7 +515,7 @@ func (p *parser) binary(level int) (node, error) {
 		if t.kind == tOp && refusedOps[t.text] || t.kind == tKeyword && t.text == "instanceof" {
 			return nil, fmt.Errorf("%w: %v", ErrUnsupported, p.errorf(t, "the operator %s is not supported in SEL", t.text))
 		}
-		if t.kind != tOp || !contains(levels[level], t.text) {
+		if t.kind != tOp || !slices.Contains(levels[level], t.text) {
 			return x, nil
 		}
 		p.advance()
@@ -524,15 +525,6 @@ func (p *parser) binary(level int) (node, error) {
 		}
 		x = &binary{pos: t.pos, op: t.text, x: x, y: y}
 	}
-}
-
-func contains(ops []string, op string) bool {
-	for _, o := range ops {
-		if o == op {
-			return true
-		}
-	}
-	return false
 }
 
 func (p *parser) unaryExpr() (node, error) {
