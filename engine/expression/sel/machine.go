@@ -21,14 +21,15 @@ type Limits struct {
 	Length int64
 	// Visits is how many AST nodes one evaluation may visit.
 	Visits int64
-	// Depth is how deeply expressions and blocks may nest.
-	Depth int
 }
 
-// DefaultLimits are Maestro's defaults for SEL (maestro.sel.* in its
+// DefaultLimits returns Maestro's defaults for SEL (maestro.sel.* in its
 // application.yml: loop-limit and array-limit 25,001, visit-limit
-// 100,000,000, stack-limit 128), strings at most 1 MiB.
-var DefaultLimits = Limits{Loop: 25001, Array: 25001, Length: 1 << 20, Visits: 100_000_000, Depth: 128}
+// 100,000,000), strings at most 1 MiB. Nesting, which Maestro bounds by
+// its stack-limit, is bounded when parsing (maxNesting).
+func DefaultLimits() Limits {
+	return Limits{Loop: 25001, Array: 25001, Length: 1 << 20, Visits: 100_000_000}
+}
 
 // Meter is what an evaluation's work is charged to: CPU units (about a
 // nanosecond each) and bytes of memory. The host's budget
@@ -55,7 +56,6 @@ type Machine struct {
 	inputs map[string]Value
 	hosts  map[string]Host
 	visits int64
-	depth  int
 	// now is the instant new DateTime() and System.currentTimeMillis() read; seed and
 	// uuids make UUID.randomUUID() deterministic per evaluation.
 	now   time.Time
@@ -128,7 +128,7 @@ type Config struct {
 // newMachine returns the machine of one evaluation under cfg.
 func newMachine(cfg Config) *Machine {
 	l := cfg.Limits
-	d := DefaultLimits
+	d := DefaultLimits()
 	if l.Loop <= 0 {
 		l.Loop = d.Loop
 	}
@@ -140,9 +140,6 @@ func newMachine(cfg Config) *Machine {
 	}
 	if l.Visits <= 0 {
 		l.Visits = d.Visits
-	}
-	if l.Depth <= 0 {
-		l.Depth = d.Depth
 	}
 	return &Machine{limits: l, meter: cfg.Meter, vars: map[string]*slot{}, hosts: cfg.Hosts, now: cfg.Now, seed: cfg.Seed,
 		inputs: cfg.Vars}
