@@ -168,3 +168,26 @@ func TestTagPermitExtraInfo(t *testing.T) {
 }
 
 func jsonNum(n int64) string { return string(mustJSON(n)) }
+
+// TestRestartKeepsRuntimeTags: a run restarted from an ended one keeps
+// its runtime tags (and so their permits).
+func TestRestartKeepsRuntimeTags(t *testing.T) {
+	r := newRoleRig(t)
+	r.push(workDef("rtr", "", workStep("t0", "Titus", "")))
+	r.start("rtr", StartRequest{RuntimeTags: []json.RawMessage{json.RawMessage(`"nightly"`)}})
+	if _, err := r.o.Actions.ActOnInstance(r.ctx, "rtr", 1, 0, "stop"); err != nil {
+		t.Fatal(err)
+	}
+	r.decide("rtr", 1, 1)
+	v, err := r.o.Actions.RestartInstance(r.ctx, "rtr", 1, RestartRequest{})
+	if err != nil || v.WorkflowRunID != 2 {
+		t.Fatalf("restart: %+v %v", v, err)
+	}
+	run2, err := r.o.Runs.GetRun(r.ctx, "rtr", 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rigJSON(run2.RunConfig); got != `{"runtime_tags":["nightly"]}` {
+		t.Errorf("run 2's run_config %s", got)
+	}
+}
