@@ -18,6 +18,13 @@ const (
 	// TagSizeLimit bounds one tag's JSON (its name, namespace and
 	// attributes).
 	TagSizeLimit = 4096
+	// RuntimeTagsSizeLimit bounds the JSON of all the runtime_tags of one
+	// start: they are kept in the run's state, written by every decision.
+	RuntimeTagsSizeLimit = 4096
+	// WorkflowTagsSizeLimit bounds the JSON of all the tags of a
+	// workflow's properties, kept in the workflow's head item (DynamoDB:
+	// 400 KB an item).
+	WorkflowTagsSizeLimit = 32768
 )
 
 // TagNameProblems lists what is wrong with a tag name, each message

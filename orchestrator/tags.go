@@ -72,6 +72,9 @@ func parseRuntimeTags(raw []json.RawMessage) (model.TagList, error) {
 		seen[t.Name] = true
 		tags = append(tags, t)
 	}
+	if n := len(mustJSON(raw)); len(errs) == 0 && n > model.RuntimeTagsSizeLimit {
+		errs = append(errs, fmt.Sprintf("runtime_tags: %d bytes of JSON; the limit is %d", n, model.RuntimeTagsSizeLimit))
+	}
 	if len(errs) > 0 {
 		return nil, Invalid("invalid runtime tags", errs...)
 	}

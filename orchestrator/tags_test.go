@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -190,4 +191,23 @@ func TestRestartKeepsRuntimeTags(t *testing.T) {
 	if got := rigJSON(run2.RunConfig); got != `{"runtime_tags":["nightly"]}` {
 		t.Errorf("run 2's run_config %s", got)
 	}
+}
+
+// TestTagSizeLimits: the runtime tags of a start and the tags of a
+// workflow are bounded in total, not only one by one.
+func TestTagSizeLimits(t *testing.T) {
+	r := newRoleRig(t)
+	r.push(workDef("sz", "", workStep("t0", "Titus", "")))
+	big := func(name string, n int) json.RawMessage {
+		return json.RawMessage(`{"name":"` + name + `","x":"` + strings.Repeat("a", n) + `"}`)
+	}
+	_, err := r.o.Runs.StartWorkflow(r.ctx, "sz", "active", StartRequest{RuntimeTags: []json.RawMessage{big("a", 3000), big("b", 3000)}})
+	wantRefusal(t, err, http.StatusBadRequest, "runtime_tags: 6041 bytes of JSON; the limit is 4096")
+	for i := range 8 { // 8 × ~3.9 KB fit in 32 KB; the ninth does not
+		if _, err := r.o.Definitions.AddWorkflowTag(r.ctx, "sz", big(fmt.Sprintf("t%d", i), 3800)); err != nil {
+			t.Fatal(i, err)
+		}
+	}
+	_, err = r.o.Definitions.AddWorkflowTag(r.ctx, "sz", big("t8", 3800))
+	wantRefusal(t, err, http.StatusBadRequest, "tag: the workflow's tags would be", "the limit is 32768")
 }

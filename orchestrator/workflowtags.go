@@ -93,6 +93,9 @@ func (o *Definitions) changeTags(ctx context.Context, wf string, change func(mod
 			delete(props, "tags")
 		} else {
 			props["tags"] = mustJSON(tags)
+			if n := len(props["tags"]); n > model.WorkflowTagsSizeLimit {
+				return nil, Invalid("invalid workflow tag", fmt.Sprintf("tag: the workflow's tags would be %d bytes of JSON; the limit is %d", n, model.WorkflowTagsSizeLimit))
+			}
 		}
 		body := mustJSON(props)
 		if err := o.checkProperties(wf, body); err != nil {
