@@ -211,3 +211,16 @@ func TestTagSizeLimits(t *testing.T) {
 	_, err = r.o.Definitions.AddWorkflowTag(r.ctx, "sz", big("t8", 3800))
 	wantRefusal(t, err, http.StatusBadRequest, "tag: the workflow's tags would be", "the limit is 32768")
 }
+
+// TestPropertiesUpdateRefusesTags: as in Maestro, a properties update may
+// not set tags (they go through the tag endpoints, with their limits).
+func TestPropertiesUpdateRefusesTags(t *testing.T) {
+	r := newRoleRig(t)
+	r.push(workDef("pt", "", workStep("t0", "Titus", "")))
+	_, err := r.o.Definitions.UpdateProperties(r.ctx, "pt", []byte(`{"tags": ["a"], "description": "d"}`))
+	wantRefusal(t, err, http.StatusBadRequest, "tags: cannot set workflow property tags", "properties/tag")
+	v, _ := r.o.Definitions.GetWorkflowVersion(r.ctx, "pt", "latest")
+	if strings.Contains(string(v.PropertiesSnapshot), `"d"`) {
+		t.Errorf("a refused update was stored: %s", v.PropertiesSnapshot)
+	}
+}

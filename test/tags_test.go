@@ -205,6 +205,12 @@ func TestTags(t *testing.T) {
 		if n := len(tagsOf(a)); n != 64 {
 			t.Errorf("%s has %d tags, want 64", a, n)
 		}
+		if code := s.do("POST", "/api/v3/workflows/"+b+"/properties", []byte(`{"tags":["sneaky"]}`), &e); code != 400 || !strings.Contains(strings.Join(e.Errors, "\n"), "tags: cannot set workflow property tags") {
+			t.Errorf("tags through a properties update: %d %+v", code, e)
+		}
+		if n := len(tagsOf(b)); n != 0 {
+			t.Errorf("%s has %d tags after a refused properties update", b, n)
+		}
 		if code := s.do("POST", "/api/v3/workflows/nope-none/properties/tag", []byte(`"x"`), &e); code != 404 {
 			t.Errorf("a tag on a workflow that does not exist: %d %+v", code, e)
 		}
