@@ -212,8 +212,9 @@ func (s *server) resumeAttempt(w http.ResponseWriter, r *http.Request) error {
 	return answer(w, view, err, "ResumeAttempt")
 }
 
-// maxTagLength bounds a tag name.
-const maxTagLength = 128
+// maxTagLength bounds a tag permit's tag: the limit of every tag name
+// (Maestro's name length limit), so any runtime or step tag can have one.
+const maxTagLength = model.TagNameLengthLimit
 
 func (s *server) putTagPermit(w http.ResponseWriter, r *http.Request) error {
 	p, err := readRequest(r, parseTagPermitRequest)

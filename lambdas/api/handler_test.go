@@ -284,6 +284,8 @@ func TestRoutes(t *testing.T) {
 			wantBody: `{"tag":"db","max_allowed":2,"held":0,"waiting":0,"source":"test","team":"data"}`},
 		{name: "tag permit extra info reserved key", method: "POST", target: "/api/v3/tag-permits", body: `{"tag":"db","max_allowed":2,"extra_info":{"timeline":[]}}`,
 			wantStatus: 400, wantError: `extra_info: key "timeline" is reserved`},
+		{name: "tag permit tag too long", method: "POST", target: "/api/v3/tag-permits", body: `{"tag":"` + strings.Repeat("t", 257) + `","max_allowed":2}`,
+			wantStatus: 400, wantError: "tag: must be at most 256 characters"},
 		{name: "tag permit extra info not an object", method: "POST", target: "/api/v3/tag-permits", body: `{"tag":"db","max_allowed":2,"extra_info":[1]}`,
 			wantStatus: 400, wantError: "extra_info: must be a JSON object"},
 		{name: "tag permit extra info too big", method: "POST", target: "/api/v3/tag-permits", body: `{"tag":"db","max_allowed":2,"extra_info":{"x":"` + strings.Repeat("a", 5000) + `"}}`,
