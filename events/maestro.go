@@ -102,13 +102,22 @@ type maestroUser struct {
 	Name string `json:"name"`
 }
 
-// workflowTypes maps this runtime's definition event types to Maestro's.
-var workflowTypes = map[Type]MaestroType{
-	DefinitionCreated:   MaestroWorkflowDefinitionChange,
-	PropertiesChanged:   MaestroWorkflowPropertiesChange,
-	VersionActivated:    MaestroWorkflowActivationChange,
-	WorkflowDeactivated: MaestroWorkflowDeactivationChange,
-	WorkflowDeleted:     MaestroWorkflowDeletionChange,
+// maestroWorkflowType is Maestro's type of a definition event of type t;
+// false for a type that is not a definition event's.
+func maestroWorkflowType(t Type) (MaestroType, bool) {
+	switch t {
+	case DefinitionCreated:
+		return MaestroWorkflowDefinitionChange, true
+	case PropertiesChanged:
+		return MaestroWorkflowPropertiesChange, true
+	case VersionActivated:
+		return MaestroWorkflowActivationChange, true
+	case WorkflowDeactivated:
+		return MaestroWorkflowDeactivationChange, true
+	case WorkflowDeleted:
+		return MaestroWorkflowDeletionChange, true
+	}
+	return "", false
 }
 
 // EncodeMaestro returns e as Maestro's change events: one
@@ -170,7 +179,7 @@ func EncodeMaestro(e Event, cluster string, sendTime int64) ([]MaestroMessage, e
 			out = append(out, m)
 		}
 	default:
-		t, ok := workflowTypes[e.Type]
+		t, ok := maestroWorkflowType(e.Type)
 		if !ok {
 			return nil, fmt.Errorf("events: %s: no Maestro change event for type %q", e.ID, e.Type)
 		}

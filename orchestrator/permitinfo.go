@@ -16,7 +16,9 @@ const ExtraInfoSizeLimit = 4096
 
 // reservedPermitKeys are the keys a tag permit's extra info may not use:
 // the permit's own fields, which its JSON carries beside the extra info.
-var reservedPermitKeys = []string{"tag", "max_allowed", "timeline", "held", "waiting", "create_time", "modify_time", "extra_info"}
+func reservedPermitKeys() []string {
+	return []string{"tag", "max_allowed", "timeline", "held", "waiting", "create_time", "modify_time", "extra_info"}
+}
 
 // CheckExtraInfo checks a tag permit's extra info, a JSON object (Maestro's
 // extra_info): at most ExtraInfoSizeLimit bytes, none of the permit's own
@@ -28,9 +30,10 @@ func CheckExtraInfo(info map[string]json.RawMessage) []string {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	reserved := reservedPermitKeys()
 	for _, k := range keys {
-		if slices.Contains(reservedPermitKeys, k) {
-			errs = append(errs, fmt.Sprintf("extra_info: key %q is reserved (%s)", k, strings.Join(reservedPermitKeys, ", ")))
+		if slices.Contains(reserved, k) {
+			errs = append(errs, fmt.Sprintf("extra_info: key %q is reserved (%s)", k, strings.Join(reserved, ", ")))
 		}
 	}
 	if n := len(mustJSON(info)); n > ExtraInfoSizeLimit {
