@@ -295,6 +295,8 @@ func TestRoutes(t *testing.T) {
 		{name: "workflow tag add empty", method: "POST", target: "/api/v3/workflows/wf1/properties/tag", body: ``, wantStatus: 400, wantError: "request body: must be a tag"},
 		{name: "workflow tag delete", method: "DELETE", target: "/api/v3/workflows/wf1/properties/tag/t1", wantStatus: 200,
 			wantCall: &call{"DeleteWorkflowTag", []any{"wf1", "t1"}}},
+		{name: "workflow tag delete an encoded name", method: "DELETE", target: "/api/v3/workflows/wf1/properties/tag/team%2Fa%20b", wantStatus: 200,
+			wantCall: &call{"DeleteWorkflowTag", []any{"wf1", "team/a b"}}},
 		{name: "workflow tag delete bad name", method: "DELETE", target: "/api/v3/workflows/wf1/properties/tag/maestro_x", wantStatus: 400, wantError: "workflowTagName: tag name"},
 		{name: "workflow tag delete long name", method: "DELETE", target: "/api/v3/workflows/wf1/properties/tag/" + strings.Repeat("t", 300), wantStatus: 400, wantError: "the limit is 256"},
 		{name: "tag permit put zero", method: "POST", target: "/api/v3/tag-permits", body: `{"tag":"db","max_allowed":0}`, wantStatus: 200,
