@@ -224,3 +224,28 @@ func TestPropertiesUpdateRefusesTags(t *testing.T) {
 		t.Errorf("a refused update was stored: %s", v.PropertiesSnapshot)
 	}
 }
+
+// TestStartBatchRuntimeTags: a batch's requests carry their own runtime
+// tags; one bad request's tags refuse the batch, naming the request, and
+// nothing starts.
+func TestStartBatchRuntimeTags(t *testing.T) {
+	r := newRoleRig(t)
+	r.push(workDef("bt", "", workStep("t0", "Titus", "")))
+	reqs := batchOf(2, "0000000c")
+	reqs[1].RuntimeTags = []json.RawMessage{json.RawMessage(`"maestro_bad"`)}
+	_, err := r.o.Runs.StartBatch(r.ctx, "bt", "active", reqs)
+	wantRefusal(t, err, http.StatusBadRequest, `requests[1]: invalid runtime tags: runtime_tags[0]: tag name "maestro_bad"`)
+	if n := r.instances("bt"); n != 0 {
+		t.Fatalf("%d instances after a refused batch", n)
+	}
+	reqs[1].RuntimeTags = []json.RawMessage{json.RawMessage(`"nightly"`)}
+	if _, err := r.o.Runs.StartBatch(r.ctx, "bt", "active", reqs); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := r.o.Runs.GetInstance(r.ctx, "bt", 2); rigJSON(v.RunConfig) != `{"runtime_tags":["nightly"]}` {
+		t.Errorf("request 1's run_config %s", rigJSON(v.RunConfig))
+	}
+	if v, _ := r.o.Runs.GetInstance(r.ctx, "bt", 1); v.RunConfig != nil {
+		t.Errorf("request 0's run_config %s", rigJSON(v.RunConfig))
+	}
+}
