@@ -182,7 +182,7 @@ func (d *decider) acquire(i int) bool {
 		s.Permits = nil
 	}
 	ans := d.permits.Acquire(PermitRequest{
-		StepID: s.StepID, Attempt: s.Attempt, Tags: stepTags(step), Lease: d.stepLease(i),
+		StepID: s.StepID, Attempt: s.Attempt, Tags: d.permitTags(stepTags(step)), Lease: d.stepLease(i),
 		Queue: demand, Enqueue: demand != nil && first,
 	})
 	if ans.Err != nil {

@@ -74,6 +74,10 @@ type Instance struct {
 	// steps give the loop params its parent names (ParentRef.Feedback),
 	// reported in its ChildEnded event.
 	Feedback Values `json:"feedback,omitempty"`
+	// RuntimeTags are the tags the run's start gave (Maestro's
+	// run_config.runtime_tags): every step of the run takes their permits
+	// beside its own tags'. A restart keeps them.
+	RuntimeTags model.TagList `json:"runtime_tags,omitempty"`
 }
 
 // Ending says how a run that is being ended ends: every step in flight with

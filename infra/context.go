@@ -57,6 +57,8 @@ const (
 	CtxAPIGatewayAccountRole = "apiGatewayAccountRole"
 	// CtxMonitoring is Props.Monitoring (true or false).
 	CtxMonitoring = "monitoring"
+	// CtxMaestroChangeEvents is Props.MaestroChangeEvents (true or false).
+	CtxMaestroChangeEvents = "maestroChangeEvents"
 	// CtxAPIRateLimit is Props.API.RateLimit (requests per second).
 	CtxAPIRateLimit = "apiRateLimit"
 	// CtxAPIBurstLimit is Props.API.BurstLimit.
@@ -125,6 +127,9 @@ func PropsFromContext(get func(key string) any) (Props, error) {
 	}
 	p.APIGatewayAccountRole = boolean(CtxAPIGatewayAccountRole)
 	p.Monitoring = boolean(CtxMonitoring)
+	if b := boolean(CtxMaestroChangeEvents); b != nil {
+		p.MaestroChangeEvents = *b
+	}
 	number := func(key string) float64 {
 		n, err := contextNumber(get(key))
 		if err != nil {

@@ -189,16 +189,21 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 	readItems(api)
 	fns[HandlerAPI] = api
 
+	routerEnv := map[string]string{
+		wiring.EnvTable:            tableName,
+		wiring.EnvDecisionQueueURL: *q.Decision.QueueUrl(),
+		wiring.EnvWorkQueueURL:     *q.Work.QueueUrl(),
+		wiring.EnvWorkQueueARN:     *q.Work.QueueArn(),
+		wiring.EnvScheduleGroup:    *st.SchedulerGroup.Ref(),
+		wiring.EnvSchedulerRoleARN: *st.SchedulerRole.RoleArn(),
+		wiring.EnvEventsTopicARN:   *st.EventsTopic.TopicArn(),
+	}
+	if s.MaestroChangeEvents {
+		routerEnv[wiring.EnvMaestroEvents] = "true"
+		routerEnv[wiring.EnvClusterName] = "maestro-" + s.Stage
+	}
 	router := newFunction(scope, s, HandlerRouter, "RouterFunction", "Maestro stream router: table stream to queues, EventBridge Scheduler and the events topic",
-		map[string]string{
-			wiring.EnvTable:            tableName,
-			wiring.EnvDecisionQueueURL: *q.Decision.QueueUrl(),
-			wiring.EnvWorkQueueURL:     *q.Work.QueueUrl(),
-			wiring.EnvWorkQueueARN:     *q.Work.QueueArn(),
-			wiring.EnvScheduleGroup:    *st.SchedulerGroup.Ref(),
-			wiring.EnvSchedulerRoleARN: *st.SchedulerRole.RoleArn(),
-			wiring.EnvEventsTopicARN:   *st.EventsTopic.TopicArn(),
-		})
+		routerEnv)
 	streams := *st.Table.TableArn() + "/stream/*"
 	router.Role.AddToPrincipalPolicy(allow(streamActions(), jsii.String(streams)))
 	// Whether a directly dispatched step was taken, before sending its

@@ -178,8 +178,9 @@ func doSynth() (res synthesis) {
 		Functions: map[string]FunctionSettings{
 			HandlerWorker: {MemoryMB: 1024, ReservedConcurrency: 20},
 		},
-		API:              APISettings{RateLimit: 10, BurstLimit: 20},
-		LogRetentionDays: 90,
+		API:                 APISettings{RateLimit: 10, BurstLimit: 20},
+		LogRetentionDays:    90,
+		MaestroChangeEvents: true,
 	})
 	if err != nil {
 		return synthesis{err: err}

@@ -197,6 +197,9 @@ type Props struct {
 	APIGatewayAccountRole *bool
 	// Monitoring creates the alarms and the dashboard; nil means true.
 	Monitoring *bool
+	// MaestroChangeEvents publishes Maestro's *_CHANGE_EVENT messages to
+	// the events topic beside the runtime's own (off by default).
+	MaestroChangeEvents bool
 }
 
 // retentionDays lists the retention periods CloudWatch Logs accepts.

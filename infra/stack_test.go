@@ -136,6 +136,8 @@ func TestFunctions(t *testing.T) {
 			wiring.EnvScheduleGroup:    "${" + full.logicalID(t, st.SchedulerGroup) + "}",
 			wiring.EnvEventsTopicARN:   "${" + full.logicalID(t, st.EventsTopic) + "}",
 			wiring.EnvSchedulerRoleARN: "${" + full.logicalID(t, st.SchedulerRole) + ".Arn}",
+			wiring.EnvMaestroEvents:    "true",
+			wiring.EnvClusterName:      "maestro-" + st.Spec.Stage,
 		}},
 		{full, HandlerDecider, 512, 30, 50.0, map[string]string{wiring.EnvTable: st.Spec.Table.Name,
 			wiring.EnvWorkQueueURL: queueURL(full, st.Spec.Queues.Work.Name), wiring.EnvItemsBuckets: fullItems}},

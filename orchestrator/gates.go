@@ -45,6 +45,9 @@ type TagPermit struct {
 	Waiting    int   `json:"waiting"`
 	CreateTime int64 `json:"create_time,omitempty"`
 	ModifyTime int64 `json:"modify_time,omitempty"`
+	// ExtraInfo is the permit's extra info; its keys are written beside
+	// the fields above (see MarshalJSON).
+	ExtraInfo map[string]json.RawMessage `json:"-"`
 }
 
 // AddBreakpoint stores a breakpoint on a step of a workflow's latest
@@ -329,5 +332,5 @@ func (o *Gates) permitView(p *store.TagPermit) *TagPermit {
 		}
 	}
 	return &TagPermit{Tag: p.Tag, MaxAllowed: p.MaxAllowed, Held: held, Waiting: len(p.Waiters),
-		CreateTime: p.CreateTime, ModifyTime: p.ModifyTime}
+		CreateTime: p.CreateTime, ModifyTime: p.ModifyTime, ExtraInfo: extraInfoOf(p.ExtraInfo)}
 }

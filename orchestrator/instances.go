@@ -91,6 +91,9 @@ func (o *Runs) startTarget(ctx context.Context, wf, selector string) (*startTarg
 // runParams decodes req's run params after the params given by the
 // runtime and checks them against the modes of the version's params.
 func (t *startTarget) runParams(req StartRequest, given model.Params) (model.Params, error) {
+	if _, err := parseRuntimeTags(req.RuntimeTags); err != nil {
+		return model.Params{}, err
+	}
 	runParams, err := decodeRunParams(req.RunParams)
 	if err != nil {
 		return model.Params{}, err
@@ -128,6 +131,7 @@ func (o *Runs) startReserved(ctx context.Context, target *startTarget, req Start
 		Owner: ownerOf(def, head), Status: model.WorkflowCreated, CreateTime: now.UnixMilli(), Parent: parent,
 		TraceID: string(traceOf(ctx, now)),
 	}
+	st.RuntimeTags, _ = parseRuntimeTags(req.RuntimeTags) // checked by runParams
 	startEv, err := json.Marshal(engine.StartRun{RunParams: runParams, Initiator: initiator})
 	if err != nil {
 		return nil, Internal(fmt.Errorf("encode start event: %w", err))
@@ -367,6 +371,7 @@ func (o *core) runView(ctx context.Context, rec *store.InstanceRecord, run int64
 	if st.Initiator.Type == "" {
 		view.Initiator = nil
 	}
+	view.RunConfig = runConfigOf(&st)
 	overview := &RuntimeOverview{StepOverview: map[string]int64{}, RunStatus: string(st.Status)}
 	for _, s := range st.Steps {
 		status := string(s.Status)

@@ -68,6 +68,7 @@ func (o *Rounds) loadPermits(ctx context.Context, g *engine.Graph, st *engine.In
 				tags = append(tags, t.Name)
 			}
 		}
+		tags = append(tags, st.RuntimeTags.Names()...)
 		if len(tags) > 0 {
 			var err error
 			if snap, err = o.store.Gates.GetTagPermits(ctx, tags); err != nil {

@@ -55,6 +55,10 @@ func (o *Definitions) UpdateProperties(ctx context.Context, wf string, body []by
 	if err := json.Unmarshal(body, &update); err != nil || update == nil {
 		return nil, Invalid("invalid properties update", "request body: must be a JSON object")
 	}
+	if _, ok := update["tags"]; ok { // as Maestro: tags change one at a time, bounded (workflowtags.go)
+		return nil, Invalid("invalid properties update", fmt.Sprintf("tags: cannot set workflow property tags (also known as dynamic tags) for workflow [%s]; "+
+			"add and delete them with POST /api/v3/workflows/%[1]s/properties/tag and DELETE /api/v3/workflows/%[1]s/properties/tag/{name}", wf))
+	}
 	for flag, prop := range propertyResets {
 		raw, ok := update[flag]
 		if !ok {

@@ -130,6 +130,8 @@ type InstanceView struct {
 	RollupOverview *engine.Rollup    `json:"rollup_overview,omitempty"`
 	Timeline       []TimelineEntry   `json:"timeline,omitempty"`
 	StepStatuses   map[string]string `json:"step_statuses,omitempty"`
+	// RunConfig holds the run's runtime tags.
+	RunConfig *RunConfig `json:"run_config,omitempty"`
 }
 
 // RuntimeOverview summarises step statuses of a run.

@@ -74,6 +74,7 @@ type GateStore interface {
 	PutBreakpoint(ctx context.Context, wf string, b store.Breakpoint) error
 	PutJobQueue(ctx context.Context, name string, c store.QueueCapacity, now int64) (*store.TagPermit, error)
 	PutTagPermit(ctx context.Context, tag string, maxAllowed, now int64) (*store.TagPermit, error)
+	PutTagPermitInfo(ctx context.Context, tag string, maxAllowed, now int64, extraInfo []byte) (*store.TagPermit, error)
 }
 
 // InstanceStore reads and writes instance ids, start request ids and the run-strategy queue (store.Instances).

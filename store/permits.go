@@ -44,6 +44,8 @@ type TagPermit struct {
 	V          int64
 	CreateTime int64
 	ModifyTime int64
+	// ExtraInfo is the permit's extra info (a JSON object), if any.
+	ExtraInfo []byte
 }
 
 // PermitKey is the holder key of one step attempt. Workflow and step ids
@@ -161,6 +163,7 @@ func permitFromItem(tag string, item map[string]types.AttributeValue) *TagPermit
 		V:          getN(item, attrVersion),
 		CreateTime: getN(item, "create_time"),
 		ModifyTime: getN(item, "modify_time"),
+		ExtraInfo:  []byte(getS(item, attrExtraInfo)),
 	}
 }
 

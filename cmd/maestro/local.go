@@ -69,6 +69,7 @@ func localOptions(args []string, stderr io.Writer) (stack.Options, bool) {
 		return nil
 	})
 	emf := fs.Bool("metrics", true, "print the handlers' metrics as CloudWatch Embedded Metric Format lines with the logs")
+	maestroEvents := fs.Bool("maestro-events", envOr("MAESTRO_CHANGE_EVENTS_MAESTRO", "") == "true", "also publish Maestro's *_CHANGE_EVENT messages to the events topic (env MAESTRO_CHANGE_EVENTS_MAESTRO=true)")
 	ecsOn := fs.Bool("ecs", true, "provision an ECS cluster and network on the emulator for Ecs and Kubernetes steps (their tasks end through POST /local/job-events)")
 	var taskDefs, ecsImages, jobQueues, jobDefs []string
 	for _, f := range []struct {
@@ -102,7 +103,8 @@ func localOptions(args []string, stderr io.Writer) (stack.Options, bool) {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	opts := stack.Options{Addr: *addr, Stage: *stage, StreamInterval: *streamEvery, StateDir: *stateDir, Logger: log,
 		Functions: funcs, CallbackQueues: queues, CallbackTopics: topics,
-		ECS: *ecsOn, ECSTaskDefinitions: taskDefs, ECSImages: ecsImages, BatchJobQueues: jobQueues, BatchJobDefinitions: jobDefs}
+		ECS: *ecsOn, ECSTaskDefinitions: taskDefs, ECSImages: ecsImages, BatchJobQueues: jobQueues, BatchJobDefinitions: jobDefs,
+		MaestroEvents: *maestroEvents}
 	if *emf {
 		opts.Metrics = stderr
 	}

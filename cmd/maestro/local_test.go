@@ -93,6 +93,16 @@ func TestLocalOptions(t *testing.T) {
 				}
 			}
 		}},
+		{name: "maestro events flag", args: []string{"-maestro-events"}, check: func(t *testing.T, o stack.Options, _ io.Writer) {
+			if !o.MaestroEvents {
+				t.Error("-maestro-events did not turn MaestroEvents on")
+			}
+		}},
+		{name: "maestro events env", env: map[string]string{"MAESTRO_CHANGE_EVENTS_MAESTRO": "true"}, check: func(t *testing.T, o stack.Options, _ io.Writer) {
+			if !o.MaestroEvents {
+				t.Error("MAESTRO_CHANGE_EVENTS_MAESTRO=true did not turn MaestroEvents on")
+			}
+		}},
 		{name: "functions", args: []string{"-function", "etl=python3 etl.py --fast", "-function", " train = ./train.sh "},
 			check: func(t *testing.T, o stack.Options, _ io.Writer) {
 				want := map[string][]string{"etl": {"python3", "etl.py", "--fast"}, "train": {"./train.sh"}}
@@ -111,6 +121,7 @@ func TestLocalOptions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("MAESTRO_ADDR", tt.env["MAESTRO_ADDR"])
 			t.Setenv("MAESTRO_STATE_DIR", tt.env["MAESTRO_STATE_DIR"])
+			t.Setenv("MAESTRO_CHANGE_EVENTS_MAESTRO", tt.env["MAESTRO_CHANGE_EVENTS_MAESTRO"])
 			var stderr bytes.Buffer
 			o, ok := localOptions(tt.args, &stderr)
 			if !ok {

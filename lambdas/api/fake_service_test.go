@@ -283,6 +283,24 @@ func (f *fakeService) PutTagPermit(_ context.Context, tag string, maxAllowed int
 	return reply(f, &orchestrator.TagPermit{Tag: tag, MaxAllowed: maxAllowed}, "PutTagPermit", tag, maxAllowed)
 }
 
+func (f *fakeService) PutTagPermitInfo(_ context.Context, tag string, maxAllowed int64, extra map[string]json.RawMessage) (*orchestrator.TagPermit, error) {
+	return reply(f, &orchestrator.TagPermit{Tag: tag, MaxAllowed: maxAllowed, ExtraInfo: extra}, "PutTagPermitInfo", tag, maxAllowed, extra)
+}
+
+func (f *fakeService) AddWorkflowTag(_ context.Context, workflowID string, tag json.RawMessage) (json.RawMessage, error) {
+	if _, err := f.record("AddWorkflowTag", workflowID, string(tag)); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(`{"workflow_id":"` + workflowID + `","tags":[` + string(tag) + `]}`), nil
+}
+
+func (f *fakeService) DeleteWorkflowTag(_ context.Context, workflowID, tagName string) (json.RawMessage, error) {
+	if _, err := f.record("DeleteWorkflowTag", workflowID, tagName); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(`{"workflow_id":"` + workflowID + `"}`), nil
+}
+
 func (f *fakeService) GetTagPermit(_ context.Context, tag string) (*orchestrator.TagPermit, error) {
 	return reply(f, &orchestrator.TagPermit{Tag: tag, MaxAllowed: 2}, "GetTagPermit", tag)
 }

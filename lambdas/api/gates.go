@@ -212,58 +212,17 @@ func (s *server) resumeAttempt(w http.ResponseWriter, r *http.Request) error {
 	return answer(w, view, err, "ResumeAttempt")
 }
 
-// maxTagLength bounds a tag name.
-const maxTagLength = 128
+// maxTagLength bounds a tag permit's tag: the limit of every tag name
+// (Maestro's name length limit), so any runtime or step tag can have one.
+const maxTagLength = model.TagNameLengthLimit
 
 func (s *server) putTagPermit(w http.ResponseWriter, r *http.Request) error {
-	p, err := readRequest(r, parseTagPermit)
+	p, err := readRequest(r, parseTagPermitRequest)
 	if err != nil {
 		return err
 	}
-	view, err := s.svc.Gates.PutTagPermit(r.Context(), p.tag, p.max)
-	return answer(w, view, err, "PutTagPermit")
-}
-
-// tagPermit is a tag permit request: {"tag", "max_allowed"}.
-type tagPermit struct {
-	tag string
-	max int64
-}
-
-// parseTagPermit checks a tag permit request strictly: both fields are
-// required, nothing else is allowed.
-func parseTagPermit(body []byte) (tagPermit, error) {
-	fields, err := decodeBody(body, "invalid tag permit")
-	if err != nil {
-		return tagPermit{}, err
-	}
-	p := tagPermit{max: -1}
-	var errs []string
-	for _, f := range fields {
-		switch f.name {
-		case "tag":
-			errs = append(errs, requiredString(f, &p.tag)...)
-		case "max_allowed":
-			n, err := strconv.ParseInt(string(bytes.TrimSpace(f.value)), 10, 64)
-			if err != nil || n < 0 {
-				errs = append(errs, "max_allowed: must be a non-negative integer")
-				continue
-			}
-			p.max = n
-		default:
-			// Maestro keeps extra fields of a tag permit; this runtime
-			// does not use them and says so rather than dropping them.
-			errs = append(errs, fmt.Sprintf("%s: unknown field", fieldName(f.name)))
-		}
-	}
-	if len(p.tag) > maxTagLength {
-		errs = append(errs, fmt.Sprintf("tag: must be at most %d characters", maxTagLength))
-	}
-	errs = append(errs, missingFields(fields, "tag", "max_allowed")...)
-	if len(errs) > 0 {
-		return tagPermit{}, orchestrator.Invalid("invalid tag permit", errs...)
-	}
-	return p, nil
+	view, err := s.svc.Gates.PutTagPermitInfo(r.Context(), p.tag, p.max, p.extra)
+	return answer(w, view, err, "PutTagPermitInfo")
 }
 
 // gateByName serves a route that answers what call, the GateService

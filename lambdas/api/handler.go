@@ -166,6 +166,7 @@ func (s *server) register(mux *http.ServeMux) {
 	}
 	route("DELETE "+workflowsPath+"/{id}", s.deleteWorkflow)
 	s.registerGates(route)
+	s.registerTags(route)
 	s.registerJobQueues(route)
 	s.registerSignals(route)
 }

@@ -33,6 +33,8 @@ func routeSummaries() map[string]string {
 		"PUT " + wf + "/{id}/actions/deactivate":                      "Deactivate the workflow: starts of 'active' are refused",
 		"PUT " + wf + "/{id}/actions/{action}":                        "Stop, kill or unblock every running or queued run of the workflow (202 with the count)",
 		"POST " + wf + "/{id}/properties":                             "Change the properties every version shares",
+		"POST " + wf + "/{id}/properties/tag":                         "Add a tag to workflow properties (replaces a tag of the same name)",
+		"DELETE " + wf + "/{id}/properties/tag/{workflowTagName}":     "Delete a tag from workflow properties",
 		"GET " + wf + "/{id}/instances":                               "The workflow's instances, newest first (cursor, limit, status)",
 		"GET " + wf + "/{id}/instances/{instanceId}":                  "An instance's latest run: status, step statuses, overview, timeline",
 		"GET " + wf + "/{id}/instances/{instanceId}/runs/{runId}":     "One run of an instance",

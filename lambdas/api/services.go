@@ -52,6 +52,12 @@ type DefinitionService interface {
 
 	// ListWorkflows pages through the stored workflows in id order.
 	ListWorkflows(ctx context.Context, cursor string, limit int) (*orchestrator.WorkflowList, error)
+
+	// AddWorkflowTag and DeleteWorkflowTag add (or replace) and remove a
+	// tag of a workflow's properties; both return the properties snapshot.
+	AddWorkflowTag(ctx context.Context, workflowID string, tag json.RawMessage) (json.RawMessage, error)
+
+	DeleteWorkflowTag(ctx context.Context, workflowID, tagName string) (json.RawMessage, error)
 }
 
 // RunService starts instances and reads instances, runs and steps.
@@ -138,6 +144,10 @@ type GateService interface {
 
 	// PutTagPermit, GetTagPermit and DeleteTagPermit manage tag permits.
 	PutTagPermit(ctx context.Context, tag string, maxAllowed int64) (*orchestrator.TagPermit, error)
+
+	// PutTagPermitInfo is PutTagPermit that also replaces the permit's
+	// extra info (Maestro's extra_info).
+	PutTagPermitInfo(ctx context.Context, tag string, maxAllowed int64, extraInfo map[string]json.RawMessage) (*orchestrator.TagPermit, error)
 
 	GetTagPermit(ctx context.Context, tag string) (*orchestrator.TagPermit, error)
 

@@ -60,6 +60,11 @@ type Config struct {
 	// are dropped with a warning.
 	SNS            SNS
 	EventsTopicARN string
+	// MaestroEvents, when set, publishes Maestro's *_CHANGE_EVENT
+	// messages of every change event beside it (events.EncodeMaestro),
+	// with ClusterName (default DefaultClusterName) as their cluster_name.
+	MaestroEvents bool
+	ClusterName   string
 	// QueueURLs maps the store's logical queue names to URLs.
 	QueueURLs map[string]string
 	// WorkQueueARN is the target of long-timer schedules.
@@ -548,42 +553,44 @@ func (r *Router) unschedule(ctx context.Context, name string) error {
 	return nil
 }
 
-// publish sends change events to the events topic, ten per PublishBatch
-// call, each with its filterable attributes. It returns how many of evs,
-// from the first, it published.
+// publish sends change events to the events topic, ten messages per
+// PublishBatch call, each with its filterable attributes (with
+// Config.MaestroEvents an event is several messages, see eventMessages).
+// It returns how many of evs, from the first, it published whole; an
+// event published in part is published again whole (delivery is at least
+// once).
 func (r *Router) publish(ctx context.Context, evs []changes.Event) (int, error) {
 	if r.cfg.SNS == nil || r.cfg.EventsTopicARN == "" {
 		r.cfg.Logger.Warn("router: no events topic configured; events dropped", "count", len(evs))
 		return len(evs), nil
 	}
-	done := 0
-	for done < len(evs) {
-		n := min(10, len(evs)-done)
-		entries := make([]snstypes.PublishBatchRequestEntry, n)
-		for i, e := range evs[done : done+n] {
-			msg, err := json.Marshal(e)
-			if err != nil {
-				return done, fmt.Errorf("router: encode event %s: %w", e.ID, err)
-			}
-			attrs := map[string]snstypes.MessageAttributeValue{}
-			for k, v := range changes.Attributes(e) {
-				attrs[k] = snstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
-			}
-			entries[i] = snstypes.PublishBatchRequestEntry{
-				Id: aws.String(strconv.Itoa(i)), Message: aws.String(string(msg)), MessageAttributes: attrs,
-			}
-		}
-		out, err := r.cfg.SNS.PublishBatch(ctx, &sns.PublishBatchInput{TopicArn: aws.String(r.cfg.EventsTopicARN), PublishBatchRequestEntries: entries})
+	var entries []snstypes.PublishBatchRequestEntry
+	var of []int // of[i]: the index in evs of entries[i]'s event
+	for i, e := range evs {
+		msgs, err := r.eventMessages(e)
 		if err != nil {
-			return done, fmt.Errorf("router: publish events: %w", err)
+			return 0, err
 		}
-		if len(out.Failed) > 0 {
-			f := out.Failed[0]
-			return done, fmt.Errorf("router: publish events: %d failed, first %s: %s", len(out.Failed), aws.ToString(f.Code), aws.ToString(f.Message))
+		entries = append(entries, msgs...)
+		for range msgs {
+			of = append(of, i)
 		}
-		done += n
 	}
-	return done, nil
+	for sent := 0; sent < len(entries); {
+		n := min(10, len(entries)-sent)
+		batch := entries[sent : sent+n]
+		entryIDs(batch)
+		out, err := r.cfg.SNS.PublishBatch(ctx, &sns.PublishBatchInput{TopicArn: aws.String(r.cfg.EventsTopicARN), PublishBatchRequestEntries: batch})
+		if err == nil && len(out.Failed) > 0 {
+			f := out.Failed[0]
+			err = fmt.Errorf("%d failed, first %s: %s", len(out.Failed), aws.ToString(f.Code), aws.ToString(f.Message))
+		}
+		if err != nil {
+			return of[sent], fmt.Errorf("router: publish events: %w", err)
+		}
+		sent += n
+	}
+	return len(evs), nil
 }
 
 func dedupID(rec events.DynamoDBEventRecord, i int) string {

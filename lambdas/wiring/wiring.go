@@ -64,6 +64,10 @@ type Config struct {
 	SignalDLQURL string
 	// SignalRules name the signals of S3 objects (see signals.FromS3).
 	SignalRules []signals.Rule
+	// MaestroEvents publishes Maestro's *_CHANGE_EVENT messages beside the
+	// runtime's own change events; ClusterName is their cluster_name.
+	MaestroEvents bool
+	ClusterName   string
 }
 
 // Environment variable names read by ConfigFromEnv.
@@ -76,6 +80,10 @@ const (
 	EnvSchedulerRoleARN = "MAESTRO_SCHEDULER_ROLE_ARN"
 	EnvEventsTopicARN   = "MAESTRO_EVENTS_TOPIC_ARN"
 	EnvSignalDLQURL     = "MAESTRO_SIGNAL_DLQ_URL"
+	// EnvMaestroEvents, "true", turns Config.MaestroEvents on;
+	// EnvClusterName is Config.ClusterName.
+	EnvMaestroEvents = "MAESTRO_CHANGE_EVENTS_MAESTRO"
+	EnvClusterName   = "MAESTRO_CLUSTER_NAME"
 	// EnvSignalRules holds the S3 signal rules as a JSON array of
 	// {"bucket", "prefix", "suffix", "name"} objects (see ParseSignalRules).
 	EnvSignalRules = "MAESTRO_SIGNAL_RULES"
@@ -137,6 +145,8 @@ func ConfigFromEnv(required ...string) (Config, error) {
 		SchedulerRoleARN: os.Getenv(EnvSchedulerRoleARN),
 		EventsTopicARN:   os.Getenv(EnvEventsTopicARN),
 		SignalDLQURL:     os.Getenv(EnvSignalDLQURL),
+		MaestroEvents:    os.Getenv(EnvMaestroEvents) == "true",
+		ClusterName:      os.Getenv(EnvClusterName),
 	}
 	for _, name := range required {
 		if os.Getenv(name) == "" {
@@ -326,6 +336,8 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		WorkQueueARN:     cfg.WorkQueueARN,
 		SNS:              sns.NewFromConfig(awsCfg),
 		EventsTopicARN:   cfg.EventsTopicARN,
+		MaestroEvents:    cfg.MaestroEvents,
+		ClusterName:      cfg.ClusterName,
 		ScheduleGroup:    cfg.ScheduleGroup,
 		SchedulerRoleARN: cfg.SchedulerRoleARN,
 		BackstopsNeeded:  backstops,

@@ -76,6 +76,9 @@ type Options struct {
 	// VisibilityTimeout, when set, overrides every queue's visibility
 	// timeout, so tests see crashed messages again within seconds.
 	VisibilityTimeout time.Duration
+	// MaestroEvents publishes Maestro's *_CHANGE_EVENT messages to the
+	// events topic beside the runtime's own (cluster_name "local-<stage>").
+	MaestroEvents bool
 	// HTTPAllow is the Http step allow-list; nil means loopback only.
 	HTTPAllow []string
 	// Functions are the Lambda functions Lambda steps may invoke, by name
@@ -282,6 +285,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		EventsTopicARN:   res.Topics.Events.ARN,
 		SignalDLQURL:     res.Queues.SignalIngestDLQ.URL,
 		SignalRules:      opts.SignalRules,
+		MaestroEvents:    opts.MaestroEvents,
+		ClusterName:      "local-" + opts.Stage,
 	}, awsCfg, wiring.Options{
 		Now:             opts.Clock.Now,
 		Logger:          opts.Logger,

@@ -209,11 +209,12 @@ type permitItem struct {
 	maxAllowed, v, createTime, modifyTime int64
 	holders, waiters                      map[string]int64
 	queue                                 *store.QueueCapacity
+	extraInfo                             []byte
 }
 
 func (p *permitItem) permit(tag string) *store.TagPermit {
 	out := &store.TagPermit{Tag: tag, MaxAllowed: p.maxAllowed, Holders: copyMap(p.holders), Waiters: copyMap(p.waiters),
-		V: p.v, CreateTime: p.createTime, ModifyTime: p.modifyTime}
+		V: p.v, CreateTime: p.createTime, ModifyTime: p.modifyTime, ExtraInfo: p.extraInfo}
 	if p.queue != nil {
 		q := *p.queue
 		out.Queue = &q
