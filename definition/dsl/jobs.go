@@ -228,6 +228,9 @@ func (t *translator) step(j *job, jp jpath) *object {
 		s.set("params", p)
 	}
 	if len(j.trans) > 0 {
+		first := j.trans[0]
+		t.src.record(sp.key("transition"), first.node.Line, first.dp)
+		t.src.record(sp.key("transition").key("successors"), first.node.Line, first.dp)
 		if tr := t.transitions(j.trans, sp.key("transition").key("successors")); len(tr.keys) > 0 {
 			o := &object{}
 			o.set("successors", tr)
