@@ -15,7 +15,6 @@
 package dsl
 
 import (
-	"errors"
 	"fmt"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -130,9 +129,6 @@ func Translate(data []byte, opts Options) ([]byte, *SourceMap, error) {
 	return doc.Translate(opts)
 }
 
-// errLimit is returned (wrapped in model.Errors' messages) when a limit is hit.
-var errLimit = errors.New("limit")
-
 // checkLimits walks n as the translation will, following aliases, and
 // fails at the first limit crossed.
 func checkLimits(n *yaml.Node, lim Limits) error {
@@ -143,28 +139,30 @@ func checkLimits(n *yaml.Node, lim Limits) error {
 	return nil
 }
 
+// limitWalk counts what a walk of the document would visit.
 type limitWalk struct {
 	lim     Limits
 	nodes   int
 	aliases int
 }
 
+// walk visits n at depth, following aliases, and fails at the first limit.
 func (w *limitWalk) walk(n *yaml.Node, depth int) error {
 	if n == nil {
 		return nil
 	}
 	w.nodes++
 	if w.nodes > w.lim.MaxNodes {
-		return fmt.Errorf("line %d: the YAML expands to more than %d nodes (%w; anchors and aliases count each time they are used)", n.Line, w.lim.MaxNodes, errLimit)
+		return fmt.Errorf("line %d: the YAML expands to more than %d nodes (limit; an alias counts its anchored value each time it is used)", n.Line, w.lim.MaxNodes)
 	}
 	if depth > w.lim.MaxDepth {
-		return fmt.Errorf("line %d: the YAML nests deeper than %d levels (%w)", n.Line, w.lim.MaxDepth, errLimit)
+		return fmt.Errorf("line %d: the YAML nests deeper than %d levels (limit)", n.Line, w.lim.MaxDepth)
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
 		w.aliases++
 		if w.aliases > w.lim.MaxAliases {
-			return fmt.Errorf("line %d: the YAML uses aliases more than %d times (%w)", n.Line, w.lim.MaxAliases, errLimit)
+			return fmt.Errorf("line %d: the YAML uses aliases more than %d times (limit)", n.Line, w.lim.MaxAliases)
 		}
 		return w.walk(n.Alias, depth)
 	case yaml.DocumentNode, yaml.MappingNode, yaml.SequenceNode:

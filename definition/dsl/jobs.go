@@ -151,21 +151,29 @@ func (t *translator) applyDag(jobs []*job, dag *yaml.Node, dp jpath) {
 	}
 }
 
-// reserved lists the fields of each job kind that are not params; any
-// other key of a job is one of its params (Maestro's jobParams).
-var reserved = map[string]map[string]bool{
-	kindJob:         set("type", "type_version"),
-	kindSubworkflow: set("workflow_id", "subworkflow_id", "version", "subworkflow_version", "sync", "explicit_params"),
-	kindForeach:     set("concurrency", "job_concurrency", "loop_params", "params", "ranges", "jobs", "dag"),
-	kindWhile:       set("loop_params", "params", "condition", "jobs", "dag"),
-}
-
-func set(keys ...string) map[string]bool {
-	m := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		m[k] = true
+// kindField reports whether key is a field of the job kind rather than
+// one of the job's params (Maestro's jobParams take every other key).
+func kindField(kind, key string) bool {
+	switch kind {
+	case kindJob:
+		return key == "type" || key == "type_version"
+	case kindSubworkflow:
+		switch key {
+		case "workflow_id", "subworkflow_id", "version", "subworkflow_version", "sync", "explicit_params":
+			return true
+		}
+	case kindForeach:
+		switch key {
+		case "concurrency", "job_concurrency", "loop_params", "params", "ranges", "jobs", "dag":
+			return true
+		}
+	case kindWhile:
+		switch key {
+		case "loop_params", "params", "condition", "jobs", "dag":
+			return true
+		}
 	}
-	return m
+	return false
 }
 
 // step translates one job into {"step"|"subworkflow"|"foreach"|"while": {...}}.
@@ -201,7 +209,7 @@ func (t *translator) step(j *job, jp jpath) *object {
 		case "job_params":
 			t.failf(m.k, m.dp, "[job_params] is a reserved field and cannot be set within job params")
 		default:
-			if !reserved[j.kind][m.key] {
+			if !kindField(j.kind, m.key) {
 				params = append(params, m)
 				continue
 			}

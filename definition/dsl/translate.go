@@ -148,7 +148,8 @@ func (t *translator) boolean(n *yaml.Node, dp jpath) (bool, bool) {
 	return false, false
 }
 
-// strings reads a list of strings.
+// strList reads a list of strings and the nodes they came from; a null
+// element is an empty string.
 func (t *translator) strList(n *yaml.Node, dp jpath) ([]string, []*yaml.Node, bool) {
 	n = deref(n)
 	if isNull(n) {
