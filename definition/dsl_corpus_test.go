@@ -103,12 +103,21 @@ func TestDSLSampleOneMatchesMaestrosParserTest(t *testing.T) {
 	if s2.Kind != model.KindForeach || lp == nil || lp.Type != model.TypeMap {
 		t.Fatalf("process_partitions %+v", s2)
 	}
+	loop, _ := lp.Value.(map[string]*model.ParamDefinition)
+	if d, h := loop["date"], loop["hour"]; d == nil || h == nil ||
+		!reflect.DeepEqual(d.Value, []int64{20200101, 20200102, 20200103}) ||
+		h.Type != model.TypeLongArray || h.Expression != "Util.intsBetween(0, 24, 1);" {
+		t.Errorf("loop_params %+v", loop)
+	}
 	if s2.Params.Defs["foo"] == nil || len(s2.Transition.Successors) != 0 || len(s2.Steps) != 1 {
 		t.Errorf("process_partitions %+v", s2)
 	}
 	w := s2.Steps[0]
 	if w.Kind != model.KindWhile || w.Condition != "attempt_cnt < 10" || len(w.Steps) != 2 {
 		t.Fatalf("retry_failed_partitions %+v", w)
+	}
+	if wl, _ := w.Params.Defs["loop_params"].Value.(map[string]*model.ParamDefinition); wl["attempt_cnt"] == nil || wl["attempt_cnt"].Value != int64(1) {
+		t.Errorf("while loop_params %+v", wl)
 	}
 	pd, sw := w.Steps[0], w.Steps[1]
 	if pd.Type != model.StepKubernetes || pd.SubType != "shell" ||
