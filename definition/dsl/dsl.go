@@ -51,7 +51,7 @@ type Options struct {
 	// Resolve resolves job types that are not built-in step types; nil
 	// means only built-in types are accepted.
 	Resolve TypeResolver
-	// Limits; the zero value means DefaultLimits.
+	// Limits; a zero field takes its DefaultLimits value.
 	Limits Limits
 }
 
@@ -62,10 +62,18 @@ type Document struct {
 }
 
 // Parse parses data as one YAML document and checks it against lim (the
-// zero value means DefaultLimits). Errors are model.Errors naming the line.
+// zero fields take their DefaultLimits values). Errors are model.Errors
+// naming the line.
 func Parse(data []byte, lim Limits) (*Document, error) {
-	if lim == (Limits{}) {
-		lim = DefaultLimits()
+	def := DefaultLimits()
+	if lim.MaxDepth <= 0 {
+		lim.MaxDepth = def.MaxDepth
+	}
+	if lim.MaxAliases <= 0 {
+		lim.MaxAliases = def.MaxAliases
+	}
+	if lim.MaxNodes <= 0 {
+		lim.MaxNodes = def.MaxNodes
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
