@@ -152,6 +152,7 @@ bench: $(EMULATOR_TOOLS) ## benchmarks: engine/model/expression micro-benchmarks
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s; .ci/fuzz-one retries Go's bare -fuzztime deadline race once)
 	.ci/fuzz-one ./model FuzzParseDefinition $${FUZZTIME:-30s}
+	.ci/fuzz-one ./definition/dsl FuzzTranslate $${FUZZTIME:-30s}
 	.ci/fuzz-one ./engine/expression FuzzCompileEval $${FUZZTIME:-30s}
 	.ci/fuzz-one ./engine/expression/sel FuzzParseEval $${FUZZTIME:-30s}
 	.ci/fuzz-one ./lambdas/api FuzzStartRequest $${FUZZTIME:-30s}

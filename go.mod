@@ -30,6 +30,7 @@ require (
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v2 v2.4.2
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/net v0.57.0
 )
 
@@ -61,7 +62,6 @@ require (
 	github.com/pb33f/jsonpath v0.8.5 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.2 // indirect
 	github.com/yuin/goldmark v1.7.16 // indirect
-	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/lint v0.0.0-20241112194109-818c5a804067 // indirect
 	golang.org/x/mod v0.38.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect

@@ -63,9 +63,9 @@ var verdicts = []struct{ file, reason string }{
 	{"extra/sample-notebook-git-wf.json", ""},
 	{"extra/sample-notebook-wf.json", ""},
 	{"extra/sample-shell-wf.json", ""},
-	{"yaml/sample-conditional-wf.yaml", "YAML DSL"},
-	{"yaml/sample-dsl-wf-1.yaml", "YAML DSL"},
-	{"yaml/sample-http-wf.yaml", "YAML DSL"},
+	{"yaml/sample-conditional-wf.yaml", ""},
+	{"yaml/sample-dsl-wf-1.yaml", "job template"},
+	{"yaml/sample-http-wf.yaml", ""},
 }
 
 // reasonText maps the table's short reasons to text the error must contain.
@@ -73,7 +73,7 @@ var reasonText = map[string]string{
 	"cycle":              "cycle: job.2 -> job.3 -> job.4 -> job.2",
 	"cron":               `cron "0 30 * * *"`,
 	"workflow: required": "workflow: required",
-	"YAML DSL":           "Maestro's YAML DSL",
+	"job template":       `line 21: unknown job type "spark"`,
 }
 
 func TestCorpusVerdicts(t *testing.T) {

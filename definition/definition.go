@@ -11,8 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v2"
-
+	"github.com/maestro-serverless/maestro/definition/dsl"
 	"github.com/maestro-serverless/maestro/engine/expression"
 	"github.com/maestro-serverless/maestro/model"
 )
@@ -50,25 +49,6 @@ const MaxSize = 256 * 1024
 // Errors is the list of problems found in a definition, each naming a JSON path.
 type Errors = model.Errors
 
-// isMaestroDSL reports whether a YAML document uses Maestro's YAML DSL: a
-// top-level "Workflow" key, or a "workflow" whose steps are "jobs".
-func isMaestroDSL(data []byte) bool {
-	var doc map[string]any
-	if yaml.Unmarshal(data, &doc) != nil {
-		return false
-	}
-	if _, ok := doc["Workflow"]; ok {
-		return true
-	}
-	wf, ok := doc["workflow"].(map[any]any)
-	if !ok {
-		return false
-	}
-	_, jobs := wf["jobs"]
-	_, steps := wf["steps"]
-	return jobs && !steps
-}
-
 // Checker decodes and validates definitions.
 type Checker struct {
 	lang *expression.Language
@@ -76,6 +56,9 @@ type Checker struct {
 
 	// policies are a deployment's rules, applied after validation (policy.go).
 	policies []policy
+
+	// jobTypes resolves DSL job types that are not built-in step types.
+	jobTypes dsl.TypeResolver
 }
 
 // Option configures a Checker.
@@ -89,6 +72,12 @@ func WithClock(now func() time.Time) Option {
 		}
 	}
 }
+
+// WithJobTypes sets how the YAML DSL resolves a job type that is not a
+// built-in step type (Maestro's job templates): the job runs as the step
+// type returned, with its own type as the sub_type. Without it such job
+// types are rejected.
+func WithJobTypes(r dsl.TypeResolver) Option { return func(c *Checker) { c.jobTypes = r } }
 
 // WithLanguage sets the expression language (default expression.DefaultLimits()).
 func WithLanguage(l *expression.Language) Option { return func(c *Checker) { c.lang = l } }
@@ -114,14 +103,11 @@ func (c *Checker) Check(data []byte, f Format) (*model.Definition, error) {
 	if len(data) > MaxSize {
 		return nil, Errors{{Path: "$", Msg: fmt.Sprintf("definition is %d bytes, more than the %d-byte limit", len(data), MaxSize)}}
 	}
-	if f == YAML && isMaestroDSL(data) {
-		return nil, Errors{{Path: "$", Msg: "Maestro's YAML DSL (Workflow/workflow with jobs:) is not supported; " +
-			"write the definition's JSON structure in YAML (properties:, workflow: {id, steps: [...]})"}}
-	}
 	var def *model.Definition
 	var err error
+	var src *dsl.SourceMap
 	if f == YAML {
-		def, err = model.ParseDefinitionYAML(data)
+		def, src, err = c.decodeYAML(data)
 	} else {
 		def, err = model.ParseDefinition(data)
 	}
@@ -130,16 +116,57 @@ func (c *Checker) Check(data []byte, f Format) (*model.Definition, error) {
 		if !errors.As(err, &list) {
 			list = Errors{{Path: "$", Msg: err.Error()}}
 		}
-		return nil, list
+		return nil, locate(list, src)
 	}
 	// Checking is budgeted like a decision: a definition's expressions cost
 	// at most DefaultBudgetCPU units to compile, regular expressions included.
 	budget := expression.NewBudget(0, 0)
 	if errs := model.Validate(def, model.ValidateOptions{Expressions: c.lang.Checker(budget), Now: c.now}); len(errs) > 0 {
-		return nil, errs
+		return nil, locate(errs, src)
 	}
 	if errs := c.applyPolicies(def); len(errs) > 0 {
-		return nil, errs
+		return nil, locate(errs, src)
 	}
 	return def, nil
+}
+
+// decodeYAML decodes a YAML definition: Maestro's DSL (a Workflow mapping
+// with jobs) is translated to the JSON structure first, and its source map
+// returned so that later errors name the YAML line; other YAML is read as
+// the JSON structure. Either way the document is first held to
+// dsl.DefaultLimits (nesting, aliases, expanded size).
+func (c *Checker) decodeYAML(data []byte) (*model.Definition, *dsl.SourceMap, error) {
+	doc, err := dsl.Parse(data, dsl.DefaultLimits())
+	if err != nil {
+		return nil, nil, err
+	}
+	if !doc.IsDSL() {
+		def, err := model.ParseDefinitionYAML(data)
+		return def, nil, err
+	}
+	out, src, err := doc.Translate(dsl.Options{Resolve: c.jobTypes})
+	if err != nil {
+		return nil, nil, err
+	}
+	def, err := model.ParseDefinition(out)
+	return def, src, err
+}
+
+// locate rewrites errors found in a translated DSL document to name the
+// DSL field and YAML line they come from; without a source map they are
+// returned unchanged.
+func locate(errs model.Errors, src *dsl.SourceMap) model.Errors {
+	if src == nil {
+		return errs
+	}
+	out := make(model.Errors, len(errs))
+	for i, e := range errs {
+		line, field, ok := src.Locate(e.Path)
+		if !ok {
+			out[i] = e
+			continue
+		}
+		out[i] = &model.FieldError{Path: field, Msg: fmt.Sprintf("line %d: %s (at %s)", line, e.Msg, e.Path)}
+	}
+	return out
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // ParseDefinitionYAML decodes a workflow definition written as a YAML document
-// of the same structure as the JSON form (not Maestro's YAML DSL). The YAML is
+// of the same structure as the JSON form (Maestro's YAML DSL is translated to
+// that structure by package definition/dsl first). The YAML is
 // turned into JSON and decoded by ParseDefinition, so errors carry the same
 // paths.
 //
