@@ -167,6 +167,7 @@ func (s *server) register(mux *http.ServeMux) {
 	route("DELETE "+workflowsPath+"/{id}", s.deleteWorkflow)
 	s.registerGates(route)
 	s.registerJobQueues(route)
+	s.registerJobTemplates(route)
 	s.registerSignals(route)
 }
 

@@ -52,6 +52,16 @@ type DefinitionService interface {
 
 	// ListWorkflows pages through the stored workflows in id order.
 	ListWorkflows(ctx context.Context, cursor string, limit int) (*orchestrator.WorkflowList, error)
+
+	// PutJobTemplate, GetJobTemplate, ListJobTemplates and
+	// DeleteJobTemplate manage job templates.
+	PutJobTemplate(ctx context.Context, body []byte, f orchestrator.Format) (json.RawMessage, error)
+
+	GetJobTemplate(ctx context.Context, jobType, version string) (json.RawMessage, error)
+
+	ListJobTemplates(ctx context.Context, version string) ([]json.RawMessage, error)
+
+	DeleteJobTemplate(ctx context.Context, jobType, version string) (*orchestrator.JobTemplateDeleted, error)
 }
 
 // RunService starts instances and reads instances, runs and steps.
