@@ -97,7 +97,13 @@ const (
 	// definitions the worker registers, the family prefix (also the
 	// tasks' startedBy) and the task definition families steps may name.
 	// Unset EnvECSCluster leaves ECS steps unsupported.
-	EnvECSCluster          = "MAESTRO_ECS_CLUSTER"
+	EnvECSCluster = "MAESTRO_ECS_CLUSTER"
+	// EnvNotebookBucket, EnvNotebookPrefix and EnvNotebookTaskRoleARN
+	// are where Notebook steps write executed notebooks and the role
+	// their tasks run with (see ecsstep.Config).
+	EnvNotebookBucket      = "MAESTRO_NOTEBOOK_BUCKET"
+	EnvNotebookPrefix      = "MAESTRO_NOTEBOOK_PREFIX"
+	EnvNotebookTaskRoleARN = "MAESTRO_NOTEBOOK_TASK_ROLE_ARN"
 	EnvECSSubnets          = "MAESTRO_ECS_SUBNETS"
 	EnvECSSecurityGroups   = "MAESTRO_ECS_SECURITY_GROUPS"
 	EnvECSAssignPublicIP   = "MAESTRO_ECS_ASSIGN_PUBLIC_IP"
@@ -304,6 +310,7 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 			}
 		}
 		opts.Runners[model.StepECS], opts.Runners[model.StepKubernetes] = ecsRunner, ecsRunner
+		opts.Runners[model.StepNotebook] = ecsRunner
 	}
 	var trig orchestrator.TriggerSchedules
 	if cfg.ScheduleGroup != "" && cfg.WorkQueueARN != "" {
@@ -421,6 +428,8 @@ func optionsFromEnv() (Options, error) {
 			AssignPublicIP: os.Getenv(EnvECSAssignPublicIP) == "true", ExecutionRoleARN: os.Getenv(EnvECSExecutionRoleARN),
 			TaskRoleARN: os.Getenv(EnvECSTaskRoleARN), LogGroup: os.Getenv(EnvECSLogGroup),
 			Family: os.Getenv(EnvECSFamily), StartedBy: os.Getenv(EnvECSFamily), AllowTaskDefinitions: envList(EnvECSTaskDefinitions),
+			NotebookBucket: os.Getenv(EnvNotebookBucket), NotebookPrefix: os.Getenv(EnvNotebookPrefix),
+			NotebookTaskRoleARN: os.Getenv(EnvNotebookTaskRoleARN),
 		},
 		ECSImages: allowImages,
 		Batch:     batchstep.Config{AllowQueues: envList(EnvBatchJobQueues), AllowDefinitions: envList(EnvBatchJobDefinitions)},
