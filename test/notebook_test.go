@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +15,7 @@ import (
 	ecstypes "github.com/aws/aws-sdk-go-v2/service/ecs/types"
 
 	"github.com/maestro-serverless/maestro/localstack/stack"
+	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
 // notebookRun is what a Notebook step's task was asked to run.
@@ -124,6 +127,14 @@ func TestNotebookStepsAndJobTemplates(t *testing.T) {
 		big := strings.Replace(base, `"foo": 10,`, `"foo": "`+strings.Repeat("x", 300<<10)+`",`, 1)
 		if code, out := e.send(t, "POST", "/api/v3/job-templates", "application/json", strings.Replace(big, `"job_type": "shell"`, `"job_type": "refused"`, 1)); code != http.StatusRequestEntityTooLarge {
 			t.Errorf("a 300 KiB template: HTTP %d %s, want 413", code, out)
+		}
+		// The API's 256 KiB body limit comes first; past it, the service
+		// itself refuses a template DynamoDB could not hold (400 KB).
+		huge := strings.Replace(base, `"foo": 10,`, `"foo": "`+strings.Repeat("x", 420<<10)+`",`, 1)
+		_, err := e.st.Deps.Orchestrator.Definitions.PutJobTemplate(context.Background(), []byte(strings.Replace(huge, `"job_type": "shell"`, `"job_type": "refused"`, 1)), orchestrator.FormatJSON)
+		var oe *orchestrator.Error
+		if !errors.As(err, &oe) || oe.Status != http.StatusBadRequest || !strings.Contains(strings.Join(oe.Errors, " "), "more than DynamoDB's item size limit of 409600 bytes") {
+			t.Errorf("a 420 KiB template: %v %+v, want a 400 naming DynamoDB's item limit", err, oe)
 		}
 		for _, v := range []string{"v1", "default"} {
 			if code := e.do("GET", "/api/v3/job-templates/refused?version="+v, nil, nil); code != http.StatusNotFound {

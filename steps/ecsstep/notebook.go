@@ -102,7 +102,7 @@ func (r *Runner) parseNotebook(m orchestrator.StepWork) (task, string, error) {
 		nb.gitSubmodules = b
 	}
 	f.Only("not a field of a Notebook step's notebook param", "input_path", "init_command", "git_repo", "git_branch", "git_commit",
-		"git_submodules", "papermill_arguments", "run_id")
+		"git_submodules", "papermill_arguments", "run_id", "output_path")
 	if _, ok := m.Params[ParamNotebook].(map[string]any)["output_path"]; ok {
 		f.Fail("output_path: set by the runner (the executed notebook goes to the stack's bucket, the only place the task role may write)")
 	}
@@ -237,8 +237,10 @@ func checkNotebook(nb notebook) []string {
 // one: localhost, a number).
 func checkURL(raw string, s3 bool) string {
 	u, err := url.Parse(raw)
-	if err != nil {
-		return "not a URL"
+	if err != nil && s3 {
+		return "must be s3://bucket/key or an https:// URL"
+	} else if err != nil {
+		return "must be an https:// URL"
 	}
 	switch {
 	case s3 && u.Scheme == "s3":
