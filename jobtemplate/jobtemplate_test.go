@@ -91,7 +91,9 @@ func TestChain(t *testing.T) {
 	loop := template(t, "loop", "Notebook", "v1", `"x":{"type":"STRING","value":"x"}`, `"shell":"v1"`)
 	k8s := template(t, "k8s", "Kubernetes", "v1", ``, "")
 	store := map[string]*model.JobTemplateDefinition{"base@v1": base, "shell@v1": shell, "loop@v1": loop, "k8s@v1": k8s}
-	get := func(jobType, version string) (*model.JobTemplateDefinition, error) { return store[jobType+"@"+version], nil }
+	get := func(jobType, version string) (*model.JobTemplateDefinition, error) {
+		return store[jobType+"@"+version], nil
+	}
 
 	chain, err := Chain(model.StepNotebook, "shell", "v1", get)
 	if err != nil || len(chain) != 2 || chain[0] != base || chain[1] != shell {
