@@ -602,4 +602,4 @@ func flushing(e *metrics.Emitter, h http.Handler) http.Handler {
 
 // NotebookPrefix is where, in the stack's bucket, Notebook steps write
 // the notebooks they executed (the CDK app uses the same).
-const NotebookPrefix = "maestro-notebooks/"
+const NotebookPrefix = ecsstep.DefaultNotebookPrefix

@@ -59,6 +59,10 @@ const (
 // it back in its overrides.
 const EnvNotebookOutput = "MAESTRO_NOTEBOOK_OUTPUT"
 
+// DefaultNotebookPrefix is where, in the stack's bucket, the stacks put
+// executed notebooks (the CDK app's task role may write only there).
+const DefaultNotebookPrefix = "maestro-notebooks/"
+
 // notebookEnv names the variables the script reads the git settings from.
 const (
 	envGitRepo   = "MAESTRO_NOTEBOOK_GIT_REPO"
