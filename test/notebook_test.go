@@ -224,6 +224,23 @@ func TestNotebookStepsAndJobTemplates(t *testing.T) {
 		if !strings.Contains(timelineText(a), "step job.2: job template shell@v9: script: RESERVED by the job template: the step may not set it") {
 			t.Errorf("a step setting a RESERVED param: timeline %q", timelineText(a))
 		}
+		// A REQUIRED param without a value that the step does not set.
+		needs := `{"owner":"tester","status":"s","support":"s","definition":{"job_type":"needs","step_type":"Notebook","params":{
+		  "kubernetes":{"type":"MAP","value":{"image":{"type":"STRING","value":"python:3"}}},
+		  "notebook":{"type":"MAP","value":{"input_path":{"type":"STRING","value":"s3://in/n.ipynb"}}},
+		  "table":{"type":"STRING","internal_mode":"REQUIRED"}}}}`
+		if code, out := e.send(t, "POST", "/api/v3/job-templates", "application/json", needs); code != http.StatusOK {
+			t.Fatalf("POST needs: HTTP %d %s", code, out)
+		}
+		wf = e.push([]byte(`{"properties":{"owner":"tester"},"workflow":{"id":"needs-table","steps":[{"step":{"id":"nb","type":"notebook","sub_type":"needs"}}]}}`))
+		r = e.start(wf, "")
+		if v := e.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "FAILED" {
+			t.Fatalf("instance %s", v.Status)
+		}
+		a = attempt(t, e.system, wf, r.WorkflowInstanceID, "nb", 1)
+		if !strings.Contains(timelineText(a), "step nb: job template needs@default: table: a required parameter (job template: REQUIRED) has no value") {
+			t.Errorf("a REQUIRED param missing: timeline %q", timelineText(a))
+		}
 		// Deleting every version of the template: the next run's step
 		// starts without it, and the notebook it needs is missing.
 		var del map[string]any
