@@ -53,7 +53,8 @@ func (o *Definitions) PutJobTemplate(ctx context.Context, body []byte, f Format)
 	def := jt.Definition
 	// The request keeps what it says of the template (owner, status,
 	// support, git_info, extra members); meta adds what the service knows.
-	meta := map[string]any{"create_time": o.now().UnixMilli()}
+	now := o.now().UnixMilli()
+	meta := map[string]any{"create_time": now}
 	if who := caller.From(ctx); who != "" {
 		meta["version_author"] = who
 	}
@@ -65,7 +66,7 @@ func (o *Definitions) PutJobTemplate(ctx context.Context, body []byte, f Format)
 	if err := json.Compact(&compact, body); err != nil {
 		return nil, Invalid("invalid job template", err.Error())
 	}
-	rec := store.JobTemplate{JobType: def.JobType, Version: def.Version, Request: compact.Bytes(), Meta: metaJSON, CreateTime: o.now().UnixMilli()}
+	rec := store.JobTemplate{JobType: def.JobType, Version: def.Version, Request: compact.Bytes(), Meta: metaJSON, CreateTime: now}
 	if err := o.store.Templates.PutJobTemplate(ctx, rec); err != nil {
 		return nil, refusedIfTooLarge(err, "job template cannot be stored", "definition")
 	}
@@ -144,6 +145,12 @@ func jobTemplateView(r store.JobTemplate) (json.RawMessage, error) {
 	}
 	if _, ok := def["version"]; !ok {
 		def["version"], _ = json.Marshal(r.Version)
+	}
+	var stepType string
+	if json.Unmarshal(def["step_type"], &stepType) == nil {
+		if t, ok := model.ParseStepType(stepType); ok {
+			def["step_type"], _ = json.Marshal(t) // Maestro's spelling ("notebook" -> "Notebook")
+		}
 	}
 	delete(req, "definition")
 	maps.Copy(req, meta)

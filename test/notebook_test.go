@@ -101,7 +101,7 @@ func TestNotebookStepsAndJobTemplates(t *testing.T) {
 		if code, body := e.send(t, "POST", "/api/v3/job-templates/yaml", "application/yaml", yaml); code != http.StatusOK {
 			t.Fatalf("POST yaml: HTTP %d %s", code, body)
 		}
-		if code := e.do("GET", "/api/v3/job-templates/shell?version=v2", nil, &got); code != http.StatusOK {
+		if code := e.do("GET", "/api/v3/job-templates/shell?version=v2", nil, &got); code != http.StatusOK || got["definition"].(map[string]any)["step_type"] != "Notebook" {
 			t.Fatalf("GET shell@v2: HTTP %d %v", code, got)
 		}
 		var del map[string]any

@@ -299,7 +299,7 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		opts.Runners = map[model.StepType]orchestrator.StepRunner{
 			model.StepHTTP: httpRunner, model.StepLambda: lambdaRunner, model.StepCallback: callbackRunner, model.StepBatch: batchRunner,
 		}
-		var ecsRunner orchestrator.StepRunner = unconfigured{what: "ECS and Kubernetes steps need the stack's ECS settings " +
+		var ecsRunner orchestrator.StepRunner = unconfigured{what: "ECS, Kubernetes and Notebook steps need the stack's ECS settings " +
 			"(CDK context ecsCluster and ecsSubnets; " + EnvECSCluster + ")"}
 		if opts.ECS.Cluster != "" {
 			ecsCfg := opts.ECS
