@@ -241,13 +241,20 @@ func TestNotebookStepsAndJobTemplates(t *testing.T) {
 		if !strings.Contains(timelineText(a), "step nb: job template needs@default: table: a required parameter (job template: REQUIRED) has no value") {
 			t.Errorf("a REQUIRED param missing: timeline %q", timelineText(a))
 		}
-		// Deleting every version of the template: the next run's step
-		// starts without it, and the notebook it needs is missing.
+		// Deleting every version of the template while a step that uses it
+		// runs: the running step keeps the params it started with; the next
+		// run's step starts without it, and the notebook it needs is missing.
+		wf = e.push(readFile(t, "sample-shell-wf.json"))
+		running := e.start(wf, "")
+		run := e.notebookTask(t)
 		var del map[string]any
 		if code := e.do("DELETE", "/api/v3/job-templates/shell", nil, &del); code != http.StatusOK || del["removed"] != float64(2) {
 			t.Fatalf("DELETE shell: HTTP %d %v, want 2 versions (v1, v9) removed", code, del)
 		}
-		wf = e.push(readFile(t, "sample-shell-wf.json"))
+		e.finish(t, run, sampleOutput)
+		if v := e.wait(wf, running.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" {
+			t.Fatalf("the run whose step started before the delete: %s %v", v.Status, v.StepStatuses)
+		}
 		r = e.start(wf, "")
 		if v := e.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "FAILED" {
 			t.Fatalf("instance %s", v.Status)
