@@ -57,11 +57,11 @@ func checkImages(list []model.Step, path string, allow *images.AllowList, errs E
 		s := &list[i]
 		at := path + "[" + strconv.Itoa(i) + "]." + string(s.Kind)
 		errs = checkImages(s.Steps, at+".steps", allow, errs)
-		if s.Kind != model.KindStep || (s.Type != model.StepECS && s.Type != model.StepKubernetes) {
+		if s.Kind != model.KindStep || (s.Type != model.StepECS && s.Type != model.StepKubernetes && s.Type != model.StepNotebook) {
 			continue
 		}
 		param := imageParamECS
-		if s.Type == model.StepKubernetes {
+		if s.Type == model.StepKubernetes || s.Type == model.StepNotebook {
 			param = imageParamKubernetes
 		}
 		image, ok := literalImage(s.Params.Defs[param])

@@ -46,6 +46,8 @@ func TestImagePolicyRefusesLiteralImagesOffTheList(t *testing.T) {
 		{"every bad step is reported", ecsStep("a", `"image": {"type": "STRING", "value": "python:3"}`) + `, ` + k8sStep("b", "python:3"),
 			[]string{`workflow.steps[0].step.params.ecs.value.image.value: image "python:3"`,
 				`workflow.steps[1].step.params.kubernetes.value.image.value: image "python:3"`}},
+		{"a Notebook step's kubernetes image", strings.Replace(k8sStep("n", "python:3"), `"type": "kubernetes"`, `"type": "notebook"`, 1),
+			[]string{`workflow.steps[0].step.params.kubernetes.value.image.value: image "python:3"`}},
 		{"an invalid reference", k8sStep("a", "etl/../busybox"),
 			[]string{`workflow.steps[0].step.params.kubernetes.value.image.value: image "etl/../busybox" is not a valid image reference`}},
 		// "$$" is a literal "$" once interpolated: the image is "busybox$x", not a reference.

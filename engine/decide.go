@@ -722,6 +722,9 @@ func (d *decider) runStep(i int) RunStep {
 	if kind == model.KindStep {
 		rs.StepType = step.Type
 	}
+	if step.SubType != "" {
+		rs.TemplateVersion = templateVersion(step.SubTypeVersion, d.st.Params)
+	}
 	return rs
 }
 

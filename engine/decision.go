@@ -104,7 +104,11 @@ type RunStep struct {
 	StepType model.StepType `json:"step_type,omitempty"`
 	// SubType is the step's sub_type (job templates), if any.
 	SubType string `json:"sub_type,omitempty"`
-	Params  Values `json:"params,omitempty"`
+	// TemplateVersion is the version of its job template the step uses
+	// (its sub_type_version, else the workflow param job_template_version,
+	// else "default"); set with SubType.
+	TemplateVersion string `json:"template_version,omitempty"`
+	Params          Values `json:"params,omitempty"`
 }
 
 // StartTimer asks for a TimerFired event for the step attempt at FireAt.

@@ -251,3 +251,16 @@ func sleepDuration(params Values) (time.Duration, error) {
 	}
 	return time.Duration(secs) * time.Second, nil
 }
+
+// templateVersion is the job template version a step uses: its
+// sub_type_version, else the workflow param job_template_version, else
+// "default" (Maestro's JobTemplateManager).
+func templateVersion(subTypeVersion string, workflowParams Values) string {
+	if subTypeVersion != "" {
+		return subTypeVersion
+	}
+	if v, ok := workflowParams[model.JobTemplateVersionParam].(string); ok && v != "" {
+		return v
+	}
+	return model.DefaultJobTemplateVersion
+}

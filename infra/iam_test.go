@@ -171,6 +171,7 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 				{"ecs:StopTask", "arn:${AWS::Partition}:ecs:${AWS::Region}:${AWS::AccountId}:task/data/*", onCluster},
 				{"iam:PassRole", executionRole, "StringEquals:iam:PassedToService=ecs-tasks.amazonaws.com"},
 				{"iam:PassRole", "arn:aws:iam::123456789012:role/etl-task", "StringEquals:iam:PassedToService=ecs-tasks.amazonaws.com"},
+				{"iam:PassRole", ref(s.logicalID(t, st.Jobs.NotebookRole)), "StringEquals:iam:PassedToService=ecs-tasks.amazonaws.com"},
 			},
 			on("*", "ecs:DescribeTaskDefinition", "ecs:RegisterTaskDefinition"),
 			on(ecsLogs+":log-stream:*", "logs:GetLogEvents"),
@@ -223,6 +224,29 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 			t.Errorf("execution role trust %s, want ecs-tasks.amazonaws.com only", got)
 		}
 	})
+	t.Run("Notebook task role", func(t *testing.T) {
+		// Writes only under the notebook prefix; reads input notebooks
+		// from the stack's bucket and the attached one.
+		role := s.logicalID(t, st.Jobs.NotebookRole)
+		bucket := ref(s.logicalID(t, st.Bucket))
+		want := slices.Concat(on(bucket+"/maestro-notebooks/*", "s3:PutObject"), on(bucket+"/*", "s3:GetObject"),
+			on("arn:${AWS::Partition}:s3:::"+testAttached[0]+"/*", "s3:GetObject"))
+		slices.SortFunc(want, func(a, b grant) int {
+			return strings.Compare(a.Action+a.Resource+a.Condition, b.Action+b.Resource+b.Condition)
+		})
+		if got := byRole[role]; !reflect.DeepEqual(got, want) {
+			t.Errorf("notebook task role grants\n got %v\nwant %v", got, want)
+		}
+		trust := props(s.resourcesOf("AWS::IAM::Role")[role])["AssumeRolePolicyDocument"].(map[string]any)
+		if got := render(trust["Statement"]); !strings.Contains(got, "ecs-tasks.amazonaws.com") || strings.Count(got, "Service") != 1 {
+			t.Errorf("notebook task role trust %s, want ecs-tasks.amazonaws.com only", got)
+		}
+		env := props(s.resourcesOf("AWS::Lambda::Function")[s.logicalID(t, st.Functions[HandlerWorker].Function)])["Environment"].(map[string]any)["Variables"].(map[string]any)
+		if render(env[wiring.EnvNotebookPrefix]) != "maestro-notebooks/" || !strings.Contains(render(env[wiring.EnvNotebookTaskRoleARN]), role) ||
+			!strings.Contains(render(env[wiring.EnvNotebookBucket]), s.logicalID(t, st.Bucket)) {
+			t.Errorf("worker notebook env: %s %s %s", render(env[wiring.EnvNotebookBucket]), render(env[wiring.EnvNotebookPrefix]), render(env[wiring.EnvNotebookTaskRoleARN]))
+		}
+	})
 	t.Run("ECS execution role without ECR entries", func(t *testing.T) {
 		// Only public images: the role may write its logs and pull from no
 		// ECR repository, not even get an ECR token.
@@ -269,8 +293,8 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 		found := 0
 		for role, gs := range byRole {
 			for _, g := range gs {
-				if !strings.HasPrefix(g.Action, "s3:") || g.Action == "s3:GetObject" {
-					continue // the functions' item reads are checked above
+				if !strings.HasPrefix(g.Action, "s3:") || g.Action == "s3:GetObject" || role == s.logicalID(t, st.Jobs.NotebookRole) {
+					continue // the functions' item reads and the notebook task role are checked above
 				}
 				found++
 				if g.Resource != "arn:${AWS::Partition}:s3:::"+testAttached[0] ||

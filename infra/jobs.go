@@ -15,6 +15,7 @@ import (
 	"github.com/maestro-serverless/maestro/images"
 	"github.com/maestro-serverless/maestro/lambdas/wiring"
 	"github.com/maestro-serverless/maestro/steps/batchstep"
+	"github.com/maestro-serverless/maestro/steps/ecsstep"
 )
 
 // Jobs holds what ECS and Batch steps need beside the worker.
@@ -24,6 +25,11 @@ type Jobs struct {
 	// Both nil without ECS settings.
 	ECSLogs       awslogs.LogGroup
 	ExecutionRole awsiam.Role
+	// NotebookRole is the task role of Notebook steps' tasks: it may write
+	// the executed notebooks under the bucket's notebook prefix, and read
+	// input notebooks from the stack's bucket and the attached ones. Nil
+	// without ECS settings.
+	NotebookRole awsiam.Role
 	// ECSRule and BatchRule send the state changes of the stack's tasks
 	// and jobs to the work queue (nil when not configured).
 	ECSRule, BatchRule awsevents.Rule
@@ -104,10 +110,29 @@ func newJobs(scope constructs.Construct, s settings, st *Stack, worker *Function
 		}))
 		worker.Role.AddToPrincipalPolicy(allow([]string{"logs:GetLogEvents"}, jsii.String(*j.ECSLogs.LogGroupArn()+":log-stream:*")))
 
+		// Notebook steps run papermill in tasks with a role of their own:
+		// it writes only under the notebook prefix.
+		j.NotebookRole = awsiam.NewRole(scope, jsii.String("NotebookTaskRole"), &awsiam.RoleProps{
+			AssumedBy:   awsiam.NewServicePrincipal(jsii.String("ecs-tasks.amazonaws.com"), nil),
+			Description: jsii.String("Notebook steps' tasks: write executed notebooks under " + ecsstep.DefaultNotebookPrefix + ", read input notebooks"),
+		})
+		j.NotebookRole.AddToPrincipalPolicy(allow([]string{"s3:PutObject"}, st.Bucket.ArnForObjects(jsii.String(ecsstep.DefaultNotebookPrefix+"*"))))
+		inputs := []*string{st.Bucket.ArnForObjects(jsii.String("*"))}
+		for _, b := range s.AttachBuckets {
+			inputs = append(inputs, jsii.String("arn:"+*awscdk.Aws_PARTITION()+":s3:::"+b+"/*"))
+		}
+		j.NotebookRole.AddToPrincipalPolicy(allow([]string{"s3:GetObject"}, inputs...))
+		worker.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings("iam:PassRole"), Resources: &[]*string{j.NotebookRole.RoleArn()},
+			Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "ecs-tasks.amazonaws.com"}},
+		}))
+
 		env := map[string]string{
 			wiring.EnvECSCluster: e.Cluster, wiring.EnvECSSubnets: strings.Join(e.Subnets, ","),
 			wiring.EnvECSAssignPublicIP: strconv.FormatBool(e.AssignPublicIP), wiring.EnvECSExecutionRoleARN: *j.ExecutionRole.RoleArn(),
 			wiring.EnvECSLogGroup: *j.ECSLogs.LogGroupName(), wiring.EnvECSFamily: family,
+			wiring.EnvNotebookBucket: *st.Bucket.BucketName(), wiring.EnvNotebookPrefix: ecsstep.DefaultNotebookPrefix,
+			wiring.EnvNotebookTaskRoleARN: *j.NotebookRole.RoleArn(),
 		}
 		if len(e.SecurityGroups) > 0 {
 			env[wiring.EnvECSSecurityGroups] = strings.Join(e.SecurityGroups, ",")

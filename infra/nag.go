@@ -9,6 +9,7 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 
 	"github.com/maestro-serverless/maestro/images"
+	"github.com/maestro-serverless/maestro/steps/ecsstep"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -41,6 +42,9 @@ const (
 		"and ecs:DescribeTaskDefinition support no resource-level permissions."
 	reasonItems = "A foreach step with items_from names its object (s3://bucket/key) at run time; the deciding functions " +
 		"may GetObject in the stack's signals bucket and its attached buckets only, and refuse every other bucket themselves."
+	reasonNotebooks = "A Notebook step's task writes its executed notebook under the stack bucket's notebook prefix, " +
+		"named per workflow, run, step and attempt at run time (PutObject on <bucket>/" + ecsstep.DefaultNotebookPrefix + "*); it reads its input notebook, " +
+		"named by the step at run time, from the stack's bucket and the attached buckets only (GetObject)."
 	reasonTasks   = "Task ids are made by ECS when a task starts; StopTask is granted on the configured cluster's tasks only."
 	reasonJobLogs = "A job's log stream is named after its task or job id, known when it ends; the grant is read-only " +
 		"(GetLogEvents) on the one log group the jobs write to."
@@ -125,6 +129,8 @@ func suppressFindings(st *Stack, s settings) {
 			for _, f := range s.ECS.TaskDefinitions {
 				suppress(worker, true, finding("AwsSolutions-IAM5", reasonTaskDefinitions, "Resource::"+regional("ecs")+"task-definition/"+f+":*"))
 			}
+			suppress(j.NotebookRole, true, finding("AwsSolutions-IAM5", reasonNotebooks,
+				append([]string{"Resource::<" + *st.GetLogicalId(bucket) + ".Arn>/" + ecsstep.DefaultNotebookPrefix + "*"}, items...)...))
 			list, _ := images.ParseAllowList(s.ECS.Images) // checked by resolve
 			for _, r := range list.ECR() {
 				applies := []string{"Resource::*"} // ecr:GetAuthorizationToken

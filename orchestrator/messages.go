@@ -101,7 +101,11 @@ type StepWork struct {
 	StepRef
 	StepKind model.StepKind `json:"step_kind,omitempty"`
 	StepType model.StepType `json:"step_type,omitempty"`
-	Params   engine.Values  `json:"params,omitempty"`
+	// SubType and TemplateVersion select the step's job template, if any
+	// (engine.RunStep).
+	SubType         string        `json:"sub_type,omitempty"`
+	TemplateVersion string        `json:"template_version,omitempty"`
+	Params          engine.Values `json:"params,omitempty"`
 	// StartTime is when the attempt was created and started (unix ms),
 	// set when that was one instant: its claim then creates the attempt's
 	// item if its start commit left it out (see deferred.go).

@@ -25,12 +25,14 @@ type Stores struct {
 	Gates       GateStore
 	Tasks       TaskStore
 	Sweeps      SweepStore
+	// Templates holds job templates; nil leaves steps untemplated.
+	Templates TemplateStore
 }
 
 // StoresOf returns the aggregates of st.
 func StoresOf(st *store.Store) Stores {
 	return Stores{Definitions: st.Definitions, Instances: st.Instances, Runs: st.Runs, Attempts: st.Attempts,
-		Signals: st.Signals, Gates: st.Gates, Tasks: st.Tasks, Sweeps: st.Sweeps}
+		Signals: st.Signals, Gates: st.Gates, Tasks: st.Tasks, Sweeps: st.Sweeps, Templates: st.Templates}
 }
 
 // AttemptStore reads and writes step attempt items: claims, recorded outcomes, ends (store.Attempts).
@@ -133,4 +135,12 @@ type TaskStore interface {
 	PutTaskToken(ctx context.Context, hash string, ref store.AttemptRef) error
 	UseTaskToken(ctx context.Context, hash, result string, ref store.AttemptRef, ev store.Event) error
 	WaitForTask(ctx context.Context, ref store.AttemptRef, claim, hash, job string, ev store.Event) error
+}
+
+// TemplateStore reads and writes job templates (store.Templates).
+type TemplateStore interface {
+	PutJobTemplate(ctx context.Context, t store.JobTemplate) error
+	GetJobTemplate(ctx context.Context, jobType, version string) (*store.JobTemplate, error)
+	ListJobTemplates(ctx context.Context, version string) ([]store.JobTemplate, error)
+	DeleteJobTemplate(ctx context.Context, jobType, version string) (int, error)
 }

@@ -84,6 +84,15 @@ func callbackRunnerFor(m StepWork, runners map[model.StepType]StepRunner) (Callb
 // system with a new task token.
 func (o *Worker) dispatchStep(ctx context.Context, m StepWork, d CallbackRunner, claim string) error {
 	ref := store.AttemptRef{WorkflowID: m.WorkflowID, InstanceID: m.InstanceID, RunID: m.RunID, StepID: m.StepID, Attempt: m.Attempt}
+	m, refused, err := o.templated(ctx, m)
+	if err != nil {
+		return err
+	}
+	if refused != nil {
+		refused.FinishedAt = o.now().UnixMilli()
+		ev := store.Event{ID: outcomeEventID(m.StepID, m.Attempt), Body: mustJSON(*refused), Covered: true}
+		return o.handResult(ctx, m, claim, *refused, ev, nil, m.Apart)
+	}
 	token, err := newTaskToken()
 	if err != nil {
 		return err

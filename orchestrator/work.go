@@ -684,7 +684,8 @@ func (o *Rounds) othersAtWork(ctx context.Context, g *engine.Graph, st *engine.I
 
 // runStepMessage is the work message of a RunStep command.
 func runStepMessage(w store.Wake, c engine.RunStep) StepWork {
-	return StepWork{StepRef: stepRefOf(w, c.StepID, c.Attempt), StepKind: c.StepKind, StepType: c.StepType, Params: c.Params}
+	return StepWork{StepRef: stepRefOf(w, c.StepID, c.Attempt), StepKind: c.StepKind, StepType: c.StepType,
+		SubType: c.SubType, TemplateVersion: c.TemplateVersion, Params: c.Params}
 }
 
 func (o *Worker) runStep(ctx context.Context, m StepWork, runners map[model.StepType]StepRunner) engine.StepFinished {
@@ -698,6 +699,16 @@ func (o *Worker) runStep(ctx context.Context, m StepWork, runners map[model.Step
 			StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError,
 			Message: fmt.Sprintf("step type %s is not supported by this runtime", what),
 		}
+	}
+	m, refused, err := o.templated(ctx, m)
+	if err != nil {
+		return engine.StepFinished{
+			StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomePlatformError, Message: err.Error(),
+		}
+	}
+	if refused != nil {
+		refused.FinishedAt = o.now().UnixMilli()
+		return *refused
 	}
 	res, err := r.RunStep(ctx, m)
 	if err != nil {

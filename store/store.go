@@ -100,6 +100,8 @@ type Store struct {
 	Tasks *Tasks
 	// Sweeps: the recovery sweeper's index.
 	Sweeps *Sweeps
+	// Templates: job templates.
+	Templates *Templates
 
 	b *base
 }
@@ -139,6 +141,8 @@ type (
 	Tasks struct{ *base }
 	// Sweeps reads and clears the recovery sweeper's index.
 	Sweeps struct{ *base }
+	// Templates reads and writes job templates.
+	Templates struct{ *base }
 )
 
 // Options tune a Store; the zero value is the default.
@@ -166,7 +170,7 @@ func New(db DynamoDB, table string, opts Options) *Store {
 	}
 	s := &Store{
 		Definitions: &Definitions{b}, Instances: &Instances{b}, Runs: &Runs{b}, Attempts: &Attempts{b},
-		Signals: &Signals{b}, Gates: &Gates{b}, Tasks: &Tasks{b}, Sweeps: &Sweeps{b}, b: b,
+		Signals: &Signals{b}, Gates: &Gates{b}, Tasks: &Tasks{b}, Sweeps: &Sweeps{b}, Templates: &Templates{b}, b: b,
 	}
 	b.store = s
 	return s

@@ -97,6 +97,11 @@ func TestValidate(t *testing.T) {
 	// A YAML file is read as YAML by its extension only.
 	yamlAsJSON := write("yaml.json", validYAML)
 	missing := filepath.Join(dir, "missing.json")
+	tpl, err := os.ReadFile("../../test/testdata/sample-job-template-1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	template := write("template.json", string(tpl))
 
 	tests := []struct {
 		name       string
@@ -121,6 +126,8 @@ func TestValidate(t *testing.T) {
 		{name: "-q prints only the invalid", args: []string{"-q", good, cycle}, wantCode: exitInvalid,
 			wantStdout: []string{cycle + ": invalid\n"}, notStdout: []string{": valid"}},
 		{name: "-q and all valid", args: []string{"-q", good, goodYAML}, wantCode: exitOK, notStdout: []string{good, goodYAML}},
+		{name: "a job template is not a workflow", args: []string{template}, wantCode: exitInvalid,
+			wantStdout: []string{template + ": invalid\n", "  workflow: required\n", "  (a valid job template: store it with POST /api/v3/job-templates)\n"}},
 		{name: "an unreadable file after a valid one", args: []string{good, missing}, wantCode: exitUsage, wantStderr: "missing.json"},
 	}
 	for _, tt := range tests {

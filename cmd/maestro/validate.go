@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/maestro-serverless/maestro/definition"
+	"github.com/maestro-serverless/maestro/model"
 )
 
 // runValidate checks each file and prints one verdict per file followed by its errors.
@@ -46,6 +47,10 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 			}
 		} else {
 			fmt.Fprintf(stdout, "  %v\n", err)
+		}
+		if _, err := model.ParseJobTemplate(data); err == nil {
+			// Still not a workflow; say what it is.
+			fmt.Fprintf(stdout, "  (a valid job template: store it with POST /api/v3/job-templates)\n")
 		}
 	}
 	return code

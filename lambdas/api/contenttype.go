@@ -90,6 +90,7 @@ func routeBodies() map[string]bodyKind {
 		"POST " + workflowsPath + "/yaml":                 yamlBody,
 		"PUT " + workflowsPath + "/actions/validate":      jsonOrYAMLBody,
 		"PUT " + workflowsPath + "/actions/validate/yaml": yamlBody,
+		"POST " + jobTemplatesPath + "/yaml":              yamlBody,
 	}
 }
 

@@ -348,3 +348,28 @@ func (f *fakeService) GetSignal(_ context.Context, name string, seq int64) (*orc
 func (f *fakeService) SignalLineage(_ context.Context, name string, seq int64) (*orchestrator.LineageView, error) {
 	return reply(f, &orchestrator.LineageView{Signal: &orchestrator.SignalView{Name: name, SeqID: seq}}, "SignalLineage", name, seq)
 }
+
+func (f *fakeService) PutJobTemplate(_ context.Context, body []byte, _ orchestrator.Format) (json.RawMessage, error) {
+	v, err := reply(f, &body, "PutJobTemplate", string(body))
+	if v == nil {
+		return nil, err
+	}
+	return json.RawMessage(`{"metadata":{},"definition":{}}`), err
+}
+
+func (f *fakeService) GetJobTemplate(_ context.Context, jobType, version string) (json.RawMessage, error) {
+	v, err := reply(f, &jobType, "GetJobTemplate", jobType+"@"+version)
+	if v == nil {
+		return nil, err
+	}
+	return json.RawMessage(`{"metadata":{},"definition":{"job_type":"` + jobType + `"}}`), err
+}
+
+func (f *fakeService) ListJobTemplates(_ context.Context, version string) ([]json.RawMessage, error) {
+	_, err := reply(f, &version, "ListJobTemplates", version)
+	return nil, err
+}
+
+func (f *fakeService) DeleteJobTemplate(_ context.Context, jobType, version string) (*orchestrator.JobTemplateDeleted, error) {
+	return reply(f, &orchestrator.JobTemplateDeleted{JobType: jobType, Version: version}, "DeleteJobTemplate", jobType+"@"+version)
+}

@@ -168,6 +168,7 @@ func (s *server) register(mux *http.ServeMux) {
 	s.registerGates(route)
 	s.registerTags(route)
 	s.registerJobQueues(route)
+	s.registerJobTemplates(route)
 	s.registerSignals(route)
 }
 

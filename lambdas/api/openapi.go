@@ -68,6 +68,11 @@ func routeSummaries() map[string]string {
 		"POST " + signalsPath:                                    "Announce a signal",
 		"GET " + signalsPath + "/{name}/instances/{seq}":         "A signal instance (a sequence number, or latest)",
 		"GET " + signalsPath + "/{name}/instances/{seq}/lineage": "Who published a signal instance, what it triggered and unblocked",
+		"POST " + jobTemplatesPath:                               "Create or replace a job template version (JSON); its params merge into the steps of its step type and sub_type as they start",
+		"POST " + jobTemplatesPath + "/yaml":                     "Create or replace a job template version (YAML with the JSON structure)",
+		"GET " + jobTemplatesPath:                                "The job templates of a version (default \"default\")",
+		"GET " + jobTemplatesPath + "/{type}":                    "A job template by job type (a step's sub_type) and version (default \"default\")",
+		"DELETE " + jobTemplatesPath + "/{type}":                 "Remove a job type's template version, or every version without version; steps that start later run without it",
 	}
 }
 
@@ -79,6 +84,9 @@ func queryParams() map[string][]string {
 		"GET " + breakpointsPath:                           {"workflowId", "stepId"},
 		"DELETE " + breakpointsPath:                        {"workflowId", "stepId", "resume"},
 		"GET " + breakpointsPath + "/paused-step-attempts": {"workflowId", "stepId"},
+		"GET " + jobTemplatesPath:                          {"version"},
+		"GET " + jobTemplatesPath + "/{type}":              {"version"},
+		"DELETE " + jobTemplatesPath + "/{type}":           {"version"},
 	}
 }
 

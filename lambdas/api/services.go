@@ -58,6 +58,16 @@ type DefinitionService interface {
 	AddWorkflowTag(ctx context.Context, workflowID string, tag json.RawMessage) (json.RawMessage, error)
 
 	DeleteWorkflowTag(ctx context.Context, workflowID, tagName string) (json.RawMessage, error)
+
+	// PutJobTemplate, GetJobTemplate, ListJobTemplates and
+	// DeleteJobTemplate manage job templates.
+	PutJobTemplate(ctx context.Context, body []byte, f orchestrator.Format) (json.RawMessage, error)
+
+	GetJobTemplate(ctx context.Context, jobType, version string) (json.RawMessage, error)
+
+	ListJobTemplates(ctx context.Context, version string) ([]json.RawMessage, error)
+
+	DeleteJobTemplate(ctx context.Context, jobType, version string) (*orchestrator.JobTemplateDeleted, error)
 }
 
 // RunService starts instances and reads instances, runs and steps.

@@ -105,7 +105,13 @@ const (
 	// definitions the worker registers, the family prefix (also the
 	// tasks' startedBy) and the task definition families steps may name.
 	// Unset EnvECSCluster leaves ECS steps unsupported.
-	EnvECSCluster          = "MAESTRO_ECS_CLUSTER"
+	EnvECSCluster = "MAESTRO_ECS_CLUSTER"
+	// EnvNotebookBucket, EnvNotebookPrefix and EnvNotebookTaskRoleARN
+	// are where Notebook steps write executed notebooks and the role
+	// their tasks run with (see ecsstep.Config).
+	EnvNotebookBucket      = "MAESTRO_NOTEBOOK_BUCKET"
+	EnvNotebookPrefix      = "MAESTRO_NOTEBOOK_PREFIX"
+	EnvNotebookTaskRoleARN = "MAESTRO_NOTEBOOK_TASK_ROLE_ARN"
 	EnvECSSubnets          = "MAESTRO_ECS_SUBNETS"
 	EnvECSSecurityGroups   = "MAESTRO_ECS_SECURITY_GROUPS"
 	EnvECSAssignPublicIP   = "MAESTRO_ECS_ASSIGN_PUBLIC_IP"
@@ -303,7 +309,7 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		opts.Runners = map[model.StepType]orchestrator.StepRunner{
 			model.StepHTTP: httpRunner, model.StepLambda: lambdaRunner, model.StepCallback: callbackRunner, model.StepBatch: batchRunner,
 		}
-		var ecsRunner orchestrator.StepRunner = unconfigured{what: "ECS and Kubernetes steps need the stack's ECS settings " +
+		var ecsRunner orchestrator.StepRunner = unconfigured{what: "ECS, Kubernetes and Notebook steps need the stack's ECS settings " +
 			"(CDK context ecsCluster and ecsSubnets; " + EnvECSCluster + ")"}
 		if opts.ECS.Cluster != "" {
 			ecsCfg := opts.ECS
@@ -314,6 +320,7 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 			}
 		}
 		opts.Runners[model.StepECS], opts.Runners[model.StepKubernetes] = ecsRunner, ecsRunner
+		opts.Runners[model.StepNotebook] = ecsRunner
 	}
 	var trig orchestrator.TriggerSchedules
 	if cfg.ScheduleGroup != "" && cfg.WorkQueueARN != "" {
@@ -433,6 +440,8 @@ func optionsFromEnv() (Options, error) {
 			AssignPublicIP: os.Getenv(EnvECSAssignPublicIP) == "true", ExecutionRoleARN: os.Getenv(EnvECSExecutionRoleARN),
 			TaskRoleARN: os.Getenv(EnvECSTaskRoleARN), LogGroup: os.Getenv(EnvECSLogGroup),
 			Family: os.Getenv(EnvECSFamily), StartedBy: os.Getenv(EnvECSFamily), AllowTaskDefinitions: envList(EnvECSTaskDefinitions),
+			NotebookBucket: os.Getenv(EnvNotebookBucket), NotebookPrefix: os.Getenv(EnvNotebookPrefix),
+			NotebookTaskRoleARN: os.Getenv(EnvNotebookTaskRoleARN),
 		},
 		ECSImages: allowImages,
 		Batch:     batchstep.Config{AllowQueues: envList(EnvBatchJobQueues), AllowDefinitions: envList(EnvBatchJobDefinitions)},

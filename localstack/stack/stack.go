@@ -271,7 +271,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		}
 		ecsCfg = ecsstep.Config{Cluster: s.ECS.Cluster, Subnets: []string{s.ECS.Subnet}, SecurityGroups: []string{s.ECS.SecurityGroup},
 			ExecutionRoleARN: s.ECS.ExecutionRole, LogGroup: s.ECS.LogGroup, Family: s.ECS.Family, StartedBy: s.ECS.Family,
-			AllowTaskDefinitions: opts.ECSTaskDefinitions}
+			AllowTaskDefinitions: opts.ECSTaskDefinitions,
+			NotebookBucket:       res.Bucket.Name, NotebookPrefix: NotebookPrefix}
 	}
 	s.Deps, err = wiring.Build(wiring.Config{
 		Table:            res.Table.Name,
@@ -603,3 +604,7 @@ func flushing(e *metrics.Emitter, h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// NotebookPrefix is where, in the stack's bucket, Notebook steps write
+// the notebooks they executed (the CDK app uses the same).
+const NotebookPrefix = ecsstep.DefaultNotebookPrefix

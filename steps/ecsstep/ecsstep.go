@@ -109,6 +109,11 @@ type Config struct {
 	// AllowTaskDefinitions lists the task definition families steps may
 	// name.
 	AllowTaskDefinitions []string
+	// NotebookBucket and NotebookPrefix are where Notebook steps write
+	// the executed notebooks (s3://<bucket>/<prefix><workflow>/...);
+	// NotebookTaskRoleARN is the role of their tasks, which may write
+	// there only. Without a bucket Notebook steps fail, saying so.
+	NotebookBucket, NotebookPrefix, NotebookTaskRoleARN string
 	// AllowImages admits the images steps may run in the task definitions
 	// the runner registers (with the roles above, in the subnets above);
 	// nil admits none. See package images.
@@ -150,11 +155,19 @@ type task struct {
 	cpu, memory    int // Fargate CPU units and MiB; 0: unset
 	disk           int // GiB; 0: unset
 	container      string
+	role           string // the task role; "" is Config.TaskRoleARN
 }
 
 // Dispatch runs the step's task.
 func (r *Runner) Dispatch(ctx context.Context, m orchestrator.StepWork, _ string) (orchestrator.Handover, *engine.StepFinished, error) {
-	t, err := parseTask(m.StepType, m.Params)
+	var t task
+	var notebookOut string
+	var err error
+	if m.StepType == model.StepNotebook {
+		t, notebookOut, err = r.parseNotebook(m)
+	} else {
+		t, err = parseTask(m.StepType, m.Params)
+	}
 	if err != nil {
 		return handover.Refuse(err.Error())
 	}
@@ -224,6 +237,9 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.StepWork, _ string
 	if t.image != "" {
 		target += "; logs: " + LogsURL(r.cfg.Region, r.cfg.LogGroup, "maestro/"+ContainerName+"/"+arn[strings.LastIndex(arn, "/")+1:])
 	}
+	if notebookOut != "" {
+		target += "; notebook: " + notebookOut
+	}
 	return orchestrator.Handover{Target: target, Job: JobPrefix + arn}, nil, nil
 }
 
@@ -254,7 +270,11 @@ func failed(err error) (orchestrator.Handover, *engine.StepFinished, error) {
 // entry point, registering it when it does not exist.
 func (r *Runner) imageDefinition(ctx context.Context, t task) (string, error) {
 	sum := sha256.New()
-	for _, part := range append([]string{t.image, r.cfg.ExecutionRoleARN, r.cfg.TaskRoleARN, r.cfg.LogGroup}, t.entryPoint...) {
+	role := r.cfg.TaskRoleARN
+	if t.role != "" {
+		role = t.role
+	}
+	for _, part := range append([]string{t.image, r.cfg.ExecutionRoleARN, role, r.cfg.LogGroup}, t.entryPoint...) {
 		sum.Write([]byte(part))
 		sum.Write([]byte{0})
 	}
@@ -283,8 +303,8 @@ func (r *Runner) imageDefinition(ctx context.Context, t task) (string, error) {
 	if r.cfg.ExecutionRoleARN != "" {
 		in.ExecutionRoleArn = aws.String(r.cfg.ExecutionRoleARN)
 	}
-	if r.cfg.TaskRoleARN != "" {
-		in.TaskRoleArn = aws.String(r.cfg.TaskRoleARN)
+	if role != "" {
+		in.TaskRoleArn = aws.String(role)
 	}
 	reg, err := r.cfg.ECS.RegisterTaskDefinition(ctx, in)
 	if err != nil {
@@ -355,6 +375,28 @@ type taskStateChange struct {
 		ExitCode *int   `json:"exitCode"`
 		Reason   string `json:"reason"`
 	} `json:"containers"`
+	Overrides struct {
+		ContainerOverrides []struct {
+			Name        string `json:"name"`
+			Environment []struct {
+				Name  string `json:"name"`
+				Value string `json:"value"`
+			} `json:"environment"`
+		} `json:"containerOverrides"`
+	} `json:"overrides"`
+}
+
+// notebook returns the executed notebook's URI a Notebook step's task
+// was given (EnvNotebookOutput), or "".
+func (d taskStateChange) notebook() string {
+	for _, c := range d.Overrides.ContainerOverrides {
+		for _, e := range c.Environment {
+			if c.Name == ContainerName && e.Name == EnvNotebookOutput {
+				return e.Value
+			}
+		}
+	}
+	return ""
 }
 
 // JobEnded reads an "ECS Task State Change" event of a stopped task this
@@ -389,14 +431,22 @@ func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string
 	if err != nil && *exit == 0 {
 		return fail(engine.OutcomeFatalError, err.Error())
 	}
+	nb := d.notebook()
 	if *exit != 0 {
 		msg := joboutput.ExitMessage(*exit, reason)
 		if d.StopCode == "UserInitiated" {
 			msg = "ECS task stopped: " + d.StoppedReason
 		}
+		if nb != "" {
+			msg += "; executed notebook: " + nb
+		}
 		return job, joboutput.ExitFailure(out, found, msg), true, nil
 	}
-	return job, orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params}, true, nil
+	done := orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params}
+	if nb != "" {
+		done.Message = "executed notebook: " + nb
+	}
+	return job, done, true, nil
 }
 
 // output reads the output a task of a registered definition printed: the

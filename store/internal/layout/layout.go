@@ -191,6 +191,13 @@ const JobQueuePK = "JQ"
 // JobQueueSK is a job queue, JQ/Q#<name>.
 func JobQueueSK(name string) string { return "Q#" + name }
 
+// JobTemplatePK is the partition of every job template.
+const JobTemplatePK = "JT"
+
+// JobTemplateSK is a job template version, JT/T#<job type>#<version> (job
+// types and versions are ids: no '#').
+func JobTemplateSK(jobType, version string) string { return "T#" + jobType + "#" + version }
+
 // ParseRunPK reads the workflow and instance ids out of a run partition
 // key (R#<wf>#<instance>; workflow ids cannot contain '#').
 func ParseRunPK(pk string) (string, int64, error) {
