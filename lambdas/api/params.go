@@ -171,7 +171,9 @@ func inlineAllowed(r *http.Request) bool {
 		return true
 	case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, breakpointsPath+"/"):
 		return true
-	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/actions/restart") && r.PathValue("instanceId") != "" && r.PathValue("stepId") == "":
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/actions/restart") && r.PathValue("instanceId") != "":
+		// An iteration, or a step of one (restartstep.go: it goes up
+		// through the loop's run).
 		return true
 	}
 	return false
