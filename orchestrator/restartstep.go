@@ -81,15 +81,18 @@ func newStepRestart(wf string, inst int64, step string, req StepRestartRequest) 
 	return r, nil
 }
 
-// checkParams checks the step run params against step's definition: a
-// param the definition has keeps its type, and its mode must allow a
-// change on restart.
+// checkParams checks the step run params against step's definition: names
+// follow the param name rules, a param the definition has keeps its type,
+// and its mode must allow a change on restart.
 func (r *stepRestart) checkParams(step *model.Step) error {
 	if r.sr.Params == nil {
 		return nil
 	}
 	var problems []string
 	for _, name := range r.sr.Params.Names {
+		for _, p := range model.NameProblems(name, "param name") {
+			problems = append(problems, "step_run_params."+name+": "+p)
+		}
 		def, have := step.Params.Defs[name], r.sr.Params.Defs[name]
 		if def != nil && have != nil && def.Type != have.Type {
 			problems = append(problems, fmt.Sprintf("step_run_params.%s: type %s does not match the step's param type %s", name, have.Type, def.Type))

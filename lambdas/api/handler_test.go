@@ -212,7 +212,9 @@ func TestRoutes(t *testing.T) {
 				RestartPolicy: "RESTART_FROM_BEGINNING", UpstreamRestartMode: "RESTART_FROM_STEP",
 				StepRunParams: map[string]json.RawMessage{"n": json.RawMessage(`{"type":"LONG","value":3}`)}}}}},
 		{name: "step restart with step_run_params not an object", method: "POST", target: wf + "/sample-wf/instances/7/steps/job1/actions/restart",
-			body: `{"step_run_params":[1]}`, wantStatus: 400, wantError: "step_run_params: must be an object"},
+			body: `{"step_run_params":[1]}`, wantStatus: 400, wantError: "step_run_params: "},
+		{name: "step restart with a reserved step_run_params name", method: "POST", target: wf + "/sample-wf/instances/7/steps/job1/actions/restart",
+			body: `{"step_run_params":{"AUTH_BLOB":{"type":"STRING","value":"x"}}}`, wantStatus: 400, wantError: "step_run_params.AUTH_BLOB: reserved param name"},
 		{name: "step restart unknown field", method: "POST", target: wf + "/sample-wf/instances/7/steps/job1/actions/restart",
 			body: `{"policy":"x"}`, wantStatus: 400, wantError: "policy: unknown field"},
 

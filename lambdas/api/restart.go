@@ -130,10 +130,13 @@ func (s *server) restartStep(w http.ResponseWriter, r *http.Request) error {
 }
 
 // stepRunParams reads step_run_params, an object of param definitions
-// (checked by the service), into dst.
+// checked as run_params are (count, reserved names; the service checks
+// the rest), into dst.
 func stepRunParams(f rawField, dst *map[string]json.RawMessage) []string {
-	if err := json.Unmarshal(f.value, dst); err != nil {
-		return []string{"step_run_params: must be an object of param definitions"}
+	params, errs := parseRunParams(f.value)
+	for i, e := range errs {
+		errs[i] = "step_" + e
 	}
-	return nil
+	*dst = params
+	return errs
 }
