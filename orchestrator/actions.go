@@ -24,7 +24,7 @@ func (o *Actions) ActOnInstance(ctx context.Context, wf string, inst, run int64,
 // ActOnStep applies a step action to a step's current attempt.
 func (o *Actions) ActOnStep(ctx context.Context, wf string, inst int64, step, action string) (*InstanceView, error) {
 	if strings.EqualFold(action, string(model.StepActionSkip)) {
-		if v, done, err := o.skipEnded(ctx, wf, inst, step); done {
+		if v, done, err := skipEnded(ctx, o, o.now(), wf, inst, step); done {
 			return v, err
 		}
 	}

@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
 )
 
 // MaxStepRunParamsBytes bounds the step_run_params of a step restart (their
@@ -29,22 +31,36 @@ const (
 	RestartFromInlineRoot = "RESTART_FROM_INLINE_ROOT"
 )
 
+// stepRuns is what a step restart needs of the runs it reads and
+// restarts; *Actions serves it.
+type stepRuns interface {
+	runState(ctx context.Context, wf string, inst, run int64) (*store.InstanceRecord, *engine.Instance, error)
+	graph(ctx context.Context, wf string, version int64) (*engine.Graph, *model.Definition, error)
+	// actWith records a RESTART action in a run in progress.
+	actWith(ctx context.Context, wf string, inst, run int64, step, action string, restart *engine.StepRestart) (*InstanceView, error)
+	// climb restarts an ended iteration through the runs above it.
+	climb(ctx context.Context, it *engine.Instance, policy string, inner *engine.InnerRestart) (*InstanceView, error)
+	// startNextRun writes and starts the next run of an ended run.
+	startNextRun(ctx context.Context, rec *store.InstanceRecord, st, next *engine.Instance, runParams model.Params) (*InstanceView, error)
+	RestartInstance(ctx context.Context, wf string, inst int64, req RestartRequest) (*InstanceView, error)
+}
+
 // stepRestart is one step restart or skip of an ended step, checked: the
 // step it targets, how it restarts and what it asks of the step. Its
-// methods decide which run restarts and how; the runs themselves are
-// written through the narrow set of Actions helpers it calls.
+// methods decide which run restarts and how, through stepRuns.
 type stepRestart struct {
 	wf     string
 	inst   int64
 	policy string // RESTART_FROM_INCOMPLETE or RESTART_FROM_BEGINNING
 	root   bool   // RESTART_FROM_INLINE_ROOT
 	sr     engine.StepRestart
+	now    time.Time
 }
 
 // newStepRestart checks req (policy, mode, the size of the step run
 // params) before anything is read.
-func newStepRestart(wf string, inst int64, step string, req StepRestartRequest) (*stepRestart, error) {
-	r := &stepRestart{wf: wf, inst: inst, sr: engine.StepRestart{StepID: step}}
+func newStepRestart(wf string, inst int64, step string, req StepRestartRequest, now time.Time) (*stepRestart, error) {
+	r := &stepRestart{wf: wf, inst: inst, sr: engine.StepRestart{StepID: step}, now: now}
 	switch p := strings.ToUpper(req.RestartPolicy); p {
 	case "", engine.RestartFromIncomplete:
 		r.policy = engine.RestartFromIncomplete
@@ -118,7 +134,7 @@ func (r *stepRestart) checkParams(step *model.Step) error {
 // params for the restarted attempt. With RESTART_FROM_INLINE_ROOT the run
 // above every loop around the step restarts instead, with the policy.
 func (o *Actions) RestartStep(ctx context.Context, wf string, inst int64, step string, req StepRestartRequest) (*InstanceView, error) {
-	r, err := newStepRestart(wf, inst, step, req)
+	r, err := newStepRestart(wf, inst, step, req, o.now())
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +145,7 @@ func (o *Actions) RestartStep(ctx context.Context, wf string, inst int64, step s
 // does: the step restarts, and its new attempt ends SKIPPED at once with
 // engine.SkippedByUser in its timeline; the steps after it then run. It
 // reports false for a step that has not ended (a plain skip action).
-func (o *Actions) skipEnded(ctx context.Context, wf string, inst int64, step string) (*InstanceView, bool, error) {
+func skipEnded(ctx context.Context, o stepRuns, now time.Time, wf string, inst int64, step string) (*InstanceView, bool, error) {
 	_, st, err := o.runState(ctx, wf, inst, 0)
 	if err != nil {
 		return nil, true, err
@@ -144,13 +160,13 @@ func (o *Actions) skipEnded(ctx context.Context, wf string, inst int64, step str
 	if !slices.Contains(model.AllowedStepActions(ss.Status), model.StepActionRestart) {
 		return nil, false, nil // retrying: the plain skip ends it
 	}
-	r := &stepRestart{wf: wf, inst: inst, policy: engine.RestartFromIncomplete, sr: engine.StepRestart{StepID: step, Skip: true}}
+	r := &stepRestart{wf: wf, inst: inst, policy: engine.RestartFromIncomplete, sr: engine.StepRestart{StepID: step, Skip: true}, now: now}
 	v, err := r.run(ctx, o)
 	return v, true, err
 }
 
 // run carries the restart out on the step's latest run.
-func (r *stepRestart) run(ctx context.Context, o *Actions) (*InstanceView, error) {
+func (r *stepRestart) run(ctx context.Context, o stepRuns) (*InstanceView, error) {
 	step := r.sr.StepID
 	rec, stp, err := o.runState(ctx, r.wf, r.inst, 0)
 	if err != nil {
@@ -187,7 +203,7 @@ func (r *stepRestart) run(ctx context.Context, o *Actions) (*InstanceView, error
 		// restarts it (Maestro's restart path up through the parents).
 		return o.climb(ctx, &st, "", &engine.InnerRestart{Step: &r.sr})
 	}
-	next, err := engine.RestartStepRun(g, &st, r.sr, o.now())
+	next, err := engine.RestartStepRun(g, &st, r.sr, r.now)
 	if err != nil {
 		return nil, Internal(err)
 	}
@@ -213,7 +229,7 @@ func restartableStep(st *engine.Instance, step string) error {
 // restartRoot restarts the first run above st that is not a loop
 // iteration (st itself when it is not one) with the request's policy, as
 // an instance restart of it does (Maestro's RESTART_FROM_INLINE_ROOT).
-func (r *stepRestart) restartRoot(ctx context.Context, o *Actions, st *engine.Instance) (*InstanceView, error) {
+func (r *stepRestart) restartRoot(ctx context.Context, o stepRuns, st *engine.Instance) (*InstanceView, error) {
 	if !st.Status.IsTerminal() {
 		return nil, &Error{Status: http.StatusConflict, Message: fmt.Sprintf(
 			"upstream_restart_mode RESTART_FROM_INLINE_ROOT: workflow %s instance %d is %s; restart it once it has ended", st.WorkflowID, st.InstanceID, st.Status)}
