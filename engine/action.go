@@ -26,6 +26,9 @@ type Action struct {
 	// FromParent marks a parent's stop of its child run: the parent no
 	// longer counts the child, so the child's end is not reported to it.
 	FromParent bool `json:"from_parent,omitempty"`
+	// Restart, on a RESTART, is what the restart asks of the step (its
+	// step run params, a skip); nil asks nothing.
+	Restart *StepRestart `json:"restart,omitempty"`
 }
 
 // byWhom is how a timeline message names who acted.
@@ -176,7 +179,7 @@ func (d *decider) act(e Action) error {
 	i := d.g.index[e.StepID]
 	s := &d.st.Steps[i]
 	if model.StepAction(strings.ToUpper(e.Action)) == model.StepActionRestart {
-		return d.restartStep(i)
+		return d.restartStep(i, e.Restart)
 	}
 	d.startCounting()
 	s.RetryAt = 0

@@ -628,6 +628,9 @@ func (d *decider) start(i int) {
 	s := &d.st.Steps[i]
 	s.CreateTime = d.now
 	d.setStepStatus(i, model.StepCreated, "")
+	if d.skipOnStart(i) {
+		return
+	}
 	d.setStepStatus(i, model.StepInitialized, "")
 	if d.breakpointHolds(i) {
 		d.setStepStatus(i, model.StepPaused, "paused at a breakpoint")
@@ -904,10 +907,15 @@ func (d *decider) stepParams(i int) (Values, error) {
 	s := &d.st.Steps[i]
 	defaults := defaultStepParams(d.st, s.StepID, s.Attempt)
 	n := &d.g.nodes[i]
-	if n.paramsErr != nil {
-		return nil, n.paramsErr
+	set, setErr, defs := n.params, n.paramsErr, n.step.Params
+	if merged, ok := d.stepParamDefs(i); ok {
+		defs = merged
+		set, setErr = d.g.eval.CompileParams(defs, model.Scope{Vars: d.g.scope})
 	}
-	if n.params == nil {
+	if setErr != nil {
+		return nil, setErr
+	}
+	if set == nil {
 		return defaults, nil
 	}
 	env := &Env{
@@ -921,15 +929,15 @@ func (d *decider) stepParams(i int) (Values, error) {
 		Subworkflow: d.getFromSubworkflow,
 	}
 	d.signalEnv(env, i)
-	res, err := n.params.Eval(d.ctx, env)
+	res, err := set.Eval(d.ctx, env)
 	if err != nil {
 		return nil, err
 	}
-	out := make(Values, len(defaults)+len(n.step.Params.Names))
+	out := make(Values, len(defaults)+len(defs.Names))
 	for k, v := range defaults {
 		out[k] = v
 	}
-	if err := mergeResults(out, n.step.Params.Names, res); err != nil {
+	if err := mergeResults(out, defs.Names, res); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -171,6 +171,9 @@ type InnerRestart struct {
 	Was    model.WorkflowStatus `json:"was"`
 	Policy string               `json:"policy,omitempty"`
 	Inner  *InnerRestart        `json:"inner,omitempty"`
+	// Step, set alone, ends the chain: the iteration run restarts from
+	// that step (RestartStepRun), a step restart inside it.
+	Step *StepRestart `json:"step,omitempty"`
 }
 
 func (l *LoopState) clone() *LoopState {

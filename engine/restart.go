@@ -167,9 +167,10 @@ func CheckStepRestart(g *Graph, st *Instance, stepID string) error {
 }
 
 // restartStep applies a RESTART action to a step of a run in progress: the
-// step starts a new attempt, and the steps downstream of it that have ended
-// are reset to run again (each with a new attempt id if it ran).
-func (d *decider) restartStep(i int) error {
+// step starts a new attempt (with what r asks of it), and the steps
+// downstream of it that have ended are reset to run again (each with a new
+// attempt id if it ran).
+func (d *decider) restartStep(i int, r *StepRestart) error {
 	if err := CheckStepRestart(d.g, d.st, d.st.Steps[i].StepID); err != nil {
 		return nil // the run moved on since the API checked: nothing to do
 	}
@@ -185,6 +186,7 @@ func (d *decider) restartStep(i int) error {
 		}
 		*s = StepState{StepID: s.StepID, Status: model.StepNotCreated, Attempt: attempt}
 	}
+	r.apply(&d.st.Steps[i])
 	d.startCounting()
 	d.start(i)
 	return d.advance()

@@ -120,6 +120,12 @@ type StepState struct {
 	// FromRun is set on a step carried over by a restart: the run whose
 	// attempt it is (its attempt items live under that run).
 	FromRun int64 `json:"from_run,omitempty"`
+	// RestartParams are the step run params of the restart that started
+	// this attempt, merged over the definition's params (StepRestart);
+	// SkipOnStart ends the attempt SKIPPED as soon as it is created (a
+	// user's skip of a step that had ended).
+	RestartParams *model.Params `json:"restart_params,omitempty"`
+	SkipOnStart   bool          `json:"skip_on_start,omitempty"`
 	// External holds output params an external job reported for the
 	// running attempt (OutputData); they become outputs when it succeeds.
 	External Values `json:"external,omitempty"`

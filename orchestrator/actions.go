@@ -23,6 +23,11 @@ func (o *Actions) ActOnInstance(ctx context.Context, wf string, inst, run int64,
 
 // ActOnStep applies a step action to a step's current attempt.
 func (o *Actions) ActOnStep(ctx context.Context, wf string, inst int64, step, action string) (*InstanceView, error) {
+	if strings.EqualFold(action, string(model.StepActionSkip)) {
+		if v, done, err := skipEnded(ctx, o, o.now(), wf, inst, step); done {
+			return v, err
+		}
+	}
 	return o.act(ctx, wf, inst, 0, step, action)
 }
 
@@ -31,6 +36,11 @@ func (o *Actions) ActOnStep(ctx context.Context, wf string, inst int64, step, ac
 // the run and decides it inline. The engine checks it again when it
 // applies it: a run that moved on in between simply ignores it.
 func (o *Actions) act(ctx context.Context, wf string, inst, run int64, step, action string) (*InstanceView, error) {
+	return o.actWith(ctx, wf, inst, run, step, action, nil)
+}
+
+// actWith is act with what a RESTART asks of the step (restartstep.go).
+func (o *Actions) actWith(ctx context.Context, wf string, inst, run int64, step, action string, restart *engine.StepRestart) (*InstanceView, error) {
 	rec, st, err := o.runState(ctx, wf, inst, run)
 	if err != nil {
 		return nil, err
@@ -50,7 +60,7 @@ func (o *Actions) act(ctx context.Context, wf string, inst, run int64, step, act
 			return nil, Invalid("bad action", "action: "+err.Error())
 		}
 	}
-	ev := store.Event{ID: actionEventID(o.newUUID()), Body: mustJSON(engine.Action{StepID: step, Action: action, Principal: caller.From(ctx)}), WakeAfter: backstopWake}
+	ev := store.Event{ID: actionEventID(o.newUUID()), Body: mustJSON(engine.Action{StepID: step, Action: action, Principal: caller.From(ctx), Restart: restart}), WakeAfter: backstopWake}
 	if err := o.store.Runs.PutEvent(ctx, wf, inst, run, ev); err != nil {
 		return nil, Internal(err)
 	}
@@ -247,53 +257,6 @@ func (o *Actions) unblockWorkflow(ctx context.Context, wf string) (int, error) {
 	return n, nil
 }
 
-// RestartStep restarts a step that has ended: in a run in progress the step
-// starts a new attempt and the steps downstream of it run again; in a run
-// that has ended, a new run (RESTART_FROM_SPECIFIC) runs the step and its
-// downstream again and restarts the rest from incomplete.
-func (o *Actions) RestartStep(ctx context.Context, wf string, inst int64, step string, req StepRestartRequest) (*InstanceView, error) {
-	if p := strings.ToUpper(req.RestartPolicy); p != "" && p != engine.RestartFromIncomplete {
-		return nil, Invalid("bad restart request", fmt.Sprintf("restart_policy: a step restart supports %s only; restart the instance to run everything again", engine.RestartFromIncomplete))
-	}
-	if m := strings.ToUpper(req.UpstreamRestartMode); m != "" && m != "RESTART_FROM_STEP" {
-		return nil, Invalid("bad restart request", "upstream_restart_mode: only RESTART_FROM_STEP is supported (foreach and while roots are not run by this runtime yet)")
-	}
-	rec, stp, err := o.runState(ctx, wf, inst, 0)
-	if err != nil {
-		return nil, err
-	}
-	st := *stp
-	g, _, err := o.graph(ctx, wf, st.WorkflowVersion)
-	if err != nil {
-		return nil, Internal(err)
-	}
-	if g.Step(step) == nil {
-		return nil, NotFound("workflow %s instance %d has no step %s", wf, inst, step)
-	}
-	if st.Status.IsTerminal() {
-		ss := st.Step(step)
-		status := model.StepNotCreated
-		if ss != nil && ss.Status != "" {
-			status = ss.Status
-		}
-		if !slices.Contains(model.AllowedStepActions(status), model.StepActionRestart) {
-			return nil, &Error{Status: http.StatusConflict, Message: (&engine.ActionError{
-				Action: string(model.StepActionRestart), StepID: step, Status: string(status),
-				Allowed: actionNames(model.AllowedStepActions(status)),
-			}).Error()}
-		}
-		next, err := engine.RestartFromStep(g, &st, step, o.now())
-		if err != nil {
-			return nil, Internal(err)
-		}
-		return o.startNextRun(ctx, rec, &st, next, model.Params{})
-	}
-	if err := engine.CheckStepRestart(g, &st, step); err != nil {
-		return nil, &Error{Status: http.StatusConflict, Message: err.Error()}
-	}
-	return o.act(ctx, wf, inst, st.RunID, step, string(model.StepActionRestart))
-}
-
 func actionNames(as []model.StepAction) []string {
 	out := make([]string, len(as))
 	for i, a := range as {
@@ -357,7 +320,15 @@ func (o *Actions) restartIteration(ctx context.Context, it *engine.Instance, req
 	if len(req.RunParams) > 0 {
 		return nil, Invalid("bad restart request", "run_params: an iteration's params are its loop's; restart the run above it to change them")
 	}
-	var inner *engine.InnerRestart
+	return o.climb(ctx, it, policy, nil)
+}
+
+// climb restarts iteration it, which has ended, through its parents: each
+// run above it restarts with only the iteration on the way down run again
+// (engine.RestartIteration), up to the first run that is not an iteration,
+// which takes a new run. The iteration itself restarts with policy, or as
+// inner says (a restart of one of its own iterations, or from a step).
+func (o *Actions) climb(ctx context.Context, it *engine.Instance, policy string, inner *engine.InnerRestart) (*InstanceView, error) {
 	child := it
 	for {
 		p := child.Parent

@@ -201,8 +201,10 @@ func TestRestartStep(t *testing.T) {
 		says        string
 	}{
 		{"running", "t0", StepRestartRequest{}, http.StatusConflict, `step "t1" downstream of it`},
-		{"running", "t0", StepRestartRequest{RestartPolicy: "RESTART_FROM_BEGINNING"}, http.StatusBadRequest, "restart_policy"},
-		{"running", "t0", StepRestartRequest{UpstreamRestartMode: "RESTART_FROM_INLINE_ROOT"}, http.StatusBadRequest, "upstream_restart_mode"},
+		{"running", "t0", StepRestartRequest{RestartPolicy: "sideways"}, http.StatusBadRequest, "restart_policy"},
+		{"running", "t0", StepRestartRequest{UpstreamRestartMode: "sideways"}, http.StatusBadRequest, "upstream_restart_mode"},
+		{"running", "t0", StepRestartRequest{RestartPolicy: "RESTART_FROM_BEGINNING"}, http.StatusConflict, `step "t1" downstream of it`},
+		{"running", "t0", StepRestartRequest{UpstreamRestartMode: "RESTART_FROM_INLINE_ROOT"}, http.StatusConflict, "RESTART_FROM_INLINE_ROOT: workflow acts instance 1 is IN_PROGRESS"},
 		{"running", "ghost", StepRestartRequest{}, http.StatusNotFound, "has no step ghost"},
 		{"succeeded", "t0", StepRestartRequest{}, 0, ""},
 		{"stopped", "t1", StepRestartRequest{}, http.StatusConflict, "NOT_CREATED"},

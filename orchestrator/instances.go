@@ -289,12 +289,18 @@ func ownerOf(def *model.Definition, head *store.WorkflowHead) string {
 
 // decodeRunParams reads run_params as Maestro param definitions.
 func decodeRunParams(raw map[string]json.RawMessage) (model.Params, error) {
+	return decodeParams(raw, "run_params")
+}
+
+// decodeParams decodes params given as the request field field; its
+// errors are 400s naming it.
+func decodeParams(raw map[string]json.RawMessage, field string) (model.Params, error) {
 	if len(raw) == 0 {
 		return model.Params{}, nil
 	}
 	data, err := json.Marshal(raw)
 	if err != nil {
-		return model.Params{}, Invalid("invalid run_params", err.Error())
+		return model.Params{}, Invalid("invalid "+field, err.Error())
 	}
 	var p model.Params
 	if err := json.Unmarshal(data, &p); err != nil {
@@ -304,9 +310,9 @@ func decodeRunParams(raw map[string]json.RawMessage) (model.Params, error) {
 			for i, e := range list {
 				details[i] = e.Error()
 			}
-			return model.Params{}, Invalid("invalid run_params", details...)
+			return model.Params{}, Invalid("invalid "+field, details...)
 		}
-		return model.Params{}, Invalid("invalid run_params", err.Error())
+		return model.Params{}, Invalid("invalid "+field, field+": "+err.Error())
 	}
 	return p, nil
 }

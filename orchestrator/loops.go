@@ -511,7 +511,12 @@ func (o *Rounds) childRerun(ctx context.Context, x engine.RestartChild, now time
 		// Restarted for one iteration of a loop of its own (a nested
 		// loop's iteration restarted by itself).
 		g, _, gerr := o.graph(ctx, x.WorkflowID, prev.WorkflowVersion)
-		if gerr == nil {
+		switch {
+		case gerr != nil:
+		case in.Step != nil:
+			// A step restart inside the iteration (restartstep.go).
+			next, err = engine.RestartStepRun(g, &prev, *in.Step, now)
+		default:
 			next, err = engine.RestartIteration(g, &prev, in.StepID, in.Index, in.Was, in.Policy, now, in.Inner)
 		}
 		if gerr != nil || err != nil {

@@ -57,13 +57,18 @@ type RestartRequest struct {
 // StepRestartRequest is Maestro's StepInstanceRestartRequest, as far as
 // this runtime carries it out.
 type StepRestartRequest struct {
-	// RestartPolicy is RESTART_FROM_INCOMPLETE (the default): the steps not
-	// downstream of the restarted one are restarted from incomplete.
+	// RestartPolicy is RESTART_FROM_INCOMPLETE (the default) or
+	// RESTART_FROM_BEGINNING; this runtime uses it with
+	// RESTART_FROM_INLINE_ROOT, as the policy the root run restarts with.
 	RestartPolicy string `json:"restart_policy,omitempty"`
-	// UpstreamRestartMode is RESTART_FROM_STEP (the default).
+	// UpstreamRestartMode is RESTART_FROM_STEP (the default) or
+	// RESTART_FROM_INLINE_ROOT.
 	UpstreamRestartMode string `json:"upstream_restart_mode,omitempty"`
-	RequestID           string `json:"request_id,omitempty"`
-	RequestTime         int64  `json:"request_time,omitempty"`
+	// StepRunParams are merged over the step's params for the restarted
+	// attempt (at most MaxStepRunParamsBytes of JSON).
+	StepRunParams map[string]json.RawMessage `json:"step_run_params,omitempty"`
+	RequestID     string                     `json:"request_id,omitempty"`
+	RequestTime   int64                      `json:"request_time,omitempty"`
 }
 
 // StartResponse is Maestro's RunResponse for a start.

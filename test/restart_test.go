@@ -102,8 +102,8 @@ func TestStepRestart(t *testing.T) {
 		})
 		var e map[string]any
 		path := fmt.Sprintf("/api/v3/workflows/%s/instances/%d/steps/%%s/actions/restart", wf, r.WorkflowInstanceID)
-		if code := s.do("POST", fmt.Sprintf(path, "nap"), nil, &e); code != http.StatusConflict {
-			t.Fatalf("restart of a running step: HTTP %d %v, want 409", code, e)
+		if code := s.do("POST", fmt.Sprintf(path, "nap"), nil, &e); code != http.StatusConflict || !strings.Contains(fmt.Sprint(e["message"]), `action RESTART is not allowed on step "nap" in status RUNNING`) {
+			t.Fatalf("restart of a running step: HTTP %d %v, want 409 naming the rule", code, e)
 		}
 		if code := s.do("POST", fmt.Sprintf(path, "nope"), nil, &e); code != http.StatusNotFound {
 			t.Fatalf("restart of an unknown step: HTTP %d %v, want 404", code, e)

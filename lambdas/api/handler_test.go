@@ -207,7 +207,14 @@ func TestRoutes(t *testing.T) {
 		{name: "step restart empty body", method: "POST", target: wf + "/sample-wf/instances/7/steps/job1/actions/restart",
 			wantStatus: 200, wantCall: &call{"RestartStep", []any{"sample-wf", int64(7), "job1", orchestrator.StepRestartRequest{}}}},
 		{name: "step restart with step_run_params", method: "POST", target: wf + "/sample-wf/instances/7/steps/job1/actions/restart",
-			body: `{"step_run_params":{}}`, wantStatus: 400, wantError: "step_run_params: not supported"},
+			body:       `{"step_run_params":{"n":{"type":"LONG","value":3}},"restart_policy":"RESTART_FROM_BEGINNING","upstream_restart_mode":"RESTART_FROM_STEP"}`,
+			wantStatus: 200, wantCall: &call{"RestartStep", []any{"sample-wf", int64(7), "job1", orchestrator.StepRestartRequest{
+				RestartPolicy: "RESTART_FROM_BEGINNING", UpstreamRestartMode: "RESTART_FROM_STEP",
+				StepRunParams: map[string]json.RawMessage{"n": json.RawMessage(`{"type":"LONG","value":3}`)}}}}},
+		{name: "step restart with step_run_params not an object", method: "POST", target: wf + "/sample-wf/instances/7/steps/job1/actions/restart",
+			body: `{"step_run_params":[1]}`, wantStatus: 400, wantError: "step_run_params: "},
+		{name: "step restart with a reserved step_run_params name", method: "POST", target: wf + "/sample-wf/instances/7/steps/job1/actions/restart",
+			body: `{"step_run_params":{"AUTH_BLOB":{"type":"STRING","value":"x"}}}`, wantStatus: 400, wantError: "step_run_params.AUTH_BLOB: reserved param name"},
 		{name: "step restart unknown field", method: "POST", target: wf + "/sample-wf/instances/7/steps/job1/actions/restart",
 			body: `{"policy":"x"}`, wantStatus: 400, wantError: "policy: unknown field"},
 
@@ -734,8 +741,9 @@ func TestNewHandlerNeedsService(t *testing.T) {
 }
 
 // TestInlineWorkflowIDs: a loop's iterations are instances of an inline
-// workflow, read, restarted one by one and resumed at a breakpoint through
-// its id; nothing else takes it.
+// workflow, read, restarted one by one (or one of their steps), a step of
+// one skipped, and resumed at a breakpoint through its id; nothing else
+// takes it.
 func TestInlineWorkflowIDs(t *testing.T) {
 	const inline = "maestro_foreach_0123456789abcdef01234567"
 	tests := []struct {
@@ -745,7 +753,9 @@ func TestInlineWorkflowIDs(t *testing.T) {
 		{"GET", "/api/v3/workflows/" + inline + "/instances/3", true},
 		{"POST", "/api/v3/workflows/" + inline + "/instances/3/actions/restart", true},
 		{"PUT", "/api/v3/workflows/steps/breakpoints/" + inline + "/instances/3/runs/1/steps/s/attempts/1/actions/resume", true},
-		{"POST", "/api/v3/workflows/" + inline + "/instances/3/steps/s/actions/restart", false},
+		{"POST", "/api/v3/workflows/" + inline + "/instances/3/steps/s/actions/restart", true},
+		{"PUT", "/api/v3/workflows/" + inline + "/instances/3/steps/s/actions/skip", true},
+		{"PUT", "/api/v3/workflows/" + inline + "/instances/3/steps/s/actions/stop", false},
 		{"PUT", "/api/v3/workflows/" + inline + "/instances/3/actions/stop", false},
 		{"POST", "/api/v3/workflows/" + inline + "/versions/latest/actions/start", false},
 		{"DELETE", "/api/v3/workflows/" + inline, false},

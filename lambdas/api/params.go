@@ -50,7 +50,8 @@ func checkPathIDs(r *http.Request) error {
 		}
 		if rule.param == "id" && model.IsInlineWorkflowID(v) && inlineAllowed(r) {
 			// The iterations of a loop are instances of an inline
-			// workflow: readable, restartable one by one, and their
+			// workflow: readable, restartable one by one (or from one
+			// of their steps), their steps skippable, and their
 			// attempts a breakpoint paused can be resumed; never
 			// changed otherwise through its id.
 			continue
@@ -171,7 +172,13 @@ func inlineAllowed(r *http.Request) bool {
 		return true
 	case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, breakpointsPath+"/"):
 		return true
-	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/actions/restart") && r.PathValue("instanceId") != "" && r.PathValue("stepId") == "":
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/actions/restart") && r.PathValue("instanceId") != "":
+		// An iteration, or a step of one (restartstep.go: it goes up
+		// through the loop's run).
+		return true
+	case r.Method == http.MethodPut && r.PathValue("stepId") != "" && strings.EqualFold(r.PathValue("action"), "skip"):
+		// A step of an iteration skipped (one that ended restarts, then
+		// skips, as a restart of it does).
 		return true
 	}
 	return false

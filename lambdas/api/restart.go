@@ -109,7 +109,7 @@ func parseStepRestartRequest(body []byte) (orchestrator.StepRestartRequest, erro
 		case "request_time", "request_id":
 			return parseRunField(f, &req.RequestID, &req.RequestTime, nil), true
 		case "step_run_params":
-			return []string{"step_run_params: not supported by this runtime yet (the step runs with its definition's params)"}, true
+			return stepRunParams(f, &req.StepRunParams), true
 		}
 		return nil, false
 	})
@@ -127,4 +127,16 @@ func (s *server) restartStep(w http.ResponseWriter, r *http.Request) error {
 	}
 	view, err := s.svc.Actions.RestartStep(r.Context(), r.PathValue("id"), instanceID, r.PathValue("stepId"), req)
 	return answer(w, view, err, "RestartStep")
+}
+
+// stepRunParams reads step_run_params, an object of param definitions
+// checked as run_params are (count, reserved names; the service checks
+// the rest), into dst.
+func stepRunParams(f rawField, dst *map[string]json.RawMessage) []string {
+	params, errs := parseRunParams(f.value)
+	for i, e := range errs {
+		errs[i] = "step_" + e
+	}
+	*dst = params
+	return errs
 }
