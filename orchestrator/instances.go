@@ -353,31 +353,8 @@ func (o *core) runView(ctx context.Context, rec *store.InstanceRecord, run int64
 		tl = append(slices.Clone(rr.Timeline), rest...)
 		slices.SortStableFunc(tl, func(a, b store.TimelineItem) int { return cmp.Compare(a.Seq, b.Seq) })
 	}
-	view := &InstanceView{
-		WorkflowID: st.WorkflowID, WorkflowInstanceID: st.InstanceID, WorkflowRunID: st.RunID,
-		WorkflowUUID: st.UUID, WorkflowVersionID: st.WorkflowVersion, Status: string(st.Status), TraceID: st.TraceID,
-		Initiator: &Initiator{
-			Type: st.Initiator.Type, Timezone: st.Initiator.Timezone, ScheduledTime: st.Initiator.ScheduledTime,
-			Principal: st.Initiator.Principal, Parent: st.Parent,
-		},
-		Params:     st.Params,
-		CreateTime: st.CreateTime, StartTime: st.StartTime, EndTime: st.EndTime, ModifyTime: rec.ModifyTime,
-		StepStatuses: map[string]string{},
-	}
-	if st.Initiator.Type == "" {
-		view.Initiator = nil
-	}
-	overview := &RuntimeOverview{StepOverview: map[string]int64{}, RunStatus: string(st.Status)}
-	for _, s := range st.Steps {
-		status := string(s.Status)
-		if status == "" {
-			status = string(model.StepNotCreated)
-		}
-		view.StepStatuses[s.StepID] = status
-		overview.StepOverview[status]++
-		overview.TotalStepCount++
-	}
-	view.RuntimeOverview = overview
+	view := runHeader(&st)
+	view.ModifyTime = rec.ModifyTime
 	if g, _, err := o.graph(ctx, st.WorkflowID, st.WorkflowVersion); err == nil {
 		view.RollupOverview = engine.RollupOf(g, &st)
 	} else {
@@ -397,14 +374,22 @@ func (o *Runs) ListSteps(ctx context.Context, wf string, inst int64) ([]*StepVie
 	if err != nil {
 		return nil, err
 	}
-	_, decoded, err := o.loadRun(ctx, wf, inst, rec.RunID)
+	return o.stepsOfRun(ctx, wf, inst, rec.RunID, true)
+}
+
+// stepsOfRun returns the latest attempt of each step of run run, by step
+// id. With carried set, a step a restart carried over into the run is
+// shown by its attempt in the run it ran in (Maestro's aggregated view);
+// without, only the steps that have an attempt in run itself.
+func (o *Runs) stepsOfRun(ctx context.Context, wf string, inst, run int64, carried bool) ([]*StepView, error) {
+	_, decoded, err := o.loadRun(ctx, wf, inst, run)
 	if err != nil {
 		return nil, err
 	}
 	st := *decoded
 	attempts := compactAttempts(&st)
 	if !st.Compact {
-		if attempts, err = o.store.Attempts.ListAttempts(ctx, wf, inst, rec.RunID); err != nil {
+		if attempts, err = o.store.Attempts.ListAttempts(ctx, wf, inst, run); err != nil {
 			return nil, Internal(err)
 		}
 	}
@@ -435,7 +420,10 @@ func (o *Runs) ListSteps(ctx context.Context, wf string, inst int64) ([]*StepVie
 		if _, ok := latest[ss.StepID]; ok {
 			continue
 		}
-		if ss.FromRun != 0 && ss.FromRun != rec.RunID {
+		if ss.FromRun != 0 && ss.FromRun != run {
+			if !carried {
+				continue
+			}
 			// Carried over by a restart: its attempt lives under the run
 			// it ran in (Maestro's aggregated view).
 			a, err := o.attempt(ctx, wf, inst, ss.FromRun, ss.StepID, 0)
@@ -575,11 +563,7 @@ func (o *Runs) ListInstances(ctx context.Context, wf, status, cursor string, lim
 	}
 	out := &InstanceList{NextCursor: next, Instances: make([]*InstanceView, 0, len(recs))}
 	for _, r := range recs {
-		out.Instances = append(out.Instances, &InstanceView{
-			WorkflowID: r.WorkflowID, WorkflowInstanceID: r.InstanceID, WorkflowRunID: r.RunID,
-			WorkflowUUID: r.UUID, WorkflowVersionID: r.Version, Status: r.Status,
-			CreateTime: r.CreateTime, StartTime: r.StartTime, EndTime: r.EndTime, ModifyTime: r.ModifyTime,
-		})
+		out.Instances = append(out.Instances, instanceSummary(r))
 	}
 	return out, nil
 }

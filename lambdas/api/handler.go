@@ -168,6 +168,7 @@ func (s *server) register(mux *http.ServeMux) {
 	s.registerGates(route)
 	s.registerJobQueues(route)
 	s.registerSignals(route)
+	s.registerReads(route)
 }
 
 // router answers requests no route matches with JSON 404 and 405 bodies

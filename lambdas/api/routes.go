@@ -147,6 +147,9 @@ func (s *server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 
 func (s *server) listInstances(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
+	if pagedQuery(q) {
+		return s.listInstancePage(w, r)
+	}
 	limit, err := pageLimit(q.Get("limit"))
 	if err != nil {
 		return err

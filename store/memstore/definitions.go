@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -455,4 +456,21 @@ func (s *base) subscriptionWrites(wf string, want []string) []write {
 		return append(ws, del(layout.WorkflowPK(wf), layout.SigSubsSK))
 	}
 	return append(ws, put(layout.WorkflowPK(wf), layout.SigSubsSK, &sigSubsItem{names: want}))
+}
+
+// GetVersions returns the versions of a workflow that exist among
+// versions, by number.
+func (s *Definitions) GetVersions(ctx context.Context, workflowID string, versions []int64) (map[int64]*store.VersionRecord, error) {
+	out := make(map[int64]*store.VersionRecord, len(versions))
+	for _, v := range versions {
+		rec, err := s.GetVersion(ctx, workflowID, v)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[v] = rec
+	}
+	return out, nil
 }

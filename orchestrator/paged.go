@@ -1,0 +1,315 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
+)
+
+// Maestro's paged lists (its PaginationHelper): a list of ids, newest
+// (highest) first, read a page at a time forwards (toward older ids,
+// Maestro's "first") or backwards (toward newer ids, its "last") from a
+// cursor, the id the previous page ended at.
+
+// MaxPageSize is the largest page of a paged list, Maestro's bound on
+// first and last (1 to 200).
+const MaxPageSize = 200
+
+// MaxPageBytes bounds the stored bytes one page of workflow versions
+// carries: a version may hold a 256 KiB definition, and a Lambda answer
+// is at most 6 MB. A page that would pass it ends early (at least one
+// element), and its cursors say where it ended.
+const MaxPageBytes = 4 << 20
+
+// PageRequest asks for one page of a paged list.
+type PageRequest struct {
+	// Prev pages backwards, toward newer ids (Maestro's last); otherwise
+	// forwards, toward older ids (its first).
+	Prev bool
+	// Size is how many ids the page covers, 1 to MaxPageSize.
+	Size int64
+	// Cursor is the id the page continues from, itself excluded; 0 starts
+	// at the newest id (forwards) or the oldest (backwards).
+	Cursor int64
+}
+
+// Page is one page of a paged list: its elements, newest first, and
+// where they sit in the list.
+type Page[T any] struct {
+	Elements []T
+	// High and Low are the ids of the first and last element (0 when
+	// the page is empty).
+	High, Low int64
+	// Latest and Earliest are the newest and oldest ids of the whole
+	// list (0 when it is empty).
+	Latest, Earliest int64
+}
+
+// check refuses a request outside the bounds, naming the parameter.
+func (r PageRequest) check() error {
+	if r.Size < 1 || r.Size > MaxPageSize {
+		name := "first"
+		if r.Prev {
+			name = "last"
+		}
+		return Invalid("invalid page size", fmt.Sprintf("%s: must be from 1 to %d", name, MaxPageSize))
+	}
+	if r.Cursor < 0 {
+		return Invalid("bad cursor", "cursor: must not be negative")
+	}
+	return nil
+}
+
+// span returns the ids, low to high, a page covers in a list of ids
+// earliest..latest, and false when it covers none.
+func (r PageRequest) span(earliest, latest int64) (low, high int64, ok bool) {
+	if latest < 1 || latest < earliest {
+		return 0, 0, false
+	}
+	if r.Prev {
+		low = earliest
+		if r.Cursor != 0 {
+			low = max(earliest, r.Cursor+1)
+		}
+		high = min(latest, low+r.Size-1)
+	} else {
+		high = latest
+		if r.Cursor != 0 {
+			high = min(latest, r.Cursor-1)
+		}
+		low = max(earliest, high-r.Size+1)
+	}
+	return low, high, low <= high
+}
+
+// ids returns the ids from high down to low.
+func ids(low, high int64) []int64 {
+	out := make([]int64, 0, high-low+1)
+	for id := high; id >= low; id-- {
+		out = append(out, id)
+	}
+	return out
+}
+
+// chunks calls fn with ids at most n at a time (BatchGetItem's 100 keys).
+func chunks(all []int64, n int, fn func([]int64) error) error {
+	for len(all) > 0 {
+		k := min(len(all), n)
+		if err := fn(all[:k]); err != nil {
+			return err
+		}
+		all = all[k:]
+	}
+	return nil
+}
+
+// newPage builds a page from elements ordered newest first and their ids.
+func newPage[T any](elems []T, idOf func(T) int64, earliest, latest int64) *Page[T] {
+	p := &Page[T]{Elements: elems, Latest: latest, Earliest: earliest}
+	if elems == nil {
+		p.Elements = []T{}
+	}
+	if len(elems) > 0 {
+		p.High, p.Low = idOf(elems[0]), idOf(elems[len(elems)-1])
+	}
+	if latest == 0 {
+		p.Earliest = 0
+	}
+	return p
+}
+
+// ListRuns returns a page of an instance's runs, newest first (Maestro's
+// GET .../instances/{instanceId}/runs). Each is read with its state, as
+// GetRun has it, without the timeline.
+func (o *Runs) ListRuns(ctx context.Context, wf string, inst int64, req PageRequest) (*Page[*InstanceView], error) {
+	if err := req.check(); err != nil {
+		return nil, err
+	}
+	rec, err := o.instance(ctx, wf, inst)
+	if err != nil {
+		return nil, err
+	}
+	low, high, ok := req.span(1, rec.RunID)
+	if !ok {
+		return newPage[*InstanceView](nil, nil, 1, rec.RunID), nil
+	}
+	want := ids(low, high)
+	got := make(map[int64]*store.RunRecord, len(want))
+	err = chunks(want, 100, func(part []int64) error {
+		keys := make([]store.RunKey, len(part))
+		for i, run := range part {
+			keys[i] = store.RunKey{WorkflowID: wf, InstanceID: inst, RunID: run}
+		}
+		recs, err := o.store.Runs.GetRuns(ctx, keys)
+		for k, r := range recs {
+			got[k.RunID] = r
+		}
+		return err
+	})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	views := make([]*InstanceView, 0, len(want))
+	for _, run := range want {
+		rr, ok := got[run]
+		if !ok {
+			continue
+		}
+		st, err := decodeState(rr)
+		if err != nil {
+			return nil, Internal(err)
+		}
+		v := runHeader(st)
+		if run == rec.RunID {
+			v.ModifyTime = rec.ModifyTime
+		}
+		views = append(views, v)
+	}
+	return newPage(views, func(v *InstanceView) int64 { return v.WorkflowRunID }, 1, rec.RunID), nil
+}
+
+// runHeader is the view of run st without its timeline and rollup: ids,
+// status, initiator, params, times and its steps' statuses.
+func runHeader(st *engine.Instance) *InstanceView {
+	view := &InstanceView{
+		WorkflowID: st.WorkflowID, WorkflowInstanceID: st.InstanceID, WorkflowRunID: st.RunID,
+		WorkflowUUID: st.UUID, WorkflowVersionID: st.WorkflowVersion, Status: string(st.Status), TraceID: st.TraceID,
+		Params:     st.Params,
+		CreateTime: st.CreateTime, StartTime: st.StartTime, EndTime: st.EndTime,
+		StepStatuses: map[string]string{},
+	}
+	if st.Initiator.Type != "" {
+		view.Initiator = &Initiator{
+			Type: st.Initiator.Type, Timezone: st.Initiator.Timezone, ScheduledTime: st.Initiator.ScheduledTime,
+			Principal: st.Initiator.Principal, Parent: st.Parent,
+		}
+	}
+	overview := &RuntimeOverview{StepOverview: map[string]int64{}, RunStatus: string(st.Status)}
+	for _, s := range st.Steps {
+		status := string(s.Status)
+		if status == "" {
+			status = string(model.StepNotCreated)
+		}
+		view.StepStatuses[s.StepID] = status
+		overview.StepOverview[status]++
+		overview.TotalStepCount++
+	}
+	view.RuntimeOverview = overview
+	return view
+}
+
+// ListInstancePage returns a page of a workflow's instances, newest first,
+// each as its latest run (Maestro's GET .../{id}/instances with first or
+// last). Ids reserved by a start that never stored its instance are
+// skipped, so a page may hold fewer than its size.
+func (o *Runs) ListInstancePage(ctx context.Context, wf string, req PageRequest) (*Page[*InstanceView], error) {
+	if err := req.check(); err != nil {
+		return nil, err
+	}
+	head, err := o.head(ctx, wf)
+	if err != nil {
+		return nil, err
+	}
+	latest := max(head.NextInstance-1, 0)
+	low, high, ok := req.span(1, latest)
+	if !ok {
+		return newPage[*InstanceView](nil, nil, 1, latest), nil
+	}
+	want := ids(low, high)
+	got := make(map[int64]*store.InstanceRecord, len(want))
+	err = chunks(want, 100, func(part []int64) error {
+		recs, err := o.store.Instances.GetInstances(ctx, wf, part)
+		for id, r := range recs {
+			got[id] = r
+		}
+		return err
+	})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	views := make([]*InstanceView, 0, len(want))
+	for _, id := range want {
+		if r, ok := got[id]; ok {
+			views = append(views, instanceSummary(r))
+		}
+	}
+	return newPage(views, func(v *InstanceView) int64 { return v.WorkflowInstanceID }, 1, latest), nil
+}
+
+// instanceSummary is the view of an instance from its summary item.
+func instanceSummary(r *store.InstanceRecord) *InstanceView {
+	return &InstanceView{
+		WorkflowID: r.WorkflowID, WorkflowInstanceID: r.InstanceID, WorkflowRunID: r.RunID,
+		WorkflowUUID: r.UUID, WorkflowVersionID: r.Version, Status: r.Status,
+		CreateTime: r.CreateTime, StartTime: r.StartTime, EndTime: r.EndTime, ModifyTime: r.ModifyTime,
+	}
+}
+
+// ListVersions returns a page of a workflow's versions, newest first
+// (Maestro's GET /workflows/{id}/versions/pagination). A page stops early
+// at MaxPageBytes of stored definitions.
+func (o *Definitions) ListVersions(ctx context.Context, wf string, req PageRequest) (*Page[*DefinitionView], error) {
+	if err := req.check(); err != nil {
+		return nil, err
+	}
+	head, err := o.head(ctx, wf)
+	if err != nil {
+		return nil, err
+	}
+	low, high, ok := req.span(1, head.Latest)
+	if !ok {
+		return newPage[*DefinitionView](nil, nil, 1, head.Latest), nil
+	}
+	want := ids(low, high)
+	got := make(map[int64]*store.VersionRecord, len(want))
+	err = chunks(want, 100, func(part []int64) error {
+		recs, err := o.store.Definitions.GetVersions(ctx, wf, part)
+		for v, r := range recs {
+			got[v] = r
+		}
+		return err
+	})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	recs := make([]*store.VersionRecord, 0, len(want))
+	for _, v := range want {
+		if r, ok := got[v]; ok {
+			recs = append(recs, r)
+		}
+	}
+	recs = withinBytes(recs, req.Prev, func(r *store.VersionRecord) int { return len(r.Definition) })
+	views := make([]*DefinitionView, 0, len(recs))
+	for _, r := range recs {
+		v, err := definitionView(head, r)
+		if err != nil {
+			return nil, err
+		}
+		views = append(views, v)
+	}
+	return newPage(views, func(v *DefinitionView) int64 { return v.Metadata.WorkflowVersionID }, 1, head.Latest), nil
+}
+
+// withinBytes cuts elems, newest first, to MaxPageBytes (at least one),
+// keeping the end the page was read from: the newest when paging
+// forwards, the oldest when paging backwards.
+func withinBytes[T any](elems []T, prev bool, size func(T) int) []T {
+	total := 0
+	if !prev {
+		for i, e := range elems {
+			if total += size(e); total > MaxPageBytes && i > 0 {
+				return elems[:i]
+			}
+		}
+		return elems
+	}
+	for i := len(elems) - 1; i >= 0; i-- {
+		if total += size(elems[i]); total > MaxPageBytes && i < len(elems)-1 {
+			return elems[i+1:]
+		}
+	}
+	return elems
+}

@@ -1,0 +1,41 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/store/internal/layout"
+)
+
+// GetVersions reads many versions of a workflow at once (BatchGetItem, 100
+// keys a request, strongly consistent): the records of those that exist,
+// by version number. Readers of a page of versions use it instead of one
+// GetItem each.
+func (s *Definitions) GetVersions(ctx context.Context, workflowID string, versions []int64) (map[int64]*VersionRecord, error) {
+	keys := make([]map[string]types.AttributeValue, len(versions))
+	for i, v := range versions {
+		keys[i] = key(layout.WorkflowPK(workflowID), layout.VersionSK(v))
+	}
+	items, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("store: get versions of %s: %w", workflowID, err)
+	}
+	out := make(map[int64]*VersionRecord, len(items))
+	for _, item := range items {
+		var v int64
+		if _, err := fmt.Sscanf(getS(item, attrSK), "V#%d", &v); err != nil {
+			return nil, fmt.Errorf("store: version key %q: %w", getS(item, attrSK), err)
+		}
+		def, err := decodeBody(item)
+		if err != nil {
+			return nil, err
+		}
+		out[v] = &VersionRecord{
+			WorkflowID: workflowID, Version: v, Definition: def,
+			CreateTime: getN(item, "create_time"), Principal: getS(item, attrPrincipal),
+		}
+	}
+	return out, nil
+}
