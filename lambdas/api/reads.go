@@ -111,8 +111,8 @@ func answerPage[T any](w http.ResponseWriter, page *orchestrator.Page[T], err er
 
 // Scopes of the paged lists' cursors.
 func runsScope(wf string, inst int64) string { return fmt.Sprintf("runs/%s/%d", wf, inst) }
-func instancesScope(wf string) string         { return "instances/" + wf }
-func versionsScope(wf string) string          { return "versions/" + wf }
+func instancesScope(wf string) string        { return "instances/" + wf }
+func versionsScope(wf string) string         { return "versions/" + wf }
 
 // listVersions serves GET .../{id}/versions/pagination (Maestro's path) and
 // GET .../{id}/versions: a page of versions, newest first.
