@@ -66,6 +66,16 @@ func versionsAndHead(h *H) {
 	h.OK(err, "large version")
 	h.Eq(string(got.Definition) == string(big), true, "large definition read back whole")
 
+	many, err := d.GetVersions(h.Ctx, "wf", []int64{2, 99, v, 1})
+	h.OK(err, "get versions")
+	h.Eq(len(many), 3, "versions read at once: those that exist")
+	h.Eq(*many[2], *v2, "version 2 read at once as read alone")
+	h.Eq(many[1].Principal, "alice", "version 1's principal")
+	h.Eq(string(many[v].Definition) == string(big), true, "large definition read at once whole")
+	none, err := d.GetVersions(h.Ctx, "nope", []int64{1})
+	h.OK(err, "versions of a workflow that does not exist")
+	h.Eq(len(none), 0, "no versions of a workflow that does not exist")
+
 	_, err = d.CreateVersion(h.Ctx, store.NewVersion{WorkflowID: "wf", Definition: nil, Now: t0})
 	h.Plain(err, "a nil definition")
 	head, _ = d.GetHead(h.Ctx, "wf")
