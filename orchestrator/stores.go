@@ -56,6 +56,7 @@ type DefinitionStore interface {
 	GetVersion(ctx context.Context, workflowID string, version int64) (*store.VersionRecord, error)
 	GetVersions(ctx context.Context, workflowID string, versions []int64) (map[int64]*store.VersionRecord, error)
 	ListWorkflows(ctx context.Context, cursor string, limit int) ([]*store.WorkflowHead, string, error)
+	ListWorkflowsBefore(ctx context.Context, cursor string, limit int) ([]*store.WorkflowHead, string, error)
 	PurgeWorkflow(ctx context.Context, wf string, budget int) (done bool, deleted int, err error)
 	RearmPurge(ctx context.Context, wf string, round int64, next store.Message) error
 	SetActive(ctx context.Context, workflowID string, version int64, now time.Time, subs store.SubscriptionsFunc, extra ...store.Message) error

@@ -39,3 +39,12 @@ func (s *Definitions) GetVersions(ctx context.Context, workflowID string, versio
 	}
 	return out, nil
 }
+
+// ListWorkflowsBefore is ListWorkflows backwards: up to limit workflow
+// heads in descending id order, before the workflow id cursor ("" starts
+// at the last id), and the cursor to go on from ("" when this page ended
+// the list). Like ListWorkflows, a page that reaches its limit has a
+// cursor even when nothing is left.
+func (s *Definitions) ListWorkflowsBefore(ctx context.Context, cursor string, limit int) ([]*WorkflowHead, string, error) {
+	return s.listDirectory(ctx, cursor, limit, true)
+}

@@ -188,6 +188,29 @@ func listWorkflows(h *H) {
 	} {
 		h.Eq(list(c.cursor, c.limit), c.want, "list after %q, %d", c.cursor, c.limit)
 	}
+	back := func(cursor string, limit int) string {
+		h.Helper()
+		heads, next, err := d.ListWorkflowsBefore(h.Ctx, cursor, limit)
+		h.OK(err, "list before %q", cursor)
+		var ids []string
+		for _, hd := range heads {
+			ids = append(ids, hd.WorkflowID)
+		}
+		return fmt.Sprintf("%v next=%q", ids, next)
+	}
+	for _, c := range []struct {
+		cursor string
+		limit  int
+		want   string
+	}{
+		{"", 2, `[e d] next="d"`},
+		{"d", 2, `[c b] next="b"`},
+		{"b", 2, `[a] next=""`},
+		{"a", 2, `[] next=""`},
+		{"cc", 10, `[c b a] next=""`},
+	} {
+		h.Eq(back(c.cursor, c.limit), c.want, "list before %q, %d", c.cursor, c.limit)
+	}
 	heads, _, err := d.ListWorkflows(h.Ctx, "", 1)
 	h.OK(err, "list")
 	a, _ := d.GetHead(h.Ctx, "a")
