@@ -257,3 +257,40 @@ func TestInlinePathAndID(t *testing.T) {
 	_, err = r.o.Runs.GetInlineWorkflowID(r.ctx, []UpstreamInfo{{WorkflowID: "outer", InstanceID: 7}, {StepID: "x"}})
 	wantRefusal(t, err, http.StatusNotFound, "instance 7 not found")
 }
+
+// TestWorkflowPagesBothWays: the workflows page forwards and backwards in
+// id order from a cursor; a cursor that is not a workflow id is a 400.
+func TestWorkflowPagesBothWays(t *testing.T) {
+	r := readRig(t)
+	for _, wf := range []string{"a", "b", "c"} {
+		r.push(rigChain(wf, 1))
+	}
+	for _, c := range []struct {
+		req  WorkflowPageRequest
+		want string
+	}{
+		{WorkflowPageRequest{Size: 2}, "a b next=true prev=false"},
+		{WorkflowPageRequest{Size: 2, Cursor: "b"}, "c reads next=true prev=true"},
+		{WorkflowPageRequest{Size: 2, Cursor: "reads"}, " next=false prev=true"},
+		{WorkflowPageRequest{Prev: true, Size: 2, Cursor: "c"}, "a b next=true prev=true"},
+		{WorkflowPageRequest{Prev: true, Size: 2, Cursor: "a"}, " next=true prev=false"},
+		{WorkflowPageRequest{Prev: true, Size: 3}, "b c reads next=false prev=true"},
+	} {
+		p, err := r.o.Definitions.ListWorkflowPage(r.ctx, c.req)
+		if err != nil {
+			t.Errorf("%+v: %v", c.req, err)
+			continue
+		}
+		var ids []string
+		for _, w := range p.Workflows {
+			ids = append(ids, w.WorkflowID)
+		}
+		if got := fmt.Sprintf("%s next=%v prev=%v", strings.Join(ids, " "), p.HasNext, p.HasPrev); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.req, got, c.want)
+		}
+	}
+	_, err := r.o.Definitions.ListWorkflowPage(r.ctx, WorkflowPageRequest{Size: 1, Cursor: "not a cursor!"})
+	wantRefusal(t, err, http.StatusBadRequest, "cursor:")
+	_, err = r.o.Definitions.ListWorkflowPage(r.ctx, WorkflowPageRequest{Size: 0})
+	wantRefusal(t, err, http.StatusBadRequest, "first: must be from 1 to 200")
+}

@@ -527,11 +527,7 @@ func (o *Definitions) ListWorkflows(ctx context.Context, cursor string, limit in
 	}
 	out := &WorkflowList{Workflows: make([]WorkflowSummary, 0, len(heads)), NextCursor: next}
 	for _, h := range heads {
-		out.Workflows = append(out.Workflows, WorkflowSummary{
-			WorkflowID: h.WorkflowID, LatestVersion: h.Latest, ActiveVersion: h.Active,
-			InstanceCount: max(h.NextInstance-1, 0), PropertiesSnapshot: h.Properties,
-			CreateTime: h.CreateTime, ModifyTime: h.ModifyTime,
-		})
+		out.Workflows = append(out.Workflows, workflowSummary(h))
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/model"
@@ -312,4 +313,69 @@ func withinBytes[T any](elems []T, prev bool, size func(T) int) []T {
 		}
 	}
 	return elems
+}
+
+// WorkflowPageRequest asks for one page of the workflows, which are
+// listed in id order (strings, not numbers: Maestro has no such list).
+type WorkflowPageRequest struct {
+	// Prev pages backwards, toward smaller ids; otherwise forwards.
+	Prev bool
+	// Size is how many workflows, 1 to MaxPageSize.
+	Size int64
+	// Cursor is the workflow id the page continues from, itself
+	// excluded; "" starts at the first id (forwards) or the last
+	// (backwards).
+	Cursor string
+}
+
+// WorkflowPage is one page of the workflows in id order.
+type WorkflowPage struct {
+	Workflows []WorkflowSummary
+	// HasNext says workflows may follow the page's last one; HasPrev
+	// that some came before its first (the directory is read one way at
+	// a time, so each is true when the read stopped at its limit or
+	// started from a cursor: the other page may turn out empty).
+	HasNext, HasPrev bool
+}
+
+// ListWorkflowPage returns a page of the stored workflows in id order
+// (GET /api/v3/workflows with first or last), read from the workflow
+// directory index as ListWorkflows reads it.
+func (o *Definitions) ListWorkflowPage(ctx context.Context, req WorkflowPageRequest) (*WorkflowPage, error) {
+	if err := (PageRequest{Prev: req.Prev, Size: req.Size}).check(); err != nil {
+		return nil, err
+	}
+	if req.Cursor != "" {
+		if err := model.CheckWorkflowID(req.Cursor); err != nil {
+			return nil, Invalid("bad cursor", "cursor: is not a cursor this API returned")
+		}
+	}
+	list := o.store.Definitions.ListWorkflows
+	if req.Prev {
+		list = o.store.Definitions.ListWorkflowsBefore
+	}
+	heads, next, err := list(ctx, req.Cursor, int(req.Size))
+	if err != nil {
+		return nil, Internal(err)
+	}
+	out := &WorkflowPage{Workflows: make([]WorkflowSummary, 0, len(heads))}
+	for _, h := range heads {
+		out.Workflows = append(out.Workflows, workflowSummary(h))
+	}
+	ahead, behind := next != "", req.Cursor != ""
+	if req.Prev {
+		slices.Reverse(out.Workflows)
+		ahead, behind = behind, ahead
+	}
+	out.HasNext, out.HasPrev = ahead, behind
+	return out, nil
+}
+
+// workflowSummary is the listing's view of a workflow head.
+func workflowSummary(h *store.WorkflowHead) WorkflowSummary {
+	return WorkflowSummary{
+		WorkflowID: h.WorkflowID, LatestVersion: h.Latest, ActiveVersion: h.Active,
+		InstanceCount: max(h.NextInstance-1, 0), PropertiesSnapshot: h.Properties,
+		CreateTime: h.CreateTime, ModifyTime: h.ModifyTime,
+	}
 }

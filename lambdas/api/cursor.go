@@ -46,42 +46,63 @@ func cursorSum(fields string) []byte {
 // encodeCursor returns the cursor standing at id of the list scope,
 // issued at now.
 func encodeCursor(scope string, id int64, now time.Time) string {
-	fields := strings.Join([]string{cursorVersion, scope, strconv.FormatInt(id, 10), strconv.FormatInt(now.Unix(), 10)}, "\x00")
+	return encodeCursorAt(scope, strconv.FormatInt(id, 10), now)
+}
+
+// encodeCursorAt returns the cursor standing at position pos (an id, or
+// a workflow id) of the list scope, issued at now.
+func encodeCursorAt(scope, pos string, now time.Time) string {
+	fields := strings.Join([]string{cursorVersion, scope, pos, strconv.FormatInt(now.Unix(), 10)}, "\x00")
 	return base64.RawURLEncoding.EncodeToString(append([]byte(fields), cursorSum(fields)...))
 }
 
-// decodeCursor returns the id cursor raw stands at, checking that it is
-// one encodeCursor issued for the list scope at most maxCursorAge before
-// now; a refusal is a 400 naming the cursor parameter and the rule.
+// badCursor is the 400 answer to a cursor that breaks rule.
+func badCursor(rule string) error {
+	return orchestrator.Invalid("bad cursor", "cursor: "+rule)
+}
+
+// decodeCursor returns the id cursor raw stands at (decodeCursorAt), a
+// positive integer.
 func decodeCursor(raw, scope string, now time.Time) (int64, error) {
-	bad := func(rule string) error {
-		return orchestrator.Invalid("bad cursor", "cursor: "+rule)
+	pos, err := decodeCursorAt(raw, scope, now)
+	if err != nil {
+		return 0, err
 	}
+	id, err := strconv.ParseInt(pos, 10, 64)
+	if err != nil || id < 1 {
+		return 0, badCursor("is not a cursor this API returned")
+	}
+	return id, nil
+}
+
+// decodeCursorAt returns the position cursor raw stands at, checking that
+// it is one encodeCursorAt issued for the list scope at most maxCursorAge
+// before now; a refusal is a 400 naming the cursor parameter and the rule.
+func decodeCursorAt(raw, scope string, now time.Time) (string, error) {
 	if len(raw) > maxCursorLen {
-		return 0, bad(fmt.Sprintf("is longer than %d characters", maxCursorLen))
+		return "", badCursor(fmt.Sprintf("is longer than %d characters", maxCursorLen))
 	}
 	b, err := base64.RawURLEncoding.DecodeString(raw)
 	if err != nil || len(b) <= cursorSumBytes {
-		return 0, bad("is not a cursor this API returned (take start_cursor or end_cursor from page_info)")
+		return "", badCursor("is not a cursor this API returned (take start_cursor or end_cursor from page_info)")
 	}
 	fields, sum := string(b[:len(b)-cursorSumBytes]), b[len(b)-cursorSumBytes:]
 	if subtle.ConstantTimeCompare(sum, cursorSum(fields)) != 1 {
-		return 0, bad("has been altered: it is not a cursor this API returned")
+		return "", badCursor("has been altered: it is not a cursor this API returned")
 	}
 	parts := strings.Split(fields, "\x00")
-	if len(parts) != 4 || parts[0] != cursorVersion {
-		return 0, bad("is not a cursor this API returned")
+	if len(parts) != 4 || parts[0] != cursorVersion || parts[2] == "" {
+		return "", badCursor("is not a cursor this API returned")
 	}
 	if parts[1] != scope {
-		return 0, bad("belongs to another list; a cursor continues only the list (workflow, instance) that returned it")
+		return "", badCursor("belongs to another list; a cursor continues only the list (workflow, instance) that returned it")
 	}
-	id, err1 := strconv.ParseInt(parts[2], 10, 64)
-	issued, err2 := strconv.ParseInt(parts[3], 10, 64)
-	if err1 != nil || err2 != nil || id < 1 {
-		return 0, bad("is not a cursor this API returned")
+	issued, err := strconv.ParseInt(parts[3], 10, 64)
+	if err != nil {
+		return "", badCursor("is not a cursor this API returned")
 	}
 	if age := now.Sub(time.Unix(issued, 0)); age > maxCursorAge {
-		return 0, bad(fmt.Sprintf("has expired: cursors are valid for %s; start again without one", maxCursorAge))
+		return "", badCursor(fmt.Sprintf("has expired: cursors are valid for %s; start again without one", maxCursorAge))
 	}
-	return id, nil
+	return parts[2], nil
 }

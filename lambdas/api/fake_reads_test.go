@@ -65,3 +65,8 @@ func (f *fakeService) GetInlineWorkflowID(_ context.Context, nodes []orchestrato
 	b, _ := json.Marshal(nodes)
 	return reply(f, "maestro_foreach_0123abcd", "GetInlineWorkflowID", string(b))
 }
+
+func (f *fakeService) ListWorkflowPage(_ context.Context, req orchestrator.WorkflowPageRequest) (*orchestrator.WorkflowPage, error) {
+	page := &orchestrator.WorkflowPage{Workflows: []orchestrator.WorkflowSummary{{WorkflowID: "a"}, {WorkflowID: "b"}}, HasNext: true}
+	return reply(f, page, "ListWorkflowPage", req)
+}

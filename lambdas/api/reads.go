@@ -62,27 +62,75 @@ func pagedQuery(q url.Values) bool { return q.Has("first") || q.Has("last") }
 // scope, or none.
 func pageRequest(q url.Values, scope string, now time.Time) (orchestrator.PageRequest, error) {
 	var req orchestrator.PageRequest
-	switch {
-	case q.Has("first") && q.Has("last"):
-		return req, orchestrator.Invalid("invalid page", "first, last: either first or last need to be provided, but not both")
-	case !q.Has("first") && !q.Has("last"):
-		return req, orchestrator.Invalid("invalid page", "first, last: either first or last need to be provided")
+	var err error
+	if req.Prev, req.Size, err = pageSize(q); err != nil {
+		return req, err
 	}
-	name := "first"
-	if q.Has("last") {
-		name, req.Prev = "last", true
-	}
-	n, err := strconv.ParseInt(q.Get(name), 10, 64)
-	if err != nil || n < 1 || n > orchestrator.MaxPageSize {
-		return req, invalidParam(name, fmt.Sprintf("must be an integer from 1 to %d", orchestrator.MaxPageSize))
-	}
-	req.Size = n
 	if raw := q.Get("cursor"); raw != "" {
 		if req.Cursor, err = decodeCursor(raw, scope, now); err != nil {
 			return req, err
 		}
 	}
 	return req, nil
+}
+
+// pageSize reads first and last: exactly one of them, an integer from 1
+// to orchestrator.MaxPageSize; prev is set for last.
+func pageSize(q url.Values) (prev bool, size int64, err error) {
+	switch {
+	case q.Has("first") && q.Has("last"):
+		return false, 0, orchestrator.Invalid("invalid page", "first, last: either first or last need to be provided, but not both")
+	case !q.Has("first") && !q.Has("last"):
+		return false, 0, orchestrator.Invalid("invalid page", "first, last: either first or last need to be provided")
+	}
+	name := "first"
+	if q.Has("last") {
+		name, prev = "last", true
+	}
+	n, err := strconv.ParseInt(q.Get(name), 10, 64)
+	if err != nil || n < 1 || n > orchestrator.MaxPageSize {
+		return false, 0, invalidParam(name, fmt.Sprintf("must be an integer from 1 to %d", orchestrator.MaxPageSize))
+	}
+	return prev, n, nil
+}
+
+// workflowsScope is the scope of the workflow listing's cursors.
+const workflowsScope = "workflows"
+
+// listWorkflowPage answers GET /api/v3/workflows?first=|last= as a
+// Maestro-style page of workflows in id order: cursors stand at workflow
+// ids; total_count and start_index are not known (counting would read the
+// whole directory) and are 0 and null.
+func (s *server) listWorkflowPage(w http.ResponseWriter, r *http.Request) error {
+	q, now := r.URL.Query(), time.Now()
+	if q.Has("limit") {
+		return orchestrator.Invalid("invalid page", "limit: is a parameter of the cursor/limit listing; a first/last page takes first or last and cursor")
+	}
+	var req orchestrator.WorkflowPageRequest
+	var err error
+	if req.Prev, req.Size, err = pageSize(q); err != nil {
+		return err
+	}
+	if raw := q.Get("cursor"); raw != "" {
+		if req.Cursor, err = decodeCursorAt(raw, workflowsScope, now); err != nil {
+			return err
+		}
+	}
+	page, err := s.svc.Definitions.ListWorkflowPage(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	if err := present(page, "ListWorkflowPage"); err != nil {
+		return err
+	}
+	out := paginationResult[orchestrator.WorkflowSummary]{Elements: nonNil(page.Workflows)}
+	out.PageInfo.HasNextPage, out.PageInfo.HasPreviousPage = page.HasNext, page.HasPrev
+	if n := len(page.Workflows); n > 0 {
+		start := encodeCursorAt(workflowsScope, page.Workflows[0].WorkflowID, now)
+		end := encodeCursorAt(workflowsScope, page.Workflows[n-1].WorkflowID, now)
+		out.PageInfo.StartCursor, out.PageInfo.EndCursor = &start, &end
+	}
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // answerPage writes page as Maestro's PaginationResult, its cursors of

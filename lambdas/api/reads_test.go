@@ -236,3 +236,46 @@ func TestStepActionSummaryMatchesTheRoute(t *testing.T) {
 	h.ServeHTTP(rec, req)
 	assert.Equal(t, http.StatusBadRequest, rec.Code, "resume is not a step action: %s", rec.Body)
 }
+
+// TestWorkflowPages: GET /workflows with first or last is a page of
+// workflows whose cursors stand at workflow ids and go back to the
+// service as such; a cursor of another list is refused.
+func TestWorkflowPages(t *testing.T) {
+	svc := &fakeService{}
+	rec := get(t, svc, "/api/v3/workflows?first=2", "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var page struct {
+		PageInfo struct {
+			StartCursor *string `json:"start_cursor"`
+			EndCursor   *string `json:"end_cursor"`
+			HasNext     bool    `json:"has_next_page"`
+			HasPrev     bool    `json:"has_previous_page"`
+		} `json:"page_info"`
+		Elements []struct {
+			ID string `json:"workflow_id"`
+		} `json:"elements"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &page))
+	require.Len(t, page.Elements, 2)
+	assert.True(t, page.PageInfo.HasNext)
+	assert.False(t, page.PageInfo.HasPrev)
+	require.NotNil(t, page.PageInfo.EndCursor)
+	svc.reset()
+	rec = get(t, svc, "/api/v3/workflows?last=3&cursor="+url.QueryEscape(*page.PageInfo.EndCursor), "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Equal(t, []call{{Method: "ListWorkflowPage", Args: []any{orchestrator.WorkflowPageRequest{Prev: true, Size: 3, Cursor: "b"}}}}, svc.recorded())
+
+	for target, rule := range map[string]string{
+		"/api/v3/workflows?first=2&cursor=" + encodeCursor(runsScope("wf", 1), 2, time.Now()): "cursor: belongs to another list",
+		"/api/v3/workflows?first=2&cursor=b":                                                  "cursor: is not a cursor this API returned",
+		"/api/v3/workflows?first=2&limit=2":                                                   "limit: is a parameter of the cursor/limit listing",
+		"/api/v3/workflows?last=201":                                                          "last: must be an integer from 1 to 200",
+	} {
+		svc.reset()
+		rec := get(t, svc, target, "")
+		require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+		e := decodeError(t, http.StatusBadRequest, rec.Body.Bytes())
+		assert.Contains(t, e.Errors[0], rule, target)
+		assert.Empty(t, svc.recorded())
+	}
+}

@@ -137,6 +137,9 @@ func (s *server) startBatch(w http.ResponseWriter, r *http.Request) error {
 
 func (s *server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
+	if pagedQuery(q) {
+		return s.listWorkflowPage(w, r)
+	}
 	limit, err := pageLimit(q.Get("limit"))
 	if err != nil {
 		return err

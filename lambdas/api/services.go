@@ -62,6 +62,10 @@ type DefinitionService interface {
 	GetWorkflowTimeline(ctx context.Context, workflowID string) (*orchestrator.WorkflowTimeline, error)
 
 	GetPropertiesSnapshot(ctx context.Context, workflowID, snapshotID string) (orchestrator.PropertiesSnapshot, error)
+
+	// ListWorkflowPage pages through the stored workflows in id order,
+	// forwards or backwards (GET /workflows with first or last).
+	ListWorkflowPage(ctx context.Context, req orchestrator.WorkflowPageRequest) (*orchestrator.WorkflowPage, error)
 }
 
 // RunService starts instances and reads instances, runs and steps.
