@@ -102,11 +102,8 @@ func TestMaestroReadsAndPaging(t *testing.T) {
 
 	// Instances: forwards to the oldest, then backwards to the newest.
 	base := "/api/v3/workflows/" + wf + "/instances"
-	steps := []struct{ query, want string }{
-		{"?first=2", "5,4 prev=false next=true total=5"},
-	}
-	p := get(base + steps[0].query)
-	if got := p.ids(t, "workflow_instance_id"); got != steps[0].want || *p.PageInfo.StartIndex != 1 {
+	p := get(base + "?first=2")
+	if got := p.ids(t, "workflow_instance_id"); got != "5,4 prev=false next=true total=5" || *p.PageInfo.StartIndex != 1 {
 		t.Fatalf("instances page 1: %s (start_index %v)", got, p.PageInfo.StartIndex)
 	}
 	p = get(base + "?first=2&cursor=" + cur(p.PageInfo.EndCursor))
@@ -172,6 +169,28 @@ func TestMaestroReadsAndPaging(t *testing.T) {
 		t.Fatalf("versions page 2: %s", got)
 	}
 
+	// The workflows, in id order, one a page both ways.
+	type wfPage struct {
+		PageInfo struct {
+			StartCursor *string `json:"start_cursor"`
+			EndCursor   *string `json:"end_cursor"`
+			HasNext     bool    `json:"has_next_page"`
+		} `json:"page_info"`
+		Elements []struct {
+			ID string `json:"workflow_id"`
+		} `json:"elements"`
+	}
+	var wfs wfPage
+	if code := s.do("GET", "/api/v3/workflows?first=1", nil, &wfs); code != http.StatusOK || len(wfs.Elements) != 1 || wfs.Elements[0].ID != "reads-other" {
+		t.Fatalf("workflows page 1: HTTP %d %+v", code, wfs)
+	}
+	if code := s.do("GET", "/api/v3/workflows?first=1&cursor="+cur(wfs.PageInfo.EndCursor), nil, &wfs); code != http.StatusOK || len(wfs.Elements) != 1 || wfs.Elements[0].ID != wf {
+		t.Fatalf("workflows page 2: HTTP %d %+v", code, wfs)
+	}
+	if code := s.do("GET", "/api/v3/workflows?last=5&cursor="+cur(wfs.PageInfo.StartCursor), nil, &wfs); code != http.StatusOK || len(wfs.Elements) != 1 || wfs.Elements[0].ID != "reads-other" {
+		t.Fatalf("workflows back to page 1: HTTP %d %+v", code, wfs)
+	}
+
 	// Abuse: forged and misplaced cursors, sizes out of bounds, another
 	// workflow's ids. Each is a 400 (or 404) naming the rule.
 	forged := []byte(*oldest.PageInfo.EndCursor)
@@ -191,6 +210,7 @@ func TestMaestroReadsAndPaging(t *testing.T) {
 		{base + "?first=2&cursor=" + cur(runsCursor), 400, "cursor: belongs to another list"},
 		{"/api/v3/workflows/reads-other/instances/1/runs?first=2&cursor=" + cur(runsCursor), 400, "cursor: belongs to another list"},
 		{base + "?first=2&cursor=3", 400, "cursor: is not a cursor this API returned"},
+		{"/api/v3/workflows?first=1&cursor=" + cur(other.PageInfo.EndCursor), 400, "cursor: belongs to another list"},
 		{base + "?first=0", 400, "first: must be an integer from 1 to 200"},
 		{runs + "?last=100000", 400, "last: must be an integer from 1 to 200"},
 		{runs, 400, "either first or last need to be provided"},
