@@ -40,23 +40,59 @@ func TestPageSpan(t *testing.T) {
 	}
 }
 
-// TestWithinBytes: a page past MaxPageBytes keeps the end it was read
-// from, and at least one element.
-func TestWithinBytes(t *testing.T) {
-	size := func(n int) int { return n }
-	big := MaxPageBytes/2 + 1
-	if got := withinBytes([]int{big, big, big}, false, size); len(got) != 1 {
-		t.Errorf("forwards: %d elements", len(got))
+// TestVersionPagesStopAtTheirBytes: a page of versions whose definitions
+// pass its byte budget ends early (at least one version), keeping the end
+// it was read from; past versionChunk versions it stops reading.
+func TestVersionPagesStopAtTheirBytes(t *testing.T) {
+	r := newRoleRig(t)
+	for i := 0; i < versionChunk+5; i++ {
+		r.push(workDef("big", "", workStep("t0", "NoOp", "")))
 	}
-	got := withinBytes([]int{1, big, big}, true, size)
-	if len(got) != 1 || got[0] != big {
-		t.Errorf("backwards: %v", got)
+	one, err := r.stores.Definitions.GetVersion(r.ctx, "big", 1)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := withinBytes([]int{MaxPageBytes * 2}, false, size); len(got) != 1 {
-		t.Errorf("one huge element: %d", len(got))
+	size := len(one.Definition)
+	latest := int64(versionChunk + 5)
+	read := func(prev bool, budget int, want ...int64) string {
+		recs, err := r.o.Definitions.versionsWithin(r.ctx, "big", want, prev, budget)
+		if err != nil {
+			return err.Error()
+		}
+		var out []string
+		for _, rec := range recs {
+			out = append(out, fmt.Sprint(rec.Version))
+		}
+		return strings.Join(out, " ")
 	}
-	if got := withinBytes([]int{1, 2, 3}, true, size); len(got) != 3 {
-		t.Errorf("small page cut: %v", got)
+	for _, c := range []struct {
+		prev   bool
+		budget int
+		want   []int64
+		got    string
+	}{
+		{false, 2*size + 1, []int64{5, 4, 3, 2, 1}, "5 4"},
+		{true, 2*size + 1, []int64{5, 4, 3, 2, 1}, "2 1"},
+		{false, 1, []int64{5, 4, 3}, "5"},
+		{true, 1, []int64{5, 4, 3}, "3"},
+		{false, 100 * size, []int64{3, 2, 1}, "3 2 1"},
+		{false, (versionChunk + 2) * size, ids(1, latest), strings.TrimSpace(strings.Repeat("x ", versionChunk+2))},
+	} {
+		got := read(c.prev, c.budget, c.want...)
+		if c.budget == (versionChunk+2)*size {
+			if n := len(strings.Fields(got)); n != versionChunk+2 {
+				t.Errorf("a budget of %d versions across two chunks: %d versions", versionChunk+2, n)
+			}
+			continue
+		}
+		if got != c.got {
+			t.Errorf("prev=%v budget %d of %v: %s, want %s", c.prev, c.budget, c.want, got, c.got)
+		}
+	}
+	// ListVersions answers whole pages under MaxPageBytes.
+	p, err := r.o.Definitions.ListVersions(r.ctx, "big", PageRequest{Size: 3})
+	if err != nil || pageIDs(p, func(v *DefinitionView) int64 { return v.Metadata.WorkflowVersionID }) != fmt.Sprintf("%d %d %d [%d..%d of 1..%d]", latest, latest-1, latest-2, latest-2, latest, latest) {
+		t.Errorf("page: %v", err)
 	}
 }
 

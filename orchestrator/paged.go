@@ -264,25 +264,10 @@ func (o *Definitions) ListVersions(ctx context.Context, wf string, req PageReque
 	if !ok {
 		return newPage[*DefinitionView](nil, nil, 1, head.Latest), nil
 	}
-	want := ids(low, high)
-	got := make(map[int64]*store.VersionRecord, len(want))
-	err = chunks(want, 100, func(part []int64) error {
-		recs, err := o.store.Definitions.GetVersions(ctx, wf, part)
-		for v, r := range recs {
-			got[v] = r
-		}
-		return err
-	})
+	recs, err := o.versionsWithin(ctx, wf, ids(low, high), req.Prev, MaxPageBytes)
 	if err != nil {
-		return nil, Internal(err)
+		return nil, err
 	}
-	recs := make([]*store.VersionRecord, 0, len(want))
-	for _, v := range want {
-		if r, ok := got[v]; ok {
-			recs = append(recs, r)
-		}
-	}
-	recs = withinBytes(recs, req.Prev, func(r *store.VersionRecord) int { return len(r.Definition) })
 	views := make([]*DefinitionView, 0, len(recs))
 	for _, r := range recs {
 		v, err := definitionView(head, r)
@@ -294,25 +279,44 @@ func (o *Definitions) ListVersions(ctx context.Context, wf string, req PageReque
 	return newPage(views, func(v *DefinitionView) int64 { return v.Metadata.WorkflowVersionID }, 1, head.Latest), nil
 }
 
-// withinBytes cuts elems, newest first, to MaxPageBytes (at least one),
-// keeping the end the page was read from: the newest when paging
-// forwards, the oldest when paging backwards.
-func withinBytes[T any](elems []T, prev bool, size func(T) int) []T {
+// versionChunk is how many versions ListVersions reads a request.
+const versionChunk = 25
+
+// versionsWithin reads the versions want (newest first) a chunk at a
+// time from the end the page is read from — the newest when paging
+// forwards, the oldest backwards — and stops once their definitions pass
+// budget bytes (keeping at least one), so a page of large definitions
+// reads little more than it answers. It returns them newest first.
+func (o *Definitions) versionsWithin(ctx context.Context, wf string, want []int64, prev bool, budget int) ([]*store.VersionRecord, error) {
+	order := slices.Clone(want)
+	if prev {
+		slices.Reverse(order)
+	}
+	var out []*store.VersionRecord
 	total := 0
-	if !prev {
-		for i, e := range elems {
-			if total += size(e); total > MaxPageBytes && i > 0 {
-				return elems[:i]
+	for len(order) > 0 {
+		part := order[:min(len(order), versionChunk)]
+		order = order[len(part):]
+		recs, err := o.store.Definitions.GetVersions(ctx, wf, part)
+		if err != nil {
+			return nil, Internal(err)
+		}
+		for _, v := range part {
+			r, ok := recs[v]
+			if !ok {
+				continue
 			}
+			if total += len(r.Definition); total > budget && len(out) > 0 {
+				order = nil
+				break
+			}
+			out = append(out, r)
 		}
-		return elems
 	}
-	for i := len(elems) - 1; i >= 0; i-- {
-		if total += size(elems[i]); total > MaxPageBytes && i < len(elems)-1 {
-			return elems[i+1:]
-		}
+	if prev {
+		slices.Reverse(out)
 	}
-	return elems
+	return out, nil
 }
 
 // WorkflowPageRequest asks for one page of the workflows, which are

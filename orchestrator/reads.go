@@ -196,7 +196,7 @@ func (o *Definitions) GetWorkflowTimeline(ctx context.Context, wf string) (*Work
 	want := ids(max(1, head.Latest-MaxTimelineEvents+1), head.Latest)
 	got := map[int64]*store.VersionRecord{}
 	err = chunks(want, 100, func(part []int64) error {
-		recs, err := o.store.Definitions.GetVersions(ctx, wf, part)
+		recs, err := o.store.Definitions.GetVersionStamps(ctx, wf, part)
 		for v, r := range recs {
 			got[v] = r
 		}

@@ -55,6 +55,7 @@ type DefinitionStore interface {
 	GetHead(ctx context.Context, workflowID string) (*store.WorkflowHead, error)
 	GetVersion(ctx context.Context, workflowID string, version int64) (*store.VersionRecord, error)
 	GetVersions(ctx context.Context, workflowID string, versions []int64) (map[int64]*store.VersionRecord, error)
+	GetVersionStamps(ctx context.Context, workflowID string, versions []int64) (map[int64]*store.VersionRecord, error)
 	ListWorkflows(ctx context.Context, cursor string, limit int) ([]*store.WorkflowHead, string, error)
 	ListWorkflowsBefore(ctx context.Context, cursor string, limit int) ([]*store.WorkflowHead, string, error)
 	PurgeWorkflow(ctx context.Context, wf string, budget int) (done bool, deleted int, err error)

@@ -490,3 +490,12 @@ func (s *Definitions) GetVersions(ctx context.Context, workflowID string, versio
 	}
 	return out, nil
 }
+
+// GetVersionStamps is GetVersions without the definitions.
+func (s *Definitions) GetVersionStamps(ctx context.Context, workflowID string, versions []int64) (map[int64]*store.VersionRecord, error) {
+	out, err := s.GetVersions(ctx, workflowID, versions)
+	for _, r := range out {
+		r.Definition = nil
+	}
+	return out, err
+}
