@@ -158,6 +158,12 @@ func TestMaestroReadsAndPaging(t *testing.T) {
 	if !strings.Contains(string(p.Elements[0]), `"status":"SUCCEEDED"`) {
 		t.Errorf("run 2 is not shown SUCCEEDED: %s", p.Elements[0])
 	}
+	var latest struct {
+		Run int64 `json:"workflow_run_id"`
+	}
+	if code := s.do("GET", runs+"/latest", nil, &latest); code != http.StatusOK || latest.Run != 3 {
+		t.Errorf("GET .../runs/latest: HTTP %d run %d, want run 3", code, latest.Run)
+	}
 
 	// Versions, newest first, on both paths.
 	p = get("/api/v3/workflows/" + wf + "/versions/pagination?first=2")

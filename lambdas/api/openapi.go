@@ -35,7 +35,7 @@ func routeSummaries() map[string]string {
 		"POST " + wf + "/{id}/properties":                             "Change the properties every version shares",
 		"GET " + wf + "/{id}/instances":                               "The workflow's instances, newest first: cursor, limit (1..100), status; or a Maestro page (first or last 1..200, cursor)",
 		"GET " + wf + "/{id}/instances/{instanceId}":                  "An instance's latest run: status, step statuses, overview, timeline",
-		"GET " + wf + "/{id}/instances/{instanceId}/runs/{runId}":     "One run of an instance",
+		"GET " + wf + "/{id}/instances/{instanceId}/runs/{runId}":     "One run of an instance (a number, or latest)",
 		"GET " + wf + "/{id}/instances/{instanceId}/steps":            "The latest attempt of every step of the instance",
 		"GET " + wf + "/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/attempts/{attempt}":                          "One step attempt (a number, or latest)",
 		"PUT " + wf + "/{id}/instances/{instanceId}/actions/{action}":                                                        "Stop, kill or unblock the instance's latest run",

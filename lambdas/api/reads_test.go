@@ -182,6 +182,9 @@ func TestReadRoutes(t *testing.T) {
 	}{
 		{wf + "/instances/3/steps/job1", "", call{"GetStepView", []any{"wf", int64(3), "job1"}}},
 		{wf + "/instances/3/runs/2/steps", "", call{"ListRunSteps", []any{"wf", int64(3), int64(2)}}},
+		{wf + "/instances/3/runs/latest", "", call{"GetInstance", []any{"wf", int64(3)}}},
+		{wf + "/instances/3/runs/LATEST", "", call{"GetInstance", []any{"wf", int64(3)}}},
+		{wf + "/instances/3/runs/2", "", call{"GetRun", []any{"wf", int64(3), int64(2)}}},
 		{wf + "/overview", "", call{"GetWorkflowOverview", []any{"wf"}}},
 		{wf + "/timeline", "", call{"GetWorkflowTimeline", []any{"wf"}}},
 		{wf + "/properties-snapshot/latest", "", call{"GetPropertiesSnapshot", []any{"wf", "latest"}}},
@@ -201,6 +204,7 @@ func TestReadRoutes(t *testing.T) {
 		{wf + "/instances/x/steps/job1", "", "instanceId: must be a positive integer"},
 		{wf + "/instances/3/steps/" + strings.Repeat("s", 300), "", "stepId:"},
 		{wf + "/instances/3/runs/0/steps", "", "runId: must be a positive integer"},
+		{wf + "/instances/3/runs/newest", "", "runId: must be a positive integer"},
 		{"/api/v3/workflows/" + strings.Repeat("w", 200) + "/timeline", "", "id:"},
 		{"/api/v3/workflows/instances/inline-workflow-id", "", "request body: must be a JSON array"},
 		{"/api/v3/workflows/instances/inline-workflow-id", `{}`, "request body: must be a JSON array"},

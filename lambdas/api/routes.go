@@ -179,6 +179,10 @@ func (s *server) getInstance(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) getRun(w http.ResponseWriter, r *http.Request) error {
+	if strings.EqualFold(r.PathValue("runId"), "latest") {
+		// Maestro's run selector: the latest run is the instance's view.
+		return s.getInstance(w, r)
+	}
 	instanceID, runID, err := instanceAndRun(r)
 	if err != nil {
 		return err
