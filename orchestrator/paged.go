@@ -20,9 +20,10 @@ import (
 const MaxPageSize = 200
 
 // MaxPageBytes bounds the stored bytes one page of workflow versions
-// carries: a version may hold a 256 KiB definition, and a Lambda answer
-// is at most 6 MB. A page that would pass it ends early (at least one
-// element), and its cursors say where it ended.
+// (their definitions) or of runs (their states) reads: a version may hold
+// a 256 KiB definition, a run's state up to DynamoDB's 400 KB, and a
+// Lambda answer is at most 6 MB. A page that would pass it ends early (at
+// least one element), and its cursors say where it ended.
 const MaxPageBytes = 4 << 20
 
 // PageRequest asks for one page of a paged list.
@@ -137,34 +138,29 @@ func (o *Runs) ListRuns(ctx context.Context, wf string, inst int64, req PageRequ
 	if !ok {
 		return newPage[*InstanceView](nil, nil, 1, rec.RunID), nil
 	}
-	want := ids(low, high)
-	got := make(map[int64]*store.RunRecord, len(want))
-	err = chunks(want, 100, func(part []int64) error {
+	rrs, err := readWithin(ids(low, high), req.Prev, MaxPageBytes, func(part []int64) (map[int64]*store.RunRecord, error) {
 		keys := make([]store.RunKey, len(part))
 		for i, run := range part {
 			keys[i] = store.RunKey{WorkflowID: wf, InstanceID: inst, RunID: run}
 		}
 		recs, err := o.store.Runs.GetRuns(ctx, keys)
+		out := make(map[int64]*store.RunRecord, len(recs))
 		for k, r := range recs {
-			got[k.RunID] = r
+			out[k.RunID] = r
 		}
-		return err
-	})
+		return out, err
+	}, func(r *store.RunRecord) int { return len(r.State) })
 	if err != nil {
 		return nil, Internal(err)
 	}
-	views := make([]*InstanceView, 0, len(want))
-	for _, run := range want {
-		rr, ok := got[run]
-		if !ok {
-			continue
-		}
+	views := make([]*InstanceView, 0, len(rrs))
+	for _, rr := range rrs {
 		st, err := decodeState(rr)
 		if err != nil {
 			return nil, Internal(err)
 		}
 		v := runHeader(st)
-		if run == rec.RunID {
+		if rr.RunID == rec.RunID {
 			v.ModifyTime = rec.ModifyTime
 		}
 		views = append(views, v)
@@ -279,44 +275,60 @@ func (o *Definitions) ListVersions(ctx context.Context, wf string, req PageReque
 	return newPage(views, func(v *DefinitionView) int64 { return v.Metadata.WorkflowVersionID }, 1, head.Latest), nil
 }
 
-// versionChunk is how many versions ListVersions reads a request.
-const versionChunk = 25
+// pageChunk is how many items a byte-budgeted page reads a request.
+const pageChunk = 25
 
-// versionsWithin reads the versions want (newest first) a chunk at a
-// time from the end the page is read from — the newest when paging
-// forwards, the oldest backwards — and stops once their definitions pass
-// budget bytes (keeping at least one), so a page of large definitions
-// reads little more than it answers. It returns them newest first.
-func (o *Definitions) versionsWithin(ctx context.Context, wf string, want []int64, prev bool, budget int) ([]*store.VersionRecord, error) {
+// versionChunk is pageChunk for versions (the tests name it).
+const versionChunk = pageChunk
+
+// readWithin reads the items of ids want (newest first) pageChunk at a
+// time with read, from the end the page is read from — the newest when
+// paging forwards, the oldest backwards — and stops once their sizes
+// pass budget bytes (keeping at least one), so a page of large items
+// reads little more than it answers. Ids read returns nothing for are
+// skipped. It returns the items newest first.
+func readWithin[T any](want []int64, prev bool, budget int, read func([]int64) (map[int64]T, error), size func(T) int) ([]T, error) {
 	order := slices.Clone(want)
 	if prev {
 		slices.Reverse(order)
 	}
-	var out []*store.VersionRecord
+	var out []T
 	total := 0
 	for len(order) > 0 {
-		part := order[:min(len(order), versionChunk)]
+		part := order[:min(len(order), pageChunk)]
 		order = order[len(part):]
-		recs, err := o.store.Definitions.GetVersions(ctx, wf, part)
+		got, err := read(part)
 		if err != nil {
-			return nil, Internal(err)
+			return nil, err
 		}
-		for _, v := range part {
-			r, ok := recs[v]
+		for _, id := range part {
+			item, ok := got[id]
 			if !ok {
 				continue
 			}
-			if total += len(r.Definition); total > budget && len(out) > 0 {
+			if total += size(item); total > budget && len(out) > 0 {
 				order = nil
 				break
 			}
-			out = append(out, r)
+			out = append(out, item)
 		}
 	}
 	if prev {
 		slices.Reverse(out)
 	}
 	return out, nil
+}
+
+// versionsWithin reads the versions want (newest first) within budget
+// bytes of definitions (readWithin).
+func (o *Definitions) versionsWithin(ctx context.Context, wf string, want []int64, prev bool, budget int) ([]*store.VersionRecord, error) {
+	recs, err := readWithin(want, prev, budget, func(part []int64) (map[int64]*store.VersionRecord, error) {
+		return o.store.Definitions.GetVersions(ctx, wf, part)
+	}, func(r *store.VersionRecord) int { return len(r.Definition) })
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return recs, nil
 }
 
 // WorkflowPageRequest asks for one page of the workflows, which are
