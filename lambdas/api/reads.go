@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -255,7 +256,7 @@ func (s *server) propertiesSnapshot(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	if len(snap) == 0 {
-		return present[struct{}](nil, "GetPropertiesSnapshot")
+		return orchestrator.Internal(errors.New("orchestrator.Service.GetPropertiesSnapshot returned neither a result nor an error"))
 	}
 	return writeJSON(w, http.StatusOK, snap)
 }

@@ -283,3 +283,51 @@ func TestWorkflowPages(t *testing.T) {
 		assert.Empty(t, svc.recorded())
 	}
 }
+
+// TestOpenAPIListsTheReads: the served OpenAPI document has every read
+// route, the paged ones with first, last and cursor.
+func TestOpenAPIListsTheReads(t *testing.T) {
+	rec := get(t, &fakeService{}, openAPIPath, "")
+	require.Equal(t, http.StatusOK, rec.Code)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Summary    string `json:"summary"`
+			Parameters []struct {
+				Name string `json:"name"`
+				In   string `json:"in"`
+			} `json:"parameters"`
+		} `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &doc))
+	wf := workflowsPath
+	paged := map[string]bool{
+		wf:                                       true,
+		wf + "/{id}/instances":                   true,
+		wf + "/{id}/versions":                    true,
+		wf + "/{id}/versions/pagination":         true,
+		wf + "/{id}/instances/{instanceId}/runs": true,
+		wf + "/{id}/overview":                    false,
+		wf + "/{id}/timeline":                    false,
+		wf + "/{id}/properties-snapshot/{snapshotId}":          false,
+		wf + "/{id}/instances/{instanceId}/runs/{runId}/steps": false,
+		wf + "/{id}/instances/{instanceId}/steps/{stepId}":     false,
+		wf + "/{id}/instances/{instanceId}/inline-path":        false,
+		wf + "/instances/inline-workflow-id":                   false,
+	}
+	for path, isPaged := range paged {
+		op, ok := doc.Paths[path]["get"]
+		if !assert.True(t, ok, "GET %s is not in the document", path) {
+			continue
+		}
+		assert.NotEmpty(t, op.Summary, path)
+		var query []string
+		for _, p := range op.Parameters {
+			if p.In == "query" {
+				query = append(query, p.Name)
+			}
+		}
+		if isPaged {
+			assert.Subset(t, query, []string{"first", "last", "cursor"}, path)
+		}
+	}
+}
