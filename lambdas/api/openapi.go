@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"regexp"
 	"sort"
@@ -16,12 +17,12 @@ const openAPIPath = "/api/v3/openapi.json"
 // patterns and these, and a route without one fails the package's tests.
 func routeSummaries() map[string]string {
 	wf := workflowsPath
-	return map[string]string{
+	summaries := map[string]string{
 		"GET /health":                                                 "Readiness, the AWS endpoint and the resources in use",
 		"GET " + openAPIPath:                                          "This OpenAPI 3.1 document",
 		"GET " + wf + "/instances/action-map":                         "Maestro's table of the actions each workflow instance status allows",
 		"GET " + wf + "/steps/instances/action-map":                   "Maestro's table of the actions each step status allows",
-		"GET " + wf:                                                   "The stored workflows in id order: versions, active version, properties (cursor, limit 1..100; or a Maestro-style page: first or last 1..200, cursor)",
+		"GET " + wf:                                                   "The stored workflows in id order: versions, active version, properties (cursor, limit; or first/last and cursor)",
 		"POST " + wf:                                                  "Validate and store a new version of a workflow definition (JSON)",
 		"POST " + wf + "/yaml":                                        "Validate and store a new version of a workflow definition (YAML with the JSON structure)",
 		"PUT " + wf + "/actions/validate":                             "Validate a workflow definition (JSON) without storing it",
@@ -33,7 +34,7 @@ func routeSummaries() map[string]string {
 		"PUT " + wf + "/{id}/actions/deactivate":                      "Deactivate the workflow: starts of 'active' are refused",
 		"PUT " + wf + "/{id}/actions/{action}":                        "Stop, kill or unblock every running or queued run of the workflow (202 with the count)",
 		"POST " + wf + "/{id}/properties":                             "Change the properties every version shares",
-		"GET " + wf + "/{id}/instances":                               "The workflow's instances, newest first: cursor, limit (1..100), status; or a Maestro page (first or last 1..200, cursor)",
+		"GET " + wf + "/{id}/instances":                               "The workflow's instances, newest first (cursor, limit, status; or first/last and cursor)",
 		"GET " + wf + "/{id}/instances/{instanceId}":                  "An instance's latest run: status, step statuses, overview, timeline",
 		"GET " + wf + "/{id}/instances/{instanceId}/runs/{runId}":     "One run of an instance (a number, or latest)",
 		"GET " + wf + "/{id}/instances/{instanceId}/steps":            "The latest attempt of every step of the instance",
@@ -41,7 +42,7 @@ func routeSummaries() map[string]string {
 		"PUT " + wf + "/{id}/instances/{instanceId}/actions/{action}":                                                        "Stop, kill or unblock the instance's latest run",
 		"POST " + wf + "/{id}/instances/{instanceId}/actions/restart":                                                        "A new run of an ended instance",
 		"PUT " + wf + "/{id}/instances/{instanceId}/runs/{runId}/actions/{action}":                                           "Stop, kill or unblock one run",
-		"PUT " + wf + "/{id}/instances/{instanceId}/steps/{stepId}/actions/{action}":                                         "Stop, kill, skip or bypass (BYPASS_STEP_DEPENDENCIES) a step's current attempt; a paused attempt resumes through the breakpoints endpoint",
+		"PUT " + wf + "/{id}/instances/{instanceId}/steps/{stepId}/actions/{action}":                                         "Stop, kill, skip or bypass a step's current attempt",
 		"POST " + wf + "/{id}/instances/{instanceId}/steps/{stepId}/actions/restart":                                         "Restart a step that ended, and what is downstream of it",
 		"GET " + flattenPath + "/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}":                          "A foreach step's iterations, flattened",
 		"GET " + flattenPath + "/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/iterations/{iterationId}": "One iteration of a foreach step, flattened",
@@ -57,40 +58,31 @@ func routeSummaries() map[string]string {
 		"DELETE " + breakpointsPath:                        "Remove a step's breakpoints and, by default, resume what they paused",
 		"GET " + breakpointsPath + "/paused-step-attempts": "The step attempts a step's breakpoints hold",
 		"PUT " + breakpointsPath + "/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/attempts/{attempt}/actions/resume": "Resume one paused step attempt",
-		"POST " + tagPermitsPath:                                        "Create or change a tag permit (max_allowed)",
-		"GET " + tagPermitsPath + "/{tag}":                              "A tag permit and its use",
-		"DELETE " + tagPermitsPath + "/{tag}":                           "Remove a tag permit; the steps waiting on it go on",
-		"POST " + jobQueuesPath:                                         "Create or change a job queue (cpu, memory, gpu, aging_seconds)",
-		"GET " + jobQueuesPath + "/{name}":                              "A job queue: the steps running in it, and those waiting in admission order",
-		"DELETE " + jobQueuesPath + "/{name}":                           "Remove a job queue; the steps waiting in it fail",
-		"POST " + signalsPath:                                           "Announce a signal",
-		"GET " + signalsPath + "/{name}/instances/{seq}":                "A signal instance (a sequence number, or latest)",
-		"GET " + signalsPath + "/{name}/instances/{seq}/lineage":        "Who published a signal instance, what it triggered and unblocked",
-		"GET " + wf + "/{id}/versions":                                  "The workflow's versions, newest first, a Maestro page (first or last 1..200, cursor)",
-		"GET " + wf + "/{id}/versions/pagination":                       "Maestro's path of the versions page: newest first (first or last 1..200, cursor)",
-		"GET " + wf + "/{id}/overview":                                  "Versions, properties snapshot, step concurrency and the instances not ended by status",
-		"GET " + wf + "/{id}/timeline":                                  "The workflow's change history (its newest 300 version pushes), newest first",
-		"GET " + wf + "/{id}/properties-snapshot/{snapshotId}":          "The properties snapshot: latest, or the current one's create_time",
-		"GET " + wf + "/{id}/instances/{instanceId}/runs":               "An instance's runs, newest first, a Maestro page (first or last 1..200, cursor)",
-		"GET " + wf + "/{id}/instances/{instanceId}/runs/{runId}/steps": "The latest attempt of each step of one run",
-		"GET " + wf + "/{id}/instances/{instanceId}/steps/{stepId}":     "A step across the instance's runs: its latest attempt",
-		"GET " + wf + "/{id}/instances/{instanceId}/inline-path":        "From the run above a loop iteration's loops down to the iteration",
-		"GET " + wf + "/instances/inline-workflow-id":                   "The inline workflow of the loop around a step, from a JSON node path in the body",
+		"POST " + tagPermitsPath:                                 "Create or change a tag permit (max_allowed)",
+		"GET " + tagPermitsPath + "/{tag}":                       "A tag permit and its use",
+		"DELETE " + tagPermitsPath + "/{tag}":                    "Remove a tag permit; the steps waiting on it go on",
+		"POST " + jobQueuesPath:                                  "Create or change a job queue (cpu, memory, gpu, aging_seconds)",
+		"GET " + jobQueuesPath + "/{name}":                       "A job queue: the steps running in it, and those waiting in admission order",
+		"DELETE " + jobQueuesPath + "/{name}":                    "Remove a job queue; the steps waiting in it fail",
+		"POST " + signalsPath:                                    "Announce a signal",
+		"GET " + signalsPath + "/{name}/instances/{seq}":         "A signal instance (a sequence number, or latest)",
+		"GET " + signalsPath + "/{name}/instances/{seq}/lineage": "Who published a signal instance, what it triggered and unblocked",
 	}
+	maps.Copy(summaries, readSummaries())
+	return summaries
 }
 
 // queryParams are the query parameters routes read.
 func queryParams() map[string][]string {
-	return map[string][]string{
-		"GET " + workflowsPath + "/{id}/instances":                   {"cursor", "limit", "status", "first", "last", "aggregated"},
-		"GET " + workflowsPath + "/{id}/versions":                    {"first", "last", "cursor"},
-		"GET " + workflowsPath + "/{id}/versions/pagination":         {"first", "last", "cursor"},
-		"GET " + workflowsPath + "/{id}/instances/{instanceId}/runs": {"first", "last", "cursor"},
-		"GET " + workflowsPath:                                       {"cursor", "limit", "first", "last"},
-		"GET " + breakpointsPath:                                     {"workflowId", "stepId"},
-		"DELETE " + breakpointsPath:                                  {"workflowId", "stepId", "resume"},
-		"GET " + breakpointsPath + "/paused-step-attempts":           {"workflowId", "stepId"},
+	params := map[string][]string{
+		"GET " + workflowsPath + "/{id}/instances":         {"cursor", "limit", "status", "first", "last", "aggregated"},
+		"GET " + workflowsPath:                             {"cursor", "limit", "first", "last"},
+		"GET " + breakpointsPath:                           {"workflowId", "stepId"},
+		"DELETE " + breakpointsPath:                        {"workflowId", "stepId", "resume"},
+		"GET " + breakpointsPath + "/paused-step-attempts": {"workflowId", "stepId"},
 	}
+	maps.Copy(params, readQueryParams())
+	return params
 }
 
 var pathParam = regexp.MustCompile(`\{([A-Za-z]+)\}`)

@@ -35,6 +35,35 @@ func (s *server) registerReads(route func(string, apiFunc)) {
 	route("GET "+wf+"/instances/inline-workflow-id", s.inlineWorkflowID)
 }
 
+// readSummaries are the OpenAPI summaries of the read routes
+// (routeSummaries).
+func readSummaries() map[string]string {
+	wf := workflowsPath
+	return map[string]string{
+		"GET " + wf + "/{id}/versions":                                  "The workflow's versions, newest first, a Maestro page (first or last 1..200, cursor)",
+		"GET " + wf + "/{id}/versions/pagination":                       "Maestro's path of the versions page: newest first (first or last 1..200, cursor)",
+		"GET " + wf + "/{id}/overview":                                  "Versions, properties snapshot, step concurrency and the instances not ended by status",
+		"GET " + wf + "/{id}/timeline":                                  "The workflow's change history (its newest 300 version pushes), newest first",
+		"GET " + wf + "/{id}/properties-snapshot/{snapshotId}":          "The properties snapshot: latest, or the current one's create_time",
+		"GET " + wf + "/{id}/instances/{instanceId}/runs":               "An instance's runs, newest first, a Maestro page (first or last 1..200, cursor)",
+		"GET " + wf + "/{id}/instances/{instanceId}/runs/{runId}/steps": "The latest attempt of each step of one run",
+		"GET " + wf + "/{id}/instances/{instanceId}/steps/{stepId}":     "A step across the instance's runs: its latest attempt",
+		"GET " + wf + "/{id}/instances/{instanceId}/inline-path":        "From the run above a loop iteration's loops down to the iteration",
+		"GET " + wf + "/instances/inline-workflow-id":                   "The inline workflow of the loop around a step, from a JSON node path in the body",
+	}
+}
+
+// readQueryParams are the query parameters of the paged read routes
+// (queryParams).
+func readQueryParams() map[string][]string {
+	page := []string{"first", "last", "cursor"}
+	return map[string][]string{
+		"GET " + workflowsPath + "/{id}/versions":                    page,
+		"GET " + workflowsPath + "/{id}/versions/pagination":         page,
+		"GET " + workflowsPath + "/{id}/instances/{instanceId}/runs": page,
+	}
+}
+
 // paginationResult is Maestro's PaginationResult.
 type paginationResult[T any] struct {
 	PageInfo   pageInfo `json:"page_info"`
