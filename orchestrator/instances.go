@@ -547,7 +547,7 @@ func (o *Runs) ListInstances(ctx context.Context, wf, status, cursor string, lim
 		}
 		status = string(st)
 	}
-	if _, err := o.head(ctx, wf); err != nil {
+	if _, err := o.latestInstance(ctx, wf); err != nil {
 		return nil, err
 	}
 	recs, next, err := o.store.Instances.ListInstances(ctx, wf, status, cursor, limit)

@@ -206,11 +206,10 @@ func (o *Runs) ListInstancePage(ctx context.Context, wf string, req PageRequest)
 	if err := req.check(); err != nil {
 		return nil, err
 	}
-	head, err := o.head(ctx, wf)
+	latest, err := o.latestInstance(ctx, wf)
 	if err != nil {
 		return nil, err
 	}
-	latest := max(head.NextInstance-1, 0)
 	low, high, ok := req.span(1, latest)
 	if !ok {
 		return newPage[*InstanceView](nil, nil, 1, latest), nil
@@ -234,6 +233,27 @@ func (o *Runs) ListInstancePage(ctx context.Context, wf string, req PageRequest)
 		}
 	}
 	return newPage(views, func(v *InstanceView) int64 { return v.WorkflowInstanceID }, 1, latest), nil
+}
+
+// latestInstance returns the highest instance id a workflow has given
+// out: its head's counter, or for a loop's inline workflow, which has no
+// head, its newest iteration (one item read); a 404 when neither exists.
+func (o *Runs) latestInstance(ctx context.Context, wf string) (int64, error) {
+	head, err := o.head(ctx, wf)
+	if err == nil {
+		return max(head.NextInstance-1, 0), nil
+	}
+	if !model.IsInlineWorkflowID(wf) {
+		return 0, err
+	}
+	recs, _, lerr := o.store.Instances.ListInstances(ctx, wf, "", "", 1)
+	if lerr != nil {
+		return 0, Internal(lerr)
+	}
+	if len(recs) == 0 {
+		return 0, err
+	}
+	return recs[0].InstanceID, nil
 }
 
 // instanceSummary is the view of an instance from its summary item.

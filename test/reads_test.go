@@ -259,6 +259,18 @@ func TestMaestroReadsAndPaging(t *testing.T) {
 		t.Fatalf("steps of run 2: HTTP %d %+v", code, runSteps)
 	}
 
+	// The iterations of the loop, a page of its inline workflow's instances.
+	p = get("/api/v3/workflows/" + inline + "/instances?first=5")
+	if got := p.ids(t, "workflow_instance_id"); got != "2,1 prev=false next=false total=2" {
+		t.Errorf("iterations as a page: %s", got)
+	}
+	var succeeded struct {
+		Instances []json.RawMessage `json:"workflow_instances"`
+	}
+	if code := s.do("GET", "/api/v3/workflows/"+inline+"/instances?status=SUCCEEDED&limit=5", nil, &succeeded); code != http.StatusOK || len(succeeded.Instances) != 2 {
+		t.Errorf("iterations by status: HTTP %d %d", code, len(succeeded.Instances))
+	}
+
 	// The inline path of an iteration, and the inline workflow id back.
 	var path []struct {
 		WorkflowID string `json:"workflow_id"`
