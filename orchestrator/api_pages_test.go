@@ -42,10 +42,10 @@ func TestPageSpan(t *testing.T) {
 
 // TestVersionPagesStopAtTheirBytes: a page of versions whose definitions
 // pass its byte budget ends early (at least one version), keeping the end
-// it was read from; past versionChunk versions it stops reading.
+// it was read from; past pageChunk versions it stops reading.
 func TestVersionPagesStopAtTheirBytes(t *testing.T) {
 	r := newRoleRig(t)
-	for i := 0; i < versionChunk+5; i++ {
+	for i := 0; i < pageChunk+5; i++ {
 		r.push(workDef("big", "", workStep("t0", "NoOp", "")))
 	}
 	one, err := r.stores.Definitions.GetVersion(r.ctx, "big", 1)
@@ -53,7 +53,7 @@ func TestVersionPagesStopAtTheirBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	size := len(one.Definition)
-	latest := int64(versionChunk + 5)
+	latest := int64(pageChunk + 5)
 	read := func(prev bool, budget int, want ...int64) string {
 		recs, err := r.o.Definitions.versionsWithin(r.ctx, "big", want, prev, budget)
 		if err != nil {
@@ -76,12 +76,12 @@ func TestVersionPagesStopAtTheirBytes(t *testing.T) {
 		{false, 1, []int64{5, 4, 3}, "5"},
 		{true, 1, []int64{5, 4, 3}, "3"},
 		{false, 100 * size, []int64{3, 2, 1}, "3 2 1"},
-		{false, (versionChunk + 2) * size, ids(1, latest), strings.TrimSpace(strings.Repeat("x ", versionChunk+2))},
+		{false, (pageChunk + 2) * size, ids(1, latest), strings.TrimSpace(strings.Repeat("x ", pageChunk+2))},
 	} {
 		got := read(c.prev, c.budget, c.want...)
-		if c.budget == (versionChunk+2)*size {
-			if n := len(strings.Fields(got)); n != versionChunk+2 {
-				t.Errorf("a budget of %d versions across two chunks: %d versions", versionChunk+2, n)
+		if c.budget == (pageChunk+2)*size {
+			if n := len(strings.Fields(got)); n != pageChunk+2 {
+				t.Errorf("a budget of %d versions across two chunks: %d versions", pageChunk+2, n)
 			}
 			continue
 		}

@@ -298,9 +298,6 @@ func (o *Definitions) ListVersions(ctx context.Context, wf string, req PageReque
 // pageChunk is how many items a byte-budgeted page reads a request.
 const pageChunk = 25
 
-// versionChunk is pageChunk for versions (the tests name it).
-const versionChunk = pageChunk
-
 // readWithin reads the items of ids want (newest first) pageChunk at a
 // time with read, from the end the page is read from — the newest when
 // paging forwards, the oldest backwards — and stops once their sizes
