@@ -164,6 +164,13 @@ func (o *Definitions) GetWorkflowVersion(ctx context.Context, wf, selector strin
 	if err != nil {
 		return nil, Internal(err)
 	}
+	return definitionView(head, rec)
+}
+
+// definitionView is the API's view of stored version rec of the workflow
+// whose head is head.
+func definitionView(head *store.WorkflowHead, rec *store.VersionRecord) (*DefinitionView, error) {
+	wf, v := rec.WorkflowID, rec.Version
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(rec.Definition, &top); err != nil {
 		return nil, Internal(fmt.Errorf("decode stored %s version %d: %w", wf, v, err))

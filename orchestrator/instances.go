@@ -363,32 +363,8 @@ func (o *core) runView(ctx context.Context, rec *store.InstanceRecord, run int64
 		tl = append(slices.Clone(rr.Timeline), rest...)
 		slices.SortStableFunc(tl, func(a, b store.TimelineItem) int { return cmp.Compare(a.Seq, b.Seq) })
 	}
-	view := &InstanceView{
-		WorkflowID: st.WorkflowID, WorkflowInstanceID: st.InstanceID, WorkflowRunID: st.RunID,
-		WorkflowUUID: st.UUID, WorkflowVersionID: st.WorkflowVersion, Status: string(st.Status), TraceID: st.TraceID,
-		Initiator: &Initiator{
-			Type: st.Initiator.Type, Timezone: st.Initiator.Timezone, ScheduledTime: st.Initiator.ScheduledTime,
-			Principal: st.Initiator.Principal, Parent: st.Parent,
-		},
-		Params:     st.Params,
-		CreateTime: st.CreateTime, StartTime: st.StartTime, EndTime: st.EndTime, ModifyTime: rec.ModifyTime,
-		StepStatuses: map[string]string{},
-	}
-	if st.Initiator.Type == "" {
-		view.Initiator = nil
-	}
-	view.RunConfig = runConfigOf(&st)
-	overview := &RuntimeOverview{StepOverview: map[string]int64{}, RunStatus: string(st.Status)}
-	for _, s := range st.Steps {
-		status := string(s.Status)
-		if status == "" {
-			status = string(model.StepNotCreated)
-		}
-		view.StepStatuses[s.StepID] = status
-		overview.StepOverview[status]++
-		overview.TotalStepCount++
-	}
-	view.RuntimeOverview = overview
+	view := runHeader(&st)
+	view.ModifyTime = rec.ModifyTime
 	if g, _, err := o.graph(ctx, st.WorkflowID, st.WorkflowVersion); err == nil {
 		view.RollupOverview = engine.RollupOf(g, &st)
 	} else {
@@ -408,14 +384,22 @@ func (o *Runs) ListSteps(ctx context.Context, wf string, inst int64) ([]*StepVie
 	if err != nil {
 		return nil, err
 	}
-	_, decoded, err := o.loadRun(ctx, wf, inst, rec.RunID)
+	return o.stepsOfRun(ctx, wf, inst, rec.RunID, true)
+}
+
+// stepsOfRun returns the latest attempt of each step of run run, by step
+// id. With carried set, a step a restart carried over into the run is
+// shown by its attempt in the run it ran in (Maestro's aggregated view);
+// without, only the steps that have an attempt in run itself.
+func (o *Runs) stepsOfRun(ctx context.Context, wf string, inst, run int64, carried bool) ([]*StepView, error) {
+	_, decoded, err := o.loadRun(ctx, wf, inst, run)
 	if err != nil {
 		return nil, err
 	}
 	st := *decoded
 	attempts := compactAttempts(&st)
 	if !st.Compact {
-		if attempts, err = o.store.Attempts.ListAttempts(ctx, wf, inst, rec.RunID); err != nil {
+		if attempts, err = o.store.Attempts.ListAttempts(ctx, wf, inst, run); err != nil {
 			return nil, Internal(err)
 		}
 	}
@@ -446,7 +430,10 @@ func (o *Runs) ListSteps(ctx context.Context, wf string, inst int64) ([]*StepVie
 		if _, ok := latest[ss.StepID]; ok {
 			continue
 		}
-		if ss.FromRun != 0 && ss.FromRun != rec.RunID {
+		if ss.FromRun != 0 && ss.FromRun != run {
+			if !carried {
+				continue
+			}
 			// Carried over by a restart: its attempt lives under the run
 			// it ran in (Maestro's aggregated view).
 			a, err := o.attempt(ctx, wf, inst, ss.FromRun, ss.StepID, 0)
@@ -550,11 +537,7 @@ func (o *Definitions) ListWorkflows(ctx context.Context, cursor string, limit in
 	}
 	out := &WorkflowList{Workflows: make([]WorkflowSummary, 0, len(heads)), NextCursor: next}
 	for _, h := range heads {
-		out.Workflows = append(out.Workflows, WorkflowSummary{
-			WorkflowID: h.WorkflowID, LatestVersion: h.Latest, ActiveVersion: h.Active,
-			InstanceCount: max(h.NextInstance-1, 0), PropertiesSnapshot: h.Properties,
-			CreateTime: h.CreateTime, ModifyTime: h.ModifyTime,
-		})
+		out.Workflows = append(out.Workflows, workflowSummary(h))
 	}
 	return out, nil
 }
@@ -574,7 +557,7 @@ func (o *Runs) ListInstances(ctx context.Context, wf, status, cursor string, lim
 		}
 		status = string(st)
 	}
-	if _, err := o.head(ctx, wf); err != nil {
+	if _, err := o.latestInstance(ctx, wf); err != nil {
 		return nil, err
 	}
 	recs, next, err := o.store.Instances.ListInstances(ctx, wf, status, cursor, limit)
@@ -586,11 +569,7 @@ func (o *Runs) ListInstances(ctx context.Context, wf, status, cursor string, lim
 	}
 	out := &InstanceList{NextCursor: next, Instances: make([]*InstanceView, 0, len(recs))}
 	for _, r := range recs {
-		out.Instances = append(out.Instances, &InstanceView{
-			WorkflowID: r.WorkflowID, WorkflowInstanceID: r.InstanceID, WorkflowRunID: r.RunID,
-			WorkflowUUID: r.UUID, WorkflowVersionID: r.Version, Status: r.Status,
-			CreateTime: r.CreateTime, StartTime: r.StartTime, EndTime: r.EndTime, ModifyTime: r.ModifyTime,
-		})
+		out.Instances = append(out.Instances, instanceSummary(r))
 	}
 	return out, nil
 }

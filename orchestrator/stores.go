@@ -56,7 +56,10 @@ type DefinitionStore interface {
 	DeleteWorkflow(ctx context.Context, wf string, next store.Message, now time.Time, extra ...store.Message) error
 	GetHead(ctx context.Context, workflowID string) (*store.WorkflowHead, error)
 	GetVersion(ctx context.Context, workflowID string, version int64) (*store.VersionRecord, error)
+	GetVersions(ctx context.Context, workflowID string, versions []int64) (map[int64]*store.VersionRecord, error)
+	GetVersionStamps(ctx context.Context, workflowID string, versions []int64) (map[int64]*store.VersionRecord, error)
 	ListWorkflows(ctx context.Context, cursor string, limit int) ([]*store.WorkflowHead, string, error)
+	ListWorkflowsBefore(ctx context.Context, cursor string, limit int) ([]*store.WorkflowHead, string, error)
 	PurgeWorkflow(ctx context.Context, wf string, budget int) (done bool, deleted int, err error)
 	RearmPurge(ctx context.Context, wf string, round int64, next store.Message) error
 	SetActive(ctx context.Context, workflowID string, version int64, now time.Time, subs store.SubscriptionsFunc, extra ...store.Message) error

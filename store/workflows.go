@@ -83,9 +83,16 @@ func headFromItem(workflowID string, item map[string]types.AttributeValue) (*Wor
 // this one is the last). The index is eventually consistent: a workflow
 // pushed a moment ago may be missing from the list.
 func (s *Definitions) ListWorkflows(ctx context.Context, cursor string, limit int) ([]*WorkflowHead, string, error) {
+	return s.listDirectory(ctx, cursor, limit, false)
+}
+
+// listDirectory is ListWorkflows, in descending id order (before cursor)
+// when backward is set.
+func (s *Definitions) listDirectory(ctx context.Context, cursor string, limit int, backward bool) ([]*WorkflowHead, string, error) {
 	in := &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
 		IndexName:                 aws.String(sweepIndex),
+		ScanIndexForward:          aws.Bool(!backward),
 		KeyConditionExpression:    aws.String("#p = :p"),
 		ExpressionAttributeNames:  map[string]string{"#p": attrSweepPK},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":p": str(layout.DirectoryPK)},

@@ -170,6 +170,7 @@ func (s *server) register(mux *http.ServeMux) {
 	s.registerJobQueues(route)
 	s.registerJobTemplates(route)
 	s.registerSignals(route)
+	s.registerReads(route)
 }
 
 // router answers requests no route matches with JSON 404 and 405 bodies

@@ -483,7 +483,7 @@ func TestRoutes(t *testing.T) {
 		// unknown paths and wrong methods
 		{name: "unknown path", method: "GET", target: "/nope", wantStatus: 404, wantError: "no endpoint GET /nope"},
 		{name: "trailing slash", method: "GET", target: wf + "/", wantStatus: 404, wantError: "no endpoint"},
-		{name: "unknown deeper path", method: "GET", target: wf + "/sample-wf/instances/7/runs/1/steps", wantStatus: 404, wantError: "no endpoint"},
+		{name: "unknown deeper path", method: "GET", target: wf + "/sample-wf/instances/7/runs/1/steps/job1/attempts", wantStatus: 404, wantError: "no endpoint"},
 		{name: "delete workflows", method: "DELETE", target: wf, wantStatus: 405, wantAllow: "GET, HEAD, POST", wantError: "method DELETE is not allowed"},
 		{name: "get validate", method: "GET", target: wf + "/actions/validate", wantStatus: 405, wantAllow: "PUT"},
 		{name: "post health", method: "POST", target: "/health", wantStatus: 405, wantAllow: "GET, HEAD"},

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"regexp"
 	"sort"
@@ -16,12 +17,12 @@ const openAPIPath = "/api/v3/openapi.json"
 // patterns and these, and a route without one fails the package's tests.
 func routeSummaries() map[string]string {
 	wf := workflowsPath
-	return map[string]string{
+	summaries := map[string]string{
 		"GET /health":                                                 "Readiness, the AWS endpoint and the resources in use",
 		"GET " + openAPIPath:                                          "This OpenAPI 3.1 document",
 		"GET " + wf + "/instances/action-map":                         "Maestro's table of the actions each workflow instance status allows",
 		"GET " + wf + "/steps/instances/action-map":                   "Maestro's table of the actions each step status allows",
-		"GET " + wf:                                                   "The stored workflows in id order: versions, active version, properties (cursor, limit)",
+		"GET " + wf:                                                   "The stored workflows in id order: versions, active version, properties (cursor, limit; or first/last and cursor)",
 		"POST " + wf:                                                  "Validate and store a new version of a workflow definition (JSON)",
 		"POST " + wf + "/yaml":                                        "Validate and store a new version of a workflow definition (Maestro's YAML DSL, or YAML with the JSON structure)",
 		"PUT " + wf + "/actions/validate":                             "Validate a workflow definition (JSON) without storing it",
@@ -35,15 +36,15 @@ func routeSummaries() map[string]string {
 		"POST " + wf + "/{id}/properties":                             "Change the properties every version shares",
 		"POST " + wf + "/{id}/properties/tag":                         "Add a tag to workflow properties (replaces a tag of the same name)",
 		"DELETE " + wf + "/{id}/properties/tag/{workflowTagName}":     "Delete a tag from workflow properties",
-		"GET " + wf + "/{id}/instances":                               "The workflow's instances, newest first (cursor, limit, status)",
+		"GET " + wf + "/{id}/instances":                               "The workflow's instances, newest first (cursor, limit, status; or first/last and cursor)",
 		"GET " + wf + "/{id}/instances/{instanceId}":                  "An instance's latest run: status, step statuses, overview, timeline",
-		"GET " + wf + "/{id}/instances/{instanceId}/runs/{runId}":     "One run of an instance",
+		"GET " + wf + "/{id}/instances/{instanceId}/runs/{runId}":     "One run of an instance (a number, or latest)",
 		"GET " + wf + "/{id}/instances/{instanceId}/steps":            "The latest attempt of every step of the instance",
 		"GET " + wf + "/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/attempts/{attempt}":                          "One step attempt (a number, or latest)",
 		"PUT " + wf + "/{id}/instances/{instanceId}/actions/{action}":                                                        "Stop, kill or unblock the instance's latest run",
 		"POST " + wf + "/{id}/instances/{instanceId}/actions/restart":                                                        "A new run of an ended instance (restart_policy RESTART_FROM_INCOMPLETE or RESTART_FROM_BEGINNING, run_params); an iteration's restarts its loop's run",
 		"PUT " + wf + "/{id}/instances/{instanceId}/runs/{runId}/actions/{action}":                                           "Stop, kill or unblock one run",
-		"PUT " + wf + "/{id}/instances/{instanceId}/steps/{stepId}/actions/{action}":                                         "Stop, kill, skip, resume or bypass a step's current attempt",
+		"PUT " + wf + "/{id}/instances/{instanceId}/steps/{stepId}/actions/{action}":                                         "Stop, kill, skip or bypass a step's current attempt",
 		"POST " + wf + "/{id}/instances/{instanceId}/steps/{stepId}/actions/restart":                                         "Restart a step that ended, and what is downstream of it: a new attempt in a running run, else a new run (through the loop's run for a step of an iteration); step_run_params, upstream_restart_mode RESTART_FROM_STEP or RESTART_FROM_INLINE_ROOT",
 		"GET " + flattenPath + "/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}":                          "A foreach step's iterations, flattened",
 		"GET " + flattenPath + "/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/iterations/{iterationId}": "One iteration of a foreach step, flattened",
@@ -74,13 +75,15 @@ func routeSummaries() map[string]string {
 		"GET " + jobTemplatesPath + "/{type}":                    "A job template by job type (a step's sub_type) and version (default \"default\")",
 		"DELETE " + jobTemplatesPath + "/{type}":                 "Remove a job type's template version, or every version without version; steps that start later run without it",
 	}
+	maps.Copy(summaries, readSummaries())
+	return summaries
 }
 
 // queryParams are the query parameters routes read.
 func queryParams() map[string][]string {
-	return map[string][]string{
-		"GET " + workflowsPath + "/{id}/instances":         {"cursor", "limit", "status"},
-		"GET " + workflowsPath:                             {"cursor", "limit"},
+	params := map[string][]string{
+		"GET " + workflowsPath + "/{id}/instances":         {"cursor", "limit", "status", "first", "last", "aggregated"},
+		"GET " + workflowsPath:                             {"cursor", "limit", "first", "last"},
 		"GET " + breakpointsPath:                           {"workflowId", "stepId"},
 		"DELETE " + breakpointsPath:                        {"workflowId", "stepId", "resume"},
 		"GET " + breakpointsPath + "/paused-step-attempts": {"workflowId", "stepId"},
@@ -88,6 +91,8 @@ func queryParams() map[string][]string {
 		"GET " + jobTemplatesPath + "/{type}":              {"version"},
 		"DELETE " + jobTemplatesPath + "/{type}":           {"version"},
 	}
+	maps.Copy(params, readQueryParams())
+	return params
 }
 
 var pathParam = regexp.MustCompile(`\{([A-Za-z]+)\}`)

@@ -137,6 +137,9 @@ func (s *server) startBatch(w http.ResponseWriter, r *http.Request) error {
 
 func (s *server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
+	if pagedQuery(q) {
+		return s.listWorkflowPage(w, r)
+	}
 	limit, err := pageLimit(q.Get("limit"))
 	if err != nil {
 		return err
@@ -147,6 +150,9 @@ func (s *server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 
 func (s *server) listInstances(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
+	if pagedQuery(q) {
+		return s.listInstancePage(w, r)
+	}
 	limit, err := pageLimit(q.Get("limit"))
 	if err != nil {
 		return err
@@ -173,6 +179,10 @@ func (s *server) getInstance(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *server) getRun(w http.ResponseWriter, r *http.Request) error {
+	if strings.EqualFold(r.PathValue("runId"), "latest") {
+		// Maestro's run selector: the latest run is the instance's view.
+		return s.getInstance(w, r)
+	}
 	instanceID, runID, err := instanceAndRun(r)
 	if err != nil {
 		return err

@@ -68,6 +68,20 @@ type DefinitionService interface {
 	ListJobTemplates(ctx context.Context, version string) ([]json.RawMessage, error)
 
 	DeleteJobTemplate(ctx context.Context, jobType, version string) (*orchestrator.JobTemplateDeleted, error)
+
+	// ListVersions, GetWorkflowOverview, GetWorkflowTimeline and
+	// GetPropertiesSnapshot serve Maestro's workflow reads (reads.go).
+	ListVersions(ctx context.Context, workflowID string, req orchestrator.PageRequest) (*orchestrator.Page[*orchestrator.DefinitionView], error)
+
+	GetWorkflowOverview(ctx context.Context, workflowID string) (*orchestrator.WorkflowOverview, error)
+
+	GetWorkflowTimeline(ctx context.Context, workflowID string) (*orchestrator.WorkflowTimeline, error)
+
+	GetPropertiesSnapshot(ctx context.Context, workflowID, snapshotID string) (orchestrator.PropertiesSnapshot, error)
+
+	// ListWorkflowPage pages through the stored workflows in id order,
+	// forwards or backwards (GET /workflows with first or last).
+	ListWorkflowPage(ctx context.Context, req orchestrator.WorkflowPageRequest) (*orchestrator.WorkflowPage, error)
 }
 
 // RunService starts instances and reads instances, runs and steps.
@@ -104,6 +118,21 @@ type RunService interface {
 	// ListInstances pages through a workflow's instances, newest first;
 	// a non-empty status keeps only the instances in that status.
 	ListInstances(ctx context.Context, workflowID, status, cursor string, limit int) (*orchestrator.InstanceList, error)
+
+	// ListInstancePage, ListRuns, ListRunSteps, GetStepView, GetInlinePath
+	// and GetInlineWorkflowID serve Maestro's instance and step reads
+	// (reads.go).
+	ListInstancePage(ctx context.Context, workflowID string, req orchestrator.PageRequest) (*orchestrator.Page[*orchestrator.InstanceView], error)
+
+	ListRuns(ctx context.Context, workflowID string, instanceID int64, req orchestrator.PageRequest) (*orchestrator.Page[*orchestrator.InstanceView], error)
+
+	ListRunSteps(ctx context.Context, workflowID string, instanceID, runID int64) ([]*orchestrator.StepView, error)
+
+	GetStepView(ctx context.Context, workflowID string, instanceID int64, stepID string) (*orchestrator.StepView, error)
+
+	GetInlinePath(ctx context.Context, workflowID string, instanceID int64) ([]orchestrator.UpstreamInfo, error)
+
+	GetInlineWorkflowID(ctx context.Context, nodes []orchestrator.UpstreamInfo) (string, error)
 }
 
 // ActionService acts on runs and steps and takes external reports.

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -60,6 +61,18 @@ func (s *Definitions) GetHead(ctx context.Context, workflowID string) (*store.Wo
 // a page that ends exactly at the last workflow still has one, as
 // DynamoDB's query says more may follow).
 func (s *Definitions) ListWorkflows(ctx context.Context, cursor string, limit int) ([]*store.WorkflowHead, string, error) {
+	return s.listDirectory(ctx, cursor, limit, false)
+}
+
+// ListWorkflowsBefore is ListWorkflows backwards: descending id order,
+// before cursor ("" from the last id).
+func (s *Definitions) ListWorkflowsBefore(ctx context.Context, cursor string, limit int) ([]*store.WorkflowHead, string, error) {
+	return s.listDirectory(ctx, cursor, limit, true)
+}
+
+// listDirectory lists the heads after cursor in id order, or before it
+// in descending order when backward is set.
+func (s *Definitions) listDirectory(ctx context.Context, cursor string, limit int, backward bool) ([]*store.WorkflowHead, string, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, "", err
 	}
@@ -69,13 +82,17 @@ func (s *Definitions) ListWorkflows(ctx context.Context, cursor string, limit in
 	defer s.lock()()
 	var ids []string
 	for pk, p := range s.t.parts {
-		if wf, ok := strings.CutPrefix(pk, "WF#"); ok && wf > cursor {
+		wf, ok := strings.CutPrefix(pk, "WF#")
+		if ok && (backward && (cursor == "" || wf < cursor) || !backward && wf > cursor) {
 			if _, ok := p.items[layout.HeadSK].(*headItem); ok {
 				ids = append(ids, wf)
 			}
 		}
 	}
 	slices.Sort(ids)
+	if backward {
+		slices.Reverse(ids)
+	}
 	more := len(ids) >= limit
 	if more {
 		ids = ids[:limit]
@@ -455,4 +472,30 @@ func (s *base) subscriptionWrites(wf string, want []string) []write {
 		return append(ws, del(layout.WorkflowPK(wf), layout.SigSubsSK))
 	}
 	return append(ws, put(layout.WorkflowPK(wf), layout.SigSubsSK, &sigSubsItem{names: want}))
+}
+
+// GetVersions returns the versions of a workflow that exist among
+// versions, by number.
+func (s *Definitions) GetVersions(ctx context.Context, workflowID string, versions []int64) (map[int64]*store.VersionRecord, error) {
+	out := make(map[int64]*store.VersionRecord, len(versions))
+	for _, v := range versions {
+		rec, err := s.GetVersion(ctx, workflowID, v)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[v] = rec
+	}
+	return out, nil
+}
+
+// GetVersionStamps is GetVersions without the definitions.
+func (s *Definitions) GetVersionStamps(ctx context.Context, workflowID string, versions []int64) (map[int64]*store.VersionRecord, error) {
+	out, err := s.GetVersions(ctx, workflowID, versions)
+	for _, r := range out {
+		r.Definition = nil
+	}
+	return out, err
 }

@@ -66,6 +66,21 @@ func versionsAndHead(h *H) {
 	h.OK(err, "large version")
 	h.Eq(string(got.Definition) == string(big), true, "large definition read back whole")
 
+	many, err := d.GetVersions(h.Ctx, "wf", []int64{2, 99, v, 1})
+	h.OK(err, "get versions")
+	h.Eq(len(many), 3, "versions read at once: those that exist")
+	h.Eq(*many[2], *v2, "version 2 read at once as read alone")
+	h.Eq(many[1].Principal, "alice", "version 1's principal")
+	h.Eq(string(many[v].Definition) == string(big), true, "large definition read at once whole")
+	stamps, err := d.GetVersionStamps(h.Ctx, "wf", []int64{2, 99, v})
+	h.OK(err, "get version stamps")
+	h.Eq(len(stamps), 2, "stamps of the versions that exist")
+	h.Eq(*stamps[2], store.VersionRecord{WorkflowID: "wf", Version: 2, CreateTime: v2.CreateTime, Principal: "alice"}, "version 2's stamp, without its definition")
+	h.Eq(stamps[v].Definition == nil, true, "a large version's stamp carries no definition")
+	none, err := d.GetVersions(h.Ctx, "nope", []int64{1})
+	h.OK(err, "versions of a workflow that does not exist")
+	h.Eq(len(none), 0, "no versions of a workflow that does not exist")
+
 	_, err = d.CreateVersion(h.Ctx, store.NewVersion{WorkflowID: "wf", Definition: nil, Now: t0})
 	h.Plain(err, "a nil definition")
 	head, _ = d.GetHead(h.Ctx, "wf")
@@ -177,6 +192,29 @@ func listWorkflows(h *H) {
 		{"bb", 10, `[c d e] next=""`},
 	} {
 		h.Eq(list(c.cursor, c.limit), c.want, "list after %q, %d", c.cursor, c.limit)
+	}
+	back := func(cursor string, limit int) string {
+		h.Helper()
+		heads, next, err := d.ListWorkflowsBefore(h.Ctx, cursor, limit)
+		h.OK(err, "list before %q", cursor)
+		var ids []string
+		for _, hd := range heads {
+			ids = append(ids, hd.WorkflowID)
+		}
+		return fmt.Sprintf("%v next=%q", ids, next)
+	}
+	for _, c := range []struct {
+		cursor string
+		limit  int
+		want   string
+	}{
+		{"", 2, `[e d] next="d"`},
+		{"d", 2, `[c b] next="b"`},
+		{"b", 2, `[a] next=""`},
+		{"a", 2, `[] next=""`},
+		{"cc", 10, `[c b a] next=""`},
+	} {
+		h.Eq(back(c.cursor, c.limit), c.want, "list before %q, %d", c.cursor, c.limit)
 	}
 	heads, _, err := d.ListWorkflows(h.Ctx, "", 1)
 	h.OK(err, "list")
