@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -222,9 +223,23 @@ func TestRoutes(t *testing.T) {
 		{name: "output data bare param", method: "PUT", target: "/api/v3/output-data",
 			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","params":{"x":5}}`,
 			wantStatus: 400, wantError: "params.x: must be an object with evaluated_result or value"},
-		{name: "output data artifacts", method: "PUT", target: "/api/v3/output-data",
-			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","params":{},"artifacts":{}}`,
-			wantStatus: 400, wantError: "artifacts: not supported"},
+		{name: "output data dynamic signal outputs", method: "PUT", target: "/api/v3/output-data",
+			body: `{"workflow_id":"sample-wf","workflow_instance_id":7,"step_id":"job1","artifacts":{"maestro_dynamic_output":{"type":"DYNAMIC_OUTPUT",
+			  "signal_outputs":[{"type":"MAP","evaluated_result":{"name":"demo_table","dt":"2026","n":3,"ok":true}}]}}}`,
+			wantStatus: 200, wantCall: &call{"PutOutputData", []any{orchestrator.OutputData{WorkflowID: "sample-wf", InstanceID: 7, StepID: "job1",
+				Signals: []engine.DynamicSignal{{Name: "demo_table", Params: map[string]any{"dt": "2026", "n": int64(3)}, Payload: map[string]any{"ok": true}}}}}}},
+		{name: "output data other artifact", method: "PUT", target: "/api/v3/output-data",
+			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","params":{},"artifacts":{"maestro_retry":{"retryable":false}}}`,
+			wantStatus: 400, wantError: "artifacts.maestro_retry: not supported by this runtime (output data carries only maestro_dynamic_output)"},
+		{name: "output data dynamic output without a name", method: "PUT", target: "/api/v3/output-data",
+			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","artifacts":{"maestro_dynamic_output":{"signal_outputs":[{"evaluated_result":{"dt":"1"}}]}}}`,
+			wantStatus: 400, wantError: "artifacts.maestro_dynamic_output.signal_outputs[0].evaluated_result.name: is required"},
+		{name: "output data dynamic output not a list", method: "PUT", target: "/api/v3/output-data",
+			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","artifacts":{"maestro_dynamic_output":{"signal_outputs":{"name":"x"}}}}`,
+			wantStatus: 400, wantError: "artifacts.maestro_dynamic_output.signal_outputs: must be an array of MAP params, got an object"},
+		{name: "output data neither params nor artifacts", method: "PUT", target: "/api/v3/output-data",
+			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s"}`,
+			wantStatus: 400, wantError: "params: is required (or artifacts)"},
 
 		// job queues
 		{name: "job queue put", method: "POST", target: "/api/v3/job-queues", body: `{"name":"gpu","cpu":4.5,"memory":16384,"gpu":2,"aging_seconds":60}`,

@@ -206,7 +206,7 @@ func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string
 		}
 	}
 	if d.Status == "SUCCEEDED" {
-		return job, orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params}, true, nil
+		return job, orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params, Signals: out.Signals}, true, nil
 	}
 	reason := strings.TrimSpace(d.StatusReason + " " + d.Container.Reason)
 	if d.Container.ExitCode == nil {

@@ -396,7 +396,7 @@ func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string
 		}
 		return job, joboutput.ExitFailure(out, found, msg), true, nil
 	}
-	return job, orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params}, true, nil
+	return job, orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params, Signals: out.Signals}, true, nil
 }
 
 // output reads the output a task of a registered definition printed: the
