@@ -68,6 +68,7 @@ func localOptions(args []string, stderr io.Writer) (stack.Options, bool) {
 		topics = append(topics, v)
 		return nil
 	})
+	gpuQueue := fs.String("batch-gpu-job-queue", "", "the Batch job queue (name or ARN) where Kubernetes steps that request GPUs run (default: refused)")
 	emf := fs.Bool("metrics", true, "print the handlers' metrics as CloudWatch Embedded Metric Format lines with the logs")
 	ecsOn := fs.Bool("ecs", true, "provision an ECS cluster and network on the emulator for Ecs and Kubernetes steps (their tasks end through POST /local/job-events)")
 	var taskDefs, ecsImages, jobQueues, jobDefs []string
@@ -102,7 +103,8 @@ func localOptions(args []string, stderr io.Writer) (stack.Options, bool) {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	opts := stack.Options{Addr: *addr, Stage: *stage, StreamInterval: *streamEvery, StateDir: *stateDir, Logger: log,
 		Functions: funcs, CallbackQueues: queues, CallbackTopics: topics,
-		ECS: *ecsOn, ECSTaskDefinitions: taskDefs, ECSImages: ecsImages, BatchJobQueues: jobQueues, BatchJobDefinitions: jobDefs}
+		ECS: *ecsOn, ECSTaskDefinitions: taskDefs, ECSImages: ecsImages, BatchJobQueues: jobQueues, BatchJobDefinitions: jobDefs,
+		BatchGPUJobQueue: *gpuQueue}
 	if *emf {
 		opts.Metrics = stderr
 	}
