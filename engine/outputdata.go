@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/maestro-serverless/maestro/model"
 )
@@ -83,11 +84,15 @@ func (d *decider) outputData(e OutputData) error {
 	for k, v := range outputs {
 		s.External[k] = v
 	}
-	msg := fmt.Sprintf("output data: %d params", len(outputs))
+	var parts []string
+	if len(outputs) > 0 {
+		parts = append(parts, fmt.Sprintf("%d params", len(outputs)))
+	}
 	if len(signals) > 0 {
 		s.Signals = cloneSignals(signals)
-		msg += fmt.Sprintf(", %d dynamic signal outputs", len(signals))
+		parts = append(parts, fmt.Sprintf("%d dynamic signal outputs", len(signals)))
 	}
+	msg := "output data: " + strings.Join(parts, ", ")
 	if e.Source != "" {
 		msg += " from " + e.Source
 	}
