@@ -373,13 +373,23 @@ func (d *decider) stepFinished(e StepFinished) error {
 	s := &d.st.Steps[i]
 	s.Job = "" // ended by itself: nothing to cancel
 	if to != model.StepSucceeded {
+		s.Signals = nil
 		d.fail(i, to, e.Message)
 		return d.advance()
 	}
 	outputs, err := checkedOutputs(e.Outputs)
+	if err == nil {
+		err = CheckDynamicSignals(e.Signals)
+	}
 	if err != nil {
+		s.Signals = nil
 		d.endStep(i, model.StepFatallyFailed, fmt.Sprintf("invalid outputs: %v", err))
 		return d.advance()
+	}
+	if s.Signals == nil {
+		// Dynamic signal outputs reported as output data override the
+		// worker's.
+		s.Signals = cloneSignals(e.Signals)
 	}
 	if len(s.External) > 0 {
 		// Output data an external job reported overrides the worker's.
@@ -416,7 +426,7 @@ func (d *decider) stepFinished(e StepFinished) error {
 
 // SucceededAttempt returns running attempt s as the decision that applies
 // success e ends it when nothing else of the run bears on it — no output
-// data reported meanwhile, no signal outputs, params within their limit,
+// data reported meanwhile, no dynamic signal outputs in e, params within their limit,
 // e.FinishedAt between its start and the decision: SUCCEEDED at
 // e.FinishedAt, its outputs over its params, and the timeline entries of
 // the end. A worker writes that end itself (see the orchestrator's
@@ -424,7 +434,7 @@ func (d *decider) stepFinished(e StepFinished) error {
 // ok is false when e is no success, has no FinishedAt or bad outputs.
 func SucceededAttempt(s StepState, e StepFinished) (end StepState, entries []TimelineEntry, ok bool) {
 	t := e.FinishedAt
-	if e.Outcome != OutcomeSucceeded || t <= 0 || t < s.StartTime || s.Status != model.StepRunning {
+	if e.Outcome != OutcomeSucceeded || t <= 0 || t < s.StartTime || s.Status != model.StepRunning || len(e.Signals) > 0 {
 		return StepState{}, nil, false
 	}
 	outputs, err := checkedOutputs(e.Outputs)

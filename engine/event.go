@@ -79,7 +79,10 @@ type StepFinished struct {
 	// Outputs are output params; on success they override the step's params
 	// of the same name.
 	Outputs map[string]any `json:"outputs,omitempty"`
-	Message string         `json:"message,omitempty"`
+	// Signals are dynamic signal outputs the job reported (Maestro's
+	// maestro_dynamic_output artifact), announced when it succeeds.
+	Signals []DynamicSignal `json:"signals,omitempty"`
+	Message string          `json:"message,omitempty"`
 	// FinishedAt is when the step finished (unix ms, the worker's clock);
 	// a success ends the attempt then rather than when it is decided. 0,
 	// or an instant outside the attempt's start and the decision, means

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/maestro-serverless/maestro/model"
 )
@@ -17,6 +18,10 @@ type OutputData struct {
 	StepID  string         `json:"step_id"`
 	Attempt int64          `json:"step_attempt_id"`
 	Outputs map[string]any `json:"outputs"`
+	// Signals, when set, are dynamic signal outputs for the attempt
+	// (Maestro's maestro_dynamic_output artifact): they replace any
+	// reported before and are announced when the attempt succeeds.
+	Signals []DynamicSignal `json:"signals,omitempty"`
 	// Source names the external job (type and id) for the timeline.
 	Source string `json:"source,omitempty"`
 }
@@ -62,17 +67,32 @@ func (d *decider) outputData(e OutputData) error {
 		return nil // late: the attempt ended or moved on
 	}
 	outputs, err := normalizeOutputs(e.Outputs)
-	if err != nil || len(outputs) == 0 {
+	if err != nil {
 		return nil
 	}
 	s := &d.st.Steps[i]
-	if s.External == nil {
+	signals := e.Signals
+	if CheckDynamicSignals(signals) != nil {
+		signals = nil // refused at the edge; never stored past the limits
+	}
+	if len(outputs) == 0 && len(signals) == 0 {
+		return nil
+	}
+	if len(outputs) > 0 && s.External == nil {
 		s.External = Values{}
 	}
 	for k, v := range outputs {
 		s.External[k] = v
 	}
-	msg := fmt.Sprintf("output data: %d params", len(outputs))
+	var parts []string
+	if len(outputs) > 0 {
+		parts = append(parts, fmt.Sprintf("%d params", len(outputs)))
+	}
+	if len(signals) > 0 {
+		s.Signals = cloneSignals(signals)
+		parts = append(parts, fmt.Sprintf("%d dynamic signal outputs", len(signals)))
+	}
+	msg := "output data: " + strings.Join(parts, ", ")
 	if e.Source != "" {
 		msg += " from " + e.Source
 	}

@@ -298,10 +298,13 @@ func (d *decider) signalEnv(env *Env, i int) {
 // an AnnounceSignal command for each.
 func (d *decider) signalOutputs(i int) error {
 	n := &d.g.nodes[i]
+	s := &d.st.Steps[i]
+	dynamic := s.Signals
+	s.Signals = nil
 	if len(n.outputs) == 0 {
+		d.dynamicSignalOutputs(s, 0, dynamic)
 		return nil
 	}
-	s := &d.st.Steps[i]
 	env := &Env{
 		Vars: overlay(d.st.Params, s.Params), Step: d.stepFn, StepFields: stepFields(s, s.Params),
 		Instance: d.instanceFields(), Seed: stepUUID(d.st.UUID, s.StepID, s.Attempt) + "/signal-outputs",
@@ -334,6 +337,7 @@ func (d *decider) signalOutputs(i int) error {
 		cmds = append(cmds, AnnounceSignal{StepID: s.StepID, Attempt: s.Attempt, Index: k, Name: out.name, Params: params, Payload: payload})
 	}
 	d.out.Commands = append(d.out.Commands, cmds...)
+	d.dynamicSignalOutputs(s, len(n.outputs), dynamic)
 	return nil
 }
 

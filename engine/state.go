@@ -129,6 +129,10 @@ type StepState struct {
 	// External holds output params an external job reported for the
 	// running attempt (OutputData); they become outputs when it succeeds.
 	External Values `json:"external,omitempty"`
+	// Signals are dynamic signal outputs an external job reported for the
+	// running attempt (OutputData); they are announced when it succeeds,
+	// in place of those its worker reports.
+	Signals []DynamicSignal `json:"dynamic_signals,omitempty"`
 	// WaitingSince is when a worker handed the running attempt to an
 	// external system that ends it through its task token (TaskWaiting),
 	// HeartbeatAt when that system last said it is at work (unix ms; 0:
@@ -236,6 +240,7 @@ func (s StepState) clone() StepState {
 	s.Params = s.Params.Clone()
 	s.Outputs = s.Outputs.Clone()
 	s.External = s.External.Clone()
+	s.Signals = cloneSignals(s.Signals)
 	s.Permits = slices.Clone(s.Permits)
 	s.Loop = s.Loop.clone()
 	if s.RedoChild != nil {

@@ -40,6 +40,8 @@ const (
 	CtxECSImages           = "ecsImages"
 	CtxBatchJobQueues      = "batchJobQueues"
 	CtxBatchJobDefinitions = "batchJobDefinitions"
+	// CtxBatchGPUJobQueue is Props.BatchGPUJobQueue (an ARN).
+	CtxBatchGPUJobQueue = "batchGpuJobQueue"
 	// CtxAttachBuckets is Props.AttachBuckets (a list).
 	CtxAttachBuckets = "attachBuckets"
 	// CtxBucketName is Props.BucketName.
@@ -101,6 +103,7 @@ func PropsFromContext(get func(key string) any) (Props, error) {
 	}
 	p.ECS.Cluster = str(CtxECSCluster)
 	p.ECS.TaskRoleARN = str(CtxECSTaskRoleARN)
+	p.BatchGPUJobQueue = str(CtxBatchGPUJobQueue)
 	for key, dst := range map[string]*[]string{CtxLambdaFunctions: &p.LambdaFunctions, CtxCallbackQueues: &p.CallbackQueues, CtxCallbackTopics: &p.CallbackTopics,
 		CtxECSSubnets: &p.ECS.Subnets, CtxECSSecurityGroups: &p.ECS.SecurityGroups, CtxECSTaskDefinitions: &p.ECS.TaskDefinitions, CtxECSImages: &p.ECS.Images,
 		CtxBatchJobQueues: &p.BatchJobQueues, CtxBatchJobDefinitions: &p.BatchJobDefinitions} {

@@ -35,6 +35,7 @@ func TestPropsFromContext(t *testing.T) {
 				"ecsAssignPublicIp": true, "ecsTaskRoleArn": "arn:aws:iam::1:role/r", "ecsTaskDefinitions": []any{"spark"},
 				"ecsImages":      []any{"1.dkr.ecr.us-east-1.amazonaws.com/etl/", "docker.io/library/busybox"},
 				"batchJobQueues": []any{"arn:aws:batch:us-east-1:1:job-queue/q"}, "batchJobDefinitions": "etl",
+				"batchGpuJobQueue":    "arn:aws:batch:us-east-1:1:job-queue/gpu",
 				"signalRules":         []any{map[string]any{"bucket": "lake", "prefix": "events/", "name": "lake/events"}},
 				"maestroChangeEvents": true,
 			},
@@ -51,6 +52,7 @@ func TestPropsFromContext(t *testing.T) {
 					Images: []string{"1.dkr.ecr.us-east-1.amazonaws.com/etl/", "docker.io/library/busybox"}},
 				BatchJobQueues: []string{"arn:aws:batch:us-east-1:1:job-queue/q"}, BatchJobDefinitions: []string{"etl"},
 				MaestroChangeEvents: true,
+				BatchGPUJobQueue:    "arn:aws:batch:us-east-1:1:job-queue/gpu",
 				Functions: map[string]FunctionSettings{
 					HandlerWorker:  {MemoryMB: 1024},
 					HandlerDecider: {Timeout: 20 * time.Second},

@@ -14,7 +14,7 @@ import (
 // resource-level permissions.
 func wildcardResourceActions() []string {
 	return []string{"xray:PutTraceSegments", "xray:PutTelemetryRecords", "scheduler:ListSchedules",
-		"ecs:DescribeTaskDefinition", "ecs:RegisterTaskDefinition", "ecr:GetAuthorizationToken"}
+		"ecs:DescribeTaskDefinition", "ecs:RegisterTaskDefinition", "ecr:GetAuthorizationToken", "batch:DescribeJobDefinitions"}
 }
 
 // allowedManagedPolicies are the AWS managed policies roles may carry,
@@ -180,6 +180,13 @@ func TestFunctionRolesGrantExactly(t *testing.T) {
 			on("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job-definition/etl-job", "batch:SubmitJob"),
 			on("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job-definition/etl-job:*", "batch:SubmitJob"),
 			on("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job/*", "batch:TerminateJob"),
+			// GPU steps: the GPU queue, in definitions of the stage's own
+			// that the worker registers, with the task role passed to Batch.
+			on("arn:aws:batch:us-east-1:123456789012:job-queue/gpu", "batch:SubmitJob"),
+			on("arn:${AWS::Partition}:batch:${AWS::Region}:${AWS::AccountId}:job-definition/maestro-infratest-task-gpu-*",
+				"batch:RegisterJobDefinition", "batch:SubmitJob"),
+			on("*", "batch:DescribeJobDefinitions"),
+			[]grant{{"iam:PassRole", "arn:aws:iam::123456789012:role/etl-task", "StringEquals:iam:PassedToService=batch.amazonaws.com"}},
 			on("arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:/aws/batch/job:log-stream:*", "logs:GetLogEvents")),
 		HandlerSignals: slices.Concat(base(HandlerSignals),
 			on(table, "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),

@@ -1,6 +1,7 @@
 package infra
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -159,7 +160,7 @@ func newJobs(scope constructs.Construct, s settings, st *Stack, worker *Function
 		})
 		j.ECSRule.AddTarget(awseventstargets.NewSqsQueue(st.Queues.Work, &awseventstargets.SqsQueueProps{Message: jobEventInput()}))
 	}
-	if len(s.BatchJobQueues) > 0 {
+	if len(s.BatchJobQueues) > 0 || s.BatchGPUJobQueue != "" {
 		var arns []*string
 		for _, q := range s.BatchJobQueues {
 			arns = append(arns, jsii.String(q))
@@ -170,6 +171,25 @@ func newJobs(scope constructs.Construct, s settings, st *Stack, worker *Function
 					ResourceName: jsii.String(name)}))
 			}
 		}
+		queues := s.BatchJobQueues
+		if q := s.BatchGPUJobQueue; q != "" {
+			queues = append(slices.Clone(queues), q)
+			gpuDefs := stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("batch"), Resource: jsii.String("job-definition"),
+				ResourceName: jsii.String(family + "-gpu-*")})
+			arns = append(arns, jsii.String(q), gpuDefs)
+			// GPU steps run in job definitions the worker registers, named
+			// after the stage's task family; DescribeJobDefinitions has no
+			// resource-level permissions.
+			worker.Role.AddToPrincipalPolicy(allow([]string{"batch:RegisterJobDefinition"}, gpuDefs))
+			worker.Role.AddToPrincipalPolicy(allow([]string{"batch:DescribeJobDefinitions"}, jsii.String("*")))
+			if e := s.ECS; e.TaskRoleARN != "" {
+				worker.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+					Actions: jsii.Strings("iam:PassRole"), Resources: jsii.Strings(e.TaskRoleARN),
+					Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "batch.amazonaws.com"}},
+				}))
+			}
+			worker.Function.AddEnvironment(jsii.String(wiring.EnvBatchGPUJobQueue), jsii.String(q), nil)
+		}
 		worker.Role.AddToPrincipalPolicy(allow([]string{"batch:SubmitJob"}, arns...))
 		// Job ids are made by Batch: a job's ARN cannot be known before.
 		worker.Role.AddToPrincipalPolicy(allow([]string{"batch:TerminateJob"}, stack.FormatArn(&awscdk.ArnComponents{
@@ -177,7 +197,9 @@ func newJobs(scope constructs.Construct, s settings, st *Stack, worker *Function
 		worker.Role.AddToPrincipalPolicy(allow([]string{"logs:GetLogEvents"}, stack.FormatArn(&awscdk.ArnComponents{
 			Service: jsii.String("logs"), Resource: jsii.String("log-group"), ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
 			ResourceName: jsii.String(batchstep.DefaultLogGroup + ":log-stream:*")})))
-		worker.Function.AddEnvironment(jsii.String(wiring.EnvBatchJobQueues), jsii.String(strings.Join(s.BatchJobQueues, ",")), nil)
+		if len(s.BatchJobQueues) > 0 {
+			worker.Function.AddEnvironment(jsii.String(wiring.EnvBatchJobQueues), jsii.String(strings.Join(s.BatchJobQueues, ",")), nil)
+		}
 		if len(s.BatchJobDefinitions) > 0 {
 			worker.Function.AddEnvironment(jsii.String(wiring.EnvBatchJobDefinitions), jsii.String(strings.Join(s.BatchJobDefinitions, ",")), nil)
 		}
@@ -186,7 +208,7 @@ func newJobs(scope constructs.Construct, s settings, st *Stack, worker *Function
 			Description: jsii.String("Ended jobs of the Batch step queues to the work queue"),
 			EventPattern: &awsevents.EventPattern{
 				Source: jsii.Strings("aws.batch"), DetailType: jsii.Strings("Batch Job State Change"),
-				Detail: &map[string]any{"status": []string{"SUCCEEDED", "FAILED"}, "jobQueue": s.BatchJobQueues},
+				Detail: &map[string]any{"status": []string{"SUCCEEDED", "FAILED"}, "jobQueue": queues},
 			},
 		})
 		j.BatchRule.AddTarget(awseventstargets.NewSqsQueue(st.Queues.Work, &awseventstargets.SqsQueueProps{Message: jobEventInput()}))

@@ -57,6 +57,7 @@ var (
 	testPublicImages = []string{"public.ecr.aws/docker/library/python", "docker.io/library/busybox"}
 	testBatchQueues  = []string{"arn:aws:batch:us-east-1:123456789012:job-queue/etl"}
 	testBatchDefs    = []string{"etl-job"}
+	testGPUQueue     = "arn:aws:batch:us-east-1:123456789012:job-queue/gpu"
 	testRules        = []signals.Rule{{Bucket: "existing-signals-bucket", Prefix: "exports/", Name: "warehouse/exports"}}
 )
 
@@ -172,6 +173,7 @@ func doSynth() (res synthesis) {
 		ECS:                 testECS,
 		BatchJobQueues:      testBatchQueues,
 		BatchJobDefinitions: testBatchDefs,
+		BatchGPUJobQueue:    testGPUQueue,
 		AttachBuckets:       testAttached,
 		SignalRules:         testRules,
 		AlarmTopicARN:       testAlarmTopic,

@@ -51,6 +51,9 @@ const (
 	reasonExecutionRole = "The execution role pulls the images of the tasks ECS steps run from the ECR repositories " +
 		"on the ecsImages allow-list; an entry that admits the repositories under a path is granted on repository/<path>/*. " +
 		"ecr:GetAuthorizationToken supports no resource-level permission."
+	reasonGPUJobDefinitions = "Kubernetes steps that request GPUs run in Batch job definitions the worker registers as they " +
+		"are first needed, one per image and resource shape, named after the stage's task family; DescribeJobDefinitions " +
+		"supports no resource-level permissions."
 	reasonBatchJobs = "Batch job ids are made by Batch at submission; TerminateJob is granted on the account's jobs of " +
 		"this region. SubmitJob is granted on the configured queues and job definitions (any revision) only."
 	reasonAPIGatewayRole = "API Gateway's account-level CloudWatch role serves every REST API of the account and region " +
@@ -142,13 +145,17 @@ func suppressFindings(st *Stack, s settings) {
 				suppress(j.ExecutionRole, true, finding("AwsSolutions-IAM5", reasonExecutionRole, applies...))
 			}
 		}
-		if len(s.BatchJobQueues) > 0 {
+		if len(s.BatchJobQueues) > 0 || s.BatchGPUJobQueue != "" {
 			suppress(worker, true,
 				finding("AwsSolutions-IAM5", reasonBatchJobs, "Resource::"+regional("batch")+"job/*"),
 				finding("AwsSolutions-IAM5", reasonJobLogs, "Resource::"+regional("logs")+"log-group:/aws/batch/job:log-stream:*"))
 			for _, d := range s.BatchJobDefinitions {
 				suppress(worker, true, finding("AwsSolutions-IAM5", reasonBatchJobs, "Resource::"+regional("batch")+"job-definition/"+d+":*"))
 			}
+		}
+		if s.BatchGPUJobQueue != "" {
+			suppress(worker, true, finding("AwsSolutions-IAM5", reasonGPUJobDefinitions,
+				"Resource::"+regional("batch")+"job-definition/"+s.name("task")+"-gpu-*", "Resource::*"))
 		}
 	}
 	api := st.API.RestAPI

@@ -166,6 +166,13 @@ type Props struct {
 	// steps may use; the worker may submit to and terminate on exactly
 	// those. Empty allows none.
 	BatchJobQueues, BatchJobDefinitions []string
+	// BatchGPUJobQueue is the ARN of a Batch job queue on GPU capacity
+	// (an EC2 compute environment of GPU instances, minvCpus 0, so that it
+	// costs nothing while idle): Kubernetes steps that request GPUs run
+	// there as Batch jobs, in job definitions the worker registers
+	// (<stage>-task-gpu-*, with ECS.TaskRoleARN as their role). Empty
+	// refuses them. It needs the ECS settings.
+	BatchGPUJobQueue string
 	// AttachBuckets names existing S3 buckets whose object events should
 	// also reach the signal-ingest queue. Their notification configuration
 	// is merged by CDK's notifications custom resource.
@@ -377,6 +384,14 @@ func (p Props) resolve() (settings, error) {
 	for _, q := range p.BatchJobQueues {
 		if parts := strings.Split(q, ":"); len(parts) != 6 || parts[0] != "arn" || parts[2] != "batch" || !strings.HasPrefix(parts[5], "job-queue/") {
 			errs = append(errs, fmt.Errorf("batch job queue %q: want a job queue ARN (arn:aws:batch:region:account:job-queue/name)", q))
+		}
+	}
+	if q := p.BatchGPUJobQueue; q != "" {
+		if parts := strings.Split(q, ":"); len(parts) != 6 || parts[0] != "arn" || parts[2] != "batch" || !strings.HasPrefix(parts[5], "job-queue/") {
+			errs = append(errs, fmt.Errorf("batch GPU job queue %q: want a job queue ARN (arn:aws:batch:region:account:job-queue/name)", q))
+		}
+		if p.ECS.Cluster == "" {
+			errs = append(errs, fmt.Errorf("batch GPU job queue: needs the ECS settings (ecsCluster, ecsSubnets): GPU steps are Kubernetes steps, which run through them"))
 		}
 	}
 	for _, d := range p.BatchJobDefinitions {

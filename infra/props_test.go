@@ -137,6 +137,9 @@ func TestResolveRejects(t *testing.T) {
 		{"ecs images without a cluster", Props{ECS: ECSSettings{Images: []string{"docker.io/library/busybox"}}}, "want a cluster ARN"},
 		{"batch queue", Props{BatchJobQueues: []string{"etl"}}, "want a job queue ARN"},
 		{"batch definition", Props{BatchJobDefinitions: []string{"etl:3"}}, "want a job definition name"},
+		{"batch gpu queue", Props{BatchGPUJobQueue: "gpu", ECS: ECSSettings{Cluster: "arn:aws:ecs:us-east-1:1:cluster/c", Subnets: []string{"subnet-1"}}},
+			`batch GPU job queue "gpu": want a job queue ARN`},
+		{"batch gpu queue without ECS", Props{BatchGPUJobQueue: "arn:aws:batch:us-east-1:1:job-queue/gpu"}, "batch GPU job queue: needs the ECS settings"},
 		{"missing binaries", Props{AssetDir: "testdata/no-such-dir"}, "worker: no testdata/no-such-dir/worker/bootstrap (run make build first)"},
 	}
 	for _, tt := range tests {

@@ -164,6 +164,7 @@ func TestFunctions(t *testing.T) {
 			wiring.EnvECSImages:           strings.Join(testECS.Images, ","),
 			wiring.EnvBatchJobQueues:      "arn:aws:batch:us-east-1:123456789012:job-queue/etl",
 			wiring.EnvBatchJobDefinitions: "etl-job",
+			wiring.EnvBatchGPUJobQueue:    testGPUQueue,
 			wiring.EnvWorkQueueARN:        queueARN(full, st.Spec.Queues.Work.Name),
 			wiring.EnvScheduleGroup:       "${" + full.logicalID(t, st.SchedulerGroup) + "}",
 			wiring.EnvSchedulerRoleARN:    "${" + full.logicalID(t, st.SchedulerRole) + ".Arn}",
@@ -575,7 +576,7 @@ func TestJobRulesRouteStateChangesToTheWorkQueue(t *testing.T) {
 	want := map[string]string{
 		full.logicalID(t, st.Jobs.ECSRule): `{"detail":{"clusterArn":["arn:aws:ecs:us-east-1:123456789012:cluster/data"],"lastStatus":["STOPPED"],` +
 			`"startedBy":["maestro-infratest-task"]},"detail-type":["ECS Task State Change"],"source":["aws.ecs"]}`,
-		full.logicalID(t, st.Jobs.BatchRule): `{"detail":{"jobQueue":["arn:aws:batch:us-east-1:123456789012:job-queue/etl"],"status":["SUCCEEDED","FAILED"]},` +
+		full.logicalID(t, st.Jobs.BatchRule): `{"detail":{"jobQueue":["arn:aws:batch:us-east-1:123456789012:job-queue/etl","arn:aws:batch:us-east-1:123456789012:job-queue/gpu"],"status":["SUCCEEDED","FAILED"]},` +
 			`"detail-type":["Batch Job State Change"],"source":["aws.batch"]}`,
 	}
 	if len(rules) != len(want) {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/signals"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -21,6 +23,10 @@ type OutputData struct {
 	Attempt int64  `json:"step_attempt_id,omitempty"`
 	// Params are the output values by name.
 	Params map[string]any `json:"params"`
+	// Signals are dynamic signal outputs (artifact maestro_dynamic_output):
+	// they replace any reported before for the attempt and are announced,
+	// with the attempt as publisher, when it succeeds.
+	Signals []engine.DynamicSignal `json:"signals,omitempty"`
 	// ExternalJobType and ExternalJobID name the reporting job; they are
 	// recorded on the step's timeline.
 	ExternalJobType string `json:"external_job_type,omitempty"`
@@ -35,11 +41,15 @@ type OutputDataResult struct {
 	StepID     string   `json:"step_id"`
 	Attempt    int64    `json:"step_attempt_id"`
 	Params     []string `json:"params"`
+	// Signals names the dynamic signal outputs taken, in order.
+	Signals []string `json:"signals,omitempty"`
 }
 
 // PutOutputData records output params for a running step attempt. They show
 // in the attempt's outputs at once and, when it succeeds, override what its
-// worker reports. An attempt that is not running is a 409.
+// worker reports. Dynamic signal outputs are announced when it succeeds.
+// An attempt that is not running is a 409, and so is one handed over as an
+// external job other than the one the request names (external_job_id).
 func (o *Actions) PutOutputData(ctx context.Context, od OutputData) (*OutputDataResult, error) {
 	_, st, err := o.runState(ctx, od.WorkflowID, od.InstanceID, od.RunID)
 	if err != nil {
@@ -56,12 +66,18 @@ func (o *Actions) PutOutputData(ctx context.Context, od OutputData) (*OutputData
 		return nil, &Error{Status: http.StatusConflict, Message: err.Error()}
 	}
 	attempt := st.Step(od.StepID).Attempt
+	if job := st.Step(od.StepID).Job; od.ExternalJobID != "" && job != "" && !sameJob(job, od.ExternalJobID) {
+		return nil, &Error{Status: http.StatusConflict, Message: fmt.Sprintf("step %q attempt %d runs as job %s, not %s: output data comes from the attempt's own job", od.StepID, attempt, job, od.ExternalJobID)}
+	}
+	if err := engine.CheckDynamicSignals(od.Signals); err != nil {
+		return nil, Invalid("invalid output data", "artifacts."+signals.DynamicOutputKey+": "+err.Error())
+	}
 	source := ""
 	if od.ExternalJobType != "" || od.ExternalJobID != "" {
 		source = fmt.Sprintf("%s %s", od.ExternalJobType, od.ExternalJobID)
 	}
 	ev := store.Event{ID: outputDataEventID(o.newUUID()), WakeAfter: backstopWake, Body: mustJSON(engine.OutputData{
-		StepID: od.StepID, Attempt: attempt, Outputs: od.Params, Source: source,
+		StepID: od.StepID, Attempt: attempt, Outputs: od.Params, Signals: od.Signals, Source: source,
 	})}
 	if err := o.store.Runs.PutEvent(ctx, od.WorkflowID, od.InstanceID, run, ev); err != nil {
 		return nil, Internal(err)
@@ -74,5 +90,20 @@ func (o *Actions) PutOutputData(ctx context.Context, od OutputData) (*OutputData
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	return &OutputDataResult{WorkflowID: od.WorkflowID, InstanceID: od.InstanceID, RunID: run, StepID: od.StepID, Attempt: attempt, Params: names}, nil
+	res := &OutputDataResult{WorkflowID: od.WorkflowID, InstanceID: od.InstanceID, RunID: run, StepID: od.StepID, Attempt: attempt, Params: names}
+	for _, s := range od.Signals {
+		res.Signals = append(res.Signals, s.Name)
+	}
+	return res, nil
+}
+
+// sameJob reports whether id names job, a hand-over's job ("ecs:<task
+// ARN>", "batch:<job id>"): the whole of it, or the part after its
+// runner's prefix.
+func sameJob(job, id string) bool {
+	if job == id {
+		return true
+	}
+	_, rest, ok := strings.Cut(job, ":")
+	return ok && rest == id
 }

@@ -148,6 +148,9 @@ type TaskCompletion struct {
 	Action string
 	// Outputs are a success's output params.
 	Outputs map[string]any
+	// Signals are a success's dynamic signal outputs (a job's
+	// maestro_dynamic_output artifact), announced as it ends.
+	Signals []engine.DynamicSignal
 	// Error is a failure's kind: USER_ERROR (retried per the step's retry
 	// policy), PLATFORM_ERROR (retried per its platform retries) or
 	// FATAL_ERROR (not retried); Message says what failed.
@@ -245,9 +248,9 @@ func (o *Actions) completeTask(ctx context.Context, hash string, c TaskCompletio
 		return view, nil
 	}
 	res := engine.StepFinished{StepID: ref.StepID, Attempt: ref.Attempt, Outcome: engine.OutcomeSucceeded, Outputs: c.Outputs,
-		Message: c.Message, FinishedAt: now.UnixMilli()}
+		Signals: c.Signals, Message: c.Message, FinishedAt: now.UnixMilli()}
 	if c.Action == TaskFailure {
-		res.Outcome, res.Outputs = c.Error, nil
+		res.Outcome, res.Outputs, res.Signals = c.Error, nil, nil
 		if res.Message == "" {
 			res.Message = string(c.Error)
 		}

@@ -68,6 +68,7 @@ func localOptions(args []string, stderr io.Writer) (stack.Options, bool) {
 		topics = append(topics, v)
 		return nil
 	})
+	gpuQueue := fs.String("batch-gpu-job-queue", "", "the Batch job queue (name or ARN) where Kubernetes steps that request GPUs run (default: refused)")
 	emf := fs.Bool("metrics", true, "print the handlers' metrics as CloudWatch Embedded Metric Format lines with the logs")
 	maestroEvents := fs.Bool("maestro-events", envOr("MAESTRO_CHANGE_EVENTS_MAESTRO", "") == "true", "also publish Maestro's *_CHANGE_EVENT messages to the events topic (env MAESTRO_CHANGE_EVENTS_MAESTRO=true)")
 	ecsOn := fs.Bool("ecs", true, "provision an ECS cluster and network on the emulator for Ecs and Kubernetes steps (their tasks end through POST /local/job-events)")
@@ -104,7 +105,7 @@ func localOptions(args []string, stderr io.Writer) (stack.Options, bool) {
 	opts := stack.Options{Addr: *addr, Stage: *stage, StreamInterval: *streamEvery, StateDir: *stateDir, Logger: log,
 		Functions: funcs, CallbackQueues: queues, CallbackTopics: topics,
 		ECS: *ecsOn, ECSTaskDefinitions: taskDefs, ECSImages: ecsImages, BatchJobQueues: jobQueues, BatchJobDefinitions: jobDefs,
-		MaestroEvents: *maestroEvents}
+		MaestroEvents: *maestroEvents, BatchGPUJobQueue: *gpuQueue}
 	if *emf {
 		opts.Metrics = stderr
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -123,6 +124,16 @@ func TestRoutes(t *testing.T) {
 		return fmt.Sprintf(`{"workflow_id":"sample-wf","workflow_instance_id":7,"workflow_run_id":%d,"step_id":%q,
 			"step_attempt_id":%d,"runtime_state":{"status":"RUNNING"}}`, run, step, attempt)
 	}
+	// Output data with n dynamic signal outputs, each with a payload of
+	// pad bytes.
+	dynamicOutputs := func(n, pad int) string {
+		outs := make([]string, n)
+		for i := range outs {
+			outs[i] = fmt.Sprintf(`{"evaluated_result":{"name":"s%d","p":[%q]}}`, i, strings.Repeat("x", pad))
+		}
+		return `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","artifacts":{"maestro_dynamic_output":{"signal_outputs":[` +
+			strings.Join(outs, ",") + `]}}}`
+	}
 	startJSON := `{"workflow_id":"sample-wf","workflow_version_id":3,"workflow_instance_id":7,"workflow_run_id":1,
 		"workflow_uuid":"5e4f1c2a-0000-4000-8000-000000000001","status":"CREATED","created":true}`
 
@@ -229,9 +240,29 @@ func TestRoutes(t *testing.T) {
 		{name: "output data bare param", method: "PUT", target: "/api/v3/output-data",
 			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","params":{"x":5}}`,
 			wantStatus: 400, wantError: "params.x: must be an object with evaluated_result or value"},
-		{name: "output data artifacts", method: "PUT", target: "/api/v3/output-data",
-			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","params":{},"artifacts":{}}`,
-			wantStatus: 400, wantError: "artifacts: not supported"},
+		{name: "output data dynamic signal outputs", method: "PUT", target: "/api/v3/output-data",
+			body: `{"workflow_id":"sample-wf","workflow_instance_id":7,"step_id":"job1","artifacts":{"maestro_dynamic_output":{"type":"DYNAMIC_OUTPUT",
+			  "signal_outputs":[{"type":"MAP","evaluated_result":{"name":"demo_table","dt":"2026","n":3,"ok":true}}]}}}`,
+			wantStatus: 200, wantCall: &call{"PutOutputData", []any{orchestrator.OutputData{WorkflowID: "sample-wf", InstanceID: 7, StepID: "job1",
+				Signals: []engine.DynamicSignal{{Name: "demo_table", Params: map[string]any{"dt": "2026", "n": int64(3)}, Payload: map[string]any{"ok": true}}}}}}},
+		{name: "output data other artifact", method: "PUT", target: "/api/v3/output-data",
+			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","params":{},"artifacts":{"maestro_retry":{"retryable":false}}}`,
+			wantStatus: 400, wantError: "artifacts.maestro_retry: not supported by this runtime (output data carries only maestro_dynamic_output)"},
+		{name: "output data dynamic output without a name", method: "PUT", target: "/api/v3/output-data",
+			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","artifacts":{"maestro_dynamic_output":{"signal_outputs":[{"evaluated_result":{"dt":"1"}}]}}}`,
+			wantStatus: 400, wantError: "artifacts.maestro_dynamic_output.signal_outputs[0].evaluated_result.name: is required"},
+		{name: "output data dynamic output not a list", method: "PUT", target: "/api/v3/output-data",
+			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s","artifacts":{"maestro_dynamic_output":{"signal_outputs":{"name":"x"}}}}`,
+			wantStatus: 400, wantError: "artifacts.maestro_dynamic_output.signal_outputs: must be an array of MAP params, got an object"},
+		{name: "output data past the count of dynamic outputs", method: "PUT", target: "/api/v3/output-data", body: dynamicOutputs(21, 1),
+			wantStatus: 400, wantError: "artifacts.maestro_dynamic_output.signal_outputs: must have at most 20 signal outputs, got 21"},
+		{name: "output data past the bytes of dynamic outputs", method: "PUT", target: "/api/v3/output-data", body: dynamicOutputs(8, 5000),
+			wantStatus: 400, wantError: "artifacts.maestro_dynamic_output.signal_outputs: dynamic signal outputs are 40"},
+		{name: "output data past one output's payload", method: "PUT", target: "/api/v3/output-data", body: dynamicOutputs(1, 9000),
+			wantStatus: 400, wantError: "signal_outputs[0].evaluated_result: the values other than params are 9010 bytes of JSON, more than 8192"},
+		{name: "output data neither params nor artifacts", method: "PUT", target: "/api/v3/output-data",
+			body:       `{"workflow_id":"w","workflow_instance_id":1,"step_id":"s"}`,
+			wantStatus: 400, wantError: "params: is required (or artifacts)"},
 
 		// job queues
 		{name: "job queue put", method: "POST", target: "/api/v3/job-queues", body: `{"name":"gpu","cpu":4.5,"memory":16384,"gpu":2,"aging_seconds":60}`,

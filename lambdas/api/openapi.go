@@ -49,7 +49,7 @@ func routeSummaries() map[string]string {
 		"GET " + flattenPath + "/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}":                          "A foreach step's iterations, flattened",
 		"GET " + flattenPath + "/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/iterations/{iterationId}": "One iteration of a foreach step, flattened",
 		"GET " + flattenPath + "/workflows/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/summary":                  "A foreach step's iterations counted by status",
-		"PUT /api/v3/output-data":                          "Output params an external job reports for a running step attempt",
+		"PUT /api/v3/output-data":                          "Output params and dynamic signal outputs (artifacts.maestro_dynamic_output) an external job reports for a running step attempt",
 		"POST " + tasksPath + "{token}/{action}":           "Report a task token's step attempt, the token in the path: success (outputs, message), failure (error, message) or heartbeat",
 		"POST " + tasksPath + "success":                    "End a task token's step attempt successfully: task_token, outputs, message",
 		"POST " + tasksPath + "failure":                    "Fail a task token's step attempt (retried per its retry policy): task_token, error, message",

@@ -5,18 +5,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
+	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/signals"
 )
 
 // parseOutputData checks a PUT /api/v3/output-data body strictly. The
 // attempt is addressed by workflow_id, workflow_instance_id, step_id and,
 // optionally, workflow_run_id and step_attempt_id (0 or absent: the latest).
 // Each param is Maestro's shape: an object with "evaluated_result" or
-// "value" (and an optional "type").
+// "value" (and an optional "type"). "artifacts" may hold Maestro's
+// maestro_dynamic_output artifact: signals the attempt announces when it
+// succeeds. A request needs params, artifacts or both.
 func parseOutputData(body []byte) (orchestrator.OutputData, error) {
 	var od orchestrator.OutputData
 	fields, err := requiredBody(body, "invalid output data")
@@ -62,16 +67,42 @@ func parseOutputData(body []byte) (orchestrator.OutputData, error) {
 			errs = append(errs, perrs...)
 			od.Params = params
 		case "artifacts":
-			errs = append(errs, "artifacts: not supported by this runtime yet (dynamic signal outputs come with signals)")
+			sigs, aerrs := parseOutputArtifacts(f.value)
+			errs = append(errs, aerrs...)
+			od.Signals = sigs
 		default:
 			errs = append(errs, fieldName(f.name)+": unknown field")
 		}
 	}
-	errs = append(errs, missingFields(fields, "workflow_id", "workflow_instance_id", "step_id", "params")...)
+	errs = append(errs, missingFields(fields, "workflow_id", "workflow_instance_id", "step_id")...)
+	if !slices.ContainsFunc(fields, func(f rawField) bool { return f.name == "params" || f.name == "artifacts" }) {
+		errs = append(errs, "params: is required (or artifacts)")
+	}
 	if len(errs) > 0 {
 		return orchestrator.OutputData{}, invalidFields("invalid output data", errs)
 	}
 	return od, nil
+}
+
+// parseOutputArtifacts reads {"maestro_dynamic_output": {...}}, the only
+// artifact output data may carry here.
+func parseOutputArtifacts(raw json.RawMessage) ([]engine.DynamicSignal, []string) {
+	fields, err := decodeObject(raw)
+	if err != nil {
+		return nil, []string{"artifacts: " + err.Error()}
+	}
+	var out []engine.DynamicSignal
+	var errs []string
+	for _, f := range fields {
+		if f.name != signals.DynamicOutputKey {
+			errs = append(errs, "artifacts."+fieldName(f.name)+": not supported by this runtime (output data carries only "+signals.DynamicOutputKey+")")
+			continue
+		}
+		sigs, problems := orchestrator.DynamicSignals(f.value, "artifacts."+signals.DynamicOutputKey)
+		errs = append(errs, problems...)
+		out = sigs
+	}
+	return out, errs
 }
 
 // parseOutputParams reads {name: {"evaluated_result"|"value": v, "type"?}}.

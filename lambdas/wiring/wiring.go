@@ -130,6 +130,9 @@ const (
 	// queues (names or ARNs) and job definition names Batch steps may use.
 	EnvBatchJobQueues      = "MAESTRO_BATCH_JOB_QUEUES"
 	EnvBatchJobDefinitions = "MAESTRO_BATCH_JOB_DEFINITIONS"
+	// EnvBatchGPUJobQueue is the Batch job queue (an ARN) of GPU capacity
+	// where Kubernetes steps that request GPUs run; unset refuses them.
+	EnvBatchGPUJobQueue = "MAESTRO_BATCH_GPU_JOB_QUEUE"
 	// EnvItemsBuckets lists the S3 buckets foreach steps may read their
 	// items from (items_from), comma-separated: the stack's signals bucket
 	// and its attached buckets; unset or empty allows none.
@@ -302,6 +305,14 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		logs := cloudwatchlogs.NewFromConfig(awsCfg)
 		batchCfg := opts.Batch
 		batchCfg.Batch, batchCfg.Logs = batch.NewFromConfig(awsCfg), logs
+		if batchCfg.GPUJobQueue != "" {
+			// GPU jobs run with the ECS tasks' role, in definitions named
+			// after their family.
+			batchCfg.GPUJobRoleARN = opts.ECS.TaskRoleARN
+			if opts.ECS.Family != "" {
+				batchCfg.GPUFamily = opts.ECS.Family + "-gpu"
+			}
+		}
 		batchRunner, err := batchstep.New(batchCfg)
 		if err != nil {
 			return nil, err
@@ -315,6 +326,9 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 			ecsCfg := opts.ECS
 			ecsCfg.ECS, ecsCfg.Logs, ecsCfg.Region = ecs.NewFromConfig(awsCfg), logs, awsCfg.Region
 			ecsCfg.AllowImages = opts.ECSImages
+			if batchCfg.GPUJobQueue != "" {
+				ecsCfg.GPU = batchRunner
+			}
 			if ecsRunner, err = ecsstep.New(ecsCfg); err != nil {
 				return nil, fmt.Errorf("%s: %w", EnvECSCluster, err)
 			}
@@ -444,8 +458,9 @@ func optionsFromEnv() (Options, error) {
 			NotebookTaskRoleARN: os.Getenv(EnvNotebookTaskRoleARN),
 		},
 		ECSImages: allowImages,
-		Batch:     batchstep.Config{AllowQueues: envList(EnvBatchJobQueues), AllowDefinitions: envList(EnvBatchJobDefinitions)},
-		Metrics:   metricsOut(os.Getenv(EnvStage)), Stage: os.Getenv(EnvStage),
+		Batch: batchstep.Config{AllowQueues: envList(EnvBatchJobQueues), AllowDefinitions: envList(EnvBatchJobDefinitions),
+			GPUJobQueue: os.Getenv(EnvBatchGPUJobQueue)},
+		Metrics: metricsOut(os.Getenv(EnvStage)), Stage: os.Getenv(EnvStage),
 		ItemsBuckets: envList(EnvItemsBuckets),
 	}, nil
 }

@@ -96,6 +96,9 @@ type Options struct {
 	ECS                                 bool
 	ECSTaskDefinitions                  []string
 	BatchJobQueues, BatchJobDefinitions []string
+	// BatchGPUJobQueue is the Batch job queue where Kubernetes steps that
+	// request GPUs run (with ECS); empty refuses them.
+	BatchGPUJobQueue string
 	// ECSImages is the image allow-list of Ecs and Kubernetes steps
 	// (entries of package images), checked at push and at launch as in
 	// AWS; empty allows any image, the local stack's default (its tasks run
@@ -295,7 +298,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		HTTPAllow:       opts.HTTPAllow,
 		LambdaFunctions: functionNames, CallbackQueues: opts.CallbackQueues, CallbackTopics: opts.CallbackTopics,
 		ECS: ecsCfg, ECSImages: allowImages,
-		Batch: batchstep.Config{AllowQueues: opts.BatchJobQueues, AllowDefinitions: opts.BatchJobDefinitions},
+		Batch: batchstep.Config{AllowQueues: opts.BatchJobQueues, AllowDefinitions: opts.BatchJobDefinitions, GPUJobQueue: opts.BatchGPUJobQueue},
 		// Foreach steps read their items from the stack's bucket, as the
 		// deployed stack's read from its signals bucket.
 		ItemsBuckets: []string{res.Bucket.Name},

@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/batch"
@@ -54,6 +55,8 @@ const DefaultLogGroup = "/aws/batch/job"
 type Client interface {
 	SubmitJob(ctx context.Context, in *batch.SubmitJobInput, opts ...func(*batch.Options)) (*batch.SubmitJobOutput, error)
 	TerminateJob(ctx context.Context, in *batch.TerminateJobInput, opts ...func(*batch.Options)) (*batch.TerminateJobOutput, error)
+	RegisterJobDefinition(ctx context.Context, in *batch.RegisterJobDefinitionInput, opts ...func(*batch.Options)) (*batch.RegisterJobDefinitionOutput, error)
+	DescribeJobDefinitions(ctx context.Context, in *batch.DescribeJobDefinitionsInput, opts ...func(*batch.Options)) (*batch.DescribeJobDefinitionsOutput, error)
 }
 
 // Config configures a Runner.
@@ -63,12 +66,20 @@ type Config struct {
 	// AllowQueues (names or ARNs) and AllowDefinitions (names) list what
 	// steps may use; empty allows none.
 	AllowQueues, AllowDefinitions []string
+	// GPUJobQueue (a name or an ARN) is where Kubernetes steps that
+	// request GPUs run (SubmitGPU); empty: nowhere. GPUJobRoleARN is the
+	// role of their job definitions (the ECS task role), GPUFamily
+	// prefixes those definitions' names (default maestro-gpu).
+	GPUJobQueue, GPUJobRoleARN, GPUFamily string
 }
 
 // Runner executes Batch steps. It implements orchestrator.JobRunner.
 type Runner struct {
 	handover.Always
 	cfg Config
+	// definitions caches the GPU job definitions registered or found, by
+	// name.
+	definitions sync.Map
 }
 
 var _ orchestrator.JobRunner = (*Runner)(nil)
@@ -103,13 +114,6 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.StepWork, _ string
 	if !slices.Contains(r.cfg.AllowDefinitions, definitionName(j.definition)) {
 		return handover.Refuse(fmt.Sprintf("job definition %q is not on the Batch step allow-list; add its name to the stack's batchJobDefinitions setting", j.definition))
 	}
-	if j.name == "" {
-		j.name = "maestro-" + m.WorkflowID + "-" + m.StepID
-	}
-	j.name = jobNameChars.ReplaceAllString(j.name, "-")
-	if len(j.name) > 128 {
-		j.name = j.name[:128]
-	}
 	over := &types.ContainerOverrides{Command: j.command, Environment: joboutput.Env(m, j.env, keyValue)}
 	for _, rr := range []struct {
 		t types.ResourceType
@@ -119,21 +123,46 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.StepWork, _ string
 			over.ResourceRequirements = append(over.ResourceRequirements, types.ResourceRequirement{Type: rr.t, Value: aws.String(strconv.Itoa(rr.n))})
 		}
 	}
-	in := &batch.SubmitJobInput{JobName: aws.String(j.name), JobQueue: aws.String(j.queue), JobDefinition: aws.String(j.definition),
+	in := &batch.SubmitJobInput{JobName: aws.String(jobName(j.name, m)), JobQueue: aws.String(j.queue), JobDefinition: aws.String(j.definition),
 		ContainerOverrides: over}
 	if j.arraySize > 0 {
 		in.ArrayProperties = &types.ArrayProperties{Size: aws.Int32(int32(j.arraySize))}
 	}
+	return r.submit(ctx, in, j.queue)
+}
+
+// jobName is a job's name: name, or maestro-<workflow>-<step>, in the
+// characters and length Batch allows.
+func jobName(name string, m orchestrator.StepWork) string {
+	if name == "" {
+		name = "maestro-" + m.WorkflowID + "-" + m.StepID
+	}
+	name = jobNameChars.ReplaceAllString(name, "-")
+	if len(name) > 128 {
+		name = name[:128]
+	}
+	return name
+}
+
+// submit submits a job and hands the step over as it; a request Batch
+// refuses fails the step.
+func (r *Runner) submit(ctx context.Context, in *batch.SubmitJobInput, queue string) (orchestrator.Handover, *engine.StepFinished, error) {
 	out, err := r.cfg.Batch.SubmitJob(ctx, in)
 	if err != nil {
-		var api smithy.APIError
-		if errors.As(err, &api) && api.ErrorCode() == "ClientException" {
-			return handover.Refuse(fmt.Sprintf("Batch: %s: %s", api.ErrorCode(), api.ErrorMessage()))
-		}
-		return orchestrator.Handover{}, nil, fmt.Errorf("Batch: submit job: %w", err)
+		return failed(err, "submit job")
 	}
 	id := aws.ToString(out.JobId)
-	return orchestrator.Handover{Target: "Batch job " + id + " on " + j.queue, Job: JobPrefix + id}, nil, nil
+	return orchestrator.Handover{Target: "Batch job " + id + " on " + queue, Job: JobPrefix + id}, nil, nil
+}
+
+// failed sorts a Batch error: a request Batch refuses (ClientException)
+// is fatal, the rest (throttling, service errors) platform errors.
+func failed(err error, what string) (orchestrator.Handover, *engine.StepFinished, error) {
+	var api smithy.APIError
+	if errors.As(err, &api) && api.ErrorCode() == "ClientException" {
+		return handover.Refuse(fmt.Sprintf("Batch: %s: %s", api.ErrorCode(), api.ErrorMessage()))
+	}
+	return orchestrator.Handover{}, nil, fmt.Errorf("Batch: %s: %w", what, err)
 }
 
 // allowedQueue reports whether queue (a name or an ARN) is allowed: an
@@ -206,7 +235,7 @@ func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string
 		}
 	}
 	if d.Status == "SUCCEEDED" {
-		return job, orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params}, true, nil
+		return job, orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params, Signals: out.Signals}, true, nil
 	}
 	reason := strings.TrimSpace(d.StatusReason + " " + d.Container.Reason)
 	if d.Container.ExitCode == nil {

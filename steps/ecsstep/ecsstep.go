@@ -18,9 +18,16 @@
 // A Kubernetes step's `kubernetes` MAP param has Maestro's meaning: image,
 // command (the entry point) and args (its arguments), env, cpu ("2",
 // "500m") and memory ("4Gi", "512Mi") as Kubernetes quantities, disk; the
-// task gets the smallest Fargate size that holds the request. gpu is refused
-// (Fargate has none); app_name, owner_email, job_deduplication_key and
-// pre_stop are not used.
+// task gets the smallest Fargate size that holds the request. app_name,
+// owner_email, job_deduplication_key and pre_stop are not used.
+//
+// Fargate has no GPUs: a Kubernetes step with gpu (a whole number, 1-8)
+// runs as an AWS Batch job on the stack's GPU job queue instead
+// (Config.GPU, see batchstep.Runner.SubmitGPU), its cpu rounded up to whole
+// vCPUs; command and args become the job's command (Batch cannot override
+// an image's entry point), and disk is refused (a Batch job on EC2 takes
+// its instance's storage). The job's end arrives as the Batch job state
+// change event, which the Batch runner reads.
 //
 // An image must be on Config.AllowImages (see package images): a step whose
 // image is not fails fatally, naming the image and the setting, before
@@ -55,6 +62,7 @@ import (
 	"github.com/maestro-serverless/maestro/images"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/steps/batchstep"
 	"github.com/maestro-serverless/maestro/steps/handover"
 	"github.com/maestro-serverless/maestro/steps/joboutput"
 	"github.com/maestro-serverless/maestro/steps/stepparam"
@@ -118,6 +126,15 @@ type Config struct {
 	// the runner registers (with the roles above, in the subnets above);
 	// nil admits none. See package images.
 	AllowImages *images.AllowList
+	// GPU runs the Kubernetes steps that request GPUs; nil refuses them.
+	GPU GPUJobs
+}
+
+// GPUJobs runs containers on GPU capacity: the Batch runner
+// (batchstep.Runner).
+type GPUJobs interface {
+	SubmitGPU(ctx context.Context, m orchestrator.StepWork, c batchstep.Container) (orchestrator.Handover, *engine.StepFinished, error)
+	CancelJob(ctx context.Context, job, reason string) error
 }
 
 // Runner executes Ecs and Kubernetes steps. It implements
@@ -156,6 +173,7 @@ type task struct {
 	disk           int // GiB; 0: unset
 	container      string
 	role           string // the task role; "" is Config.TaskRoleARN
+	gpu            int    // GPUs; 0: none
 }
 
 // Dispatch runs the step's task.
@@ -170,6 +188,9 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.StepWork, _ string
 	}
 	if err != nil {
 		return handover.Refuse(err.Error())
+	}
+	if t.gpu > 0 {
+		return r.dispatchGPU(ctx, m, t)
 	}
 	if t.cpu, t.memory, err = fargateSize(t.cpu, t.memory); err != nil {
 		return handover.Refuse(err.Error())
@@ -348,8 +369,12 @@ func keyValue(name, value string) types.KeyValuePair {
 	return types.KeyValuePair{Name: aws.String(name), Value: aws.String(value)}
 }
 
-// CancelJob stops the task.
+// CancelJob stops the task, or terminates the Batch job of a step that
+// requested GPUs.
 func (r *Runner) CancelJob(ctx context.Context, job, reason string) error {
+	if strings.HasPrefix(job, batchstep.JobPrefix) && r.cfg.GPU != nil {
+		return r.cfg.GPU.CancelJob(ctx, job, reason)
+	}
 	arn, ok := strings.CutPrefix(job, JobPrefix)
 	if !ok {
 		return fmt.Errorf("ecsstep: %q is not an ECS task", job)
@@ -442,7 +467,7 @@ func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string
 		}
 		return job, joboutput.ExitFailure(out, found, msg), true, nil
 	}
-	done := orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params}
+	done := orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params, Signals: out.Signals}
 	if nb != "" {
 		done.Message = "executed notebook: " + nb
 	}
@@ -486,8 +511,9 @@ func parseTask(typ model.StepType, params engine.Values) (task, error) {
 		t.cpu = f.Quantity("cpu", cpuUnits)
 		t.memory = f.Quantity("memory", mebibytes)
 		t.disk = f.Quantity("disk", gibibytes)
-		if f.Str("gpu") != "" {
-			f.Fail("gpu: Fargate has no GPUs")
+		t.gpu = f.Quantity("gpu", gpuCount)
+		if t.gpu > 0 && t.disk > 0 {
+			f.Fail("disk: a step with gpu runs as a Batch job on EC2, which has no per-job disk size (it takes its instance's storage); drop disk")
 		}
 		f.Only("not a field of this step", "image", "command", "args", "env", "cpu", "memory", "disk", "gpu", "app_name", "owner_email", "job_deduplication_key", "pre_stop")
 		if t.image == "" {
@@ -508,7 +534,7 @@ func parseTask(typ model.StepType, params engine.Values) (task, error) {
 			f.Fail("entry_point: only with image (a task definition's entry point is its own)")
 		}
 	}
-	if t.disk != 0 && (t.disk < 21 || t.disk > 200) {
+	if t.disk != 0 && t.gpu == 0 && (t.disk < 21 || t.disk > 200) {
 		f.Fail(fmt.Sprintf("disk: %d GiB is outside Fargate's 21-200", t.disk))
 	}
 	return t, f.Err()

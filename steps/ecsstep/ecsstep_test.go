@@ -87,7 +87,13 @@ func TestParseTask(t *testing.T) {
 		err    string
 	}{
 		{model.StepKubernetes, k8s(map[string]any{}), "image: required"},
-		{model.StepKubernetes, k8s(map[string]any{"image": "x", "gpu": "1"}), "Fargate has no GPUs"},
+		{model.StepKubernetes, k8s(map[string]any{"image": "x", "gpu": "0"}), "gpu: 0 GPUs: request at least 1, or leave gpu out"},
+		{model.StepKubernetes, k8s(map[string]any{"image": "x", "gpu": "-2"}), "gpu: -2 GPUs: request at least 1"},
+		{model.StepKubernetes, k8s(map[string]any{"image": "x", "gpu": "two"}), `gpu: "two" is not a whole number of GPUs`},
+		{model.StepKubernetes, k8s(map[string]any{"image": "x", "gpu": "1.5"}), `gpu: "1.5" is not a whole number of GPUs`},
+		{model.StepKubernetes, k8s(map[string]any{"image": "x", "gpu": "1000000"}), "gpu: 1000000 GPUs is more than 8"},
+		{model.StepKubernetes, k8s(map[string]any{"image": "x", "gpu": true}), "gpu: must be a STRING or a number"},
+		{model.StepKubernetes, k8s(map[string]any{"image": "x", "gpu": "1", "disk": "100Gi"}), "disk: a step with gpu runs as a Batch job on EC2, which has no per-job disk size"},
 		{model.StepKubernetes, k8s(map[string]any{"image": "x", "volumes": "v"}), "volumes: not a field"},
 		{model.StepECS, ecsp(map[string]any{}), "exactly one of image and task_definition"},
 		{model.StepECS, ecsp(map[string]any{"image": "x", "task_definition": "y"}), "exactly one of image and task_definition"},

@@ -6,8 +6,10 @@
 // with the two variables set in its environment (Env), and the text between
 // the last start token and the last end token of its log is a JSON object
 // whose "params" become output params (each param as Maestro writes it: an
-// object with "evaluated_result" or "value") and whose "maestro_retry"
-// artifact may say that a failure is not retryable.
+// object with "evaluated_result" or "value"), whose "maestro_retry"
+// artifact may say that a failure is not retryable, and whose
+// "maestro_dynamic_output" artifact lists signals to announce when the step
+// succeeds (see orchestrator.DynamicSignals).
 package joboutput
 
 import (
@@ -26,6 +28,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/signals"
 
 	"github.com/maestro-serverless/maestro/jsonnum"
 )
@@ -69,6 +72,9 @@ type Output struct {
 	// NotRetryable is set when the job said its failure is not retryable
 	// (artifact maestro_retry {"retryable": false}).
 	NotRetryable bool
+	// Signals are the dynamic signal outputs it reported (artifact
+	// maestro_dynamic_output).
+	Signals []engine.DynamicSignal
 }
 
 // ExitFailure is the completion of a job that exited with a non-zero
@@ -132,6 +138,13 @@ func Find(log string) (out Output, found bool, err error) {
 			return Output{}, true, fmt.Errorf("output param %q: %v", name, err)
 		}
 		out.Params[name] = val
+	}
+	if raw, ok := doc.Artifacts[signals.DynamicOutputKey]; ok {
+		sigs, problems := orchestrator.DynamicSignals(raw, "artifacts."+signals.DynamicOutputKey)
+		if len(problems) > 0 {
+			return Output{}, true, fmt.Errorf("the job's output: %s", strings.Join(problems, "; "))
+		}
+		out.Signals = sigs
 	}
 	if raw, ok := doc.Artifacts["maestro_retry"]; ok {
 		var r struct {

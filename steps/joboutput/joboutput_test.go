@@ -3,6 +3,7 @@ package joboutput
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/maestro-serverless/maestro/orchestrator"
@@ -24,6 +25,16 @@ func TestFind(t *testing.T) {
 	out, found, err = Find(`MAESTRO_OUTPUT_START_TOKEN{"artifacts":{"maestro_retry":{"type":"RETRY","retryable":false}}}MAESTRO_OUTPUT_END_TOKEN`)
 	if err != nil || !found || !out.NotRetryable {
 		t.Fatalf("%+v %v %v", out, found, err)
+	}
+	// Dynamic signal outputs, as the sample prints them.
+	out, _, err = Find(`MAESTRO_OUTPUT_START_TOKEN{"artifacts":{"maestro_dynamic_output": {"signal_outputs":[{"value":{"name":{"value":"demo_table","type":"STRING"}},` +
+		`"type":"MAP","evaluated_result":{"name":"demo_table","dt":20260101},"evaluated_time": 1625871404000}],"type":"DYNAMIC_OUTPUT"}}}MAESTRO_OUTPUT_END_TOKEN`)
+	if err != nil || len(out.Signals) != 1 || out.Signals[0].Name != "demo_table" || out.Signals[0].Params["dt"] != int64(20260101) {
+		t.Fatalf("dynamic output: %+v %v", out.Signals, err)
+	}
+	_, _, err = Find(`MAESTRO_OUTPUT_START_TOKEN{"artifacts":{"maestro_dynamic_output": {"signal_outputs":[{"evaluated_result":{"name":""}}]}}}MAESTRO_OUTPUT_END_TOKEN`)
+	if err == nil || !strings.Contains(err.Error(), "artifacts.maestro_dynamic_output.signal_outputs[0].evaluated_result.name: is required") {
+		t.Fatalf("a nameless dynamic output: %v", err)
 	}
 	for _, none := range []string{"", "no marker", "MAESTRO_OUTPUT_END_TOKEN then MAESTRO_OUTPUT_START_TOKEN"} {
 		if _, found, err := Find(none); found || err != nil {
