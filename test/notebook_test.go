@@ -65,9 +65,9 @@ func (e *jobsEnv) finish(t *testing.T, run notebookRun, logLines ...string) {
 	})
 }
 
-// sampleOutput is what the samples' script echoes: Maestro's output
+// notebookOutput is what the samples' script echoes: Maestro's output
 // marker around params and the dynamic output artifact.
-const sampleOutput = `MAESTRO_OUTPUT_START_TOKEN{"params":{"foo": {"value":"bar","type":"STRING","evaluated_result":"bar","evaluated_time":1625871404000}},` +
+const notebookOutput = `MAESTRO_OUTPUT_START_TOKEN{"params":{"foo": {"value":"bar","type":"STRING","evaluated_result":"bar","evaluated_time":1625871404000}},` +
 	`"artifacts":{"maestro_dynamic_output": {"signal_outputs":[{"value":{"name":{"value":"demo_table","type":"STRING"}},"type":"MAP","evaluated_result":{"name":"demo_table"},"evaluated_time": 1625871404000}],"type":"DYNAMIC_OUTPUT"}}}MAESTRO_OUTPUT_END_TOKEN`
 
 func TestNotebookStepsAndJobTemplates(t *testing.T) {
@@ -160,7 +160,7 @@ func TestNotebookStepsAndJobTemplates(t *testing.T) {
 		if s, _ := run.params["script"].(string); !strings.Contains(s, "echo $MAESTRO_OUTPUT_START'{") || run.params["foo"] != "default" || run.params["attempt_number"] != float64(0) {
 			t.Errorf("notebook params %v", run.params)
 		}
-		e.finish(t, run, "hello world", sampleOutput)
+		e.finish(t, run, "hello world", notebookOutput)
 		if v := e.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" {
 			t.Fatalf("instance %s %v", v.Status, v.StepStatuses)
 		}
@@ -177,7 +177,7 @@ func TestNotebookStepsAndJobTemplates(t *testing.T) {
 		if !strings.HasPrefix(run.args[0], "https://raw.githubusercontent.com/") || run.params["foo"] != "default" {
 			t.Errorf("args %q params %v", run.args, run.params)
 		}
-		e.finish(t, run, sampleOutput)
+		e.finish(t, run, notebookOutput)
 		if v := e.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" || e.steps(wf, r.WorkflowInstanceID)["job.2"].Outputs["foo"] != "bar" {
 			t.Fatalf("instance %s %v", v.Status, v.StepStatuses)
 		}
@@ -190,7 +190,7 @@ func TestNotebookStepsAndJobTemplates(t *testing.T) {
 			!strings.Contains(run.script, `git clone -- "$MAESTRO_NOTEBOOK_GIT_REPO" maestro_notebook_git_repo && cd -- "$MAESTRO_NOTEBOOK_DIR" && exec papermill "$@"`) {
 			t.Errorf("git notebook: script %q args %q env %v", run.script, run.args, run.env)
 		}
-		e.finish(t, run, sampleOutput)
+		e.finish(t, run, notebookOutput)
 		if v := e.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" {
 			t.Fatalf("instance %s %v", v.Status, v.StepStatuses)
 		}
@@ -251,7 +251,7 @@ func TestNotebookStepsAndJobTemplates(t *testing.T) {
 		if code := e.do("DELETE", "/api/v3/job-templates/shell", nil, &del); code != http.StatusOK || del["removed"] != float64(2) {
 			t.Fatalf("DELETE shell: HTTP %d %v, want 2 versions (v1, v9) removed", code, del)
 		}
-		e.finish(t, run, sampleOutput)
+		e.finish(t, run, notebookOutput)
 		if v := e.wait(wf, running.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" {
 			t.Fatalf("the run whose step started before the delete: %s %v", v.Status, v.StepStatuses)
 		}
