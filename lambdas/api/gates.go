@@ -14,6 +14,10 @@ import (
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
+// gateAPI serves the breakpoint and tag-permit routes; its handlers reach the
+// server through the embedded *server.
+type gateAPI struct{ *server }
+
 // Paths of the breakpoint and tag-permit endpoints.
 const (
 	breakpointsPath = workflowsPath + "/steps/breakpoints"
@@ -21,19 +25,19 @@ const (
 )
 
 // registerGates adds the breakpoint and tag-permit routes.
-func (s *server) registerGates(route func(string, apiFunc)) {
+func (s gateAPI) register(route func(string, apiFunc)) {
 	route("POST "+breakpointsPath, s.addBreakpoint)
-	route("GET "+breakpointsPath, workflowGates(s, GateService.ListBreakpoints, func(l []orchestrator.Breakpoint) any {
+	route("GET "+breakpointsPath, workflowGates(s.server, GateService.ListBreakpoints, func(l []orchestrator.Breakpoint) any {
 		return breakpointList{Breakpoints: l}
 	}))
 	route("DELETE "+breakpointsPath, s.removeBreakpoints)
-	route("GET "+breakpointsPath+"/paused-step-attempts", workflowGates(s, GateService.PausedAttempts, func(l []orchestrator.PausedAttempt) any {
+	route("GET "+breakpointsPath+"/paused-step-attempts", workflowGates(s.server, GateService.PausedAttempts, func(l []orchestrator.PausedAttempt) any {
 		return pausedList{Attempts: l}
 	}))
 	route("PUT "+breakpointsPath+"/{id}/instances/{instanceId}/runs/{runId}/steps/{stepId}/attempts/{attempt}/actions/resume", s.resumeAttempt)
 	route("POST "+tagPermitsPath, s.putTagPermit)
-	route("GET "+tagPermitsPath+"/{tag}", gateByName(s, "tag", "GetTagPermit", GateService.GetTagPermit))
-	route("DELETE "+tagPermitsPath+"/{tag}", gateByName(s, "tag", "DeleteTagPermit", GateService.DeleteTagPermit))
+	route("GET "+tagPermitsPath+"/{tag}", gateByName(s.server, "tag", "GetTagPermit", GateService.GetTagPermit))
+	route("DELETE "+tagPermitsPath+"/{tag}", gateByName(s.server, "tag", "DeleteTagPermit", GateService.DeleteTagPermit))
 }
 
 // parseBreakpoint checks a StepBreakpointCreateRequest strictly:
@@ -116,7 +120,7 @@ func matchNumber(f rawField, dst *int64) []string {
 	return nil
 }
 
-func (s *server) addBreakpoint(w http.ResponseWriter, r *http.Request) error {
+func (s gateAPI) addBreakpoint(w http.ResponseWriter, r *http.Request) error {
 	b, err := readRequest(r, parseBreakpoint)
 	if err != nil {
 		return err
@@ -173,7 +177,7 @@ type removeResponse struct {
 	Resumed    int    `json:"resumed_step_attempts"`
 }
 
-func (s *server) removeBreakpoints(w http.ResponseWriter, r *http.Request) error {
+func (s gateAPI) removeBreakpoints(w http.ResponseWriter, r *http.Request) error {
 	wf, step, err := workflowQuery(r)
 	if err != nil {
 		return err
@@ -199,7 +203,7 @@ type pausedList struct {
 	Attempts []orchestrator.PausedAttempt `json:"paused_step_attempts"`
 }
 
-func (s *server) resumeAttempt(w http.ResponseWriter, r *http.Request) error {
+func (s gateAPI) resumeAttempt(w http.ResponseWriter, r *http.Request) error {
 	inst, run, err := instanceAndRun(r)
 	if err != nil {
 		return err
@@ -216,7 +220,7 @@ func (s *server) resumeAttempt(w http.ResponseWriter, r *http.Request) error {
 // (Maestro's name length limit), so any runtime or step tag can have one.
 const maxTagLength = model.TagNameLengthLimit
 
-func (s *server) putTagPermit(w http.ResponseWriter, r *http.Request) error {
+func (s gateAPI) putTagPermit(w http.ResponseWriter, r *http.Request) error {
 	p, err := readRequest(r, parseTagPermitRequest)
 	if err != nil {
 		return err

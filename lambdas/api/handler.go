@@ -165,12 +165,12 @@ func (s *server) register(mux *http.ServeMux) {
 		route("POST "+tasksPath+action, s.completeTaskInBody(action))
 	}
 	route("DELETE "+workflowsPath+"/{id}", s.deleteWorkflow)
-	s.registerGates(route)
-	s.registerTags(route)
-	s.registerJobQueues(route)
-	s.registerJobTemplates(route)
-	s.registerSignals(route)
-	s.registerReads(route)
+	gateAPI{s}.register(route)
+	tagAPI{s}.register(route)
+	jobQueueAPI{s}.register(route)
+	jobTemplateAPI{s}.register(route)
+	signalAPI{s}.register(route)
+	readAPI{s}.register(route)
 }
 
 // router answers requests no route matches with JSON 404 and 405 bodies

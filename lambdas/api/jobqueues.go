@@ -8,16 +8,20 @@ import (
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
+// jobQueueAPI serves the job queue routes; its handlers reach the
+// server through the embedded *server.
+type jobQueueAPI struct{ *server }
+
 // jobQueuesPath is the prefix of the job queue endpoints.
 const jobQueuesPath = "/api/v3/job-queues"
 
-func (s *server) registerJobQueues(route func(string, apiFunc)) {
+func (s jobQueueAPI) register(route func(string, apiFunc)) {
 	route("POST "+jobQueuesPath, s.putJobQueue)
-	route("GET "+jobQueuesPath+"/{name}", gateByName(s, "name", "GetJobQueue", GateService.GetJobQueue))
-	route("DELETE "+jobQueuesPath+"/{name}", gateByName(s, "name", "DeleteJobQueue", GateService.DeleteJobQueue))
+	route("GET "+jobQueuesPath+"/{name}", gateByName(s.server, "name", "GetJobQueue", GateService.GetJobQueue))
+	route("DELETE "+jobQueuesPath+"/{name}", gateByName(s.server, "name", "DeleteJobQueue", GateService.DeleteJobQueue))
 }
 
-func (s *server) putJobQueue(w http.ResponseWriter, r *http.Request) error {
+func (s jobQueueAPI) putJobQueue(w http.ResponseWriter, r *http.Request) error {
 	req, err := readRequest(r, parseJobQueue)
 	if err != nil {
 		return err

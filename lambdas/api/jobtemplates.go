@@ -7,11 +7,15 @@ import (
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
+// jobTemplateAPI serves the job template routes; its handlers reach the
+// server through the embedded *server.
+type jobTemplateAPI struct{ *server }
+
 // jobTemplatesPath is the prefix of the job template endpoints (Maestro's
 // JobTemplateController).
 const jobTemplatesPath = "/api/v3/job-templates"
 
-func (s *server) registerJobTemplates(route func(string, apiFunc)) {
+func (s jobTemplateAPI) register(route func(string, apiFunc)) {
 	route("POST "+jobTemplatesPath, s.putJobTemplate(orchestrator.FormatJSON))
 	route("POST "+jobTemplatesPath+"/yaml", s.putJobTemplate(orchestrator.FormatYAML))
 	route("GET "+jobTemplatesPath, s.listJobTemplates)
@@ -19,7 +23,7 @@ func (s *server) registerJobTemplates(route func(string, apiFunc)) {
 	route("DELETE "+jobTemplatesPath+"/{type}", s.deleteJobTemplate)
 }
 
-func (s *server) putJobTemplate(f orchestrator.Format) apiFunc {
+func (s jobTemplateAPI) putJobTemplate(f orchestrator.Format) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		body, err := readBody(r)
 		if err != nil {
@@ -33,12 +37,12 @@ func (s *server) putJobTemplate(f orchestrator.Format) apiFunc {
 	}
 }
 
-func (s *server) getJobTemplate(w http.ResponseWriter, r *http.Request) error {
+func (s jobTemplateAPI) getJobTemplate(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.svc.Definitions.GetJobTemplate(r.Context(), r.PathValue("type"), r.URL.Query().Get("version"))
 	return answerRaw(w, v, err, "GetJobTemplate")
 }
 
-func (s *server) listJobTemplates(w http.ResponseWriter, r *http.Request) error {
+func (s jobTemplateAPI) listJobTemplates(w http.ResponseWriter, r *http.Request) error {
 	list, err := s.svc.Definitions.ListJobTemplates(r.Context(), r.URL.Query().Get("version"))
 	if err != nil {
 		return err
@@ -49,7 +53,7 @@ func (s *server) listJobTemplates(w http.ResponseWriter, r *http.Request) error 
 	return writeJSON(w, http.StatusOK, list)
 }
 
-func (s *server) deleteJobTemplate(w http.ResponseWriter, r *http.Request) error {
+func (s jobTemplateAPI) deleteJobTemplate(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.svc.Definitions.DeleteJobTemplate(r.Context(), r.PathValue("type"), r.URL.Query().Get("version"))
 	return answer(w, v, err, "DeleteJobTemplate")
 }

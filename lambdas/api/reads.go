@@ -13,6 +13,10 @@ import (
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
+// readAPI serves Maestro's read routes (runs, steps, versions, overview, timeline, snapshot, inline lookups); its handlers reach the
+// server through the embedded *server.
+type readAPI struct{ *server }
+
 // Maestro's read endpoints of its WorkflowController,
 // WorkflowInstanceController and StepInstanceController that the core
 // routes (routes.go) do not serve, and its paged lists: ?first=N or
@@ -21,7 +25,7 @@ import (
 // first.
 
 // registerReads adds the read routes.
-func (s *server) registerReads(route func(string, apiFunc)) {
+func (s readAPI) register(route func(string, apiFunc)) {
 	wf := workflowsPath
 	route("GET "+wf+"/{id}/versions", s.listVersions)
 	route("GET "+wf+"/{id}/versions/pagination", s.listVersions)
@@ -131,7 +135,7 @@ const workflowsScope = "workflows"
 // Maestro-style page of workflows in id order: cursors stand at workflow
 // ids; total_count and start_index are not known (counting would read the
 // whole directory) and are 0 and null.
-func (s *server) listWorkflowPage(w http.ResponseWriter, r *http.Request) error {
+func (s readAPI) listWorkflowPage(w http.ResponseWriter, r *http.Request) error {
 	q, now := r.URL.Query(), time.Now()
 	if q.Has("limit") {
 		return orchestrator.Invalid("invalid page", "limit: is a parameter of the cursor/limit listing; a first/last page takes first or last and cursor")
@@ -194,7 +198,7 @@ func versionsScope(wf string) string         { return "versions/" + wf }
 
 // listVersions serves GET .../{id}/versions/pagination (Maestro's path) and
 // GET .../{id}/versions: a page of versions, newest first.
-func (s *server) listVersions(w http.ResponseWriter, r *http.Request) error {
+func (s readAPI) listVersions(w http.ResponseWriter, r *http.Request) error {
 	wf, now := r.PathValue("id"), time.Now()
 	req, err := pageRequest(r.URL.Query(), versionsScope(wf), now)
 	if err != nil {
@@ -206,7 +210,7 @@ func (s *server) listVersions(w http.ResponseWriter, r *http.Request) error {
 
 // listRuns serves GET .../instances/{instanceId}/runs: a page of runs,
 // newest first.
-func (s *server) listRuns(w http.ResponseWriter, r *http.Request) error {
+func (s readAPI) listRuns(w http.ResponseWriter, r *http.Request) error {
 	inst, err := positiveInt(r, "instanceId")
 	if err != nil {
 		return err
@@ -222,7 +226,7 @@ func (s *server) listRuns(w http.ResponseWriter, r *http.Request) error {
 
 // listInstancePage answers GET .../{id}/instances?first=|last= as
 // Maestro's paged list.
-func (s *server) listInstancePage(w http.ResponseWriter, r *http.Request) error {
+func (s readAPI) listInstancePage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if q.Has("limit") || q.Has("status") {
 		return orchestrator.Invalid("invalid page", "limit, status: are parameters of the cursor/limit listing; a first/last page takes first or last and cursor")
@@ -243,7 +247,7 @@ func (s *server) listInstancePage(w http.ResponseWriter, r *http.Request) error 
 
 // listRunSteps serves GET .../runs/{runId}/steps: the latest attempt of
 // each step of one run.
-func (s *server) listRunSteps(w http.ResponseWriter, r *http.Request) error {
+func (s readAPI) listRunSteps(w http.ResponseWriter, r *http.Request) error {
 	inst, run, err := instanceAndRun(r)
 	if err != nil {
 		return err
@@ -257,7 +261,7 @@ func (s *server) listRunSteps(w http.ResponseWriter, r *http.Request) error {
 
 // getStepView serves GET .../instances/{instanceId}/steps/{stepId}: a step
 // across the instance's runs.
-func (s *server) getStepView(w http.ResponseWriter, r *http.Request) error {
+func (s readAPI) getStepView(w http.ResponseWriter, r *http.Request) error {
 	inst, err := positiveInt(r, "instanceId")
 	if err != nil {
 		return err
@@ -267,19 +271,19 @@ func (s *server) getStepView(w http.ResponseWriter, r *http.Request) error {
 }
 
 // workflowOverview serves GET .../{id}/overview.
-func (s *server) workflowOverview(w http.ResponseWriter, r *http.Request) error {
+func (s readAPI) workflowOverview(w http.ResponseWriter, r *http.Request) error {
 	view, err := s.svc.Definitions.GetWorkflowOverview(r.Context(), r.PathValue("id"))
 	return answer(w, view, err, "GetWorkflowOverview")
 }
 
 // workflowTimeline serves GET .../{id}/timeline.
-func (s *server) workflowTimeline(w http.ResponseWriter, r *http.Request) error {
+func (s readAPI) workflowTimeline(w http.ResponseWriter, r *http.Request) error {
 	view, err := s.svc.Definitions.GetWorkflowTimeline(r.Context(), r.PathValue("id"))
 	return answer(w, view, err, "GetWorkflowTimeline")
 }
 
 // propertiesSnapshot serves GET .../{id}/properties-snapshot/{snapshotId}.
-func (s *server) propertiesSnapshot(w http.ResponseWriter, r *http.Request) error {
+func (s readAPI) propertiesSnapshot(w http.ResponseWriter, r *http.Request) error {
 	snap, err := s.svc.Definitions.GetPropertiesSnapshot(r.Context(), r.PathValue("id"), r.PathValue("snapshotId"))
 	if err != nil {
 		return err
@@ -291,7 +295,7 @@ func (s *server) propertiesSnapshot(w http.ResponseWriter, r *http.Request) erro
 }
 
 // inlinePath serves GET .../instances/{instanceId}/inline-path.
-func (s *server) inlinePath(w http.ResponseWriter, r *http.Request) error {
+func (s readAPI) inlinePath(w http.ResponseWriter, r *http.Request) error {
 	inst, err := positiveInt(r, "instanceId")
 	if err != nil {
 		return err
@@ -309,7 +313,7 @@ const maxNodePath = 64
 // inlineWorkflowID serves GET /api/v3/workflows/instances/inline-workflow-id:
 // its JSON body (as Maestro's) is the node path, from the run above the
 // loops to the step; the answer is the inline workflow id as a JSON string.
-func (s *server) inlineWorkflowID(w http.ResponseWriter, r *http.Request) error {
+func (s readAPI) inlineWorkflowID(w http.ResponseWriter, r *http.Request) error {
 	body, err := readBody(r)
 	if err != nil {
 		return err

@@ -138,7 +138,7 @@ func (s *server) startBatch(w http.ResponseWriter, r *http.Request) error {
 func (s *server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if pagedQuery(q) {
-		return s.listWorkflowPage(w, r)
+		return readAPI{s}.listWorkflowPage(w, r)
 	}
 	limit, err := pageLimit(q.Get("limit"))
 	if err != nil {
@@ -151,7 +151,7 @@ func (s *server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 func (s *server) listInstances(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if pagedQuery(q) {
-		return s.listInstancePage(w, r)
+		return readAPI{s}.listInstancePage(w, r)
 	}
 	limit, err := pageLimit(q.Get("limit"))
 	if err != nil {

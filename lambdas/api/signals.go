@@ -10,18 +10,22 @@ import (
 	"github.com/maestro-serverless/maestro/signals"
 )
 
+// signalAPI serves the signal routes; its handlers reach the
+// server through the embedded *server.
+type signalAPI struct{ *server }
+
 // signalsPath is the prefix of the signal endpoints.
 const signalsPath = "/api/v3/signals"
 
 // registerSignals adds the signal routes. A signal name may contain '/':
 // it is URL-encoded in paths (db%2Ftest%2Ftable1).
-func (s *server) registerSignals(route func(string, apiFunc)) {
+func (s signalAPI) register(route func(string, apiFunc)) {
 	route("POST "+signalsPath, s.announceSignal)
-	route("GET "+signalsPath+"/{name}/instances/{seq}", signalInstance(s, "GetSignal", SignalService.GetSignal))
-	route("GET "+signalsPath+"/{name}/instances/{seq}/lineage", signalInstance(s, "SignalLineage", SignalService.SignalLineage))
+	route("GET "+signalsPath+"/{name}/instances/{seq}", signalInstance(s.server, "GetSignal", SignalService.GetSignal))
+	route("GET "+signalsPath+"/{name}/instances/{seq}/lineage", signalInstance(s.server, "SignalLineage", SignalService.SignalLineage))
 }
 
-func (s *server) announceSignal(w http.ResponseWriter, r *http.Request) error {
+func (s signalAPI) announceSignal(w http.ResponseWriter, r *http.Request) error {
 	body, err := readBody(r)
 	if err != nil {
 		return err

@@ -12,19 +12,23 @@ import (
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
+// tagAPI serves the workflow tag routes; its handlers reach the
+// server through the embedded *server.
+type tagAPI struct{ *server }
+
 // workflowTagPath is the path of Maestro's workflow tag endpoints.
 const workflowTagPath = workflowsPath + "/{id}/properties/tag"
 
 // registerTags adds Maestro's workflow tag routes: add (or replace) a tag
 // of a workflow's properties, and delete one by name.
-func (s *server) registerTags(route func(string, apiFunc)) {
+func (s tagAPI) register(route func(string, apiFunc)) {
 	route("POST "+workflowTagPath, s.addWorkflowTag)
 	route("DELETE "+workflowTagPath+"/{workflowTagName}", s.deleteWorkflowTag)
 }
 
 // addWorkflowTag serves POST .../{id}/properties/tag with a tag (a name or
 // {"name", "namespace", ...attributes}) as the body.
-func (s *server) addWorkflowTag(w http.ResponseWriter, r *http.Request) error {
+func (s tagAPI) addWorkflowTag(w http.ResponseWriter, r *http.Request) error {
 	body, err := readBody(r)
 	if err != nil {
 		return err
@@ -40,7 +44,7 @@ func (s *server) addWorkflowTag(w http.ResponseWriter, r *http.Request) error {
 }
 
 // deleteWorkflowTag serves DELETE .../{id}/properties/tag/{workflowTagName}.
-func (s *server) deleteWorkflowTag(w http.ResponseWriter, r *http.Request) error {
+func (s tagAPI) deleteWorkflowTag(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("workflowTagName")
 	if problems := model.TagNameProblems(name); len(problems) > 0 {
 		return invalidParam("workflowTagName", strings.Join(problems, "; "))
