@@ -155,7 +155,7 @@ func (s *Gates) DeleteTagPermit(ctx context.Context, tag string) (*TagPermit, er
 }
 
 func permitFromItem(tag string, item map[string]types.AttributeValue) *TagPermit {
-	return &TagPermit{
+	p := &TagPermit{
 		Tag:        tag,
 		MaxAllowed: getN(item, attrMaxAllowed),
 		Holders:    numMap(item[attrHolders]),
@@ -163,8 +163,11 @@ func permitFromItem(tag string, item map[string]types.AttributeValue) *TagPermit
 		V:          getN(item, attrVersion),
 		CreateTime: getN(item, "create_time"),
 		ModifyTime: getN(item, "modify_time"),
-		ExtraInfo:  []byte(getS(item, attrExtraInfo)),
 	}
+	if x := getS(item, attrExtraInfo); x != "" {
+		p.ExtraInfo = []byte(x)
+	}
+	return p
 }
 
 func numMap(av types.AttributeValue) map[string]int64 {
