@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/maestro-serverless/maestro/store"
@@ -106,5 +107,31 @@ func TestDSLJobTypesResolveThroughTemplates(t *testing.T) {
 	walk(wf.Steps)
 	if got["extract_data"] != "Notebook/spark" || got["process_data"] != "Kubernetes/shell" {
 		t.Errorf("steps %v, want extract_data Notebook/spark and process_data Kubernetes/shell", got)
+	}
+}
+
+// TestDSLJobTypeLookupsAreBounded: a document naming more distinct
+// (type, version) pairs than maxDSLJobTypeLookups causes that many
+// registry reads; the jobs past the bound are refused as unregistered.
+func TestDSLJobTypeLookupsAreBounded(t *testing.T) {
+	tpl := &tplStore{recs: map[[2]string]store.JobTemplate{}}
+	r := newRoleRig(t, func(c *Config) { c.Stores.Templates = tpl })
+	doc := "Workflow:\n  id: many-types\n  jobs:\n"
+	for i := 0; i <= maxDSLJobTypeLookups; i++ {
+		jt := fmt.Sprintf("t%d", i)
+		req := fmt.Sprintf(`{"owner": "o", "status": "alpha", "support": "s", "definition": {"job_type": %q, "step_type": "NoOp"}}`, jt)
+		if _, err := r.o.Definitions.PutJobTemplate(r.ctx, []byte(req), FormatJSON); err != nil {
+			t.Fatal(err)
+		}
+		doc += fmt.Sprintf("    - job: {id: j%d, type: %s}\n", i, jt)
+	}
+	err := r.o.Definitions.ValidateWorkflow(r.ctx, []byte(doc), FormatYAML)
+	last := fmt.Sprintf("t%d", maxDSLJobTypeLookups)
+	wantRefusal(t, err, http.StatusBadRequest, fmt.Sprintf(`no job template %q (version "default") is registered`, last))
+	if strings.Contains(err.Error(), `no job template "t0"`) {
+		t.Errorf("a job within the bound was refused: %v", err)
+	}
+	if tpl.gets != maxDSLJobTypeLookups {
+		t.Errorf("%d registry reads, want %d", tpl.gets, maxDSLJobTypeLookups)
 	}
 }
