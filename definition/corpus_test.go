@@ -73,7 +73,7 @@ var reasonText = map[string]string{
 	"cycle":              "cycle: job.2 -> job.3 -> job.4 -> job.2",
 	"cron":               `cron "0 30 * * *"`,
 	"workflow: required": "workflow: required",
-	"job template":       `line 21: unknown job type "spark"`,
+	"job template":       `line 21: unknown job type "spark" (want NoOp, Sleep, Titus, Notebook, Kubernetes, Http, Join, Lambda, Callback, Ecs or Batch; it may be a job template's type`,
 }
 
 func TestCorpusVerdicts(t *testing.T) {

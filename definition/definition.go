@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -92,6 +93,16 @@ func NewChecker(opts ...Option) *Checker {
 		c.lang = expression.New(expression.DefaultLimits())
 	}
 	return c
+}
+
+// With returns a copy of c with opts applied; c is unchanged.
+func (c *Checker) With(opts ...Option) *Checker {
+	d := *c
+	d.policies = slices.Clip(d.policies)
+	for _, o := range opts {
+		o(&d)
+	}
+	return &d
 }
 
 // Language returns the expression language the checker uses.

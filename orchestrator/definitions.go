@@ -20,8 +20,12 @@ func (f Format) definitionFormat() definition.Format {
 }
 
 // check validates a pushed document and converts problems into a 400.
-func (o *Definitions) check(body []byte, f Format) (*model.Definition, error) {
-	def, err := o.checker.Check(body, f.definitionFormat())
+func (o *Definitions) check(ctx context.Context, body []byte, f Format) (*model.Definition, error) {
+	checker, err := o.checkerFor(ctx, body, f)
+	if err != nil {
+		return nil, err
+	}
+	def, err := checker.Check(body, f.definitionFormat())
 	if err == nil {
 		return def, nil
 	}
@@ -38,14 +42,14 @@ func (o *Definitions) check(body []byte, f Format) (*model.Definition, error) {
 
 // ValidateWorkflow checks a definition without storing it.
 func (o *Definitions) ValidateWorkflow(ctx context.Context, body []byte, f Format) error {
-	_, err := o.check(body, f)
+	_, err := o.check(ctx, body, f)
 	return err
 }
 
 // CreateWorkflow validates a definition and stores it as the next version.
 // Properties given with it are merged over the previous snapshot.
 func (o *Definitions) CreateWorkflow(ctx context.Context, body []byte, f Format) (*DefinitionView, error) {
-	def, err := o.check(body, f)
+	def, err := o.check(ctx, body, f)
 	if err != nil {
 		return nil, err
 	}

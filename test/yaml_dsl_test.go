@@ -124,4 +124,78 @@ func TestMaestroYAMLDSLSampleRuns(t *testing.T) {
 			t.Errorf("%s: GET /workflows/%s/versions/latest = %d after a refused push, want 404", b.name, b.id, code)
 		}
 	}
+
+	dslJobTemplates(t, s)
+}
+
+// dslJobTemplates pushes Maestro's sample-dsl-wf-1.yaml, whose jobs have
+// the job types spark (type_version v1) and shell (the "default"
+// version): refused naming line 21 and the missing template while no
+// template is registered, nothing stored; accepted once templates map
+// spark to Notebook and shell to Kubernetes (as Maestro's
+// WorkflowParserTest does), the stored steps having those types and the
+// job types as sub_types.
+func dslJobTemplates(t *testing.T, s *system) {
+	doc := readFile(t, "sample-dsl-wf-1.yaml")
+	for _, path := range []string{"/api/v3/workflows/actions/validate/yaml", "/api/v3/workflows/yaml"} {
+		method := "POST"
+		if strings.Contains(path, "validate") {
+			method = "PUT"
+		}
+		var body struct {
+			Errors []string `json:"errors"`
+		}
+		code := s.sendYAML(method, path, doc, &body)
+		got := strings.Join(body.Errors, "\n")
+		if code != http.StatusBadRequest || !strings.Contains(got, `line 21: unknown job type "spark"`) || !strings.Contains(got, `no job template "spark" (version "v1") is registered`) {
+			t.Errorf("%s %s without templates: %d %q, want 400 naming line 21 and the spark v1 template", method, path, code, got)
+		}
+	}
+	if code := s.do("GET", "/api/v3/workflows/sample-dsl-wf-1/versions/latest", nil, nil); code != http.StatusNotFound {
+		t.Fatalf("GET sample-dsl-wf-1 after a refused push = %d, want 404", code)
+	}
+	for _, tp := range []string{
+		`{"owner": "tester", "status": "alpha", "support": "team", "definition": {"job_type": "spark", "step_type": "Notebook", "version": "v1"}}`,
+		`{"owner": "tester", "status": "alpha", "support": "team", "definition": {"job_type": "shell", "step_type": "Kubernetes"}}`,
+	} {
+		var out map[string]any
+		if code := s.do("POST", "/api/v3/job-templates", []byte(tp), &out); code != http.StatusOK {
+			t.Fatalf("POST job template %s: %d %v", tp, code, out)
+		}
+	}
+	var created map[string]any
+	if code := s.sendYAML("POST", "/api/v3/workflows/yaml", doc, &created); code != http.StatusOK {
+		t.Fatalf("POST sample-dsl-wf-1.yaml with the templates: %d %v", code, created)
+	}
+	var version struct {
+		Workflow struct {
+			Steps []map[string]json.RawMessage `json:"steps"`
+		} `json:"workflow"`
+	}
+	if code := s.do("GET", "/api/v3/workflows/sample-dsl-wf-1/versions/latest", nil, &version); code != http.StatusOK {
+		t.Fatalf("GET sample-dsl-wf-1: %d", code)
+	}
+	got := map[string]string{}
+	var walk func(steps []map[string]json.RawMessage)
+	walk = func(steps []map[string]json.RawMessage) {
+		for _, wrap := range steps {
+			for _, raw := range wrap {
+				var st struct {
+					ID      string                       `json:"id"`
+					Type    string                       `json:"type"`
+					SubType string                       `json:"sub_type"`
+					Steps   []map[string]json.RawMessage `json:"steps"`
+				}
+				if err := json.Unmarshal(raw, &st); err != nil {
+					t.Fatal(err)
+				}
+				got[st.ID] = st.Type + "/" + st.SubType
+				walk(st.Steps)
+			}
+		}
+	}
+	walk(version.Workflow.Steps)
+	if got["extract_data"] != "Notebook/spark" || got["process_data"] != "Kubernetes/shell" {
+		t.Errorf("stored steps %v, want extract_data Notebook/spark and process_data Kubernetes/shell", got)
+	}
 }

@@ -208,6 +208,33 @@ func TestTranslate(t *testing.T) {
 	}
 }
 
+// TestUnresolvedJobTypeNamesTheTemplate: with a resolver, a job type it
+// does not know is refused naming the template and version asked for; a
+// job without type_version asks for the "default" version, as Maestro's
+// JobTemplateManager.loadStepType does.
+func TestUnresolvedJobTypeNamesTheTemplate(t *testing.T) {
+	var asked []string
+	resolve := func(jobType, version string) (model.StepType, bool) {
+		asked = append(asked, jobType+"@"+version)
+		return "", false
+	}
+	doc := "Workflow:\n  id: w\n  jobs:\n    - job: {id: a, type: spark}\n    - job: {id: b, type: shell, type_version: v3}\n"
+	_, _, err := dsl.Translate([]byte(doc), dsl.Options{Resolve: resolve})
+	for _, want := range []string{
+		`Workflow.jobs[0].job.type: line 4: unknown job type "spark": it is not a built-in step type`,
+		`no job template "spark" (version "default") is registered`,
+		`Workflow.jobs[1].job.type: line 5: unknown job type "shell"`,
+		`no job template "shell" (version "v3") is registered`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want it to say %q", err, want)
+		}
+	}
+	if got := strings.Join(asked, " "); got != "spark@default shell@v3" {
+		t.Errorf("resolver asked for %q, want \"spark@default shell@v3\"", got)
+	}
+}
+
 func TestTranslateKeepsParamOrder(t *testing.T) {
 	out, _, err := dsl.Translate([]byte("Workflow:\n  id: w\n  z: 1\n  a: 2\n  m: 3\n  jobs: []\n"), dsl.Options{})
 	if err != nil {
@@ -225,7 +252,7 @@ func TestTranslateErrors(t *testing.T) {
 	}{
 		{"unknown job kind", head + "    - task: {id: a}\n", "Workflow.jobs[0].task", `line 4: unknown job kind "task"`},
 		{"two keys in a jobs entry", head + "    - job: {id: a, type: NoOp}\n      while: {id: b}\n", "Workflow.jobs[0]", "line 4: a jobs entry has one key"},
-		{"unknown job type", head + "    - job:\n        id: a\n        type: spark\n", "Workflow.jobs[0].job.type", `line 6: unknown job type "spark"`},
+		{"unknown job type", head + "    - job:\n        id: a\n        type: spark\n", "Workflow.jobs[0].job.type", `line 6: unknown job type "spark" (want NoOp, Sleep, Titus, Notebook, Kubernetes, Http, Join, Lambda, Callback, Ecs or Batch; it may be a job template's type, which only the server's job template registry resolves)`},
 		{"missing type", head + "    - job: {id: a}\n", "Workflow.jobs[0].job.type", "line 4: required"},
 		{"bad transition", head + "    - job:\n        id: a\n        type: NoOp\n        transition:\n          - GOTO b\n", "Workflow.jobs[0].job.transition[0]", `line 8: invalid transition "GOTO b"`},
 		{"IF without THEN", head + "    - job: {id: a, type: NoOp, transition: [IF x > 1 b]}\n", "Workflow.jobs[0].job.transition[0]", "line 4: invalid transition"},

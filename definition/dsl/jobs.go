@@ -283,20 +283,26 @@ func (t *translator) typedJob(j *job, kf map[string]member, s *object, sp jpath)
 	if vm, given := kf["type_version"]; given {
 		version, _ = t.str(vm.v, vm.dp)
 	}
+	if version == "" {
+		version = model.DefaultJobTemplateVersion // Maestro's JobTemplateManager.loadStepType
+	}
 	t.src.record(sp.key("type"), tm.k.Line, tm.dp)
 	if st, known := model.ParseStepType(typ); known {
 		s.set("type", string(st))
 		return
 	}
-	if t.opts.Resolve != nil {
-		if st, known := t.opts.Resolve(typ, version); known {
-			s.set("type", string(st))
-			s.set("sub_type", typ)
-			t.src.record(sp.key("sub_type"), tm.k.Line, tm.dp)
-			return
-		}
+	const builtIn = "NoOp, Sleep, Titus, Notebook, Kubernetes, Http, Join, Lambda, Callback, Ecs or Batch"
+	if t.opts.Resolve == nil {
+		t.failf(deref(tm.v), tm.dp, "unknown job type %q (want %s; it may be a job template's type, which only the server's job template registry resolves)", typ, builtIn)
+		return
 	}
-	t.failf(deref(tm.v), tm.dp, "unknown job type %q (want NoOp, Sleep, Titus, Notebook, Kubernetes, Http, Join, Lambda, Callback, Ecs or Batch, or a job template's type)", typ)
+	if st, known := t.opts.Resolve(typ, version); known {
+		s.set("type", string(st))
+		s.set("sub_type", typ)
+		t.src.record(sp.key("sub_type"), tm.k.Line, tm.dp)
+		return
+	}
+	t.failf(deref(tm.v), tm.dp, "unknown job type %q: it is not a built-in step type (%s) and no job template %q (version %q) is registered", typ, builtIn, typ, version)
 }
 
 // subworkflow sets sync and explicit_params and adds the subworkflow_id
