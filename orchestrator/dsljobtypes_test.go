@@ -10,34 +10,27 @@ import (
 	"testing"
 
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/store/memstore"
 )
 
-// tplStore is a job template registry in memory (the memstore has none)
-// that counts its reads.
-type tplStore struct {
-	recs map[[2]string]store.JobTemplate
+// countedTemplates is the memstore's job template registry, counting its
+// reads.
+type countedTemplates struct {
+	TemplateStore
 	gets int
 }
 
-func (s *tplStore) PutJobTemplate(_ context.Context, t store.JobTemplate) error {
-	s.recs[[2]string{t.JobType, t.Version}] = t
-	return nil
+func newCountedTemplates() *countedTemplates {
+	return &countedTemplates{TemplateStore: memstore.New(memstore.Options{}).Templates}
 }
 
-func (s *tplStore) GetJobTemplate(_ context.Context, jobType, version string) (*store.JobTemplate, error) {
+func (s *countedTemplates) GetJobTemplate(ctx context.Context, jobType, version string) (*store.JobTemplate, error) {
 	s.gets++
-	if r, ok := s.recs[[2]string{jobType, version}]; ok {
-		return &r, nil
-	}
-	return nil, store.ErrNotFound
+	return s.TemplateStore.GetJobTemplate(ctx, jobType, version)
 }
 
-func (s *tplStore) ListJobTemplates(context.Context, string) ([]store.JobTemplate, error) {
+func (s *countedTemplates) ListJobTemplates(context.Context, string) ([]store.JobTemplate, error) {
 	panic("the DSL's job types are read one by one")
-}
-
-func (s *tplStore) DeleteJobTemplate(context.Context, string, string) (int, error) {
-	panic("not used")
 }
 
 // TestDSLJobTypesResolveThroughTemplates: Maestro's sample-dsl-wf-1.yaml
@@ -52,7 +45,7 @@ func TestDSLJobTypesResolveThroughTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tpl := &tplStore{recs: map[[2]string]store.JobTemplate{}}
+	tpl := newCountedTemplates()
 	r := newRoleRig(t, func(c *Config) { c.Stores.Templates = tpl })
 	ctx := r.ctx
 
@@ -114,7 +107,7 @@ func TestDSLJobTypesResolveThroughTemplates(t *testing.T) {
 // (type, version) pairs than maxDSLJobTypeLookups causes that many
 // registry reads; the jobs past the bound are refused as unregistered.
 func TestDSLJobTypeLookupsAreBounded(t *testing.T) {
-	tpl := &tplStore{recs: map[[2]string]store.JobTemplate{}}
+	tpl := newCountedTemplates()
 	r := newRoleRig(t, func(c *Config) { c.Stores.Templates = tpl })
 	doc := "Workflow:\n  id: many-types\n  jobs:\n"
 	for i := 0; i <= maxDSLJobTypeLookups; i++ {

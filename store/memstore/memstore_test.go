@@ -19,12 +19,13 @@ var (
 	_ orchestrator.GateStore       = (*memstore.Gates)(nil)
 	_ orchestrator.TaskStore       = (*memstore.Tasks)(nil)
 	_ orchestrator.SweepStore      = (*memstore.Sweeps)(nil)
+	_ orchestrator.TemplateStore   = (*memstore.Templates)(nil)
 )
 
 // stores returns the orchestrator's view of s.
 func stores(s *memstore.Store) orchestrator.Stores {
 	return orchestrator.Stores{Definitions: s.Definitions, Instances: s.Instances, Runs: s.Runs, Attempts: s.Attempts,
-		Signals: s.Signals, Gates: s.Gates, Tasks: s.Tasks, Sweeps: s.Sweeps}
+		Signals: s.Signals, Gates: s.Gates, Tasks: s.Tasks, Sweeps: s.Sweeps, Templates: s.Templates}
 }
 
 // TestContract holds the memstore to the store contract.

@@ -41,6 +41,8 @@ type Store struct {
 	Tasks *Tasks
 	// Sweeps: the recovery sweeper's index.
 	Sweeps *Sweeps
+	// Templates: job templates.
+	Templates *Templates
 
 	b *base
 }
@@ -74,6 +76,8 @@ type (
 	Tasks struct{ *base }
 	// Sweeps reads and clears the recovery sweeper's index.
 	Sweeps struct{ *base }
+	// Templates reads and writes job templates.
+	Templates struct{ *base }
 )
 
 // New returns an empty Store.
@@ -88,7 +92,7 @@ func New(opts Options) *Store {
 	}
 	return &Store{
 		Definitions: &Definitions{b}, Instances: &Instances{b}, Runs: &Runs{b}, Attempts: &Attempts{b},
-		Signals: &Signals{b}, Gates: &Gates{b}, Tasks: &Tasks{b}, Sweeps: &Sweeps{b}, b: b,
+		Signals: &Signals{b}, Gates: &Gates{b}, Tasks: &Tasks{b}, Sweeps: &Sweeps{b}, Templates: &Templates{b}, b: b,
 	}
 }
 

@@ -3,7 +3,7 @@
 // orchestrator.Stores — package store's DynamoDB store on an emulator
 // (store/contract_test.go) and store/memstore (memstore's tests) — so that
 // the in-memory one cannot drift from the real one. It covers every method
-// of the eight interfaces: their results, every sentinel error,
+// of the nine interfaces: their results, every sentinel error,
 // conditional writes and their races, atomicity, orderings and cursors,
 // the sweep index's due times, claims and their leases.
 //
@@ -128,6 +128,7 @@ func cases() []testCase {
 		{"Sweeps/DueTimes", dueTimes},
 		{"Sweeps/RedriveAndUnsweep", redriveAndUnsweep},
 		{"Sweeps/Shards", shards},
+		{"Templates/JobTemplates", jobTemplates},
 	}
 }
 
