@@ -195,16 +195,8 @@ func (t *translator) step(j *job, jp jpath) *object {
 				s.set(m.key, v)
 				t.src.record(sp.key(m.key), m.k.Line, m.dp)
 			}
-		case "tags":
-			if v, ok := t.tagList(m.v, m.dp); ok {
-				s.set("tags", v)
-				t.src.record(sp.key("tags"), m.k.Line, m.dp)
-			}
-		case "timeout":
-			if v, ok := t.duration(m.v, m.dp); ok {
-				s.set("timeout", v)
-				t.src.record(sp.key("timeout"), m.k.Line, m.dp)
-			}
+		case "tags", "timeout":
+			t.tagsOrTimeout(s, sp, m)
 		case "transition":
 		case "job_params":
 			t.failf(m.k, m.dp, "[job_params] is a reserved field and cannot be set within job params")

@@ -204,6 +204,22 @@ func (t *translator) duration(n *yaml.Node, dp jpath) (any, bool) {
 	return s, true
 }
 
+// tagsOrTimeout sets a workflow's or a step's tags or timeout, which the
+// DSL writes as the JSON does, at path p of the JSON.
+func (t *translator) tagsOrTimeout(o *object, p jpath, m member) {
+	var v any
+	var ok bool
+	if m.key == "tags" {
+		v, ok = t.tagList(m.v, m.dp)
+	} else {
+		v, ok = t.duration(m.v, m.dp)
+	}
+	if ok {
+		o.set(m.key, v)
+		t.src.record(p.key(m.key), m.k.Line, m.dp)
+	}
+}
+
 // tagList returns a tags field as JSON.
 func (t *translator) tagList(n *yaml.Node, dp jpath) ([]any, bool) {
 	names, _, ok := t.strList(n, dp)
@@ -270,16 +286,8 @@ func (t *translator) workflow(n *yaml.Node, dp jpath) *object {
 			if v, ok := t.integer(m.v, m.dp); ok {
 				concurrency = number(strconv.FormatInt(v, 10))
 			}
-		case "tags":
-			if v, ok := t.tagList(m.v, m.dp); ok {
-				wf.set("tags", v)
-				t.src.record(wp.key("tags"), m.k.Line, m.dp)
-			}
-		case "timeout":
-			if v, ok := t.duration(m.v, m.dp); ok {
-				wf.set("timeout", v)
-				t.src.record(wp.key("timeout"), m.k.Line, m.dp)
-			}
+		case "tags", "timeout":
+			t.tagsOrTimeout(wf, wp, m)
 		case "jobs":
 			jobs = m.v
 		case "dag":
