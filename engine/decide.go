@@ -373,7 +373,9 @@ func (d *decider) stepFinished(e StepFinished) error {
 	s := &d.st.Steps[i]
 	s.Job = "" // ended by itself: nothing to cancel
 	if to != model.StepSucceeded {
-		s.Signals = nil
+		// What an external job reported belongs to this attempt: a
+		// retry starts without it.
+		s.Signals, s.External = nil, nil
 		d.fail(i, to, e.Message)
 		return d.advance()
 	}
@@ -382,7 +384,7 @@ func (d *decider) stepFinished(e StepFinished) error {
 		err = CheckDynamicSignals(e.Signals)
 	}
 	if err != nil {
-		s.Signals = nil
+		s.Signals, s.External = nil, nil
 		d.endStep(i, model.StepFatallyFailed, fmt.Sprintf("invalid outputs: %v", err))
 		return d.advance()
 	}

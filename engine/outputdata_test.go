@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,4 +44,25 @@ func TestOutputDataOverridesWorkerOutputs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, d.State, late.State)
 	assert.Error(t, AcceptsOutputData(d.State, "job.1", 1))
+}
+
+// TestOutputDataStaysWithItsAttempt: output data an external job reported
+// for an attempt that then failed is not carried into the retry: the
+// next attempt's outputs are its own.
+func TestOutputDataStaysWithItsAttempt(t *testing.T) {
+	ctx := context.Background()
+	g, d := startRun(t, chain(2, model.StepHTTP))
+	d, err := Decide(ctx, g, d.State, OutputData{StepID: "job.1", Attempt: 1, Outputs: map[string]any{"answer": 7}}, t0)
+	require.NoError(t, err)
+	d, err = Decide(ctx, g, d.State, StepFinished{StepID: "job.1", Attempt: 1, Outcome: OutcomeUserError, Message: "boom"}, t0)
+	require.NoError(t, err)
+	require.NotZero(t, d.State.Step("job.1").RetryAt, "the user error is retried")
+	assert.Nil(t, d.State.Step("job.1").External, "the failed attempt's output data")
+	d, err = Decide(ctx, g, d.State, TimerFired{StepID: "job.1", Attempt: 1, Purpose: PurposeRetry}, t0.Add(time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, int64(2), d.State.Step("job.1").Attempt)
+	d, err = Decide(ctx, g, d.State, StepFinished{StepID: "job.1", Attempt: 2, Outcome: OutcomeSucceeded,
+		Outputs: map[string]any{"other": 2}}, t0.Add(time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, Values{"other": int64(2)}, d.State.Step("job.1").Outputs)
 }
