@@ -17,6 +17,7 @@ import (
 //	c-   a round's Continue (the rest of a long decision)
 //	ce-  a child run's end reported to its parent
 //	cs-  a subworkflow's start reported to its step
+//	e-   a task token handed out (a job launched): the attempt waits
 //	f-   a step attempt's outcome (a worker's, a job's, a task's)
 //	h-   a task token's heartbeat
 //	j-   a hand-off to the decider (a Continue)
@@ -29,11 +30,14 @@ import (
 //	s-   a signal arrived
 //	t-   a timer fired
 //	u-   a run unblocked: the next run's Continue
-//	v-   a task token handed out: the attempt waits
 //	w-   an action on every run of the workflow
 //
 // A user's action thus applies before the outcomes that arrived with it,
-// and outcomes before timers. New kinds take an unused prefix here.
+// and outcomes before timers; an attempt's wait (its job and target)
+// applies before its outcome, so a job that ended before its worker's
+// wait was applied keeps its timeline entry (an inbox item written with
+// the wait's former prefix, v-, applies where v- sorts, as it did). New
+// kinds take an unused prefix here.
 
 // actionEventID is a user's action on a run or a step (unique per request).
 func actionEventID(uuid string) string { return "a-" + uuid }
@@ -116,7 +120,7 @@ func unblockEventID(run int64) string { return fmt.Sprintf("u-%06d", run) }
 // taskWaitingEventID says a step attempt handed out its task token and
 // waits: one per attempt.
 func taskWaitingEventID(step string, attempt int64) string {
-	return fmt.Sprintf("v-%s-%06d", step, attempt)
+	return fmt.Sprintf("e-%s-%06d", step, attempt)
 }
 
 // workflowActionEventID is an action on every run of a workflow (unique per

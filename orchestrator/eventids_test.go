@@ -18,6 +18,7 @@ func TestEventIDsSortInTheDocumentedOrder(t *testing.T) {
 		{"continue", continueEventID(st, 1<<40)},
 		{"child ended", childEndedEventID("zz", 99, 99)},
 		{"child started", childStartedEventID("zz", 99)},
+		{"task waiting", taskWaitingEventID("zzzz", 999999)},
 		{"outcome", outcomeEventID("zzzz", 999999)},
 		{"heartbeat", heartbeatEventID("ffffffff")},
 		{"hand-off", handOffEventID("ffffffff")},
@@ -30,7 +31,6 @@ func TestEventIDsSortInTheDocumentedOrder(t *testing.T) {
 		{"signal", signalEventID("db/table", 999_999_999_999)},
 		{"timer", timerEventID("zzzz", 999999, engine.PurposeTimeout)},
 		{"unblock", unblockEventID(999999)},
-		{"task waiting", taskWaitingEventID("zzzz", 999999)},
 		{"workflow action", workflowActionEventID("00000000")},
 	}
 	for i := 1; i < len(inOrder); i++ {
