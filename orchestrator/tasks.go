@@ -119,8 +119,16 @@ func (o *Worker) dispatchStep(ctx context.Context, m StepWork, d CallbackRunner,
 	err = o.store.Tasks.WaitForTask(ctx, ref, claim, hash, h.Job, ev)
 	if errors.Is(err, store.ErrClaimLost) {
 		// Ended meanwhile (its token's holder was quick, or the step was
-		// stopped), or another worker took it after this one's lease.
+		// stopped), or another worker took it after this one's lease. A
+		// job this worker launched is then no attempt's: nothing would
+		// cancel it on a stop, so it is cancelled now (a no-op for a job
+		// that already ended).
 		o.log.InfoContext(ctx, "a handed-over step attempt is no longer this worker's", "attempt", ref.String())
+		if jr, ok := d.(JobRunner); ok && h.Job != "" {
+			if err := jr.CancelJob(ctx, h.Job, "its step attempt ended, or another delivery launched it again, before this launch was recorded"); err != nil {
+				o.log.ErrorContext(ctx, "cancel an unrecorded job", "attempt", ref.String(), "job", h.Job, "err", err)
+			}
+		}
 		return nil
 	}
 	return err
