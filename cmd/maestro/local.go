@@ -33,11 +33,12 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if st.Emulator.DynamoDBEndpoint != "" {
 		ddb = st.Emulator.DynamoDBEndpoint + " (DynamoDB Local)"
 	}
-	fmt.Fprintf(stdout, "maestro is running\n  API:          %s   (GET %s/health)\n  AWS endpoint: %s (%s)\n  DynamoDB:     %s\n  table:        %s\nPress Ctrl-C to stop.\n",
+	fmt.Fprintf(stdout, "maestro is running\n  API:          %s   (GET %s/health)\n  AWS endpoint: %s (%s)\n  DynamoDB:     %s\n  table:        %s\n",
 		st.URL, st.URL, st.Emulator.Endpoint, st.Emulator.Kind, ddb, st.Resources.Table.Name)
 	if n := len(opts.Credentials); n > 0 {
 		fmt.Fprintf(stdout, "  signatures:   every request but GET /health must be SigV4-signed (execute-api, %s) with one of %d key(s)\n", st.Emulator.Region, n)
 	}
+	fmt.Fprintln(stdout, "Press Ctrl-C to stop.")
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "shutting down")
 	if err := st.Close(); err != nil {
