@@ -23,8 +23,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/model"
@@ -82,14 +84,20 @@ type Client struct {
 }
 
 // NewClient returns a client of the API at endpoint. Requests to an AWS
-// endpoint (a host under amazonaws.com) are SigV4-signed for execute-api.
+// endpoint (a host under amazonaws.com) are SigV4-signed for execute-api
+// with the default credential chain. Requests to any other endpoint (the
+// local stack) are signed too when the environment holds static keys,
+// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (one of maestro local's
+// -credential keys), for the region AWS_REGION, else AWS_DEFAULT_REGION,
+// else us-east-1; otherwise they go unsigned.
 func NewClient(ctx context.Context, endpoint string) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(endpoint, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("endpoint %q: want an http(s) URL", endpoint)
 	}
 	c := &Client{base: u, http: &http.Client{Timeout: 60 * time.Second}}
-	if strings.HasSuffix(u.Hostname(), ".amazonaws.com") {
+	switch {
+	case strings.HasSuffix(u.Hostname(), ".amazonaws.com"):
 		cfg, err := config.LoadDefaultConfig(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("AWS credentials for %s: %w", u.Host, err)
@@ -98,17 +106,32 @@ func NewClient(ctx context.Context, endpoint string) (*Client, error) {
 		if parts := strings.Split(u.Hostname(), "."); len(parts) >= 5 && parts[1] == "execute-api" {
 			region = parts[2]
 		}
-		signer := v4.NewSigner()
-		c.signer = func(ctx context.Context, r *http.Request, body []byte) error {
-			creds, err := cfg.Credentials.Retrieve(ctx)
-			if err != nil {
-				return fmt.Errorf("AWS credentials: %w", err)
-			}
-			sum := sha256.Sum256(body)
-			return signer.SignHTTP(ctx, creds, r, hex.EncodeToString(sum[:]), "execute-api", region, time.Now())
+		c.signer = signWith(cfg.Credentials, region)
+	case os.Getenv("AWS_ACCESS_KEY_ID") != "" && os.Getenv("AWS_SECRET_ACCESS_KEY") != "":
+		region := os.Getenv("AWS_REGION")
+		if region == "" {
+			region = os.Getenv("AWS_DEFAULT_REGION")
 		}
+		if region == "" {
+			region = "us-east-1"
+		}
+		creds := credentials.NewStaticCredentialsProvider(os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY"), os.Getenv("AWS_SESSION_TOKEN"))
+		c.signer = signWith(creds, region)
 	}
 	return c, nil
+}
+
+// signWith signs requests for execute-api in region with creds.
+func signWith(creds aws.CredentialsProvider, region string) func(ctx context.Context, r *http.Request, body []byte) error {
+	signer := v4.NewSigner()
+	return func(ctx context.Context, r *http.Request, body []byte) error {
+		cr, err := creds.Retrieve(ctx)
+		if err != nil {
+			return fmt.Errorf("AWS credentials: %w", err)
+		}
+		sum := sha256.Sum256(body)
+		return signer.SignHTTP(ctx, cr, r, hex.EncodeToString(sum[:]), "execute-api", region, time.Now())
+	}
 }
 
 // APIError is an answer with a 4xx or 5xx status.

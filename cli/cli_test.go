@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/maestro-serverless/maestro/localstack/sigv4"
 )
 
 func TestReorder(t *testing.T) {
@@ -50,9 +52,46 @@ func TestEndpoints(t *testing.T) {
 	if _, err := NewClient(t.Context(), "ftp://x"); err == nil {
 		t.Fatal("an ftp endpoint accepted")
 	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
 	c, err := NewClient(t.Context(), "http://127.0.0.1:8080/")
 	if err != nil || c.signer != nil {
-		t.Fatalf("a local endpoint is not signed: %v", err)
+		t.Fatalf("a local endpoint is not signed without keys in the environment: %v", err)
+	}
+}
+
+// TestLocalEndpointSigned: with static keys in the environment, requests
+// to a local endpoint are signed so that the local stack's verifier
+// accepts them (and refuses them when the secret is not the key's).
+func TestLocalEndpointSigned(t *testing.T) {
+	v, err := sigv4.NewVerifier([]sigv4.Credential{{AccessKey: "alice", Secret: "S3CRET", Principal: "arn:aws:iam::000000000000:role/alice"}},
+		"eu-west-1", "execute-api", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var verr error
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, verr = v.Verify(r)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{}`)
+	}))
+	defer api.Close()
+	t.Setenv("AWS_REGION", "eu-west-1")
+	for _, tc := range []struct {
+		secret string
+		ok     bool
+	}{{"S3CRET", true}, {"WRONG", false}} {
+		t.Setenv("AWS_ACCESS_KEY_ID", "alice")
+		t.Setenv("AWS_SECRET_ACCESS_KEY", tc.secret)
+		c, err := NewClient(t.Context(), api.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Do(t.Context(), http.MethodPost, "/api/v3/signals?x=a%20b", []byte(`{"name":"s"}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		if (verr == nil) != tc.ok {
+			t.Errorf("secret %s: verifier said %v, want accepted %v", tc.secret, verr, tc.ok)
+		}
 	}
 }
 

@@ -2,16 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/maestro-serverless/maestro/localstack"
+	"github.com/maestro-serverless/maestro/localstack/sigv4"
 	"github.com/maestro-serverless/maestro/localstack/stack"
+	"github.com/maestro-serverless/maestro/principal"
 )
 
 // runLocal runs the whole system in the foreground until interrupted.
@@ -29,8 +33,12 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if st.Emulator.DynamoDBEndpoint != "" {
 		ddb = st.Emulator.DynamoDBEndpoint + " (DynamoDB Local)"
 	}
-	fmt.Fprintf(stdout, "maestro is running\n  API:          %s   (GET %s/health)\n  AWS endpoint: %s (%s)\n  DynamoDB:     %s\n  table:        %s\nPress Ctrl-C to stop.\n",
+	fmt.Fprintf(stdout, "maestro is running\n  API:          %s   (GET %s/health)\n  AWS endpoint: %s (%s)\n  DynamoDB:     %s\n  table:        %s\n",
 		st.URL, st.URL, st.Emulator.Endpoint, st.Emulator.Kind, ddb, st.Resources.Table.Name)
+	if n := len(opts.Credentials); n > 0 {
+		fmt.Fprintf(stdout, "  signatures:   every request but GET /health must be SigV4-signed (execute-api, %s) with one of %d key(s)\n", st.Emulator.Region, n)
+	}
+	fmt.Fprintln(stdout, "Press Ctrl-C to stop.")
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "shutting down")
 	if err := st.Close(); err != nil {
@@ -87,6 +95,24 @@ func localOptions(args []string, stderr io.Writer) (stack.Options, bool) {
 			return nil
 		})
 	}
+	var creds []sigv4.Credential
+	fs.Func("credential", "ACCESS_KEY:SECRET=PRINCIPAL_ARN: a key the API accepts SigV4 signatures of (service execute-api), as the IAM principal it names (repeatable). With any, every request but GET /health must be signed with one, else 403; without, the API is open", func(v string) error {
+		c, err := parseCredential(v)
+		if err != nil {
+			return err
+		}
+		creds = append(creds, c)
+		return nil
+	})
+	var admins []string
+	fs.Func("admin", "ARN: a principal named administrator (repeatable; recorded for issue 39's access control, not enforced yet)", func(v string) error {
+		p, err := principal.Normalize(v)
+		if err != nil {
+			return err
+		}
+		admins = append(admins, p)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return stack.Options{}, false
 	}
@@ -105,11 +131,27 @@ func localOptions(args []string, stderr io.Writer) (stack.Options, bool) {
 	opts := stack.Options{Addr: *addr, Stage: *stage, StreamInterval: *streamEvery, StateDir: *stateDir, Logger: log,
 		Functions: funcs, CallbackQueues: queues, CallbackTopics: topics,
 		ECS: *ecsOn, ECSTaskDefinitions: taskDefs, ECSImages: ecsImages, BatchJobQueues: jobQueues, BatchJobDefinitions: jobDefs,
-		MaestroEvents: *maestroEvents, BatchGPUJobQueue: *gpuQueue}
+		MaestroEvents: *maestroEvents, BatchGPUJobQueue: *gpuQueue, Credentials: creds, Admins: admins}
 	if *emf {
 		opts.Metrics = stderr
 	}
 	return opts, true
+}
+
+// parseCredential reads ACCESS_KEY:SECRET=PRINCIPAL_ARN. The secret may
+// hold = and :; the principal is what follows its last "=arn:".
+func parseCredential(v string) (sigv4.Credential, error) {
+	const usage = "want ACCESS_KEY:SECRET=PRINCIPAL_ARN"
+	key, rest, ok := strings.Cut(v, ":")
+	i := strings.LastIndex(rest, "=arn:")
+	if !ok || key == "" || i <= 0 {
+		return sigv4.Credential{}, errors.New(usage)
+	}
+	p, err := principal.Normalize(rest[i+1:])
+	if err != nil {
+		return sigv4.Credential{}, fmt.Errorf("access key %q: %w", key, err)
+	}
+	return sigv4.Credential{AccessKey: key, Secret: rest[:i], Principal: p}, nil
 }
 
 func envOr(name, def string) string {

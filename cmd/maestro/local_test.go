@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/maestro-serverless/maestro/localstack"
+	"github.com/maestro-serverless/maestro/localstack/sigv4"
 	"github.com/maestro-serverless/maestro/localstack/stack"
 )
 
@@ -49,6 +50,19 @@ func TestLocalOptions(t *testing.T) {
 				t.Error("the default logger does not log at info level")
 			}
 		}},
+		{name: "credentials and admins", args: []string{
+			"-credential", "alice:SE=CR:ET=arn:aws:iam::000000000000:role/alice",
+			"-credential", "bob:B0B=arn:aws:sts::000000000000:assumed-role/bob/s",
+			"-admin", "arn:aws:iam::000000000000:role/admin"},
+			check: func(t *testing.T, o stack.Options, _ io.Writer) {
+				want := []sigv4.Credential{
+					{AccessKey: "alice", Secret: "SE=CR:ET", Principal: "arn:aws:iam::000000000000:role/alice"},
+					{AccessKey: "bob", Secret: "B0B", Principal: "arn:aws:iam::000000000000:role/bob"},
+				}
+				if !slices.Equal(o.Credentials, want) || !slices.Equal(o.Admins, []string{"arn:aws:iam::000000000000:role/admin"}) {
+					t.Errorf("credentials %+v, admins %v; want %+v and the admin", o.Credentials, o.Admins, want)
+				}
+			}},
 		{name: "environment", env: map[string]string{"MAESTRO_ADDR": "127.0.0.1:9999", "MAESTRO_STATE_DIR": "/var/tmp/m"},
 			check: func(t *testing.T, o stack.Options, _ io.Writer) {
 				if o.Addr != "127.0.0.1:9999" || o.StateDir != "/var/tmp/m" {
@@ -162,6 +176,10 @@ func TestLocalUsageErrors(t *testing.T) {
 		// would be dropped.
 		{"an argument", []string{"-function", "etl=python3", "etl.py", "-function", "train=./train.sh"}, exitUsage,
 			`unexpected argument "etl.py"`},
+		{"credential without a principal", []string{"-credential", "alice:SECRET"}, exitUsage, "want ACCESS_KEY:SECRET=PRINCIPAL_ARN"},
+		{"credential without a secret", []string{"-credential", "alice:=arn:aws:iam::000000000000:role/alice"}, exitUsage, "want ACCESS_KEY:SECRET=PRINCIPAL_ARN"},
+		{"credential of no principal", []string{"-credential", "alice:S=arn:aws:iam::000000000000:group/g"}, exitUsage, "not an IAM user, role"},
+		{"admin not an ARN", []string{"-admin", "root"}, exitUsage, "not an ARN"},
 		{"invalid stage", []string{"-stage", "Not_A_Stage", "-addr", "127.0.0.1:0", "-state-dir", ""}, exitInvalid, `invalid stage "Not_A_Stage"`},
 	}
 	for _, tt := range tests {

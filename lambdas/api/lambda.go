@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/maestro-serverless/maestro/caller"
+	"github.com/maestro-serverless/maestro/principal"
 )
 
 // LambdaHandler adapts h to API Gateway REST API (v1) proxy integration
@@ -30,8 +31,9 @@ import (
 //     when the client sent none, to tie log lines to API Gateway's;
 //   - a body with isBase64Encoded is decoded;
 //   - the caller API Gateway authenticated (requestContext.identity: the
-//     IAM userArn, else caller, else accountId) goes into the request's
-//     context (package caller), so what the request writes records it.
+//     IAM userArn normalised by package principal, else caller, else
+//     accountId) goes into the request's context (package caller), so what
+//     the request writes records it (WithIdentity).
 //
 // h answers into memory. The response carries every header in
 // multiValueHeaders and the first value of each in headers; a body that
@@ -76,9 +78,7 @@ func eventRequest(ctx context.Context, ev events.APIGatewayProxyRequest) (*http.
 	if method == "" {
 		return nil, errors.New("event has no httpMethod")
 	}
-	if p := principal(ev.RequestContext.Identity); p != "" {
-		ctx = caller.With(ctx, p)
-	}
+	ctx = WithIdentity(ctx, ev.RequestContext.Identity)
 	req, err := http.NewRequestWithContext(ctx, method, "/", bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
@@ -103,12 +103,28 @@ func eventRequest(ctx context.Context, ev events.APIGatewayProxyRequest) (*http.
 	return req, nil
 }
 
-// principal names the caller of an IAM-authorized request: its user ARN
-// (an IAM user or an assumed role's session), else the caller id, else the
-// account. No credential (access key) is ever recorded.
-func principal(id events.APIGatewayRequestIdentity) string {
+// WithIdentity returns ctx naming as its caller (package caller) the
+// principal of an identity API Gateway authenticated, so that what the
+// request writes records it. The local stack passes the identity of a
+// request whose signature it verified through here too.
+func WithIdentity(ctx context.Context, id events.APIGatewayRequestIdentity) context.Context {
+	if p := identityPrincipal(id); p != "" {
+		return caller.With(ctx, p)
+	}
+	return ctx
+}
+
+// identityPrincipal names the caller of an IAM-authorized request: its user
+// ARN normalised (package principal: an assumed role's session becomes the
+// role), or as given when it is no principal ARN the normaliser knows; else
+// the caller id, else the account. No credential (access key) is ever
+// recorded.
+func identityPrincipal(id events.APIGatewayRequestIdentity) string {
 	switch {
 	case id.UserArn != "":
+		if p, err := principal.Normalize(id.UserArn); err == nil {
+			return p
+		}
 		return id.UserArn
 	case id.Caller != "":
 		return id.Caller

@@ -293,7 +293,9 @@ func TestLambdaHandlerRecordsTheCaller(t *testing.T) {
 		id   events.APIGatewayRequestIdentity
 		want string
 	}{
-		{"assumed role", events.APIGatewayRequestIdentity{UserArn: "arn:aws:sts::123456789012:assumed-role/Deployer/alice", Caller: "AROAEXAMPLE:alice", AccountID: "123456789012", AccessKey: "ASIAEXAMPLE"}, "arn:aws:sts::123456789012:assumed-role/Deployer/alice"},
+		{"assumed role", events.APIGatewayRequestIdentity{UserArn: "arn:aws:sts::123456789012:assumed-role/Deployer/alice", Caller: "AROAEXAMPLE:alice", AccountID: "123456789012", AccessKey: "ASIAEXAMPLE"}, "arn:aws:iam::123456789012:role/Deployer"},
+		{"IAM user", events.APIGatewayRequestIdentity{UserArn: "arn:aws:iam::123456789012:user/eng/alice", AccountID: "123456789012"}, "arn:aws:iam::123456789012:user/eng/alice"},
+		{"unknown ARN kept as given", events.APIGatewayRequestIdentity{UserArn: "arn:aws:iam::123456789012:group/g"}, "arn:aws:iam::123456789012:group/g"},
 		{"caller only", events.APIGatewayRequestIdentity{Caller: "AIDAEXAMPLE", AccountID: "123456789012"}, "AIDAEXAMPLE"},
 		{"account only", events.APIGatewayRequestIdentity{AccountID: "123456789012"}, "account:123456789012"},
 		{"anonymous", events.APIGatewayRequestIdentity{SourceIP: "192.0.2.1"}, ""},
