@@ -185,7 +185,7 @@ func (p *path) String() string {
 			b.WriteByte('[')
 			b.WriteString(strconv.Itoa(q.index))
 			b.WriteByte(']')
-		case plainKey(q.name):
+		case PlainKey(q.name):
 			if b.Len() > 0 {
 				b.WriteByte('.')
 			}
@@ -199,8 +199,10 @@ func (p *path) String() string {
 	return b.String()
 }
 
-// plainKey reports whether k can follow a dot in a path without ambiguity.
-func plainKey(k string) bool {
+// PlainKey reports whether k can follow a dot in a field path without
+// ambiguity (else it is written ["k"]), the rule of every path an error
+// names.
+func PlainKey(k string) bool {
 	if k == "" {
 		return false
 	}

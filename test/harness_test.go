@@ -341,11 +341,17 @@ func launch(t *testing.T, opts stack.Options, deleteStage bool) *system {
 // do sends a request and decodes a JSON answer into out (when non-nil).
 func (s *system) do(method, path string, body []byte, out any) int {
 	s.t.Helper()
+	return s.sendAs(method, path, "application/json", body, out)
+}
+
+// sendAs is do with a body of another content type.
+func (s *system) sendAs(method, path, contentType string, body []byte, out any) int {
+	s.t.Helper()
 	req, err := http.NewRequest(method, s.st.URL+path, bytes.NewReader(body))
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		s.t.Fatalf("%s %s: %v", method, path, err)

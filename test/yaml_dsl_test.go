@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,26 +14,7 @@ import (
 // sendYAML sends a YAML body and decodes the JSON answer into out.
 func (s *system) sendYAML(method, path string, body []byte, out any) int {
 	s.t.Helper()
-	req, err := http.NewRequest(method, s.st.URL+path, bytes.NewReader(body))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/yaml")
-	resp, err := s.client.Do(req)
-	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	if out != nil && len(data) > 0 {
-		if err := json.Unmarshal(data, out); err != nil {
-			s.t.Fatalf("%s %s: decode %q: %v", method, path, data, err)
-		}
-	}
-	return resp.StatusCode
+	return s.sendAs(method, path, "application/yaml", body, out)
 }
 
 // TestMaestroYAMLDSLSampleRuns pushes Maestro's sample-conditional-wf.yaml

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/maestro-serverless/maestro/model"
 )
 
 // object is a JSON object that keeps its keys in insertion order.
@@ -93,7 +95,7 @@ type jpath string
 
 // key returns the path of member k.
 func (p jpath) key(k string) jpath {
-	if plainKey(k) {
+	if model.PlainKey(k) {
 		if p == "" {
 			return jpath(k)
 		}
@@ -104,22 +106,6 @@ func (p jpath) key(k string) jpath {
 
 // at returns the path of element i.
 func (p jpath) at(i int) jpath { return p + jpath("["+strconv.Itoa(i)+"]") }
-
-// plainKey mirrors model's rule for keys written after a dot.
-func plainKey(k string) bool {
-	if k == "" {
-		return false
-	}
-	for _, r := range k {
-		switch {
-		case r == '.' || r == '[' || r == ']' || r == '"' || r == '\\':
-			return false
-		case r <= ' ' || r == 0x7f:
-			return false
-		}
-	}
-	return true
-}
 
 // origin is where in the YAML a JSON value came from.
 type origin struct {
