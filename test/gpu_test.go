@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/batch"
 	batchtypes "github.com/aws/aws-sdk-go-v2/service/batch/types"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
-	"github.com/aws/aws-sdk-go-v2/service/iam"
 
 	"github.com/maestro-serverless/maestro/localstack/stack"
 	"github.com/maestro-serverless/maestro/orchestrator"
@@ -23,25 +22,9 @@ import (
 // the emulator an unmanaged compute environment stands for a GPU one).
 func startGPUEnv(t *testing.T) *jobsEnv {
 	t.Helper()
-	ctx := context.Background()
 	cfg := emulator.TestConfig(t)
-	suffix := fmt.Sprintf("%d", stageSeq.Add(1))
-	role, err := iam.NewFromConfig(cfg).CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("batch-gpu-" + suffix),
-		AssumeRolePolicyDocument: aws.String(`{"Version":"2012-10-17","Statement":[]}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	b := batch.NewFromConfig(cfg)
-	ce, err := b.CreateComputeEnvironment(ctx, &batch.CreateComputeEnvironmentInput{ComputeEnvironmentName: aws.String("gpu-ce-" + suffix),
-		Type: batchtypes.CETypeUnmanaged, State: batchtypes.CEStateEnabled, ServiceRole: role.Role.Arn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	queue := "gpu-" + suffix
-	if _, err := b.CreateJobQueue(ctx, &batch.CreateJobQueueInput{JobQueueName: aws.String(queue), Priority: aws.Int32(1), State: batchtypes.JQStateEnabled,
-		ComputeEnvironmentOrder: []batchtypes.ComputeEnvironmentOrder{{Order: aws.Int32(1), ComputeEnvironment: ce.ComputeEnvironmentArn}}}); err != nil {
-		t.Fatal(err)
-	}
+	queue := batchQueue(t, cfg, b, "gpu-")
 	s := startSystem(t, stack.Options{Emulator: emulator, ECS: true, BatchGPUJobQueue: queue})
 	return &jobsEnv{system: s, batch: b, logs: cloudwatchlogs.NewFromConfig(cfg), seen: map[string]bool{}, queue: queue}
 }

@@ -39,23 +39,8 @@ func startJobsEnv(t *testing.T) *jobsEnv {
 	ctx := context.Background()
 	cfg := emulator.TestConfig(t)
 	// A Batch queue and job definition, as an account would have them.
-	suffix := fmt.Sprintf("%d", stageSeq.Add(1))
-	role, err := iam.NewFromConfig(cfg).CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("batch-service-" + suffix),
-		AssumeRolePolicyDocument: aws.String(`{"Version":"2012-10-17","Statement":[]}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	b := batch.NewFromConfig(cfg)
-	ce, err := b.CreateComputeEnvironment(ctx, &batch.CreateComputeEnvironmentInput{ComputeEnvironmentName: aws.String("ce-" + suffix),
-		Type: batchtypes.CETypeUnmanaged, State: batchtypes.CEStateEnabled, ServiceRole: role.Role.Arn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	queue := "jobs-" + suffix
-	if _, err := b.CreateJobQueue(ctx, &batch.CreateJobQueueInput{JobQueueName: aws.String(queue), Priority: aws.Int32(1), State: batchtypes.JQStateEnabled,
-		ComputeEnvironmentOrder: []batchtypes.ComputeEnvironmentOrder{{Order: aws.Int32(1), ComputeEnvironment: ce.ComputeEnvironmentArn}}}); err != nil {
-		t.Fatal(err)
-	}
+	queue := batchQueue(t, cfg, b, "jobs-")
 	if _, err := b.RegisterJobDefinition(ctx, &batch.RegisterJobDefinitionInput{JobDefinitionName: aws.String("etl"), Type: batchtypes.JobDefinitionTypeContainer,
 		ContainerProperties: &batchtypes.ContainerProperties{Image: aws.String("etl:1"), Vcpus: aws.Int32(1), Memory: aws.Int32(512)}}); err != nil {
 		t.Fatal(err)
@@ -63,6 +48,30 @@ func startJobsEnv(t *testing.T) *jobsEnv {
 	// On the shared emulator, where the Batch queue and job definition are.
 	s := startSystem(t, stack.Options{Emulator: emulator, ECS: true, BatchJobQueues: []string{queue}, BatchJobDefinitions: []string{"etl"}})
 	return &jobsEnv{system: s, ecs: ecs.NewFromConfig(cfg), batch: b, logs: cloudwatchlogs.NewFromConfig(cfg), seen: map[string]bool{}, queue: queue}
+}
+
+// batchQueue creates a Batch job queue named prefix plus a number, on an
+// unmanaged compute environment of its own, and returns its name.
+func batchQueue(t *testing.T, cfg aws.Config, b *batch.Client, prefix string) string {
+	t.Helper()
+	ctx := context.Background()
+	suffix := fmt.Sprintf("%d", stageSeq.Add(1))
+	role, err := iam.NewFromConfig(cfg).CreateRole(ctx, &iam.CreateRoleInput{RoleName: aws.String("batch-" + prefix + suffix),
+		AssumeRolePolicyDocument: aws.String(`{"Version":"2012-10-17","Statement":[]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ce, err := b.CreateComputeEnvironment(ctx, &batch.CreateComputeEnvironmentInput{ComputeEnvironmentName: aws.String("ce-" + prefix + suffix),
+		Type: batchtypes.CETypeUnmanaged, State: batchtypes.CEStateEnabled, ServiceRole: role.Role.Arn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue := prefix + suffix
+	if _, err := b.CreateJobQueue(ctx, &batch.CreateJobQueueInput{JobQueueName: aws.String(queue), Priority: aws.Int32(1), State: batchtypes.JQStateEnabled,
+		ComputeEnvironmentOrder: []batchtypes.ComputeEnvironmentOrder{{Order: aws.Int32(1), ComputeEnvironment: ce.ComputeEnvironmentArn}}}); err != nil {
+		t.Fatal(err)
+	}
+	return queue
 }
 
 // nextTask waits for a task the stack started that the test has not seen.
