@@ -63,6 +63,9 @@ func Normalize(s string) (string, error) {
 	if !validAccount(a.Account) {
 		return "", fmt.Errorf("principal %q: account %q is not 12 digits", s, a.Account)
 	}
+	if !validPartition(a.Partition) {
+		return "", fmt.Errorf("principal %q: partition %q is not an AWS partition (aws, aws-cn, aws-us-gov, …)", s, a.Partition)
+	}
 	if a.Region != "" {
 		return "", fmt.Errorf("principal %q: an IAM or STS principal ARN has no region", s)
 	}
@@ -93,6 +96,25 @@ func Normalize(s string) (string, error) {
 		return a.String(), nil
 	}
 	return "", fmt.Errorf("principal %q: not an IAM user, role, assumed-role session, federated user or account root", s)
+}
+
+// validPartition reports whether p is spelled as AWS's partitions are:
+// "aws", or "aws-" and lower-case words joined by hyphens (aws-cn,
+// aws-us-gov, aws-iso-b). Wildcards are not.
+func validPartition(p string) bool {
+	if p == "aws" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(p, "aws-")
+	if !ok {
+		return false
+	}
+	for _, w := range strings.Split(rest, "-") {
+		if w == "" || strings.Trim(w, "abcdefghijklmnopqrstuvwxyz") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // role is the IAM role ARN of name in a's partition and account.

@@ -28,6 +28,10 @@ func TestNormalize(t *testing.T) {
 		{in: "arn:aws:iam::123456789012:group/admins", err: "not an IAM user, role"},
 		{in: "arn:aws:s3:::bucket", err: "not 12 digits"},
 		{in: "arn:aws:lambda::123456789012:function/f", err: "not an IAM user, role"},
+		{in: "arn:*:iam::000000000000:user/0", err: "not an AWS partition"}, // found by FuzzNormalize
+		{in: "arn:aws-:iam::123456789012:user/a", err: "not an AWS partition"},
+		{in: "arn:AWS:iam::123456789012:user/a", err: "not an AWS partition"},
+		{in: "arn:aws-us-gov:iam::123456789012:user/a", want: "arn:aws-us-gov:iam::123456789012:user/a"},
 	} {
 		got, err := Normalize(tc.in)
 		if tc.err != "" {
