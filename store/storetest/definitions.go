@@ -169,16 +169,19 @@ func listWorkflows(h *H) {
 	for _, wf := range []string{"c", "a", "e", "b", "d"} {
 		h.Push(wf)
 	}
-	list := func(cursor string, limit int) string {
-		h.Helper()
-		heads, next, err := d.ListWorkflows(h.Ctx, cursor, limit)
-		h.OK(err, "list after %q", cursor)
-		var ids []string
-		for _, hd := range heads {
-			ids = append(ids, hd.WorkflowID)
+	listing := func(how string, read func(context.Context, string, int) ([]*store.WorkflowHead, string, error)) func(string, int) string {
+		return func(cursor string, limit int) string {
+			h.Helper()
+			heads, next, err := read(h.Ctx, cursor, limit)
+			h.OK(err, "list %s %q", how, cursor)
+			var ids []string
+			for _, hd := range heads {
+				ids = append(ids, hd.WorkflowID)
+			}
+			return fmt.Sprintf("%v next=%q", ids, next)
 		}
-		return fmt.Sprintf("%v next=%q", ids, next)
 	}
+	list, back := listing("after", d.ListWorkflows), listing("before", d.ListWorkflowsBefore)
 	for _, c := range []struct {
 		cursor string
 		limit  int
@@ -192,16 +195,6 @@ func listWorkflows(h *H) {
 		{"bb", 10, `[c d e] next=""`},
 	} {
 		h.Eq(list(c.cursor, c.limit), c.want, "list after %q, %d", c.cursor, c.limit)
-	}
-	back := func(cursor string, limit int) string {
-		h.Helper()
-		heads, next, err := d.ListWorkflowsBefore(h.Ctx, cursor, limit)
-		h.OK(err, "list before %q", cursor)
-		var ids []string
-		for _, hd := range heads {
-			ids = append(ids, hd.WorkflowID)
-		}
-		return fmt.Sprintf("%v next=%q", ids, next)
 	}
 	for _, c := range []struct {
 		cursor string
