@@ -21,11 +21,10 @@ func (f Format) definitionFormat() definition.Format {
 
 // check validates a pushed document and converts problems into a 400.
 func (o *Definitions) check(ctx context.Context, body []byte, f Format) (*model.Definition, error) {
-	checker, err := o.checkerFor(ctx, body, f)
-	if err != nil {
-		return nil, err
+	def, err, lookupErr := o.checkDocument(ctx, body, f)
+	if lookupErr != nil {
+		return nil, lookupErr
 	}
-	def, err := checker.Check(body, f.definitionFormat())
 	if err == nil {
 		return def, nil
 	}

@@ -17,16 +17,18 @@ const maxDSLJobTypeLookups = 100
 
 type jobTypeKey struct{ jobType, version string }
 
-// checkerFor returns the checker for a pushed document. For YAML it
-// resolves the DSL job types that are not built-in step types through the
-// job template registry, as Maestro's WorkflowParser does with
-// JobTemplateManager.loadStepType: a first, pure pass records the (type,
-// version) pairs the document asks for, each pair is read once, and the
-// document is checked with what was found. A job whose template is not
-// registered is refused with the YAML line that names it.
-func (o *Definitions) checkerFor(ctx context.Context, body []byte, f Format) (*definition.Checker, error) {
+// checkDocument checks a pushed document: checkErr holds its problems, err
+// a failed registry read. For YAML it resolves the DSL job types that are
+// not built-in step types through the job template registry, as Maestro's
+// WorkflowParser does with JobTemplateManager.loadStepType: a first pass
+// records the (type, version) pairs the document asks for — when it asks
+// for none, that pass is the check —, each pair is read once, and the
+// document is checked again with what was found. A job whose template is
+// not registered is refused with the YAML line that names it.
+func (o *Definitions) checkDocument(ctx context.Context, body []byte, f Format) (def *model.Definition, checkErr, err error) {
 	if f != FormatYAML || o.store.Templates == nil {
-		return o.checker, nil
+		def, checkErr = o.checker.Check(body, f.definitionFormat())
+		return def, checkErr, nil
 	}
 	var asked []jobTypeKey
 	seen := map[jobTypeKey]bool{}
@@ -38,8 +40,9 @@ func (o *Definitions) checkerFor(ctx context.Context, body []byte, f Format) (*d
 		}
 		return "", false
 	}
-	if _, err := o.checker.With(definition.WithJobTypes(record)).Check(body, f.definitionFormat()); err == nil || len(asked) == 0 {
-		return o.checker, nil // every job type is built in
+	def, checkErr = o.checker.With(definition.WithJobTypes(record)).Check(body, f.definitionFormat())
+	if len(asked) == 0 {
+		return def, checkErr, nil // every job type is built in
 	}
 	found := map[jobTypeKey]model.StepType{}
 	for i, k := range asked {
@@ -51,11 +54,11 @@ func (o *Definitions) checkerFor(ctx context.Context, body []byte, f Format) (*d
 			continue
 		}
 		if err != nil {
-			return nil, Internal(fmt.Errorf("look up job template %s (version %s): %w", k.jobType, k.version, err))
+			return nil, nil, Internal(fmt.Errorf("look up job template %s (version %s): %w", k.jobType, k.version, err))
 		}
 		jt, err := model.ParseJobTemplate(rec.Request)
 		if err != nil {
-			return nil, Internal(fmt.Errorf("decode job template %s (version %s): %w", k.jobType, k.version, err))
+			return nil, nil, Internal(fmt.Errorf("decode job template %s (version %s): %w", k.jobType, k.version, err))
 		}
 		found[k] = jt.Definition.StepType
 	}
@@ -63,5 +66,6 @@ func (o *Definitions) checkerFor(ctx context.Context, body []byte, f Format) (*d
 		st, ok := found[jobTypeKey{jobType, version}]
 		return st, ok
 	}
-	return o.checker.With(definition.WithJobTypes(resolve)), nil
+	def, checkErr = o.checker.With(definition.WithJobTypes(resolve)).Check(body, f.definitionFormat())
+	return def, checkErr, nil
 }
