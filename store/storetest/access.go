@@ -229,8 +229,11 @@ func teams(h *H) {
 func teamLimit(h *H) {
 	ts := h.S.Teams
 	name := func(i int) string { return fmt.Sprintf("t%03d", i) }
+	// Members of 6 KB: the teams pass DynamoDB's 1 MB of a query page, so
+	// that listing them all takes more than one.
+	long := "arn:aws:iam::123456789012:user/" + strings.Repeat("u", 6000)
 	for i := range store.MaxTeams {
-		_, err := ts.PutTeam(h.Ctx, store.Team{Name: name(i), Members: []string{"arn:aws:iam::123456789012:user/u"}}, h.Now())
+		_, err := ts.PutTeam(h.Ctx, store.Team{Name: name(i), Members: []string{long}}, h.Now())
 		h.OK(err, "create team %d", i)
 	}
 	_, err := ts.PutTeam(h.Ctx, store.Team{Name: "one-more"}, h.Now())
@@ -246,7 +249,7 @@ func teamLimit(h *H) {
 	list, err := ts.ListTeams(h.Ctx)
 	h.OK(err, "list")
 	h.Eq(len(list), store.MaxTeams, "teams at the limit")
-	h.Eq([]string{list[0].Name, list[7].Members[0], list[len(list)-1].Name}, []string{name(0), "arn:aws:iam::123456789012:user/v", name(store.MaxTeams - 1)}, "teams in order, through the query's pages")
+	h.Eq([]string{list[0].Name, list[7].Members[0], list[len(list)-1].Name}, []string{name(0), "arn:aws:iam::123456789012:user/v", name(store.MaxTeams - 1)}, "teams in order, all of them (more than one query page)")
 
 	// Three places free; eight creations race for them.
 	for _, i := range []int{1, 2, 3} {
