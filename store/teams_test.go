@@ -67,7 +67,10 @@ func TestChangeEventsOfGrantsAndTeams(t *testing.T) {
 		status string
 		count  string
 	}{
-		{func() error { _, err := s.Teams.PutTeam(ctx, store.Team{Name: "data", Members: []string{"arn:aws:iam::123456789012:user/a"}}, now); return err }, events.TeamCreated, "1"},
+		{func() error {
+			_, err := s.Teams.PutTeam(ctx, store.Team{Name: "data", Members: []string{"arn:aws:iam::123456789012:user/a"}}, now)
+			return err
+		}, events.TeamCreated, "1"},
 		{func() error { _, err := s.Teams.PutTeam(ctx, store.Team{Name: "data"}, now); return err }, events.TeamReplaced, "1"},
 		{func() error { return s.Teams.DeleteTeam(ctx, "data", now) }, events.TeamDeleted, "0"},
 	} {
