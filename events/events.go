@@ -39,12 +39,18 @@ const (
 	PropertiesChanged Type = "properties_changed"
 	// WorkflowDeleted: the workflow was deleted.
 	WorkflowDeleted Type = "workflow_deleted"
+	// AccessChanged: the workflow's grant (its owners, operators and
+	// readers) was replaced.
+	AccessChanged Type = "access_changed"
+	// TeamChanged: a team was created, replaced or deleted (NewStatus
+	// says which). Its event names the team, not a workflow.
+	TeamChanged Type = "team_changed"
 )
 
 // Types lists every event type.
 func Types() []Type {
 	return []Type{InstanceStatusChanged, StepStatusChanged, DefinitionCreated, VersionActivated,
-		WorkflowDeactivated, PropertiesChanged, WorkflowDeleted}
+		WorkflowDeactivated, PropertiesChanged, WorkflowDeleted, AccessChanged, TeamChanged}
 }
 
 // Event is one published message. A definition event is one change. An
@@ -58,9 +64,10 @@ func Types() []Type {
 //
 // Sequence numbers: an instance's grow by one with every status change of
 // the instance or any of its steps, across runs, without gaps; a
-// workflow's definition sequence grows with every definition change.
-// Subscribers order by (workflow_id, workflow_instance_id, sequence) and
-// dedupe by event_id: delivery is at least once.
+// workflow's definition sequence grows with every definition change; the
+// teams' sequence (one for all teams) with every team change.
+// Subscribers order by (workflow_id, workflow_instance_id, sequence), team
+// events by sequence, and dedupe by event_id: delivery is at least once.
 type Event struct {
 	ID         string `json:"event_id"`
 	Type       Type   `json:"type"`
@@ -86,6 +93,8 @@ type Event struct {
 	// push, an activation, a start, an action...); empty for changes the
 	// system made on its own (a step finishing, a timer, a signal trigger).
 	Principal string `json:"principal,omitempty"`
+	// Team is the team a team event is about; its WorkflowID is empty.
+	Team string `json:"team,omitempty"`
 	// Parent is set on the events of a child run — a foreach or while
 	// iteration, an instance a subworkflow step started: the step attempt
 	// that started it and the root of its tree.
@@ -143,6 +152,23 @@ func Transitions(wf string, version, inst, run int64, stepID string, attempt int
 	return e
 }
 
+// Team event statuses: what a change did to its team (NewStatus).
+const (
+	TeamCreated  = "CREATED"
+	TeamReplaced = "REPLACED"
+	TeamDeleted  = "DELETED"
+)
+
+// TeamEventID is the id of the team event with sequence seq: teams share
+// one sequence, which every change of any team advances.
+func TeamEventID(seq int64) string { return fmt.Sprintf("teams/%d", seq) }
+
+// TeamChange builds the event of a change of team: status is TeamCreated,
+// TeamReplaced or TeamDeleted, seq the teams' sequence after it.
+func TeamChange(team, status string, seq, at int64) Event {
+	return Event{ID: TeamEventID(seq), Type: TeamChanged, Team: team, NewStatus: status, Sequence: seq, Time: at}
+}
+
 // Definition builds a definition event; version is the version concerned
 // (0 for a deactivation or deletion).
 func Definition(t Type, wf string, version, seq, at int64) Event {
@@ -157,14 +183,24 @@ const (
 	// AttrRootWorkflowID is the workflow at the top of the tree: the
 	// event's own for a run without a parent.
 	AttrRootWorkflowID = "root_workflow_id"
+	// AttrTeam is a team event's team.
+	AttrTeam = "team"
 )
 
-// Attributes returns the message attributes of e: its type, workflow id,
-// the root of its tree for a status change, and, for status changes, the
-// last new status (a run or step event's status is where the decision
-// left it: FAILED, SUCCEEDED, RUNNING...).
+// Attributes returns the message attributes of e: its type, workflow id
+// (a team event's team instead), the root of its tree for a status
+// change, and, for status changes, the last new status (a run or step
+// event's status is where the decision left it: FAILED, SUCCEEDED,
+// RUNNING...; a team event's what became of the team). An attribute is
+// left out rather than empty: SNS refuses an empty value.
 func Attributes(e Event) map[string]string {
-	a := map[string]string{AttrType: string(e.Type), AttrWorkflowID: e.WorkflowID}
+	a := map[string]string{AttrType: string(e.Type)}
+	if e.WorkflowID != "" {
+		a[AttrWorkflowID] = e.WorkflowID
+	}
+	if e.Team != "" {
+		a[AttrTeam] = e.Team
+	}
 	if e.NewStatus != "" {
 		a[AttrStatus] = e.NewStatus
 	}
@@ -245,8 +281,8 @@ func DecodeBatch(s string) ([]Event, error) {
 		return nil, fmt.Errorf("events: decode batch: %w", err)
 	}
 	for i, e := range evs {
-		if e.ID == "" || e.Type == "" || e.WorkflowID == "" {
-			return nil, fmt.Errorf("events: decode batch: event %d lacks an id, type or workflow id", i)
+		if e.ID == "" || e.Type == "" || e.WorkflowID == "" && e.Team == "" {
+			return nil, fmt.Errorf("events: decode batch: event %d lacks an id, type, or workflow id or team", i)
 		}
 	}
 	return evs, nil

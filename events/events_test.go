@@ -42,7 +42,28 @@ func TestTransitionAndDefinitionEvents(t *testing.T) {
 	def := Definition(VersionActivated, "wf", 4, 12, 300)
 	assert.Equal(t, "wf/definition/12", def.ID)
 	assert.Equal(t, map[string]string{AttrType: "version_activated", AttrWorkflowID: "wf"}, Attributes(def))
-	assert.Len(t, Types(), 7)
+	assert.Len(t, Types(), 9)
+}
+
+// TestTeamEvents: a team event names its team instead of a workflow; its
+// attributes leave the empty workflow id out (SNS refuses an empty
+// attribute value) and carry the team and what became of it; a batch of
+// them decodes.
+func TestTeamEvents(t *testing.T) {
+	e := TeamChange("data", TeamDeleted, 7, 300)
+	assert.Equal(t, Event{ID: "teams/7", Type: TeamChanged, Team: "data", NewStatus: "DELETED", Sequence: 7, Time: 300}, e)
+	assert.Equal(t, map[string]string{AttrType: "team_changed", AttrTeam: "data", AttrStatus: "DELETED"}, Attributes(e))
+	for k, v := range Attributes(Definition(AccessChanged, "wf", 0, 3, 1)) {
+		assert.NotEmpty(t, v, "attribute %s", k)
+	}
+	enc, err := EncodeBatch([]Event{e, Definition(AccessChanged, "wf", 0, 3, 1)})
+	require.NoError(t, err)
+	got, err := DecodeBatch(enc)
+	require.NoError(t, err)
+	assert.Equal(t, []Event{e, Definition(AccessChanged, "wf", 0, 3, 1)}, got)
+	// An event naming neither a workflow nor a team is still refused.
+	_, err = DecodeBatch(`[{"event_id":"x","type":"team_changed"}]`)
+	assert.ErrorContains(t, err, "lacks an id, type, or workflow id or team")
 }
 
 func TestBatchRoundTrip(t *testing.T) {

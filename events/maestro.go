@@ -126,8 +126,12 @@ func maestroWorkflowType(t Type) (MaestroType, bool) {
 // definition event. cluster is the cluster_name they carry; sendTime
 // (unix ms) is their send_time. Their attributes are e's (Attributes) with
 // the Maestro type as event_type, the change's new status as status, and
-// event_format "maestro".
+// event_format "maestro". Changes Maestro has no event for (a workflow's
+// grant, a team) have none: no messages and no error.
 func EncodeMaestro(e Event, cluster string, sendTime int64) ([]MaestroMessage, error) {
+	if e.Type == AccessChanged || e.Type == TeamChanged {
+		return nil, nil
+	}
 	base := Attributes(e)
 	base[AttrFormat] = FormatMaestro
 	msg := func(t MaestroType, status string, body any) (MaestroMessage, error) {

@@ -107,6 +107,17 @@ func TestEncodeMaestroRefusesUnknownTypes(t *testing.T) {
 	assert.ErrorContains(t, err, `no Maestro change event for type "other"`)
 }
 
+// TestEncodeMaestroSkipsAccessAndTeams: a grant's or a team's change has
+// no Maestro counterpart and no Maestro-shaped message, and is no error
+// (the router would log one for every such change).
+func TestEncodeMaestroSkipsAccessAndTeams(t *testing.T) {
+	for _, e := range []Event{Definition(AccessChanged, "wf", 0, 4, 10), TeamChange("data", TeamCreated, 1, 10)} {
+		msgs, err := EncodeMaestro(e, "c", 1)
+		require.NoError(t, err, e.Type)
+		assert.Empty(t, msgs, e.Type)
+	}
+}
+
 // TestEncodeMaestroLeavesTodaysAttributes: encoding does not change the
 // attributes of the runtime's own message of the same event.
 func TestEncodeMaestroLeavesTodaysAttributes(t *testing.T) {

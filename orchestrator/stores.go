@@ -27,12 +27,14 @@ type Stores struct {
 	Sweeps      SweepStore
 	// Templates holds job templates; nil leaves steps untemplated.
 	Templates TemplateStore
+	// Teams holds the teams authorization names.
+	Teams TeamStore
 }
 
 // StoresOf returns the aggregates of st.
 func StoresOf(st *store.Store) Stores {
 	return Stores{Definitions: st.Definitions, Instances: st.Instances, Runs: st.Runs, Attempts: st.Attempts,
-		Signals: st.Signals, Gates: st.Gates, Tasks: st.Tasks, Sweeps: st.Sweeps, Templates: st.Templates}
+		Signals: st.Signals, Gates: st.Gates, Tasks: st.Tasks, Sweeps: st.Sweeps, Templates: st.Templates, Teams: st.Teams}
 }
 
 // AttemptStore reads and writes step attempt items: claims, recorded outcomes, ends (store.Attempts).
@@ -60,6 +62,7 @@ type DefinitionStore interface {
 	GetVersionStamps(ctx context.Context, workflowID string, versions []int64) (map[int64]*store.VersionRecord, error)
 	ListWorkflows(ctx context.Context, cursor string, limit int) ([]*store.WorkflowHead, string, error)
 	ListWorkflowsBefore(ctx context.Context, cursor string, limit int) ([]*store.WorkflowHead, string, error)
+	PutAccess(ctx context.Context, workflowID string, grant []byte, now time.Time, extra ...store.Message) error
 	PurgeWorkflow(ctx context.Context, wf string, budget int) (done bool, deleted int, err error)
 	RearmPurge(ctx context.Context, wf string, round int64, next store.Message) error
 	SetActive(ctx context.Context, workflowID string, version int64, now time.Time, subs store.SubscriptionsFunc, extra ...store.Message) error
@@ -138,6 +141,14 @@ type TaskStore interface {
 	PutTaskToken(ctx context.Context, hash string, ref store.AttemptRef) error
 	UseTaskToken(ctx context.Context, hash, result string, ref store.AttemptRef, ev store.Event) error
 	WaitForTask(ctx context.Context, ref store.AttemptRef, claim, hash, job string, ev store.Event) error
+}
+
+// TeamStore reads and writes teams (store.Teams).
+type TeamStore interface {
+	DeleteTeam(ctx context.Context, name string, now time.Time) error
+	GetTeam(ctx context.Context, name string) (*store.Team, error)
+	ListTeams(ctx context.Context) ([]store.Team, error)
+	PutTeam(ctx context.Context, t store.Team, now time.Time) (created bool, err error)
 }
 
 // TemplateStore reads and writes job templates (store.Templates).

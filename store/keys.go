@@ -2,8 +2,9 @@
 // builds keys or issues DynamoDB calls. One table holds every item:
 //
 //	pk                 sk                          item
-//	WF#<wf>            HEAD                        workflow head: latest/active version, instance counter, properties;
-//	                                               listed by the workflow directory (GSI1 partition WORKFLOWS)
+//	WF#<wf>            HEAD                        workflow head: latest/active version, instance counter, properties,
+//	                                               grant ("acl", JSON); listed by the workflow directory (GSI1 partition
+//	                                               WORKFLOWS)
 //	WF#<wf>            V#<version:10>              a definition version (JSON, compressed: codec.go)
 //	WF#<wf>            I#<instance:12>             instance summary: status, latest run, times
 //	WF#<wf>            REQ#<request id>            start dedup record -> instance id (expires via ttl)
@@ -14,6 +15,10 @@
 //	R#<wf>#<instance>  S#<run:6>#<step>#<attempt:4> step attempt: status, params, outputs, timeline
 //	R#<wf>#<instance>  T#<run:6>#<seq:10>          instance timeline entry
 //	R#<wf>#<instance>  X#<run:6>#<step>#<attempt:4> a running foreach step's evaluated loop params, once large
+//	TEAMS              T#<name>                    a team: "members" (principal ARN patterns), modify_time, principal
+//	TEAMS              COUNT                       the teams' counter: how many exist ("n", at most MaxTeams) and the
+//	                                               sequence of their changes ("seq"); every team change writes it, with
+//	                                               its team_changed event in "ob"
 //
 // The keys are built by store/internal/layout, which store/memstore shares.
 //

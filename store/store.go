@@ -31,6 +31,11 @@ var ErrRequestTaken = errors.New("store: start request id already used")
 // must reload and decide again.
 var ErrConflict = errors.New("store: version conflict")
 
+// ErrLimit is returned (wrapped, in an error naming the limit) by a write
+// that would make more items of a kind exist than the store keeps, such
+// as a team past MaxTeams; nothing is written.
+var ErrLimit = errors.New("store: limit reached")
+
 // ErrTooManyItems is returned (wrapped) by a commit that would need more
 // than MaxTransactItems writes; nothing is written. The caller commits less
 // at once. A refused run commit's error is a *TooManyItemsError, which says
@@ -102,6 +107,8 @@ type Store struct {
 	Sweeps *Sweeps
 	// Templates: job templates.
 	Templates *Templates
+	// Teams: the teams authorization names.
+	Teams *Teams
 
 	b *base
 }
@@ -143,6 +150,8 @@ type (
 	Sweeps struct{ *base }
 	// Templates reads and writes job templates.
 	Templates struct{ *base }
+	// Teams reads and writes teams.
+	Teams struct{ *base }
 )
 
 // Options tune a Store; the zero value is the default.
@@ -170,7 +179,7 @@ func New(db DynamoDB, table string, opts Options) *Store {
 	}
 	s := &Store{
 		Definitions: &Definitions{b}, Instances: &Instances{b}, Runs: &Runs{b}, Attempts: &Attempts{b},
-		Signals: &Signals{b}, Gates: &Gates{b}, Tasks: &Tasks{b}, Sweeps: &Sweeps{b}, Templates: &Templates{b}, b: b,
+		Signals: &Signals{b}, Gates: &Gates{b}, Tasks: &Tasks{b}, Sweeps: &Sweeps{b}, Templates: &Templates{b}, Teams: &Teams{b}, b: b,
 	}
 	b.store = s
 	return s

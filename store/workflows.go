@@ -26,7 +26,10 @@ type WorkflowHead struct {
 	Properties []byte
 	CreateTime int64
 	ModifyTime int64
-	v          int64
+	// Access is the workflow's grant as JSON (an access.Grant); nil for a
+	// head written before grants existed.
+	Access []byte
+	v      int64
 }
 
 // VersionRecord is one stored definition version.
@@ -45,11 +48,22 @@ const attrPrincipal = "principal"
 
 // GetHead returns a workflow's head item, ErrNotFound when the workflow does not exist.
 func (s *Definitions) GetHead(ctx context.Context, workflowID string) (*WorkflowHead, error) {
+	head, _, err := s.readHead(ctx, workflowID)
+	return head, err
+}
+
+// readHead reads a workflow's head and the item it was read from,
+// ErrNotFound when the workflow does not exist.
+func (s *Definitions) readHead(ctx context.Context, workflowID string) (*WorkflowHead, map[string]types.AttributeValue, error) {
 	item, err := s.getItem(ctx, key(layout.WorkflowPK(workflowID), layout.HeadSK), "get workflow %s", workflowID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return headFromItem(workflowID, item)
+	head, err := headFromItem(workflowID, item)
+	if err != nil {
+		return nil, nil, err
+	}
+	return head, item, nil
 }
 
 // headFromItem decodes a head item.
@@ -58,7 +72,7 @@ func headFromItem(workflowID string, item map[string]types.AttributeValue) (*Wor
 	if err != nil {
 		return nil, err
 	}
-	return &WorkflowHead{
+	h := &WorkflowHead{
 		WorkflowID:   workflowID,
 		Latest:       getN(item, "latest"),
 		Active:       getN(item, "active"),
@@ -67,7 +81,11 @@ func headFromItem(workflowID string, item map[string]types.AttributeValue) (*Wor
 		CreateTime:   getN(item, "create_time"),
 		ModifyTime:   getN(item, "modify_time"),
 		v:            getN(item, attrVersion),
-	}, nil
+	}
+	if acl, ok := item[attrACL].(*types.AttributeValueMemberS); ok {
+		h.Access = []byte(acl.Value)
+	}
+	return h, nil
 }
 
 // The workflow directory. Every head item carries gsi1pk "WORKFLOWS" and
@@ -154,19 +172,36 @@ type NewVersion struct {
 	// Subscriptions, when set, says which signal names the workflow's
 	// triggers use once the version is stored; the change writes them.
 	Subscriptions SubscriptionsFunc
+	// Access is the grant (JSON, an access.Grant) of a new workflow: the
+	// head gets it when this version creates it (no head existed). A push
+	// over an existing head never changes its grant; PutAccess does.
+	Access []byte
+	// Check, when set, is asked before each write attempt — the first and
+	// every retry after losing a race — whether the version may be written
+	// over head, the head as read (exists true) or the head it would
+	// create (exists false, its Access the one above). Its error is
+	// returned as it is, and nothing is written.
+	Check func(head *WorkflowHead, exists bool) error
 }
 
 // CreateVersion stores the next version of a workflow and, if asked, makes it
 // active, in one transaction conditioned on the head it read. It retries on
-// conflict with concurrent pushes and returns the new version number.
+// conflict with concurrent pushes and returns the new version number. A
+// head past MaxItemBytes is refused (*ItemTooLargeError) before any write.
 func (s *Definitions) CreateVersion(ctx context.Context, nv NewVersion) (int64, error) {
 	var created int64
 	err := retryConditional(ctx, "create version of "+nv.WorkflowID, func() (write, err error) {
-		head, exists, err := s.headForVersion(ctx, nv)
+		head, item, exists, err := s.headForVersion(ctx, nv)
 		if err != nil {
 			return nil, err
 		}
-		version, txn, err := s.versionWrites(ctx, nv, head, exists)
+		if nv.Check != nil {
+			read := *head
+			if err := nv.Check(&read, exists); err != nil {
+				return nil, err
+			}
+		}
+		version, txn, err := s.versionWrites(ctx, nv, head, item, exists)
 		if err != nil {
 			return nil, err
 		}
@@ -194,32 +229,32 @@ func (s *Definitions) CreateVersion(ctx context.Context, nv NewVersion) (int64, 
 }
 
 // headForVersion reads the head a new version is written over: the stored
-// one, or a new one (exists false) that continues a deleted workflow's
-// version and instance sequences.
-func (s *Definitions) headForVersion(ctx context.Context, nv NewVersion) (head *WorkflowHead, exists bool, err error) {
-	head, err = s.GetHead(ctx, nv.WorkflowID)
+// one and its item, or a new one (exists false, item nil) that continues a
+// deleted workflow's version and instance sequences, with nv's grant.
+func (s *Definitions) headForVersion(ctx context.Context, nv NewVersion) (head *WorkflowHead, item map[string]types.AttributeValue, exists bool, err error) {
+	head, item, err = s.readHead(ctx, nv.WorkflowID)
 	if err == nil {
-		return head, true, nil
+		return head, item, true, nil
 	}
 	if err != ErrNotFound {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	head = &WorkflowHead{WorkflowID: nv.WorkflowID, NextInstance: 1, CreateTime: millis(nv.Now)}
+	head = &WorkflowHead{WorkflowID: nv.WorkflowID, NextInstance: 1, CreateTime: millis(nv.Now), Access: nv.Access}
 	latest, next, ok, err := s.tombstone(ctx, nv.WorkflowID)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	if ok {
 		head.Latest, head.NextInstance = latest, max(next, 1)
 	}
-	return head, false, nil
+	return head, nil, false, nil
 }
 
 // versionWrites are the writes of version nv over head: the head's update,
 // the version item, for a new workflow the check that its id is not being
 // deleted (third, so its cancellation reason says ErrDeleting), and the
 // signal subscriptions the new head has.
-func (s *Definitions) versionWrites(ctx context.Context, nv NewVersion, head *WorkflowHead, exists bool) (int64, []types.TransactWriteItem, error) {
+func (s *Definitions) versionWrites(ctx context.Context, nv NewVersion, head *WorkflowHead, item map[string]types.AttributeValue, exists bool) (int64, []types.TransactWriteItem, error) {
 	version := head.Latest + 1
 	active := head.Active
 	if nv.Activate {
@@ -229,7 +264,7 @@ func (s *Definitions) versionWrites(ctx context.Context, nv NewVersion, head *Wo
 	if nv.Properties != nil {
 		props = nv.Properties
 	}
-	headUpdate, err := s.versionHeadUpdate(ctx, nv, head, exists, version, active, props)
+	headUpdate, err := s.versionHeadUpdate(ctx, nv, head, item, version, active, props)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -267,17 +302,20 @@ func (s *Definitions) versionWrites(ctx context.Context, nv NewVersion, head *Wo
 
 // versionHeadUpdate is the head's update for a new version: field-wise,
 // since next_instance is owned by the atomic counter of CreateInstance and
-// must never be overwritten here, conditioned on the head read (or its
-// absence), with the change events in its outbox.
-func (s *Definitions) versionHeadUpdate(ctx context.Context, nv NewVersion, head *WorkflowHead, exists bool, version, active int64, props []byte) (*types.Update, error) {
-	set := "SET latest = :latest, active = :active, modify_time = :now, " +
-		"create_time = if_not_exists(create_time, :now), next_instance = if_not_exists(next_instance, :next), #v = :nv, " +
-		"#dp = :dp, #ds = :ds"
-	names := map[string]string{"#v": attrVersion, "#dp": attrSweepPK, "#ds": attrSweepSK}
-	values := map[string]types.AttributeValue{
-		":latest": num(version), ":active": num(active), ":now": num(millis(nv.Now)), ":next": num(head.NextInstance),
-		":nv": num(head.v + 1), ":dp": str(layout.DirectoryPK), ":ds": str(nv.WorkflowID),
-	}
+// must never be overwritten here, conditioned on the head read (item; nil
+// when it is to be created), with the change events in its outbox. A new
+// head gets nv's grant; an existing one keeps its own.
+func (s *Definitions) versionHeadUpdate(ctx context.Context, nv NewVersion, head *WorkflowHead, item map[string]types.AttributeValue, version, active int64, props []byte) (*types.Update, error) {
+	u := newItemUpdate(key(layout.WorkflowPK(nv.WorkflowID), layout.HeadSK), item)
+	now := num(millis(nv.Now))
+	u.set("latest", num(version))
+	u.set("active", num(active))
+	u.set("modify_time", now)
+	u.setIfAbsent("create_time", now)
+	u.setIfAbsent("next_instance", num(head.NextInstance))
+	u.set(attrVersion, num(head.v+1))
+	u.set(attrSweepPK, str(layout.DirectoryPK))
+	u.set(attrSweepSK, str(nv.WorkflowID))
 	evs := []events.Event{events.Definition(events.DefinitionCreated, nv.WorkflowID, version, head.v+1, millis(nv.Now))}
 	if nv.Activate {
 		evs = append(evs, events.Definition(events.VersionActivated, nv.WorkflowID, version, head.v+1, millis(nv.Now)))
@@ -287,31 +325,25 @@ func (s *Definitions) versionHeadUpdate(ctx context.Context, nv NewVersion, head
 	if err != nil {
 		return nil, err
 	}
-	set += ", #ob = :ob"
-	names["#ob"], values[":ob"] = attrOutbox, ob
+	u.set(attrOutbox, ob)
 	if len(props) > 0 {
 		body, err := s.encodeBody(props)
 		if err != nil {
 			return nil, err
 		}
-		set += ", #b = :b, #e = :e"
-		names["#b"], names["#e"] = attrBody, attrEnc
-		values[":b"], values[":e"] = body[attrBody], body[attrEnc]
+		u.set(attrBody, body[attrBody])
+		u.set(attrEnc, body[attrEnc])
 	}
-	u := &types.Update{
-		TableName:                 aws.String(s.table),
-		Key:                       key(layout.WorkflowPK(nv.WorkflowID), layout.HeadSK),
-		UpdateExpression:          aws.String(set),
-		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: values,
+	if item == nil && len(nv.Access) > 0 {
+		u.set(attrACL, str(string(nv.Access)))
 	}
-	if exists {
-		u.ConditionExpression = aws.String("#v = :v")
-		u.ExpressionAttributeValues[":v"] = num(head.v)
-	} else {
-		u.ConditionExpression = aws.String("attribute_not_exists(pk)")
+	if err := u.checkSize(); err != nil {
+		return nil, fmt.Errorf("store: create version of %s: %w", nv.WorkflowID, err)
 	}
-	return u, nil
+	if item != nil {
+		return u.update(s.table, "#v = :v", map[string]types.AttributeValue{":v": num(head.v)}), nil
+	}
+	return u.update(s.table, "attribute_not_exists(pk)", nil), nil
 }
 
 // GetVersion returns one stored version, ErrNotFound if it does not exist.

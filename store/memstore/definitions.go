@@ -38,7 +38,7 @@ func (s *base) head(wf string) *store.WorkflowHead {
 
 func headOf(wf string, h *headItem) *store.WorkflowHead {
 	out := &store.WorkflowHead{WorkflowID: wf, Latest: h.latest, Active: h.active, NextInstance: h.next,
-		Properties: clone(h.props), CreateTime: h.createTime, ModifyTime: h.modifyTime}
+		Properties: clone(h.props), CreateTime: h.createTime, ModifyTime: h.modifyTime, Access: clone(h.acl)}
 	setHeadV(out, h.v)
 	return out
 }
@@ -112,13 +112,21 @@ func (s *Definitions) listDirectory(ctx context.Context, cursor string, limit in
 // deleted one's numbers), making it active if asked, with its signal
 // subscriptions, conditioned on the head read; it retries a lost race and
 // returns the version number. store.ErrDeleting while the id is being
-// deleted.
+// deleted. A new head gets nv.Access; nv.Check, when set, is asked before
+// every attempt (without the lock: it may call the store) and its error
+// returned as it is.
 func (s *Definitions) CreateVersion(ctx context.Context, nv store.NewVersion) (int64, error) {
 	for range conflictAttempts {
 		if err := ctxErr(ctx); err != nil {
 			return 0, err
 		}
 		head, exists := s.headForVersion(nv)
+		if nv.Check != nil {
+			read := *head
+			if err := nv.Check(&read, exists); err != nil {
+				return 0, err
+			}
+		}
 		version := head.Latest + 1
 		after := *head
 		after.Latest = version
@@ -158,7 +166,7 @@ func (s *Definitions) headForVersion(nv store.NewVersion) (*store.WorkflowHead, 
 	if h := s.head(nv.WorkflowID); h != nil {
 		return h, true
 	}
-	head := &store.WorkflowHead{WorkflowID: nv.WorkflowID, NextInstance: 1, CreateTime: nv.Now.UnixMilli()}
+	head := &store.WorkflowHead{WorkflowID: nv.WorkflowID, NextInstance: 1, CreateTime: nv.Now.UnixMilli(), Access: clone(nv.Access)}
 	if tomb, ok := s.t.get(layout.WorkflowPK(nv.WorkflowID), layout.TombSK).(*tombItem); ok {
 		head.Latest, head.NextInstance = tomb.latest, max(tomb.next, 1)
 	}
@@ -191,6 +199,10 @@ func (s *Definitions) writeVersion(ctx context.Context, nv store.NewVersion, hea
 	pk := layout.WorkflowPK(nv.WorkflowID)
 	hv := headV(head)
 	props := clone(after.Properties)
+	var acl []byte
+	if len(nv.Access) > 0 {
+		acl = clone(nv.Access)
+	}
 	headW := write{pk: pk, sk: layout.HeadSK,
 		cond: func(cur any) bool {
 			if !exists {
@@ -200,7 +212,7 @@ func (s *Definitions) writeVersion(ctx context.Context, nv store.NewVersion, hea
 			return ok && h.v == hv
 		},
 		apply: func(cur any) (any, error) {
-			n := &headItem{createTime: now, next: head.NextInstance}
+			n := &headItem{createTime: now, next: head.NextInstance, acl: acl}
 			if h, ok := cur.(*headItem); ok {
 				c := *h
 				n = &c

@@ -28,6 +28,8 @@ type headItem struct {
 	latest, active, next, createTime, modifyTime, v int64
 	// props is the properties body; nil when the item has none.
 	props []byte
+	// acl is the grant's JSON; nil when the item has none.
+	acl []byte
 }
 
 // versionItem is WF#<wf>/V#<version>.

@@ -122,7 +122,11 @@ func lenOf(b []byte, raw bool) int {
 }
 
 func (h *headItem) size(pk, sk string, raw bool) int {
-	return keyAttrs(pk, sk) + 120 + bodyAttrs(lenOf(h.props, raw))
+	n := keyAttrs(pk, sk) + 120 + bodyAttrs(lenOf(h.props, raw))
+	if h.acl != nil {
+		n += len("acl") + len(h.acl)
+	}
+	return n
 }
 
 func (v *versionItem) size(pk, sk string, raw bool) int {

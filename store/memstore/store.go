@@ -43,6 +43,8 @@ type Store struct {
 	Sweeps *Sweeps
 	// Templates: job templates.
 	Templates *Templates
+	// Teams: the teams authorization names.
+	Teams *Teams
 
 	b *base
 }
@@ -78,6 +80,8 @@ type (
 	Sweeps struct{ *base }
 	// Templates reads and writes job templates.
 	Templates struct{ *base }
+	// Teams reads and writes teams.
+	Teams struct{ *base }
 )
 
 // New returns an empty Store.
@@ -92,7 +96,7 @@ func New(opts Options) *Store {
 	}
 	return &Store{
 		Definitions: &Definitions{b}, Instances: &Instances{b}, Runs: &Runs{b}, Attempts: &Attempts{b},
-		Signals: &Signals{b}, Gates: &Gates{b}, Tasks: &Tasks{b}, Sweeps: &Sweeps{b}, Templates: &Templates{b}, b: b,
+		Signals: &Signals{b}, Gates: &Gates{b}, Tasks: &Tasks{b}, Sweeps: &Sweeps{b}, Templates: &Templates{b}, Teams: &Teams{b}, b: b,
 	}
 }
 

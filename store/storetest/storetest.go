@@ -3,7 +3,7 @@
 // orchestrator.Stores — package store's DynamoDB store on an emulator
 // (store/contract_test.go) and store/memstore (memstore's tests) — so that
 // the in-memory one cannot drift from the real one. It covers every method
-// of the nine interfaces: their results, every sentinel error,
+// of the ten interfaces: their results, every sentinel error,
 // conditional writes and their races, atomicity, orderings and cursors,
 // the sweep index's due times, claims and their leases.
 //
@@ -129,6 +129,11 @@ func cases() []testCase {
 		{"Sweeps/RedriveAndUnsweep", redriveAndUnsweep},
 		{"Sweeps/Shards", shards},
 		{"Templates/JobTemplates", jobTemplates},
+		{"Access/NewWorkflowGrant", newWorkflowGrant},
+		{"Access/CheckOnRetry", checkOnRetry},
+		{"Access/PutAccess", putAccess},
+		{"Teams/PutGetListDelete", teams},
+		{"Teams/Limit", teamLimit},
 	}
 }
 
@@ -176,7 +181,7 @@ func (h *H) Is(err, target error, what string, args ...any) {
 // sentinels are the store's sentinel errors.
 var sentinels = []error{store.ErrNotFound, store.ErrBadCursor, store.ErrNoSlot, store.ErrRequestTaken, store.ErrConflict,
 	store.ErrTooManyItems, store.ErrItemTooLarge, store.ErrClaimLost, store.ErrDeleting, store.ErrBusy, store.ErrNotHolding,
-	store.ErrTaskTokenUsed, store.ErrSignalScanLimit}
+	store.ErrTaskTokenUsed, store.ErrSignalScanLimit, store.ErrLimit}
 
 // Plain fails the test unless err is an error that is none of the store's
 // sentinels (DynamoDB refusing a malformed request, a failed condition

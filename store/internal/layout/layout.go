@@ -239,3 +239,16 @@ func ParseAttemptSK(sk string) (run int64, step string, attempt int64, err error
 	}
 	return run, rest[:i], attempt, nil
 }
+
+// TeamsPK is the partition of every team and of the teams' counter.
+const TeamsPK = "TEAMS"
+
+// TeamPrefix begins the sort keys of the teams.
+const TeamPrefix = "T#"
+
+// TeamSK is a team, TEAMS/T#<name>.
+func TeamSK(name string) string { return TeamPrefix + name }
+
+// TeamsCountSK is the teams' counter, TEAMS/COUNT: how many teams exist
+// and the sequence of their changes.
+const TeamsCountSK = "COUNT"
