@@ -164,6 +164,7 @@ fuzz: ## run each fuzz target for FUZZTIME (default 30s; .ci/fuzz-one retries Go
 	.ci/fuzz-one ./orchestrator FuzzDecodeWork $${FUZZTIME:-30s}
 	.ci/fuzz-one ./jsonnum FuzzLong $${FUZZTIME:-30s}
 	.ci/fuzz-one ./principal FuzzNormalize $${FUZZTIME:-30s}
+	.ci/fuzz-one ./access FuzzGrant $${FUZZTIME:-30s}
 	.ci/fuzz-one ./engine FuzzDecide $${FUZZTIME:-30s}
 	# Its inputs take a second each: counted executions (about 40 s for 200),
 	# not a deadline, which Go 1.26 races with a worker mid-input.

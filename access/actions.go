@@ -36,6 +36,10 @@ const (
 	ManageTemplates Action = "manage job templates"
 )
 
+// Announce is announcing a signal whose name prefix a team claims: only
+// its members and admins may.
+const Announce Action = "announce signal"
+
 var needs = map[Action]Role{
 	Read: Reader,
 	Push: Owner, Activate: Owner, Deactivate: Owner, Properties: Owner, Tag: Owner, Delete: Owner, SetGrant: Owner,

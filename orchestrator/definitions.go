@@ -57,6 +57,13 @@ func (o *Definitions) CreateWorkflow(ctx context.Context, body []byte, f Format)
 		return nil, Internal(fmt.Errorf("encode definition: %w", err))
 	}
 	wf := def.Workflow.ID
+	if err := o.access.pushChildren(ctx, wf, def.Workflow.Steps); err != nil {
+		return nil, err
+	}
+	grant, err := o.access.newGrant(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var props []byte
 	if def.Properties != nil {
 		props, err = o.mergeProperties(ctx, wf, doc)
@@ -69,8 +76,17 @@ func (o *Definitions) CreateWorkflow(ctx context.Context, body []byte, f Format)
 	version, err := o.store.Definitions.CreateVersion(ctx, store.NewVersion{
 		WorkflowID: wf, Definition: doc, Properties: props, Activate: active, Now: now,
 		Outbox: []store.Message{syncMessage(wf)}, Subscriptions: o.signalSubscriptions(wf, def),
+		Access: grant, Check: o.access.pushCheck(ctx, wf),
 	})
 	if err != nil {
+		var e *Error
+		var tl *store.ItemTooLargeError
+		switch {
+		case errors.As(err, &e):
+			return nil, e
+		case errors.As(err, &tl):
+			return nil, refusedIfTooLarge(err, "workflow too large to store", "properties")
+		}
 		return nil, deletedConflict(wf, err)
 	}
 	if props != nil {

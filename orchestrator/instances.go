@@ -531,9 +531,9 @@ func (o *Definitions) ListWorkflows(ctx context.Context, cursor string, limit in
 			return nil, Invalid("bad cursor", fmt.Sprintf("cursor: %q is not a cursor this API returned", cursor))
 		}
 	}
-	heads, next, err := o.store.Definitions.ListWorkflows(ctx, cursor, limit)
+	heads, next, err := o.access.readableHeads(ctx, o.store.Definitions.ListWorkflows, cursor, limit)
 	if err != nil {
-		return nil, Internal(err)
+		return nil, AsError(err)
 	}
 	out := &WorkflowList{Workflows: make([]WorkflowSummary, 0, len(heads)), NextCursor: next}
 	for _, h := range heads {

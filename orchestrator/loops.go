@@ -178,9 +178,15 @@ func (o *Worker) startSubworkflow(ctx context.Context, m SubworkflowWork) error 
 	}
 	report := engine.ChildStarted{StepID: x.StepID, Attempt: x.Attempt}
 	params, err := engine.LiteralParams(x.Params)
+	refusal, aerr := o.access.ChildAllowed(ctx, m.WorkflowID, x.WorkflowID)
+	if aerr != nil {
+		return aerr
+	}
 	switch {
 	case err != nil:
 		report.Error = fmt.Sprintf("the params passed down: %v", err)
+	case refusal != "":
+		report.Error = refusal
 	case x.Restart != nil:
 		child, msg, err := o.rerunSubworkflow(ctx, x, params)
 		if err != nil {

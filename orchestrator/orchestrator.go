@@ -57,6 +57,8 @@ type Config struct {
 	// Items reads the S3 objects foreach steps take their iterations from
 	// (items_from); nil fails the decisions of such a step.
 	Items engine.ItemsReader
+	// Access are the authorization settings (AccessSettings).
+	Access AccessSettings
 }
 
 // DefaultStepRunReserve is the default Config.StepRunReserve: an Http
@@ -101,6 +103,8 @@ type Orchestrator struct {
 	Worker *Worker
 	// Sweeper re-drives what is pending too long.
 	Sweeper *Sweeper
+	// Access authorizes callers and keeps grants and teams.
+	Access *Access
 }
 
 // core is what every role shares: the store, the checker, the clock and
@@ -137,7 +141,8 @@ type (
 	// Definitions is the API's workflow definition operations.
 	Definitions struct {
 		*core
-		gates *Gates // a pushed version's step concurrency
+		gates  *Gates  // a pushed version's step concurrency
+		access *Access // who may push, whom a list shows
 	}
 	// Runs is the API's start and read operations.
 	Runs struct {
@@ -167,6 +172,7 @@ type (
 		runs    *Runs // time triggers and subworkflows start runs
 		signals *Signals
 		sweeper *Sweeper
+		access  *Access     // whom a subworkflow step may start
 		ends    *endBoard   // the ends this process is about to write
 		wakes   *wakeSender // nil without a dispatcher
 	}
@@ -217,14 +223,16 @@ func New(cfg Config) *Orchestrator {
 	o.eval = engine.NewEvaluator(o.checker.Language())
 	rounds, gates := &Rounds{o}, &Gates{o}
 	runs, actions := &Runs{o, rounds}, &Actions{o, rounds}
-	definitions := &Definitions{o, gates}
+	acc := &Access{core: o, settings: cfg.Access}
+	definitions := &Definitions{o, gates, acc}
 	signals := &Signals{o, definitions, runs}
 	sweeper := &Sweeper{o, rounds, signals}
 	return &Orchestrator{
 		Definitions: definitions, Runs: runs, Actions: actions, Gates: gates, Signals: signals, Rounds: rounds,
-		Worker: &Worker{core: o, actions: actions, rounds: rounds, runs: runs, signals: signals, sweeper: sweeper,
+		Worker: &Worker{core: o, actions: actions, rounds: rounds, runs: runs, signals: signals, sweeper: sweeper, access: acc,
 			ends: newEndBoard(), wakes: wakeSenderOf(cfg.Dispatcher)},
 		Sweeper: sweeper,
+		Access:  acc,
 	}
 }
 

@@ -384,13 +384,13 @@ func (o *Definitions) ListWorkflowPage(ctx context.Context, req WorkflowPageRequ
 			return nil, Invalid("bad cursor", "cursor: is not a cursor this API returned")
 		}
 	}
-	list := o.store.Definitions.ListWorkflows
+	list := headLister(o.store.Definitions.ListWorkflows)
 	if req.Prev {
 		list = o.store.Definitions.ListWorkflowsBefore
 	}
-	heads, next, err := list(ctx, req.Cursor, int(req.Size))
+	heads, next, err := o.access.readableHeads(ctx, list, req.Cursor, int(req.Size))
 	if err != nil {
-		return nil, Internal(err)
+		return nil, AsError(err)
 	}
 	out := &WorkflowPage{Workflows: make([]WorkflowSummary, 0, len(heads))}
 	for _, h := range heads {

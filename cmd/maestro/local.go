@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/maestro-serverless/maestro/access"
 	"github.com/maestro-serverless/maestro/localstack"
 	"github.com/maestro-serverless/maestro/localstack/sigv4"
 	"github.com/maestro-serverless/maestro/localstack/stack"
@@ -37,6 +38,7 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		st.URL, st.URL, st.Emulator.Endpoint, st.Emulator.Kind, ddb, st.Resources.Table.Name)
 	if n := len(opts.Credentials); n > 0 {
 		fmt.Fprintf(stdout, "  signatures:   every request but GET /health must be SigV4-signed (execute-api, %s) with one of %d key(s)\n", st.Emulator.Region, n)
+		fmt.Fprintf(stdout, "  access:       enforced: every route checks the caller's role (%d admin(s))\n", len(opts.Admins))
 	}
 	fmt.Fprintln(stdout, "Press Ctrl-C to stop.")
 	<-ctx.Done()
@@ -105,12 +107,28 @@ func localOptions(args []string, stderr io.Writer) (stack.Options, bool) {
 		return nil
 	})
 	var admins []string
-	fs.Func("admin", "ARN: a principal named administrator (repeatable; recorded for issue 39's access control, not enforced yet)", func(v string) error {
+	fs.Func("admin", "ARN: a principal named administrator: manages teams, tag permits, job queues, job templates and any workflow's access (repeatable; enforced with -credential)", func(v string) error {
 		p, err := principal.Normalize(v)
 		if err != nil {
 			return err
 		}
 		admins = append(admins, p)
+		return nil
+	})
+	private := fs.Bool("private-workflows", false, "new workflows have no readers beyond their owners and operators (with -credential)")
+	var prefixes map[string][]string
+	fs.Func("signal-prefix", "TEAM=PREFIX: only members of TEAM (and admins) may announce signals whose name starts with PREFIX (repeatable; with -credential)", func(v string) error {
+		team, prefix, ok := strings.Cut(v, "=")
+		if !ok || prefix == "" {
+			return fmt.Errorf("want TEAM=PREFIX, got %q", v)
+		}
+		if err := access.CheckTeamName(team); err != nil {
+			return err
+		}
+		if prefixes == nil {
+			prefixes = map[string][]string{}
+		}
+		prefixes[team] = append(prefixes[team], prefix)
 		return nil
 	})
 	if err := fs.Parse(args); err != nil {
@@ -131,7 +149,8 @@ func localOptions(args []string, stderr io.Writer) (stack.Options, bool) {
 	opts := stack.Options{Addr: *addr, Stage: *stage, StreamInterval: *streamEvery, StateDir: *stateDir, Logger: log,
 		Functions: funcs, CallbackQueues: queues, CallbackTopics: topics,
 		ECS: *ecsOn, ECSTaskDefinitions: taskDefs, ECSImages: ecsImages, BatchJobQueues: jobQueues, BatchJobDefinitions: jobDefs,
-		MaestroEvents: *maestroEvents, BatchGPUJobQueue: *gpuQueue, Credentials: creds, Admins: admins}
+		MaestroEvents: *maestroEvents, BatchGPUJobQueue: *gpuQueue, Credentials: creds, Admins: admins,
+		PrivateWorkflows: *private, SignalPrefixes: prefixes}
 	if *emf {
 		opts.Metrics = stderr
 	}

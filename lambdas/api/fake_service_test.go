@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/maestro-serverless/maestro/access"
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/signals"
 )
@@ -39,7 +40,7 @@ var (
 
 // services serves every role from f.
 func (f *fakeService) services() Services {
-	return Services{Definitions: f, Runs: f, Actions: f, Gates: f, Signals: f, Health: f}
+	return Services{Definitions: f, Runs: f, Actions: f, Gates: f, Signals: f, Health: f, Access: &roleAccess{role: access.Owner, admin: true}}
 }
 
 // record notes a call and returns what the call should do.

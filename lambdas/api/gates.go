@@ -125,6 +125,9 @@ func (s gateAPI) addBreakpoint(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.authorizeNamed(r, b.WorkflowID); err != nil {
+		return err
+	}
 	view, err := s.svc.Gates.AddBreakpoint(r.Context(), b)
 	return answer(w, view, err, "AddBreakpoint")
 }

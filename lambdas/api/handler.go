@@ -50,6 +50,8 @@ type server struct {
 	patterns []string
 	// bodies are the routes whose request body is not JSON (routeBodies).
 	bodies map[string]bodyKind
+	// guards are the routes' authorization (routeGuards).
+	guards map[string]guard
 }
 
 // NewHandler returns the API's http.Handler over svc. It serves every route
@@ -90,14 +92,14 @@ type server struct {
 // NewHandler panics if a service of svc is nil, since its routes could
 // not be served.
 func NewHandler(svc Services, opts Options) http.Handler {
-	if svc.Definitions == nil || svc.Runs == nil || svc.Actions == nil || svc.Gates == nil || svc.Signals == nil || svc.Health == nil {
+	if svc.Definitions == nil || svc.Runs == nil || svc.Actions == nil || svc.Gates == nil || svc.Signals == nil || svc.Health == nil || svc.Access == nil {
 		panic("api: NewHandler needs every service of Services")
 	}
 	logger := logctx.Wrap(opts.Logger)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &server{svc: svc, log: logger, bodies: routeBodies()}
+	s := &server{svc: svc, log: logger, bodies: routeBodies(), guards: routeGuards()}
 
 	mux := http.NewServeMux()
 	s.register(mux)
@@ -128,7 +130,7 @@ const flattenPath = "/api/v3/views/flatten"
 func (s *server) register(mux *http.ServeMux) {
 	route := func(pattern string, fn apiFunc) {
 		s.patterns = append(s.patterns, pattern)
-		mux.Handle(pattern, s.api(fn))
+		mux.Handle(pattern, s.api(s.guarded(pattern, fn)))
 	}
 	route("GET /health", s.health)
 	route("GET "+openAPIPath, s.openAPI)
@@ -171,6 +173,7 @@ func (s *server) register(mux *http.ServeMux) {
 	jobTemplateAPI{s}.register(route)
 	signalAPI{s}.register(route)
 	readAPI{s}.register(route)
+	accessAPI{s}.register(route)
 }
 
 // router answers requests no route matches with JSON 404 and 405 bodies

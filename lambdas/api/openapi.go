@@ -76,6 +76,7 @@ func routeSummaries() map[string]string {
 		"DELETE " + jobTemplatesPath + "/{type}":                 "Remove a job type's template version, or every version without version; steps that start later run without it",
 	}
 	maps.Copy(summaries, readSummaries())
+	maps.Copy(summaries, accessSummaries())
 	return summaries
 }
 

@@ -16,7 +16,7 @@ import (
 // 3.1 document whose operations are exactly the router's routes, each
 // documented.
 func TestOpenAPIListsEveryRoute(t *testing.T) {
-	s := &server{svc: (&fakeService{}).services()}
+	s := &server{svc: (&fakeService{}).services(), guards: routeGuards()}
 	s.register(http.NewServeMux())
 	docs := routeSummaries()
 	for _, p := range s.patterns {

@@ -154,6 +154,9 @@ func (s *server) putOutputData(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.authorizeNamed(r, od.WorkflowID); err != nil {
+		return err
+	}
 	res, err := s.svc.Actions.PutOutputData(r.Context(), od)
 	return answer(w, res, err, "PutOutputData")
 }

@@ -322,6 +322,9 @@ func (s readAPI) inlineWorkflowID(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	if err := s.authorizeNamed(r, nodes[0].WorkflowID); err != nil {
+		return err
+	}
 	id, err := s.svc.Runs.GetInlineWorkflowID(r.Context(), nodes)
 	if err != nil {
 		return err

@@ -18,11 +18,14 @@ type Services struct {
 	Gates       GateService
 	Signals     SignalService
 	Health      HealthService
+	// Access authorizes every route (routeGuards) and keeps grants and
+	// teams.
+	Access AccessService
 }
 
 // ServicesOf returns the roles of o the API serves.
 func ServicesOf(o *orchestrator.Orchestrator) Services {
-	return Services{Definitions: o.Definitions, Runs: o.Runs, Actions: o.Actions, Gates: o.Gates, Signals: o.Signals, Health: o.Runs}
+	return Services{Definitions: o.Definitions, Runs: o.Runs, Actions: o.Actions, Gates: o.Gates, Signals: o.Signals, Health: o.Runs, Access: o.Access}
 }
 
 // DefinitionService pushes, reads, activates and deletes workflow definitions.

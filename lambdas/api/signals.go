@@ -37,6 +37,9 @@ func (s signalAPI) announceSignal(w http.ResponseWriter, r *http.Request) error 
 		}
 		return orchestrator.Invalid("invalid signal", problems...)
 	}
+	if err := s.svc.Access.AuthorizeSignal(r.Context(), a.Name); err != nil {
+		return err
+	}
 	view, err := s.svc.Signals.AnnounceSignal(r.Context(), a, orchestrator.SignalSource{Kind: "api"})
 	return answer(w, view, err, "AnnounceSignal")
 }

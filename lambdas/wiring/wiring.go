@@ -257,6 +257,8 @@ type Options struct {
 	// orchestrator.DefaultClaimLease, store.DefaultEventSweepAfter,
 	// orchestrator.DefaultSweepGrace); tests shorten them.
 	ClaimLease, EventSweepAfter, SweepGrace time.Duration
+	// Access are the authorization settings (AccessFromEnv in Lambda).
+	Access orchestrator.AccessSettings
 }
 
 // Deps is everything built.
@@ -386,6 +388,7 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		SweepGrace: opts.SweepGrace,
 		Dispatcher: dispatcher,
 		Metrics:    emf,
+		Access:     opts.Access,
 		Items: loopitems.NewReader(loopitems.NewS3Objects(s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 			o.UsePathStyle = opts.Emulator
 		})), opts.ItemsBuckets),
@@ -447,7 +450,11 @@ func optionsFromEnv() (Options, error) {
 	if err := httpstep.CheckDeployable(envList(EnvHTTPAllow)); err != nil {
 		return Options{}, fmt.Errorf("%s: %w", EnvHTTPAllow, err)
 	}
-	return Options{HTTPAllow: envList(EnvHTTPAllow),
+	acc, err := AccessFromEnv()
+	if err != nil {
+		return Options{}, err
+	}
+	return Options{HTTPAllow: envList(EnvHTTPAllow), Access: acc,
 		LambdaFunctions: envList(EnvLambdaFunctions), CallbackQueues: envList(EnvCallbackQueues), CallbackTopics: envList(EnvCallbackTopics),
 		ECS: ecsstep.Config{
 			Cluster: os.Getenv(EnvECSCluster), Subnets: envList(EnvECSSubnets), SecurityGroups: envList(EnvECSSecurityGroups),

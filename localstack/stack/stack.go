@@ -134,9 +134,14 @@ type Options struct {
 	// an unsigned or badly signed request gets a 403. GET /health stays
 	// open. Without credentials the API is open and records LocalPrincipal.
 	Credentials []sigv4.Credential
-	// Admins are principal ARNs named administrators (issue 39). They are
-	// validated and normalised but not yet enforced: no route checks them.
+	// Admins are principal ARN patterns of the stack's admins; with
+	// Credentials every route checks the caller's role (package access)
+	// as the deployed stack does. Without Credentials nothing is checked.
 	Admins []string
+	// PrivateWorkflows and SignalPrefixes are the stack's authorization
+	// settings (orchestrator.AccessSettings), used with Credentials.
+	PrivateWorkflows bool
+	SignalPrefixes   map[string][]string
 }
 
 // Hooks wrap the handlers the stack runs; nil hooks leave them as they are.
@@ -319,6 +324,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		ItemsBuckets: []string{res.Bucket.Name},
 		Metrics:      opts.Metrics, Stage: opts.Stage,
 		ClaimLease: opts.ClaimLease, EventSweepAfter: opts.EventSweepAfter, SweepGrace: opts.SweepGrace,
+		Access: orchestrator.AccessSettings{Enforce: len(opts.Credentials) > 0, Admins: opts.Admins,
+			PrivateWorkflows: opts.PrivateWorkflows, SignalPrefixes: opts.SignalPrefixes},
 		HealthInfo: orchestrator.HealthView{
 			Endpoint: s.Emulator.Endpoint, Emulator: string(s.Emulator.Kind),
 			DynamoDBEndpoint: s.Emulator.DynamoDBEndpoint, Resources: resJSON,
