@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -136,17 +137,25 @@ func (r *runner) access(ctx context.Context, action, wf string, f *accessFlags) 
 }
 
 // setAccess reads wf's grant, replaces the lists the flags give and
-// writes it back. The API has no conditional write: a change another
-// caller makes between the read and the write is overwritten in the lists
-// the flags give, and kept in the others only if it landed before the read.
+// writes it back; given all three lists, it writes them without reading
+// (an admin who holds no role on wf may set its grant but not read it).
+// The API has no conditional write: a change another caller makes between
+// the read and the write is overwritten in the lists the flags give, and
+// kept in the others only if it landed before the read.
 func (r *runner) setAccess(ctx context.Context, wf string, f *accessFlags) int {
 	if !f.owners.set && !f.operators.set && !f.readers.set {
 		fmt.Fprintln(r.o.Stderr, "maestro access set: give at least one of --owners, --operators, --readers (comma-separated entries: *, team:NAME, ARN patterns; '' empties a list)")
 		return ExitUsage
 	}
 	var cur accessView
-	if err := r.c.Do(ctx, http.MethodGet, accessPath(wf), nil, &cur); err != nil {
-		return r.fail("access set", err)
+	if !f.owners.set || !f.operators.set || !f.readers.set {
+		if err := r.c.Do(ctx, http.MethodGet, accessPath(wf), nil, &cur); err != nil {
+			var apiErr *APIError
+			if errors.As(err, &apiErr) && apiErr.Status == http.StatusForbidden {
+				err = fmt.Errorf("%w\n(reading the grant, to keep the lists not given; give all three lists to replace it without reading it)", err)
+			}
+			return r.fail("access set", err)
+		}
 	}
 	g := grantBody{Owners: cur.Owners, Operators: cur.Operators, Readers: cur.Readers}
 	for _, l := range []struct {

@@ -75,6 +75,10 @@ func (f *fakeAccessAPI) serve(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(path, "/api/v3/workflows/") && strings.HasSuffix(path, "/access"):
 		wf := strings.TrimSuffix(strings.TrimPrefix(path, "/api/v3/workflows/"), "/access")
 		g, ok := f.grants[wf]
+		if wf == "hidden" && r.Method == http.MethodGet {
+			refuse(http.StatusForbidden, fmt.Sprintf("read of workflow %q needs the reader role; %s holds none", wf, alice))
+			return
+		}
 		if !ok {
 			refuse(http.StatusNotFound, fmt.Sprintf("workflow %q not found", wf))
 			return
@@ -235,6 +239,14 @@ func TestAccessSet(t *testing.T) {
 	if got := f.take(); len(got) != 2 || got[1].body != wantBody {
 		t.Fatalf("requests %+v, want the PUT body %s", got, wantBody)
 	}
+	// All three lists: written without a read.
+	if code, _, errOut = runCLI(t, url, "access", "set", "wf", "--owners", "team:data", "--operators", "team:data", "--readers", "*"); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want = []apiCall{{"PUT", "/api/v3/workflows/wf/access", `{"owners":["team:data"],"operators":["team:data"],"readers":["*"]}`}}
+	if got := f.take(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("requests\n%+v\nwant\n%+v", got, want)
+	}
 }
 
 // TestAccessSetRefused: the API's refusals are printed with their status,
@@ -257,6 +269,16 @@ func TestAccessSetRefused(t *testing.T) {
 		t.Fatalf("unknown workflow: exit %d", code)
 	}
 	if got := f.take(); !reflect.DeepEqual(got, []apiCall{{"GET", "/api/v3/workflows/nope/access", ""}}) {
+		t.Fatalf("a refused read was followed by %+v", got)
+	}
+	// A read refused with 403 says how to write without reading.
+	code, _, errOut = runCLI(t, url, "access", "set", "hidden", "--readers", "*")
+	want = "maestro access set: HTTP 403: read of workflow \"hidden\" needs the reader role; " + alice + " holds none\n" +
+		"(reading the grant, to keep the lists not given; give all three lists to replace it without reading it)\n"
+	if code != ExitFailed || errOut != want {
+		t.Fatalf("a refused read: exit %d\n%q\nwant %q", code, errOut, want)
+	}
+	if got := f.take(); len(got) != 1 || got[0].method != "GET" {
 		t.Fatalf("a refused read was followed by %+v", got)
 	}
 }

@@ -56,7 +56,7 @@ func TestNeedsMatchAccess(t *testing.T) {
 // wf-reader, wf-operator and wf-owner (enforced, that role), wf-open (role
 // reader, not enforced) and wf-old (no access route: 404, as an API before
 // access answers). Each has instance 1 IN_PROGRESS with step a RUNNING and
-// step b PAUSED. It records every write.
+// step b PAUSED. Every definition validates. It records every write.
 type fakeWorkflowAPI struct {
 	mu     sync.Mutex
 	writes []string
@@ -67,6 +67,10 @@ func (f *fakeWorkflowAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	answer := func(v any) { _ = json.NewEncoder(w).Encode(v) }
 	p := strings.TrimPrefix(r.URL.Path, "/api/v3/workflows/")
 	parts := strings.Split(p, "/")
+	if r.URL.Path == "/api/v3/workflows/actions/validate" {
+		answer(map[string]any{})
+		return
+	}
 	if r.Method != http.MethodGet {
 		f.mu.Lock()
 		f.writes = append(f.writes, r.Method+" "+r.URL.Path)
@@ -124,7 +128,9 @@ func (f *fakeWorkflowAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // click on them sends nothing; an operator's are enabled and its Stop
 // reaches the API; an owner's too; a stack that does not enforce access
 // says so and disables nothing; an API without the access route leaves
-// everything enabled and shows no role. The writes the fake received are
+// everything enabled and shows no role. On the preview page, Push is
+// disabled once a validated definition names a workflow the caller does
+// not own, and enabled again when the text changes. The writes the fake received are
 // exactly the operator's Stop.
 //
 // It needs Node.js, web/node_modules (make ui-deps) and Chromium

@@ -101,6 +101,22 @@ try {
     }
     log(`${c.wf}: ${c.role || "no role line"}; disabled: ${Object.keys(c.disabled).join(", ") || "none"}`);
   }
+  // The preview page: Push needs the owner role of the workflow a
+  // validated definition names; a changed text enables it again.
+  const def = (id) => JSON.stringify({ workflow: { id, steps: [{ step: { id: "a", type: "NoOp" } }] } });
+  await page.goto(`${base}/ui/definitions/preview`);
+  await page.fill("#definition", def("wf-operator"));
+  await page.click("button:text-is(\"Validate and draw\")");
+  await page.waitForSelector("button[data-action=push][data-needs=owner]");
+  await expect("wf-operator", "button[data-action=push]", "push", "owner");
+  await page.fill("#definition", def("wf-owner"));
+  await expect("wf-owner", "button[data-action=push]", "push", undefined);
+  check((await roleText()) === "", `preview: a changed text keeps the role line ${JSON.stringify(await roleText())}`);
+  await page.click("button:text-is(\"Validate and draw\")");
+  await page.waitForFunction(() => document.querySelector("#access-role")?.textContent.trim() === "your role: owner");
+  await expect("wf-owner", "button[data-action=push]", "push", undefined);
+  log("preview: Push disabled for an operator's workflow, enabled for an owner's");
+
   if (errors.length) throw new Error(`errors in the page: ${errors.join("; ")}`);
   console.log(JSON.stringify({ ok: true }));
 } catch (e) {

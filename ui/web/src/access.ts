@@ -61,7 +61,8 @@ export function refusal(view: AccessView | undefined, a: Action): string | undef
 
 /**
  * gate disables b, with a tooltip naming the role needed, when the caller
- * may not take action a; it returns b.
+ * may not take action a, and enables a button it disabled before when the
+ * caller may; it returns b.
  */
 export function gate(b: HTMLButtonElement, view: AccessView | undefined, a: Action): HTMLButtonElement {
   const why = refusal(view, a);
@@ -69,6 +70,10 @@ export function gate(b: HTMLButtonElement, view: AccessView | undefined, a: Acti
     b.disabled = true;
     b.title = why;
     b.setAttribute("data-needs", needs[a]);
+  } else if (b.hasAttribute("data-needs")) {
+    b.disabled = false;
+    b.removeAttribute("title");
+    b.removeAttribute("data-needs");
   }
   return b;
 }
