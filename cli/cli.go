@@ -68,8 +68,9 @@ const Usage = `  push FILE...                 store workflow definitions (.json,
   whoami                       the caller as the API sees it: principal, teams, admin
   access get WF                a workflow's grant (owners, operators, readers) and your role on it
   access set WF [--owners E,...] [--operators E,...] [--readers E,...]
-                               replace the lists given (the others are kept); entries: *,
-                               team:NAME, IAM principal ARN patterns; '' empties a list
+                               replace the lists given (the others are read and kept; given all
+                               three, nothing is read); entries: *, team:NAME, IAM principal
+                               ARN patterns; '' empties a list
   teams [get NAME | set NAME --member ARN... | delete NAME]
                                the teams (admins change them)
   signal NAME [k=v]...         announce a signal
