@@ -65,6 +65,14 @@ const Usage = `  push FILE...                 store workflow definitions (.json,
                                act on a step's current attempt
   breakpoint add|list|remove WF STEP
   permit set TAG N | permit get|delete TAG
+  whoami                       the caller as the API sees it: principal, teams, admin
+  access get WF                a workflow's grant (owners, operators, readers) and your role on it
+  access set WF [--owners E,...] [--operators E,...] [--readers E,...]
+                               replace the lists given (the others are read and kept; given all
+                               three, nothing is read); entries: *, team:NAME, IAM principal
+                               ARN patterns; '' empties a list
+  teams [get NAME | set NAME --member ARN... | delete NAME]
+                               the teams (admins change them)
   signal NAME [k=v]...         announce a signal
   ui [--listen ADDR]           serve the web UI on ADDR (default 127.0.0.1:8765), its API calls
                                forwarded to the endpoint (SigV4-signed for AWS), to the browser
@@ -74,7 +82,7 @@ const Usage = `  push FILE...                 store workflow definitions (.json,
 
 // Commands are the subcommands Run serves.
 var Commands = []string{"push", "workflows", "ui", "start", "start-batch", "status", "instances", "watch", "timeline", "stop", "kill", "unblock", "restart",
-	"step", "breakpoint", "permit", "signal"}
+	"step", "breakpoint", "permit", "signal", "whoami", "access", "teams"}
 
 // Client calls the API.
 type Client struct {
@@ -238,6 +246,11 @@ func Run(ctx context.Context, args []string, o Options) int {
 	count := fs.Int("count", 0, "start: start this many runs with the same params (sent in batches of 100)")
 	status := fs.String("status", "", "instances: only those in this status")
 	listen := fs.String("listen", DefaultUIAddr, "ui: the loopback address to serve the UI on")
+	var af accessFlags
+	fs.Var(&af.owners, "owners", "access set: the owners, comma-separated (repeatable; '' empties the list)")
+	fs.Var(&af.operators, "operators", "access set: the operators, comma-separated (repeatable; '' empties the list)")
+	fs.Var(&af.readers, "readers", "access set: the readers, comma-separated (repeatable; '' empties the list)")
+	fs.Var(&af.members, "member", "teams set: a member, an IAM principal ARN pattern (repeatable, or comma-separated)")
 	var params []string
 	fs.Func("param", "start: a run param k=v (repeatable; v typed as JSON when it parses, else a string)", func(v string) error {
 		params = append(params, v)
@@ -259,10 +272,18 @@ func Run(ctx context.Context, args []string, o Options) int {
 		return ExitUsage
 	}
 	r := &runner{c: c, o: o, json: *asJSON}
-	commands := r.commands(ctx, flags{version: *version, params: params, wait: *wait, status: *status, listen: *listen, count: *count})
+	commands := r.commands(ctx, flags{version: *version, params: params, wait: *wait, status: *status, listen: *listen, count: *count, access: &af})
 	command, ok := commands[cmd]
 	if !ok {
 		fmt.Fprintf(o.Stderr, "maestro: unknown command %q\n", cmd)
+		return ExitUsage
+	}
+	if (af.owners.set || af.operators.set || af.readers.set) && cmd != "access" {
+		fmt.Fprintf(o.Stderr, "maestro %s: --owners, --operators and --readers go with access set\n", cmd)
+		return ExitUsage
+	}
+	if af.members.set && cmd != "teams" {
+		fmt.Fprintf(o.Stderr, "maestro %s: --member goes with teams set\n", cmd)
 		return ExitUsage
 	}
 	if len(rest) < command.args || (!command.more && len(rest) != command.args) {
@@ -278,6 +299,7 @@ type flags struct {
 	params                  []string
 	wait                    bool
 	count                   int
+	access                  *accessFlags
 }
 
 // command is a subcommand: it takes args positional arguments (with more,
@@ -322,6 +344,11 @@ func (r *runner) commands(ctx context.Context, f flags) map[string]command {
 		"breakpoint": {3, false, "add|list|remove WF STEP", func(rest []string) int { return r.breakpoint(ctx, rest[0], rest[1], rest[2]) }},
 		"permit":     {2, true, "set TAG N | permit get|delete TAG", func(rest []string) int { return r.permit(ctx, rest[0], rest[1:]) }},
 		"signal":     {1, true, "NAME [k=v]...", func(rest []string) int { return r.signal(ctx, rest[0], rest[1:]) }},
+		"whoami":     {0, false, "", func([]string) int { return r.whoami(ctx) }},
+		"access": {2, false, "get|set WF [--owners E,...] [--operators E,...] [--readers E,...]", func(rest []string) int {
+			return r.access(ctx, rest[0], rest[1], f.access)
+		}},
+		"teams": {0, true, teamsUsage, func(rest []string) int { return r.teams(ctx, rest, f.access) }},
 	}
 	for _, action := range []string{"stop", "kill", "unblock"} {
 		cmds[action] = command{2, false, "WF INSTANCE", func(rest []string) int { return r.act(ctx, rest[0], rest[1], action) }}
@@ -365,7 +392,7 @@ func reorder(args []string) []string {
 
 func takesValue(name string) bool {
 	switch name {
-	case "endpoint", "version", "status", "param", "listen", "count":
+	case "endpoint", "version", "status", "param", "listen", "count", "owners", "operators", "readers", "member":
 		return true
 	}
 	return false

@@ -6,6 +6,7 @@
 //	maestro local              run the whole system on this machine (see README)
 //	maestro bench              run the step benchmark on the local stack
 //	maestro push|start|status|instances|stop|kill|unblock|restart|signal ...
+//	maestro whoami|access|teams ...
 //	                           use a running system's API (see package cli)
 //	maestro completion bash    a bash completion script
 package main

@@ -121,6 +121,16 @@ export interface Definition {
   is_default: boolean;
 }
 
+/** AccessView is a workflow's grant and the caller's role on it (GET /api/v3/workflows/{id}/access). */
+export interface AccessView {
+  workflow_id: string;
+  owners: string[];
+  operators: string[];
+  readers: string[];
+  role: string;
+  enforced: boolean;
+}
+
 /** ApiError is a failed call: the HTTP status and the API's JSON error body. */
 export class ApiError extends Error {
   constructor(
@@ -182,6 +192,7 @@ export const api = {
     call<unknown>("PUT", `/api/v3/workflows/steps/breakpoints/${enc(id)}/instances/${n}/runs/${run}/steps/${enc(step)}/attempts/${attempt}/actions/resume`),
   validate: (definition: string) => call<unknown>("PUT", "/api/v3/workflows/actions/validate", undefined, definition),
   push: (definition: string) => call<{ workflow_definition: Definition }>("POST", "/api/v3/workflows", undefined, definition),
+  access: (id: string) => call<AccessView>("GET", `${wf(id)}/access`),
   instanceActionMap: () => call<Record<string, string[]>>("GET", "/api/v3/workflows/instances/action-map"),
   stepActionMap: () => call<Record<string, string[]>>("GET", "/api/v3/workflows/steps/instances/action-map"),
   signal: (name: string, seq: string) => call<Record<string, unknown>>("GET", `/api/v3/signals/${enc(name)}/instances/${enc(seq)}`),

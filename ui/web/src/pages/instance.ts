@@ -2,7 +2,8 @@
 // its actions, the selected step's details and actions, a Gantt timeline of
 // step attempts, and the run's own timeline.
 
-import { api, type Definition, type Instance, type Step, type StepBody, type StepDef, type Timeline } from "../api";
+import { gate, loadAccess, roleLine } from "../access";
+import { api, type AccessView, type Definition, type Instance, type Step, type StepBody, type StepDef, type Timeline } from "../api";
 import { actionButton, badge, errorBox, poller, type Page } from "../app";
 import { dagSteps, drawDag, type DagStep } from "../dag";
 import { drawGantt, type Bar } from "../gantt";
@@ -95,10 +96,12 @@ export function instancePage(id: string, n: number): Page {
   const detail = h("aside", { class: "detail", id: "step-detail" }, h("p", { class: "muted" }, "Select a step to see its params, outputs, attempts and actions."));
   const gantt = h("div", { class: "gantt-wrap", id: "gantt" });
   const runTimeline = h("div");
+  const role = roleLine(undefined);
   const el = h(
     "section",
     null,
     h("p", { class: "crumbs" }, link("/ui/", "Workflows"), " / ", link(wfHref(id), id), " / ", `#${n}`),
+    role,
     err,
     header,
     actions,
@@ -115,6 +118,13 @@ export function instancePage(id: string, n: number): Page {
   let selected: string | undefined;
   let detailKey = "";
   const earlier = new Map<string, Step>(); // step#attempt -> an earlier attempt (ended: never changes)
+  // The caller's role on the workflow, fetched once: it disables the
+  // actions the role may not take.
+  let acc: AccessView | undefined;
+  const access = loadAccess(id).then((v) => {
+    acc = v;
+    role.replaceWith(roleLine(v));
+  });
 
   const refresh = async (): Promise<boolean> => {
     const [i, st] = await Promise.all([api.instance(id, n), api.steps(id, n)]);
@@ -136,7 +146,7 @@ export function instancePage(id: string, n: number): Page {
   const render = async () => {
     if (!inst) return;
     const i = inst;
-    const [instanceMap, stepMap] = await maps();
+    const [[instanceMap, stepMap]] = await Promise.all([maps(), access]);
     const parent = i.initiator?.parent;
     header.replaceChildren(
       h("h1", null, `${id} `, h("span", { class: "muted" }, `#${n}`), " ", h("span", { id: "instance-status" }, badge(i.status, tone(i.status)))),
@@ -172,13 +182,13 @@ export function instancePage(id: string, n: number): Page {
       ...allowed.map((a) => {
         switch (a) {
           case "STOP":
-            return actionButton("Stop", () => api.instanceAction(id, n, "stop"), err, reload, `Stop ${id} #${n}? Running steps are stopped.`, true);
+            return gate(actionButton("Stop", () => api.instanceAction(id, n, "stop"), err, reload, `Stop ${id} #${n}? Running steps are stopped.`, true), acc, "stop");
           case "KILL":
-            return actionButton("Kill", () => api.instanceAction(id, n, "kill"), err, reload, `Kill ${id} #${n}? It ends FAILED.`, true);
+            return gate(actionButton("Kill", () => api.instanceAction(id, n, "kill"), err, reload, `Kill ${id} #${n}? It ends FAILED.`, true), acc, "kill");
           case "UNBLOCK":
-            return actionButton("Unblock", () => api.instanceAction(id, n, "unblock"), err, reload);
+            return gate(actionButton("Unblock", () => api.instanceAction(id, n, "unblock"), err, reload), acc, "unblock");
           case "RESTART":
-            return actionButton("Restart", () => api.restartInstance(id, n), err, repoll);
+            return gate(actionButton("Restart", () => api.restartInstance(id, n), err, repoll), acc, "restart");
           default:
             return null;
         }
@@ -229,18 +239,18 @@ export function instancePage(id: string, n: number): Page {
       .map((a) => {
         switch (a) {
           case "STOP":
-            return actionButton("Stop step", () => api.stepAction(id, n, sid, "stop"), err, reload, `Stop step ${sid}?`, true);
+            return gate(actionButton("Stop step", () => api.stepAction(id, n, sid, "stop"), err, reload, `Stop step ${sid}?`, true), acc, "step action");
           case "KILL":
-            return actionButton("Kill step", () => api.stepAction(id, n, sid, "kill"), err, reload, `Kill step ${sid}?`, true);
+            return gate(actionButton("Kill step", () => api.stepAction(id, n, sid, "kill"), err, reload, `Kill step ${sid}?`, true), acc, "step action");
           case "SKIP":
-            return actionButton("Skip", () => api.stepAction(id, n, sid, "skip"), err, reload, `Skip step ${sid}?`);
+            return gate(actionButton("Skip", () => api.stepAction(id, n, sid, "skip"), err, reload, `Skip step ${sid}?`), acc, "step action");
           case "BYPASS_STEP_DEPENDENCIES":
-            return actionButton("Bypass signals", () => api.stepAction(id, n, sid, "bypass"), err, reload, `Start ${sid} without the signals it waits for?`);
+            return gate(actionButton("Bypass signals", () => api.stepAction(id, n, sid, "bypass"), err, reload, `Start ${sid} without the signals it waits for?`), acc, "step action");
           case "RESUME":
-            return actionButton("Resume", () => api.resumeStep(id, n, s.workflow_run_id, sid, s.step_attempt_id), err, reload);
+            return gate(actionButton("Resume", () => api.resumeStep(id, n, s.workflow_run_id, sid, s.step_attempt_id), err, reload), acc, "breakpoint");
           case "RESTART":
             return workflowEnded(i.status) || s.runtime_state.status !== "NOT_CREATED"
-              ? actionButton("Restart step", () => api.restartStep(id, n, sid), err, repoll, `Restart ${sid} and what is downstream of it?`)
+              ? gate(actionButton("Restart step", () => api.restartStep(id, n, sid), err, repoll, `Restart ${sid} and what is downstream of it?`), acc, "restart")
               : null;
           default:
             return null;

@@ -1,6 +1,7 @@
 // Preview a definition: paste JSON, see the API's validation and the DAG
 // before anything runs, then push it.
 
+import { gate, loadAccess, roleLine } from "../access";
 import { api } from "../api";
 import { errorBox, type Page } from "../app";
 import { dagSteps, drawDag } from "../dag";
@@ -13,7 +14,8 @@ export function previewPage(): Page {
   const ok = h("p", { class: "ok", hidden: true });
   const dag = h("div", { class: "dag-wrap", id: "preview-dag" });
   const check = h("button", { type: "button" }, "Validate and draw");
-  const push = h("button", { type: "button" }, "Push");
+  const push = h("button", { type: "button", "data-action": "push" }, "Push");
+  let role = roleLine(undefined);
   const el = h(
     "section",
     null,
@@ -23,27 +25,43 @@ export function previewPage(): Page {
     h("div", { class: "actions" }, check, push),
     err,
     ok,
+    role,
     dag,
   );
-  const draw = (): boolean => {
-    let doc: { workflow?: { steps?: [] } };
+  // draw draws the definition's DAG and returns its workflow id ("" when
+  // it has none), or undefined when the text is not JSON.
+  const draw = (): string | undefined => {
+    let doc: { workflow?: { id?: unknown; steps?: [] } };
     try {
       doc = JSON.parse(text.value);
     } catch (e) {
       err.replaceChildren(errorBox(`not JSON: ${(e as Error).message}`));
-      return false;
+      return undefined;
     }
     dag.replaceChildren(drawDag(dagSteps(doc.workflow?.steps), () => ({})));
-    return true;
+    return typeof doc.workflow?.id === "string" ? doc.workflow.id : "";
   };
+  // A changed text may name another workflow: Push is enabled again until
+  // the next validation reads the caller's role on it.
+  const showAccess = (view: Parameters<typeof roleLine>[0]) => {
+    const next = roleLine(view);
+    role.replaceWith(next);
+    role = next;
+    gate(push, view, "push");
+  };
+  text.addEventListener("input", () => showAccess(undefined));
   check.addEventListener("click", async () => {
     ok.hidden = true;
     err.replaceChildren();
-    if (!draw()) return;
+    const id = draw();
+    if (id === undefined) return;
     try {
       await api.validate(text.value);
       ok.textContent = "Valid.";
       ok.hidden = false;
+      // Pushing a new version of a stored workflow needs its owner role
+      // (a workflow not stored yet has no access: Push stays enabled).
+      showAccess(id ? await loadAccess(id) : undefined);
     } catch (e) {
       err.replaceChildren(errorBox(e));
     }

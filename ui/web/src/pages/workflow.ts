@@ -1,7 +1,8 @@
 // A workflow's page: its versions, triggers and properties, the DAG of a
 // version, and its instances with a status filter.
 
-import { api, type Definition, type Instance } from "../api";
+import { gate, grantCard, loadAccess, roleLine } from "../access";
+import { api, type AccessView, type Definition, type Instance } from "../api";
 import { actionButton, badge, errorBox, poller, type Page } from "../app";
 import { dagSteps, drawDag } from "../dag";
 import { duration, h, json, link, time } from "../dom";
@@ -20,11 +21,13 @@ export function workflowPage(id: string, version: string): Page {
   const rows = h("tbody"); // the first page, refreshed while the page is open
   const older = h("tbody"); // the pages "More" added
   const more = h("button", { type: "button", hidden: true }, "More");
+  const role = roleLine(undefined);
   const el = h(
     "section",
     null,
     h("p", { class: "crumbs" }, link("/ui/", "Workflows"), " / ", id),
     h("h1", null, id),
+    role,
     err,
     head,
     h("h2", null, "Definition ", versionSel),
@@ -85,7 +88,13 @@ export function workflowPage(id: string, version: string): Page {
     stopPoll = poller(refresh, 3000, err);
   });
 
-  const showDefinition = (d: Definition) => {
+  // The caller's role, fetched once: it disables what the role may not do.
+  const access = loadAccess(id).then((v) => {
+    role.replaceWith(roleLine(v));
+    return v;
+  });
+
+  const showDefinition = (d: Definition, acc: AccessView | undefined) => {
     const wf = d.workflow;
     dag.replaceChildren(drawDag(dagSteps(wf.steps), () => ({})));
     const triggers = [...(wf.time_triggers ?? []), ...(wf.signal_triggers ?? [])];
@@ -96,14 +105,19 @@ export function workflowPage(id: string, version: string): Page {
         h("h3", null, "Version"),
         h("p", null, `${d.metadata.workflow_version_id}${d.is_active ? " (active)" : ""}${d.is_latest ? " (latest)" : ""}`),
         h("p", { class: "muted" }, `pushed ${time(d.metadata.create_time)}${d.metadata.version_author ? ` by ${d.metadata.version_author.name}` : ""}`),
-        actionButton("Start", async () => {
-          const started = await api.start(id, String(d.metadata.workflow_version_id));
-          navigate(`/ui/workflows/${encodeURIComponent(id)}/instances/${started.workflow_instance_id}`);
-        }, err, () => {}),
+        gate(
+          actionButton("Start", async () => {
+            const started = await api.start(id, String(d.metadata.workflow_version_id));
+            navigate(`/ui/workflows/${encodeURIComponent(id)}/instances/${started.workflow_instance_id}`);
+          }, err, () => {}),
+          acc,
+          "start",
+        ),
       ),
       h("div", { class: "card" }, h("h3", null, "Triggers"), triggers.length ? json({ time_triggers: wf.time_triggers, signal_triggers: wf.signal_triggers }) : h("p", { class: "muted" }, "none")),
       h("div", { class: "card" }, h("h3", null, "Properties"), json(d.properties_snapshot ?? {})),
       ...(wf.params ? [h("div", { class: "card" }, h("h3", null, "Params"), json(wf.params))] : []),
+      ...(acc ? [grantCard(acc)] : []),
     );
   };
   const loadVersion = async (v: string) => {
@@ -114,9 +128,9 @@ export function workflowPage(id: string, version: string): Page {
       return undefined;
     }
     try {
-      const d = await api.version(id, v);
+      const [d, acc] = await Promise.all([api.version(id, v), access]);
       defErr.replaceChildren();
-      showDefinition(d);
+      showDefinition(d, acc);
       return d;
     } catch (e) {
       defErr.replaceChildren(errorBox(e));
