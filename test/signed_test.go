@@ -1,20 +1,11 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/maestro-serverless/maestro/localstack/sigv4"
 	"github.com/maestro-serverless/maestro/localstack/stack"
@@ -37,33 +28,9 @@ func TestSignedLocalRequests(t *testing.T) {
 		{AccessKey: "AKIDALICE", Secret: "alice-secret", Principal: alice},
 		{AccessKey: "AKIDBOB", Secret: "bob-secret", Principal: bob},
 	}})
-	region := s.st.Emulator.Region
 	send := func(key, secret, method, path string, body []byte, out any) (int, string) {
 		t.Helper()
-		req, err := http.NewRequest(method, s.st.URL+path, bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		if key != "" {
-			sum := sha256.Sum256(body)
-			creds := aws.Credentials{AccessKeyID: key, SecretAccessKey: secret}
-			if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(sum[:]), "execute-api", region, time.Now()); err != nil {
-				t.Fatal(err)
-			}
-		}
-		resp, err := s.client.Do(req)
-		if err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		if out != nil && resp.StatusCode == http.StatusOK {
-			if err := json.Unmarshal(data, out); err != nil {
-				t.Fatalf("%s %s: decode %q: %v", method, path, data, err)
-			}
-		}
-		return resp.StatusCode, string(data)
+		return signer{t, s, key, secret}.send(method, path, body, out)
 	}
 	refused := func(what string, code int, body, reason string) {
 		t.Helper()
