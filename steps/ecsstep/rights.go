@@ -10,12 +10,12 @@ import (
 // Team rights (package teamrights): when Config.Rights enforces a scope,
 // every task of the step runs with the team's task role — the role of the
 // task definitions the runner registers for images, and a RunTask
-// override of a named task definition's own role; a Notebook step's task
-// too, in place of Config.NotebookTaskRoleARN (the team's role must then
-// be allowed to write the executed notebook under the notebook prefix), and a
-// Kubernetes step's GPU job as its job role. The image must be on the
-// team's images as well as on Config.AllowImages. A team without a task
-// role may run none of these steps.
+// override of a named task definition's own role. A Notebook step's task
+// takes it in place of Config.NotebookTaskRoleARN (the team's role must
+// then be allowed to write the executed notebook under the notebook
+// prefix), and a Kubernetes step's GPU job as its job role. The image
+// must be on the team's images as well as on Config.AllowImages. A team
+// without a task role may run none of these steps.
 
 // teamScope applies m's team rights to t: it returns a teamrights.Refusal
 // when the team may not run t, and sets t.role to the team's task role.
