@@ -164,6 +164,9 @@ func PropsFromContext(get func(key string) any) (Props, error) {
 			p.Functions[h] = fs
 		}
 	}
+	var accessErrs []error
+	p.Access, accessErrs = accessFromContext(get)
+	errs = append(errs, accessErrs...)
 	return p, errors.Join(errs...)
 }
 

@@ -183,6 +183,11 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 		// The API refuses definitions whose literal images are off the list.
 		apiEnv[wiring.EnvECSImages] = strings.Join(s.ECS.Images, ",")
 	}
+	accessEnv, err := s.Access.env(true)
+	if err != nil {
+		return nil, fmt.Errorf("infra: %w", err)
+	}
+	apiEnv = merged(apiEnv, accessEnv)
 	api := newFunction(scope, s, HandlerAPI, "ApiFunction", "Maestro REST API (API Gateway proxy integration)", apiEnv)
 	api.Role.AddToPrincipalPolicy(allow(apiActions(), st.Table.TableArn()))
 	dispatch(api)
@@ -289,20 +294,21 @@ func newFunctions(scope constructs.Construct, s settings, st *Stack) (map[string
 		Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "scheduler.amazonaws.com"}},
 	}))
 	// Lambda and Callback steps: the configured functions (any version or
-	// alias), queues and topics, and nothing else.
-	if len(s.LambdaFunctions) > 0 {
-		var arns []*string
-		for _, f := range s.LambdaFunctions {
-			arn := f
-			if !strings.HasPrefix(f, "arn:") {
-				arn = *awscdk.Stack_Of(scope).FormatArn(&awscdk.ArnComponents{
-					Service: jsii.String("lambda"), Resource: jsii.String("function"), ResourceName: jsii.String(f),
-					ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
-				})
-			}
-			arns = append(arns, jsii.String(arn), jsii.String(arn+":*"))
-		}
+	// alias), queues and topics, and nothing else; with teams, only the
+	// configured functions some team's lambdas match.
+	functions := s.LambdaFunctions
+	if len(s.Access.Teams) > 0 {
+		functions = s.Access.teamFunctions(functions)
+	}
+	if arns := lambdaARNs(awscdk.Stack_Of(scope), functions); len(arns) > 0 {
 		worker.Role.AddToPrincipalPolicy(allow([]string{"lambda:InvokeFunction"}, arns...))
+	}
+	workerAccess, err := s.Access.env(false)
+	if err != nil {
+		return nil, fmt.Errorf("infra: %w", err)
+	}
+	for k, v := range workerAccess {
+		worker.Function.AddEnvironment(jsii.String(k), jsii.String(v), nil)
 	}
 	if len(s.CallbackQueues) > 0 {
 		worker.Role.AddToPrincipalPolicy(allow([]string{"sqs:SendMessage"}, *jsii.Strings(s.CallbackQueues...)...))

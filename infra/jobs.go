@@ -101,14 +101,18 @@ func newJobs(scope constructs.Construct, s settings, st *Stack, worker *Function
 		}))
 		// Neither supports resource-level permissions.
 		worker.Role.AddToPrincipalPolicy(allow([]string{"ecs:DescribeTaskDefinition", "ecs:RegisterTaskDefinition"}, jsii.String("*")))
+		// With teams, tasks run with their team's task role only (see
+		// package teamrights): the stack's task role and the notebook role
+		// are never passed.
+		teams := len(s.Access.Teams) > 0
 		passed := []*string{j.ExecutionRole.RoleArn()}
-		if e.TaskRoleARN != "" {
+		switch {
+		case teams:
+			passed = append(passed, *jsii.Strings(s.Access.teamTaskRoles()...)...)
+		case e.TaskRoleARN != "":
 			passed = append(passed, jsii.String(e.TaskRoleARN))
 		}
-		worker.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions: jsii.Strings("iam:PassRole"), Resources: &passed,
-			Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "ecs-tasks.amazonaws.com"}},
-		}))
+		passRole(worker.Role, "ecs-tasks.amazonaws.com", passed...)
 		worker.Role.AddToPrincipalPolicy(allow([]string{"logs:GetLogEvents"}, jsii.String(*j.ECSLogs.LogGroupArn()+":log-stream:*")))
 
 		// Notebook steps run papermill in tasks with a role of their own:
@@ -123,10 +127,9 @@ func newJobs(scope constructs.Construct, s settings, st *Stack, worker *Function
 			inputs = append(inputs, jsii.String("arn:"+*awscdk.Aws_PARTITION()+":s3:::"+b+"/*"))
 		}
 		j.NotebookRole.AddToPrincipalPolicy(allow([]string{"s3:GetObject"}, inputs...))
-		worker.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Actions: jsii.Strings("iam:PassRole"), Resources: &[]*string{j.NotebookRole.RoleArn()},
-			Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "ecs-tasks.amazonaws.com"}},
-		}))
+		if !teams {
+			passRole(worker.Role, "ecs-tasks.amazonaws.com", j.NotebookRole.RoleArn())
+		}
 
 		env := map[string]string{
 			wiring.EnvECSCluster: e.Cluster, wiring.EnvECSSubnets: strings.Join(e.Subnets, ","),
@@ -182,13 +185,20 @@ func newJobs(scope constructs.Construct, s settings, st *Stack, worker *Function
 			// resource-level permissions.
 			worker.Role.AddToPrincipalPolicy(allow([]string{"batch:RegisterJobDefinition"}, gpuDefs))
 			worker.Role.AddToPrincipalPolicy(allow([]string{"batch:DescribeJobDefinitions"}, jsii.String("*")))
-			if e := s.ECS; e.TaskRoleARN != "" {
-				worker.Role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-					Actions: jsii.Strings("iam:PassRole"), Resources: jsii.Strings(e.TaskRoleARN),
-					Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "batch.amazonaws.com"}},
-				}))
+			// GPU jobs run with the stack's task role, or with teams their
+			// team's task role.
+			switch {
+			case len(s.Access.Teams) > 0:
+				passRole(worker.Role, "batch.amazonaws.com", *jsii.Strings(s.Access.teamTaskRoles()...)...)
+			case s.ECS.TaskRoleARN != "":
+				passRole(worker.Role, "batch.amazonaws.com", jsii.String(s.ECS.TaskRoleARN))
 			}
 			worker.Function.AddEnvironment(jsii.String(wiring.EnvBatchGPUJobQueue), jsii.String(q), nil)
+		} else if len(s.Access.Teams) > 0 && len(s.BatchJobQueues) > 0 {
+			// With teams, the worker reads a Batch step's job definition
+			// to check its role (SubmitJob cannot override it; see
+			// batchstep's rights.go). No role is passed.
+			worker.Role.AddToPrincipalPolicy(allow([]string{"batch:DescribeJobDefinitions"}, jsii.String("*")))
 		}
 		worker.Role.AddToPrincipalPolicy(allow([]string{"batch:SubmitJob"}, arns...))
 		// Job ids are made by Batch: a job's ARN cannot be known before.

@@ -76,7 +76,10 @@ type synthesized struct {
 // stack with ECS steps whose image allow-list names no ECR repository.
 type synthesis struct {
 	full, dev, ecsPublic *synthesized
-	err                  error
+	// teams is the full stack's settings with team rights and the other
+	// access settings (testAccess).
+	teams *synthesized
+	err   error
 }
 
 var (
@@ -163,7 +166,7 @@ func doSynth() (res synthesis) {
 	defer os.RemoveAll(out)
 
 	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(out), Context: &ctx})
-	full, err := NewStack(app, "Full", Props{
+	fullProps := Props{
 		Stage:               fullStage,
 		AssetDir:            assets,
 		HTTPAllow:           testHTTPAllow,
@@ -183,7 +186,14 @@ func doSynth() (res synthesis) {
 		API:                 APISettings{RateLimit: 10, BurstLimit: 20},
 		LogRetentionDays:    90,
 		MaestroChangeEvents: true,
-	})
+	}
+	full, err := NewStack(app, "Full", fullProps)
+	if err != nil {
+		return synthesis{err: err}
+	}
+	teamsProps := fullProps
+	teamsProps.Stage, teamsProps.Access = teamsStage, testAccess
+	teams, err := NewStack(app, "Teams", teamsProps)
 	if err != nil {
 		return synthesis{err: err}
 	}
@@ -209,7 +219,7 @@ func doSynth() (res synthesis) {
 	}
 	ApplyChecks(app, false)
 	app.Synth(nil)
-	return synthesis{full: inspect(full), dev: inspect(dev), ecsPublic: inspect(ecsPublic)}
+	return synthesis{full: inspect(full), dev: inspect(dev), ecsPublic: inspect(ecsPublic), teams: inspect(teams)}
 }
 
 func inspect(st *Stack) *synthesized {

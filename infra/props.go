@@ -198,6 +198,9 @@ type Props struct {
 	LogRetentionDays int
 	// AlarmTopicARN, when set, is the SNS topic every alarm notifies.
 	AlarmTopicARN string
+	// Access says who may do what, and with whose AWS rights steps run
+	// (see access.go).
+	Access AccessSettings
 	// APIGatewayAccountRole creates the account-wide role API Gateway
 	// writes logs with (one per account and region); nil means true. Set
 	// it false when the account's API Gateway settings already name one.
@@ -404,6 +407,7 @@ func (p Props) resolve() (settings, error) {
 			errs = append(errs, fmt.Errorf("callback topic %q: want an SNS topic ARN (arn:aws:sns:region:account:name)", tp))
 		}
 	}
+	errs = append(errs, p.Access.check()...)
 	return s, errors.Join(errs...)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/principal"
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/teamrights"
 )
 
 // AccessSettings are the stack's authorization settings (docs/security.md).
@@ -34,6 +35,9 @@ type AccessSettings struct {
 	// with one of a team's prefixes may be announced only by that team's
 	// members (and admins); names no prefix claims stay open.
 	SignalPrefixes map[string][]string
+	// TeamRights are the AWS rights each team's steps launch with: a push
+	// whose steps ask for more than its owners' team has is refused.
+	TeamRights teamrights.Config
 }
 
 // Access is the authorization role: who the caller is, whether it may
@@ -142,12 +146,13 @@ func (a *Access) grantOf(ctx context.Context, wf string) (g access.Grant, exists
 	if err != nil {
 		return g, false, Internal(err)
 	}
-	g, err = decodeGrant(head)
+	g, err = DecodeGrant(head)
 	return g, err == nil, err
 }
 
-// decodeGrant reads a head's grant.
-func decodeGrant(head *store.WorkflowHead) (access.Grant, error) {
+// DecodeGrant reads a head's grant. A head written before grants existed
+// has none: no owners or operators, everyone reads.
+func DecodeGrant(head *store.WorkflowHead) (access.Grant, error) {
 	if len(head.Access) == 0 {
 		return access.Grant{Readers: []string{access.Everyone}}.Normalized(), nil
 	}
@@ -239,7 +244,7 @@ func (a *Access) CanRead(ctx context.Context, head *store.WorkflowHead) (bool, e
 	if err != nil {
 		return false, err
 	}
-	g, err := decodeGrant(head)
+	g, err := DecodeGrant(head)
 	if err != nil {
 		return false, err
 	}
@@ -409,7 +414,7 @@ func (a *Access) pushCheck(ctx context.Context, wf string) func(*store.WorkflowH
 		if !exists {
 			return nil
 		}
-		g, err := decodeGrant(head)
+		g, err := DecodeGrant(head)
 		if err != nil {
 			return err
 		}
@@ -488,30 +493,33 @@ func (a *Access) AuthorizeSignal(ctx context.Context, name string) error {
 		name, strings.Join(claimants, " or "), c.Principal))
 }
 
-// pushChildren refuses a push by a caller who does not own the workflow
+// checkPush refuses a push by a caller who does not own the workflow
 // (403; the store checks again on the head it writes over), and (400) a
-// push whose subworkflow steps name, as a
-// literal subworkflow_id, a workflow its owners may not operate: the
-// owners the workflow will have (the stored grant's, or the pusher's
-// default for a new workflow). A subworkflow_id given by an expression,
-// or naming a workflow that does not exist yet, is checked when the step
-// runs (ChildAllowed).
-func (a *Access) pushChildren(ctx context.Context, wf string, steps []model.Step) error {
+// push whose steps its owners may not run — the owners the workflow will
+// have: the stored grant's, or the pusher's default for a new workflow:
+//   - a subworkflow step naming, as a literal subworkflow_id, a workflow
+//     those owners may not operate (one given by an expression, or naming
+//     a workflow that does not exist yet, is checked when the step runs:
+//     ChildAllowed);
+//   - where the stack maps teams to AWS rights, an Ecs, Kubernetes,
+//     Notebook, Batch or Lambda step asking for more than the owners'
+//     team has (teamrights.Config.CheckWorkflow; launches check again).
+//
+// Nothing is checked when the stack does not enforce access.
+func (a *Access) checkPush(ctx context.Context, wf string, w *model.Workflow) error {
 	if !a.settings.Enforce {
 		return nil
 	}
-	var owners []string
+	var grant access.Grant
 	head, err := a.store.Definitions.GetHead(ctx, wf)
 	switch {
 	case err == nil:
 		if err := a.pushCheck(ctx, wf)(head, true); err != nil {
 			return err
 		}
-		g, err := decodeGrant(head)
-		if err != nil {
+		if grant, err = DecodeGrant(head); err != nil {
 			return err
 		}
-		owners = g.Owners
 	case errors.Is(err, store.ErrNotFound):
 		if err := a.pushCheck(ctx, wf)(nil, false); err != nil {
 			return err
@@ -520,10 +528,31 @@ func (a *Access) pushChildren(ctx context.Context, wf string, steps []model.Step
 		if err != nil {
 			return err
 		}
-		owners = access.Default(c, false).Owners
+		grant = access.Default(c, a.settings.PrivateWorkflows)
 	default:
 		return Internal(err)
 	}
+	if probs := a.settings.TeamRights.CheckWorkflow(w, grant); len(probs) > 0 {
+		a.auditPush(ctx, wf, access.Push, probs)
+		return Invalid("a step asks for more AWS rights than its owners' team has", probs...)
+	}
+	return a.pushChildren(ctx, wf, grant.Owners, w.Steps)
+}
+
+// auditPush logs and counts a push refused for what its steps ask.
+func (a *Access) auditPush(ctx context.Context, wf string, act access.Action, probs []string) {
+	c, _ := a.caller(ctx)
+	a.log.LogAttrs(ctx, slog.LevelWarn, "access refused", slog.String("principal", c.Principal),
+		slog.String("action", string(act)), slog.String("workflow_id", wf), slog.Any("reasons", probs))
+	if a.metrics != nil {
+		a.metrics.EmitWith("AccessRefused", 1, "Count", map[string]string{"principal": c.Principal, "workflow_id": wf},
+			"Action", string(act))
+	}
+}
+
+// pushChildren refuses (400) a push whose subworkflow steps name, as a
+// literal subworkflow_id, a workflow owners may not operate.
+func (a *Access) pushChildren(ctx context.Context, wf string, owners []string, steps []model.Step) error {
 	var probs []string
 	var walk func(path string, steps []model.Step) error
 	walk = func(path string, steps []model.Step) error {
@@ -560,13 +589,7 @@ func (a *Access) pushChildren(ctx context.Context, wf string, steps []model.Step
 		return err
 	}
 	if len(probs) > 0 {
-		c, _ := a.caller(ctx)
-		a.log.LogAttrs(ctx, slog.LevelWarn, "access refused", slog.String("principal", c.Principal),
-			slog.String("action", string(access.StartChild)), slog.String("workflow_id", wf), slog.Any("reasons", probs))
-		if a.metrics != nil {
-			a.metrics.EmitWith("AccessRefused", 1, "Count", map[string]string{"principal": c.Principal, "workflow_id": wf},
-				"Action", string(access.StartChild))
-		}
+		a.auditPush(ctx, wf, access.StartChild, probs)
 		return Invalid("a subworkflow step starts a workflow its owners may not operate", probs...)
 	}
 	return nil

@@ -57,7 +57,7 @@ func (o *Definitions) CreateWorkflow(ctx context.Context, body []byte, f Format)
 		return nil, Internal(fmt.Errorf("encode definition: %w", err))
 	}
 	wf := def.Workflow.ID
-	if err := o.access.pushChildren(ctx, wf, def.Workflow.Steps); err != nil {
+	if err := o.access.checkPush(ctx, wf, def.Workflow); err != nil {
 		return nil, err
 	}
 	grant, err := o.access.newGrant(ctx)

@@ -20,9 +20,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/maestro-serverless/maestro/localstack"
 	"github.com/maestro-serverless/maestro/localstack/sigv4"
 	"github.com/maestro-serverless/maestro/localstack/stack"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/teamrights"
 )
 
 // signer sends requests to a signed local stack as one principal.
@@ -80,7 +82,10 @@ func (c signer) ok(method, path, body string, out any) {
 // and the teams' as they were; after the admin makes ml an operator, bob
 // starts and stops it. Bob's workflow calling alice's as a subworkflow is
 // refused at push until ml operates hers, and fails at run time once that
-// is taken back. Lists show only what the caller may read.
+// is taken back. Lists show only what the caller may read. Steps run
+// with their owners' team's AWS rights: a Lambda step of team data's on
+// its list runs, through the grant the worker reads from the store; one
+// off the list, or of a team with no rights, is refused at push.
 func TestTeamsAndRoles(t *testing.T) {
 	t.Parallel()
 	const (
@@ -95,6 +100,13 @@ func TestTeamsAndRoles(t *testing.T) {
 			{AccessKey: "AKIDBOB", Secret: "bob-secret", Principal: bobARN},
 		},
 		Admins: []string{adminARN},
+		// Team data's Lambda steps may call etl-* functions; team ml has
+		// no AWS rights mapped.
+		TeamRights: teamrights.Config{"data": {Lambdas: []string{"etl-*"}}},
+		Functions: map[string]localstack.LocalFunction{
+			"etl-load": localstack.FunctionFunc(func(context.Context, []byte) ([]byte, error) { return []byte(`{"doubled": 2}`), nil }),
+			"billing":  localstack.FunctionFunc(func(context.Context, []byte) ([]byte, error) { return []byte(`{"doubled": 0}`), nil }),
+		},
 	})
 	admin := signer{t, s, "AKIDADMIN", "admin-secret"}
 	alice := signer{t, s, "AKIDALICE", "alice-secret"}
@@ -264,6 +276,27 @@ func TestTeamsAndRoles(t *testing.T) {
 	}
 	code, body = bob.send("GET", "/api/v3/workflows/alice-private/versions/latest", nil, nil)
 	refused("bob reads alice-private", code, body, "read", `"alice-private"`, "reader", "none")
+
+	// Steps run with their owners' team's rights: data's Lambda step on
+	// its list runs (the worker reads the owners from the stored grant);
+	// one off the list, and any from a team without rights, are refused
+	// at push.
+	var etl orchestrator.StartResponse
+	alice.ok("POST", "/api/v3/workflows", string(lambdaWorkflow("alice-etl", "etl-load", "", "")), nil)
+	alice.ok("POST", "/api/v3/workflows/alice-etl/versions/latest/actions/start", "{}", &etl)
+	poll(t, 30*time.Second, "alice's Lambda step succeeds", func() (bool, string) {
+		var v orchestrator.InstanceView
+		alice.ok("GET", fmt.Sprintf("/api/v3/workflows/alice-etl/instances/%d", etl.WorkflowInstanceID), "", &v)
+		return v.Status == "SUCCEEDED", v.Status
+	})
+	code, body = alice.send("POST", "/api/v3/workflows", lambdaWorkflow("alice-billing", "billing", "", ""), nil)
+	if code != http.StatusBadRequest || !strings.Contains(body, "billing") || !strings.Contains(body, `team \"data\"`) {
+		t.Errorf("alice's push of a Lambda step off her team's list: HTTP %d %s; want 400 naming the function and team data", code, body)
+	}
+	code, body = bob.send("POST", "/api/v3/workflows", lambdaWorkflow("bob-etl", "etl-load", "", ""), nil)
+	if code != http.StatusBadRequest || !strings.Contains(body, "team:ml") {
+		t.Errorf("bob's push of a Lambda step, team ml having no rights: HTTP %d %s; want 400 naming his owners", code, body)
+	}
 
 	// Unsigned, and signed with a wrong secret: 403 before any route.
 	code, body = signer{t, s, "", ""}.send("GET", "/api/v3/workflows/alice-wf/access", nil, nil)

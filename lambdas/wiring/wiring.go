@@ -46,7 +46,9 @@ import (
 	"github.com/maestro-serverless/maestro/steps/ecsstep"
 	"github.com/maestro-serverless/maestro/steps/httpstep"
 	"github.com/maestro-serverless/maestro/steps/lambdastep"
+	"github.com/maestro-serverless/maestro/steps/steprights"
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/teamrights"
 )
 
 // Config names the resources the handlers use.
@@ -257,8 +259,18 @@ type Options struct {
 	// orchestrator.DefaultClaimLease, store.DefaultEventSweepAfter,
 	// orchestrator.DefaultSweepGrace); tests shorten them.
 	ClaimLease, EventSweepAfter, SweepGrace time.Duration
-	// Access are the authorization settings (AccessFromEnv in Lambda).
+	// Access are the authorization settings (AccessFromEnv in Lambda);
+	// Build adds TeamRights to them.
 	Access orchestrator.AccessSettings
+	// TeamRights maps teams to the AWS rights their workflows' Ecs,
+	// Kubernetes, Notebook, Batch and Lambda steps launch with (see
+	// EnvTeamRights); empty: the stack's. Pushes are checked against them
+	// too.
+	TeamRights teamrights.Config
+	// GrantsFrom, when set, replaces the source of workflows' grants
+	// whose owners pick the team rights of a launch (a test's table); nil
+	// reads each workflow's stored grant (headGrants).
+	GrantsFrom func(*store.Store) steprights.GrantSource
 }
 
 // Deps is everything built.
@@ -290,12 +302,14 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 	sqsClient := sqs.NewFromConfig(awsCfg)
 	sched := scheduler.NewFromConfig(awsCfg)
 	checker := definition.NewChecker(definition.WithClock(opts.Now), definition.WithImagePolicy(opts.ECSImages))
+	st := store.New(ddb, cfg.Table, store.Options{Now: opts.Now, EventSweepAfter: opts.EventSweepAfter})
 	if opts.Runners == nil {
+		rights := stepRights(opts, st).Scope
 		httpRunner, err := httpstep.New(httpstep.Config{AllowHosts: opts.HTTPAllow, Language: checker.Language()})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", EnvHTTPAllow, err)
 		}
-		lambdaRunner, err := lambdastep.New(lambdastep.Config{Client: lambda.NewFromConfig(awsCfg), AllowFunctions: opts.LambdaFunctions})
+		lambdaRunner, err := lambdastep.New(lambdastep.Config{Client: lambda.NewFromConfig(awsCfg), AllowFunctions: opts.LambdaFunctions, Rights: rights})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", EnvLambdaFunctions, err)
 		}
@@ -306,7 +320,7 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		}
 		logs := cloudwatchlogs.NewFromConfig(awsCfg)
 		batchCfg := opts.Batch
-		batchCfg.Batch, batchCfg.Logs = batch.NewFromConfig(awsCfg), logs
+		batchCfg.Batch, batchCfg.Logs, batchCfg.Rights = batch.NewFromConfig(awsCfg), logs, rights
 		if batchCfg.GPUJobQueue != "" {
 			// GPU jobs run with the ECS tasks' role, in definitions named
 			// after their family.
@@ -327,7 +341,7 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		if opts.ECS.Cluster != "" {
 			ecsCfg := opts.ECS
 			ecsCfg.ECS, ecsCfg.Logs, ecsCfg.Region = ecs.NewFromConfig(awsCfg), logs, awsCfg.Region
-			ecsCfg.AllowImages = opts.ECSImages
+			ecsCfg.AllowImages, ecsCfg.Rights = opts.ECSImages, rights
 			if batchCfg.GPUJobQueue != "" {
 				ecsCfg.GPU = batchRunner
 			}
@@ -342,7 +356,6 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 	if cfg.ScheduleGroup != "" && cfg.WorkQueueARN != "" {
 		trig = schedules.New(sched, cfg.ScheduleGroup, cfg.SchedulerRoleARN, cfg.WorkQueueARN)
 	}
-	st := store.New(ddb, cfg.Table, store.Options{Now: opts.Now, EventSweepAfter: opts.EventSweepAfter})
 	var backstops func(context.Context, []store.Message) ([]bool, error)
 	if cfg.Table != "" {
 		backstops = func(ctx context.Context, msgs []store.Message) ([]bool, error) {
@@ -388,7 +401,7 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		SweepGrace: opts.SweepGrace,
 		Dispatcher: dispatcher,
 		Metrics:    emf,
-		Access:     opts.Access,
+		Access:     accessWith(opts.Access, opts.TeamRights),
 		Items: loopitems.NewReader(loopitems.NewS3Objects(s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 			o.UsePathStyle = opts.Emulator
 		})), opts.ItemsBuckets),
@@ -447,6 +460,10 @@ func optionsFromEnv() (Options, error) {
 	if err != nil {
 		return Options{}, fmt.Errorf("%s: %w", EnvECSImages, err)
 	}
+	teamRights, err := teamRightsFromEnv()
+	if err != nil {
+		return Options{}, err
+	}
 	if err := httpstep.CheckDeployable(envList(EnvHTTPAllow)); err != nil {
 		return Options{}, fmt.Errorf("%s: %w", EnvHTTPAllow, err)
 	}
@@ -468,7 +485,7 @@ func optionsFromEnv() (Options, error) {
 		Batch: batchstep.Config{AllowQueues: envList(EnvBatchJobQueues), AllowDefinitions: envList(EnvBatchJobDefinitions),
 			GPUJobQueue: os.Getenv(EnvBatchGPUJobQueue)},
 		Metrics: metricsOut(os.Getenv(EnvStage)), Stage: os.Getenv(EnvStage),
-		ItemsBuckets: envList(EnvItemsBuckets),
+		ItemsBuckets: envList(EnvItemsBuckets), TeamRights: teamRights,
 	}, nil
 }
 

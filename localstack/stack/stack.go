@@ -43,7 +43,9 @@ import (
 	"github.com/maestro-serverless/maestro/signals"
 	"github.com/maestro-serverless/maestro/steps/batchstep"
 	"github.com/maestro-serverless/maestro/steps/ecsstep"
+	"github.com/maestro-serverless/maestro/steps/steprights"
 	"github.com/maestro-serverless/maestro/store"
+	"github.com/maestro-serverless/maestro/teamrights"
 )
 
 // Options configures a local stack. The zero value serves on 127.0.0.1:8080.
@@ -105,6 +107,10 @@ type Options struct {
 	// AWS; empty allows any image, the local stack's default (its tasks run
 	// no container).
 	ECSImages []string
+	// TeamRights and GrantsFrom: the AWS rights each team's steps launch
+	// with, and where workflows' grants are read (see wiring.Options).
+	TeamRights teamrights.Config
+	GrantsFrom func(*store.Store) steprights.GrantSource
 	// Metrics receives the handlers' EMF metric lines (as Lambda prints
 	// them to CloudWatch Logs), dimensioned by the stage; nil emits none.
 	Metrics io.Writer
@@ -326,6 +332,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		ClaimLease: opts.ClaimLease, EventSweepAfter: opts.EventSweepAfter, SweepGrace: opts.SweepGrace,
 		Access: orchestrator.AccessSettings{Enforce: len(opts.Credentials) > 0, Admins: opts.Admins,
 			PrivateWorkflows: opts.PrivateWorkflows, SignalPrefixes: opts.SignalPrefixes},
+		TeamRights: opts.TeamRights, GrantsFrom: opts.GrantsFrom,
 		HealthInfo: orchestrator.HealthView{
 			Endpoint: s.Emulator.Endpoint, Emulator: string(s.Emulator.Kind),
 			DynamoDBEndpoint: s.Emulator.DynamoDBEndpoint, Resources: resJSON,

@@ -39,6 +39,7 @@ import (
 	"github.com/maestro-serverless/maestro/steps/handover"
 	"github.com/maestro-serverless/maestro/steps/joboutput"
 	"github.com/maestro-serverless/maestro/steps/stepparam"
+	"github.com/maestro-serverless/maestro/teamrights"
 )
 
 // ParamBatch is the step param this runner reads.
@@ -71,6 +72,10 @@ type Config struct {
 	// role of their job definitions (the ECS task role), GPUFamily
 	// prefixes those definitions' names (default maestro-gpu).
 	GPUJobQueue, GPUJobRoleARN, GPUFamily string
+	// Rights returns the team rights a step attempt launches with
+	// (steprights.Resolver.Scope); nil, or a Scope not Enforced, submits
+	// every job as its definition says. See rights.go.
+	Rights func(ctx context.Context, m orchestrator.StepWork) (teamrights.Scope, error)
 }
 
 // Runner executes Batch steps. It implements orchestrator.JobRunner.
@@ -114,6 +119,13 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.StepWork, _ string
 	if !slices.Contains(r.cfg.AllowDefinitions, definitionName(j.definition)) {
 		return handover.Refuse(fmt.Sprintf("job definition %q is not on the Batch step allow-list; add its name to the stack's batchJobDefinitions setting", j.definition))
 	}
+	def, err := r.teamDefinition(ctx, m, j.definition)
+	if msg, refused := teamrights.IsRefusal(err); refused {
+		return handover.Refuse(msg)
+	} else if err != nil {
+		return failed(err, "describe the job definition")
+	}
+	j.definition = def
 	over := &types.ContainerOverrides{Command: j.command, Environment: joboutput.Env(m, j.env, keyValue)}
 	for _, rr := range []struct {
 		t types.ResourceType

@@ -55,6 +55,9 @@ type Container struct {
 	// VCPUs, MemoryMiB and GPUs are the job's resource requirements (0:
 	// the defaults for vCPUs and memory).
 	VCPUs, MemoryMiB, GPUs int
+	// JobRoleARN is the job's role (a team's task role); empty:
+	// Config.GPUJobRoleARN.
+	JobRoleARN string
 }
 
 // Check reports the first of c's resources outside the limits of a GPU
@@ -117,8 +120,12 @@ func gpuJobInput(m orchestrator.StepWork, c Container, def, queue string) *batch
 // resources, registering it when it does not exist.
 func (r *Runner) gpuDefinition(ctx context.Context, c Container) (string, error) {
 	reqs := c.ResourceRequirements()
+	role := r.cfg.GPUJobRoleARN
+	if c.JobRoleARN != "" {
+		role = c.JobRoleARN
+	}
 	sum := sha256.New()
-	parts := []string{c.Image, r.cfg.GPUJobRoleARN}
+	parts := []string{c.Image, role}
 	for _, rr := range reqs {
 		parts = append(parts, string(rr.Type)+"="+aws.ToString(rr.Value))
 	}
@@ -140,8 +147,8 @@ func (r *Runner) gpuDefinition(ctx context.Context, c Container) (string, error)
 		return arn, nil
 	}
 	props := &types.ContainerProperties{Image: aws.String(c.Image), ResourceRequirements: reqs}
-	if r.cfg.GPUJobRoleARN != "" {
-		props.JobRoleArn = aws.String(r.cfg.GPUJobRoleARN)
+	if role != "" {
+		props.JobRoleArn = aws.String(role)
 	}
 	reg, err := r.cfg.Batch.RegisterJobDefinition(ctx, &batch.RegisterJobDefinitionInput{
 		JobDefinitionName: aws.String(name), Type: types.JobDefinitionTypeContainer,

@@ -66,6 +66,7 @@ import (
 	"github.com/maestro-serverless/maestro/steps/handover"
 	"github.com/maestro-serverless/maestro/steps/joboutput"
 	"github.com/maestro-serverless/maestro/steps/stepparam"
+	"github.com/maestro-serverless/maestro/teamrights"
 )
 
 // Step params this runner reads.
@@ -128,6 +129,10 @@ type Config struct {
 	AllowImages *images.AllowList
 	// GPU runs the Kubernetes steps that request GPUs; nil refuses them.
 	GPU GPUJobs
+	// Rights returns the team rights a step attempt launches with
+	// (steprights.Resolver.Scope); nil, or a Scope not Enforced, runs
+	// every step with the roles above. See rights.go.
+	Rights func(ctx context.Context, m orchestrator.StepWork) (teamrights.Scope, error)
 }
 
 // GPUJobs runs containers on GPU capacity: the Batch runner
@@ -189,6 +194,12 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.StepWork, _ string
 	if err != nil {
 		return handover.Refuse(err.Error())
 	}
+	scope, err := r.teamScope(ctx, m, &t)
+	if msg, refused := teamrights.IsRefusal(err); refused {
+		return handover.Refuse(msg)
+	} else if err != nil {
+		return orchestrator.Handover{}, nil, err
+	}
 	if t.gpu > 0 {
 		return r.dispatchGPU(ctx, m, t)
 	}
@@ -230,6 +241,10 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.StepWork, _ string
 	}
 	if t.disk > 0 {
 		over.EphemeralStorage = &types.EphemeralStorage{SizeInGiB: int32(t.disk)}
+	}
+	if scope.Enforced {
+		// A named task definition's own role gives way to the team's.
+		over.TaskRoleArn = aws.String(t.role)
 	}
 	public := types.AssignPublicIpDisabled
 	if r.cfg.AssignPublicIP {

@@ -133,10 +133,16 @@ func TestLogsURL(t *testing.T) {
 type fakeECS struct {
 	registered []string // images of registered task definitions
 	ran        []string // task definitions run
+	// registeredRoles and overrideRoles are the task roles of registered
+	// task definitions and of RunTask overrides ("" for none).
+	registeredRoles, overrideRoles []string
 }
 
 func (f *fakeECS) RunTask(_ context.Context, in *ecs.RunTaskInput, _ ...func(*ecs.Options)) (*ecs.RunTaskOutput, error) {
 	f.ran = append(f.ran, aws.ToString(in.TaskDefinition))
+	if in.Overrides != nil {
+		f.overrideRoles = append(f.overrideRoles, aws.ToString(in.Overrides.TaskRoleArn))
+	}
 	return &ecs.RunTaskOutput{Tasks: []types.Task{{TaskArn: aws.String("arn:aws:ecs:us-east-1:123456789012:task/data/0123")}}}, nil
 }
 
@@ -146,6 +152,7 @@ func (f *fakeECS) StopTask(context.Context, *ecs.StopTaskInput, ...func(*ecs.Opt
 
 func (f *fakeECS) RegisterTaskDefinition(_ context.Context, in *ecs.RegisterTaskDefinitionInput, _ ...func(*ecs.Options)) (*ecs.RegisterTaskDefinitionOutput, error) {
 	f.registered = append(f.registered, aws.ToString(in.ContainerDefinitions[0].Image))
+	f.registeredRoles = append(f.registeredRoles, aws.ToString(in.TaskRoleArn))
 	return &ecs.RegisterTaskDefinitionOutput{TaskDefinition: &types.TaskDefinition{
 		TaskDefinitionArn: aws.String("arn:aws:ecs:us-east-1:123456789012:task-definition/" + aws.ToString(in.Family) + ":1")}}, nil
 }

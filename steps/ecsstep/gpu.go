@@ -34,14 +34,15 @@ func (r *Runner) dispatchGPU(ctx context.Context, m orchestrator.StepWork, t tas
 
 // gpuContainer maps a Kubernetes step's task to a Batch GPU job: cpu (ECS
 // units) rounded up to whole vCPUs, memory in MiB, command and args as the
-// command.
+// command, and a team's task role (t.role, when its rights apply) as its job
+// role.
 func gpuContainer(t task) batchstep.Container {
 	var command []string
 	if t.entryPoint != nil || t.command != nil {
 		command = append(slices.Clone(t.entryPoint), t.command...)
 	}
 	return batchstep.Container{Image: t.image, Command: command, Env: t.env,
-		VCPUs: (t.cpu + 1023) / 1024, MemoryMiB: t.memory, GPUs: t.gpu}
+		VCPUs: (t.cpu + 1023) / 1024, MemoryMiB: t.memory, GPUs: t.gpu, JobRoleARN: t.role}
 }
 
 // gpuCount reads a Kubernetes step's gpu: a whole number of GPUs, 1 to

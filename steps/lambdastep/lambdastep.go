@@ -37,6 +37,7 @@ import (
 	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/orchestrator"
 	"github.com/maestro-serverless/maestro/steps/stepparam"
+	"github.com/maestro-serverless/maestro/teamrights"
 )
 
 // Names of the step params and outputs this runner reads and writes.
@@ -71,12 +72,18 @@ type Config struct {
 	// (a name matches its ARN in any account and region only when the
 	// entry is the bare name). Empty allows none.
 	AllowFunctions []string
+	// Rights returns the team rights a step attempt launches with
+	// (steprights.Resolver.Scope); when it enforces a scope, the function
+	// must also match the team's lambdas (teamrights.MatchLambda), else
+	// the step fails without invoking it. nil: AllowFunctions alone.
+	Rights func(ctx context.Context, m orchestrator.StepWork) (teamrights.Scope, error)
 }
 
 // Runner executes Lambda steps. It implements orchestrator.CallbackRunner.
 type Runner struct {
 	client Client
 	allow  []string
+	rights func(ctx context.Context, m orchestrator.StepWork) (teamrights.Scope, error)
 }
 
 var _ orchestrator.CallbackRunner = (*Runner)(nil)
@@ -91,7 +98,7 @@ func New(cfg Config) (*Runner, error) {
 			return nil, errors.New("lambdastep: an empty entry in AllowFunctions")
 		}
 	}
-	return &Runner{client: cfg.Client, allow: slices.Clone(cfg.AllowFunctions)}, nil
+	return &Runner{client: cfg.Client, allow: slices.Clone(cfg.AllowFunctions), rights: cfg.Rights}, nil
 }
 
 // call is the invocation a step's params describe.
@@ -177,6 +184,9 @@ func (r *Runner) RunStep(ctx context.Context, m orchestrator.StepWork) (engine.S
 	if err != nil {
 		return finish(res, engine.OutcomeFatalError, err.Error()), nil
 	}
+	if o, msg := r.teamAllows(ctx, m, c.function); o != "" {
+		return finish(res, o, msg), nil
+	}
 	payload, res2, ok := r.prepare(res, c)
 	if !ok {
 		return res2, nil
@@ -219,6 +229,12 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.StepWork, token st
 		res = finish(res, engine.OutcomeFatalError, err.Error())
 		return orchestrator.Handover{}, &res, nil
 	}
+	if o, msg := r.teamAllows(ctx, m, c.function); o == engine.OutcomePlatformError {
+		return orchestrator.Handover{}, nil, errors.New(msg)
+	} else if o != "" {
+		res = finish(res, o, msg)
+		return orchestrator.Handover{}, &res, nil
+	}
 	obj, ok := c.payload.(map[string]any)
 	if !ok {
 		res = finish(res, engine.OutcomeFatalError, fmt.Sprintf("param %s.payload must be a MAP for an Event invocation (it carries %s), not %T", ParamLambda, PayloadTokenField, c.payload))
@@ -255,6 +271,29 @@ func (r *Runner) Dispatch(ctx context.Context, m orchestrator.StepWork, token st
 		target += ":" + c.qualifier
 	}
 	return orchestrator.Handover{Target: target}, nil, nil
+}
+
+// teamAllows checks function against m's team rights: it returns "" when
+// the function may be invoked, else the outcome and message of the
+// attempt's end (a fatal error naming the rule; a platform error when the
+// rights could not be read).
+func (r *Runner) teamAllows(ctx context.Context, m orchestrator.StepWork, function string) (engine.Outcome, string) {
+	if r.rights == nil {
+		return "", ""
+	}
+	scope, err := r.rights(ctx, m)
+	if msg, refused := teamrights.IsRefusal(err); refused {
+		return engine.OutcomeFatalError, msg
+	} else if err != nil {
+		return engine.OutcomePlatformError, err.Error()
+	}
+	if !scope.Enforced {
+		return "", ""
+	}
+	if err := scope.Rights.AllowsLambda(scope.Team, function); err != nil {
+		return engine.OutcomeFatalError, fmt.Sprintf("%v; add a pattern matching it to CDK context teams.%s.lambdas", err, scope.Team)
+	}
+	return "", ""
 }
 
 // prepare checks c's function against the allow-list and encodes its
