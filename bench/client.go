@@ -3,21 +3,31 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/google/uuid"
 	"github.com/maestro-serverless/maestro/orchestrator"
 )
 
-// client speaks the orchestrator's HTTP API.
+// client speaks the orchestrator's HTTP API, signing each request as a
+// caller of the deployed API does (SigV4 for execute-api), so that the
+// stack authenticates and authorizes it as API Gateway and the API do.
 type client struct {
-	base string
-	http *http.Client
+	base   string
+	http   *http.Client
+	region string
+	creds  aws.Credentials
+	signer *v4.Signer
 }
 
 // do sends a request and decodes a 200 answer's JSON body into out.
@@ -32,6 +42,12 @@ func (c *client) do(ctx context.Context, method, path string, body []byte, out a
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.signer != nil {
+		sum := sha256.Sum256(body)
+		if err := c.signer.SignHTTP(ctx, c.creds, req, hex.EncodeToString(sum[:]), "execute-api", c.region, time.Now()); err != nil {
+			return fmt.Errorf("%s %s: sign: %w", method, path, err)
+		}
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -24,11 +24,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/google/uuid"
 
 	"github.com/maestro-serverless/maestro/localstack"
+	"github.com/maestro-serverless/maestro/localstack/sigv4"
 	"github.com/maestro-serverless/maestro/localstack/stack"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
@@ -217,13 +220,21 @@ type meters struct {
 // them on every write, so a workload run after the 5,000-iteration foreach
 // found each write slower than one run first (see docs/benchmarks.md).
 // Notes on its settling go to rep, which also gets the emulator's name.
+// benchPrincipal is the role the benchmark's client calls the API as.
+const benchPrincipal = "arn:aws:iam::000000000000:role/maestro-bench"
+
 func runOnStack(ctx context.Context, cfg Config, w *Workload, m meters, rep *Report) (*WorkloadResult, error) {
 	meter, calls := m.aws, m.calls
 	// The handlers log as deployed (JSON at Info, EMF lines) into the log
 	// meter, but for the benchmark's own reads, and to cfg.Logger as well.
 	logger := slog.New(slog.NewMultiHandler(cfg.Logger.Handler(), meteredLogs{slog.NewJSONHandler(m.logs, nil)}))
+	// The client signs as a caller of the deployed API, whose every
+	// request is authorized (a team lookup and the workflow's grant), as
+	// the local stack does with credentials.
+	benchKey := sigv4.Credential{AccessKey: "AKIDBENCH", Secret: uuid.NewString(), Principal: benchPrincipal}
 	st, err := stack.Start(ctx, stack.Options{
-		Addr: "127.0.0.1:0", Stage: cfg.Stage, StreamInterval: cfg.StreamInterval, Emulator: cfg.Emulator,
+		Credentials: []sigv4.Credential{benchKey},
+		Addr:        "127.0.0.1:0", Stage: cfg.Stage, StreamInterval: cfg.StreamInterval, Emulator: cfg.Emulator,
 		WorkPollers: cfg.WorkPollers, Logger: logger, Metrics: m.logs, APIOptions: []func(*middleware.Stack) error{meter.Middleware()},
 		Hooks: stack.Hooks{
 			HTTP:    func(h http.Handler) http.Handler { return calls.HTTP(FunctionAPI, h) },
@@ -253,7 +264,8 @@ func runOnStack(ctx context.Context, cfg Config, w *Workload, m meters, rep *Rep
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 0, 512
 	defer tr.CloseIdleConnections()
-	c := &client{base: st.URL, http: &http.Client{Transport: tr}}
+	c := &client{base: st.URL, http: &http.Client{Transport: tr}, region: st.Emulator.Region, signer: v4.NewSigner(),
+		creds: aws.Credentials{AccessKeyID: benchKey.AccessKey, SecretAccessKey: benchKey.Secret}}
 	def := w.Definition
 	if w.Items > 0 {
 		if def, err = putItems(ctx, st, w); err != nil {
