@@ -264,12 +264,6 @@ func (a *Access) refuse(ctx context.Context, c access.Caller, wf string, act acc
 	return &Error{Status: http.StatusForbidden, Message: msg}
 }
 
-// Forbidden reports whether err is an authorization refusal.
-func Forbidden(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Status == http.StatusForbidden
-}
-
 // AccessView is a workflow's grant and the caller's role on it.
 type AccessView struct {
 	WorkflowID string `json:"workflow_id"`
