@@ -12,7 +12,7 @@
 // tooltip naming the role needed; for a reader it clicks the disabled Stop
 // (nothing may be sent), for an operator the enabled Stop (the fake records
 // it). Every failed check throws; the exit code is 0 only when all hold.
-import { chromium } from "playwright-core";
+import { launchChromium } from "./browser.mjs";
 
 const base = process.env.MAESTRO_UI_URL;
 if (!base) {
@@ -35,10 +35,7 @@ const cases = [
   { wf: "wf-old", role: "", disabled: {} },
 ];
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+const browser = await launchChromium();
 let failed = false;
 try {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });

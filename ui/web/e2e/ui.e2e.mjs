@@ -13,7 +13,7 @@
 // a foreach and a subworkflow step, opens an iteration and the child from the
 // step details and sees their DAGs. Every failed check throws; the exit code
 // is 0 only when all hold.
-import { chromium } from "playwright-core";
+import { launchChromium } from "./browser.mjs";
 import { readFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 
@@ -45,10 +45,7 @@ const longDef = JSON.stringify({
 
 const log = (...a) => console.log(new Date().toISOString(), ...a);
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-});
+const browser = await launchChromium();
 let failed = false;
 try {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
