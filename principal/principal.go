@@ -191,12 +191,13 @@ func Match(pattern, p string) (bool, error) {
 	if pa.Partition != a.Partition || pa.Service != a.Service || pa.Region != a.Region || pa.Account != a.Account {
 		return false, nil
 	}
-	return wildcard(pa.Resource, a.Resource), nil
+	return Wildcard(pa.Resource, a.Resource), nil
 }
 
-// wildcard matches s against pattern (* any run, ? any one byte) without
-// backtracking blow-up: the last * seen is the only one retried.
-func wildcard(pattern, s string) bool {
+// Wildcard reports whether s matches pattern, where * matches any run of
+// bytes and ? any one byte, without backtracking blow-up: the last * seen
+// is the only one retried, so it takes at most len(pattern)*len(s) steps.
+func Wildcard(pattern, s string) bool {
 	pi, si := 0, 0
 	star, mark := -1, 0
 	for si < len(s) {

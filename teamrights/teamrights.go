@@ -49,6 +49,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/access"
 	"github.com/maestro-serverless/maestro/images"
+	"github.com/maestro-serverless/maestro/principal"
 )
 
 // Limits of a configuration, enforced by Parse.
@@ -318,36 +319,9 @@ func MatchLambda(p, function string) bool {
 		unqualified, name = n, n
 	}
 	if strings.HasPrefix(p, "arn:") {
-		return strings.HasPrefix(function, "arn:") && Glob(p, unqualified)
+		return strings.HasPrefix(function, "arn:") && principal.Wildcard(p, unqualified)
 	}
-	return Glob(p, name)
-}
-
-// Glob reports whether s matches pattern, where * matches any run of
-// characters; it takes time linear in len(pattern)*len(s) at worst.
-func Glob(pattern, s string) bool {
-	pi, si := 0, 0
-	star, mark := -1, 0
-	for si < len(s) {
-		switch {
-		case pi < len(pattern) && pattern[pi] != '*' && pattern[pi] == s[si]:
-			pi++
-			si++
-		case pi < len(pattern) && pattern[pi] == '*':
-			star, mark = pi, si
-			pi++
-		case star >= 0:
-			pi = star + 1
-			mark++
-			si = mark
-		default:
-			return false
-		}
-	}
-	for pi < len(pattern) && pattern[pi] == '*' {
-		pi++
-	}
-	return pi == len(pattern)
+	return principal.Wildcard(p, name)
 }
 
 // JSON returns c as the compact JSON Parse reads, teams in name order.
