@@ -79,9 +79,18 @@ func checkImages(list []model.Step, path string, allow *images.AllowList, errs E
 }
 
 // literalImage returns the image a step's MAP param names when it is known
-// before the step runs: a literal MAP whose image is a literal STRING that
-// interpolates nothing.
+// before the step runs (LiteralMapField). An empty one names no image (an
+// Ecs step may name a task definition instead).
 func literalImage(p *model.ParamDefinition) (string, bool) {
+	return LiteralMapField(p, imageField)
+}
+
+// LiteralMapField returns field of a step's MAP param when it is known
+// before the step runs: a literal MAP whose field is a literal STRING that
+// interpolates nothing (its "$$" read as the "$" it becomes), trimmed as
+// the worker trims what it reads. ok is false otherwise, and for an empty
+// value.
+func LiteralMapField(p *model.ParamDefinition, field string) (string, bool) {
 	if p == nil || !p.HasValue {
 		return "", false
 	}
@@ -89,7 +98,7 @@ func literalImage(p *model.ParamDefinition) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	f := fields[imageField]
+	f := fields[field]
 	if f == nil || !f.HasValue {
 		return "", false
 	}
@@ -101,8 +110,6 @@ func literalImage(p *model.ParamDefinition) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	// The worker trims the image as it reads the param; an empty one names
-	// no image (an Ecs step may name a task definition instead).
 	s = strings.TrimSpace(s)
 	return s, s != ""
 }

@@ -2,10 +2,9 @@ package teamrights
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/maestro-serverless/maestro/access"
-	"github.com/maestro-serverless/maestro/engine/expression"
+	"github.com/maestro-serverless/maestro/definition"
 	"github.com/maestro-serverless/maestro/model"
 )
 
@@ -76,7 +75,7 @@ func Check(wf *model.Workflow, team string, r Rights) []string {
 			if s.Type == model.StepECS {
 				param = "ecs"
 			}
-			if image, ok := literalField(s.Params.Defs[param], "image"); ok {
+			if image, ok := definition.LiteralMapField(s.Params.Defs[param], "image"); ok {
 				if err := r.AllowsImage(team, image); err != nil {
 					fail("params."+param+".image", err.Error())
 				}
@@ -86,7 +85,7 @@ func Check(wf *model.Workflow, team string, r Rights) []string {
 				fail("job role", fmt.Sprintf("team %q has no Batch job role (teams.%s.job_role_arn; CDK context teams.%s.jobRoleArn): its workflows may not run Batch steps", team, team, team))
 			}
 		case model.StepLambda:
-			if fn, ok := literalField(s.Params.Defs["lambda"], "function_name"); ok {
+			if fn, ok := definition.LiteralMapField(s.Params.Defs["lambda"], "function_name"); ok {
 				if err := r.AllowsLambda(team, fn); err != nil {
 					fail("params.lambda.function_name", err.Error())
 				}
@@ -107,32 +106,4 @@ func walk(list []model.Step, path string, f func(s *model.Step, at string)) {
 		f(s, at)
 		walk(s.Steps, at+".steps", f)
 	}
-}
-
-// literalField returns field of a step's MAP param when it is known before
-// the step runs: a literal MAP whose field is a literal STRING that
-// interpolates nothing (its "$$" read as the "$" it becomes), trimmed as
-// the worker trims it. ok is false otherwise, and for an empty value.
-func literalField(p *model.ParamDefinition, field string) (string, bool) {
-	if p == nil || !p.HasValue {
-		return "", false
-	}
-	fields, ok := p.Value.(map[string]*model.ParamDefinition)
-	if !ok {
-		return "", false
-	}
-	f := fields[field]
-	if f == nil || !f.HasValue {
-		return "", false
-	}
-	s, ok := f.Value.(string)
-	if !ok || len(expression.InterpolationRefs(s)) > 0 {
-		return "", false
-	}
-	s, err := expression.Interpolate(s, func(string) (any, bool) { return nil, false })
-	if err != nil {
-		return "", false
-	}
-	s = strings.TrimSpace(s)
-	return s, s != ""
 }
