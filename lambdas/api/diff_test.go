@@ -21,9 +21,9 @@ func (f *fakeService) DiffVersions(_ context.Context, wf, from, to string) (*dif
 }
 
 // TestDiffRoute: the diff route passes both selectors (numbers, names
-// lowercased) to the service and answers its diff; a bad selector is a
-// 400 naming the path parameter and the rule, and reaches no service; the
-// service's 404 passes through.
+// lowercased) to the service and answers its diff; a bad selector or
+// workflow id is a 400 naming the path parameter and the rule, and
+// reaches no service; the service's 404 passes through.
 func TestDiffRoute(t *testing.T) {
 	cases := []struct {
 		target     string
@@ -39,10 +39,12 @@ func TestDiffRoute(t *testing.T) {
 		{"/api/v3/workflows/wf1/versions/1/diff/newest", nil, 400, nil, "other: must be active, latest, default or a positive version number"},
 		{"/api/v3/workflows/wf1/versions/1/diff/-2", nil, 400, nil, "other: must be"},
 		{"/api/v3/workflows/wf1/versions/1/diff/99999999999999999999", nil, 400, nil, "other: must be"},
+		{"/api/v3/workflows/" + strings.Repeat("w", 3000) + "/versions/1/diff/2", nil, 400, nil, "id: workflow id is 3000 characters long; the limit is 128"},
+		{"/api/v3/workflows/maestro_x/versions/1/diff/2", nil, 400, nil, "must not start with"},
 		{"/api/v3/workflows/wf1/versions/1/diff/9", orchestrator.NotFound("workflow wf1 has no version 9 (latest is 2)"), 404, []any{"wf1", "1", "9"}, "no version 9"},
 	}
 	for _, c := range cases {
-		t.Run(c.target, func(t *testing.T) {
+		t.Run(c.target[:min(len(c.target), 80)], func(t *testing.T) {
 			f := &fakeService{err: c.svcErr}
 			rec := httptest.NewRecorder()
 			NewHandler(f.services(), Options{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, c.target, nil))
