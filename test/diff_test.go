@@ -47,7 +47,8 @@ func diffVersion(wf string, v int) []byte {
 // a bad selector a 400 naming the path parameter. Then it drives the diff
 // page in headless Chromium (ui/web/e2e/diff.e2e.mjs): from the workflow
 // page's "compare with previous" link to both DAGs with their highlights
-// and the list of changes. Like TestWebUI it needs Node.js,
+// and the list of changes, then a missing version's 404 and a bad
+// selector's 400 on the page. Like TestWebUI it needs Node.js,
 // ui/web/node_modules and Chromium, and fails naming what is missing.
 func TestVersionDiff(t *testing.T) {
 	t.Parallel()

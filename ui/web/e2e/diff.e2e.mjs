@@ -17,7 +17,7 @@
 // page and checks each side's highlights — the class, the data-diff mark
 // and the colour the page draws — and the list of changes with their
 // JSON paths; then a diff with a version that does not exist shows the
-// API's 404. Every failed check throws; the exit code is 0 only when all
+// API's 404, and one with a selector that is not one the API's 400. Every failed check throws; the exit code is 0 only when all
 // hold.
 import { launchChromium } from "./browser.mjs";
 import { mkdirSync } from "node:fs";
@@ -43,9 +43,12 @@ try {
   page.setDefaultTimeout(30_000);
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
-  // The missing version's 404 below is expected; Chromium logs it.
-  const expected404 = (m) => m.text().includes("status of 404") && /\/versions\/1\/diff\/9$/.test(m.location().url);
-  page.on("console", (m) => m.type() === "error" && !expected404(m) && errors.push(`${m.text()} (${m.location().url})`));
+  // The missing version's 404 and the bad selector's 400 below are
+  // expected; Chromium logs them.
+  const expected = (m) =>
+    (m.text().includes("status of 404") && /\/versions\/1\/diff\/9$/.test(m.location().url)) ||
+    (m.text().includes("status of 400") && /\/versions\/first\/diff\/2$/.test(m.location().url));
+  page.on("console", (m) => m.type() === "error" && !expected(m) && errors.push(`${m.text()} (${m.location().url})`));
 
   // 1. The workflow page links its version to the previous one.
   await page.goto(`${base}/ui/workflows/${wf}`);
@@ -109,6 +112,13 @@ try {
   const msg = await page.textContent("div.error[role=alert]");
   check(msg.includes("404") && msg.includes("no version 9"), `missing version: ${msg}`);
   log(`missing version: ${msg}`);
+
+  // 5. A selector that is not one: the API's 400, naming the parameter.
+  await page.goto(`${base}/ui/workflows/${wf}/diff/first/2`);
+  await page.waitForSelector("div.error[role=alert] li");
+  const bad = await page.textContent("div.error[role=alert]");
+  check(bad.includes("400") && bad.includes("version: must be active, latest, default or a positive version number"), `bad selector: ${bad}`);
+  log(`bad selector: ${bad}`);
 
   if (errors.length) throw new Error(`errors in the page: ${errors.join("; ")}`);
   console.log(JSON.stringify({ ok: true }));
