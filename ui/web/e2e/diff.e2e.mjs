@@ -106,14 +106,24 @@ try {
   if (shots) await page.screenshot({ path: join(shots, "ui-diff.png"), fullPage: true });
   log(`${items.length} changes listed`);
 
-  // 4. A version that does not exist: the API's 404, named.
+  // 4. The pickers: version 2 against itself, then back to 1 -> 2.
+  check(JSON.stringify(await page.$$eval("#diff-to-version option", (os) => os.map((o) => o.value))) === '["2","1"]', "the pickers do not offer versions 2 and 1");
+  await page.selectOption("#diff-from-version", "2");
+  await page.waitForURL(`**/ui/workflows/${wf}/diff/2/2`);
+  await page.waitForSelector("#diff-changes li.empty");
+  check((await page.$$("#diff-from svg [data-diff], #diff-to svg [data-diff]")).length === 0, "version 2 against itself highlights something");
+  await page.goBack();
+  await page.waitForSelector("#diff-to svg g.node[data-step-id=notify][data-diff=added]");
+  log("pickers: 2 -> 2 has no changes; back to 1 -> 2");
+
+  // 5. A version that does not exist: the API's 404, named.
   await page.goto(`${base}/ui/workflows/${wf}/diff/1/9`);
   await page.waitForSelector("div.error[role=alert]");
   const msg = await page.textContent("div.error[role=alert]");
   check(msg.includes("404") && msg.includes("no version 9"), `missing version: ${msg}`);
   log(`missing version: ${msg}`);
 
-  // 5. A selector that is not one: the API's 400, naming the parameter.
+  // 6. A selector that is not one: the API's 400, naming the parameter.
   await page.goto(`${base}/ui/workflows/${wf}/diff/first/2`);
   await page.waitForSelector("div.error[role=alert] li");
   const bad = await page.textContent("div.error[role=alert]");

@@ -7,6 +7,7 @@ import { api, type Definition, type DiffChange, type VersionDiff } from "../api"
 import { errorBox, type Page } from "../app";
 import { dagSteps, drawDag } from "../dag";
 import { h, link } from "../dom";
+import { navigate } from "../router";
 
 type Mark = "added" | "removed" | "changed";
 
@@ -112,18 +113,34 @@ export function diffPage(id: string, from: string, to: string): Page {
   const err = h("div");
   const body = h("div");
   const wfLink = `/ui/workflows/${encodeURIComponent(id)}`;
+  const fromSel = h("select", { "aria-label": "from version", id: "diff-from-version" });
+  const toSel = h("select", { "aria-label": "to version", id: "diff-to-version" });
+  const pick = () => navigate(`/ui/workflows/${encodeURIComponent(id)}/diff/${fromSel.value}/${toSel.value}`);
+  fromSel.addEventListener("change", pick);
+  toSel.addEventListener("change", pick);
   const el = h(
     "section",
     null,
     h("p", { class: "crumbs" }, link("/ui/", "Workflows"), " / ", link(wfLink, id), " / diff"),
     h("h1", { id: "diff-title" }, `${id}: version ${from} → version ${to}`),
+    h("p", null, "Compare version ", fromSel, " with version ", toSel),
     err,
     body,
   );
+  // The pickers offer the newest 50 versions, and the two compared.
+  const fillPickers = (d: VersionDiff, latest: number) => {
+    const versions = new Set<number>([d.from, d.to]);
+    for (let v = latest; v >= 1 && v > latest - 50; v--) versions.add(v);
+    const sorted = [...versions].sort((x, y) => y - x);
+    fromSel.replaceChildren(...sorted.map((v) => h("option", { value: v, selected: v === d.from }, String(v))));
+    toSel.replaceChildren(...sorted.map((v) => h("option", { value: v, selected: v === d.to }, String(v))));
+  };
   void (async () => {
     try {
       const d = await api.diff(id, from, to);
       const [a, b] = await Promise.all([api.version(id, d.from), api.version(id, d.to)]);
+      const latest = a.is_latest ? d.from : b.is_latest ? d.to : (await api.version(id, "latest")).metadata.workflow_version_id;
+      fillPickers(d, latest);
       const { left, right } = sideMarks(d);
       const counts = `${d.steps.added.length} added, ${d.steps.removed.length} removed, ${d.steps.changed.length} changed steps; ` +
         `${d.edges.added.length} added, ${d.edges.removed.length} removed, ${d.edges.changed.length} changed edges`;
