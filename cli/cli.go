@@ -74,6 +74,8 @@ const Usage = `  push FILE...                 store workflow definitions (.json,
   teams [get NAME | set NAME --member ARN... | delete NAME]
                                the teams (admins change them)
   signal NAME [k=v]...         announce a signal
+  diff WF A B                  what changed from version A to version B (each a number, active, latest
+                               or default): steps, edges, params, workflow fields, properties
   ui [--listen ADDR]           serve the web UI on ADDR (default 127.0.0.1:8765), its API calls
                                forwarded to the endpoint (SigV4-signed for AWS), to the browser
                                that opens the one-time login URL it prints
@@ -82,7 +84,7 @@ const Usage = `  push FILE...                 store workflow definitions (.json,
 
 // Commands are the subcommands Run serves.
 var Commands = []string{"push", "workflows", "ui", "start", "start-batch", "status", "instances", "watch", "timeline", "stop", "kill", "unblock", "restart",
-	"step", "breakpoint", "permit", "signal", "whoami", "access", "teams"}
+	"step", "breakpoint", "permit", "signal", "whoami", "access", "teams", "diff"}
 
 // Client calls the API.
 type Client struct {
@@ -349,6 +351,7 @@ func (r *runner) commands(ctx context.Context, f flags) map[string]command {
 			return r.access(ctx, rest[0], rest[1], f.access)
 		}},
 		"teams": {0, true, teamsUsage, func(rest []string) int { return r.teams(ctx, rest, f.access) }},
+		"diff":  {3, false, "WF A B", func(rest []string) int { return r.diffVersions(ctx, rest[0], rest[1], rest[2]) }},
 	}
 	for _, action := range []string{"stop", "kill", "unblock"} {
 		cmds[action] = command{2, false, "WF INSTANCE", func(rest []string) int { return r.act(ctx, rest[0], rest[1], action) }}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 
 	"github.com/maestro-serverless/maestro/access"
@@ -147,6 +148,7 @@ func routeGuards() map[string]guard {
 		"GET " + signalsPath + "/{name}/instances/{seq}":         open("signals are announcements to the whole stack"),
 		"GET " + signalsPath + "/{name}/instances/{seq}/lineage": open("signals are announcements to the whole stack"),
 	}
+	maps.Copy(g, diffGuards())
 	for _, action := range taskActions() {
 		g["POST "+tasksPath+action] = inService("", "the task token is the capability: whoever holds it reports")
 	}

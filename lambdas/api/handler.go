@@ -169,6 +169,7 @@ func (s *server) register(mux *http.ServeMux) {
 	route("DELETE "+workflowsPath+"/{id}", s.deleteWorkflow)
 	gateAPI{s}.register(route)
 	tagAPI{s}.register(route)
+	diffAPI{s}.register(route)
 	jobQueueAPI{s}.register(route)
 	jobTemplateAPI{s}.register(route)
 	signalAPI{s}.register(route)

@@ -87,14 +87,19 @@ func idField(f rawField, dst *string, check func(string) error) []string {
 // "latest", "default" (any case, passed on in lower case) or a positive
 // version number (passed on in canonical decimal form).
 func versionSelector(r *http.Request) (string, error) {
-	raw := r.PathValue("version")
+	return versionSelectorAt(r, "version")
+}
+
+// versionSelectorAt is versionSelector of the path parameter name.
+func versionSelectorAt(r *http.Request, name string) (string, error) {
+	raw := r.PathValue(name)
 	switch v := strings.ToLower(raw); v {
 	case "active", "latest", "default":
 		return v, nil
 	}
 	n, err := parsePositive(raw)
 	if err != nil {
-		return "", invalidParam("version", "must be active, latest, default or a positive version number")
+		return "", invalidParam(name, "must be active, latest, default or a positive version number")
 	}
 	return strconv.FormatInt(n, 10), nil
 }

@@ -18,6 +18,8 @@ type Services struct {
 	Gates       GateService
 	Signals     SignalService
 	Health      HealthService
+	// Diffs compares versions (diff.go).
+	Diffs DiffService
 	// Access authorizes every route (routeGuards) and keeps grants and
 	// teams.
 	Access AccessService
@@ -25,7 +27,8 @@ type Services struct {
 
 // ServicesOf returns the roles of o the API serves.
 func ServicesOf(o *orchestrator.Orchestrator) Services {
-	return Services{Definitions: o.Definitions, Runs: o.Runs, Actions: o.Actions, Gates: o.Gates, Signals: o.Signals, Health: o.Runs, Access: o.Access}
+	return Services{Definitions: o.Definitions, Runs: o.Runs, Actions: o.Actions, Gates: o.Gates, Signals: o.Signals, Health: o.Runs, Access: o.Access,
+		Diffs: o.Definitions}
 }
 
 // DefinitionService pushes, reads, activates and deletes workflow definitions.

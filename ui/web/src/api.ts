@@ -121,6 +121,59 @@ export interface Definition {
   is_default: boolean;
 }
 
+/** DiffChange is one changed value: from is absent when added, to when removed. */
+export interface DiffChange {
+  path: string;
+  field?: string;
+  from?: unknown;
+  to?: unknown;
+}
+
+/** DiffStep is a step added, removed or changed between two versions. */
+export interface DiffStep {
+  step_id: string;
+  kind: string;
+  type?: string;
+  path: string;
+  parents?: string[];
+  from_path?: string;
+  from_parents?: string[];
+  moved?: boolean;
+  changes?: DiffChange[];
+}
+
+/** DiffEdge is a transition from a step to a successor. */
+export interface DiffEdge {
+  from: string;
+  to: string;
+  condition: string;
+  from_condition?: string;
+}
+
+/** DiffParam is a workflow param added, removed or changed. */
+export interface DiffParam {
+  name: string;
+  path: string;
+  value?: unknown;
+  changes?: DiffChange[];
+}
+
+type Lists<T> = { added: T[]; removed: T[]; changed: T[] };
+
+/** VersionDiff is GET /api/v3/workflows/{id}/versions/{a}/diff/{b}. */
+export interface VersionDiff {
+  workflow_id: string;
+  from: number;
+  to: number;
+  steps: Lists<DiffStep>;
+  edges: Lists<DiffEdge>;
+  params: Lists<DiffParam>;
+  workflow: DiffChange[];
+  properties: DiffChange[];
+  truncated: boolean;
+  limit: number;
+}
+
 /** AccessView is a workflow's grant and the caller's role on it (GET /api/v3/workflows/{id}/access). */
 export interface AccessView {
   workflow_id: string;
@@ -173,6 +226,7 @@ export const api = {
   workflows: (cursor = "", limit = 100) =>
     call<{ workflows: WorkflowSummary[]; next_cursor?: string }>("GET", `/api/v3/workflows?limit=${limit}${cursor ? `&cursor=${enc(cursor)}` : ""}`),
   version: (id: string, version: string | number) => call<Definition>("GET", `${wf(id)}/versions/${version}`),
+  diff: (id: string, from: string | number, to: string | number) => call<VersionDiff>("GET", `${wf(id)}/versions/${enc(String(from))}/diff/${enc(String(to))}`),
   instances: (id: string, status = "", cursor = "", limit = 25) =>
     call<{ workflow_instances: Instance[]; next_cursor?: string }>(
       "GET",

@@ -8,6 +8,7 @@ import { workflowPage } from "./pages/workflow";
 import { instancePage } from "./pages/instance";
 import { previewPage } from "./pages/preview";
 import { signalsPage } from "./pages/signals";
+import { diffPage } from "./pages/diff";
 
 setRoutes([
   { re: /^\/ui$/, page: () => workflowsPage() },
@@ -16,5 +17,6 @@ setRoutes([
   { re: /^\/ui\/signals\/([^/]+)\/([^/]+)$/, page: (m) => signalsPage(m[0], m[1]) },
   { re: /^\/ui\/workflows\/([^/]+)$/, page: (m, q) => workflowPage(m[0], q.get("version") ?? "latest") },
   { re: /^\/ui\/workflows\/([^/]+)\/instances\/(\d+)$/, page: (m) => instancePage(m[0], Number(m[1])) },
+  { re: /^\/ui\/workflows\/([^/]+)\/diff\/([^/]+)\/([^/]+)$/, page: (m) => diffPage(m[0], m[1], m[2]) },
 ]);
 start();

@@ -105,6 +105,9 @@ export function workflowPage(id: string, version: string): Page {
         h("h3", null, "Version"),
         h("p", null, `${d.metadata.workflow_version_id}${d.is_active ? " (active)" : ""}${d.is_latest ? " (latest)" : ""}`),
         h("p", { class: "muted" }, `pushed ${time(d.metadata.create_time)}${d.metadata.version_author ? ` by ${d.metadata.version_author.name}` : ""}`),
+        d.metadata.workflow_version_id > 1
+          ? h("p", null, link(`/ui/workflows/${encodeURIComponent(id)}/diff/${d.metadata.workflow_version_id - 1}/${d.metadata.workflow_version_id}`, "compare with previous"))
+          : null,
         gate(
           actionButton("Start", async () => {
             const started = await api.start(id, String(d.metadata.workflow_version_id));
