@@ -419,9 +419,9 @@ type taskStateChange struct {
 	} `json:"containers"`
 	// What Fargate bills: the task's size, launch type, architecture and
 	// the span from its image pull's start to its end.
-	LaunchType       string    `json:"launchType"`
-	CPU              string    `json:"cpu"`
-	Memory           string    `json:"memory"`
+	LaunchType       string `json:"launchType"`
+	CPU              string `json:"cpu"`
+	Memory           string `json:"memory"`
 	PullStartedAt    string `json:"pullStartedAt"`
 	StartedAt        string `json:"startedAt"`
 	StoppedAt        string `json:"stoppedAt"`
