@@ -1,0 +1,43 @@
+package orchestrator
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/metrics"
+	"github.com/maestro-serverless/maestro/pricing"
+)
+
+// A decision that ends a run emits its cost, priced, with the workflow as
+// a property; one that ends none emits no cost.
+func TestDecisionEmitsTheCostOfARunItEnds(t *testing.T) {
+	var b bytes.Buffer
+	o := &Rounds{core: &core{}}
+	o.metrics = metrics.New(&b, "test", func() time.Time { return time.UnixMilli(1) })
+	cost := pricing.Usage{pricing.FargateVCPUSeconds: 3600}
+	o.emitDecision(time.Now(), "wf-1", []engine.Transition{{StepID: "a", To: "SUCCEEDED"}}, cost)
+	o.emitDecision(time.Now(), "wf-1", []engine.Transition{{To: "SUCCEEDED"}}, cost)
+	o.metrics.Flush()
+	var costs []map[string]any
+	sc := bufio.NewScanner(&b)
+	for sc.Scan() {
+		var line map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("not JSON: %s", sc.Text())
+		}
+		if _, ok := line[metrics.RunCost]; ok {
+			costs = append(costs, line)
+		}
+	}
+	if len(costs) != 1 {
+		t.Fatalf("%d RunCost lines, want 1:\n%s", len(costs), b.String())
+	}
+	if v, _ := costs[0][metrics.RunCost].(float64); math.Abs(v-0.04048) > 1e-12 || costs[0]["WorkflowId"] != "wf-1" {
+		t.Fatalf("RunCost line %v: want $0.04048 (an x86 vCPU-hour of Fargate) for wf-1", costs[0])
+	}
+}
