@@ -396,16 +396,24 @@ func TestBatchSteps(t *testing.T) {
 		})
 		return id
 	}
-	jobEnded := func(t *testing.T, id, status string, exit *int, stream string) {
+	// jobEnded posts a job's end; fargateSecs > 0 says it ran on Fargate,
+	// 0.5 vCPU and 1 GB, for that long.
+	jobEnded := func(t *testing.T, id, status string, exit *int, stream string, fargateSecs ...int64) {
 		t.Helper()
 		container := map[string]any{"logStreamName": stream}
 		if exit != nil {
 			container["exitCode"] = *exit
 		}
-		e.postEvent(t, "aws.batch", "Batch Job State Change", map[string]any{
+		detail := map[string]any{
 			"jobId": id, "jobName": "x", "jobQueue": "arn:aws:batch:us-east-1:000000000000:job-queue/" + e.queue, "status": status,
 			"statusReason": "Essential container in task exited", "container": container,
-		})
+		}
+		for _, secs := range fargateSecs {
+			start := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC).UnixMilli()
+			detail["platformCapabilities"], detail["startedAt"], detail["stoppedAt"] = []string{"FARGATE"}, start, start+secs*1000
+			container["resourceRequirements"] = []map[string]string{{"type": "VCPU", "value": "0.5"}, {"type": "MEMORY", "value": "1024"}}
+		}
+		e.postEvent(t, "aws.batch", "Batch Job State Change", detail)
 	}
 
 	t.Run("outputs from the job's log reach the next step", func(t *testing.T) {
@@ -422,11 +430,13 @@ func TestBatchSteps(t *testing.T) {
 		}
 		stream := "etl/default/" + id
 		e.printLog(t, "/aws/batch/job", stream, `MAESTRO_OUTPUT_START_TOKEN{"params":{"rows":{"value":"1200","type":"STRING"}}}MAESTRO_OUTPUT_END_TOKEN`)
-		jobEnded(t, id, "SUCCEEDED", exit(0), stream)
+		jobEnded(t, id, "SUCCEEDED", exit(0), stream, 120)
 		v := e.wait(wf, r.WorkflowInstanceID, 30*time.Second)
 		if v.Status != "SUCCEEDED" || fmt.Sprint(e.steps(wf, r.WorkflowInstanceID)["after"].Params["got"]) != "1200" {
 			t.Fatalf("instance %s %v; after saw %v", v.Status, v.StepStatuses, e.steps(wf, r.WorkflowInstanceID)["after"].Params["got"])
 		}
+		// On a Fargate compute environment: 2 minutes of 0.5 vCPU and 1 GB.
+		costOf(t, "the run of a Batch job on Fargate", v.Cost, 60, 120)
 	})
 
 	t.Run("exit code 1 is a user error, retried", func(t *testing.T) {
