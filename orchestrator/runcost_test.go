@@ -11,6 +11,7 @@ import (
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/pricing"
+	"github.com/maestro-serverless/maestro/store"
 )
 
 // A decision that ends a run emits its cost, priced, with the workflow as
@@ -39,5 +40,26 @@ func TestDecisionEmitsTheCostOfARunItEnds(t *testing.T) {
 	}
 	if v, _ := costs[0][metrics.RunCost].(float64); math.Abs(v-0.04048) > 1e-12 || costs[0]["WorkflowId"] != "wf-1" {
 		t.Fatalf("RunCost line %v: want $0.04048 (an x86 vCPU-hour of Fargate) for wf-1", costs[0])
+	}
+}
+
+// A worker-written end keeps what the attempt was billed for: the decision
+// that applies it (endOutcome) adds it to the run's cost.
+func TestWorkerEndKeepsTheCompute(t *testing.T) {
+	m := StepWork{StepRef: StepRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "fn", Attempt: 1}, StartTime: 1000}
+	billed := pricing.LambdaInvocation(250, 512)
+	res := engine.StepFinished{StepID: "fn", Attempt: 1, Outcome: engine.OutcomeSucceeded, FinishedAt: 2000, Compute: billed}
+	end := workerEnd(m, res)
+	if end == nil {
+		t.Fatal("no worker end")
+	}
+	f := &store.FinishedAttempt{Ref: store.AttemptRef{WorkflowID: "wf", InstanceID: 1, RunID: 1, StepID: "fn", Attempt: 1},
+		Attempt: store.Attempt{StepID: "fn", Attempt: 1, Status: end.Status, Body: end.Body, Timeline: end.Timeline}, WorkerEntries: len(end.Timeline)}
+	got, err := endOutcome(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Compute) != 2 || got.Compute[pricing.LambdaStepGBSeconds] != billed[pricing.LambdaStepGBSeconds] || got.Compute[pricing.LambdaStepRequests] != 1 {
+		t.Fatalf("the end's outcome has compute %v, want %v", got.Compute, billed)
 	}
 }

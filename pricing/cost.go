@@ -19,6 +19,12 @@ const (
 	// FargateStorageGBSeconds is GB-seconds of Fargate ephemeral storage
 	// past the free 20 GB.
 	FargateStorageGBSeconds = "fargate_storage_gb_seconds"
+	// LambdaStepRequests is invocations of Lambda steps' functions.
+	LambdaStepRequests = "lambda_step_requests"
+	// LambdaStepGBSeconds is Lambda steps' functions' billed duration at
+	// their memory, priced at the x86_64 rate: an invocation's report does
+	// not name its function's architecture (arm64 is billed 20 % less).
+	LambdaStepGBSeconds = "lambda_step_gb_seconds"
 )
 
 // Kinds of cost a part belongs to; a recorded cost says which kinds it
@@ -26,6 +32,8 @@ const (
 const (
 	// KindFargate is the compute of steps that ran as Fargate tasks.
 	KindFargate = "fargate"
+	// KindLambdaSteps is the invocations of synchronous Lambda steps.
+	KindLambdaSteps = "lambda_steps"
 )
 
 // part is a cost part's unit price and kind.
@@ -48,15 +56,28 @@ func partOf(name string) (p part, ok bool) {
 		return part{FargateGBSecondARM, KindFargate}, true
 	case FargateStorageGBSeconds:
 		return part{FargateStorageGBSecond, KindFargate}, true
+	case LambdaStepRequests:
+		return part{LambdaRequest, KindLambdaSteps}, true
+	case LambdaStepGBSeconds:
+		return part{LambdaGBSecondX86, KindLambdaSteps}, true
 	}
 	return part{}, false
 }
 
 // Recorded returns the kinds of cost the runtime records on a run, in
 // order. What a run costs otherwise (its orchestration's DynamoDB, SQS,
-// SNS, Scheduler and Lambda requests, Batch jobs, Lambda steps) is not in
-// its recorded cost.
-func Recorded() []string { return []string{KindFargate} }
+// SNS, Scheduler and Lambda requests, Batch jobs on EC2, asynchronous
+// Lambda steps) is not in its recorded cost.
+func Recorded() []string { return []string{KindFargate, KindLambdaSteps} }
+
+// LambdaInvocation returns the usage of one invocation billed for
+// billedMillis at memoryMB.
+func LambdaInvocation(billedMillis, memoryMB int64) Usage {
+	if billedMillis < 0 || memoryMB <= 0 {
+		return nil
+	}
+	return Usage{LambdaStepRequests: 1, LambdaStepGBSeconds: float64(billedMillis) / 1000 * float64(memoryMB) / 1024}
+}
 
 // Usage counts billed quantities by part (the constants above). A nil
 // Usage is empty.

@@ -45,7 +45,7 @@ func TestPrice(t *testing.T) {
 	if p := c.Parts[FargateVCPUSeconds]; p.Count != 900 || math.Abs(p.USD-0.01012) > 1e-12 {
 		t.Errorf("vCPU part %+v", p)
 	}
-	if len(c.Covers) != 1 || c.Covers[0] != KindFargate || c.PricesOf != Date {
+	if len(c.Covers) != 2 || c.Covers[0] != KindFargate || c.Covers[1] != KindLambdaSteps || c.PricesOf != Date {
 		t.Errorf("covers %v, prices of %q", c.Covers, c.PricesOf)
 	}
 	if z := Price(nil); z.TotalUSD != 0 || z.Parts == nil || len(z.Covers) == 0 {
@@ -64,5 +64,18 @@ func TestAdd(t *testing.T) {
 	}
 	if got := Usage(nil).Add(Usage{FargateGBSeconds: 2}); got[FargateGBSeconds] != 2 {
 		t.Errorf("nil.Add = %v", got)
+	}
+}
+
+func TestLambdaInvocation(t *testing.T) {
+	u := LambdaInvocation(1500, 512)
+	if u[LambdaStepRequests] != 1 || u[LambdaStepGBSeconds] != 0.75 {
+		t.Fatalf("LambdaInvocation(1500 ms, 512 MB) = %v, want 1 request and 0.75 GB-s", u)
+	}
+	if c := Price(u); math.Abs(c.TotalUSD-(0.2/1e6+0.75*0.0000166667)) > 1e-15 {
+		t.Errorf("priced %v", c.TotalUSD)
+	}
+	if LambdaInvocation(10, 0) != nil || LambdaInvocation(-1, 128) != nil {
+		t.Error("an invocation without memory or with a negative duration is billed something")
 	}
 }

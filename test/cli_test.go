@@ -56,7 +56,7 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("status: exit %d\n%s%s", code, out, errOut)
 	}
 	// Its cost: no step of it is billed for compute the runtime records.
-	if line := strings.Split(out, "\n")[1]; line != "cost $0.000000 (covers fargate; prices of "+pricing.Date+")" {
+	if line := strings.Split(out, "\n")[1]; line != "cost $0.000000 (covers fargate, lambda_steps; prices of "+pricing.Date+")" {
 		t.Fatalf("status: cost line %q\n%s", line, out)
 	}
 	rows := strings.Split(strings.TrimSpace(out), "\n")[3:]

@@ -289,7 +289,7 @@ func TestECSSteps(t *testing.T) {
 		// Two tasks of 0.5 vCPU and 1 GB for a minute each.
 		costOf(t, "the foreach's run", v.Cost, 60, 120)
 		code, out, errOut := e.maestro("status", wf, fmt.Sprint(r.WorkflowInstanceID))
-		if want := "\ncost $0.000823 (covers fargate; prices of " + pricing.Date + "): fargate_gb_seconds 120 $0.000148, fargate_vcpu_seconds 60 $0.000675\n"; code != 0 || !strings.Contains(out, want) {
+		if want := "\ncost $0.000823 (covers fargate, lambda_steps; prices of " + pricing.Date + "): fargate_gb_seconds 120 $0.000148, fargate_vcpu_seconds 60 $0.000675\n"; code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("maestro status: exit %d, want the line%s\n%s%s", code, want, out, errOut)
 		}
 	})
