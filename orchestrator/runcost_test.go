@@ -63,3 +63,23 @@ func TestWorkerEndKeepsTheCompute(t *testing.T) {
 		t.Fatalf("the end's outcome has compute %v, want %v", got.Compute, billed)
 	}
 }
+
+// A task token holder's report cannot say what the step cost: only a job's
+// own end event does (a JobRunner's TaskCompletion.Compute).
+func TestATaskReportCarriesNoCost(t *testing.T) {
+	r, tokens := handedOver(t, 1)
+	forged := pricing.Usage{pricing.FargateVCPUSeconds: 1e9}
+	if _, err := r.o.Actions.CompleteTask(r.ctx, tokens[0], TaskCompletion{Action: TaskSuccess, Compute: forged}); err != nil {
+		t.Fatal(err)
+	}
+	if ss := r.step("cb", 1, 1, "cb"); ss.Status != "SUCCEEDED" || len(ss.Cost) != 0 {
+		t.Fatalf("step %s with cost %v: a reported cost was taken", ss.Status, ss.Cost)
+	}
+	v, err := r.o.Runs.GetInstance(r.ctx, "cb", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Cost == nil || v.Cost.TotalUSD != 0 || len(v.Cost.Parts) != 0 {
+		t.Fatalf("run cost %+v: a reported cost was taken", v.Cost)
+	}
+}
