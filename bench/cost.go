@@ -1,43 +1,14 @@
 package bench
 
-// AWS list prices in US dollars, region us-east-1, as used on 2026-11-28
-// (DynamoDB's on-demand prices are those in force since the November 2024
-// reduction; free tiers are ignored).
-const (
-	// PriceDynamoDBWriteUnit is on-demand, $0.625 per million write request units.
-	PriceDynamoDBWriteUnit = 0.625 / 1e6
-	// PriceDynamoDBReadUnit is on-demand, $0.125 per million read request units.
-	PriceDynamoDBReadUnit = 0.125 / 1e6
-	// PriceSQSStandardRequest is $0.40 per million requests (64 KB chunks).
-	PriceSQSStandardRequest = 0.40 / 1e6
-	// PriceSQSFIFORequest is $0.50 per million FIFO requests (64 KB chunks).
-	PriceSQSFIFORequest = 0.50 / 1e6
-	// PriceSNSPublish is $0.50 per million published messages (64 KB
-	// chunks; each entry of a PublishBatch counts).
-	PriceSNSPublish = 0.50 / 1e6
-	// PriceLambdaRequest is $0.20 per million invocations.
-	PriceLambdaRequest = 0.20 / 1e6
-	// PriceLambdaGBSecondARM is the arm64 duration price per GB-second.
-	PriceLambdaGBSecondARM = 0.0000133334
-	// PriceAPIGatewayRESTRequest is API Gateway REST APIs, $3.50 per
-	// million requests (the first 333 million a month): the stack deploys
-	// a REST API (infra/api.go; docs/deploy.md says why).
-	PriceAPIGatewayRESTRequest = 3.50 / 1e6
-	// PriceLogsIngestedGB is CloudWatch Logs' standard ingestion, $0.50 per
-	// GB; each log event is billed 26 bytes more than its message.
-	PriceLogsIngestedGB = 0.50
-	// LogEventOverhead is the bytes CloudWatch Logs adds to each event.
-	LogEventOverhead = 26
-	// PriceXRayTrace is X-Ray, $5.00 per million traces recorded.
-	PriceXRayTrace = 5.00 / 1e6
-	// XRaySampledShare is the share of requests X-Ray's default sampling
-	// rule records past its reservoir of one a second: 5%. (The reservoir
-	// adds at most 2.6 million traces a month, $13, whatever the volume.)
-	XRaySampledShare = 0.05
-	// PriceSchedulerInvocation is EventBridge Scheduler, $1.00 per million
-	// scheduled invocations; creating and deleting schedules is free.
-	PriceSchedulerInvocation = 1.00 / 1e6
-)
+import "github.com/maestro-serverless/maestro/pricing"
+
+// XRaySampledShare is the share of requests X-Ray's default sampling rule
+// records past its reservoir of one a second: 5%. (The reservoir adds at
+// most 2.6 million traces a month, $13, whatever the volume.)
+const XRaySampledShare = 0.05
+
+// Prices are package pricing's, the one price table (dated, with its
+// sources), which the runtime records runs' cost with too.
 
 // Log lines the deployed stack writes besides the handlers' own.
 const (
@@ -113,9 +84,9 @@ func EstimateCost(u Usage, logs LogUsage, fns map[string]FunctionUsage, apiFunct
 		gbSeconds += float64(f.ModelledMillis) / 1000 * float64(DeployedMemoryMB(name)) / 1024
 	}
 	requests := fns[apiFunction].Invocations
-	logBytes := logs.Bytes + LogEventOverhead*logs.Events +
-		invocations*(LambdaPlatformLogBytes+LambdaPlatformLogEvents*LogEventOverhead) +
-		requests*(APIAccessLogBytes+LogEventOverhead)
+	logBytes := logs.Bytes + pricing.LogEventOverhead*logs.Events +
+		invocations*(LambdaPlatformLogBytes+LambdaPlatformLogEvents*pricing.LogEventOverhead) +
+		requests*(APIAccessLogBytes+pricing.LogEventOverhead)
 	// Schedules created and not deleted by a run's end fire. (A schedule
 	// that fires deletes itself; the local schedule pump's DeleteSchedule
 	// stands for that, so a benchmark in which long timers fire would be
@@ -123,18 +94,18 @@ func EstimateCost(u Usage, logs LogUsage, fns map[string]FunctionUsage, apiFunct
 	timers := float64(max(0, u.Requests["Scheduler.CreateSchedule"]-u.Requests["Scheduler.DeleteSchedule"]))
 	standard := u.SQSBilledRequests - u.SQSFIFOBilledRequests
 	c := Cost{
-		DynamoDBWrites: u.DynamoDBWriteUnits * PriceDynamoDBWriteUnit * perMillion,
-		DynamoDBReads:  u.DynamoDBReadUnits * PriceDynamoDBReadUnit * perMillion,
-		SQS: (float64(standard)*PriceSQSStandardRequest +
-			float64(u.SQSFIFOBilledRequests)*PriceSQSFIFORequest) * perMillion,
-		LambdaRequests: float64(invocations) * PriceLambdaRequest * perMillion,
-		LambdaDuration: gbSeconds * PriceLambdaGBSecondARM * perMillion,
-		APIGateway:     float64(requests) * PriceAPIGatewayRESTRequest * perMillion,
-		SNS:            float64(u.SNSBilledMessages) * PriceSNSPublish * perMillion,
-		Logs:           float64(logBytes) / (1 << 30) * PriceLogsIngestedGB * perMillion,
-		XRay:           float64(invocations) * XRaySampledShare * PriceXRayTrace * perMillion,
-		Timers: timers * (PriceSchedulerInvocation + 3*PriceSQSStandardRequest + PriceLambdaRequest +
-			DroppedTimerMillis/1000.0*float64(DeployedMemoryMB(FunctionWorker))/1024*PriceLambdaGBSecondARM) * perMillion,
+		DynamoDBWrites: u.DynamoDBWriteUnits * pricing.DynamoDBWriteUnit * perMillion,
+		DynamoDBReads:  u.DynamoDBReadUnits * pricing.DynamoDBReadUnit * perMillion,
+		SQS: (float64(standard)*pricing.SQSStandardRequest +
+			float64(u.SQSFIFOBilledRequests)*pricing.SQSFIFORequest) * perMillion,
+		LambdaRequests: float64(invocations) * pricing.LambdaRequest * perMillion,
+		LambdaDuration: gbSeconds * pricing.LambdaGBSecondARM * perMillion,
+		APIGateway:     float64(requests) * pricing.APIGatewayRESTRequest * perMillion,
+		SNS:            float64(u.SNSBilledMessages) * pricing.SNSPublish * perMillion,
+		Logs:           float64(logBytes) / (1 << 30) * pricing.LogsIngestedGB * perMillion,
+		XRay:           float64(invocations) * XRaySampledShare * pricing.XRayTrace * perMillion,
+		Timers: timers * (pricing.SchedulerInvocation + 3*pricing.SQSStandardRequest + pricing.LambdaRequest +
+			DroppedTimerMillis/1000.0*float64(DeployedMemoryMB(FunctionWorker))/1024*pricing.LambdaGBSecondARM) * perMillion,
 	}
 	c.Total = c.DynamoDBWrites + c.DynamoDBReads + c.SQS + c.SNS + c.LambdaRequests + c.LambdaDuration + c.APIGateway +
 		c.Logs + c.XRay + c.Timers + c.Streams

@@ -13,10 +13,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,6 +32,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/pricing"
 )
 
 // Exit codes.
@@ -550,6 +553,7 @@ type instanceView struct {
 	Status       string            `json:"status"`
 	StepStatuses map[string]string `json:"step_statuses"`
 	Rollup       *engine.Rollup    `json:"rollup_overview"`
+	Cost         *pricing.Cost     `json:"cost"`
 	Timeline     []struct {
 		Message string `json:"message"`
 	} `json:"timeline"`
@@ -727,6 +731,9 @@ func (r *runner) status(ctx context.Context, wf, inst string) int {
 		return r.fail("status", err)
 	}
 	fmt.Fprintf(r.o.Stdout, "%s instance %d run %d: %s\n", v.WorkflowID, v.InstanceID, v.RunID, v.Status)
+	if v.Cost != nil {
+		fmt.Fprintln(r.o.Stdout, costLine(v.Cost))
+	}
 	tw := tabwriter.NewWriter(r.o.Stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tTYPE\tATTEMPT\tSTATUS\tDURATION")
 	if err := r.stepRows(ctx, tw, steps, "", 0); err != nil {
@@ -735,6 +742,21 @@ func (r *runner) status(ctx context.Context, wf, inst string) int {
 	}
 	_ = tw.Flush()
 	return ExitOK
+}
+
+// costLine says what a run cost, what the sum covers, and its parts.
+func costLine(c *pricing.Cost) string {
+	line := fmt.Sprintf("cost $%.6f (covers %s; prices of %s)", c.TotalUSD, strings.Join(c.Covers, ", "), c.PricesOf)
+	names := slices.Sorted(maps.Keys(c.Parts))
+	for i, name := range names {
+		sep := ", "
+		if i == 0 {
+			sep = ": "
+		}
+		p := c.Parts[name]
+		line += fmt.Sprintf("%s%s %s $%.6f", sep, name, strconv.FormatFloat(p.Count, 'f', -1, 64), p.USD)
+	}
+	return line
 }
 
 // stepRows writes one row per step, and the tree under loop and

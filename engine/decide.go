@@ -372,6 +372,8 @@ func (d *decider) stepFinished(e StepFinished) error {
 	d.startCounting()
 	s := &d.st.Steps[i]
 	s.Job = "" // ended by itself: nothing to cancel
+	s.Cost = s.Cost.Add(e.Compute)
+	d.st.Cost = d.st.Cost.Add(e.Compute)
 	if to != model.StepSucceeded {
 		// What an external job reported belongs to this attempt: a
 		// retry starts without it.
@@ -447,6 +449,7 @@ func SucceededAttempt(s StepState, e StepFinished) (end StepState, entries []Tim
 		s.Outputs, s.Params = outputs, withOutputs(s.Params, outputs)
 	}
 	s.Status, s.EndTime, s.Message = model.StepSucceeded, t, e.Message
+	s.Cost = s.Cost.Add(e.Compute)
 	return s, []TimelineEntry{
 		{Time: t, StepID: s.StepID, Attempt: s.Attempt, Status: string(model.StepFinishing)},
 		{Time: t, StepID: s.StepID, Attempt: s.Attempt, Status: string(model.StepSucceeded), Message: e.Message},

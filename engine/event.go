@@ -6,6 +6,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/pricing"
 )
 
 // EventKind tags the JSON form of an Event.
@@ -88,6 +89,10 @@ type StepFinished struct {
 	// or an instant outside the attempt's start and the decision, means
 	// the decision's time.
 	FinishedAt int64 `json:"finished_at,omitempty"`
+	// Compute is what the attempt's compute was billed for, as its end
+	// reported it (an ECS task's Fargate seconds); it is added to the
+	// attempt's and the run's cost whatever the outcome.
+	Compute pricing.Usage `json:"compute,omitempty"`
 }
 
 // TimerPurpose says what a timer is for.

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/pricing"
 )
 
 // A foreach step runs its inline steps once per iteration, each iteration as
@@ -215,6 +216,9 @@ type ChildEnded struct {
 	Child *ChildRef `json:"child,omitempty"`
 	// Rollup is the child's rollup at its end (see Rollup).
 	Rollup *Rollup `json:"rollup,omitempty"`
+	// Cost is the child's cost at its end (Instance.Cost: its tree's),
+	// added to the parent's.
+	Cost pricing.Usage `json:"cost,omitempty"`
 }
 
 // Kind returns KindChildEnded.
@@ -727,6 +731,7 @@ func (d *decider) childEnded(e ChildEnded) error {
 	}
 	d.startCounting()
 	l.Running = slices.Delete(l.Running, k, k+1)
+	d.st.Cost = d.st.Cost.Add(e.Cost)
 	if e.Rollup != nil {
 		if l.Rollup == nil {
 			l.Rollup = &Rollup{}

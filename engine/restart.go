@@ -47,6 +47,7 @@ func RestartState(prev *Instance, policy string, now time.Time) (*Instance, erro
 	next.Seq = prev.Seq + 1 // the new run's creation is a status change of the instance
 	next.RunPolicy = policy
 	next.Message = ""
+	next.Cost = nil // a run's cost is its own (carried-over steps keep their attempts' cost)
 	next.CreateTime, next.StartTime, next.EndTime = now.UnixMilli(), 0, 0
 	if policy == RestartFromBeginning {
 		next.Steps = nil

@@ -106,7 +106,7 @@ func (d *decider) retryDue(e TimerFired) error {
 	s.Attempt++
 	s.RetryAt = 0
 	s.Params, s.Outputs, s.Message, s.Offloaded = nil, nil, "", false
-	s.Signals, s.External = nil, nil
+	s.Signals, s.External, s.Cost = nil, nil, nil
 	s.CreateTime, s.StartTime, s.EndTime = 0, 0, 0
 	d.start(i)
 	return d.advance()

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/pricing"
 )
 
 // Instance is the state of one workflow instance run, as the decider reads and
@@ -78,6 +79,11 @@ type Instance struct {
 	// run_config.runtime_tags): every step of the run takes their permits
 	// beside its own tags'. A restart keeps them.
 	RuntimeTags model.TagList `json:"runtime_tags,omitempty"`
+	// Cost counts what the run was billed for: its steps' compute
+	// (StepFinished.Compute) and the cost its ended iterations and
+	// subworkflow instances reported (ChildEnded.Cost), so a parent's cost
+	// is its tree's. A restart's run starts from nothing.
+	Cost pricing.Usage `json:"cost,omitempty"`
 }
 
 // Ending says how a run that is being ended ends: every step in flight with
@@ -149,6 +155,9 @@ type StepState struct {
 	// Permits are the tag permits the attempt holds (from STARTING until it
 	// ends) or, in WAITING_FOR_PERMITS, the tags it waits on.
 	Permits []string `json:"permits,omitempty"`
+	// Cost is what the attempt's compute was billed for
+	// (StepFinished.Compute).
+	Cost pricing.Usage `json:"cost,omitempty"`
 	// Offloaded is set on a settled attempt whose Params and Outputs the
 	// state no longer holds (see Offload): they are in the attempt's own
 	// item (of run FromRun when set), and an expression that needs them
@@ -215,6 +224,7 @@ func (in *Instance) Clone() *Instance {
 	out := *in
 	out.Params = in.Params.Clone()
 	out.Feedback = in.Feedback.Clone()
+	out.Cost = maps.Clone(in.Cost)
 	if in.ChildStops != nil {
 		out.ChildStops = make([]ChildStops, len(in.ChildStops))
 		for i, cs := range in.ChildStops {
@@ -242,6 +252,7 @@ func (s StepState) clone() StepState {
 	s.External = s.External.Clone()
 	s.Signals = cloneSignals(s.Signals)
 	s.Permits = slices.Clone(s.Permits)
+	s.Cost = maps.Clone(s.Cost)
 	s.Loop = s.Loop.clone()
 	if s.RedoChild != nil {
 		c := *s.RedoChild

@@ -223,6 +223,7 @@ func (d *decider) subworkflowEnded(i int, e ChildEnded) error {
 	}
 	d.startCounting()
 	s.Child.Ended = true
+	d.st.Cost = d.st.Cost.Add(e.Cost)
 	s.Child.Rollup = e.Rollup.clone()
 	if err := d.checkLeafLimit(); err != nil || d.st.Status != model.WorkflowInProgress || d.st.Ending != nil {
 		return err // the tree grew past its limit: the run is being stopped

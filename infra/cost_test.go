@@ -45,6 +45,6 @@ func TestBenchmarkPricesTheDeployedFunctions(t *testing.T) {
 		t.Errorf("%d functions, want the five handlers", n)
 	}
 	if n, v2 := len(dev.resourcesOf("AWS::ApiGateway::RestApi")), len(dev.resourcesOf("AWS::ApiGatewayV2::Api")); n != 1 || v2 != 0 {
-		t.Errorf("%d REST APIs and %d HTTP APIs; bench prices one REST API (bench.PriceAPIGatewayRESTRequest)", n, v2)
+		t.Errorf("%d REST APIs and %d HTTP APIs; bench prices one REST API (pricing.APIGatewayRESTRequest)", n, v2)
 	}
 }

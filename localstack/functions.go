@@ -3,11 +3,13 @@ package localstack
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os/exec"
@@ -249,7 +251,11 @@ func (s *FunctionServer) invoke(w http.ResponseWriter, r *http.Request) {
 		}()
 		w.WriteHeader(http.StatusAccepted)
 	case "RequestResponse":
+		began := time.Now()
 		out, err := f.Invoke(r.Context(), payload)
+		if r.Header.Get("X-Amz-Log-Type") == "Tail" {
+			w.Header().Set("X-Amz-Log-Result", tailReport(time.Since(began)))
+		}
 		if err != nil {
 			body, _ := json.Marshal(map[string]string{"errorType": "Error", "errorMessage": err.Error()})
 			w.Header().Set("X-Amz-Function-Error", "Unhandled")
@@ -267,6 +273,21 @@ func (s *FunctionServer) invoke(w http.ResponseWriter, r *http.Request) {
 	default:
 		lambdaError(w, http.StatusBadRequest, "InvalidParameterValueException", "Unsupported invocation type "+kind)
 	}
+}
+
+// LocalFunctionMemoryMB is the memory a local function reports it ran
+// with: Lambda's default.
+const LocalFunctionMemoryMB = 128
+
+// tailReport is the log tail Lambda returns with a synchronous invocation
+// that asks for it (LogType Tail): base64 of the log's end, here only the
+// REPORT line Lambda writes, with the invocation's duration billed as
+// Lambda bills it (rounded up to the millisecond).
+func tailReport(d time.Duration) string {
+	ms := float64(d) / float64(time.Millisecond)
+	line := fmt.Sprintf("REPORT RequestId: local\tDuration: %.2f ms\tBilled Duration: %d ms\tMemory Size: %d MB\tMax Memory Used: %d MB\t\n",
+		ms, int64(math.Ceil(ms)), LocalFunctionMemoryMB, LocalFunctionMemoryMB)
+	return base64.StdEncoding.EncodeToString([]byte(line))
 }
 
 func lambdaError(w http.ResponseWriter, status int, code, msg string) {

@@ -35,12 +35,18 @@ const (
 	// QueueLag is how long a message waited in its queue before a handler
 	// took it (ms), by Queue.
 	QueueLag = "QueueLag"
+	// RunCost is what a run that ended was billed for, in US dollars
+	// (pricing.Price of its recorded cost: what that covers), with its
+	// workflow as a property.
+	RunCost = "RunCost"
 )
 
 // Units.
 const (
 	Milliseconds = "Milliseconds"
 	Count        = "Count"
+	// None is a value without a CloudWatch unit (dollars have none).
+	None = "None"
 )
 
 // Emitter writes EMF lines. It keeps the values it is given until Flush,

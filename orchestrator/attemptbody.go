@@ -5,6 +5,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/jsonnum"
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -29,6 +30,9 @@ type attemptBody struct {
 	Foreach            *engine.LoopSummary `json:"foreach_overview,omitempty"`
 	While              *engine.LoopSummary `json:"while_overview,omitempty"`
 	Subworkflow        *engine.ChildRef    `json:"subworkflow_overview,omitempty"`
+	// Compute is what the attempt's compute was billed for
+	// (engine.StepState.Cost), priced when it is viewed.
+	Compute pricing.Usage `json:"compute,omitempty"`
 }
 
 // bodyOf is the stored body of attempt s of run st. Output data of a
@@ -50,7 +54,7 @@ func bodyOf(st *engine.Instance, s *engine.StepState) *attemptBody {
 		RuntimeState: StepRuntimeView{
 			Status: string(s.Status), CreateTime: s.CreateTime, StartTime: s.StartTime, EndTime: s.EndTime,
 		},
-		Subworkflow: s.Child,
+		Subworkflow: s.Child, Compute: s.Cost,
 	}
 	switch l := s.Loop; {
 	case l == nil:
@@ -79,9 +83,14 @@ func decodeAttemptBody(a store.Attempt) (*attemptBody, error) {
 
 // view is the API's view of a stored body (without its timeline).
 func (b *attemptBody) view() *StepView {
-	return &StepView{
+	v := &StepView{
 		WorkflowID: b.WorkflowID, WorkflowInstanceID: b.WorkflowInstanceID, WorkflowRunID: b.WorkflowRunID,
 		StepID: b.StepID, StepAttemptID: b.StepAttemptID, Params: b.Params, Outputs: b.Outputs,
 		RuntimeState: b.RuntimeState, Foreach: b.Foreach, While: b.While, Subworkflow: b.Subworkflow,
 	}
+	if len(b.Compute) > 0 {
+		c := pricing.Price(b.Compute)
+		v.Cost = &c
+	}
+	return v
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -195,6 +196,14 @@ func endOutcome(f *store.FinishedAttempt) (engine.StepFinished, error) {
 	if v.Outputs != nil {
 		outputs = map[string]any(v.Outputs)
 	}
+	// What the attempt was billed for is in the body (attemptBody.Compute),
+	// not in its view.
+	var billed struct {
+		Compute pricing.Usage `json:"compute"`
+	}
+	if err := json.Unmarshal(f.Attempt.Body, &billed); err != nil {
+		return engine.StepFinished{}, fmt.Errorf("decode the end's compute: %w", err)
+	}
 	return engine.StepFinished{StepID: f.Ref.StepID, Attempt: f.Ref.Attempt, Outcome: engine.OutcomeSucceeded,
-		Outputs: outputs, Message: last.Message, FinishedAt: v.RuntimeState.EndTime}, nil
+		Outputs: outputs, Message: last.Message, FinishedAt: v.RuntimeState.EndTime, Compute: billed.Compute}, nil
 }

@@ -97,7 +97,7 @@ func (o *Rounds) loopWrites(ctx context.Context, g *engine.Graph, c *store.Commi
 func endReport(g *engine.Graph, after *engine.Instance) engine.ChildEnded {
 	p := after.Parent
 	return engine.ChildEnded{StepID: p.StepID, Attempt: p.Attempt, Index: p.Index, Status: after.Status, Message: after.Message,
-		Feedback: after.Feedback, Rollup: engine.RollupOf(g, after)}
+		Feedback: after.Feedback, Rollup: engine.RollupOf(g, after), Cost: after.Cost}
 }
 
 // inlineDefinition is the definition of a foreach or while step attempt's inline

@@ -7,6 +7,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -196,6 +197,8 @@ func runHeader(st *engine.Instance) *InstanceView {
 	}
 	view.RuntimeOverview = overview
 	view.RunConfig = runConfigOf(st)
+	cost := pricing.Price(st.Cost)
+	view.Cost = &cost
 	return view
 }
 

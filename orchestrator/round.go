@@ -583,7 +583,7 @@ func (r *round) finish(ctx context.Context) {
 		}
 	}
 	r.o.dispatchDirect(ctx, outbox)
-	r.o.emitDecision(r.began, r.w.WorkflowID, r.acc.transitions)
+	r.o.emitDecision(r.began, r.w.WorkflowID, r.acc.transitions, r.cur.Cost)
 	if len(r.discard) == 0 {
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/pricing"
 )
 
 // Format is the encoding of a pushed definition.
@@ -137,6 +138,10 @@ type InstanceView struct {
 	StepStatuses   map[string]string `json:"step_statuses,omitempty"`
 	// RunConfig holds the run's runtime tags.
 	RunConfig *RunConfig `json:"run_config,omitempty"`
+	// Cost is what the run was billed for, priced: its steps' compute and
+	// that of its ended iterations and subworkflow instances (their
+	// trees'). Its covers field names the kinds of cost it includes.
+	Cost *pricing.Cost `json:"cost,omitempty"`
 }
 
 // RuntimeOverview summarises step statuses of a run.
@@ -162,6 +167,9 @@ type StepView struct {
 	// workflow (whose instance n is iteration n), counts and those in
 	// flight.
 	Foreach *engine.LoopSummary `json:"foreach_overview,omitempty"`
+	// Cost is what the attempt's compute was billed for, priced; absent
+	// when it was billed nothing the runtime records.
+	Cost *pricing.Cost `json:"cost,omitempty"`
 	// While is a while step attempt's iterations: their inline workflow,
 	// how many started, the loop params' current values and counts.
 	While *engine.LoopSummary `json:"while_overview,omitempty"`

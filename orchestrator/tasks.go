@@ -11,6 +11,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -164,6 +165,9 @@ type TaskCompletion struct {
 	// FATAL_ERROR (not retried); Message says what failed.
 	Error   engine.Outcome
 	Message string
+	// Compute is what the job's compute was billed for (a JobRunner's
+	// reading of its end); a token holder's report over the API has none.
+	Compute pricing.Usage
 }
 
 // TaskView says which step attempt a task token belongs to and where it
@@ -205,6 +209,7 @@ func (o *Actions) CompleteTask(ctx context.Context, token string, c TaskCompleti
 	if err := engine.CheckOutputs(c.Outputs); err != nil {
 		return nil, Invalid("invalid task outputs", "outputs: "+err.Error())
 	}
+	c.Compute = nil // only a job's own end reports what it was billed for
 	if c.Action == TaskFailure {
 		c.Message = "task failed: " + c.Message
 		if c.Message == "task failed: " {
@@ -256,7 +261,7 @@ func (o *Actions) completeTask(ctx context.Context, hash string, c TaskCompletio
 		return view, nil
 	}
 	res := engine.StepFinished{StepID: ref.StepID, Attempt: ref.Attempt, Outcome: engine.OutcomeSucceeded, Outputs: c.Outputs,
-		Signals: c.Signals, Message: c.Message, FinishedAt: now.UnixMilli()}
+		Signals: c.Signals, Message: c.Message, FinishedAt: now.UnixMilli(), Compute: c.Compute}
 	if c.Action == TaskFailure {
 		res.Outcome, res.Outputs, res.Signals = c.Error, nil, nil
 		if res.Message == "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/maestro-serverless/maestro/logctx"
 	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -786,11 +787,13 @@ func truncate(s string, n int) string {
 }
 
 // emitDecision emits a committed decision's latency (since began) and the
-// steps and runs it ended, by status. The workflow is a property, not a
+// steps and runs it ended, by status, and the cost of a run it ended (cost:
+// the run's after the decision). The workflow is a property, not a
 // dimension: a metric per workflow and status would cost a custom metric
 // each (CloudWatch bills per dimension combination); as a property, Logs
-// Insights counts ends per workflow from the same lines at no metric cost.
-func (o *Rounds) emitDecision(began time.Time, wf string, transitions []engine.Transition) {
+// Insights counts ends and sums costs per workflow from the same lines at
+// no metric cost.
+func (o *Rounds) emitDecision(began time.Time, wf string, transitions []engine.Transition, cost pricing.Usage) {
 	if o.metrics == nil {
 		return
 	}
@@ -802,6 +805,7 @@ func (o *Rounds) emitDecision(began time.Time, wf string, transitions []engine.T
 			o.metrics.EmitWith(metrics.StepsFinished, 1, metrics.Count, props, "Status", t.To)
 		case t.StepID == "" && model.WorkflowStatus(t.To).IsTerminal():
 			o.metrics.EmitWith(metrics.RunsFinished, 1, metrics.Count, props, "Status", t.To)
+			o.metrics.EmitWith(metrics.RunCost, pricing.Price(cost).TotalUSD, metrics.None, props)
 		}
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,6 +24,7 @@ import (
 	"github.com/maestro-serverless/maestro/localstack"
 	"github.com/maestro-serverless/maestro/localstack/stack"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/steps/callbackstep"
 	"github.com/maestro-serverless/maestro/steps/lambdastep"
 )
@@ -364,6 +367,8 @@ func TestLambdaSteps(t *testing.T) {
 		if len(calls) != 1 || calls[0].Function != "double" || calls[0].InvocationType != "RequestResponse" || string(calls[0].Payload) != `{"n":21}` {
 			t.Fatalf("invocations %+v", calls)
 		}
+		lambdaCost(t, "the run", v.Cost, 1)
+		lambdaCost(t, "its step", attempt(t, s, wf, r.WorkflowInstanceID, "fn", 1).Cost, 1)
 	})
 
 	t.Run("a function error is retried per the retry policy", func(t *testing.T) {
@@ -371,6 +376,8 @@ func TestLambdaSteps(t *testing.T) {
 		if v.Status != "SUCCEEDED" || flaky.Load() != 2 {
 			t.Fatalf("instance %s %v after %d invocations", v.Status, v.StepStatuses, flaky.Load())
 		}
+		// Both invocations were billed, the failed one's too.
+		lambdaCost(t, "a run whose function failed once", v.Cost, 2)
 		var a1 orchestrator.StepView
 		s.do("GET", fmt.Sprintf("/api/v3/workflows/%s/instances/%d/runs/1/steps/fn/attempts/1", wf, r.WorkflowInstanceID), nil, &a1)
 		if a1.RuntimeState.Status != "USER_FAILED" || !strings.Contains(timelineText(a1), "warehouse not ready") {
@@ -420,4 +427,19 @@ func timelineText(v orchestrator.StepView) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// lambdaCost checks that cost is n invocations of Lambda steps' functions,
+// each billed whole milliseconds at the local functions' memory.
+func lambdaCost(t *testing.T, what string, cost *pricing.Cost, n float64) {
+	t.Helper()
+	if cost == nil {
+		t.Fatalf("%s: no cost", what)
+	}
+	req, gb := cost.Parts[pricing.LambdaStepRequests], cost.Parts[pricing.LambdaStepGBSeconds]
+	ms := gb.Count * 1000 * 1024 / localstack.LocalFunctionMemoryMB
+	if req.Count != n || ms < n || math.Abs(ms-math.Round(ms)) > 1e-6 || math.Abs(cost.TotalUSD-req.USD-gb.USD) > 1e-15 ||
+		!slices.Contains(cost.Covers, pricing.KindLambdaSteps) {
+		t.Fatalf("%s: cost %+v, want %v invocations billed whole milliseconds at %d MB", what, *cost, n, localstack.LocalFunctionMemoryMB)
+	}
 }

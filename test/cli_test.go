@@ -13,6 +13,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/cli"
 	"github.com/maestro-serverless/maestro/localstack/stack"
+	"github.com/maestro-serverless/maestro/pricing"
 )
 
 // maestro runs the CLI against the system and returns its exit code,
@@ -54,7 +55,11 @@ func TestCLI(t *testing.T) {
 	if code != cli.ExitOK || !strings.Contains(out, "sample-dag-test-7 instance 1 run 1: SUCCEEDED") {
 		t.Fatalf("status: exit %d\n%s%s", code, out, errOut)
 	}
-	rows := strings.Split(strings.TrimSpace(out), "\n")[2:]
+	// Its cost: no step of it is billed for compute the runtime records.
+	if line := strings.Split(out, "\n")[1]; line != "cost $0.000000 (covers fargate, lambda_steps; prices of "+pricing.Date+")" {
+		t.Fatalf("status: cost line %q\n%s", line, out)
+	}
+	rows := strings.Split(strings.TrimSpace(out), "\n")[3:]
 	for _, row := range rows {
 		if f := strings.Fields(row); len(f) < 5 || f[3] != "SUCCEEDED" {
 			t.Fatalf("status row %q: want every step SUCCEEDED\n%s", row, out)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/localstack/stack"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/pricing"
 )
 
 // jobsEnv is a stack with ECS and Batch steps, and AWS clients on its
@@ -102,17 +105,45 @@ func (e *jobsEnv) nextTask(t *testing.T) ecstypes.Task {
 }
 
 // taskStopped posts the "ECS Task State Change" event AWS sends when a task
-// stops (exit nil: no exit code).
-func (e *jobsEnv) taskStopped(t *testing.T, arn string, exit *int, stopCode, reason string) {
+// stops (exit nil: no exit code), with the fields of billed (fargate) too.
+func (e *jobsEnv) taskStopped(t *testing.T, arn string, exit *int, stopCode, reason string, billed ...map[string]any) {
 	t.Helper()
 	container := map[string]any{"name": "main", "lastStatus": "STOPPED"}
 	if exit != nil {
 		container["exitCode"] = *exit
 	}
-	e.postEvent(t, "aws.ecs", "ECS Task State Change", map[string]any{
+	detail := map[string]any{
 		"taskArn": arn, "clusterArn": e.st.ECS.ClusterARN, "lastStatus": "STOPPED", "desiredStatus": "STOPPED",
 		"startedBy": e.st.ECS.Family, "stopCode": stopCode, "stoppedReason": reason, "containers": []any{container},
-	})
+	}
+	for _, b := range billed {
+		maps.Copy(detail, b)
+	}
+	e.postEvent(t, "aws.ecs", "ECS Task State Change", detail)
+}
+
+// fargate is what a stopped Fargate task's event says of its billing: its
+// launch type and size (the task's, as the step overrode them), and the
+// image pull's start and the stop, secs seconds apart.
+func fargate(task ecstypes.Task, secs int) map[string]any {
+	pull := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	return map[string]any{"launchType": "FARGATE", "cpu": aws.ToString(task.Overrides.Cpu), "memory": aws.ToString(task.Overrides.Memory),
+		"pullStartedAt": pull.Format(time.RFC3339Nano), "startedAt": pull.Add(10 * time.Second).Format(time.RFC3339Nano),
+		"stoppedAt": pull.Add(time.Duration(secs) * time.Second).Format(time.RFC3339Nano)}
+}
+
+// costOf checks cost's Fargate x86 parts and total against vCPU-seconds
+// and GB-seconds.
+func costOf(t *testing.T, what string, cost *pricing.Cost, vcpuSecs, gbSecs float64) {
+	t.Helper()
+	if cost == nil {
+		t.Fatalf("%s: no cost", what)
+	}
+	want := vcpuSecs*pricing.FargateVCPUSecondX86 + gbSecs*pricing.FargateGBSecondX86
+	if cost.Parts[pricing.FargateVCPUSeconds].Count != vcpuSecs || cost.Parts[pricing.FargateGBSeconds].Count != gbSecs ||
+		math.Abs(cost.TotalUSD-want) > 1e-12 || !slices.Contains(cost.Covers, pricing.KindFargate) {
+		t.Fatalf("%s: cost %+v, want %v vCPU-s and %v GB-s of Fargate, $%v", what, *cost, vcpuSecs, gbSecs, want)
+	}
 }
 
 func (e *jobsEnv) postEvent(t *testing.T, source, detailType string, detail map[string]any) {
@@ -216,21 +247,50 @@ func TestECSSteps(t *testing.T) {
 		if aws.ToString(first.Overrides.Cpu) != "1024" || aws.ToString(first.Overrides.Memory) != "2048" {
 			t.Fatalf("cpu %s memory %s", aws.ToString(first.Overrides.Cpu), aws.ToString(first.Overrides.Memory))
 		}
-		e.taskStopped(t, aws.ToString(first.TaskArn), exit(1), "EssentialContainerExited", "Essential container in task exited")
+		// Each attempt's task is billed: 90 s, then 120 s, of 1 vCPU and 2 GB.
+		e.taskStopped(t, aws.ToString(first.TaskArn), exit(1), "EssentialContainerExited", "Essential container in task exited", fargate(first, 90))
 		second := e.nextTask(t)
-		e.taskStopped(t, aws.ToString(second.TaskArn), exit(0), "EssentialContainerExited", "Essential container in task exited")
-		if v := e.wait(wf, r.WorkflowInstanceID, 30*time.Second); v.Status != "SUCCEEDED" {
+		e.taskStopped(t, aws.ToString(second.TaskArn), exit(0), "EssentialContainerExited", "Essential container in task exited", fargate(second, 120))
+		v := e.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+		if v.Status != "SUCCEEDED" {
 			t.Fatalf("instance %s %v", v.Status, v.StepStatuses)
 		}
+		costOf(t, "the run", v.Cost, 210, 420)
 		var a1 = attempt(t, e.system, wf, r.WorkflowInstanceID, "job", 1)
 		if a1.RuntimeState.Status != "USER_FAILED" || !strings.Contains(timelineText(a1), "exit code 1") {
 			t.Fatalf("attempt 1: %s %q", a1.RuntimeState.Status, timelineText(a1))
 		}
-		// The same event again changes nothing.
-		e.taskStopped(t, aws.ToString(second.TaskArn), exit(0), "EssentialContainerExited", "again")
+		costOf(t, "attempt 1", a1.Cost, 90, 180)
+		costOf(t, "attempt 2", attempt(t, e.system, wf, r.WorkflowInstanceID, "job", 2).Cost, 120, 240)
+		// The same event again changes nothing, its cost included.
+		e.taskStopped(t, aws.ToString(second.TaskArn), exit(0), "EssentialContainerExited", "again", fargate(second, 120))
 		e.idle(t)
-		if v := e.instance(wf, r.WorkflowInstanceID); v.Status != "SUCCEEDED" {
+		v = e.instance(wf, r.WorkflowInstanceID)
+		if v.Status != "SUCCEEDED" {
 			t.Fatalf("after a duplicate event: %s", v.Status)
+		}
+		costOf(t, "the run after a duplicate event", v.Cost, 210, 420)
+	})
+
+	t.Run("a foreach's cost is its iterations' Fargate tasks'", func(t *testing.T) {
+		wf := e.push([]byte(`{"properties":{"owner":"ecs"},"workflow":{"id":"ecs-foreach","steps":[
+		  {"foreach":{"id":"loop","params":{"loop_params":{"type":"MAP","value":{"i":{"type":"LONG_ARRAY","value":[1,2]}}}},
+		    "steps":[{"step":{"id":"job","type":"Ecs","params":{"ecs":{"type":"MAP","value":{"image":{"type":"STRING","value":"etl:2"},
+		      "cpu":{"type":"STRING","value":"512"},"memory":{"type":"STRING","value":"1024"}}}}}}]}}]}}`))
+		r := e.start(wf, "")
+		for range 2 {
+			task := e.nextTask(t)
+			e.taskStopped(t, aws.ToString(task.TaskArn), exit(0), "EssentialContainerExited", "Essential container in task exited", fargate(task, 60))
+		}
+		v := e.wait(wf, r.WorkflowInstanceID, 30*time.Second)
+		if v.Status != "SUCCEEDED" {
+			t.Fatalf("instance %s %v", v.Status, v.StepStatuses)
+		}
+		// Two tasks of 0.5 vCPU and 1 GB for a minute each.
+		costOf(t, "the foreach's run", v.Cost, 60, 120)
+		code, out, errOut := e.maestro("status", wf, fmt.Sprint(r.WorkflowInstanceID))
+		if want := "\ncost $0.000823 (covers fargate, lambda_steps; prices of " + pricing.Date + "): fargate_gb_seconds 120 $0.000148, fargate_vcpu_seconds 60 $0.000675\n"; code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("maestro status: exit %d, want the line%s\n%s%s", code, want, out, errOut)
 		}
 	})
 
@@ -336,16 +396,24 @@ func TestBatchSteps(t *testing.T) {
 		})
 		return id
 	}
-	jobEnded := func(t *testing.T, id, status string, exit *int, stream string) {
+	// jobEnded posts a job's end; fargateSecs > 0 says it ran on Fargate,
+	// 0.5 vCPU and 1 GB, for that long.
+	jobEnded := func(t *testing.T, id, status string, exit *int, stream string, fargateSecs ...int64) {
 		t.Helper()
 		container := map[string]any{"logStreamName": stream}
 		if exit != nil {
 			container["exitCode"] = *exit
 		}
-		e.postEvent(t, "aws.batch", "Batch Job State Change", map[string]any{
+		detail := map[string]any{
 			"jobId": id, "jobName": "x", "jobQueue": "arn:aws:batch:us-east-1:000000000000:job-queue/" + e.queue, "status": status,
 			"statusReason": "Essential container in task exited", "container": container,
-		})
+		}
+		for _, secs := range fargateSecs {
+			start := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC).UnixMilli()
+			detail["platformCapabilities"], detail["startedAt"], detail["stoppedAt"] = []string{"FARGATE"}, start, start+secs*1000
+			container["resourceRequirements"] = []map[string]string{{"type": "VCPU", "value": "0.5"}, {"type": "MEMORY", "value": "1024"}}
+		}
+		e.postEvent(t, "aws.batch", "Batch Job State Change", detail)
 	}
 
 	t.Run("outputs from the job's log reach the next step", func(t *testing.T) {
@@ -362,11 +430,13 @@ func TestBatchSteps(t *testing.T) {
 		}
 		stream := "etl/default/" + id
 		e.printLog(t, "/aws/batch/job", stream, `MAESTRO_OUTPUT_START_TOKEN{"params":{"rows":{"value":"1200","type":"STRING"}}}MAESTRO_OUTPUT_END_TOKEN`)
-		jobEnded(t, id, "SUCCEEDED", exit(0), stream)
+		jobEnded(t, id, "SUCCEEDED", exit(0), stream, 120)
 		v := e.wait(wf, r.WorkflowInstanceID, 30*time.Second)
 		if v.Status != "SUCCEEDED" || fmt.Sprint(e.steps(wf, r.WorkflowInstanceID)["after"].Params["got"]) != "1200" {
 			t.Fatalf("instance %s %v; after saw %v", v.Status, v.StepStatuses, e.steps(wf, r.WorkflowInstanceID)["after"].Params["got"])
 		}
+		// On a Fargate compute environment: 2 minutes of 0.5 vCPU and 1 GB.
+		costOf(t, "the run of a Batch job on Fargate", v.Cost, 60, 120)
 	})
 
 	t.Run("exit code 1 is a user error, retried", func(t *testing.T) {

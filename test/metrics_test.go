@@ -63,7 +63,7 @@ func TestHandlersEmitMetrics(t *testing.T) {
 			seen[name][fmt.Sprintf("%v/%v", line["Status"], line["Queue"])] = true
 		}
 		ok := seen[metrics.StepLaunchDelay] != nil && seen[metrics.DecisionLatency] != nil && seen[metrics.QueueLag] != nil &&
-			seen[metrics.StepsFinished]["SUCCEEDED/<nil>"] && seen[metrics.RunsFinished]["SUCCEEDED/<nil>"]
+			seen[metrics.StepsFinished]["SUCCEEDED/<nil>"] && seen[metrics.RunsFinished]["SUCCEEDED/<nil>"] && seen[metrics.RunCost] != nil
 		return ok, fmt.Sprint(seen)
 	})
 	t.Logf("metrics seen: %v", seen)

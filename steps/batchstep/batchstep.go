@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -36,6 +37,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/steps/handover"
 	"github.com/maestro-serverless/maestro/steps/joboutput"
 	"github.com/maestro-serverless/maestro/steps/stepparam"
@@ -227,7 +229,47 @@ type jobStateChange struct {
 		ExitCode      *int   `json:"exitCode"`
 		Reason        string `json:"reason"`
 		LogStreamName string `json:"logStreamName"`
+		// What a job on Fargate is billed for: its size, storage and
+		// architecture.
+		ResourceRequirements []struct {
+			Type  string `json:"type"`
+			Value string `json:"value"`
+		} `json:"resourceRequirements"`
+		EphemeralStorage struct {
+			SizeInGiB int `json:"sizeInGiB"`
+		} `json:"ephemeralStorage"`
+		RuntimePlatform struct {
+			CPUArchitecture string `json:"cpuArchitecture"`
+		} `json:"runtimePlatform"`
 	} `json:"container"`
+	// PlatformCapabilities says where the job ran: FARGATE or EC2.
+	PlatformCapabilities []string `json:"platformCapabilities"`
+	// StartedAt and StoppedAt are unix ms.
+	StartedAt int64 `json:"startedAt"`
+	StoppedAt int64 `json:"stoppedAt"`
+}
+
+// compute returns what Fargate billed a job on a Fargate compute
+// environment for: its vCPUs and memory from its start to its stop, at
+// least a minute. A job on EC2 is billed nothing of its own (its compute
+// environment's instances are), nor is one that never started.
+func (d jobStateChange) compute() pricing.Usage {
+	if !slices.Contains(d.PlatformCapabilities, "FARGATE") || d.StartedAt <= 0 || d.StoppedAt < d.StartedAt {
+		return nil
+	}
+	var vcpus float64
+	var mem int
+	for _, r := range d.Container.ResourceRequirements {
+		switch r.Type {
+		case "VCPU":
+			vcpus, _ = strconv.ParseFloat(r.Value, 64)
+		case "MEMORY":
+			mem, _ = strconv.Atoi(r.Value)
+		}
+	}
+	cpu := int(math.Round(vcpus * 1024))
+	arm := strings.EqualFold(d.Container.RuntimePlatform.CPUArchitecture, "ARM64")
+	return pricing.Fargate(cpu, mem, d.Container.EphemeralStorage.SizeInGiB, arm, d.StartedAt, d.StoppedAt)
 }
 
 // JobEnded reads a "Batch Job State Change" event of a job's end (an array
@@ -238,23 +280,31 @@ func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string
 		return "", orchestrator.TaskCompletion{}, false, err
 	}
 	job := JobPrefix + d.JobID
+	c := d.ended(ctx, r.cfg.Logs)
+	c.Compute = d.compute()
+	return job, c, true, nil
+}
+
+// ended is how a job that ended ends its step.
+func (d jobStateChange) ended(ctx context.Context, logs joboutput.Logs) orchestrator.TaskCompletion {
+	var err error
 	var out joboutput.Output
 	found := false
 	if d.Container.LogStreamName != "" {
-		out, found, err = joboutput.Tail(ctx, r.cfg.Logs, DefaultLogGroup, d.Container.LogStreamName)
+		out, found, err = joboutput.Tail(ctx, logs, DefaultLogGroup, d.Container.LogStreamName)
 		if err != nil && d.Status == "SUCCEEDED" {
-			return job, orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: engine.OutcomeFatalError, Message: err.Error()}, true, nil
+			return orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: engine.OutcomeFatalError, Message: err.Error()}
 		}
 	}
 	if d.Status == "SUCCEEDED" {
-		return job, orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params, Signals: out.Signals}, true, nil
+		return orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params, Signals: out.Signals}
 	}
 	reason := strings.TrimSpace(d.StatusReason + " " + d.Container.Reason)
 	if d.Container.ExitCode == nil {
-		return job, orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: engine.OutcomePlatformError,
-			Message: "Batch job failed without running: " + reason}, true, nil
+		return orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: engine.OutcomePlatformError,
+			Message: "Batch job failed without running: " + reason}
 	}
-	return job, joboutput.ExitFailure(out, found, joboutput.ExitMessage(*d.Container.ExitCode, reason)), true, nil
+	return joboutput.ExitFailure(out, found, joboutput.ExitMessage(*d.Container.ExitCode, reason))
 }
 
 // parseJob reads the step's `batch` param. Of several problems, the first

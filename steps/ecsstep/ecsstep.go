@@ -52,6 +52,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ecs"
@@ -62,6 +63,7 @@ import (
 	"github.com/maestro-serverless/maestro/images"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/steps/batchstep"
 	"github.com/maestro-serverless/maestro/steps/handover"
 	"github.com/maestro-serverless/maestro/steps/joboutput"
@@ -415,6 +417,21 @@ type taskStateChange struct {
 		ExitCode *int   `json:"exitCode"`
 		Reason   string `json:"reason"`
 	} `json:"containers"`
+	// What Fargate bills: the task's size, launch type, architecture and
+	// the span from its image pull's start to its end.
+	LaunchType       string `json:"launchType"`
+	CPU              string `json:"cpu"`
+	Memory           string `json:"memory"`
+	PullStartedAt    string `json:"pullStartedAt"`
+	StartedAt        string `json:"startedAt"`
+	StoppedAt        string `json:"stoppedAt"`
+	EphemeralStorage struct {
+		SizeInGiB int `json:"sizeInGiB"`
+	} `json:"ephemeralStorage"`
+	Attributes []struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"attributes"`
 	Overrides struct {
 		ContainerOverrides []struct {
 			Name        string `json:"name"`
@@ -424,6 +441,32 @@ type taskStateChange struct {
 			} `json:"environment"`
 		} `json:"containerOverrides"`
 	} `json:"overrides"`
+}
+
+// compute returns what Fargate billed a stopped task for: its vCPU and
+// memory (and ephemeral storage past the free 20 GiB) from the start of its
+// image pull (or its start, when it pulled nothing) to its stop, at least a
+// minute. A task on EC2 (its instances are billed, not the task) or one
+// that never started is billed nothing.
+func (d taskStateChange) compute() pricing.Usage {
+	if d.LaunchType != "FARGATE" {
+		return nil
+	}
+	cpu, err1 := strconv.Atoi(d.CPU)
+	mem, err2 := strconv.Atoi(d.Memory)
+	start, err3 := time.Parse(time.RFC3339Nano, d.PullStartedAt)
+	if err3 != nil {
+		start, err3 = time.Parse(time.RFC3339Nano, d.StartedAt)
+	}
+	stop, err4 := time.Parse(time.RFC3339Nano, d.StoppedAt)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+		return nil
+	}
+	arm := false
+	for _, a := range d.Attributes {
+		arm = arm || (a.Name == "ecs.cpu-architecture" && a.Value == "arm64")
+	}
+	return pricing.Fargate(cpu, mem, d.EphemeralStorage.SizeInGiB, arm, start.UnixMilli(), stop.UnixMilli())
 }
 
 // notebook returns the executed notebook's URI a Notebook step's task
@@ -447,8 +490,9 @@ func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string
 		return "", orchestrator.TaskCompletion{}, false, err
 	}
 	job := JobPrefix + d.TaskArn
+	compute := d.compute()
 	fail := func(kind engine.Outcome, msg string) (string, orchestrator.TaskCompletion, bool, error) {
-		return job, orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: kind, Message: msg}, true, nil
+		return job, orchestrator.TaskCompletion{Action: orchestrator.TaskFailure, Error: kind, Message: msg, Compute: compute}, true, nil
 	}
 	switch d.StopCode {
 	case "TaskFailedToStart", "SpotInterruption", "TerminationNotice", "ServiceSchedulerInitiated":
@@ -480,9 +524,11 @@ func (r *Runner) JobEnded(ctx context.Context, ev orchestrator.JobEvent) (string
 		if nb != "" {
 			msg += "; executed notebook: " + nb
 		}
-		return job, joboutput.ExitFailure(out, found, msg), true, nil
+		c := joboutput.ExitFailure(out, found, msg)
+		c.Compute = compute
+		return job, c, true, nil
 	}
-	done := orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params, Signals: out.Signals}
+	done := orchestrator.TaskCompletion{Action: orchestrator.TaskSuccess, Outputs: out.Params, Signals: out.Signals, Compute: compute}
 	if nb != "" {
 		done.Message = "executed notebook: " + nb
 	}

@@ -21,10 +21,13 @@ package lambdastep
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +39,7 @@ import (
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/steps/stepparam"
 	"github.com/maestro-serverless/maestro/teamrights"
 )
@@ -200,8 +204,12 @@ func (r *Runner) RunStep(ctx context.Context, m orchestrator.StepWork) (engine.S
 	}
 	out, err := r.client.Invoke(callCtx, &lambda.InvokeInput{
 		FunctionName: aws.String(c.function), Qualifier: qualifier(c.qualifier),
-		InvocationType: types.InvocationTypeRequestResponse, Payload: payload,
+		InvocationType: types.InvocationTypeRequestResponse, Payload: payload, LogType: types.LogTypeTail,
 	})
+	if err == nil {
+		// What the invocation was billed for, whatever it returned.
+		res.Compute = billed(aws.ToString(out.LogResult))
+	}
 	if err != nil && ctx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) {
 		return finish(res, engine.OutcomeFatalError, fmt.Sprintf(
 			"function %s did not answer within the worker's invocation; invoke long work with invocation_type Event", c.function)), nil
@@ -219,6 +227,30 @@ func (r *Runner) RunStep(ctx context.Context, m orchestrator.StepWork) (engine.S
 	}
 	res.Outcome, res.Outputs = engine.OutcomeSucceeded, outputs
 	return res, nil
+}
+
+// reportLine matches the billing fields of the REPORT line Lambda ends an
+// invocation's log with.
+var reportLine = regexp.MustCompile(`Billed Duration: (\d+) ms\s+Memory Size: (\d+) MB`)
+
+// billed reads what a synchronous invocation was billed for from its log
+// tail (base64, as Invoke returns it with LogType Tail): nil when the tail
+// has no REPORT line.
+func billed(tail string) pricing.Usage {
+	log, err := base64.StdEncoding.DecodeString(tail)
+	if err != nil {
+		return nil
+	}
+	m := reportLine.FindSubmatch(log)
+	if m == nil {
+		return nil
+	}
+	ms, err1 := strconv.ParseInt(string(m[1]), 10, 64)
+	mb, err2 := strconv.ParseInt(string(m[2]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	return pricing.LambdaInvocation(ms, mb)
 }
 
 // Dispatch invokes the function asynchronously with token in its payload.

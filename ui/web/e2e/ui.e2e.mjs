@@ -81,6 +81,9 @@ try {
     { timeout: 60_000 },
   );
   await page.waitForSelector("#instance-status [data-status=SUCCEEDED]");
+  // Its cost says what it covers (its steps are billed no compute the runtime records).
+  const cost = await page.textContent("#instance-cost");
+  if (!/^\$0\.000000 \(covers fargate, lambda_steps\)$/.test(cost ?? "")) throw new Error(`instance cost shows ${JSON.stringify(cost)}`);
   const texts = await page.$$eval("#dag svg g.node", (ns) => ns.map((n) => n.textContent));
   for (const id of stepIds) {
     if (!texts.some((t) => t.includes(id) && t.includes("SUCCEEDED"))) throw new Error(`node ${id} does not show its id and SUCCEEDED: ${texts}`);

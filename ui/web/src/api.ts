@@ -39,6 +39,16 @@ export interface Instance {
   rollup_overview?: Rollup;
   timeline?: Timeline[];
   step_statuses?: Record<string, string>;
+  cost?: Cost;
+}
+
+// Cost is what a run (its tree) or a step attempt was billed for, priced;
+// covers names the kinds of cost the total includes.
+export interface Cost {
+  total_usd: number;
+  parts: Record<string, { count: number; usd: number }>;
+  covers: string[];
+  prices_of: string;
 }
 
 export interface LoopSummary {

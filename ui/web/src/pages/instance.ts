@@ -3,7 +3,7 @@
 // step attempts, and the run's own timeline.
 
 import { gate, loadAccess, roleLine } from "../access";
-import { api, type AccessView, type Definition, type Instance, type Step, type StepBody, type StepDef, type Timeline } from "../api";
+import { api, type AccessView, type Cost, type Definition, type Instance, type Step, type StepBody, type StepDef, type Timeline } from "../api";
 import { actionButton, badge, errorBox, poller, type Page } from "../app";
 import { dagSteps, drawDag, type DagStep } from "../dag";
 import { drawGantt, type Bar } from "../gantt";
@@ -80,6 +80,16 @@ function timelineList(entries: Timeline[] | undefined): HTMLElement {
     { class: "timeline" },
     ...entries.map((e) => h("li", null, h("time", null, time(e.timestamp)), " ", e.status ? badge(e.status, tone(e.status)) : null, " ", ...linkify(e.message))),
   );
+}
+
+// costText is a run's cost, saying what it covers; costTitle lists its parts.
+function costText(c: Cost): string {
+  return `$${c.total_usd.toFixed(6)} (covers ${c.covers.join(", ")})`;
+}
+
+function costTitle(c: Cost): string {
+  const parts = Object.entries(c.parts).sort(([a], [b]) => a.localeCompare(b)).map(([k, p]) => `${k} ${p.count}: $${p.usd.toFixed(6)}`);
+  return [...parts, `prices of ${c.prices_of}`].join("\n");
 }
 
 function rollupText(r: { total_leaf_count: number; overview?: Record<string, { cnt: number }> } | undefined): string {
@@ -174,6 +184,8 @@ export function instancePage(id: string, n: number): Page {
         h("dd", null, Object.entries(i.runtime_overview?.step_overview ?? {}).map(([st, c]) => `${c} ${st}`).join(", ")),
         i.rollup_overview ? h("dt", null, "Rollup") : null,
         i.rollup_overview ? h("dd", null, rollupText(i.rollup_overview)) : null,
+        i.cost ? h("dt", null, "Cost") : null,
+        i.cost ? h("dd", { id: "instance-cost", title: costTitle(i.cost) }, costText(i.cost)) : null,
       ),
     );
     const allowed = instanceMap[i.status] ?? [];
