@@ -38,7 +38,7 @@ func TestFirings(t *testing.T) {
 		{name: "empty interval", tts: []model.TimeTrigger{hourly},
 			from: "2026-11-01T00:10:00Z", to: "2026-11-01T00:50:00Z", limit: 10},
 		{name: "two triggers merge by time then index; a shared instant fires both",
-			tts: []model.TimeTrigger{{Type: model.TriggerCron, Cron: "0 */2 * * *"}, hourly},
+			tts:  []model.TimeTrigger{{Type: model.TriggerCron, Cron: "0 */2 * * *"}, hourly},
 			from: "2026-11-01T00:00:00Z", to: "2026-11-01T03:00:00Z", limit: 10,
 			want: []string{"0@2026-11-01T00:00:00Z", "1@2026-11-01T00:00:00Z", "1@2026-11-01T01:00:00Z",
 				"0@2026-11-01T02:00:00Z", "1@2026-11-01T02:00:00Z"}},
