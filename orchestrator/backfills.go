@@ -735,3 +735,18 @@ func backfillEnded(before, after *engine.Instance) []store.Message {
 	return []store.Message{{Queue: store.QueueWork, Direct: true,
 		Body: EncodeWork(BackfillWork{WorkflowID: after.WorkflowID, BackfillID: after.Initiator.Backfill})}}
 }
+
+// CheckBackfillID refuses what cannot be a backfill id (see backfillID):
+// "bf-" then at most 60 letters, digits and dashes.
+func CheckBackfillID(id string) error {
+	rest, ok := strings.CutPrefix(id, "bf-")
+	if !ok || rest == "" || len(rest) > 60 {
+		return fmt.Errorf("%q is not a backfill id (bf- and up to 60 letters, digits and dashes)", id)
+	}
+	for _, c := range rest {
+		if !(c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+			return fmt.Errorf("%q is not a backfill id (bf- and up to 60 letters, digits and dashes)", id)
+		}
+	}
+	return nil
+}

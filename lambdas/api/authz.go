@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 
 	"github.com/maestro-serverless/maestro/access"
@@ -150,6 +151,7 @@ func routeGuards() map[string]guard {
 	for _, action := range taskActions() {
 		g["POST "+tasksPath+action] = inService("", "the task token is the capability: whoever holds it reports")
 	}
+	maps.Copy(g, backfillGuards())
 	return g
 }
 

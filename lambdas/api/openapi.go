@@ -77,6 +77,7 @@ func routeSummaries() map[string]string {
 	}
 	maps.Copy(summaries, readSummaries())
 	maps.Copy(summaries, accessSummaries())
+	maps.Copy(summaries, backfillSummaries())
 	return summaries
 }
 
