@@ -736,6 +736,28 @@ func backfillEnded(before, after *engine.Instance) []store.Message {
 		Body: EncodeWork(BackfillWork{WorkflowID: after.WorkflowID, BackfillID: after.Initiator.Backfill})}}
 }
 
+// activeBackfill returns the id of one of the workflow's newest backfills
+// (store.MaxBackfillsListed) that is not done, or "".
+func (o *core) activeBackfill(ctx context.Context, wf string) (string, error) {
+	if o.store.Backfills == nil {
+		return "", nil
+	}
+	recs, err := o.store.Backfills.ListBackfills(ctx, wf)
+	if err != nil {
+		return "", err
+	}
+	for _, rec := range recs {
+		var doc backfillDoc
+		if err := json.Unmarshal(rec.Body, &doc); err != nil {
+			return "", fmt.Errorf("backfill %s/%s: decode: %w", wf, rec.ID, err)
+		}
+		if !doc.done() {
+			return rec.ID, nil
+		}
+	}
+	return "", nil
+}
+
 // CheckBackfillID refuses what cannot be a backfill id (see backfillID):
 // "bf-" then at most 60 letters, digits and dashes.
 func CheckBackfillID(id string) error {

@@ -53,6 +53,10 @@ func TestBackfillAdmission(t *testing.T) {
 		}
 	}
 
+	if _, err := r.o.Definitions.DeleteWorkflow(r.ctx, wf); !isStatus(err, 409) || !strings.Contains(err.Error(), id) {
+		t.Errorf("delete during a backfill: %v, want a 409 naming it", err)
+	}
+
 	// A manual start of the SEQUENTIAL workflow does not wait.
 	manual := r.start(wf)
 	if manual.Status != string(model.WorkflowInProgress) {
