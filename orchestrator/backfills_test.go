@@ -8,6 +8,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/store"
 	"github.com/maestro-serverless/maestro/triggers"
 )
 
@@ -297,4 +298,105 @@ func TestPercentile(t *testing.T) {
 	if got := percentile([]int64{7}, 90); got != 7 {
 		t.Errorf("p90 of one = %d", got)
 	}
+}
+
+// TestBackfillRecoversAdmittedFirings: a firing admitted (written in flight)
+// by a pump that died before starting its instance is started by the next
+// pump; a tick of a backfill not done asks to come back in backfillTick.
+func TestBackfillRecoversAdmittedFirings(t *testing.T) {
+	r := newRoundRig(t)
+	wf := r.push(backfillDef)
+	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	// The state a pump leaves when it dies after its write: firing 0
+	// admitted, no instance.
+	doc := backfillDoc{From: from, To: from.Add(3 * time.Hour), Version: 1, Concurrency: 2, Priority: BackfillPriorityNormal,
+		Status: BackfillRunning, Total: 3, Cursor: 1, Inflight: []backfillFiring{{Trigger: 0, At: from.UnixMilli()}}}
+	if err := r.ms.Backfills.CreateBackfill(r.ctx, storeBackfill(wf, "bf-crash", doc), nil); err != nil {
+		t.Fatal(err)
+	}
+	redelay, err := r.o.Worker.HandleWork(r.ctx, []byte(EncodeWork(BackfillWork{WorkflowID: wf, BackfillID: "bf-crash", Tick: true})), nil)
+	if err != nil || redelay != backfillTick {
+		t.Fatalf("tick: %v %v, want to come back in %v", redelay, err, backfillTick)
+	}
+	for i, at := range []time.Time{from, from.Add(time.Hour)} {
+		rec, err := r.ms.Instances.InstanceForRequest(r.ctx, wf, triggers.FiringRequestID(wf, 0, at))
+		if err != nil {
+			t.Fatalf("firing %d (%s) was not started: %v", i, at, err)
+		}
+		if !strings.Contains(string(rec.Initiator), `"backfill":"bf-crash"`) {
+			t.Errorf("firing %d: initiator %s", i, rec.Initiator)
+		}
+	}
+	v, err := r.o.Backfills.GetBackfill(r.ctx, wf, "bf-crash")
+	if err != nil || v.Admitted != 2 || v.Running != 2 {
+		t.Fatalf("after the recovering pump: %+v %v", v, err)
+	}
+}
+
+// TestBackfillConcurrentPumps: pumps racing one another start only the
+// firings a winning write admitted: the instances started are the
+// admitted firings, never more than the concurrency in flight.
+func TestBackfillConcurrentPumps(t *testing.T) {
+	r := newRoundRig(t, func(c *Config) { c.MaxConflictRetries = 50 })
+	wf := r.push(backfillDef)
+	v, err := r.o.Backfills.CreateBackfill(r.ctx, wf, BackfillRequest{From: "2026-11-01T00:00:00Z", To: "2026-11-01T12:00:00Z", Concurrency: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(EncodeWork(BackfillWork{WorkflowID: wf, BackfillID: v.BackfillID}))
+	for round := 0; round < 4; round++ {
+		// End the running ones, then pump from several workers at once.
+		recs, _, err := r.ms.Instances.ListInstances(r.ctx, wf, "", "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range recs {
+			if rec.Status == string(model.WorkflowInProgress) {
+				r.putEvent(wf, rec.InstanceID, 1, "a-stop", engine.Action{Action: string(model.WorkflowActionStop)})
+				r.mustProcess(wf, rec.InstanceID, 1)
+			}
+		}
+		errs := make(chan error, 6)
+		for range 6 {
+			go func() {
+				_, err := r.o.Worker.HandleWork(r.ctx, body, nil)
+				errs <- err
+			}()
+		}
+		for range 6 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if v, err = r.o.Backfills.GetBackfill(r.ctx, wf, v.BackfillID); err != nil {
+			t.Fatal(err)
+		}
+		// Concurrent starts of one firing may each reserve an id: the
+		// ids have gaps, so count the instances.
+		recs, _, err = r.ms.Instances.ListInstances(r.ctx, wf, "", "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		running := 0
+		for _, rec := range recs {
+			if !model.WorkflowStatus(rec.Status).IsTerminal() {
+				running++
+			}
+		}
+		if len(recs) != v.Admitted {
+			t.Fatalf("round %d: %d instances started, %d admitted", round, len(recs), v.Admitted)
+		}
+		if running > 3 || running != v.Running {
+			t.Fatalf("round %d: %d running, the backfill says %d (concurrency 3)", round, running, v.Running)
+		}
+	}
+	// The fourth round ended the last three: the backfill is done.
+	if v.Status != BackfillCompleted || v.Admitted != 12 || v.Counts["STOPPED"] != 12 {
+		t.Fatalf("after four rounds: %+v", v)
+	}
+}
+
+// storeBackfill is a backfill item holding doc.
+func storeBackfill(wf, id string, doc backfillDoc) store.Backfill {
+	return store.Backfill{WorkflowID: wf, ID: id, Body: mustJSON(doc), CreateTime: 1}
 }
