@@ -444,7 +444,8 @@ func (o *Backfills) firings(ctx context.Context, wf string, doc *backfillDoc) ([
 // ActOnBackfill pauses, resumes or cancels a backfill and returns it. A
 // paused backfill admits no firing (its running instances go on); a
 // resumed one admits again; a cancelled one admits no more firings and
-// stops its running instances.
+// stops the running instances it started (an instance the real firing
+// started first goes on).
 func (o *Backfills) ActOnBackfill(ctx context.Context, wf, id, action string) (*BackfillView, error) {
 	var next string
 	switch action {
@@ -640,7 +641,7 @@ func (o *Backfills) advance(ctx context.Context, wf, id string, doc *backfillDoc
 			return false, nil, err
 		}
 		if !model.WorkflowStatus(r.Status).IsTerminal() {
-			if doc.Status == BackfillCancelled {
+			if doc.Status == BackfillCancelled && startedBy(r, id) {
 				stop := store.Event{ID: backfillStopEventID(id), Body: mustJSON(engine.Action{Action: string(model.WorkflowActionStop), Principal: caller.From(ctx)})}
 				if err := o.store.Runs.PutEvent(ctx, wf, r.InstanceID, r.RunID, stop); err != nil {
 					return false, nil, err
@@ -682,6 +683,13 @@ func (o *Backfills) advance(ctx context.Context, wf, id string, doc *backfillDoc
 		changed = true
 	}
 	return changed, toStart, nil
+}
+
+// startedBy reports whether backfill id started instance r (not the real
+// firing, nor another backfill: a cancel stops only its own runs).
+func startedBy(r *store.InstanceRecord, id string) bool {
+	var ini engine.Initiator
+	return json.Unmarshal(r.Initiator, &ini) == nil && ini.Backfill == id
 }
 
 // yields reports whether a low priority backfill gives way: the workflow

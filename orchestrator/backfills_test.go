@@ -127,11 +127,18 @@ func TestBackfillAdmission(t *testing.T) {
 	if v.Status != BackfillCancelled || v.Running != 3 || v.NextFiring != "" {
 		t.Fatalf("cancelled: %+v", v)
 	}
-	for _, inst := range []int64{3, real.InstanceID, real.InstanceID + 1} {
+	for _, inst := range []int64{3, real.InstanceID + 1} {
 		if st := r.mustProcess(wf, inst, 1); st.Status != model.WorkflowStopped {
 			t.Fatalf("instance %d after the cancel: %s", inst, st.Status)
 		}
 	}
+	// The scheduler's instance is not the backfill's to stop: it waits
+	// (queued behind the manual run) and the backfill with it.
+	if st := r.mustProcess(wf, real.InstanceID, 1); st.Status != model.WorkflowCreated {
+		t.Fatalf("the scheduler's instance after the cancel: %s", st.Status)
+	}
+	pump(func(v *BackfillView) bool { return v.Status == BackfillCancelled && v.Running == 1 && v.EndTime == 0 })
+	stop(real.InstanceID)
 	v = pump(func(v *BackfillView) bool {
 		return v.Status == BackfillCancelled && v.Running == 0 && v.Counts["STOPPED"] == 5 && v.EndTime != 0 && v.ETASeconds == nil
 	})

@@ -57,8 +57,9 @@ func (s *system) workflowRuns(t *testing.T, wf string, skip map[int64]bool) ([]*
 // the firing's time params, never more than 4 in progress; a manual start
 // during it starts at once (the workflow is SEQUENTIAL: backfill runs take
 // no slot); paused it admits nothing while its runs end, resumed it goes
-// on; the real firing of a backfilled time starts nothing more; a
-// cancelled backfill stops its runs and admits no more.
+// on; the real firing of a backfilled time starts nothing more, and a
+// backfill finds the run of a firing the scheduler started first; a
+// cancelled backfill stops its own runs and admits no more.
 func TestBackfill(t *testing.T) {
 	t.Parallel()
 	s := startSystem(t, stack.Options{})
@@ -183,13 +184,16 @@ func TestBackfill(t *testing.T) {
 	// The real firing of 05:00 (delivered late, as Scheduler may) finds
 	// the backfilled run.
 	n := len(s.instances(t, wf))
-	ctx := context.Background()
-	body := triggers.EncodeFiring(triggers.Firing{WorkflowID: wf, TriggerIndex: 0, ScheduledTime: day.Add(5 * time.Hour)})
-	if _, err := sqs.NewFromConfig(s.st.Emulator.TestConfig(t)).SendMessage(ctx, &sqs.SendMessageInput{
-		QueueUrl: aws.String(s.st.Resources.Queues.Work.URL), MessageBody: aws.String(string(body)),
-	}); err != nil {
-		t.Fatal(err)
+	fire := func(at time.Time) {
+		t.Helper()
+		body := triggers.EncodeFiring(triggers.Firing{WorkflowID: wf, TriggerIndex: 0, ScheduledTime: at})
+		if _, err := sqs.NewFromConfig(s.st.Emulator.TestConfig(t)).SendMessage(context.Background(), &sqs.SendMessageInput{
+			QueueUrl: aws.String(s.st.Resources.Queues.Work.URL), MessageBody: aws.String(string(body)),
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	fire(day.Add(5 * time.Hour))
 	s.idle(t)
 	if after := len(s.instances(t, wf)); after != n {
 		t.Fatalf("the real firing of a backfilled time started %d more instances", after-n)
@@ -200,10 +204,24 @@ func TestBackfill(t *testing.T) {
 		t.Fatalf("dry run with history: HTTP %d %+v", code, est.Duration)
 	}
 
-	// A cancelled backfill stops its runs and admits no more.
+	// The scheduler fires 2026-01-02T00:00 before a backfill of that day
+	// reaches it: the backfill finds that run and starts no other for it.
+	// Cancelled, it stops only its own run and admits no more; the
+	// scheduler's run ends on its own, and the backfill's tick settles it.
+	day2 := day.AddDate(0, 0, 1)
+	fire(day2)
+	var scheduled []*orchestrator.InstanceView
+	poll(t, 20*time.Second, "the scheduler's run", func() (bool, string) {
+		var running int
+		scheduled, running = s.workflowRuns(t, wf, skip)
+		return len(scheduled) == 1 && running == 1, fmt.Sprint(len(scheduled), running)
+	})
 	var c orchestrator.BackfillView
-	if code := s.do("POST", base, []byte(`{"from":"2026-01-02T00:00:00Z","to":"2026-01-03T00:00:00Z","concurrency":2,"priority":"low"}`), &c); code != http.StatusCreated {
+	if code := s.do("POST", base, []byte(`{"from":"2026-01-02T00:00:00Z","to":"2026-01-03T00:00:00Z","concurrency":2}`), &c); code != http.StatusCreated {
 		t.Fatalf("create a second backfill: HTTP %d", code)
+	}
+	if c.Admitted != 2 || c.Running != 2 {
+		t.Fatalf("the second backfill: %+v", c)
 	}
 	poll(t, 20*time.Second, "the second backfill's runs", func() (bool, string) {
 		got, running := s.workflowRuns(t, wf, skip)
@@ -212,13 +230,21 @@ func TestBackfill(t *testing.T) {
 	if code := s.do("PUT", base+"/"+c.BackfillID+"/actions/cancel", nil, &c); code != http.StatusOK || c.Status != "CANCELLED" {
 		t.Fatalf("cancel: HTTP %d %+v", code, c)
 	}
-	poll(t, 30*time.Second, "the cancelled backfill's runs stop", func() (bool, string) {
+	poll(t, 30*time.Second, "the cancelled backfill's own run stops", func() (bool, string) {
 		c = s.backfill(t, wf, c.BackfillID)
-		return c.Running == 0 && c.Counts["STOPPED"] == 2 && c.EndTime != 0, fmt.Sprintf("%+v", c)
+		return c.Running == 1 && c.Counts["STOPPED"] == 1 && c.EndTime == 0, fmt.Sprintf("%+v", c)
+	})
+	if v := s.instance(wf, scheduled[0].WorkflowInstanceID); v.Status != "IN_PROGRESS" || v.Initiator.Type != "TIME" {
+		t.Fatalf("the scheduler's run after the cancel: %s %+v", v.Status, v.Initiator)
+	}
+	s.advance(t, 11*time.Minute)
+	poll(t, 30*time.Second, "the scheduler's run ends and the tick settles it", func() (bool, string) {
+		c = s.backfill(t, wf, c.BackfillID)
+		return c.Running == 0 && c.Counts["SUCCEEDED"] == 1 && c.EndTime != 0, fmt.Sprintf("%+v", c)
 	})
 	s.idle(t)
 	if got, _ := s.workflowRuns(t, wf, skip); len(got) != 2 || s.backfill(t, wf, c.BackfillID).Admitted != 2 {
-		t.Fatalf("the cancelled backfill has %d runs", len(got))
+		t.Fatalf("the cancelled backfill's day has %d runs", len(got))
 	}
 	if code := s.do("PUT", base+"/"+c.BackfillID+"/actions/resume", nil, &bad); code != http.StatusConflict {
 		t.Errorf("resume a cancelled backfill: HTTP %d %v", code, bad)
