@@ -79,6 +79,11 @@ const Usage = `  push FILE...                 store workflow definitions (.json,
   signal NAME [k=v]...         announce a signal
   diff WF A B                  what changed from version A to version B (each a number, active, latest
                                or default): steps, edges, params, workflow fields, properties
+  backfill WF --from T --to T [--concurrency N] [--priority low|normal] [--dry-run]
+                               start the time-trigger firings of [T, T) (RFC 3339) and follow them
+                               with a progress bar (exit 0 only if every run succeeds); --dry-run
+                               creates nothing and prints the instances, steps and expected duration
+  backfill status|pause|resume|cancel WF BACKFILL
   ui [--listen ADDR]           serve the web UI on ADDR (default 127.0.0.1:8765), its API calls
                                forwarded to the endpoint (SigV4-signed for AWS), to the browser
                                that opens the one-time login URL it prints
@@ -87,7 +92,7 @@ const Usage = `  push FILE...                 store workflow definitions (.json,
 
 // Commands are the subcommands Run serves.
 var Commands = []string{"push", "workflows", "ui", "start", "start-batch", "status", "instances", "watch", "timeline", "stop", "kill", "unblock", "restart",
-	"step", "breakpoint", "permit", "signal", "whoami", "access", "teams", "diff"}
+	"step", "breakpoint", "permit", "signal", "whoami", "access", "teams", "diff", "backfill"}
 
 // Client calls the API.
 type Client struct {
@@ -251,6 +256,12 @@ func Run(ctx context.Context, args []string, o Options) int {
 	count := fs.Int("count", 0, "start: start this many runs with the same params (sent in batches of 100)")
 	status := fs.String("status", "", "instances: only those in this status")
 	listen := fs.String("listen", DefaultUIAddr, "ui: the loopback address to serve the UI on")
+	var bf backfillFlags
+	fs.StringVar(&bf.from, "from", "", "backfill: the first time of the interval (RFC 3339, inclusive)")
+	fs.StringVar(&bf.to, "to", "", "backfill: the end of the interval (RFC 3339, exclusive)")
+	fs.IntVar(&bf.concurrency, "concurrency", 1, "backfill: how many of its runs may run at once (1-100)")
+	fs.StringVar(&bf.priority, "priority", "normal", "backfill: normal, or low (admits only while no live run is in progress or queued)")
+	fs.BoolVar(&bf.dryRun, "dry-run", false, "backfill: create nothing; print the instances, steps and expected duration")
 	var af accessFlags
 	fs.Var(&af.owners, "owners", "access set: the owners, comma-separated (repeatable; '' empties the list)")
 	fs.Var(&af.operators, "operators", "access set: the operators, comma-separated (repeatable; '' empties the list)")
@@ -277,7 +288,7 @@ func Run(ctx context.Context, args []string, o Options) int {
 		return ExitUsage
 	}
 	r := &runner{c: c, o: o, json: *asJSON}
-	commands := r.commands(ctx, flags{version: *version, params: params, wait: *wait, status: *status, listen: *listen, count: *count, access: &af})
+	commands := r.commands(ctx, flags{version: *version, params: params, wait: *wait, status: *status, listen: *listen, count: *count, access: &af, backfill: bf})
 	command, ok := commands[cmd]
 	if !ok {
 		fmt.Fprintf(o.Stderr, "maestro: unknown command %q\n", cmd)
@@ -305,6 +316,7 @@ type flags struct {
 	wait                    bool
 	count                   int
 	access                  *accessFlags
+	backfill                backfillFlags
 }
 
 // command is a subcommand: it takes args positional arguments (with more,
@@ -353,8 +365,9 @@ func (r *runner) commands(ctx context.Context, f flags) map[string]command {
 		"access": {2, false, "get|set WF [--owners E,...] [--operators E,...] [--readers E,...]", func(rest []string) int {
 			return r.access(ctx, rest[0], rest[1], f.access)
 		}},
-		"teams": {0, true, teamsUsage, func(rest []string) int { return r.teams(ctx, rest, f.access) }},
-		"diff":  {3, false, "WF A B", func(rest []string) int { return r.diffVersions(ctx, rest[0], rest[1], rest[2]) }},
+		"teams":    {0, true, teamsUsage, func(rest []string) int { return r.teams(ctx, rest, f.access) }},
+		"diff":     {3, false, "WF A B", func(rest []string) int { return r.diffVersions(ctx, rest[0], rest[1], rest[2]) }},
+		"backfill": {1, true, backfillUsage, func(rest []string) int { return r.backfill(ctx, rest, f.backfill) }},
 	}
 	for _, action := range []string{"stop", "kill", "unblock"} {
 		cmds[action] = command{2, false, "WF INSTANCE", func(rest []string) int { return r.act(ctx, rest[0], rest[1], action) }}
@@ -398,7 +411,8 @@ func reorder(args []string) []string {
 
 func takesValue(name string) bool {
 	switch name {
-	case "endpoint", "version", "status", "param", "listen", "count", "owners", "operators", "readers", "member":
+	case "endpoint", "version", "status", "param", "listen", "count", "owners", "operators", "readers", "member",
+		"from", "to", "concurrency", "priority":
 		return true
 	}
 	return false

@@ -198,8 +198,8 @@ func (s *StepState) settled() bool { return s.Status.IsTerminal() && s.RetryAt =
 
 // Initiator says who or what started a run.
 type Initiator struct {
-	// Type is MANUAL, TIME, SIGNAL, SUBWORKFLOW, FOREACH, WHILE or TEMPLATE
-	// (upper case; empty is treated as MANUAL).
+	// Type is MANUAL, TIME, BACKFILL, SIGNAL, SUBWORKFLOW, FOREACH, WHILE
+	// or TEMPLATE (upper case; empty is treated as MANUAL).
 	Type string `json:"type,omitempty"`
 	// Timezone is the timezone of the time trigger that started the run
 	// (INITIATOR_TIMEZONE), empty otherwise.
@@ -214,7 +214,13 @@ type Initiator struct {
 	// Principal is the IAM principal whose API request started the run
 	// (a MANUAL start), empty for runs the system started.
 	Principal string `json:"principal,omitempty"`
+	// Backfill names the backfill that started a BACKFILL run (a firing of
+	// a time trigger at ScheduledTime, started late), empty otherwise.
+	Backfill string `json:"backfill,omitempty"`
 }
+
+// InitiatorBackfill is the Initiator.Type of a run a backfill started.
+const InitiatorBackfill = "BACKFILL"
 
 // Clone returns a deep copy of the instance; nil for nil.
 func (in *Instance) Clone() *Instance {

@@ -37,6 +37,12 @@ func (o *Definitions) DeleteWorkflow(ctx context.Context, wf string) (*DeleteRes
 	if n := len(holding) + len(queued); n > 0 {
 		return nil, Conflict("workflow %s has %d running or queued instances; stop or kill them first (PUT /api/v3/workflows/%s/actions/kill)", wf, n, wf)
 	}
+	if id, err := o.activeBackfill(ctx, wf); err != nil {
+		return nil, Internal(err)
+	} else if id != "" {
+		// Its runs hold no run slot: the check above does not see them.
+		return nil, Conflict("workflow %s has backfill %s going on; cancel it first (PUT /api/v3/workflows/%s/backfills/%s/actions/cancel)", wf, id, wf, id)
+	}
 	err = o.store.Definitions.DeleteWorkflow(ctx, wf, purgeMessage(wf, 1), o.now(), syncMessage(wf))
 	switch {
 	case errors.Is(err, store.ErrNotFound):

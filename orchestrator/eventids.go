@@ -126,3 +126,7 @@ func taskWaitingEventID(step string, attempt int64) string {
 // workflowActionEventID is an action on every run of a workflow (unique per
 // request, the same in each run).
 func workflowActionEventID(uuid string) string { return "w-" + uuid }
+
+// backfillStopEventID is a backfill's cancel stopping one of its runs: one
+// per backfill, so every pump that finds the run still going puts it once.
+func backfillStopEventID(backfill string) string { return "w-bf-" + backfill }

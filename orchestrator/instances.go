@@ -132,6 +132,10 @@ func (o *Runs) startReserved(ctx context.Context, target *startTarget, req Start
 		TraceID: string(traceOf(ctx, now)),
 	}
 	st.RuntimeTags, _ = parseRuntimeTags(req.RuntimeTags) // checked by runParams
+	if initiator.Backfill != "" {
+		// Known before its start is decided: it takes no run slot.
+		st.Initiator = initiator
+	}
 	startEv, err := json.Marshal(engine.StartRun{RunParams: runParams, Initiator: initiator})
 	if err != nil {
 		return nil, Internal(fmt.Errorf("encode start event: %w", err))

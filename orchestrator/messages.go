@@ -68,6 +68,11 @@ const (
 	// WorkJobEvent is an ECS task or Batch job state change: JobEvent, the
 	// EventBridge event as the stack's rules wrap it.
 	WorkJobEvent WorkKind = "job_event"
+	// WorkBackfill pumps a backfill (Backfills.pump): WorkflowID,
+	// BackfillID, Tick. Sent by the commit that ends one of its runs, and
+	// with Tick by its creation; a tick re-queues itself every
+	// backfillTick until the backfill is done.
+	WorkBackfill WorkKind = "backfill"
 )
 
 // StepRef names a step attempt in a work message; its fields stand at the
@@ -192,6 +197,13 @@ type JobEventWork struct {
 	JobEvent json.RawMessage `json:"job_event,omitempty"`
 }
 
+// BackfillWork (backfill) pumps a backfill; a Tick re-queues itself.
+type BackfillWork struct {
+	WorkflowID string `json:"workflow_id"`
+	BackfillID string `json:"backfill_id"`
+	Tick       bool   `json:"tick,omitempty"`
+}
+
 // Kind implementations: the catalog's one mapping from type to kind.
 func (StepWork) Kind() WorkKind         { return WorkRunStep }
 func (TimerWork) Kind() WorkKind        { return WorkTimer }
@@ -205,6 +217,7 @@ func (SubworkflowWork) Kind() WorkKind  { return WorkStartSubworkflow }
 func (SweepWork) Kind() WorkKind        { return WorkSweep }
 func (CancelJobWork) Kind() WorkKind    { return WorkCancelJob }
 func (JobEventWork) Kind() WorkKind     { return WorkJobEvent }
+func (BackfillWork) Kind() WorkKind     { return WorkBackfill }
 
 // decoders makes an empty message of each kind for DecodeWork.
 var decoders = map[WorkKind]func() Work{
@@ -219,6 +232,7 @@ var decoders = map[WorkKind]func() Work{
 	WorkSweep:            func() Work { return &SweepWork{} },
 	WorkCancelJob:        func() Work { return &CancelJobWork{} },
 	WorkJobEvent:         func() Work { return &JobEventWork{} },
+	WorkBackfill:         func() Work { return &BackfillWork{} },
 }
 
 // EncodeWork returns w's message body: w's JSON object with "kind" first.

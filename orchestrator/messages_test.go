@@ -29,6 +29,7 @@ func catalogSamples() []Work {
 		SweepWork{},
 		CancelJobWork{StepRef: ref, StepType: "Batch", Job: "job-1", Reason: "stopped"},
 		JobEventWork{JobEvent: []byte(`{"source":"aws.batch"}`)},
+		BackfillWork{WorkflowID: "wf", BackfillID: "bf-1", Tick: true},
 	}
 }
 

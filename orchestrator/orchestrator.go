@@ -105,6 +105,8 @@ type Orchestrator struct {
 	Sweeper *Sweeper
 	// Access authorizes callers and keeps grants and teams.
 	Access *Access
+	// Backfills creates, reads and operates backfills.
+	Backfills *Backfills
 }
 
 // core is what every role shares: the store, the checker, the clock and
@@ -167,14 +169,20 @@ type (
 	// Worker handles work messages.
 	Worker struct {
 		*core
-		actions *Actions // job ends report as task tokens do; subworkflow reruns
-		rounds  *Rounds
-		runs    *Runs // time triggers and subworkflows start runs
-		signals *Signals
-		sweeper *Sweeper
-		access  *Access     // whom a subworkflow step may start
-		ends    *endBoard   // the ends this process is about to write
-		wakes   *wakeSender // nil without a dispatcher
+		actions   *Actions // job ends report as task tokens do; subworkflow reruns
+		rounds    *Rounds
+		runs      *Runs // time triggers and subworkflows start runs
+		signals   *Signals
+		sweeper   *Sweeper
+		backfills *Backfills
+		access    *Access     // whom a subworkflow step may start
+		ends      *endBoard   // the ends this process is about to write
+		wakes     *wakeSender // nil without a dispatcher
+	}
+	// Backfills starts the firings of time triggers over a past interval.
+	Backfills struct {
+		*core
+		runs *Runs // a backfill starts runs
 	}
 	// Sweeper re-drives what is pending too long.
 	Sweeper struct {
@@ -227,12 +235,14 @@ func New(cfg Config) *Orchestrator {
 	definitions := &Definitions{o, gates, acc}
 	signals := &Signals{o, definitions, runs}
 	sweeper := &Sweeper{o, rounds, signals}
+	backfills := &Backfills{o, runs}
 	return &Orchestrator{
 		Definitions: definitions, Runs: runs, Actions: actions, Gates: gates, Signals: signals, Rounds: rounds,
-		Worker: &Worker{core: o, actions: actions, rounds: rounds, runs: runs, signals: signals, sweeper: sweeper, access: acc,
+		Worker: &Worker{core: o, actions: actions, rounds: rounds, runs: runs, signals: signals, sweeper: sweeper, backfills: backfills, access: acc,
 			ends: newEndBoard(), wakes: wakeSenderOf(cfg.Dispatcher)},
-		Sweeper: sweeper,
-		Access:  acc,
+		Sweeper:   sweeper,
+		Access:    acc,
+		Backfills: backfills,
 	}
 }
 

@@ -182,7 +182,7 @@ func runHeader(st *engine.Instance) *InstanceView {
 	if st.Initiator.Type != "" {
 		view.Initiator = &Initiator{
 			Type: st.Initiator.Type, Timezone: st.Initiator.Timezone, ScheduledTime: st.Initiator.ScheduledTime,
-			Principal: st.Initiator.Principal, Parent: st.Parent,
+			Principal: st.Initiator.Principal, Parent: st.Parent, Backfill: st.Initiator.Backfill,
 		}
 	}
 	overview := &RuntimeOverview{StepOverview: map[string]int64{}, RunStatus: string(st.Status)}

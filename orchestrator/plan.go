@@ -129,7 +129,7 @@ type slotReads struct {
 // holdsNoSlot reports whether st is an iteration: it holds no slot of its
 // inline workflow.
 func holdsNoSlot(st *engine.Instance) bool {
-	return st.Parent != nil && !st.Parent.Subworkflow
+	return (st.Parent != nil && !st.Parent.Subworkflow) || st.Initiator.Backfill != ""
 }
 
 // readSlots reads the run-slot state a commit taking the run from before

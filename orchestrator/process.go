@@ -423,6 +423,7 @@ func (o *Rounds) buildCommit(ctx context.Context, g *engine.Graph, rec *store.Ru
 		c.Outbox = append(c.Outbox, msgs...)
 	}
 	c.Outbox = append(c.Outbox, cmdMsgs...)
+	c.Outbox = append(c.Outbox, backfillEnded(before, after)...)
 	if before.Status != after.Status || before.StartTime != after.StartTime || before.EndTime != after.EndTime {
 		c.Instance = &store.InstanceUpdate{
 			RunID: after.RunID, Status: string(after.Status), StartTime: after.StartTime,

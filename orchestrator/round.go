@@ -188,9 +188,10 @@ func (r *round) prepare(ctx context.Context) (done bool, err error) {
 	if err := r.src.ready(ctx, r); err != nil {
 		return false, err
 	}
-	if r.before.Status == model.WorkflowCreated && (r.before.Parent == nil || r.before.Parent.Subworkflow) {
+	if r.before.Status == model.WorkflowCreated && !holdsNoSlot(&r.before) {
 		// An iteration has no run strategy: its parent bounds how many
-		// run at once. A subworkflow's instance has its workflow's.
+		// run at once; nor has a backfill's run: its backfill does. A
+		// subworkflow's instance has its workflow's.
 		if r.strat, err = r.src.strategy(ctx, r); err != nil {
 			return false, err
 		}

@@ -379,7 +379,7 @@ func newRoundRig(t testing.TB, tune ...func(*Config)) *roundRig {
 	r.insts = &rigInstances{InstanceStore: r.ms.Instances}
 	r.sweeps = &rigSweeps{SweepStore: r.ms.Sweeps}
 	st := Stores{Definitions: r.ms.Definitions, Instances: r.insts, Runs: r.runs, Attempts: r.atts,
-		Signals: r.sigs, Gates: r.ms.Gates, Tasks: r.ms.Tasks, Sweeps: r.sweeps, Teams: r.ms.Teams}
+		Signals: r.sigs, Gates: r.ms.Gates, Tasks: r.ms.Tasks, Sweeps: r.sweeps, Teams: r.ms.Teams, Backfills: r.ms.Backfills}
 	cfg := Config{
 		Stores: &st, Now: r.clock.Now, MaxConflictRetries: 4,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),

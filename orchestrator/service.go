@@ -44,6 +44,9 @@ type Initiator struct {
 	// Parent is the step attempt that started a SUBWORKFLOW, FOREACH or
 	// WHILE run, with its depth and the root of its tree.
 	Parent *engine.ParentRef `json:"parent,omitempty"`
+	// Backfill names the backfill that started a BACKFILL run; never
+	// taken from a request.
+	Backfill string `json:"backfill,omitempty"`
 }
 
 // RestartRequest is Maestro's WorkflowInstanceRestartRequest.

@@ -29,12 +29,22 @@ type Stores struct {
 	Templates TemplateStore
 	// Teams holds the teams authorization names.
 	Teams TeamStore
+	// Backfills holds workflows' backfills; nil refuses backfills.
+	Backfills BackfillStore
+}
+
+// BackfillStore reads and writes backfills (store.Backfills).
+type BackfillStore interface {
+	CreateBackfill(ctx context.Context, b store.Backfill, outbox []store.Message) error
+	GetBackfill(ctx context.Context, wf, id string) (*store.Backfill, error)
+	ListBackfills(ctx context.Context, wf string) ([]*store.Backfill, error)
+	PutBackfill(ctx context.Context, b store.Backfill) error
 }
 
 // StoresOf returns the aggregates of st.
 func StoresOf(st *store.Store) Stores {
 	return Stores{Definitions: st.Definitions, Instances: st.Instances, Runs: st.Runs, Attempts: st.Attempts,
-		Signals: st.Signals, Gates: st.Gates, Tasks: st.Tasks, Sweeps: st.Sweeps, Templates: st.Templates, Teams: st.Teams}
+		Signals: st.Signals, Gates: st.Gates, Tasks: st.Tasks, Sweeps: st.Sweeps, Templates: st.Templates, Teams: st.Teams, Backfills: st.Backfills}
 }
 
 // AttemptStore reads and writes step attempt items: claims, recorded outcomes, ends (store.Attempts).

@@ -68,6 +68,8 @@ func (o *Worker) HandleWork(ctx context.Context, body []byte, runners map[model.
 		return 0, o.cancelJob(ctx, *m, runners)
 	case *JobEventWork:
 		return 0, o.handleJobEvent(ctx, m.JobEvent, runners)
+	case *BackfillWork:
+		return o.backfills.pump(ctx, m.WorkflowID, m.BackfillID, m.Tick)
 	}
 	return 0, fmt.Errorf("%w: no handler for work kind %q", ErrPoison, w.Kind())
 }
@@ -96,6 +98,9 @@ func annotate(ctx context.Context, w Work) {
 		ref.WorkflowID = m.WorkflowID
 	case TimeTriggerWork:
 		ref.WorkflowID = m.WorkflowID
+	case *BackfillWork:
+		ref.WorkflowID = m.WorkflowID
+		attrs = append(attrs, "backfill_id", m.BackfillID)
 	}
 	if ref.WorkflowID != "" {
 		attrs = append(attrs, "workflow_id", ref.WorkflowID)

@@ -409,7 +409,7 @@ func newRoleRig(t testing.TB, tune ...func(*Config)) *roleRig {
 	r.attempts = &workAttempts{AttemptStore: r.mem.Attempts, log: r.log}
 	r.runs = &workRuns{RunStore: r.mem.Runs, log: r.log}
 	r.stores = Stores{Definitions: r.mem.Definitions, Instances: r.mem.Instances, Runs: r.runs, Attempts: r.attempts,
-		Signals: r.mem.Signals, Gates: r.mem.Gates, Tasks: r.mem.Tasks, Sweeps: r.mem.Sweeps, Teams: r.mem.Teams}
+		Signals: r.mem.Signals, Gates: r.mem.Gates, Tasks: r.mem.Tasks, Sweeps: r.mem.Sweeps, Teams: r.mem.Teams, Backfills: r.mem.Backfills}
 	cfg := Config{
 		Stores: &r.stores, Now: r.clock.Now, NewUUID: r.newUUID, Dispatcher: r.disp, Schedules: r.sched,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),

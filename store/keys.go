@@ -10,6 +10,8 @@
 //	WF#<wf>            REQ#<request id>            start dedup record -> instance id (expires via ttl)
 //	WF#<wf>            RS                          run-strategy slots: "running" = runs holding a slot
 //	WF#<wf>            Q#<instance:12>             an instance waiting for a slot (its run in "run")
+//	WF#<wf>            BF#<backfill id>            a backfill: its document (cursor, in-flight firings, counts) in
+//	                                               "body", version "v" (backfills.go)
 //	R#<wf>#<instance>  E#<run:6>#<event id>        pending engine event (inbox); deleted when applied
 //	R#<wf>#<instance>  RUN#<run:6>                 run state (engine state, versioned by "v"), outbox in "ob"
 //	R#<wf>#<instance>  S#<run:6>#<step>#<attempt:4> step attempt: status, params, outputs, timeline

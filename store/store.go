@@ -109,6 +109,8 @@ type Store struct {
 	Templates *Templates
 	// Teams: the teams authorization names.
 	Teams *Teams
+	// Backfills: workflows' backfills.
+	Backfills *Backfills
 
 	b *base
 }
@@ -152,6 +154,8 @@ type (
 	Templates struct{ *base }
 	// Teams reads and writes teams.
 	Teams struct{ *base }
+	// Backfills reads and writes backfills.
+	Backfills struct{ *base }
 )
 
 // Options tune a Store; the zero value is the default.
@@ -179,7 +183,7 @@ func New(db DynamoDB, table string, opts Options) *Store {
 	}
 	s := &Store{
 		Definitions: &Definitions{b}, Instances: &Instances{b}, Runs: &Runs{b}, Attempts: &Attempts{b},
-		Signals: &Signals{b}, Gates: &Gates{b}, Tasks: &Tasks{b}, Sweeps: &Sweeps{b}, Templates: &Templates{b}, Teams: &Teams{b}, b: b,
+		Signals: &Signals{b}, Gates: &Gates{b}, Tasks: &Tasks{b}, Sweeps: &Sweeps{b}, Templates: &Templates{b}, Teams: &Teams{b}, Backfills: &Backfills{b}, b: b,
 	}
 	b.store = s
 	return s

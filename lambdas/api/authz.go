@@ -152,6 +152,7 @@ func routeGuards() map[string]guard {
 	for _, action := range taskActions() {
 		g["POST "+tasksPath+action] = inService("", "the task token is the capability: whoever holds it reports")
 	}
+	maps.Copy(g, backfillGuards())
 	return g
 }
 

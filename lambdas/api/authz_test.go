@@ -89,7 +89,7 @@ func (a *roleAccess) DeleteTeam(_ context.Context, name string) (*orchestrator.T
 var pathValues = map[string]string{
 	"id": "wf1", "instanceId": "1", "runId": "1", "stepId": "s1", "attempt": "1", "version": "1",
 	"iterationId": "1", "snapshotId": "latest", "workflowTagName": "t1", "team": "data", "tag": "t1",
-	"name": "q1", "type": "shell", "token": "tok", "seq": "1", "action": "stop", "other": "2",
+	"name": "q1", "type": "shell", "token": "tok", "seq": "1", "action": "stop", "other": "2", "bid": "bf-1",
 }
 
 // bodies of the routes whose body names the workflow (guardBody): valid,

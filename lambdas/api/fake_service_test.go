@@ -40,7 +40,7 @@ var (
 
 // services serves every role from f.
 func (f *fakeService) services() Services {
-	return Services{Definitions: f, Runs: f, Actions: f, Gates: f, Signals: f, Health: f, Diffs: f, Access: &roleAccess{role: access.Owner, admin: true}}
+	return Services{Definitions: f, Runs: f, Actions: f, Gates: f, Signals: f, Health: f, Diffs: f, Access: &roleAccess{role: access.Owner, admin: true}, Backfills: f}
 }
 
 // record notes a call and returns what the call should do.

@@ -175,6 +175,7 @@ func (s *server) register(mux *http.ServeMux) {
 	signalAPI{s}.register(route)
 	readAPI{s}.register(route)
 	accessAPI{s}.register(route)
+	backfillAPI{s}.register(route)
 }
 
 // router answers requests no route matches with JSON 404 and 405 bodies

@@ -78,6 +78,7 @@ func routeSummaries() map[string]string {
 	maps.Copy(summaries, readSummaries())
 	maps.Copy(summaries, accessSummaries())
 	maps.Copy(summaries, diffSummaries())
+	maps.Copy(summaries, backfillSummaries())
 	return summaries
 }
 

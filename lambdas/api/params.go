@@ -38,6 +38,7 @@ var idRules = []struct {
 	{"stepId", model.CheckStepID},
 	{"name", signals.CheckName},
 	{"tag", checkTagKey},
+	{"bid", orchestrator.CheckBackfillID},
 }
 
 // checkPathIDs answers 400 naming the first path parameter of r that breaks

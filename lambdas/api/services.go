@@ -23,12 +23,14 @@ type Services struct {
 	// Access authorizes every route (routeGuards) and keeps grants and
 	// teams.
 	Access AccessService
+	// Backfills creates, reads and operates backfills.
+	Backfills BackfillService
 }
 
 // ServicesOf returns the roles of o the API serves.
 func ServicesOf(o *orchestrator.Orchestrator) Services {
 	return Services{Definitions: o.Definitions, Runs: o.Runs, Actions: o.Actions, Gates: o.Gates, Signals: o.Signals, Health: o.Runs, Access: o.Access,
-		Diffs: o.Definitions}
+		Diffs: o.Definitions, Backfills: o.Backfills}
 }
 
 // DefinitionService pushes, reads, activates and deletes workflow definitions.

@@ -8,7 +8,7 @@
 //	s := memstore.New(memstore.Options{Now: clock.Now})
 //	stores := orchestrator.Stores{Definitions: s.Definitions, Instances: s.Instances, Runs: s.Runs,
 //		Attempts: s.Attempts, Signals: s.Signals, Gates: s.Gates, Tasks: s.Tasks, Sweeps: s.Sweeps,
-//		Templates: s.Templates, Teams: s.Teams}
+//		Templates: s.Templates, Teams: s.Teams, Backfills: s.Backfills}
 //
 // It keeps items under the keys package store writes, each as a Go value
 // holding what the DynamoDB item's attributes hold, so that a query of a

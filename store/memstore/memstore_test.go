@@ -21,12 +21,13 @@ var (
 	_ orchestrator.SweepStore      = (*memstore.Sweeps)(nil)
 	_ orchestrator.TemplateStore   = (*memstore.Templates)(nil)
 	_ orchestrator.TeamStore       = (*memstore.Teams)(nil)
+	_ orchestrator.BackfillStore   = (*memstore.Backfills)(nil)
 )
 
 // stores returns the orchestrator's view of s.
 func stores(s *memstore.Store) orchestrator.Stores {
 	return orchestrator.Stores{Definitions: s.Definitions, Instances: s.Instances, Runs: s.Runs, Attempts: s.Attempts,
-		Signals: s.Signals, Gates: s.Gates, Tasks: s.Tasks, Sweeps: s.Sweeps, Templates: s.Templates, Teams: s.Teams}
+		Signals: s.Signals, Gates: s.Gates, Tasks: s.Tasks, Sweeps: s.Sweeps, Templates: s.Templates, Teams: s.Teams, Backfills: s.Backfills}
 }
 
 // TestContract holds the memstore to the store contract.

@@ -45,6 +45,8 @@ type Store struct {
 	Templates *Templates
 	// Teams: the teams authorization names.
 	Teams *Teams
+	// Backfills: workflows' backfills.
+	Backfills *Backfills
 
 	b *base
 }
@@ -82,6 +84,8 @@ type (
 	Templates struct{ *base }
 	// Teams reads and writes teams.
 	Teams struct{ *base }
+	// Backfills reads and writes backfills.
+	Backfills struct{ *base }
 )
 
 // New returns an empty Store.
@@ -96,7 +100,7 @@ func New(opts Options) *Store {
 	}
 	return &Store{
 		Definitions: &Definitions{b}, Instances: &Instances{b}, Runs: &Runs{b}, Attempts: &Attempts{b},
-		Signals: &Signals{b}, Gates: &Gates{b}, Tasks: &Tasks{b}, Sweeps: &Sweeps{b}, Templates: &Templates{b}, Teams: &Teams{b}, b: b,
+		Signals: &Signals{b}, Gates: &Gates{b}, Tasks: &Tasks{b}, Sweeps: &Sweeps{b}, Templates: &Templates{b}, Teams: &Teams{b}, Backfills: &Backfills{b}, b: b,
 	}
 }
 

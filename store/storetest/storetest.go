@@ -134,6 +134,7 @@ func cases() []testCase {
 		{"Access/PutAccess", putAccess},
 		{"Teams/PutGetListDelete", teams},
 		{"Teams/Limit", teamLimit},
+		{"Backfills/CreatePutGetList", backfills},
 	}
 }
 

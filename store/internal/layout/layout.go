@@ -252,3 +252,10 @@ func TeamSK(name string) string { return TeamPrefix + name }
 // TeamsCountSK is the teams' counter, TEAMS/COUNT: how many teams exist
 // and the sequence of their changes.
 const TeamsCountSK = "COUNT"
+
+// BackfillPrefix begins the sort keys of a workflow's backfills.
+const BackfillPrefix = "BF#"
+
+// BackfillSK is a backfill, WF#<wf>/BF#<id>: ids are ordered by creation
+// (see orchestrator's backfill ids), so the partition lists them in order.
+func BackfillSK(id string) string { return BackfillPrefix + id }
