@@ -95,6 +95,12 @@ func (r *runner) printEstimate(raw json.RawMessage) int {
 			P50Millis int64 `json:"p50_ms"`
 			P90Millis int64 `json:"p90_ms"`
 		} `json:"duration"`
+		Cost *struct {
+			Sample int      `json:"sample"`
+			P50    float64  `json:"p50_usd"`
+			P90    float64  `json:"p90_usd"`
+			Covers []string `json:"covers"`
+		} `json:"cost"`
 	}
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return r.fail("backfill", err)
@@ -107,7 +113,12 @@ func (r *runner) printEstimate(raw json.RawMessage) int {
 	} else {
 		fmt.Fprintf(r.o.Stdout, "duration: unknown (%s)\n", e.DurationReason)
 	}
-	fmt.Fprintf(r.o.Stdout, "cost: unknown (%s)\n", e.CostReason)
+	if e.Cost != nil {
+		fmt.Fprintf(r.o.Stdout, "cost: p50 $%.6f, p90 $%.6f (from %d recent runs; covers %s)\n",
+			e.Cost.P50, e.Cost.P90, e.Cost.Sample, strings.Join(e.Cost.Covers, ", "))
+	} else {
+		fmt.Fprintf(r.o.Stdout, "cost: unknown (%s)\n", e.CostReason)
+	}
 	return ExitOK
 }
 

@@ -32,7 +32,7 @@ func TestBackfillCommand(t *testing.T) {
 			_ = json.Unmarshal(body, &posted)
 			if posted["dry_run"] == true {
 				io.WriteString(w, `{"instances":24,"steps":48,"concurrency":4,"waves":6,"first_firing":"2026-01-01T00:00:00Z","last_firing":"2026-01-01T23:00:00Z",`+
-					`"duration":{"sample":3,"p50_ms":60000,"p90_ms":90000},"cost":null,"cost_reason":"not metered"}`)
+					`"duration":{"sample":3,"p50_ms":60000,"p90_ms":90000},"cost":{"sample":3,"run_p50_usd":0.0001,"run_p90_usd":0.0002,"p50_usd":0.0024,"p90_usd":0.0048,"covers":["fargate","lambda_steps"],"prices_of":"2026-11-28"}}`)
 				return
 			}
 			w.WriteHeader(http.StatusCreated)
@@ -70,7 +70,7 @@ func TestBackfillCommand(t *testing.T) {
 
 	code, out, _ = run("backfill", "wf", "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-02T00:00:00Z", "--concurrency", "4", "--dry-run")
 	if code != ExitOK || !strings.Contains(out, "dry run: 24 instances (2026-01-01T00:00:00Z to 2026-01-01T23:00:00Z), 48 steps, 6 waves at concurrency 4") ||
-		!strings.Contains(out, "duration: p50 1m0s, p90 1m30s (from 3 recent runs)") || !strings.Contains(out, "cost: unknown (not metered)") {
+		!strings.Contains(out, "duration: p50 1m0s, p90 1m30s (from 3 recent runs)") || !strings.Contains(out, "cost: p50 $0.002400, p90 $0.004800 (from 3 recent runs; covers fargate, lambda_steps)") {
 		t.Errorf("dry run: exit %d:\n%s", code, out)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/store"
 	"github.com/maestro-serverless/maestro/triggers"
 )
@@ -142,9 +143,24 @@ type BackfillEstimate struct {
 	// the workflow has no succeeded run to estimate from.
 	Duration       *DurationEstimate `json:"duration"`
 	DurationReason string            `json:"duration_reason,omitempty"`
-	// Cost is always null: runs' costs are not metered yet (CostReason).
-	Cost       *struct{} `json:"cost"`
-	CostReason string    `json:"cost_reason"`
+	// Cost is the expected cost from the recent succeeded runs' recorded
+	// costs; null, with CostReason, when there is none to estimate from.
+	Cost       *CostEstimate `json:"cost"`
+	CostReason string        `json:"cost_reason,omitempty"`
+}
+
+// CostEstimate is a backfill's expected cost: the p50 and p90 of what the
+// workflow's recent succeeded runs recorded, times the instances. It
+// covers what runs record (Covers: their steps' compute), not the
+// orchestration's own requests.
+type CostEstimate struct {
+	Sample   int      `json:"sample"`
+	RunP50   float64  `json:"run_p50_usd"`
+	RunP90   float64  `json:"run_p90_usd"`
+	P50      float64  `json:"p50_usd"`
+	P90      float64  `json:"p90_usd"`
+	Covers   []string `json:"covers"`
+	PricesOf string   `json:"prices_of"`
 }
 
 // DurationEstimate is a backfill's expected duration from the workflow's
@@ -158,8 +174,8 @@ type DurationEstimate struct {
 	P90Millis    int64 `json:"p90_ms"`
 }
 
-// noCostReason is a dry run's CostReason.
-const noCostReason = "runs' AWS costs are not metered yet, so no cost is estimated"
+// noCostReason is a dry run's CostReason without a run to estimate from.
+const noCostReason = "the workflow has no succeeded run to estimate a cost from"
 
 // backfillDoc is a backfill's stored document.
 type backfillDoc struct {
@@ -271,7 +287,7 @@ func (o *Backfills) EstimateBackfill(ctx context.Context, wf string, req Backfil
 	waves := (n + p.concurrency - 1) / p.concurrency
 	est := &BackfillEstimate{
 		WorkflowID: wf, WorkflowVersionID: p.version, DryRun: true, Instances: n, Steps: n * len(p.def.Workflow.Steps),
-		Concurrency: p.concurrency, Waves: waves, CostReason: noCostReason,
+		Concurrency: p.concurrency, Waves: waves,
 	}
 	if n > 0 {
 		est.FirstFiring = p.firings[0].ScheduledTime.Format(time.RFC3339)
@@ -289,13 +305,56 @@ func (o *Backfills) EstimateBackfill(ctx context.Context, wf string, req Backfil
 	}
 	if len(durations) == 0 {
 		est.DurationReason = "the workflow has no succeeded run to estimate from"
-		return est, nil
+	} else {
+		slices.Sort(durations)
+		p50, p90 := percentile(durations, 50), percentile(durations, 90)
+		est.Duration = &DurationEstimate{Sample: len(durations), RunP50Millis: p50, RunP90Millis: p90,
+			P50Millis: p50 * int64(waves), P90Millis: p90 * int64(waves)}
 	}
-	slices.Sort(durations)
-	p50, p90 := percentile(durations, 50), percentile(durations, 90)
-	est.Duration = &DurationEstimate{Sample: len(durations), RunP50Millis: p50, RunP90Millis: p90,
-		P50Millis: p50 * int64(waves), P90Millis: p90 * int64(waves)}
+	if est.Cost, err = o.costEstimate(ctx, recent, n); err != nil {
+		return nil, err
+	}
+	if est.Cost == nil {
+		est.CostReason = noCostReason
+	}
 	return est, nil
+}
+
+// costEstimate is the expected cost of n instances from what the recent
+// runs recorded (their latest runs' costs, read in one batch); nil when
+// there are none.
+func (o *Backfills) costEstimate(ctx context.Context, recent []*store.InstanceRecord, n int) (*CostEstimate, error) {
+	if len(recent) == 0 {
+		return nil, nil
+	}
+	keys := make([]store.RunKey, len(recent))
+	for i, r := range recent {
+		keys[i] = store.RunKey{WorkflowID: r.WorkflowID, InstanceID: r.InstanceID, RunID: r.RunID}
+	}
+	runs, err := o.store.Runs.GetRuns(ctx, keys)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	var costs []float64
+	for _, k := range keys {
+		rec := runs[k]
+		if rec == nil {
+			continue
+		}
+		st, err := decodeState(rec)
+		if err != nil {
+			return nil, Internal(err)
+		}
+		costs = append(costs, pricing.Price(st.Cost).TotalUSD)
+	}
+	if len(costs) == 0 {
+		return nil, nil
+	}
+	slices.Sort(costs)
+	at := func(p int) float64 { return costs[max(0, min((p*len(costs)+99)/100-1, len(costs)-1))] }
+	p50, p90 := at(50), at(90)
+	return &CostEstimate{Sample: len(costs), RunP50: p50, RunP90: p90, P50: p50 * float64(n), P90: p90 * float64(n),
+		Covers: pricing.Recorded(), PricesOf: pricing.Date}, nil
 }
 
 // percentile is the nearest-rank p-th percentile of sorted (not empty).

@@ -288,6 +288,11 @@ func TestBackfillRefusals(t *testing.T) {
 	if err != nil || est.Instances != 4 || est.Waves != 1 || est.Duration == nil || est.Duration.Sample != 1 {
 		t.Fatalf("estimate with history: %+v %v", est, err)
 	}
+	// Its cost is what the run recorded (a NoOp bills no compute), with
+	// what that covers.
+	if c := est.Cost; c == nil || c.Sample != 1 || c.P50 != 0 || c.P90 != 0 || len(c.Covers) == 0 || c.PricesOf == "" || est.CostReason != "" {
+		t.Fatalf("cost estimate with history: %+v (%q)", c, est.CostReason)
+	}
 }
 
 func isStatus(err error, status int) bool {

@@ -51,8 +51,8 @@ func (s *system) workflowRuns(t *testing.T, wf string, skip map[int64]bool) ([]*
 }
 
 // TestBackfill: on the local stack, a dry run creates nothing and answers
-// counts, waves and a duration (null before any run, with its reason) and
-// a null cost with its reason; a backfill of 24 hourly firings at
+// counts, waves and a duration and a cost (null before any run, with
+// their reasons; estimated from the succeeded runs once there are some); a backfill of 24 hourly firings at
 // concurrency 4 starts exactly 24 instances, one per firing, BACKFILL with
 // the firing's time params, never more than 4 in progress; a manual start
 // during it starts at once (the workflow is SEQUENTIAL: backfill runs take
@@ -251,5 +251,17 @@ func TestBackfill(t *testing.T) {
 	}
 	if code := s.do("GET", base, nil, &list); code != http.StatusOK || len(list.Backfills) != 2 || list.Backfills[0].BackfillID != c.BackfillID {
 		t.Errorf("list: HTTP %d %+v", code, list)
+	}
+	// With succeeded runs behind it, a dry run estimates a duration and a
+	// cost from them, and still creates nothing.
+	est = orchestrator.BackfillEstimate{}
+	if code := s.do("POST", base, []byte(req+`,"dry_run":true}`), &est); code != http.StatusOK {
+		t.Fatalf("dry run with history: HTTP %d", code)
+	}
+	if est.Duration == nil || est.Duration.Sample == 0 || est.Cost == nil || est.Cost.Sample == 0 || len(est.Cost.Covers) == 0 || est.CostReason != "" {
+		t.Errorf("dry run with history: %+v (duration %+v, cost %+v)", est, est.Duration, est.Cost)
+	}
+	if code := s.do("GET", base, nil, &list); code != http.StatusOK || len(list.Backfills) != 2 {
+		t.Errorf("the dry run with history created a backfill: %+v", list)
 	}
 }
