@@ -27,24 +27,7 @@ import (
 // keeps its screenshots there (make ui-screenshots writes docs/images).
 func TestWebUI(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not on PATH: the UI test runs playwright-core on Node.js")
-	}
-	browser := os.Getenv("CHROMIUM")
-	if browser == "" {
-		browser = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(browser); err != nil {
-		t.Fatalf("no Chromium at %s (make chromium installs Debian's chromium): %v", browser, err)
-	}
-	script, err := filepath.Abs("../ui/web/e2e/ui.e2e.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(script), "..", "node_modules", "playwright-core")); err != nil {
-		t.Fatalf("playwright-core is not installed in ui/web (make ui-deps): %v", err)
-	}
+	node, browser, script := browserScript(t, "ui.e2e.mjs")
 	sample, err := filepath.Abs("testdata/sample-dag-test-7.json")
 	if err != nil {
 		t.Fatal(err)
@@ -84,4 +67,31 @@ func TestWebUI(t *testing.T) {
 	if v := s.instance(stopped, 1); v.Status != "STOPPED" {
 		t.Errorf("%s/1 is %s, want STOPPED", stopped, v.Status)
 	}
+}
+
+// browserScript finds what a UI test in headless Chromium needs: node, the
+// Chromium binary ($CHROMIUM, else /usr/bin/chromium) and the e2e script
+// ui/web/e2e/name with playwright-core installed beside it; it fails the
+// test naming what is missing.
+func browserScript(t *testing.T, name string) (node, browser, script string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not on PATH: the UI test runs playwright-core on Node.js")
+	}
+	browser = os.Getenv("CHROMIUM")
+	if browser == "" {
+		browser = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(browser); err != nil {
+		t.Fatalf("no Chromium at %s (make chromium installs Debian's chromium): %v", browser, err)
+	}
+	script, err = filepath.Abs(filepath.Join("..", "ui", "web", "e2e", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(script), "..", "node_modules", "playwright-core")); err != nil {
+		t.Fatalf("playwright-core is not installed in ui/web (make ui-deps): %v", err)
+	}
+	return node, browser, script
 }
