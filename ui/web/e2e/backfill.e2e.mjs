@@ -82,7 +82,7 @@ try {
     check(b.href === `/ui/workflows/${wf}/instances/${want.instance}`, `bar ${i}: href ${b.href}`);
     check(b.width >= 2, `bar ${i}: width ${b.width}`);
   });
-  check((await page.textContent("#backfill-runs-note")).startsWith("4 of 4 admitted firings"), `note ${await page.textContent("#backfill-runs-note")}`);
+  check((await page.textContent("#backfill-runs-note")).startsWith("4 runs started by this backfill, of 4 admitted firings"), `note ${await page.textContent("#backfill-runs-note")}`);
   if (shots) await page.screenshot({ path: join(shots, "ui-backfill.png"), fullPage: true });
   log(`timeline: ${bars.map((b) => `${b.firing} #${b.instance} ${b.status}`).join("; ")}`);
 

@@ -4,7 +4,7 @@
 // the order of the firings they stand for, coloured by status, each a link
 // to its instance.
 
-import { gate, loadAccess, roleLine } from "../access";
+import { gate, loadAccess, needs, refusal, roleLine } from "../access";
 import { api, type AccessView, type Backfill, type Instance } from "../api";
 import { actionButton, badge, errorBox, poller, type Page } from "../app";
 import { duration, h, link, s, time } from "../dom";
@@ -137,7 +137,7 @@ export function backfillPage(id: string, bid: string): Page {
     const b = await api.backfill(id, bid);
     show(b);
     const { runs, cut } = await backfillRuns(id, b);
-    note.textContent = `${runs.length} of ${b.admitted} admitted firings have started a run${cut ? ` (only the newest ${maxRunPages * 100} instances were searched)` : ""}.`;
+    note.textContent = `${runs.length} runs started by this backfill, of ${b.admitted} admitted firings${cut ? ` (only the newest ${maxRunPages * 100} instances were searched)` : ""}.`;
     timeline.replaceChildren(runs.length ? drawRuns(id, runs, Date.now()) : h("p", { class: "muted" }, "No run yet."));
     return !ended(b) || runs.some((r) => !workflowEnded(r.status));
   };
@@ -155,9 +155,12 @@ export function backfillPage(id: string, bid: string): Page {
   void loadAccess(id).then((v) => {
     acc = v;
     role.replaceWith(roleLine(v));
-    const why = gate(h("button"), v, "start").title;
-    priority.disabled = Boolean(why);
-    if (why) priority.title = why;
+    const why = refusal(v, "start");
+    if (why) {
+      priority.disabled = true;
+      priority.title = why;
+      priority.setAttribute("data-needs", needs.start);
+    }
     controls.replaceChildren(act("Pause", "pause"), " ", act("Resume", "resume"), " ", act("Cancel", "cancel", `Cancel backfill ${bid}? Its running instances are stopped.`), " priority ", priority);
   });
   restart();
