@@ -24,7 +24,8 @@ import (
 // the workflow page's backfills table links to the page, which shows the
 // counts (4 firings, 4 admitted, 2 running, 0 pending, 2 succeeded), one
 // timeline bar per run in firing order, coloured by status and linking to
-// its instance, and pause then resume change the status shown. Like
+// its instance, pause then resume change the status shown, and cancel
+// shows CANCELLED and the napping runs STOPPED on the timeline. Like
 // TestWebUI it needs Node.js, ui/web/node_modules and Chromium.
 func TestBackfillPage(t *testing.T) {
 	t.Parallel()
@@ -94,7 +95,7 @@ func TestBackfillPage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the backfill page test failed: %v", err)
 	}
-	if v = s.backfill(t, wf, id); v.Status != "RUNNING" || v.Priority != "low" {
-		t.Fatalf("after the page's pause, resume and priority: %+v", v)
+	if v = s.backfill(t, wf, id); v.Status != "CANCELLED" || v.Priority != "low" {
+		t.Fatalf("after the page's pause, resume, priority and cancel: %+v", v)
 	}
 }

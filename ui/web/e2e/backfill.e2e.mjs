@@ -14,7 +14,8 @@
 // checks the counts, one timeline bar per run in firing order with its
 // status's colour and a link to its instance (followed for one), then
 // pauses and resumes the backfill and sets its priority to low, checking
-// the status the page shows after each. Every failed check throws; the
+// the status the page shows after each, and last cancels it: CANCELLED,
+// and its napping runs turn STOPPED on the timeline. Every failed check throws; the
 // exit code is 0 only when all hold.
 import { launchChromium } from "./browser.mjs";
 import { mkdirSync } from "node:fs";
@@ -103,6 +104,22 @@ try {
   await page.selectOption("#backfill-priority", "low");
   await page.waitForFunction(() => document.querySelector("#backfill-status")?.textContent?.includes("priority low"));
   log("pause -> PAUSED (also after a reload), resume -> RUNNING, priority -> low");
+
+  // 6. Cancel (confirmed): CANCELLED, and its napping runs end STOPPED on the timeline.
+  page.once("dialog", (d) => d.accept());
+  await page.click("#backfill-controls button[data-action=cancel]");
+  await statusIs("CANCELLED");
+  const napping = runs.filter((r) => r.status === "IN_PROGRESS").map((r) => r.instance);
+  await page.waitForFunction(
+    (ids) => ids.every((id) => document.querySelector(`#backfill-timeline rect.bar[data-instance-id="${id}"]`)?.getAttribute("data-status") === "STOPPED"),
+    napping,
+    { timeout: 60_000 },
+  );
+  for (const id of napping) {
+    const cls = await page.getAttribute(`#backfill-timeline rect.bar[data-instance-id="${id}"]`, "class");
+    check(cls.includes("tone-stop"), `stopped run #${id}: class ${cls}`);
+  }
+  log(`cancel -> CANCELLED; runs ${napping.join(", ")} STOPPED on the timeline`);
 
   if (errors.length) throw new Error(`errors in the page: ${errors.join("; ")}`);
   console.log(JSON.stringify({ ok: true }));
