@@ -139,8 +139,8 @@ chromium: ## make sure Chromium is at $$CHROMIUM for the UI test (installs Debia
 	  { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; } || exit 1; \
 	else echo "FATAL: no Chromium at $(CHROMIUM): install Debian's chromium (apt-get install chromium) or set CHROMIUM" >&2; exit 1; fi
 
-ui-screenshots: ui-deps chromium $(EMULATOR_TOOLS) ## run the UI tests (TestWebUI, TestVersionDiff) and keep their screenshots in docs/images
-	$(WITH_PY_TOOLS) MAESTRO_UI_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^(TestWebUI|TestVersionDiff)$$' ./test/
+ui-screenshots: ui-deps chromium $(EMULATOR_TOOLS) ## run the UI tests (TestWebUI, TestVersionDiff, TestBackfillPage) and keep their screenshots in docs/images
+	$(WITH_PY_TOOLS) MAESTRO_UI_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test -count=1 -run '^(TestWebUI|TestVersionDiff|TestBackfillPage)$$' ./test/
 
 run: $(EMULATOR_TOOLS) ## run the whole system locally (emulator, pumps, API on $$MAESTRO_ADDR or 127.0.0.1:8080)
 	$(WITH_PY_TOOLS) $(GO) run ./cmd/maestro local $(ARGS)

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -261,12 +262,22 @@ func (o *Runs) latestInstance(ctx context.Context, wf string) (int64, error) {
 }
 
 // instanceSummary is the view of an instance from its summary item.
+// Its initiator is the one the summary item stores (no further read): its
+// type, scheduled time, principal and backfill, without a parent.
 func instanceSummary(r *store.InstanceRecord) *InstanceView {
-	return &InstanceView{
+	v := &InstanceView{
 		WorkflowID: r.WorkflowID, WorkflowInstanceID: r.InstanceID, WorkflowRunID: r.RunID,
 		WorkflowUUID: r.UUID, WorkflowVersionID: r.Version, Status: r.Status,
 		CreateTime: r.CreateTime, StartTime: r.StartTime, EndTime: r.EndTime, ModifyTime: r.ModifyTime,
 	}
+	var ini engine.Initiator
+	if len(r.Initiator) > 0 && json.Unmarshal(r.Initiator, &ini) == nil && ini.Type != "" {
+		v.Initiator = &Initiator{
+			Type: ini.Type, Timezone: ini.Timezone, ScheduledTime: ini.ScheduledTime,
+			Principal: ini.Principal, Backfill: ini.Backfill,
+		}
+	}
+	return v
 }
 
 // ListVersions returns a page of a workflow's versions, newest first

@@ -88,6 +88,11 @@ func (f *fakeWorkflowAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return map[string]any{"workflow_id": id, "workflow_instance_id": 1, "workflow_run_id": 1, "step_id": sid, "step_attempt_id": 1, "step_type": "Sleep",
 			"runtime_state": map[string]any{"status": status, "start_time": now}, "timeline": []any{}}
 	}
+	backfill := func(id string) map[string]any {
+		return map[string]any{"workflow_id": id, "backfill_id": "bf-1", "workflow_version_id": 1, "from": "2026-01-01T00:00:00Z", "to": "2026-01-02T00:00:00Z",
+			"concurrency": 2, "priority": "normal", "status": "RUNNING", "total": 24, "admitted": 2, "running": 2, "pending": 22, "counts": map[string]int{},
+			"next_firing": "2026-01-01T02:00:00Z", "create_time": now}
+	}
 	switch {
 	case r.URL.Path == "/api/v3/workflows/instances/action-map":
 		answer(map[string][]string{"IN_PROGRESS": {"STOP", "KILL"}})
@@ -109,6 +114,10 @@ func (f *fakeWorkflowAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer(map[string]any{"metadata": map[string]any{"workflow_id": parts[0], "workflow_version_id": 1, "create_time": now},
 			"workflow":  map[string]any{"id": parts[0], "steps": []any{map[string]any{"step": map[string]any{"id": "a", "type": "Sleep"}}, map[string]any{"step": map[string]any{"id": "b", "type": "Sleep"}}}},
 			"is_active": true, "is_latest": true, "is_default": true, "properties_snapshot": map[string]any{"owner": "data"}})
+	case len(parts) == 2 && parts[1] == "backfills":
+		answer(map[string]any{"backfills": []any{backfill(parts[0])}})
+	case len(parts) == 3 && parts[1] == "backfills":
+		answer(backfill(parts[0]))
 	case len(parts) == 2 && parts[1] == "instances":
 		answer(map[string]any{"workflow_instances": []any{instance(parts[0])}})
 	case len(parts) == 3 && parts[1] == "instances":

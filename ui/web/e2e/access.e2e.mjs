@@ -8,7 +8,8 @@
 //   CHROMIUM        the browser (default /usr/bin/chromium)
 //
 // On each workflow's page and its instance 1's page (step a RUNNING, step b
-// PAUSED) it checks the role line and which buttons are disabled, with the
+// PAUSED), and its backfill bf-1's page, it checks the role line and which
+// buttons (and the backfill's priority picker) are disabled, with the
 // tooltip naming the role needed; for a reader it clicks the disabled Stop
 // (nothing may be sent), for an operator the enabled Stop (the fake records
 // it). Every failed check throws; the exit code is 0 only when all hold.
@@ -85,6 +86,14 @@ try {
     await page.click('#dag svg g.node[data-step-id="b"]');
     await page.waitForSelector("#step-detail button[data-action=resume]");
     await expect(c.wf, "#step-detail button[data-action=resume]", "resume", c.disabled.resume);
+
+    // The backfill page: pause, resume, cancel and the priority need an operator.
+    await page.goto(`${base}/ui/workflows/${c.wf}/backfills/bf-1`);
+    await page.waitForSelector("#backfill-controls button[data-action=pause]");
+    for (const a of ["pause", "resume", "cancel"]) await expect(c.wf, `#backfill-controls button[data-action=${a}]`, a, c.disabled.start);
+    await expect(c.wf, "#backfill-priority", "priority", c.disabled.start);
+    await page.goto(`${base}/ui/workflows/${c.wf}/instances/1`);
+    await page.waitForSelector("#instance-actions button[data-action=stop]");
 
     if (c.wf === "wf-reader") {
       // A click on a disabled button sends nothing (the Go test checks).

@@ -22,6 +22,29 @@ export interface Parent {
   index?: number;
 }
 
+// Backfill is a backfill of a workflow's time-trigger firings and its
+// progress (orchestrator.BackfillView).
+export interface Backfill {
+  workflow_id: string;
+  backfill_id: string;
+  workflow_version_id: number;
+  from: string;
+  to: string;
+  concurrency: number;
+  priority: string;
+  status: string;
+  total: number;
+  admitted: number;
+  running: number;
+  pending: number;
+  counts: Record<string, number>;
+  next_firing?: string;
+  eta_seconds?: number;
+  create_time: number;
+  end_time?: number;
+  principal?: string;
+}
+
 export interface Instance {
   workflow_id: string;
   workflow_instance_id: number;
@@ -29,7 +52,7 @@ export interface Instance {
   workflow_version_id: number;
   workflow_uuid?: string;
   status: string;
-  initiator?: { type: string; principal?: string; parent?: Parent; signal?: unknown; [k: string]: unknown };
+  initiator?: { type: string; principal?: string; parent?: Parent; signal?: unknown; backfill?: string; scheduled_time?: number; [k: string]: unknown };
   params?: Record<string, unknown>;
   create_time?: number;
   start_time?: number;
@@ -242,6 +265,10 @@ export const api = {
       "GET",
       `${wf(id)}/instances?limit=${limit}${status ? `&status=${status}` : ""}${cursor ? `&cursor=${enc(cursor)}` : ""}`,
     ),
+  backfills: (id: string) => call<{ backfills: Backfill[] }>("GET", `${wf(id)}/backfills`),
+  backfill: (id: string, bid: string) => call<Backfill>("GET", `${wf(id)}/backfills/${enc(bid)}`),
+  backfillAction: (id: string, bid: string, action: string) => call<Backfill>("PUT", `${wf(id)}/backfills/${enc(bid)}/actions/${action}`),
+  backfillPriority: (id: string, bid: string, priority: string) => call<Backfill>("PUT", `${wf(id)}/backfills/${enc(bid)}`, { priority }),
   instance: (id: string, n: number) => call<Instance>("GET", `${wf(id)}/instances/${n}`),
   run: (id: string, n: number, run: number) => call<Instance>("GET", `${wf(id)}/instances/${n}/runs/${run}`),
   steps: (id: string, n: number) => call<Step[]>("GET", `${wf(id)}/instances/${n}/steps`),

@@ -1,5 +1,5 @@
 // The Maestro web UI: workflows, instances with a live DAG, definition
-// previews and signal lineage, on the API that serves it.
+// previews, signal lineage, version diffs and backfills, on the API that serves it.
 
 import "./style.css";
 import { setRoutes, start } from "./router";
@@ -9,6 +9,7 @@ import { instancePage } from "./pages/instance";
 import { previewPage } from "./pages/preview";
 import { signalsPage } from "./pages/signals";
 import { diffPage } from "./pages/diff";
+import { backfillPage } from "./pages/backfill";
 
 setRoutes([
   { re: /^\/ui$/, page: () => workflowsPage() },
@@ -17,6 +18,7 @@ setRoutes([
   { re: /^\/ui\/signals\/([^/]+)\/([^/]+)$/, page: (m) => signalsPage(m[0], m[1]) },
   { re: /^\/ui\/workflows\/([^/]+)$/, page: (m, q) => workflowPage(m[0], q.get("version") ?? "latest") },
   { re: /^\/ui\/workflows\/([^/]+)\/instances\/(\d+)$/, page: (m) => instancePage(m[0], Number(m[1])) },
+  { re: /^\/ui\/workflows\/([^/]+)\/backfills\/([^/]+)$/, page: (m) => backfillPage(m[0], m[1]) },
   { re: /^\/ui\/workflows\/([^/]+)\/diff\/([^/]+)\/([^/]+)$/, page: (m) => diffPage(m[0], m[1], m[2]) },
 ]);
 start();

@@ -11,6 +11,7 @@ export function workflowEnded(status: string): boolean {
 export function tone(status: string | undefined): string {
   switch (status) {
     case "SUCCEEDED":
+    case "COMPLETED":
       return "ok";
     case "FAILED":
     case "FATALLY_FAILED":
@@ -28,6 +29,7 @@ export function tone(status: string | undefined): string {
       return "run";
     case "STOPPED":
     case "KILLED":
+    case "CANCELLED":
       return "stop";
     case "SKIPPED":
     case "DISABLED":

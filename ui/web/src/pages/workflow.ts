@@ -1,5 +1,5 @@
 // A workflow's page: its versions, triggers and properties, the DAG of a
-// version, and its instances with a status filter.
+// version, its backfills, and its instances with a status filter.
 
 import { gate, grantCard, loadAccess, roleLine } from "../access";
 import { api, type AccessView, type Definition, type Instance } from "../api";
@@ -8,6 +8,7 @@ import { dagSteps, drawDag } from "../dag";
 import { duration, h, json, link, time } from "../dom";
 import { navigate } from "../router";
 import { tone } from "../status";
+import { backfillsTable } from "./backfill";
 
 const statuses = ["", "CREATED", "IN_PROGRESS", "PAUSED", "SUCCEEDED", "FAILED", "STOPPED", "TIMED_OUT"];
 
@@ -22,6 +23,7 @@ export function workflowPage(id: string, version: string): Page {
   const older = h("tbody"); // the pages "More" added
   const more = h("button", { type: "button", hidden: true }, "More");
   const role = roleLine(undefined);
+  const backfills = h("div", { id: "backfills-section" });
   const el = h(
     "section",
     null,
@@ -33,6 +35,8 @@ export function workflowPage(id: string, version: string): Page {
     h("h2", null, "Definition ", versionSel),
     defErr,
     dag,
+    h("h2", null, "Backfills"),
+    backfills,
     h("h2", null, "Instances ", statusSel),
     h(
       "table",
@@ -80,6 +84,13 @@ export function workflowPage(id: string, version: string): Page {
     }
   });
   let stopPoll = poller(refresh, 3000, err);
+  if (!/^maestro_(foreach|while)_/.test(id)) {
+    // Read once: a backfill's page follows its progress.
+    api.backfills(id).then(
+      (l) => backfills.replaceChildren(backfillsTable(id, l.backfills)),
+      (e) => backfills.replaceChildren(errorBox(e)),
+    );
+  }
   statusSel.addEventListener("change", () => {
     stopPoll();
     cursor = "";
