@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -29,24 +28,7 @@ import (
 // TestWebUI it needs Node.js, ui/web/node_modules and Chromium.
 func TestBackfillPage(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not on PATH: the UI test runs playwright-core on Node.js")
-	}
-	browser := os.Getenv("CHROMIUM")
-	if browser == "" {
-		browser = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(browser); err != nil {
-		t.Fatalf("no Chromium at %s (make chromium installs Debian's chromium): %v", browser, err)
-	}
-	script, err := filepath.Abs("../ui/web/e2e/backfill.e2e.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(script), "..", "node_modules", "playwright-core")); err != nil {
-		t.Fatalf("playwright-core is not installed in ui/web (make ui-deps): %v", err)
-	}
+	node, browser, script := browserScript(t, "backfill.e2e.mjs")
 
 	s := startSystem(t, stack.Options{})
 	wf := s.push([]byte(strings.Replace(backfillWF, `"bf-hourly"`, `"bf-ui"`, 1)))
