@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/maestro-serverless/maestro/access"
 	"github.com/maestro-serverless/maestro/caller"
@@ -47,8 +48,17 @@ type Access struct {
 	settings AccessSettings
 }
 
-// callerKey is the context key of the request's resolved caller.
-type callerKey struct{}
+// teamsKey is the context key of a request's teamsMemo.
+type teamsKey struct{}
+
+// teamsMemo keeps the teams one request read: at most once, and only when
+// one of its checks needs them (a task report or an open signal needs
+// none).
+type teamsMemo struct {
+	once  sync.Once
+	teams []store.Team
+	err   error
+}
 
 // CallerView is GET /api/v3/caller's answer.
 type CallerView struct {
@@ -71,33 +81,37 @@ func (a *Access) Caller(ctx context.Context) (*CallerView, error) {
 	return &CallerView{Caller: c, Enforced: a.settings.Enforce}, nil
 }
 
-// WithCaller returns ctx carrying its caller resolved, so that the checks
-// of one request read the teams once.
+// WithCaller returns ctx ready to remember the teams its checks read, so
+// that one request reads them at most once, and only if a check needs
+// them. It never fails; the error is kept for the interface's callers.
 func (a *Access) WithCaller(ctx context.Context) (context.Context, error) {
 	if !a.settings.Enforce {
 		return ctx, nil
 	}
-	if _, ok := ctx.Value(callerKey{}).(access.Caller); ok {
+	if _, ok := ctx.Value(teamsKey{}).(*teamsMemo); ok {
 		return ctx, nil
 	}
-	c, err := a.caller(ctx)
-	if err != nil {
-		return ctx, err
+	return context.WithValue(ctx, teamsKey{}, &teamsMemo{}), nil
+}
+
+// teams reads every team, once per request context made by WithCaller.
+func (a *Access) teams(ctx context.Context) ([]store.Team, error) {
+	m, ok := ctx.Value(teamsKey{}).(*teamsMemo)
+	if !ok {
+		return a.store.Teams.ListTeams(ctx)
 	}
-	return context.WithValue(ctx, callerKey{}, c), nil
+	m.once.Do(func() { m.teams, m.err = a.store.Teams.ListTeams(ctx) })
+	return m.teams, m.err
 }
 
 func (a *Access) caller(ctx context.Context) (access.Caller, error) {
-	if c, ok := ctx.Value(callerKey{}).(access.Caller); ok {
-		return c, nil
-	}
 	p := caller.From(ctx)
 	c := access.Caller{Principal: p}
 	if p == "" {
 		return c, nil
 	}
 	c.Admin = a.isAdmin(p)
-	teams, err := a.store.Teams.ListTeams(ctx)
+	teams, err := a.teams(ctx)
 	if err != nil {
 		return c, Internal(fmt.Errorf("read teams: %w", err))
 	}
@@ -254,14 +268,19 @@ func (a *Access) CanRead(ctx context.Context, head *store.WorkflowHead) (bool, e
 // refuse audits a refusal — a log line with the principal, the action
 // and the workflow, and the AccessRefused metric — and returns its 403.
 func (a *Access) refuse(ctx context.Context, c access.Caller, wf string, act access.Action, msg string) error {
-	a.log.LogAttrs(ctx, slog.LevelWarn, "access refused",
-		slog.String("principal", c.Principal), slog.String("action", string(act)),
-		slog.String("workflow_id", wf), slog.String("reason", msg))
-	if a.metrics != nil {
-		a.metrics.EmitWith("AccessRefused", 1, "Count", map[string]string{
-			"principal": c.Principal, "workflow_id": wf}, "Action", string(act))
-	}
+	a.audit(ctx, c.Principal, wf, act, slog.String("reason", msg))
 	return &Error{Status: http.StatusForbidden, Message: msg}
+}
+
+// audit logs a refusal of act on workflow wf to principal, with why, and
+// counts it as the AccessRefused metric.
+func (a *Access) audit(ctx context.Context, principal, wf string, act access.Action, why slog.Attr) {
+	a.log.LogAttrs(ctx, slog.LevelWarn, "access refused", slog.String("principal", principal),
+		slog.String("action", string(act)), slog.String("workflow_id", wf), why)
+	if a.metrics != nil {
+		a.metrics.EmitWith("AccessRefused", 1, "Count", map[string]string{"principal": principal, "workflow_id": wf},
+			"Action", string(act))
+	}
 }
 
 // AccessView is a workflow's grant and the caller's role on it.
@@ -362,7 +381,7 @@ func (a *Access) knownTeams(ctx context.Context, g access.Grant) error {
 	if len(names) == 0 {
 		return nil
 	}
-	teams, err := a.store.Teams.ListTeams(ctx)
+	teams, err := a.teams(ctx)
 	if err != nil {
 		return Internal(err)
 	}
@@ -455,7 +474,7 @@ func (a *Access) ChildAllowed(ctx context.Context, callerWF, callee string) (str
 	if err != nil || msg == "" {
 		return msg, err
 	}
-	_ = a.refuse(ctx, access.Caller{Principal: "workflow:" + callerWF}, callee, access.StartChild, msg)
+	a.audit(ctx, "workflow:"+callerWF, callee, access.StartChild, slog.String("reason", msg))
 	return msg, nil
 }
 
@@ -535,13 +554,7 @@ func (a *Access) checkPush(ctx context.Context, wf string, w *model.Workflow) er
 
 // auditPush logs and counts a push refused for what its steps ask.
 func (a *Access) auditPush(ctx context.Context, wf string, act access.Action, probs []string) {
-	c, _ := a.caller(ctx)
-	a.log.LogAttrs(ctx, slog.LevelWarn, "access refused", slog.String("principal", c.Principal),
-		slog.String("action", string(act)), slog.String("workflow_id", wf), slog.Any("reasons", probs))
-	if a.metrics != nil {
-		a.metrics.EmitWith("AccessRefused", 1, "Count", map[string]string{"principal": c.Principal, "workflow_id": wf},
-			"Action", string(act))
-	}
+	a.audit(ctx, caller.From(ctx), wf, act, slog.Any("reasons", probs))
 }
 
 // pushChildren refuses (400) a push whose subworkflow steps name, as a

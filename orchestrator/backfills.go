@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -351,14 +352,13 @@ func (o *Backfills) costEstimate(ctx context.Context, recent []*store.InstanceRe
 		return nil, nil
 	}
 	slices.Sort(costs)
-	at := func(p int) float64 { return costs[max(0, min((p*len(costs)+99)/100-1, len(costs)-1))] }
-	p50, p90 := at(50), at(90)
+	p50, p90 := percentile(costs, 50), percentile(costs, 90)
 	return &CostEstimate{Sample: len(costs), RunP50: p50, RunP90: p90, P50: p50 * float64(n), P90: p90 * float64(n),
 		Covers: pricing.Recorded(), PricesOf: pricing.Date}, nil
 }
 
 // percentile is the nearest-rank p-th percentile of sorted (not empty).
-func percentile(sorted []int64, p int) int64 {
+func percentile[T cmp.Ordered](sorted []T, p int) T {
 	i := (p*len(sorted)+99)/100 - 1
 	return sorted[max(0, min(i, len(sorted)-1))]
 }

@@ -17,7 +17,7 @@
 // the status the page shows after each, and last cancels it: CANCELLED,
 // and its napping runs turn STOPPED on the timeline. Every failed check throws; the
 // exit code is 0 only when all hold.
-import { launchChromium } from "./browser.mjs";
+import { launchChromium, reportFailure } from "./browser.mjs";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 
@@ -125,9 +125,7 @@ try {
   console.log(JSON.stringify({ ok: true }));
 } catch (e) {
   failed = true;
-  console.error("FAIL:", e?.message ?? e);
-  const pages = browser.contexts().flatMap((c) => c.pages());
-  if (pages.length && shots) await pages[0].screenshot({ path: join(shots, "ui-backfill-failure.png"), fullPage: true }).catch(() => {});
+  await reportFailure(browser, e, shots && join(shots, "ui-backfill-failure.png"));
 } finally {
   await browser.close();
 }

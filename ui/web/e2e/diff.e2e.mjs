@@ -19,7 +19,7 @@
 // JSON paths; then a diff with a version that does not exist shows the
 // API's 404, and one with a selector that is not one the API's 400. Every failed check throws; the exit code is 0 only when all
 // hold.
-import { launchChromium } from "./browser.mjs";
+import { launchChromium, reportFailure } from "./browser.mjs";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 
@@ -134,9 +134,7 @@ try {
   console.log(JSON.stringify({ ok: true }));
 } catch (e) {
   failed = true;
-  console.error("FAIL:", e?.message ?? e);
-  const pages = browser.contexts().flatMap((c) => c.pages());
-  if (pages.length && shots) await pages[0].screenshot({ path: join(shots, "ui-diff-failure.png"), fullPage: true }).catch(() => {});
+  await reportFailure(browser, e, shots && join(shots, "ui-diff-failure.png"));
 } finally {
   await browser.close();
 }

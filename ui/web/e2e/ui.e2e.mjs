@@ -13,7 +13,7 @@
 // a foreach and a subworkflow step, opens an iteration and the child from the
 // step details and sees their DAGs. Every failed check throws; the exit code
 // is 0 only when all hold.
-import { launchChromium } from "./browser.mjs";
+import { launchChromium, reportFailure } from "./browser.mjs";
 import { readFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 
@@ -165,9 +165,7 @@ try {
   console.log(JSON.stringify({ ok: true, instance: instanceURL, stopped_workflow: longId }));
 } catch (e) {
   failed = true;
-  console.error("FAIL:", e?.message ?? e);
-  const pages = browser.contexts().flatMap((c) => c.pages());
-  if (pages.length && shots) await pages[0].screenshot({ path: join(shots, "ui-failure.png"), fullPage: true }).catch(() => {});
+  await reportFailure(browser, e, shots && join(shots, "ui-failure.png"));
 } finally {
   await browser.close();
 }
