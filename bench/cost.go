@@ -1,6 +1,9 @@
 package bench
 
-import "github.com/maestro-serverless/maestro/pricing"
+import (
+	"github.com/maestro-serverless/maestro/pricing"
+	"github.com/maestro-serverless/maestro/resources"
+)
 
 // XRaySampledShare is the share of requests X-Ray's default sampling rule
 // records past its reservoir of one a second: 5%. (The reservoir adds at
@@ -32,15 +35,11 @@ const (
 const DroppedTimerMillis = 10
 
 // DeployedMemoryMB is the memory infra deploys function fn with by
-// default (infra.DefaultFunctionSettings; infra's
-// TestBenchmarkPricesTheDeployedFunctions holds the two together).
+// default (resources.FunctionMemoryMB, which infra.DefaultFunctionSettings
+// deploys; infra's TestBenchmarkPricesTheDeployedFunctions holds the
+// template to it).
 func DeployedMemoryMB(fn string) int {
-	switch fn {
-	case FunctionAPI, FunctionDecider:
-		return 512
-	default: // FunctionRouter, FunctionWorker
-		return 256
-	}
+	return resources.FunctionMemoryMB(fn)
 }
 
 // Cost is an estimate in US dollars per million steps, by item.

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/maestro-serverless/maestro/pricing"
 )
 
 // TestRunOnLocalStack runs the whole benchmark, small, against a real local
@@ -69,6 +71,15 @@ func TestRunOnLocalStack(t *testing.T) {
 		}
 		assert.Equal(t, starts, w.Lambda[FunctionAPI].Invocations, "%s: start requests, reads not counted", w.Name)
 		assert.Greater(t, w.Cost.Total, 0.0, w.Name)
+		// What the runs recorded they cost their orchestration is what
+		// the meter measured, within 5 % (issue 40).
+		rc := w.RecordedCost
+		if assert.NotNil(t, rc, w.Name) {
+			t.Logf("%s: recorded $%.8f, metered $%.8f, ratio %.4f\n%s", w.Name, rc.RecordedUSD, rc.MeteredUSD, rc.Ratio, rc)
+			assert.True(t, rc.Within(0.05), "%s: recorded $%.8f, metered $%.8f (ratio %.4f)\n%s", w.Name, rc.RecordedUSD, rc.MeteredUSD, rc.Ratio, rc)
+			assert.InDelta(t, rc.Metered[pricing.DynamoDBWriteUnits], rc.Recorded[pricing.DynamoDBWriteUnits],
+				0.02*rc.Metered[pricing.DynamoDBWriteUnits], "%s: write units", w.Name)
+		}
 	}
 
 	var text bytes.Buffer

@@ -61,6 +61,9 @@ type WorkloadResult struct {
 	Logs           LogUsage                 `json:"logs"`
 	Lambda         map[string]FunctionUsage `json:"lambda"`
 	Cost           Cost                     `json:"cost_per_million_steps_usd"`
+	// RecordedCost is what the runs recorded their orchestration cost,
+	// beside what the meter measured (nil for Overall).
+	RecordedCost *RecordedCost `json:"recorded_cost,omitempty"`
 	// PeakHeapBytes is the peak Go heap in use of the benchmark process —
 	// the whole local stack, every handler — while the workload ran.
 	PeakHeapBytes uint64 `json:"peak_heap_bytes"`
@@ -72,6 +75,7 @@ type WorkloadResult struct {
 	RepeatedCalls int      `json:"repeated_calls,omitempty"`
 	Failures      []string `json:"failures,omitempty"`
 
+	instances                         []int64
 	launch, start, startReq, makespan []float64
 	gap, firstCall                    []float64
 }
@@ -303,6 +307,16 @@ func (r *Report) WriteText(w io.Writer) error {
 	costRow("DynamoDB Streams", func(c Cost) float64 { return c.Streams })
 	costRow("total", func(c Cost) float64 { return c.Total })
 	tw.Flush()
+
+	b.WriteString("\nRecorded by the runs (their instance views' orchestration cost) beside the meter, USD per workload\n")
+	for _, res := range r.Workloads {
+		rc := res.RecordedCost
+		if rc == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "  %s: recorded $%.8f, metered $%.8f, ratio %.4f\n", res.Name, rc.RecordedUSD, rc.MeteredUSD, rc.Ratio)
+		b.WriteString(rc.String())
+	}
 
 	b.WriteString("\nAssumptions\n")
 	for _, a := range r.Assumptions {

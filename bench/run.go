@@ -300,6 +300,9 @@ func runOnStack(ctx context.Context, cfg Config, w *Workload, m meters, rep *Rep
 	res.Lambda = calls.Usage()
 	res.Logs = m.logs.Usage()
 	res.Cost = EstimateCost(res.AWS, res.Logs, res.Lambda, FunctionAPI, res.StepsCompleted)
+	if res.RecordedCost, err = recordedCost(ctx, c, w.WorkflowID, res.instances, meteredOrchestration(res.AWS, res.Lambda, FunctionAPI)); err != nil {
+		return nil, fmt.Errorf("bench: %s: %w", w.Name, err)
+	}
 	return res, nil
 }
 
@@ -412,6 +415,7 @@ func runWorkload(ctx context.Context, c *client, w *Workload, version int64, cfg
 			continue
 		}
 		m := o.m
+		res.instances = append(res.instances, m.id)
 		res.Succeeded++
 		if w.Iterations > 0 {
 			res.StepsCompleted += int64(w.Iterations)
@@ -439,6 +443,7 @@ func runWorkload(ctx context.Context, c *client, w *Workload, version int64, cfg
 
 // instanceFigures are one instance's measurements, in milliseconds.
 type instanceFigures struct {
+	id           int64
 	launch       []float64
 	start        float64
 	startRequest float64
@@ -548,6 +553,7 @@ func runInstance(ctx context.Context, c *client, w *Workload, version int64, sen
 		return nil, fmt.Errorf("instance %d: %w", resp.WorkflowInstanceID, err)
 	}
 	f := &instanceFigures{
+		id:     resp.WorkflowInstanceID,
 		launch: launch, start: overhead, startRequest: startRequest, end: end, sent: float64(sent.UnixMicro()) / 1000,
 		makespan: float64(end) - float64(sent.UnixMicro())/1000,
 	}

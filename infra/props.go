@@ -84,17 +84,18 @@ const NoReservedConcurrency = -1
 // concurrencies (230 in all) leave an account with the default limit of
 // 1,000 its required 100 unreserved, and more.
 func DefaultFunctionSettings(handler string) FunctionSettings {
+	mem := resources.FunctionMemoryMB(handler)
 	switch handler {
 	case HandlerAPI:
-		return FunctionSettings{MemoryMB: 512, Timeout: 29 * time.Second, ReservedConcurrency: 50}
+		return FunctionSettings{MemoryMB: mem, Timeout: 29 * time.Second, ReservedConcurrency: 50}
 	case HandlerDecider:
-		return FunctionSettings{MemoryMB: 512, Timeout: 30 * time.Second, ReservedConcurrency: 50}
+		return FunctionSettings{MemoryMB: mem, Timeout: 30 * time.Second, ReservedConcurrency: 50}
 	case HandlerSignals:
-		return FunctionSettings{MemoryMB: 256, Timeout: 30 * time.Second, ReservedConcurrency: 20}
+		return FunctionSettings{MemoryMB: mem, Timeout: 30 * time.Second, ReservedConcurrency: 20}
 	case HandlerWorker:
-		return FunctionSettings{MemoryMB: 256, Timeout: 60 * time.Second, ReservedConcurrency: 100}
+		return FunctionSettings{MemoryMB: mem, Timeout: 60 * time.Second, ReservedConcurrency: 100}
 	default: // HandlerRouter: one concurrent batch per stream shard
-		return FunctionSettings{MemoryMB: 256, Timeout: 60 * time.Second, ReservedConcurrency: 10}
+		return FunctionSettings{MemoryMB: mem, Timeout: 60 * time.Second, ReservedConcurrency: 10}
 	}
 }
 

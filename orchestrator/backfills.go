@@ -346,7 +346,7 @@ func (o *Backfills) costEstimate(ctx context.Context, recent []*store.InstanceRe
 		if err != nil {
 			return nil, Internal(err)
 		}
-		costs = append(costs, pricing.Price(st.Cost).TotalUSD)
+		costs = append(costs, pricing.Price(runUsage(st, rec.Ops)).TotalUSD)
 	}
 	if len(costs) == 0 {
 		return nil, nil

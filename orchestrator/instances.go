@@ -367,7 +367,7 @@ func (o *core) runView(ctx context.Context, rec *store.InstanceRecord, run int64
 		tl = append(slices.Clone(rr.Timeline), rest...)
 		slices.SortStableFunc(tl, func(a, b store.TimelineItem) int { return cmp.Compare(a.Seq, b.Seq) })
 	}
-	view := runHeader(&st)
+	view := runHeader(&st, rr.Ops)
 	view.ModifyTime = rec.ModifyTime
 	if g, _, err := o.graph(ctx, st.WorkflowID, st.WorkflowVersion); err == nil {
 		view.RollupOverview = engine.RollupOf(g, &st)

@@ -83,9 +83,12 @@ func (o *Rounds) loopWrites(ctx context.Context, g *engine.Graph, c *store.Commi
 			ev.Child = &engine.ChildRef{WorkflowID: after.WorkflowID, InstanceID: after.InstanceID, RunID: after.RunID,
 				Version: after.WorkflowVersion, UUID: after.UUID}
 		}
+		// The end carries the child's orchestration usage (its tree's) to
+		// the parent, as ev.Cost carries its steps' compute.
 		c.Wakes = append(c.Wakes, store.WakeRun{
 			WorkflowID: p.WorkflowID, InstanceID: p.InstanceID, RunID: p.RunID,
-			Event: store.Event{ID: childEndedEventID(p.StepID, p.Attempt, p.Index), Body: mustJSON(ev)},
+			Event:    store.Event{ID: childEndedEventID(p.StepID, p.Attempt, p.Index), Body: mustJSON(ev)},
+			CarryOps: true,
 		})
 	}
 	return nil

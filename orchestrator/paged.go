@@ -161,7 +161,7 @@ func (o *Runs) ListRuns(ctx context.Context, wf string, inst int64, req PageRequ
 		if err != nil {
 			return nil, Internal(err)
 		}
-		v := runHeader(st)
+		v := runHeader(st, rr.Ops)
 		if rr.RunID == rec.RunID {
 			v.ModifyTime = rec.ModifyTime
 		}
@@ -172,7 +172,7 @@ func (o *Runs) ListRuns(ctx context.Context, wf string, inst int64, req PageRequ
 
 // runHeader is the view of run st without its timeline and rollup: ids,
 // status, initiator, params, times and its steps' statuses.
-func runHeader(st *engine.Instance) *InstanceView {
+func runHeader(st *engine.Instance, ops pricing.Usage) *InstanceView {
 	view := &InstanceView{
 		WorkflowID: st.WorkflowID, WorkflowInstanceID: st.InstanceID, WorkflowRunID: st.RunID,
 		WorkflowUUID: st.UUID, WorkflowVersionID: st.WorkflowVersion, Status: string(st.Status), TraceID: st.TraceID,
@@ -198,9 +198,16 @@ func runHeader(st *engine.Instance) *InstanceView {
 	}
 	view.RuntimeOverview = overview
 	view.RunConfig = runConfigOf(st)
-	cost := pricing.Price(st.Cost)
+	cost := pricing.Price(runUsage(st, ops))
 	view.Cost = &cost
 	return view
+}
+
+// runUsage is what run st recorded it was billed for: its steps' compute
+// and its children's (st.Cost), and its orchestration's and its children's
+// (ops, store.RunRecord.Ops).
+func runUsage(st *engine.Instance, ops pricing.Usage) pricing.Usage {
+	return st.Cost.Add(ops)
 }
 
 // ListInstancePage returns a page of a workflow's instances, newest first,

@@ -13,6 +13,7 @@ import (
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/events"
 	"github.com/maestro-serverless/maestro/jsonnum"
+	"github.com/maestro-serverless/maestro/metering"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -279,7 +280,7 @@ func (o *Rounds) workerEnds(ctx context.Context, w store.Wake, before *engine.In
 			}
 			body = mustJSON(res)
 		}
-		evs = append(evs, store.Event{ID: outcomeEventID(f.Ref.StepID, f.Ref.Attempt), Body: body, Recorded: true})
+		evs = append(evs, store.Event{ID: outcomeEventID(f.Ref.StepID, f.Ref.Attempt), Body: body, Recorded: true, Ops: f.Ops})
 	}
 	return evs, ended, nil
 }
@@ -357,6 +358,9 @@ func (o *Rounds) abortRun(ctx context.Context, g *engine.Graph, rec *store.RunRe
 	if err := o.slotWrites(&commit, before, d.State, rd.slots); err != nil {
 		return nil, false, err
 	}
+	for _, p := range pending {
+		commit.Ops = metering.Sum(commit.Ops, p.Ops)
+	}
 	if err := o.store.Runs.CommitRun(ctx, commit); err != nil {
 		return nil, false, err
 	}
@@ -405,6 +409,7 @@ func (o *Rounds) buildCommit(ctx context.Context, g *engine.Graph, rec *store.Ru
 		ExpectV: rec.V, Status: string(after.Status), State: state, Pages: rec.Pages, PriorTimeline: rec.Timeline, Consumed: consumed,
 		Unsettled: unsettled(after), Timeline: touched.runTimeline,
 		SweepAt: o.sweepAt(ctx, g, after, now, rec.SweepAt), LoopParams: offloadedParams,
+		Ops: rec.Ops, PriorBytes: rec.Bytes, PriorSweepAt: rec.SweepAt,
 	}
 	cmdMsgs, work, err := o.commandMessages(ctx, g, after, acc.commands, now)
 	if err != nil {
@@ -702,7 +707,7 @@ func eventsMessage(ctx context.Context, evs ...events.Event) ([]store.Message, e
 	if err != nil {
 		return nil, err
 	}
-	return []store.Message{{Queue: store.QueueEvents, Body: body}}, nil
+	return []store.Message{{Queue: store.QueueEvents, Body: body, Events: len(evs)}}, nil
 }
 
 // sweepAt is when the recovery sweeper is to look at a run after this
@@ -1012,7 +1017,8 @@ func (o *Rounds) dispatchDirect(ctx context.Context, outbox []store.Message) {
 	if len(msgs) == 0 || o.dispatch == nil {
 		return
 	}
-	if err := o.dispatch.Dispatch(ctx, msgs); err != nil {
+	// Its sends are in what the commit recorded (store's afterCommit).
+	if err := o.dispatch.Dispatch(metering.Unmetered(ctx), msgs); err != nil {
 		o.log.WarnContext(ctx, "direct dispatch failed; the stream router's backstop will send the work", "error", err)
 	}
 }

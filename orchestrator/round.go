@@ -9,7 +9,9 @@ import (
 
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/logctx"
+	"github.com/maestro-serverless/maestro/metering"
 	"github.com/maestro-serverless/maestro/model"
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -100,9 +102,13 @@ type round struct {
 	acc               decisionSet
 	cur               *engine.Instance
 	consumed, discard []string
-	cont, more        bool
-	born              map[bornKey]*bornChild
-	queued            []store.Event
+	// decidedN is how many of pending the decisions took.
+	decidedN int
+	// recorded is the orchestration usage the run's commit recorded.
+	recorded   pricing.Usage
+	cont, more bool
+	born       map[bornKey]*bornChild
+	queued     []store.Event
 	// unborn is where the round stood before it bore iterations; noBear
 	// that it bears none (unbear).
 	unborn bornFrom
@@ -227,6 +233,7 @@ func (r *round) decide(ctx context.Context) error {
 	r.acc = decisionSet{g: r.g, ended: r.ended}
 	r.cur = &r.before
 	r.consumed, r.discard, r.cont, r.more = nil, nil, false, false
+	r.decidedN = 0
 	r.decideOpts = append([]engine.Option{engine.WithMaxStarts(r.b.starts), engine.WithMaxEnds(r.b.ends),
 		engine.WithIterationStarts(iterationStarts), engine.WithLightWorkerStarts(r.b.light)}, r.opts...)
 	r.marks = []decideMark{r.mark()}
@@ -235,6 +242,7 @@ func (r *round) decide(ctx context.Context) error {
 			r.more = true // this event waits for the next round
 			break
 		}
+		r.decidedN = n + 1
 		ev, err := engine.UnmarshalEvent(p.Body)
 		if err != nil {
 			// A malformed event can never apply; dropping it (and saying so)
@@ -288,8 +296,10 @@ type decideMark struct {
 	commands, timeline, transitions int
 	cur                             *engine.Instance
 	consumed, discard               int
-	book                            permitMark
-	cont                            bool
+	// decided is how many pending events the decisions up to here took.
+	decided int
+	book    permitMark
+	cont    bool
 	// spent is what the decision that led here counted against the
 	// round's budget.
 	spent engine.Spent
@@ -298,7 +308,7 @@ type decideMark struct {
 // mark is the round's decideMark now.
 func (r *round) mark() decideMark {
 	return decideMark{commands: len(r.acc.commands), timeline: len(r.acc.timeline), transitions: len(r.acc.transitions),
-		cur: r.cur, consumed: len(r.consumed), discard: len(r.discard), cont: r.cont}
+		cur: r.cur, consumed: len(r.consumed), discard: len(r.discard), cont: r.cont, decided: r.decidedN}
 }
 
 // markAfter is the round's decideMark after decision d.
@@ -420,6 +430,7 @@ func (r *round) cut(k int) {
 	r.decided = r.acc
 	r.cur, r.cont, r.more = m.cur, m.cont, true
 	r.consumed, r.discard = r.consumed[:m.consumed], r.discard[:m.discard]
+	r.decidedN = m.decided
 	r.book.rollback(m.book)
 	r.marks = r.marks[:k+1]
 	// The iterations the plan bore are borne again from the decisions kept.
@@ -554,6 +565,7 @@ func (r *round) commitRun(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.RecordedOps = &r.recorded
 	if err := r.o.store.Runs.CommitRun(ctx, c); err != nil {
 		return err
 	}
@@ -568,6 +580,10 @@ func (r *round) final() (store.Commit, error) {
 		return c, err
 	}
 	r.src.admitted(&c)
+	// What the events the commit applies carried is the run's now.
+	for _, p := range r.pending[:r.decidedN] {
+		c.Ops = metering.Sum(c.Ops, p.Ops)
+	}
 	c.Outbox = slices.Clone(c.Outbox)
 	limitDirect(c.Outbox)
 	return c, nil
@@ -584,7 +600,7 @@ func (r *round) finish(ctx context.Context) {
 		}
 	}
 	r.o.dispatchDirect(ctx, outbox)
-	r.o.emitDecision(r.began, r.w.WorkflowID, r.acc.transitions, r.cur.Cost)
+	r.o.emitDecision(r.began, r.w.WorkflowID, r.acc.transitions, runUsage(r.cur, r.recorded))
 	if len(r.discard) == 0 {
 		return
 	}
@@ -748,6 +764,9 @@ func (s *inlineSource) begin(ctx context.Context, r *round) {
 	case len(joinPartners(pg, in.step, others)) == 0:
 		s.startRecord(in.record, false)
 	case in.wake != nil:
+		// The partners' ends are read next (join): their reads ride with
+		// this end (an attempt item is one read unit).
+		metering.From(ctx).Add(pricing.DynamoDBReadUnits, float64(len(joinPartners(pg, in.step, others))))
 		s.startRecord(in.wake, true)
 	}
 }
@@ -881,13 +900,21 @@ func (s *inlineSource) join(ctx context.Context, r *round, partners []store.Fini
 			return err
 		}
 	default:
+		// The partners' ends are read next: their reads ride with this
+		// end (an attempt item is one read unit).
+		metering.From(ctx).Add(pricing.DynamoDBReadUnits, float64(len(partners)))
 		if err := in.wake(); err != nil {
 			return err
 		}
 	}
 	in.recorded, in.woken = true, true
+	// The end carries what it wrote to the run, should this round apply it.
+	r.pending[0].Ops = in.endOps
 	w := r.w
 	w.Finished = partners
+	if in.endOps != nil {
+		ctx = metering.Unmetered(ctx) // charged with the end
+	}
 	evs, ended, err := r.o.workerEnds(ctx, w, &r.before, nil)
 	if err == nil && len(evs) < len(partners) && in.waitEnds != nil {
 		// A partner this process runs may be writing its end: once it

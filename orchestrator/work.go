@@ -344,15 +344,19 @@ func (o *Worker) inlineRound(ctx context.Context, m StepWork, runners map[model.
 		// have the step run again. A contended run skips it (one write per
 		// step of a fan-out): its outcome goes to the decider at once
 		// (handResult).
-		record: func() error { return o.store.Attempts.RecordOutcome(ctx, ref, token, ev.Body) },
+		// The round's commit records the worker's usage: the record
+		// leaves it in the ledger.
+		record: func() error { return o.store.Attempts.RecordOutcome(store.KeepLedger(ctx), ref, token, ev.Body) },
 	}
 	if end != nil {
 		// The end itself, as the decision would write it (see deferred.go),
 		// without a wake: the commit leaves the item alone. A worker that
 		// dies before its commit leaves the run to the sweeper, which reads
 		// the end.
-		in.record = func() error { return in.written(o.writeEnd(ctx, ref, token, unclaimed, *end, false)) }
-		in.wake = func() error { return in.written(o.writeEnd(ctx, ref, token, unclaimed, *end, true)) }
+		in.record = func() error { return in.written(o.writeEnd(store.KeepLedger(ctx), ref, token, unclaimed, *end, false)) }
+		in.wake = func() error {
+			return in.written(o.writeEnd(store.WithWrittenOps(ctx, &in.endOps), ref, token, unclaimed, *end, true))
+		}
 		in.ended = &store.FinishedAttempt{Ref: ref, WorkerEntries: len(end.Timeline), Attempt: store.Attempt{
 			StepID: m.StepID, Attempt: m.Attempt, Status: end.Status, Body: end.Body,
 			Timeline: append(slices.Clip(workerStart(m).Timeline), end.Timeline...)}}
@@ -549,6 +553,9 @@ type inlineRound struct {
 	// and applies them all (inlineSource.join); woken says it was written.
 	wake  func() error
 	woken bool
+	// endOps is the usage wake wrote on the item: the round that applies
+	// the end inline carries it to the run.
+	endOps pricing.Usage
 	// apart says the round found others in flight, none of them the
 	// step's partners (inlineSource.join): its end is woken directly.
 	apart bool

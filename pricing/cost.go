@@ -25,6 +25,28 @@ const (
 	// their memory, priced at the x86_64 rate: an invocation's report does
 	// not name its function's architecture (arm64 is billed 20 % less).
 	LambdaStepGBSeconds = "lambda_step_gb_seconds"
+
+	// DynamoDBWriteUnits is on-demand write request units the run's
+	// orchestration consumed.
+	DynamoDBWriteUnits = "dynamodb_write_units"
+	// DynamoDBReadUnits is on-demand read request units it consumed.
+	DynamoDBReadUnits = "dynamodb_read_units"
+	// SQSRequests is billed requests (64 KB chunks) to standard queues.
+	SQSRequests = "sqs_requests"
+	// SQSFIFORequests is billed requests (64 KB chunks) to FIFO queues.
+	SQSFIFORequests = "sqs_fifo_requests"
+	// SNSRequests is billed SNS publish requests (64 KB chunks).
+	SNSRequests = "sns_requests"
+	// SchedulerInvocations is EventBridge Scheduler schedules that fired.
+	SchedulerInvocations = "scheduler_invocations"
+	// APIRequests is REST API requests (a start request's share).
+	APIRequests = "api_requests"
+	// LambdaRequests is invocations of the orchestrator's own functions
+	// (a message's share of its batch's invocation).
+	LambdaRequests = "lambda_requests"
+	// LambdaGBSeconds is the orchestrator's functions' duration at their
+	// memory, arm64 (as the stack deploys them).
+	LambdaGBSeconds = "lambda_gb_seconds"
 )
 
 // Kinds of cost a part belongs to; a recorded cost says which kinds it
@@ -34,6 +56,9 @@ const (
 	KindFargate = "fargate"
 	// KindLambdaSteps is the invocations of synchronous Lambda steps.
 	KindLambdaSteps = "lambda_steps"
+	// KindOrchestration is the orchestrator's own requests on the run's
+	// behalf: DynamoDB, SQS, SNS, Scheduler, the API and its functions.
+	KindOrchestration = "orchestration"
 )
 
 // part is a cost part's unit price and kind.
@@ -60,15 +85,40 @@ func partOf(name string) (p part, ok bool) {
 		return part{LambdaRequest, KindLambdaSteps}, true
 	case LambdaStepGBSeconds:
 		return part{LambdaGBSecondX86, KindLambdaSteps}, true
+	case DynamoDBWriteUnits:
+		return part{DynamoDBWriteUnit, KindOrchestration}, true
+	case DynamoDBReadUnits:
+		return part{DynamoDBReadUnit, KindOrchestration}, true
+	case SQSRequests:
+		return part{SQSStandardRequest, KindOrchestration}, true
+	case SQSFIFORequests:
+		return part{SQSFIFORequest, KindOrchestration}, true
+	case SNSRequests:
+		return part{SNSPublish, KindOrchestration}, true
+	case SchedulerInvocations:
+		return part{SchedulerInvocation, KindOrchestration}, true
+	case APIRequests:
+		return part{APIGatewayRESTRequest, KindOrchestration}, true
+	case LambdaRequests:
+		return part{LambdaRequest, KindOrchestration}, true
+	case LambdaGBSeconds:
+		return part{LambdaGBSecondARM, KindOrchestration}, true
 	}
 	return part{}, false
 }
 
 // Recorded returns the kinds of cost the runtime records on a run, in
-// order. What a run costs otherwise (its orchestration's DynamoDB, SQS,
-// SNS, Scheduler and Lambda requests, Batch jobs on EC2, asynchronous
-// Lambda steps) is not in its recorded cost.
-func Recorded() []string { return []string{KindFargate, KindLambdaSteps} }
+// order. What a run costs otherwise (CloudWatch Logs and X-Ray, Batch jobs
+// on EC2, asynchronous Lambda steps, the stream router's work) is not in
+// its recorded cost.
+func Recorded() []string { return []string{KindFargate, KindLambdaSteps, KindOrchestration} }
+
+// KindOf returns the kind of cost part name belongs to ("" for a name that
+// is not a part).
+func KindOf(name string) string {
+	p, _ := partOf(name)
+	return p.kind
+}
 
 // LambdaInvocation returns the usage of one invocation billed for
 // billedMillis at memoryMB.

@@ -303,3 +303,16 @@ func (s Spec) StreamFilterPattern() map[string]any {
 		},
 	}
 }
+
+// FunctionMemoryMB is the memory the stack deploys the function of
+// handler ("api", "router", "decider", "worker", "signals") with unless
+// configured otherwise: what infra deploys, what the local stack bills a
+// run's share of an invocation at, and what the benchmark prices.
+func FunctionMemoryMB(handler string) int {
+	switch handler {
+	case "api", "decider":
+		return 512
+	default: // router, worker, signals
+		return 256
+	}
+}

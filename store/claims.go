@@ -155,9 +155,8 @@ var ErrClaimLost = errors.New("store: the claim on the step attempt was lost")
 // outcome's size, which makes it durable before its worker decides what
 // follows (see ClaimAttempt).
 func (s *Attempts) RecordOutcome(ctx context.Context, ref AttemptRef, token string, outcome []byte) error {
-	u := s.claimedUpdate(ref, token, "SET #o = :o",
+	return s.updateCarrying(ctx, "record outcome of", ref, token, "SET #o = :o", "",
 		map[string]string{"#o": attrOutcome}, map[string]types.AttributeValue{":o": bin(outcome)})
-	return claimedWriteError("record outcome of", ref, s.updateItem(ctx, u))
 }
 
 // claimedUpdate is the update set (an update expression, whose placeholders

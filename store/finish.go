@@ -10,6 +10,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/maestro-serverless/maestro/metering"
+	"github.com/maestro-serverless/maestro/pricing"
 )
 
 // Ends written by workers.
@@ -71,9 +74,8 @@ func (s *Attempts) FinishAttempt(ctx context.Context, ref AttemptRef, token stri
 	}
 	// The claim goes: the attempt is no longer RUNNING, so it could not be
 	// claimed again anyway, and the item is billed by size.
-	u := s.claimedUpdate(ref, token, "SET #st = :st, #b = :b, #e = :e, #tl = list_append(#tl, :tl), "+
-		"#wn = :wn"+outbox+" REMOVE #c, #l", names, values)
-	return claimedWriteError("finish", ref, s.updateItem(ctx, u))
+	set := "SET #st = :st, #b = :b, #e = :e, #tl = list_append(#tl, :tl), #wn = :wn" + outbox
+	return s.updateCarrying(ctx, "finish", ref, token, set, " REMOVE #c, #l", names, values)
 }
 
 // endBody encodes an end's body as an attempt item stores it, refusing one
@@ -130,12 +132,25 @@ func (s *Attempts) FinishDeferredAttempt(ctx context.Context, ref AttemptRef, st
 	if wake {
 		item[attrOutbox] = str(endOutbox)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+	wctx, taken, own := ctx, pricing.Usage(nil), int64(0)
+	if !keepsLedger(ctx) {
+		// The end carries the worker's usage to the run (see ops.go).
+		taken = takeUsage(ctx)
+		own = withOwnUnits(item, taken, 1, 0)
+		wctx = precharged(ctx, own)
+	}
+	_, err = s.db.PutItem(wctx, &dynamodb.PutItemInput{
 		TableName:                aws.String(s.table),
 		Item:                     item,
 		ConditionExpression:      aws.String("attribute_not_exists(#pk)"),
 		ExpressionAttributeNames: map[string]string{"#pk": attrPK},
 	})
+	switch {
+	case err != nil && !keepsLedger(ctx):
+		giveBack(ctx, taken, own)
+	case err == nil && !keepsLedger(ctx):
+		reportWritten(ctx, metering.Sum(taken, unitsUsage(own)))
+	}
 	return claimedWriteError("finish", ref, err)
 }
 
@@ -173,6 +188,9 @@ type FinishedAttempt struct {
 	// WorkerEntries is how many of the last timeline entries the worker
 	// wrote with the end (0 for an outcome recorded alone).
 	WorkerEntries int
+	// Ops is the usage the worker's end or outcome carries to the run (see
+	// ops.go), added by the commit that applies it.
+	Ops pricing.Usage
 }
 
 // FinishedAttempts reads attempts refs (BatchGetItem, strongly consistent)
@@ -207,7 +225,7 @@ func (s *Attempts) FinishedAttempts(ctx context.Context, refs []AttemptRef) ([]F
 		if n < 0 || n > len(a.Timeline) {
 			return nil, fmt.Errorf("store: attempt %s: %d worker entries of a timeline of %d", ref, n, len(a.Timeline))
 		}
-		byRef[ref] = FinishedAttempt{Ref: ref, Attempt: *a, Outcome: outcome, WorkerEntries: n}
+		byRef[ref] = FinishedAttempt{Ref: ref, Attempt: *a, Outcome: outcome, WorkerEntries: n, Ops: opsOf(item)}
 	}
 	out := make([]FinishedAttempt, 0, len(byRef))
 	for _, r := range refs {

@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/maestro-serverless/maestro/metering"
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/store/internal/layout"
 )
 
@@ -44,6 +46,10 @@ type Message struct {
 	// QueueUnschedule message can delete it (RunTimeoutSchedule); without
 	// it the router derives a name from the stream record.
 	Schedule string `json:"sn,omitempty"`
+	// Events is how many change events a QueueEvents message holds, each
+	// an entry of the router's SNS batches (not stored: a commit's
+	// estimate of what publishing them costs, see ops.go).
+	Events int `json:"-"`
 }
 
 // RunTimeoutSchedulePrefix begins the name of every run's workflow-timeout
@@ -219,10 +225,24 @@ func (s *Instances) CreateInstance(ctx context.Context, ni NewInstance) (rec *In
 	if ni.RequestID != "" {
 		items = append(items, types.TransactWriteItem{Put: requestPut(s.table, ni.WorkflowID, ni.RequestID, id, ni.Now)})
 	}
-	_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	// The first event carries the start's usage, the transaction's own
+	// write units with it, to the run's first decision.
+	taken := takeUsage(ctx)
+	var others, indexed int64
+	for i, it := range items {
+		if it.Put.Item[attrSweepSK] != nil {
+			indexed++
+		}
+		if i != 2 { // the event's own units are withOwnUnits'
+			others += WriteUnits(ItemSize(it.Put.Item))
+		}
+	}
+	own := withOwnUnits(evItem, metering.Sum(ni.FirstEvent.Ops, taken), 2, 2*others+indexed)
+	_, err = s.db.TransactWriteItems(precharged(ctx, own), &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	if err == nil {
 		return rec, true, nil
 	}
+	giveBack(ctx, taken, own)
 	if ni.RequestID != "" && isConflict(err) {
 		// A concurrent start with the same request_id won.
 		if rec, rerr := s.InstanceForRequest(ctx, ni.WorkflowID, ni.RequestID); rerr == nil {
@@ -385,6 +405,10 @@ type Event struct {
 	// Recorded marks the outcome a worker recorded on its attempt item
 	// (FinishedAttempts), not an inbox event: nothing to delete.
 	Recorded bool
+	// Ops is the orchestration usage the event carries to its run: what
+	// its writer spent on the run's behalf (see ops.go). A commit that
+	// applies the event adds it to the run's (Commit.Ops).
+	Ops pricing.Usage
 }
 
 // WorkKindWake is the kind of a backstop wake on the work queue (see
@@ -410,6 +434,11 @@ type RunRecord struct {
 	// first ones; see timeline.go); a commit of the run passes them on
 	// (Commit.PriorTimeline).
 	Timeline []TimelineItem
+	// Ops is the run's orchestration usage recorded so far (see ops.go);
+	// Bytes is the run item's size as read: a commit that replaces it is
+	// billed the larger of the two.
+	Ops   pricing.Usage
+	Bytes int
 }
 
 // runItem is a run's state item. With sweepAt (unix ms) > 0 it is in the
@@ -472,6 +501,7 @@ func (s *base) eventItem(wf string, inst, run int64, ev Event) (map[string]types
 	if err != nil {
 		return nil, err
 	}
+	setOps(item, ev.Ops)
 	return merge(item, body), nil
 }
 
@@ -504,13 +534,24 @@ func (s *Runs) PutEvent(ctx context.Context, wf string, inst, run int64, ev Even
 	if err != nil {
 		return err
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+	// The event carries what the ledger holds, and its own write (with
+	// its sweep index entry) to the run.
+	taken := takeUsage(ctx)
+	var indexed int64
+	if _, ok := item[attrSweepSK]; ok {
+		indexed = 1
+	}
+	own := withOwnUnits(item, metering.Sum(ev.Ops, taken), 1, indexed)
+	_, err = s.db.PutItem(precharged(ctx, own), &dynamodb.PutItemInput{
 		TableName:           aws.String(s.table),
 		Item:                item,
 		ConditionExpression: aws.String("attribute_not_exists(pk)"),
 	})
-	if err != nil && !isConflict(err) {
-		return fmt.Errorf("store: put event %s: %w", ev.ID, err)
+	if err != nil {
+		giveBack(ctx, taken, own)
+		if !isConflict(err) {
+			return fmt.Errorf("store: put event %s: %w", ev.ID, err)
+		}
 	}
 	return nil
 }
@@ -581,7 +622,8 @@ func runRecordFromItem(item map[string]types.AttributeValue, wf string, inst, ru
 		return nil, err
 	}
 	return &RunRecord{WorkflowID: wf, InstanceID: inst, RunID: run,
-		V: getN(item, attrVersion), Status: getS(item, attrStatus), State: body, SweepAt: due, Timeline: tl}, nil
+		V: getN(item, attrVersion), Status: getS(item, attrStatus), State: body, SweepAt: due, Timeline: tl,
+		Ops: opsOf(item), Bytes: ItemSize(item)}, nil
 }
 
 // LoadRun reads a run's state and its pending events (oldest first) with one
@@ -620,7 +662,7 @@ func (s *base) loadRun(ctx context.Context, wf string, inst, run int64) (*RunRec
 		case strings.HasPrefix(sk, prefix):
 			var body []byte
 			if body, err = decodeBody(item); err == nil {
-				events = append(events, Event{ID: strings.TrimPrefix(sk, prefix), Body: body})
+				events = append(events, Event{ID: strings.TrimPrefix(sk, prefix), Body: body, Ops: opsOf(item)})
 			}
 		case strings.HasPrefix(sk, layout.PagePrefix(run)):
 			pages[sk] = item
@@ -769,6 +811,17 @@ type Commit struct {
 	// Lineage records the signals that unblocked step attempts.
 	SignalWaits []SignalWait
 	Lineage     []LineageLink
+	// Ops is the run's orchestration usage as read (RunRecord.Ops) plus
+	// what the events the commit applies carried (Event.Ops); the commit
+	// records it with what the context's ledger holds and its own write
+	// units (see ops.go). PriorBytes and PriorSweepAt are the run item's
+	// size and sweep due time as read, which its own units depend on.
+	Ops          pricing.Usage
+	PriorBytes   int
+	PriorSweepAt int64
+	// RecordedOps, when set, receives the usage the committed run item
+	// records.
+	RecordedOps *pricing.Usage
 }
 
 // WakeRun is an event for a run of any workflow.
@@ -776,6 +829,9 @@ type WakeRun struct {
 	WorkflowID        string
 	InstanceID, RunID int64
 	Event             Event
+	// CarryOps makes the event carry the run's whole orchestration usage
+	// as this commit records it (a child run's end, to its parent).
+	CarryOps bool
 }
 
 // RunEvent is an event for a given run.
@@ -818,7 +874,10 @@ func (s *Runs) CommitRun(ctx context.Context, c Commit) error {
 			return err
 		}
 	}
-	if err := s.sendCommit(ctx, c, pc.plan); err != nil {
+	taken := takeUsage(ctx)
+	own := s.recordOps(pc.plan, c, taken)
+	if err := s.sendCommit(precharged(ctx, own), c, pc.plan); err != nil {
+		giveBack(ctx, taken, own)
 		if len(pc.pages) > 0 {
 			// No run item names them. Should the deletes fail, they stay
 			// until the instance is deleted.
@@ -900,6 +959,8 @@ type commitPlan struct {
 	// slotIndex is the run slot update's (ErrNoSlot), requestIndex the
 	// start request id's (ErrRequestTaken); -1 when absent.
 	slotIndex, requestIndex int
+	// carry are the items (puts) that carry the run's usage (WakeRun.CarryOps).
+	carry []int
 }
 
 func (p *commitPlan) put(table string, item map[string]types.AttributeValue) {
@@ -957,6 +1018,7 @@ func (s *Runs) runPut(c Commit, state []byte, pages Pages, held []TimelineItem) 
 			return nil, err
 		}
 	}
+	setOps(runItem, c.Ops)
 	if n := ItemSize(runItem); n > MaxItemBytes {
 		return nil, fmt.Errorf("store: commit %s/%d/%d: %w", c.WorkflowID, c.InstanceID, c.RunID, &ItemTooLargeError{Item: "run state", Bytes: n})
 	}
@@ -1051,6 +1113,9 @@ func (s *Runs) planOthers(p *commitPlan, c Commit) error {
 		p.put(s.table, lineageItem(l))
 	}
 	for _, w := range c.Wakes {
+		if w.CarryOps {
+			p.carry = append(p.carry, len(p.items))
+		}
 		if err := s.planEvents(p, w.WorkflowID, w.InstanceID, w.RunID, w.Event); err != nil {
 			return err
 		}

@@ -40,6 +40,10 @@ type Options struct {
 	// that conflicts with an API route makes NewHandler panic, as
 	// http.ServeMux.Handle does.
 	ExtraRoutes func(*http.ServeMux)
+	// MemoryMB is the memory of the function serving the API: a request
+	// that starts a run bills the run its invocation at it (see package
+	// metering). 0 bills no invocation.
+	MemoryMB int
 }
 
 // server holds what the route handlers share.
@@ -116,6 +120,7 @@ func NewHandler(svc Services, opts Options) http.Handler {
 	h = s.limitBody(h)
 	h = s.recoverPanics(h)
 	h = s.accessLog(h)
+	h = metered(h, opts.MemoryMB)
 	h = s.requestID(h)
 	return h
 }

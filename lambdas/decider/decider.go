@@ -12,7 +12,9 @@ import (
 
 	"github.com/maestro-serverless/maestro/lambdas/sqsbatch"
 	"github.com/maestro-serverless/maestro/logctx"
+	"github.com/maestro-serverless/maestro/metering"
 	"github.com/maestro-serverless/maestro/metrics"
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -27,6 +29,17 @@ type Handler struct {
 	log         *slog.Logger
 	concurrency int
 	metrics     *metrics.Emitter
+	memoryMB    int
+	tail        metering.Tail
+}
+
+// WithMemory has the handler bill each run its share of an invocation of
+// a function of memoryMB (see package metering): a message's share of the
+// batch's request and of its receive and delete, and its time at the
+// handler's concurrency.
+func (h *Handler) WithMemory(memoryMB int) *Handler {
+	h.memoryMB = memoryMB
+	return h
 }
 
 // WithMetrics makes the handler emit each message's queue lag to m.
@@ -68,6 +81,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		groups[g] = append(groups[g], m)
 	}
 	failed := make([][]string, len(order))
+	share := batchShare{messages: len(ev.Records), inv: metering.NewInvocation(nil, h.memoryMB, &h.tail)}
 	sem := make(chan struct{}, max(1, h.concurrency))
 	var wg sync.WaitGroup
 	for i, g := range order {
@@ -76,7 +90,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			failed[i] = h.group(ctx, groups[g])
+			failed[i] = h.group(ctx, groups[g], share)
 		}()
 	}
 	wg.Wait()
@@ -92,7 +106,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 // group handles one group's messages, each run's at the place of its first
 // wake, and returns the ids of those that failed (the first failure's and
 // every later one's).
-func (h *Handler) group(ctx context.Context, msgs []events.SQSMessage) []string {
+func (h *Handler) group(ctx context.Context, msgs []events.SQSMessage, share batchShare) []string {
 	// Wakes of one run become one: the attempts they name, merged.
 	var order []string
 	bodies := map[string][]string{}
@@ -115,12 +129,32 @@ func (h *Handler) group(ctx context.Context, msgs []events.SQSMessage) []string 
 		if len(bodies[k]) > 1 {
 			body = store.MergeWakes(bodies[k]...)
 		}
-		mctx := logctx.Scope(ctx)
+		l := share.ledger(len(ids[k]))
+		mctx := metering.With(logctx.Scope(ctx), l)
 		logctx.Add(mctx, "message_ids", ids[k])
-		if err := h.p.HandleWake(mctx, []byte(body)); err != nil {
+		err := h.p.HandleWake(mctx, []byte(body))
+		share.inv.End(l)
+		if err != nil {
 			h.log.ErrorContext(mctx, "decider: message failed; SQS will redeliver it", "error", err)
 			failed = append(failed, ids[k]...)
 		}
 	}
 	return failed
+}
+
+// batchShare is what one run's messages of a batch are billed of it.
+type batchShare struct {
+	messages int
+	inv      *metering.Invocation
+}
+
+// ledger is the ledger, in flight until inv.End, of n of the batch's
+// messages, one run's: their share of the invocation's request and time
+// and of the event source mapping's receive and delete of the batch (FIFO
+// requests).
+func (b batchShare) ledger(n int) *metering.Ledger {
+	frac := float64(n) / float64(max(1, b.messages))
+	l := b.inv.Begin(frac)
+	l.Add(pricing.SQSFIFORequests, 2*frac)
+	return l
 }

@@ -12,6 +12,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,9 +38,11 @@ import (
 	"github.com/maestro-serverless/maestro/lambdas/worker"
 	"github.com/maestro-serverless/maestro/logctx"
 	"github.com/maestro-serverless/maestro/loopitems"
+	"github.com/maestro-serverless/maestro/metering/awsmeter"
 	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/resources"
 	"github.com/maestro-serverless/maestro/schedules"
 	"github.com/maestro-serverless/maestro/signals"
 	"github.com/maestro-serverless/maestro/steps/batchstep"
@@ -271,6 +275,11 @@ type Options struct {
 	// whose owners pick the team rights of a launch (a test's table); nil
 	// reads each workflow's stored grant (headGrants).
 	GrantsFrom func(*store.Store) steprights.GrantSource
+	// FunctionMemoryMB is the memory of the function running a handler
+	// ("api", "decider", "worker"), at which runs are billed their share of
+	// its invocations (see package metering); nil: what the stack deploys
+	// (resources.FunctionMemoryMB). MustBuildFromEnv reads Lambda's.
+	FunctionMemoryMB func(handler string) int
 }
 
 // Deps is everything built.
@@ -293,6 +302,11 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.FunctionMemoryMB == nil {
+		opts.FunctionMemoryMB = resources.FunctionMemoryMB
+	}
+	// Every AWS call made for a run is billed to it (package metering).
+	awsCfg.APIOptions = append(slices.Clone(awsCfg.APIOptions), awsmeter.Middleware())
 	// Lines logged with a handler's context carry the ids it put in its
 	// log scope (workflow, instance, run, step, attempt, trace).
 	opts.Logger = logctx.Wrap(opts.Logger)
@@ -410,10 +424,10 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		Orchestrator: orch,
 		Logger:       opts.Logger,
 		Router:       rt,
-		Decider:      decider.New(orch.Rounds, opts.Logger).WithMetrics(emf),
+		Decider:      decider.New(orch.Rounds, opts.Logger).WithMetrics(emf).WithMemory(opts.FunctionMemoryMB("decider")),
 		Worker: worker.New(worker.Config{
 			Processor: orch.Worker, SQS: sqsClient, WorkQueueURL: cfg.WorkQueueURL,
-			Runners: opts.Runners, Logger: opts.Logger, Metrics: emf,
+			Runners: opts.Runners, Logger: opts.Logger, Metrics: emf, MemoryMB: opts.FunctionMemoryMB("worker"),
 		}),
 		Ingest: ingest.New(ingest.Config{
 			Announcer: orch.Signals, SQS: sqsClient, DLQURL: cfg.SignalDLQURL, Rules: cfg.SignalRules, Logger: opts.Logger,
@@ -443,6 +457,7 @@ func MustBuildFromEnv(required ...string) *Deps {
 		os.Exit(1)
 	}
 	opts.Logger = log
+	opts.FunctionMemoryMB = LambdaMemoryMB
 	deps, err := Build(cfg, awsCfg, opts)
 	if err != nil {
 		log.Error("bad configuration", "error", err)
@@ -516,4 +531,14 @@ type unconfigured struct{ what string }
 // RunStep fails the step (not retried: retrying does not configure it).
 func (u unconfigured) RunStep(_ context.Context, m orchestrator.StepWork) (engine.StepFinished, error) {
 	return engine.StepFinished{StepID: m.StepID, Attempt: m.Attempt, Outcome: engine.OutcomeFatalError, Message: u.what}, nil
+}
+
+// LambdaMemoryMB is the memory of the running Lambda function
+// (AWS_LAMBDA_FUNCTION_MEMORY_SIZE), or, outside Lambda, what the stack
+// deploys handler with.
+func LambdaMemoryMB(handler string) int {
+	if n, err := strconv.Atoi(os.Getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")); err == nil && n > 0 {
+		return n
+	}
+	return resources.FunctionMemoryMB(handler)
 }

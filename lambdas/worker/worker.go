@@ -16,9 +16,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/maestro-serverless/maestro/lambdas/sqsbatch"
+	"github.com/maestro-serverless/maestro/metering"
 	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/orchestrator"
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/trace"
 )
 
@@ -44,10 +46,16 @@ type Config struct {
 	Logger      *slog.Logger
 	// Metrics receives each message's queue lag (nil: none).
 	Metrics *metrics.Emitter
+	// MemoryMB is the function's memory: each message's run is billed its
+	// share of the invocation at it (see package metering); 0 bills none.
+	MemoryMB int
 }
 
 // Handler consumes work-queue batches.
-type Handler struct{ cfg Config }
+type Handler struct {
+	cfg  Config
+	tail metering.Tail
+}
 
 // New returns a Handler.
 func New(cfg Config) *Handler {
@@ -63,7 +71,16 @@ func New(cfg Config) *Handler {
 // Handle processes a batch concurrently and reports the failed messages.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	sqsbatch.EmitQueueLag(h.cfg.Metrics, "work", ev)
-	return sqsbatch.Process(ctx, ev, h.cfg.Parallelism, h.cfg.Logger, "worker", h.one), nil
+	frac := 1 / float64(max(1, len(ev.Records)))
+	inv := metering.NewInvocation(nil, h.cfg.MemoryMB, &h.tail)
+	return sqsbatch.Process(ctx, ev, h.cfg.Parallelism, h.cfg.Logger, "worker", func(ctx context.Context, m events.SQSMessage) error {
+		// The message's run is billed its share of the invocation and of
+		// the event source mapping's receive and delete of the batch.
+		l := inv.Begin(frac)
+		defer inv.End(l)
+		l.Add(pricing.SQSRequests, 2*frac)
+		return h.one(metering.With(ctx, l), m)
+	}), nil
 }
 
 func (h *Handler) one(ctx context.Context, m events.SQSMessage) error {

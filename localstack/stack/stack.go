@@ -342,7 +342,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		return fail(err)
 	}
 
-	apiOptions := api.Options{Logger: opts.Logger}
+	apiOptions := api.Options{Logger: opts.Logger, MemoryMB: resources.FunctionMemoryMB("api")}
 	jobEvents := jobEventRoutes(sqs.NewFromConfig(awsCfg), res.Queues.Work.URL)
 	apiOptions.ExtraRoutes = func(mux *http.ServeMux) {
 		if s.clock != nil {

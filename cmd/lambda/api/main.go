@@ -11,5 +11,5 @@ import (
 
 func main() {
 	deps := wiring.MustBuildFromEnv(wiring.EnvTable)
-	lambda.Start(metrics.FlushAfter(deps.Metrics, api.LambdaHandler(api.NewHandler(api.ServicesOf(deps.Orchestrator), api.Options{Logger: deps.Logger}))))
+	lambda.Start(metrics.FlushAfter(deps.Metrics, api.LambdaHandler(api.NewHandler(api.ServicesOf(deps.Orchestrator), api.Options{Logger: deps.Logger, MemoryMB: wiring.LambdaMemoryMB("api")}))))
 }
