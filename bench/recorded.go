@@ -30,6 +30,10 @@ type RecordedCost struct {
 	Ratio float64 `json:"ratio"`
 }
 
+// RecordedTolerance is how far a workload's recorded cost may be from its
+// metered one, as a fraction of it: the report says which are.
+const RecordedTolerance = 0.05
+
 // Within reports whether the recorded cost is within frac (0.05: 5 %) of
 // the metered one.
 func (r RecordedCost) Within(frac float64) bool {

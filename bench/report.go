@@ -314,7 +314,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		if rc == nil {
 			continue
 		}
-		fmt.Fprintf(&b, "  %s: recorded $%.8f, metered $%.8f, ratio %.4f\n", res.Name, rc.RecordedUSD, rc.MeteredUSD, rc.Ratio)
+		verdict := "within 5 %"
+		if !rc.Within(RecordedTolerance) {
+			verdict = "NOT within 5 %"
+		}
+		fmt.Fprintf(&b, "  %s: recorded $%.8f, metered $%.8f, ratio %.4f: %s\n", res.Name, rc.RecordedUSD, rc.MeteredUSD, rc.Ratio, verdict)
 		b.WriteString(rc.String())
 	}
 

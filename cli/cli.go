@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -768,7 +769,9 @@ func costLine(c *pricing.Cost) string {
 			sep = ": "
 		}
 		p := c.Parts[name]
-		line += fmt.Sprintf("%s%s %s $%.6f", sep, name, strconv.FormatFloat(p.Count, 'f', -1, 64), p.USD)
+		// Counts of shares (a message's part of an invocation) to 4 places.
+		count := strconv.FormatFloat(math.Round(p.Count*1e4)/1e4, 'f', -1, 64)
+		line += fmt.Sprintf("%s%s %s $%.6f", sep, name, count, p.USD)
 	}
 	return line
 }

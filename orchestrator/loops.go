@@ -359,6 +359,7 @@ func paramOf(params engine.Values, reached bool, name string) engine.ChildParam 
 	return engine.ChildParam{Value: v, Reached: true, Found: found}
 }
 
+// runKey names a run.
 type runKey struct {
 	wf        string
 	inst, run int64

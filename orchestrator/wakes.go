@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/maestro-serverless/maestro/metering"
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/store"
 )
 
@@ -33,6 +35,9 @@ type wakeSender struct {
 // wakeBatch is the ends one send carries, and what became of it.
 type wakeBatch struct {
 	refs []store.AttemptRef
+	// ops is what the callers' ledgers held when they handed their ends
+	// on (their tails: store.MessageOps), by run.
+	ops  map[runKey]pricing.Usage
 	done chan struct{}
 	err  error
 }
@@ -54,15 +59,23 @@ func wakeSenderOf(d Dispatcher) *wakeSender {
 func (s *wakeSender) send(ctx context.Context, refs []store.AttemptRef) error {
 	s.mu.Lock()
 	if s.next == nil {
-		s.next = &wakeBatch{done: make(chan struct{})}
+		s.next = &wakeBatch{done: make(chan struct{}), ops: map[runKey]pricing.Usage{}}
 	}
 	b := s.next
 	b.refs = append(b.refs, refs...)
+	// The caller writes nothing more for the run: what its ledger holds
+	// goes to the run with the wake.
+	if u := metering.From(ctx).Take(); u != nil && len(refs) > 0 {
+		k := runKeyOf(refs[0])
+		b.ops[k] = metering.Sum(b.ops[k], u)
+	}
 	if !s.sending {
 		s.sending = true
 		// The sends outlive the first caller's cancellation (they carry
 		// others' ends), not its values.
-		go s.loop(context.WithoutCancel(ctx))
+		// Each wake carries its share of the send (store.MessageOps), not
+		// the first caller's ledger.
+		go s.loop(metering.Unmetered(context.WithoutCancel(ctx)))
 	}
 	s.mu.Unlock()
 	select {
@@ -81,7 +94,7 @@ func (s *wakeSender) loop(ctx context.Context) {
 		s.next = nil
 		s.mu.Unlock()
 		sctx, cancel := context.WithTimeout(ctx, s.timeout)
-		batch.err = s.dispatch.Dispatch(sctx, wakesOf(batch.refs))
+		batch.err = s.dispatch.Dispatch(sctx, wakesOf(batch.refs, batch.ops))
 		cancel()
 		close(batch.done)
 		s.mu.Lock()
@@ -90,20 +103,18 @@ func (s *wakeSender) loop(ctx context.Context) {
 	s.mu.Unlock()
 }
 
+func runKeyOf(r store.AttemptRef) runKey { return runKey{r.WorkflowID, r.InstanceID, r.RunID} }
+
 // wakesOf returns the wakes of refs: one per run, naming its attempts in
-// order.
-func wakesOf(refs []store.AttemptRef) []store.Message {
-	type runKey struct {
-		wf        string
-		inst, run int64
-	}
+// order, with the usage ops holds for it.
+func wakesOf(refs []store.AttemptRef, ops map[runKey]pricing.Usage) []store.Message {
 	var order []runKey
 	byRun := map[runKey]*store.Wake{}
 	for _, r := range refs {
-		k := runKey{r.WorkflowID, r.InstanceID, r.RunID}
+		k := runKeyOf(r)
 		w := byRun[k]
 		if w == nil {
-			w = &store.Wake{WorkflowID: r.WorkflowID, InstanceID: r.InstanceID, RunID: r.RunID}
+			w = &store.Wake{WorkflowID: r.WorkflowID, InstanceID: r.InstanceID, RunID: r.RunID, Ops: ops[k]}
 			byRun[k] = w
 			order = append(order, k)
 		}

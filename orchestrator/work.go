@@ -11,6 +11,7 @@ import (
 	"github.com/maestro-serverless/maestro/engine"
 	"github.com/maestro-serverless/maestro/jsonnum"
 	"github.com/maestro-serverless/maestro/logctx"
+	"github.com/maestro-serverless/maestro/metering"
 	"github.com/maestro-serverless/maestro/metrics"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/pricing"
@@ -33,9 +34,14 @@ func (o *Worker) HandleWork(ctx context.Context, body []byte, runners map[model.
 		return 0, err
 	}
 	annotate(ctx, w)
+	// What sending the message was billed is its run's, but a timer's
+	// that is sent again (not due yet): its next copy carries its share.
+	if t, ok := w.(*TimerWork); !ok || t.FireAt.Sub(o.now()) <= timerEarly {
+		metering.From(ctx).AddUsage(store.MessageOps(body))
+	}
 	switch m := w.(type) {
 	case *TimerWork:
-		if wait := m.FireAt.Sub(o.now()); wait > 500*time.Millisecond {
+		if wait := m.FireAt.Sub(o.now()); wait > timerEarly {
 			return wait, nil
 		}
 		return 0, o.putResult(ctx, m.StepRef, store.Event{
@@ -738,6 +744,10 @@ func (o *Worker) runStep(ctx context.Context, m StepWork, runners map[model.Step
 	return res
 }
 
+// timerEarly is how early a timer may be taken as due: one due later is
+// sent again with the rest of its delay.
+const timerEarly = 500 * time.Millisecond
+
 // ErrPoison marks a message that can never be processed; handlers send it to
 // the dead-letter queue instead of retrying.
 var ErrPoison = errors.New("unprocessable message")
@@ -749,6 +759,8 @@ func (o *Rounds) HandleWake(ctx context.Context, body []byte) error {
 		return fmt.Errorf("%w: bad wake message %q", ErrPoison, truncate(string(body), 200))
 	}
 	logctx.Add(ctx, "workflow_id", w.WorkflowID, "instance_id", w.InstanceID, "run_id", w.RunID)
+	// What sending the wake was billed is the run's.
+	metering.From(ctx).AddUsage(store.MessageOps(body))
 	return o.handleWake(ctx, w)
 }
 

@@ -172,6 +172,18 @@ type Cost struct {
 	PricesOf string `json:"prices_of"`
 }
 
+// USDOf is the part of the total that parts of kind (KindFargate, ...)
+// make up.
+func (c Cost) USDOf(kind string) float64 {
+	var usd float64
+	for name, p := range c.Parts {
+		if KindOf(name) == kind {
+			usd += p.USD
+		}
+	}
+	return usd
+}
+
 // Price prices u with the table.
 func Price(u Usage) Cost {
 	c := Cost{Parts: map[string]Part{}, Covers: Recorded(), PricesOf: Date}

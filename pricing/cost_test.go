@@ -45,7 +45,7 @@ func TestPrice(t *testing.T) {
 	if p := c.Parts[FargateVCPUSeconds]; p.Count != 900 || math.Abs(p.USD-0.01012) > 1e-12 {
 		t.Errorf("vCPU part %+v", p)
 	}
-	if len(c.Covers) != 2 || c.Covers[0] != KindFargate || c.Covers[1] != KindLambdaSteps || c.PricesOf != Date {
+	if len(c.Covers) != 3 || c.Covers[0] != KindFargate || c.Covers[1] != KindLambdaSteps || c.Covers[2] != KindOrchestration || c.PricesOf != Date {
 		t.Errorf("covers %v, prices of %q", c.Covers, c.PricesOf)
 	}
 	if z := Price(nil); z.TotalUSD != 0 || z.Parts == nil || len(z.Covers) == 0 {

@@ -278,13 +278,14 @@ func MergeWakes(bodies ...string) string {
 			return bodies[0]
 		}
 		out.WorkflowID, out.InstanceID, out.RunID = w.WorkflowID, w.InstanceID, w.RunID
+		out.Ops = metering.Sum(out.Ops, w.Ops)
 		for _, f := range w.Finished {
 			if !slices.Contains(out.Finished, f) {
 				out.Finished = append(out.Finished, f)
 			}
 		}
 	}
-	if len(out.Finished) == 0 {
+	if len(out.Finished) == 0 && out.Ops == nil {
 		return WakeBody(out.WorkflowID, out.InstanceID, out.RunID)
 	}
 	return wakeBody(out)

@@ -513,6 +513,9 @@ type Wake struct {
 	// Finished names attempts whose workers wrote their ends (see
 	// FinishAttempt): the decider reads them for their outcomes.
 	Finished []FinishedStep `json:"finished,omitempty"`
+	// Ops is the message's share of what sending it was billed (see
+	// MessageOps), which the run's decider records.
+	Ops pricing.Usage `json:"ops,omitempty"`
 }
 
 // WakeMessageOf is the decision-queue message of wake w, its hints kept.

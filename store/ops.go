@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"math"
 	"slices"
+	"strings"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -247,13 +250,12 @@ func (s *base) updateCarrying(ctx context.Context, what string, ref AttemptRef, 
 	return claimedWriteError(what, ref, err)
 }
 
-// afterCommit estimates what the messages of a commit's outbox are billed
-// once it is written: the committer's own sends of its direct messages
-// (one request per ten to a queue); the stream router's check that a
-// direct step's worker took it, so that its backstop copy is not needed
-// (an eventually consistent read of the attempt item: half a unit); and
-// its publishing of the change events to SNS (ten to a request: a tenth
-// each). The router's batches mix the events of every record of its
+// afterCommit estimates what the stream router is billed for a commit's
+// outbox once it is written: its check that a direct step's worker took
+// it, so that its backstop copy is not needed (an eventually consistent
+// read of the attempt item: half a unit), and its publishing of the
+// change events to SNS (ten to a request: a tenth each). (What a message's
+// send is billed the message carries itself: MessageOps.) The router's batches mix the events of every record of its
 // invocation, so a run's share of a part-filled batch is not known: the
 // estimate is low by less than a request per invocation that publishes.
 func afterCommit(outbox []Message) pricing.Usage {
@@ -276,16 +278,7 @@ func afterCommit(outbox []Message) pricing.Usage {
 			events += m.Events
 		}
 	}
-	for q, n := range direct {
-		part := pricing.SQSRequests
-		if q == QueueDecision {
-			part = pricing.SQSFIFORequests
-		}
-		add(part, float64((n+9)/10))
-		if q == QueueWork {
-			add(pricing.DynamoDBReadUnits, 0.5*float64(n))
-		}
-	}
+	add(pricing.DynamoDBReadUnits, 0.5*float64(direct[QueueWork]))
 	add(pricing.SNSRequests, float64(events)/10)
 	return u
 }
@@ -307,4 +300,73 @@ func reportWritten(ctx context.Context, u pricing.Usage) {
 	if sink, ok := ctx.Value(writtenKey{}).(*pricing.Usage); ok && sink != nil {
 		*sink = u
 	}
+}
+
+// MessageOps returns the usage a queue message's JSON body carries (its
+// "ops" field): its share of what its send was billed, which its sender
+// (the stream router, a committer) adds (WithSendShare), and a worker's
+// wake what the worker spent after its last write for the run; its
+// receiver records it with the run's next write. Only the orchestration's
+// parts are taken, at most maxMessagePart of each: a body cannot make a
+// run record more than one handler's work. Nil when it carries none.
+func MessageOps(body []byte) pricing.Usage {
+	var m struct {
+		Ops map[string]float64 `json:"ops"`
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	var u pricing.Usage
+	for part, v := range m.Ops {
+		if pricing.KindOf(part) != pricing.KindOrchestration || !(v > 0) || math.IsInf(v, 0) {
+			continue
+		}
+		if u == nil {
+			u = pricing.Usage{}
+		}
+		u[part] = min(v, maxMessagePart)
+	}
+	return u
+}
+
+// maxMessagePart is the most of any part one message carries.
+const maxMessagePart = 100
+
+// WithSendShare returns a JSON object body with part's share of its send
+// added to its "ops" field, first in the object (the rest of the body as
+// it was); any other body is returned as it is.
+func WithSendShare(body, part string, share float64) string {
+	b := strings.TrimSpace(body)
+	if share <= 0 || !strings.HasPrefix(b, "{") || !json.Valid([]byte(b)) {
+		return body
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(b), &fields); err != nil {
+		return body
+	}
+	if prior, ok := fields["ops"]; ok {
+		// Already carrying usage (a worker's wake): add to it.
+		var u pricing.Usage
+		if json.Unmarshal(prior, &u) != nil {
+			return body
+		}
+		ops, err := json.Marshal(metering.Sum(u, pricing.Usage{part: share}))
+		if err != nil {
+			return body
+		}
+		fields["ops"] = ops
+		out, err := json.Marshal(fields)
+		if err != nil {
+			return body
+		}
+		return string(out)
+	}
+	ops, err := json.Marshal(pricing.Usage{part: share})
+	if err != nil {
+		return body
+	}
+	if len(fields) == 0 {
+		return `{"ops":` + string(ops) + `}`
+	}
+	return `{"ops":` + string(ops) + "," + b[1:]
 }

@@ -78,14 +78,14 @@ func TestCommitsRecordWhatTheyCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The run item (KBs) and the summary (1), in a transaction (doubled);
-	// the direct message's send and the router's check of it (half a read
-	// unit), a tenth of a publish per event.
+	// the router's check of the direct message (half a read unit; its send
+	// the message carries), a tenth of a publish per event.
 	runUnits := float64(store.WriteUnits(rec.Bytes))
 	if runUnits < 2 {
 		t.Fatalf("run item read as %d bytes", rec.Bytes)
 	}
 	want := pricing.Usage{pricing.APIRequests: 1, pricing.DynamoDBReadUnits: 3, pricing.DynamoDBWriteUnits: 2 * (runUnits + 1),
-		pricing.SQSRequests: 1, pricing.SNSRequests: 0.5}
+		pricing.SNSRequests: 0.5}
 	assertUsage(t, "created run", rec.Ops, want)
 
 	// An event carries what its writer's ledger holds and its own unit.
@@ -151,5 +151,39 @@ func assertUsage(t *testing.T, what string, got, want pricing.Usage) {
 		if _, ok := want[k]; !ok && v != 0 {
 			t.Errorf("%s: unexpected %s = %v (all: %v)", what, k, v, got)
 		}
+	}
+}
+
+// TestMessageOps: a message carries its share of its send first in its
+// body (the rest as it was), added to what it already carries; a body
+// cannot make a run record more than maxMessagePart of an orchestration
+// part, nor any other part.
+func TestMessageOps(t *testing.T) {
+	body := store.WithSendShare(`{"kind":"run_step","x":1}`, pricing.SQSRequests, 0.25)
+	if body != `{"ops":{"sqs_requests":0.25},"kind":"run_step","x":1}` {
+		t.Errorf("body %s", body)
+	}
+	if got := store.MessageOps([]byte(body)); len(got) != 1 || got[pricing.SQSRequests] != 0.25 {
+		t.Errorf("MessageOps = %v", got)
+	}
+	if b := store.WithSendShare(`{}`, pricing.SQSRequests, 1); b != `{"ops":{"sqs_requests":1}}` {
+		t.Errorf("empty object: %s", b)
+	}
+	for _, notObject := range []string{`[1]`, `"s"`, `{"a":`, ``} {
+		if b := store.WithSendShare(notObject, pricing.SQSRequests, 1); b != notObject {
+			t.Errorf("%q became %q", notObject, b)
+		}
+	}
+	merged := store.WithSendShare(`{"ops":{"dynamodb_read_units":2,"sqs_fifo_requests":1},"workflow_id":"wf"}`, pricing.SQSFIFORequests, 0.5)
+	if got := store.MessageOps([]byte(merged)); got[pricing.SQSFIFORequests] != 1.5 || got[pricing.DynamoDBReadUnits] != 2 {
+		t.Errorf("merged %s: %v", merged, got)
+	}
+	forged := []byte(`{"ops":{"dynamodb_write_units":1e300,"fargate_vcpu_seconds":5,"nonsense":3,"sns_requests":-4,"sqs_requests":"x"}}`)
+	if got := store.MessageOps(forged); got != nil {
+		t.Errorf("a body whose ops do not decode gave %v", got)
+	}
+	forged = []byte(`{"ops":{"dynamodb_write_units":1e300,"fargate_vcpu_seconds":5,"nonsense":3,"sns_requests":-4}}`)
+	if got := store.MessageOps(forged); len(got) != 1 || got[pricing.DynamoDBWriteUnits] != 100 {
+		t.Errorf("forged ops gave %v, want the write units capped at 100 and nothing else", got)
 	}
 }

@@ -438,7 +438,7 @@ func lambdaCost(t *testing.T, what string, cost *pricing.Cost, n float64) {
 	}
 	req, gb := cost.Parts[pricing.LambdaStepRequests], cost.Parts[pricing.LambdaStepGBSeconds]
 	ms := gb.Count * 1000 * 1024 / localstack.LocalFunctionMemoryMB
-	if req.Count != n || ms < n || math.Abs(ms-math.Round(ms)) > 1e-6 || math.Abs(cost.TotalUSD-req.USD-gb.USD) > 1e-15 ||
+	if req.Count != n || ms < n || math.Abs(ms-math.Round(ms)) > 1e-6 || math.Abs(cost.USDOf(pricing.KindLambdaSteps)-req.USD-gb.USD) > 1e-15 ||
 		!slices.Contains(cost.Covers, pricing.KindLambdaSteps) {
 		t.Fatalf("%s: cost %+v, want %v invocations billed whole milliseconds at %d MB", what, *cost, n, localstack.LocalFunctionMemoryMB)
 	}

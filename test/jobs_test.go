@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -132,16 +133,36 @@ func fargate(task ecstypes.Task, secs int) map[string]any {
 		"stoppedAt": pull.Add(time.Duration(secs) * time.Second).Format(time.RFC3339Nano)}
 }
 
-// costOf checks cost's Fargate x86 parts and total against vCPU-seconds
-// and GB-seconds.
+// costOf checks a run's cost: its Fargate x86 parts against vCPU-seconds
+// and GB-seconds, the rest of its total its orchestration's (which a run
+// always has: its commits' write units at least).
 func costOf(t *testing.T, what string, cost *pricing.Cost, vcpuSecs, gbSecs float64) {
+	t.Helper()
+	fargateOf(t, what, cost, vcpuSecs, gbSecs)
+	if cost.Parts[pricing.DynamoDBWriteUnits].Count <= 0 ||
+		math.Abs(cost.TotalUSD-cost.USDOf(pricing.KindFargate)-cost.USDOf(pricing.KindOrchestration)) > 1e-12 {
+		t.Fatalf("%s: cost %+v, want its Fargate and its orchestration", what, *cost)
+	}
+}
+
+// attemptCostOf checks a step attempt's cost: its task's Fargate x86 parts
+// alone (the orchestration's is the run's).
+func attemptCostOf(t *testing.T, what string, cost *pricing.Cost, vcpuSecs, gbSecs float64) {
+	t.Helper()
+	fargateOf(t, what, cost, vcpuSecs, gbSecs)
+	if math.Abs(cost.TotalUSD-cost.USDOf(pricing.KindFargate)) > 1e-12 {
+		t.Fatalf("%s: cost %+v, want its Fargate alone", what, *cost)
+	}
+}
+
+func fargateOf(t *testing.T, what string, cost *pricing.Cost, vcpuSecs, gbSecs float64) {
 	t.Helper()
 	if cost == nil {
 		t.Fatalf("%s: no cost", what)
 	}
 	want := vcpuSecs*pricing.FargateVCPUSecondX86 + gbSecs*pricing.FargateGBSecondX86
 	if cost.Parts[pricing.FargateVCPUSeconds].Count != vcpuSecs || cost.Parts[pricing.FargateGBSeconds].Count != gbSecs ||
-		math.Abs(cost.TotalUSD-want) > 1e-12 || !slices.Contains(cost.Covers, pricing.KindFargate) {
+		math.Abs(cost.USDOf(pricing.KindFargate)-want) > 1e-12 || !slices.Contains(cost.Covers, pricing.KindFargate) {
 		t.Fatalf("%s: cost %+v, want %v vCPU-s and %v GB-s of Fargate, $%v", what, *cost, vcpuSecs, gbSecs, want)
 	}
 }
@@ -260,8 +281,8 @@ func TestECSSteps(t *testing.T) {
 		if a1.RuntimeState.Status != "USER_FAILED" || !strings.Contains(timelineText(a1), "exit code 1") {
 			t.Fatalf("attempt 1: %s %q", a1.RuntimeState.Status, timelineText(a1))
 		}
-		costOf(t, "attempt 1", a1.Cost, 90, 180)
-		costOf(t, "attempt 2", attempt(t, e.system, wf, r.WorkflowInstanceID, "job", 2).Cost, 120, 240)
+		attemptCostOf(t, "attempt 1", a1.Cost, 90, 180)
+		attemptCostOf(t, "attempt 2", attempt(t, e.system, wf, r.WorkflowInstanceID, "job", 2).Cost, 120, 240)
 		// The same event again changes nothing, its cost included.
 		e.taskStopped(t, aws.ToString(second.TaskArn), exit(0), "EssentialContainerExited", "again", fargate(second, 120))
 		e.idle(t)
@@ -289,8 +310,11 @@ func TestECSSteps(t *testing.T) {
 		// Two tasks of 0.5 vCPU and 1 GB for a minute each.
 		costOf(t, "the foreach's run", v.Cost, 60, 120)
 		code, out, errOut := e.maestro("status", wf, fmt.Sprint(r.WorkflowInstanceID))
-		if want := "\ncost $0.000823 (covers fargate, lambda_steps; prices of " + pricing.Date + "): fargate_gb_seconds 120 $0.000148, fargate_vcpu_seconds 60 $0.000675\n"; code != 0 || !strings.Contains(out, want) {
-			t.Fatalf("maestro status: exit %d, want the line%s\n%s%s", code, want, out, errOut)
+		// The tasks' $0.000823 and the orchestration's requests.
+		line := regexp.MustCompile(`(?m)^cost \$0\.0008\d\d \(covers fargate, lambda_steps, orchestration; prices of ` + pricing.Date +
+			`\): .*dynamodb_write_units \d+ \$0\.0000\d+.*, fargate_gb_seconds 120 \$0\.000148, fargate_vcpu_seconds 60 \$0\.000675`)
+		if code != 0 || !line.MatchString(out) {
+			t.Fatalf("maestro status: exit %d, want a line matching %s\n%s%s", code, line, out, errOut)
 		}
 	})
 

@@ -32,6 +32,7 @@ import (
 
 	changes "github.com/maestro-serverless/maestro/events"
 
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/store"
 	"github.com/maestro-serverless/maestro/trace"
 )
@@ -454,8 +455,20 @@ const sendersAtOnce = 8
 // sd those that were sent (each batch marks its own entries only).
 func (r *Router) sendBatch(ctx context.Context, sd *sending, url string, entries []queued) error {
 	batch := make([]sqstypes.SendMessageBatchRequestEntry, len(entries))
+	payload := 0
+	for _, e := range entries {
+		payload += len(aws.ToString(e.e.MessageBody))
+	}
+	// Each message carries its share of the batch's billed requests (one
+	// per 64 KB) to its run, whose handler records it (store.MessageOps).
+	part := pricing.SQSRequests
+	if strings.HasSuffix(url, ".fifo") {
+		part = pricing.SQSFIFORequests
+	}
+	share := float64(max(1, (payload+64*1024-1)/(64*1024))) / float64(len(entries))
 	for k, e := range entries {
 		batch[k] = e.e
+		batch[k].MessageBody = aws.String(store.WithSendShare(aws.ToString(e.e.MessageBody), part, share))
 		batch[k].Id = aws.String(strconv.Itoa(k))
 	}
 	res, err := r.cfg.SQS.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: batch})

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/maestro-serverless/maestro/lambdas/router"
 	"github.com/maestro-serverless/maestro/localstack"
+	"github.com/maestro-serverless/maestro/pricing"
 	"github.com/maestro-serverless/maestro/resources"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -47,7 +50,28 @@ func record(seq int, msgs ...store.Message) events.DynamoDBEventRecord {
 	}
 }
 
+// sendShare is the "ops" field the router puts first in a body it sends:
+// the message's share of its batch's send (store.WithSendShare).
+var sendShare = regexp.MustCompile(`^\{"ops":\{[^{}]*\},?`)
+
+// drain receives every message of queue url, and returns their bodies
+// as sent to the router (without their share of the send).
 func drain(t *testing.T, c *sqs.Client, url string) []string {
+	t.Helper()
+	bodies := drainRaw(t, c, url)
+	for i, b := range bodies {
+		if loc := sendShare.FindStringIndex(b); loc != nil {
+			bodies[i] = "{" + b[loc[1]:]
+			if bodies[i] == "{" {
+				bodies[i] = "{}"
+			}
+		}
+	}
+	return bodies
+}
+
+// drainRaw receives every message of queue url and returns their bodies.
+func drainRaw(t *testing.T, c *sqs.Client, url string) []string {
 	t.Helper()
 	var bodies []string
 	for {
@@ -363,8 +387,22 @@ func TestRouterDispatchesWakesDirectly(t *testing.T) {
 	if err := r.Dispatch(ctx, []store.Message{wake}); err != nil {
 		t.Fatal(err)
 	}
-	if got := drain(t, client, res.Queues.Decision.URL); len(got) != 1 || got[0] != wake.Body {
-		t.Fatalf("decision queue %q, want the wake", got)
+	// The wake carries the send to its run: a FIFO request of its own.
+	if got := drainRaw(t, client, res.Queues.Decision.URL); len(got) != 1 || got[0] != `{"ops":{"sqs_fifo_requests":1},`+wake.Body[1:] ||
+		store.MessageOps([]byte(got[0]))[pricing.SQSFIFORequests] != 1 {
+		t.Fatalf("decision queue %q, want the wake with its send", got)
+	}
+	// Three work messages in one batch share its request.
+	work := []store.Message{{Queue: store.QueueWork, Body: `{"kind":"a"}`}, {Queue: store.QueueWork, Body: `{}`}, {Queue: store.QueueWork, Body: `{"kind":"c"}`}}
+	if err := r.Dispatch(ctx, work); err != nil {
+		t.Fatal(err)
+	}
+	var shares float64
+	for _, b := range drainRaw(t, client, res.Queues.Work.URL) {
+		shares += store.MessageOps([]byte(b))[pricing.SQSRequests]
+	}
+	if math.Abs(shares-1) > 1e-9 {
+		t.Errorf("three messages of one batch carry %v requests, want 1", shares)
 	}
 	none := router.New(router.Config{SQS: client, QueueURLs: map[string]string{
 		store.QueueDecision: "", store.QueueWork: res.Queues.Work.URL}})
