@@ -31,29 +31,84 @@ const attrOps = "ops"
 // own write units: its size settles after one or two.
 const maxEstimateRounds = 4
 
-// opsValue encodes usage u (nil when empty).
-func opsValue(u pricing.Usage) types.AttributeValue {
-	if len(u) == 0 {
-		return nil
-	}
-	m := make(map[string]types.AttributeValue, len(u))
-	for k, v := range u {
-		m[k] = &types.AttributeValueMemberN{Value: strconv.FormatFloat(v, 'g', 10, 64)}
-	}
-	return &types.AttributeValueMemberM{Value: m}
+// opsParts are the parts an item's usage holds, in the order it is
+// written; opsCode is the short name each is stored under: the usage rides
+// on items billed by the kilobyte, so it is kept to a few dozen bytes
+// ("w=31;r=14.5;g=0.0312").
+func opsParts() []string {
+	return []string{pricing.DynamoDBWriteUnits, pricing.DynamoDBReadUnits, pricing.SQSRequests, pricing.SQSFIFORequests,
+		pricing.SNSRequests, pricing.SchedulerInvocations, pricing.APIRequests, pricing.LambdaRequests, pricing.LambdaGBSeconds}
 }
 
-// opsOf decodes the usage item holds (nil when none).
-func opsOf(item map[string]types.AttributeValue) pricing.Usage {
-	m, ok := item[attrOps].(*types.AttributeValueMemberM)
-	if !ok || len(m.Value) == 0 {
+func opsCode(part string) string {
+	switch part {
+	case pricing.DynamoDBWriteUnits:
+		return "w"
+	case pricing.DynamoDBReadUnits:
+		return "r"
+	case pricing.SQSRequests:
+		return "q"
+	case pricing.SQSFIFORequests:
+		return "f"
+	case pricing.SNSRequests:
+		return "n"
+	case pricing.SchedulerInvocations:
+		return "s"
+	case pricing.APIRequests:
+		return "a"
+	case pricing.LambdaRequests:
+		return "l"
+	case pricing.LambdaGBSeconds:
+		return "g"
+	}
+	return ""
+}
+
+// opsValue encodes usage u (nil when empty): its orchestration parts,
+// in a fixed order, each to six significant digits.
+func opsValue(u pricing.Usage) types.AttributeValue {
+	var b strings.Builder
+	for _, part := range opsParts() {
+		v := u[part]
+		if !(v > 0) || math.IsInf(v, 0) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(opsCode(part))
+		b.WriteByte('=')
+		b.WriteString(strconv.FormatFloat(v, 'g', 6, 64))
+	}
+	if b.Len() == 0 {
 		return nil
 	}
-	u := make(pricing.Usage, len(m.Value))
-	for k, av := range m.Value {
-		if n, ok := av.(*types.AttributeValueMemberN); ok {
-			if v, err := strconv.ParseFloat(n.Value, 64); err == nil && v > 0 {
-				u[k] = v
+	return &types.AttributeValueMemberS{Value: b.String()}
+}
+
+// opsOf decodes the usage item holds (nil when none); what it cannot read
+// it leaves out.
+func opsOf(item map[string]types.AttributeValue) pricing.Usage {
+	sv, ok := item[attrOps].(*types.AttributeValueMemberS)
+	if !ok || sv.Value == "" {
+		return nil
+	}
+	var u pricing.Usage
+	for _, kv := range strings.Split(sv.Value, ";") {
+		code, num, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(num, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			continue
+		}
+		for _, part := range opsParts() {
+			if opsCode(part) == code {
+				if u == nil {
+					u = pricing.Usage{}
+				}
+				u[part] = v
 			}
 		}
 	}
