@@ -6,27 +6,6 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// requestCapacity asks a DynamoDB write for the capacity it consumes
-// (table and indexes), unless its caller asked already.
-func requestCapacity(params any) {
-	var rc *ddbtypes.ReturnConsumedCapacity
-	switch in := params.(type) {
-	case *dynamodb.PutItemInput:
-		rc = &in.ReturnConsumedCapacity
-	case *dynamodb.UpdateItemInput:
-		rc = &in.ReturnConsumedCapacity
-	case *dynamodb.DeleteItemInput:
-		rc = &in.ReturnConsumedCapacity
-	case *dynamodb.BatchWriteItemInput:
-		rc = &in.ReturnConsumedCapacity
-	case *dynamodb.TransactWriteItemsInput:
-		rc = &in.ReturnConsumedCapacity
-	}
-	if rc != nil && *rc == "" {
-		*rc = ddbtypes.ReturnConsumedCapacityTotal
-	}
-}
-
 // reportedWriteUnits returns the write units a successful write's response
 // reports, and whether it reported any. For a transaction DynamoDB Local
 // reports the doubled sum AWS bills — but items of equal content only once

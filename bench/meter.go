@@ -19,6 +19,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/maestro-serverless/maestro/metering/awsmeter"
 	"github.com/maestro-serverless/maestro/resources"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -152,7 +153,7 @@ func (m *Meter) Middleware() func(*middleware.Stack) error {
 				reported := m.reported
 				m.mu.Unlock()
 				if reported && !unmetered(ctx) {
-					requestCapacity(in.Parameters)
+					awsmeter.AskCapacity(in.Parameters)
 				}
 				start := time.Now()
 				clock := callClockFrom(ctx)

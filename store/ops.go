@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
-	"strings"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 

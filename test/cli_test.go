@@ -57,8 +57,8 @@ func TestCLI(t *testing.T) {
 	}
 	// Its cost: no step of it is billed for compute the runtime records;
 	// its orchestration is (a few millionths of a dollar).
-	if line := strings.Split(out, "\n")[1]; !regexp.MustCompile(`^cost \$0\.0000\d\d \(covers fargate, lambda_steps, orchestration; prices of ` +
-		pricing.Date + `\): .*dynamodb_write_units \d+ \$`).MatchString(line) || strings.Contains(line, "fargate_") {
+	if line := strings.Split(out, "\n")[1]; !regexp.MustCompile(`^cost \$0\.0000\d\d \(covers fargate, lambda_steps, orchestration; prices of `+
+		pricing.Date+`\): .*dynamodb_write_units \d+ \$`).MatchString(line) || strings.Contains(line, "fargate_") {
 		t.Fatalf("status: cost line %q\n%s", line, out)
 	}
 	rows := strings.Split(strings.TrimSpace(out), "\n")[3:]

@@ -46,7 +46,7 @@ func Middleware() func(*middleware.Stack) error {
 				if l == nil || metering.IsUnmetered(ctx) {
 					return next.HandleInitialize(ctx, in)
 				}
-				askCapacity(in.Parameters)
+				AskCapacity(in.Parameters)
 				out, md, err := next.HandleInitialize(ctx, in)
 				u := Billed(awsmiddleware.GetServiceID(ctx), in.Parameters, out.Result, err)
 				if pre, ok := metering.PrechargedFrom(ctx); ok {
@@ -62,8 +62,10 @@ func Middleware() func(*middleware.Stack) error {
 	}
 }
 
-// askCapacity has a DynamoDB write report the capacity it consumed.
-func askCapacity(params any) {
+// AskCapacity has a DynamoDB write (the typed input of a call) report the
+// capacity it consumes, unless its caller asked already: the runtime's
+// meter and the benchmark's ask alike.
+func AskCapacity(params any) {
 	var rc *ddbtypes.ReturnConsumedCapacity
 	switch in := params.(type) {
 	case *dynamodb.PutItemInput:

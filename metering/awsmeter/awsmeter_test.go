@@ -84,12 +84,12 @@ func TestBilled(t *testing.T) {
 
 func TestAskCapacity(t *testing.T) {
 	in := &dynamodb.PutItemInput{}
-	askCapacity(in)
+	AskCapacity(in)
 	if in.ReturnConsumedCapacity != ddbtypes.ReturnConsumedCapacityTotal {
 		t.Errorf("put asks %q", in.ReturnConsumedCapacity)
 	}
 	idx := &dynamodb.UpdateItemInput{ReturnConsumedCapacity: ddbtypes.ReturnConsumedCapacityIndexes}
-	askCapacity(idx)
+	AskCapacity(idx)
 	if idx.ReturnConsumedCapacity != ddbtypes.ReturnConsumedCapacityIndexes {
 		t.Error("a caller's own setting was overwritten")
 	}
