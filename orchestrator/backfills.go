@@ -298,21 +298,10 @@ func (o *Backfills) EstimateBackfill(ctx context.Context, wf string, req Backfil
 	if err != nil {
 		return nil, Internal(err)
 	}
-	var durations []int64
-	for _, r := range recent {
-		if r.StartTime > 0 && r.EndTime >= r.StartTime {
-			durations = append(durations, r.EndTime-r.StartTime)
-		}
-	}
-	if len(durations) == 0 {
+	if est.Duration = durationEstimate(recent, int64(waves)); est.Duration == nil {
 		est.DurationReason = "the workflow has no succeeded run to estimate from"
-	} else {
-		slices.Sort(durations)
-		p50, p90 := percentile(durations, 50), percentile(durations, 90)
-		est.Duration = &DurationEstimate{Sample: len(durations), RunP50Millis: p50, RunP90Millis: p90,
-			P50Millis: p50 * int64(waves), P90Millis: p90 * int64(waves)}
 	}
-	if est.Cost, err = o.costEstimate(ctx, recent, n); err != nil {
+	if est.Cost, err = o.costEstimate(ctx, recent, int64(n)); err != nil {
 		return nil, err
 	}
 	if est.Cost == nil {
@@ -321,10 +310,29 @@ func (o *Backfills) EstimateBackfill(ctx context.Context, wf string, req Backfil
 	return est, nil
 }
 
+// durationEstimate is the expected duration of waves of runs like recent
+// (succeeded instance records, newest first): their p50 and p90 duration
+// times the waves; nil when none has one.
+func durationEstimate(recent []*store.InstanceRecord, waves int64) *DurationEstimate {
+	var durations []int64
+	for _, r := range recent {
+		if r.StartTime > 0 && r.EndTime >= r.StartTime {
+			durations = append(durations, r.EndTime-r.StartTime)
+		}
+	}
+	if len(durations) == 0 {
+		return nil
+	}
+	slices.Sort(durations)
+	p50, p90 := percentile(durations, 50), percentile(durations, 90)
+	return &DurationEstimate{Sample: len(durations), RunP50Millis: p50, RunP90Millis: p90,
+		P50Millis: p50 * waves, P90Millis: p90 * waves}
+}
+
 // costEstimate is the expected cost of n instances from what the recent
 // runs recorded (their latest runs' costs, read in one batch); nil when
 // there are none.
-func (o *Backfills) costEstimate(ctx context.Context, recent []*store.InstanceRecord, n int) (*CostEstimate, error) {
+func (o *core) costEstimate(ctx context.Context, recent []*store.InstanceRecord, n int64) (*CostEstimate, error) {
 	if len(recent) == 0 {
 		return nil, nil
 	}

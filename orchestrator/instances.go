@@ -524,6 +524,11 @@ func (o *Runs) GetStepAttempt(ctx context.Context, wf string, inst, run int64, s
 	if err != nil {
 		return nil, Internal(err)
 	}
+	if o.estimated(v.Foreach) {
+		if v.Estimate, err = o.loopEstimate(ctx, wf, inst, run, step, v.Foreach); err != nil {
+			return nil, err
+		}
+	}
 	return v, nil
 }
 

@@ -59,6 +59,11 @@ type Config struct {
 	Items engine.ItemsReader
 	// Access are the authorization settings (AccessSettings).
 	Access AccessSettings
+	// ForeachEstimateOver is how many iterations a foreach step attempt
+	// has past which its view carries an estimate of its duration and
+	// cost (StepView.Estimate): 0 is DefaultForeachEstimateOver, a
+	// negative number never.
+	ForeachEstimateOver int64
 }
 
 // DefaultStepRunReserve is the default Config.StepRunReserve: an Http
@@ -134,6 +139,8 @@ type core struct {
 	metrics *metrics.Emitter
 	// items reads items_from objects (nil: none).
 	items engine.ItemsReader
+	// estimateOver is Config.ForeachEstimateOver, defaulted.
+	estimateOver int64
 
 	graphs *graphCache // compiled immutable versions
 }
@@ -208,6 +215,7 @@ func New(cfg Config) *Orchestrator {
 		dispatch:       cfg.Dispatcher,
 		metrics:        cfg.Metrics,
 		items:          cfg.Items,
+		estimateOver:   cfg.ForeachEstimateOver,
 		graphs:         newGraphCache(graphCacheBytes),
 	}
 	switch {
@@ -218,6 +226,9 @@ func New(cfg Config) *Orchestrator {
 	}
 	if o.checker == nil {
 		o.checker = definition.NewChecker()
+	}
+	if o.estimateOver == 0 {
+		o.estimateOver = DefaultForeachEstimateOver
 	}
 	if o.now == nil {
 		o.now = time.Now

@@ -176,6 +176,9 @@ type StepView struct {
 	// While is a while step attempt's iterations: their inline workflow,
 	// how many started, the loop params' current values and counts.
 	While *engine.LoopSummary `json:"while_overview,omitempty"`
+	// Estimate is a foreach attempt's expected duration and cost, when it
+	// has more iterations than the stack's threshold (LoopEstimate).
+	Estimate *LoopEstimate `json:"foreach_estimate,omitempty"`
 	// Subworkflow is the instance a subworkflow step attempt started.
 	Subworkflow *engine.ChildRef `json:"subworkflow_overview,omitempty"`
 	Timeline    []TimelineEntry  `json:"timeline,omitempty"`

@@ -98,6 +98,10 @@ const (
 	// local stack uses: the CDK app refuses it, see
 	// httpstep.CheckDeployable); unset or empty allows none.
 	EnvHTTPAllow = "MAESTRO_HTTP_ALLOW"
+	// EnvForeachEstimateOver is how many iterations a foreach step attempt
+	// has past which its view carries an estimate of its duration and
+	// cost: unset or 0 is 1,000, a negative number never.
+	EnvForeachEstimateOver = "MAESTRO_FOREACH_ESTIMATE_OVER"
 	// EnvLambdaFunctions lists the functions Lambda steps may invoke
 	// (names or ARNs), EnvCallbackQueues the SQS queue URLs and
 	// EnvCallbackTopics the SNS topic ARNs Callback steps may send their
@@ -275,6 +279,10 @@ type Options struct {
 	// whose owners pick the team rights of a launch (a test's table); nil
 	// reads each workflow's stored grant (headGrants).
 	GrantsFrom func(*store.Store) steprights.GrantSource
+	// ForeachEstimateOver is how many iterations a foreach attempt has past
+	// which its view carries an estimate (orchestrator.Config's; see
+	// EnvForeachEstimateOver).
+	ForeachEstimateOver int64
 	// FunctionMemoryMB is the memory of the function running a handler
 	// ("api", "decider", "worker"), at which runs are billed their share of
 	// its invocations (see package metering); nil: what the stack deploys
@@ -416,6 +424,8 @@ func Build(cfg Config, awsCfg aws.Config, opts Options) (*Deps, error) {
 		Dispatcher: dispatcher,
 		Metrics:    emf,
 		Access:     accessWith(opts.Access, opts.TeamRights),
+
+		ForeachEstimateOver: opts.ForeachEstimateOver,
 		Items: loopitems.NewReader(loopitems.NewS3Objects(s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 			o.UsePathStyle = opts.Emulator
 		})), opts.ItemsBuckets),
@@ -486,7 +496,13 @@ func optionsFromEnv() (Options, error) {
 	if err != nil {
 		return Options{}, err
 	}
-	return Options{HTTPAllow: envList(EnvHTTPAllow), Access: acc,
+	var estimateOver int64
+	if v := os.Getenv(EnvForeachEstimateOver); v != "" {
+		if estimateOver, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return Options{}, fmt.Errorf("%s: %q is not a whole number", EnvForeachEstimateOver, v)
+		}
+	}
+	return Options{HTTPAllow: envList(EnvHTTPAllow), Access: acc, ForeachEstimateOver: estimateOver,
 		LambdaFunctions: envList(EnvLambdaFunctions), CallbackQueues: envList(EnvCallbackQueues), CallbackTopics: envList(EnvCallbackTopics),
 		ECS: ecsstep.Config{
 			Cluster: os.Getenv(EnvECSCluster), Subnets: envList(EnvECSSubnets), SecurityGroups: envList(EnvECSSecurityGroups),

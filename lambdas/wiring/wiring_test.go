@@ -3,6 +3,7 @@ package wiring
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -151,4 +152,17 @@ func mustAllow(t *testing.T, entries ...string) *images.AllowList {
 	l, err := images.ParseAllowList(entries)
 	require.NoError(t, err)
 	return l
+}
+
+// TestOptionsFromEnvForeachEstimate: the threshold of foreach estimates is
+// a whole number; anything else stops the function, naming the variable.
+func TestOptionsFromEnvForeachEstimate(t *testing.T) {
+	t.Setenv(EnvForeachEstimateOver, "250")
+	if opts, err := optionsFromEnv(); err != nil || opts.ForeachEstimateOver != 250 {
+		t.Fatalf("250: %d, %v", opts.ForeachEstimateOver, err)
+	}
+	t.Setenv(EnvForeachEstimateOver, "lots")
+	if _, err := optionsFromEnv(); err == nil || !strings.Contains(err.Error(), EnvForeachEstimateOver) {
+		t.Fatalf("lots: %v", err)
+	}
 }
