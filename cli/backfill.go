@@ -100,6 +100,7 @@ func (r *runner) printEstimate(raw json.RawMessage) int {
 			P50    float64  `json:"p50_usd"`
 			P90    float64  `json:"p90_usd"`
 			Covers []string `json:"covers"`
+			Model  string   `json:"model"`
 		} `json:"cost"`
 	}
 	if err := json.Unmarshal(raw, &e); err != nil {
@@ -113,10 +114,13 @@ func (r *runner) printEstimate(raw json.RawMessage) int {
 	} else {
 		fmt.Fprintf(r.o.Stdout, "duration: unknown (%s)\n", e.DurationReason)
 	}
-	if e.Cost != nil {
+	switch {
+	case e.Cost != nil && e.Cost.Model != "":
+		fmt.Fprintf(r.o.Stdout, "cost: $%.6f (no run to take it from: modelled from %s)\n", e.Cost.P50, e.Cost.Model)
+	case e.Cost != nil:
 		fmt.Fprintf(r.o.Stdout, "cost: p50 $%.6f, p90 $%.6f (from %d recent runs; covers %s)\n",
 			e.Cost.P50, e.Cost.P90, e.Cost.Sample, strings.Join(e.Cost.Covers, ", "))
-	} else {
+	default:
 		fmt.Fprintf(r.o.Stdout, "cost: unknown (%s)\n", e.CostReason)
 	}
 	return ExitOK

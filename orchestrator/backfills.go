@@ -145,9 +145,8 @@ type BackfillEstimate struct {
 	Duration       *DurationEstimate `json:"duration"`
 	DurationReason string            `json:"duration_reason,omitempty"`
 	// Cost is the expected cost from the recent succeeded runs' recorded
-	// costs; null, with CostReason, when there is none to estimate from.
-	Cost       *CostEstimate `json:"cost"`
-	CostReason string        `json:"cost_reason,omitempty"`
+	// costs, or, when there is none, the step-type model's (Cost.Model).
+	Cost *CostEstimate `json:"cost"`
 }
 
 // CostEstimate is a backfill's expected cost: the p50 and p90 of what the
@@ -162,6 +161,10 @@ type CostEstimate struct {
 	P90      float64  `json:"p90_usd"`
 	Covers   []string `json:"covers"`
 	PricesOf string   `json:"prices_of"`
+	// Model, set when the workflow had no run to estimate from, says the
+	// cost is the step-type model's (pricing.StepModel): its orchestration
+	// only; Sample is then 0.
+	Model string `json:"model,omitempty"`
 }
 
 // DurationEstimate is a backfill's expected duration from the workflow's
@@ -175,8 +178,6 @@ type DurationEstimate struct {
 	P90Millis    int64 `json:"p90_ms"`
 }
 
-// noCostReason is a dry run's CostReason without a run to estimate from.
-const noCostReason = "the workflow has no succeeded run to estimate a cost from"
 
 // backfillDoc is a backfill's stored document.
 type backfillDoc struct {
@@ -305,9 +306,25 @@ func (o *Backfills) EstimateBackfill(ctx context.Context, wf string, req Backfil
 		return nil, err
 	}
 	if est.Cost == nil {
-		est.CostReason = noCostReason
+		est.Cost = modelledCost(p.def.Workflow.Steps, int64(n))
 	}
 	return est, nil
+}
+
+// modelledCost is the step-type model's cost of n runs of steps (a loop or
+// subworkflow counted as one step, its body not known): what runs record
+// for their orchestration, without their steps' compute.
+func modelledCost(steps []model.Step, n int64) *CostEstimate {
+	run := pricing.RunModel()
+	for _, s := range steps {
+		// A plain step of a type a worker runs has work; NoOp and Join
+		// steps, and loops and subworkflows, are decided in commits.
+		run = run.Add(pricing.StepModel(s.Kind == model.KindStep && s.Type != model.StepNoOp && s.Type != model.StepJoin))
+	}
+	usd := pricing.Price(run).TotalUSD
+	return &CostEstimate{RunP50: usd, RunP90: usd, P50: usd * float64(n), P90: usd * float64(n),
+		Covers: []string{pricing.KindOrchestration}, PricesOf: pricing.Date,
+		Model: "the steps' types (maestro bench of " + pricing.ModelDate + "): the orchestration's requests, not the steps' compute"}
 }
 
 // durationEstimate is the expected duration of waves of runs like recent

@@ -72,7 +72,8 @@ func TestBackfill(t *testing.T) {
 	if code := s.do("POST", base, []byte(req+`,"dry_run":true}`), &est); code != http.StatusOK {
 		t.Fatalf("dry run: HTTP %d", code)
 	}
-	if est.Instances != 24 || est.Steps != 24 || est.Waves != 6 || est.Duration != nil || est.DurationReason == "" || est.Cost != nil || est.CostReason == "" {
+	if est.Instances != 24 || est.Steps != 24 || est.Waves != 6 || est.Duration != nil || est.DurationReason == "" ||
+		est.Cost == nil || est.Cost.Model == "" || est.Cost.P50 <= 0 {
 		t.Fatalf("dry run: %+v", est)
 	}
 	var list orchestrator.BackfillList
@@ -258,7 +259,7 @@ func TestBackfill(t *testing.T) {
 	if code := s.do("POST", base, []byte(req+`,"dry_run":true}`), &est); code != http.StatusOK {
 		t.Fatalf("dry run with history: HTTP %d", code)
 	}
-	if est.Duration == nil || est.Duration.Sample == 0 || est.Cost == nil || est.Cost.Sample == 0 || len(est.Cost.Covers) == 0 || est.CostReason != "" {
+	if est.Duration == nil || est.Duration.Sample == 0 || est.Cost == nil || est.Cost.Sample == 0 || len(est.Cost.Covers) == 0 || est.Cost.Model != "" {
 		t.Errorf("dry run with history: %+v (duration %+v, cost %+v)", est, est.Duration, est.Cost)
 	}
 	if code := s.do("GET", base, nil, &list); code != http.StatusOK || len(list.Backfills) != 2 {
