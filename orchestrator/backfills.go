@@ -178,7 +178,6 @@ type DurationEstimate struct {
 	P90Millis    int64 `json:"p90_ms"`
 }
 
-
 // backfillDoc is a backfill's stored document.
 type backfillDoc struct {
 	From        time.Time `json:"from"`

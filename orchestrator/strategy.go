@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/maestro-serverless/maestro/caller"
 	"github.com/maestro-serverless/maestro/engine"
+	"github.com/maestro-serverless/maestro/metering"
 	"github.com/maestro-serverless/maestro/model"
 	"github.com/maestro-serverless/maestro/store"
 )
@@ -166,6 +168,12 @@ func (o *Rounds) withoutStart(ctx context.Context, g *engine.Graph, rec *store.R
 		return nil, false, err
 	}
 	commit.Dequeue = ended
+	// What the events it consumes carried is the run's now.
+	for _, p := range pending {
+		if slices.Contains(consumed, p.ID) {
+			commit.Ops = metering.Sum(commit.Ops, p.Ops)
+		}
+	}
 	if err := o.store.Runs.CommitRun(ctx, commit); err != nil {
 		return nil, false, err
 	}

@@ -23,8 +23,7 @@ import (
 // writes), and tells the meter so (metering.Precharged): what the write is
 // then billed beyond the estimate lands in the ledger for the next one.
 
-// attrOps is the orchestration usage an item holds: a map of pricing part
-// to count.
+// attrOps is the orchestration usage an item holds, as opsValue writes it.
 const attrOps = "ops"
 
 // maxEstimateRounds bounds the rounds of sizing an item that holds its

@@ -33,10 +33,10 @@ type Handler struct {
 	tail        metering.Tail
 }
 
-// WithMemory has the handler bill each run its share of an invocation of
-// a function of memoryMB (see package metering): a message's share of the
-// batch's request and of its receive and delete, and its time at the
-// handler's concurrency.
+// WithMemory has the handler bill each run's messages their share of an
+// invocation of a function of memoryMB (see package metering): of the
+// batch's request and of its receive and delete, and of the invocation's
+// time while they were in flight. Without it (0) no time is billed.
 func (h *Handler) WithMemory(memoryMB int) *Handler {
 	h.memoryMB = memoryMB
 	return h
