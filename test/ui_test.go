@@ -39,7 +39,8 @@ func TestWebUI(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s := startSystem(t, stack.Options{})
+	// A loop of more than one iteration shows its estimate.
+	s := startSystem(t, stack.Options{ForeachEstimateOver: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, script)

@@ -107,6 +107,10 @@ type Options struct {
 	// AWS; empty allows any image, the local stack's default (its tasks run
 	// no container).
 	ECSImages []string
+	// ForeachEstimateOver is the iterations past which a foreach
+	// attempt's view carries an estimate (0: the orchestrator's default,
+	// 1,000).
+	ForeachEstimateOver int64
 	// TeamRights and GrantsFrom: the AWS rights each team's steps launch
 	// with, and where workflows' grants are read (see wiring.Options).
 	TeamRights teamrights.Config
@@ -332,7 +336,7 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		ClaimLease: opts.ClaimLease, EventSweepAfter: opts.EventSweepAfter, SweepGrace: opts.SweepGrace,
 		Access: orchestrator.AccessSettings{Enforce: len(opts.Credentials) > 0, Admins: opts.Admins,
 			PrivateWorkflows: opts.PrivateWorkflows, SignalPrefixes: opts.SignalPrefixes},
-		TeamRights: opts.TeamRights, GrantsFrom: opts.GrantsFrom,
+		TeamRights: opts.TeamRights, GrantsFrom: opts.GrantsFrom, ForeachEstimateOver: opts.ForeachEstimateOver,
 		HealthInfo: orchestrator.HealthView{
 			Endpoint: s.Emulator.Endpoint, Emulator: string(s.Emulator.Kind),
 			DynamoDBEndpoint: s.Emulator.DynamoDBEndpoint, Resources: resJSON,

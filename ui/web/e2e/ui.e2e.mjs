@@ -146,6 +146,14 @@ try {
   await page.waitForURL(/\/instances\/\d+$/);
   await page.waitForSelector("#instance-status [data-status=SUCCEEDED]", { timeout: 60_000 });
   await page.click('#dag svg g.node[data-step-id="each"]');
+  // Past the stack's threshold (one iteration in this test), the loop
+  // shows its estimate, from its own succeeded iterations.
+  await page.waitForFunction(() => (document.querySelector("#foreach-estimate")?.textContent ?? "").startsWith("Estimate: 2 iterations (4 steps)"));
+  const est = await page.textContent("#foreach-estimate");
+  if (!/: .*\$0\.\d{6} \(p90 \$0\.\d{6}, covers fargate, lambda_steps, orchestration\); from this loop's succeeded iterations/.test(est ?? "")) {
+    throw new Error(`the loop's estimate shows ${JSON.stringify(est)}`);
+  }
+  log(`each: ${est}`);
   await page.click("#step-detail .iterations a >> text=2");
   await page.waitForURL(/maestro_foreach_.*\/instances\/2$/);
   for (const id of ["extract", "load"]) await page.waitForSelector(`#dag svg g.node[data-step-id="${id}"][data-status=SUCCEEDED]`);

@@ -86,6 +86,20 @@ export interface LoopSummary {
   rollup?: Rollup;
 }
 
+// LoopEstimate is a large foreach attempt's expected duration and cost,
+// from iterations that already ran (absent below the stack's threshold).
+export interface LoopEstimate {
+  iterations: number;
+  steps: number;
+  concurrency: number;
+  waves: number;
+  from: string;
+  duration: { sample: number; p50_ms: number; p90_ms: number } | null;
+  duration_reason?: string;
+  cost: { sample: number; p50_usd: number; p90_usd: number; covers: string[] } | null;
+  cost_reason?: string;
+}
+
 export interface ChildRef {
   subworkflow_id: string;
   subworkflow_instance_id: number;
@@ -106,6 +120,7 @@ export interface Step {
   outputs?: Record<string, unknown>;
   runtime_state: { status: string; create_time?: number; start_time?: number; end_time?: number; modify_time?: number };
   foreach_overview?: LoopSummary;
+  foreach_estimate?: LoopEstimate;
   while_overview?: LoopSummary;
   subworkflow_overview?: ChildRef;
   timeline?: Timeline[];

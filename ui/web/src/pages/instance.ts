@@ -3,7 +3,7 @@
 // step attempts, and the run's own timeline.
 
 import { gate, loadAccess, roleLine } from "../access";
-import { api, type AccessView, type Cost, type Definition, type Instance, type Step, type StepBody, type StepDef, type Timeline } from "../api";
+import { api, type AccessView, type Cost, type Definition, type Instance, type LoopEstimate, type Step, type StepBody, type StepDef, type Timeline } from "../api";
 import { actionButton, badge, errorBox, poller, type Page } from "../app";
 import { dagSteps, drawDag, type DagStep } from "../dag";
 import { drawGantt, type Bar } from "../gantt";
@@ -312,6 +312,7 @@ export function instancePage(id: string, n: number): Page {
       h("h3", null, s.foreach_overview ? "Iterations" : "While iterations"),
       h("p", null, `${count} started of ${loop.total_loop_count || "?"}; ${loop.running_count} running`, " — ", Object.entries(loop.status_counts ?? {}).map(([st, c]) => `${c} ${st}`).join(", ")),
       loop.rollup ? h("p", { class: "muted" }, rollupText(loop.rollup)) : null,
+      s.foreach_overview ? estimateView(s) : null,
       loop.loop_param_values ? json(loop.loop_param_values) : null,
       h(
         "p",
@@ -320,6 +321,20 @@ export function instancePage(id: string, n: number): Page {
         count > shown ? h("span", { class: "muted" }, ` … ${count - shown} more`) : null,
       ),
     );
+  };
+
+  // estimateView is filled with the attempt's estimate, which its own view
+  // carries (the steps list does not) when the loop is past the stack's
+  // threshold; it stays empty otherwise.
+  const estimateView = (s: Step): HTMLElement => {
+    const box = h("p", { id: "foreach-estimate", class: "muted" });
+    void api.attempt(id, n, s.workflow_run_id, s.step_id, s.step_attempt_id).then(
+      (a) => {
+        if (a.foreach_estimate) box.replaceChildren(estimateText(a.foreach_estimate));
+      },
+      () => undefined, // the estimate is extra: the step's view stands without it
+    );
+    return box;
   };
 
   const select = (sid: string) => {
@@ -350,4 +365,12 @@ export function instancePage(id: string, n: number): Page {
 function signalLinks(i: Instance): (Node | string)[] {
   const sigs = (i.initiator as { signals?: { name: string; seq_id: number }[] } | undefined)?.signals ?? [];
   return sigs.flatMap((sg) => [" ", link(`/ui/signals/${encodeURIComponent(sg.name)}/${sg.seq_id}`, `${sg.name} #${sg.seq_id}`)]);
+}
+
+// estimateText says what a large foreach is expected to take and cost.
+function estimateText(e: LoopEstimate): string {
+  const head = `Estimate: ${e.iterations} iterations (${e.steps} steps) in ${e.waves} wave${e.waves === 1 ? "" : "s"} of ${e.concurrency}`;
+  const took = e.duration ? `${duration(e.duration.p50_ms)} (p90 ${duration(e.duration.p90_ms)})` : `duration unknown (${e.duration_reason ?? ""})`;
+  const cost = e.cost ? `$${e.cost.p50_usd.toFixed(6)} (p90 $${e.cost.p90_usd.toFixed(6)}, covers ${e.cost.covers.join(", ")})` : `cost unknown (${e.cost_reason ?? ""})`;
+  return `${head}: ${took}, ${cost}${e.from ? `; from ${e.from}` : ""}`;
 }
