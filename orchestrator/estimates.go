@@ -49,7 +49,16 @@ func (o *Runs) estimated(l *engine.LoopSummary) bool {
 // inst of wf (estimated(l) holds).
 func (o *Runs) loopEstimate(ctx context.Context, wf string, inst, run int64, step string, l *engine.LoopSummary) (*LoopEstimate, error) {
 	conc, body := int64(1), int64(0)
-	if st := loadState(ctx, o.store, wf, inst, run); st != nil {
+	// The run item alone (not its inbox, as loadState would read).
+	runs, err := o.store.Runs.GetRuns(ctx, []store.RunKey{{WorkflowID: wf, InstanceID: inst, RunID: run}})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	if rec := runs[store.RunKey{WorkflowID: wf, InstanceID: inst, RunID: run}]; rec != nil {
+		st, err := decodeState(rec)
+		if err != nil {
+			return nil, Internal(err)
+		}
 		if s := st.Step(step); s != nil && s.Loop != nil && s.Loop.WorkflowID == l.WorkflowID {
 			conc = max(1, s.Loop.Concurrency)
 		}

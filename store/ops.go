@@ -196,7 +196,6 @@ func keepsLedger(ctx context.Context) bool {
 // items that carry it, and returns those own units.
 func (s *Runs) recordOps(p *commitPlan, c Commit, taken pricing.Usage) int64 {
 	run := p.items[0].Put.Item
-	var own int64
 	// The committer dispatches the iterations born running with its own.
 	outbox := c.Outbox
 	for _, ch := range c.Children {
@@ -205,16 +204,25 @@ func (s *Runs) recordOps(p *commitPlan, c Commit, taken pricing.Usage) int64 {
 		}
 	}
 	after := afterCommit(outbox)
+	// Only the run item and the items that carry its usage change size
+	// from round to round: the others are sized once.
+	units, index := make([]int64, len(p.items)), make([]int64, len(p.items))
+	for i := range p.items {
+		units[i], index[i] = itemUnits(p, c, i)
+	}
+	var own int64
 	for range maxEstimateRounds {
 		total := metering.Settle(c.Ops, metering.Sum(taken, after, unitsUsage(own)))
 		if c.RecordedOps != nil {
 			*c.RecordedOps = total
 		}
 		setOps(run, total)
+		units[0], index[0] = itemUnits(p, c, 0)
 		for _, i := range p.carry {
 			setOps(p.items[i].Put.Item, total)
+			units[i], index[i] = itemUnits(p, c, i)
 		}
-		n := commitUnits(p, c)
+		n := commitUnits(units, index)
 		if n == own {
 			break
 		}
@@ -223,41 +231,50 @@ func (s *Runs) recordOps(p *commitPlan, c Commit, taken pricing.Usage) int64 {
 	return own
 }
 
-// commitUnits estimates the write units plan p of commit c is billed: per
-// item ceil(size / 1 KB) — a put's whole item (the run item's the larger of
-// it and the item it replaces), an update's key and values (a lower bound:
-// DynamoDB bills the larger of the item before and after), one for a
-// delete (inbox events are small) or a condition check —, doubled in a
-// transaction, plus the sweep index's entries written or removed.
-func commitUnits(p *commitPlan, c Commit) int64 {
-	var n, index int64
-	for i, it := range p.items {
-		switch {
-		case it.Put != nil:
-			size := ItemSize(it.Put.Item)
-			if i == 0 {
-				size = max(size, c.PriorBytes)
-				if c.SweepAt != c.PriorSweepAt {
-					index += b2i(c.PriorSweepAt > 0) + b2i(c.SweepAt > 0)
-				}
-			} else if _, ok := it.Put.Item[attrSweepSK]; ok {
-				index++
-			}
-			n += WriteUnits(size)
-		case it.Update != nil:
-			size := ItemSize(it.Update.Key)
-			for _, v := range it.Update.ExpressionAttributeValues {
-				size += AttributeValueSize(v)
-			}
-			n += WriteUnits(size)
-		default:
-			n++
-		}
+// commitUnits is the write units of a commit whose items are billed units
+// each, doubled in a transaction, and the sweep index's index units
+// (itemUnits).
+func commitUnits(units, index []int64) int64 {
+	var n, idx int64
+	for i, u := range units {
+		n += u
+		idx += index[i]
 	}
-	if len(p.items) > 1 {
+	if len(units) > 1 {
 		n *= 2
 	}
-	return n + index
+	return n + idx
+}
+
+// itemUnits estimates the write units item i of plan p of commit c is
+// billed, before a transaction doubles them — ceil(size / 1 KB): a put's
+// whole item (the run item's the larger of it and the item it replaces),
+// an update's key and values (a lower bound: DynamoDB bills the larger of
+// the item before and after), one for a delete (inbox events are small) or
+// a condition check — and the sweep index's entries it writes or removes.
+func itemUnits(p *commitPlan, c Commit, i int) (units, index int64) {
+	it := p.items[i]
+	switch {
+	case it.Put != nil:
+		size := ItemSize(it.Put.Item)
+		var index int64
+		if i == 0 {
+			size = max(size, c.PriorBytes)
+			if c.SweepAt != c.PriorSweepAt {
+				index = b2i(c.PriorSweepAt > 0) + b2i(c.SweepAt > 0)
+			}
+		} else if _, ok := it.Put.Item[attrSweepSK]; ok {
+			index = 1
+		}
+		return WriteUnits(size), index
+	case it.Update != nil:
+		size := ItemSize(it.Update.Key)
+		for _, v := range it.Update.ExpressionAttributeValues {
+			size += AttributeValueSize(v)
+		}
+		return WriteUnits(size), 0
+	}
+	return 1, 0
 }
 
 func b2i(b bool) int64 {
